@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# Regenerates the REAL test-log fixtures in tests/fixtures/logs/ by running small demo
+# projects (scripts/logfix/demo/) with the real test runners, capturing the human-readable
+# log and, from the runner's own machine-readable output, the expected parser result
+# (scripts/logfix/truth.py). CI does not run this; the generated files are checked in.
+#
+# Needs: python3 (+ venv/pip, reaching PyPI for pytest and pytest-reportlog), cargo, go,
+# cmake/ctest (>= 3.21 for --output-junit), node (>= 20). On Debian:
+#   apt-get install -y golang-go cmake nodejs
+# Frameworks whose runner is missing are skipped with a warning.
+#
+# Hand-written fixtures (jest, vitest, maven, dotnet and the hand-written cases of other
+# parsers, see tests/fixtures/logs/README.md) are not touched.
+#
+# Usage: scripts/gen-log-fixtures.sh [WORKDIR]   (default /tmp/bench-logfix; wiped first,
+# fixed so that paths inside the logs are stable between regenerations)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+HELP="$ROOT/scripts/logfix"
+OUT="$ROOT/tests/fixtures/logs"
+WORK=${1:-/tmp/bench-logfix}
+TRUTH="python3 $HELP/truth.py"
+
+rm -rf "$WORK"
+mkdir -p "$WORK"
+cp -r "$HELP/demo/." "$WORK/"
+
+have() { command -v "$1" >/dev/null 2>&1; }
+say() { printf '== %s\n' "$*" >&2; }
+# write FRAMEWORK CASE LOGFILE EXPECTED_JSON_FILE
+put() {
+  mkdir -p "$OUT/$1"
+  cp "$3" "$OUT/$1/$2.log"
+  cp "$4" "$OUT/$1/$2.expected.json"
+  say "wrote $1/$2 ($(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$4") tests)"
+}
+
+# ---------------------------------------------------------------- pytest
+say pytest
+python3 -m venv "$WORK/venv"
+"$WORK/venv/bin/pip" install -q pytest pytest-reportlog
+(
+  cd "$WORK/pytest"
+  # -v and -rA together: progress lines and the short summary; the report log and the
+  # JUnit XML come from the same run.
+  "$WORK/venv/bin/python" -m pytest -v -rA -p no:cacheprovider --continue-on-collection-errors \
+    --report-log="$WORK/pytest.reportlog.jsonl" --junitxml="$WORK/pytest.junit.xml" \
+    tests >"$WORK/pytest-v-rA.log" 2>&1 || true
+  # -rA only, as SWE-bench-Live runs it (skipped tests cannot be named from this log).
+  "$WORK/venv/bin/python" -m pytest -rA -p no:cacheprovider --continue-on-collection-errors \
+    --report-log="$WORK/pytest-rA.reportlog.jsonl" tests >"$WORK/pytest-rA.log" 2>&1 || true
+)
+$TRUTH pytest-reportlog "$WORK/pytest.reportlog.jsonl" live >"$WORK/pytest-live.json"
+$TRUTH pytest-reportlog "$WORK/pytest.reportlog.jsonl" swebench >"$WORK/pytest-swebench.json"
+put pytest verbose-and-summary "$WORK/pytest-v-rA.log" "$WORK/pytest-live.json"
+put pytest-swebench verbose-and-summary "$WORK/pytest-v-rA.log" "$WORK/pytest-swebench.json"
+# Summary-only log: SKIPPED lines carry no test id, so skipped tests are absent.
+$TRUTH pytest-reportlog "$WORK/pytest-rA.reportlog.jsonl" live summary-only >"$WORK/pytest-rA-live.json"
+$TRUTH pytest-reportlog "$WORK/pytest-rA.reportlog.jsonl" swebench summary-only >"$WORK/pytest-rA-swebench.json"
+put pytest summary-only "$WORK/pytest-rA.log" "$WORK/pytest-rA-live.json"
+put pytest-swebench summary-only "$WORK/pytest-rA.log" "$WORK/pytest-rA-swebench.json"
+
+# ---------------------------------------------------------------- unittest
+say unittest
+(
+  cd "$WORK/unittest"
+  python3 -u "$HELP/unittest_runner.py" . "$WORK/unittest.results.jsonl" >"$WORK/unittest.log" 2>&1 || true
+)
+$TRUTH unittest "$WORK/unittest.results.jsonl" >"$WORK/unittest.json"
+put unittest verbose "$WORK/unittest.log" "$WORK/unittest.json"
+
+# ---------------------------------------------------------------- cargo
+if have cargo; then
+  say cargo
+  (
+    cd "$WORK/cargo"
+    export CARGO_TARGET_DIR="$WORK/cargo/target" CARGO_TERM_COLOR=never RUSTC_BOOTSTRAP=1
+    cargo build --tests -q 2>/dev/null || true
+    cargo test --no-fail-fast >"$WORK/cargo-human.log" 2>&1 || true
+    cargo test --no-fail-fast -- -Z unstable-options --format json >"$WORK/cargo-json.log" 2>&1 || true
+    cd "$WORK/cargo-crash"
+    cargo test --no-fail-fast -- -Z unstable-options --format json >"$WORK/cargo-crash.log" 2>&1 || true
+  )
+  # Same build, same suites: the JSON run is the ground truth for the human run.
+  $TRUTH cargo-json "$WORK/cargo-json.log" >"$WORK/cargo.json"
+  $TRUTH cargo-json "$WORK/cargo-crash.log" >"$WORK/cargo-crash.json"
+  put cargo workspace "$WORK/cargo-human.log" "$WORK/cargo.json"
+  put cargo-json workspace "$WORK/cargo-json.log" "$WORK/cargo.json"
+  put cargo-json crash "$WORK/cargo-crash.log" "$WORK/cargo-crash.json"
+else
+  say "cargo not found: skipping"
+fi
+
+# ---------------------------------------------------------------- go
+if have go; then
+  say go
+  (
+    cd "$WORK/go"
+    export GOFLAGS=-count=1 GOCACHE="$WORK/go-cache" GOPATH="$WORK/gopath" GOPROXY=off
+    go test -v ./... >"$WORK/go-v.log" 2>&1 || true
+    go test -json ./... >"$WORK/go-json.log" 2>"$WORK/go-json.stderr" || true
+    go list ./... >"$WORK/go-packages.txt"
+  )
+  # `go test -v` prints each package's buffered output in package order, while `-json`
+  # streams events as they happen: replay the events in package order for the -v log.
+  $TRUTH go-json "$WORK/go-json.log" "$WORK/go-packages.txt" >"$WORK/go-v.json"
+  $TRUTH go-json "$WORK/go-json.log" >"$WORK/go-json.json"
+  put go verbose "$WORK/go-v.log" "$WORK/go-v.json"
+  put go-json events "$WORK/go-json.log" "$WORK/go-json.json"
+else
+  say "go not found: skipping"
+fi
+
+# ---------------------------------------------------------------- ctest
+if have cmake && have ctest; then
+  say ctest
+  (
+    cd "$WORK/ctest"
+    cmake -S . -B build >/dev/null
+    cd build
+    ctest --output-on-failure --output-junit "$WORK/ctest.junit.xml" >"$WORK/ctest.log" 2>&1 || true
+  )
+  $TRUTH ctest-junit "$WORK/ctest.junit.xml" >"$WORK/ctest.json"
+  put ctest output-on-failure "$WORK/ctest.log" "$WORK/ctest.json"
+else
+  say "cmake/ctest not found: skipping"
+fi
+
+# ---------------------------------------------------------------- node:test (TAP)
+if have node; then
+  say tap
+  (
+    cd "$WORK/tap"
+    node --test --test-reporter=tap --test-reporter-destination=stdout \
+      --test-reporter="$HELP/reporter.mjs" --test-reporter-destination="$WORK/node.events.jsonl" \
+      --test-reporter=junit --test-reporter-destination="$WORK/node.junit.xml" \
+      math.test.mjs strings.test.mjs >"$WORK/tap.log" 2>&1 || true
+  )
+  $TRUTH node "$WORK/node.events.jsonl" >"$WORK/tap.json"
+  put tap node-test "$WORK/tap.log" "$WORK/tap.json"
+else
+  say "node not found: skipping"
+fi
+
+# ---------------------------------------------------------------- junit-xml
+# Several real reports concatenated as `cat a.xml b.xml` would print them, with shell noise.
+say junit-xml
+{
+  echo "+ cat reports/*.xml"
+  for f in "$WORK/pytest.junit.xml" "$WORK/ctest.junit.xml" "$WORK/node.junit.xml"; do
+    [ -f "$f" ] && { cat "$f"; echo; }
+  done
+  echo "+ echo done"
+  echo "done"
+} >"$WORK/junit.log"
+reports=()
+for f in "$WORK/pytest.junit.xml" "$WORK/ctest.junit.xml" "$WORK/node.junit.xml"; do
+  [ -f "$f" ] && reports+=("$f")
+done
+$TRUTH junit "${reports[@]}" >"$WORK/junit.json"
+put junit-xml concatenated "$WORK/junit.log" "$WORK/junit.json"
+
+say "done; review with: git -C $ROOT status tests/fixtures/logs"

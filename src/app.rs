@@ -1,0 +1,455 @@
+//! The commands: each loads what it needs, calls the library, prints data on stdout and
+//! diagnostics on stderr, and returns an exit code (see `exit_codes.rs`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use miette::{GraphicalReportHandler, GraphicalTheme, IntoDiagnostic, Report, miette};
+
+use crate::cli::{Cli, Command};
+use crate::exit_codes;
+use crate::graph::{Graph, Mode, NodeState};
+use crate::manifest::{self, BackendKind, HarnessKind, Manifest, StageKind, Topology};
+use crate::run::{self, ApplyOptions};
+use crate::store::{Store, StoreLock, default_store_path};
+
+/// Prints an error with miette: colours and unicode on a terminal, plain text otherwise.
+pub fn print_error(report: &Report) {
+    let tty = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let theme = if tty {
+        GraphicalTheme::unicode()
+    } else {
+        GraphicalTheme::unicode_nocolor()
+    };
+    let mut out = String::new();
+    let handler = GraphicalReportHandler::new_themed(theme).with_width(100);
+    if handler.render_report(&mut out, report.as_ref()).is_err() {
+        out = format!("{report:?}");
+    }
+    eprint!("{out}");
+}
+
+fn load(file: &Path) -> Result<Manifest, Report> {
+    manifest::load(file).map_err(Report::new)
+}
+
+fn store_path(cli_store: &Option<PathBuf>, m: &Manifest) -> PathBuf {
+    cli_store.clone().unwrap_or_else(|| default_store_path(&m.dir))
+}
+
+/// Runs a command.
+pub fn run(cli: Cli) -> Result<u8, Report> {
+    match &cli.command {
+        Command::Validate { file } => {
+            let m = load(file)?;
+            println!(
+                "{}: valid ({} stages, {} teams)",
+                file.display(),
+                m.stages.len(),
+                m.teams.len()
+            );
+            Ok(exit_codes::OK)
+        }
+        Command::Schema => {
+            print!("{}", manifest::manifest_schema_text());
+            Ok(exit_codes::OK)
+        }
+        Command::Plan {
+            file,
+            explain,
+            json,
+        } => plan(&cli, file, *explain, *json),
+        Command::Apply { file, quiet } => apply(&cli, file, *quiet),
+        Command::Status { file, json } => status(&cli, file, *json),
+        Command::Gc {
+            files,
+            delete,
+            json,
+        } => gc(&cli, files, *delete, *json),
+        Command::Tasks { file, json } => tasks(file, *json),
+        Command::ParseLog {
+            parser,
+            script,
+            file,
+        } => parse_log(parser.as_deref(), script.as_deref(), file),
+    }
+}
+
+fn plan(cli: &Cli, file: &Path, explain: bool, json: bool) -> Result<u8, Report> {
+    let m = load(file)?;
+    let (datasets, unavailable) = run::load_datasets(&m).map_err(|e| miette!("{e}"))?;
+    let store_root = store_path(&cli.store, &m);
+    let store = Store::open_existing(&store_root);
+    let report = run::plan(&m, store.as_ref(), &datasets, unavailable, explain);
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("plans serialize")
+        );
+    } else {
+        println!("plan for {} (store {})", m.name, store_root.display());
+        for s in &report.stages {
+            let approx = if s.estimated && s.to_run > 0 { " (at most; depends on outcomes not known yet)" } else if s.estimated && s.to_run == 0 && s.cached == 0 { " (depends on upstream results)" } else { "" };
+            println!(
+                "  {:<12} {:<7} to run {:>6}   cached {:>6}   orphaned {:>6}{approx}",
+                s.stage, s.kind, s.to_run, s.cached, s.orphaned
+            );
+        }
+        for d in &report.unavailable_datasets {
+            println!("  note: dataset `{d}` is not available on this machine; its sample cannot be computed");
+        }
+        if explain {
+            for e in &report.to_run {
+                println!("  + {}", e.address);
+                for r in &e.reasons {
+                    println!("      {r}");
+                }
+            }
+            for o in &report.orphaned {
+                println!("  - {o} (orphaned: no longer in the manifest)");
+            }
+        }
+        let total: usize = report.stages.iter().map(|s| s.to_run).sum();
+        if total == 0 {
+            println!("nothing to run: everything is in the store");
+        } else {
+            println!("{total} nodes to run");
+        }
+    }
+    Ok(if report.pending() {
+        exit_codes::PENDING
+    } else {
+        exit_codes::OK
+    })
+}
+
+/// Refuses, before anything starts, what this build cannot run.
+fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
+    let mut problems = Vec::new();
+    if m.backend.kind == BackendKind::Docker {
+        problems.push("the docker backend is not part of this build yet; use `[backend] kind = \"local\"`".to_string());
+    }
+    for d in unavailable {
+        problems.push(format!(
+            "dataset `{d}` is read from the Hugging Face Hub, which this build cannot fetch yet; use a local dataset (`format = \"local\"`)"
+        ));
+    }
+    let mut missing_env = BTreeSet::new();
+    for stage in m.stages.values() {
+        let StageKind::Solve(s) = &stage.kind else { continue };
+        for t in &s.teams {
+            let team = &m.teams[t];
+            if !matches!(team.topology, Topology::Solo { .. }) {
+                problems.push(format!("team `{t}`: only the solo topology runs in this build"));
+            }
+            for a in team.topology.agents() {
+                let h = &m.harnesses[&a.harness];
+                if !matches!(h.kind, HarnessKind::Oracle | HarnessKind::Nop | HarnessKind::Command) {
+                    problems.push(format!(
+                        "team `{t}`: harness `{}` does not run in this build (oracle, nop and command do)",
+                        a.harness
+                    ));
+                }
+                for v in &h.env {
+                    if std::env::var_os(v).is_none() {
+                        missing_env.insert(v.clone());
+                    }
+                }
+            }
+        }
+    }
+    if !missing_env.is_empty() {
+        problems.push(format!(
+            "missing environment variables needed by the teams' harnesses: {}",
+            missing_env.into_iter().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        problems.sort();
+        problems.dedup();
+        Err(miette!(
+            help = "nothing was run",
+            "{} cannot run here:\n  - {}",
+            m.path.display(),
+            problems.join("\n  - ")
+        ))
+    }
+}
+
+fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
+    let m = load(file)?;
+    let (datasets, unavailable) = run::load_datasets(&m).map_err(|e| miette!("{e}"))?;
+    preflight(&m, &unavailable)?;
+    let store_root = store_path(&cli.store, &m);
+    let store = Store::open(&store_root)
+        .map_err(|e| miette!("cannot open the store {}: {e}", store_root.display()))?;
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let lock = StoreLock::acquire(&store_root, &command).map_err(|e| miette!(help = "wait for it to finish, or use another store with --store", "{e}"))?;
+    if let Some(prev) = &lock.took_over_from {
+        eprintln!(
+            "note: the previous apply (pid {} on {}, since {}) died holding the store; its unfinished work reruns",
+            prev.pid, prev.host, prev.since
+        );
+    }
+    // Holding the lock, anything in tmp/ was left by a dead run.
+    if let Ok(entries) = std::fs::read_dir(store.tmp_dir()) {
+        for e in entries.flatten() {
+            let _ = std::fs::remove_dir_all(e.path()).or_else(|_| std::fs::remove_file(e.path()));
+        }
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .into_diagnostic()?;
+    let result = runtime
+        .block_on(run::apply(
+            Arc::new(m),
+            store,
+            Arc::new(datasets),
+            ApplyOptions { command, quiet },
+        ))
+        .map_err(|e| miette!("{e}"))?;
+    drop(lock);
+    for r in &result.reports {
+        println!("report: {}", r.display());
+    }
+    if !result.failed.is_empty() {
+        eprintln!("{} nodes failed (not cached; the next apply retries them):", result.failed.len());
+        for (a, e) in &result.failed {
+            eprintln!("  {a}: {e}");
+        }
+    }
+    Ok(if result.interrupted {
+        eprintln!("interrupted: completed work is kept; run apply again to resume");
+        exit_codes::INTERRUPTED
+    } else if !result.failed.is_empty() {
+        exit_codes::NODES_FAILED
+    } else {
+        exit_codes::OK
+    })
+}
+
+fn status(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {
+    let m = load(file)?;
+    let (datasets, _) = run::load_datasets(&m).map_err(|e| miette!("{e}"))?;
+    let store_root = store_path(&cli.store, &m);
+    let store = Store::open_existing(&store_root);
+    let mut graph = Graph::new(&m, store.as_ref(), &datasets, Mode::Plan);
+    while !graph.advance().is_empty() {}
+    let last_run = store.as_ref().and_then(|s| {
+        s.runs()
+            .into_iter()
+            .rev()
+            .find(|r| r.manifest_path == m.path.display().to_string())
+    });
+    let mut rows = Vec::new();
+    for stage in &m.stage_order {
+        let (mut done, mut failed, mut pending) = (0, 0, 0);
+        let mut failures = Vec::new();
+        for id in graph.stage_nodes(stage) {
+            let n = &graph.nodes[*id];
+            match &n.state {
+                NodeState::Cached(_) | NodeState::Done(_) => done += 1,
+                _ => {
+                    let f = last_run
+                        .as_ref()
+                        .and_then(|r| r.nodes.get(&n.address))
+                        .filter(|rn| rn.status == "failed");
+                    match f {
+                        Some(rn) => {
+                            failed += 1;
+                            failures.push(serde_json::json!({"address": n.address, "error": rn.error}));
+                        }
+                        None => pending += 1,
+                    }
+                }
+            }
+        }
+        let report = match &m.stages[stage].kind {
+            StageKind::Report(r) if r.out.join("report.md").is_file() => Some(r.out.join("report.md").display().to_string()),
+            _ => None,
+        };
+        rows.push(serde_json::json!({
+            "stage": stage, "kind": m.stages[stage].kind.name(),
+            "done": done, "failed": failed, "pending": pending,
+            "failures": failures, "report": report,
+        }));
+    }
+    let doc = serde_json::json!({
+        "manifest": m.path.display().to_string(),
+        "store": store_root.display().to_string(),
+        "last_run": last_run.as_ref().map(|r| serde_json::json!({"id": r.id, "status": r.status, "started_at": r.started_at, "ended_at": r.ended_at})),
+        "stages": rows,
+    });
+    if json {
+        println!("{}", serde_json::to_string_pretty(&doc).expect("json"));
+    } else {
+        println!("status of {} (store {})", m.name, store_root.display());
+        if let Some(r) = &last_run {
+            println!("  last apply {} {} ({})", r.id, r.status, r.started_at);
+        } else {
+            println!("  never applied on this store");
+        }
+        for row in doc["stages"].as_array().expect("rows") {
+            println!(
+                "  {:<12} {:<7} done {:>6}   failed {:>6}   pending {:>6}",
+                row["stage"].as_str().unwrap_or(""),
+                row["kind"].as_str().unwrap_or(""),
+                row["done"].as_u64().unwrap_or(0), row["failed"].as_u64().unwrap_or(0), row["pending"].as_u64().unwrap_or(0)
+            );
+            for f in row["failures"].as_array().into_iter().flatten() {
+                println!("      failed {}: {}", f["address"].as_str().unwrap_or(""), f["error"].as_str().unwrap_or(""));
+            }
+            if let Some(r) = row["report"].as_str() {
+                println!("      report: {r}");
+            }
+        }
+    }
+    Ok(exit_codes::OK)
+}
+
+fn gc(cli: &Cli, files: &[PathBuf], delete: bool, json: bool) -> Result<u8, Report> {
+    let store_root = match (&cli.store, files.first()) {
+        (Some(s), _) => s.clone(),
+        (None, Some(f)) => default_store_path(&load(f)?.dir),
+        (None, None) => return Err(miette!(help = "name a manifest, or pass --store", "which store? no manifest and no --store")),
+    };
+    let store = Store::open_existing(&store_root)
+        .ok_or_else(|| miette!("{} is not a bench store", store_root.display()))?;
+    let _lock = if delete {
+        Some(StoreLock::acquire(&store_root, "bench gc --delete").map_err(|e| miette!("{e}"))?)
+    } else {
+        None
+    };
+    let mut manifests: BTreeSet<PathBuf> = files.iter().filter_map(|f| std::fs::canonicalize(f).ok()).collect();
+    let runs = store.runs();
+    manifests.extend(runs.iter().map(|r| PathBuf::from(&r.manifest_path)));
+    let mut reachable = BTreeSet::new();
+    let mut notes = Vec::new();
+    for path in &manifests {
+        if !path.exists() {
+            notes.push(format!("{} no longer exists: its results are unreachable", path.display()));
+            continue;
+        }
+        match manifest::load(path) {
+            Ok(m) => {
+                let (datasets, _) = run::load_datasets(&m).map_err(|e| miette!("{e}"))?;
+                let mut graph = Graph::new(&m, Some(&store), &datasets, Mode::Plan);
+                while !graph.advance().is_empty() {}
+                for n in &graph.nodes {
+                    if let Some(r) = n.state.record() {
+                        reachable.insert(r.key.clone());
+                    }
+                }
+            }
+            Err(_) => {
+                notes.push(format!("{} does not validate: keeping what its last apply recorded", path.display()));
+                if let Some(r) = runs.iter().rev().find(|r| Path::new(&r.manifest_path) == path) {
+                    reachable.extend(r.nodes.values().filter_map(|n| n.key.clone()));
+                }
+            }
+        }
+    }
+    let report = crate::store::gc(&store, &reachable, !delete).map_err(|e| miette!("{e}"))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report).expect("json"));
+    } else {
+        for n in &notes {
+            eprintln!("note: {n}");
+        }
+        let verb = if delete { "removed" } else { "would remove" };
+        println!(
+            "{verb} {} action records and {} blobs ({} bytes); keeping {} records and {} blobs",
+            report.removed_actions.len(),
+            report.removed_blobs.len(),
+            report.removed_bytes,
+            report.kept_actions,
+            report.kept_blobs
+        );
+        if !delete && !(report.removed_actions.is_empty() && report.removed_blobs.is_empty()) {
+            println!("dry run: pass --delete to remove them");
+        }
+    }
+    Ok(exit_codes::OK)
+}
+
+fn tasks(file: &Path, json: bool) -> Result<u8, Report> {
+    let m = load(file)?;
+    let (datasets, unavailable) = run::load_datasets(&m).map_err(|e| miette!("{e}"))?;
+    let mut out = Vec::new();
+    for stage in m.stages_of(crate::manifest::StageKindName::Sample) {
+        let StageKind::Sample(s) = &stage.kind else { continue };
+        let Some(set) = datasets.get(&s.dataset) else {
+            return Err(miette!(
+                "dataset `{}` is not available on this machine ({})",
+                s.dataset,
+                unavailable.join(", ")
+            ));
+        };
+        let ids = crate::tasks::sample(set, &s.filters);
+        let tasks: Vec<_> = ids.iter().map(|i| &set.tasks[i]).collect();
+        let mut by_language: BTreeMap<String, usize> = BTreeMap::new();
+        let mut by_month: BTreeMap<String, usize> = BTreeMap::new();
+        for t in &tasks {
+            *by_language.entry(t.language.clone().unwrap_or_else(|| "(none)".into())).or_default() += 1;
+            *by_month.entry(t.created_at.chars().take(7).collect()).or_default() += 1;
+        }
+        out.push(serde_json::json!({
+            "stage": stage.name,
+            "dataset": s.dataset,
+            "tasks": tasks.iter().map(|t| serde_json::json!({
+                "instance_id": t.instance_id, "repo": t.repo, "language": t.language, "created_at": t.created_at,
+            })).collect::<Vec<_>>(),
+            "by_language": by_language,
+            "by_month": by_month,
+        }));
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&out).expect("json"));
+    } else {
+        for s in &out {
+            println!("stage {} (dataset {}): {} tasks", s["stage"].as_str().unwrap_or(""), s["dataset"].as_str().unwrap_or(""), s["tasks"].as_array().map_or(0, Vec::len));
+            for t in s["tasks"].as_array().into_iter().flatten() {
+                println!(
+                    "  {:<40} {:<28} {:<10} {}",
+                    t["instance_id"].as_str().unwrap_or(""),
+                    t["repo"].as_str().unwrap_or(""),
+                    t["language"].as_str().unwrap_or("-"),
+                    t["created_at"].as_str().unwrap_or("")
+                );
+            }
+            let langs: Vec<String> = s["by_language"].as_object().into_iter().flatten().map(|(k, v)| format!("{k} {v}")).collect();
+            let months: Vec<String> = s["by_month"].as_object().into_iter().flatten().map(|(k, v)| format!("{k} {v}")).collect();
+            println!("  per language: {}", langs.join(", "));
+            println!("  per month: {}", months.join(", "));
+        }
+    }
+    Ok(exit_codes::OK)
+}
+
+fn parse_log(parser: Option<&str>, script: Option<&Path>, file: &Path) -> Result<u8, Report> {
+    let bytes = fs_err::read(file).into_diagnostic()?;
+    let log = String::from_utf8_lossy(&bytes);
+    match (parser, script) {
+        (Some(p), None) => {
+            let statuses = crate::parsers::parse_log(p, &log).map_err(|e| miette!("{e}"))?;
+            println!("{}", crate::parsers::statuses_to_json(&statuses));
+        }
+        (None, Some(s)) => {
+            let source = fs_err::read_to_string(s).into_diagnostic()?;
+            let raw = crate::parsers::run_script_parser(&source, &log, &Default::default())
+                .map_err(|e| miette!("parser script {} failed: {e}", s.display()))?;
+            let statuses = raw
+                .iter()
+                .map(|(k, v)| (k.clone(), crate::parsers::normalize_live_status(v)))
+                .collect();
+            println!("{}", crate::parsers::statuses_to_json(&statuses));
+        }
+        _ => return Err(miette!(help = "e.g. bench parse-log --parser pytest test.log", "give --parser NAME or --script FILE")),
+    }
+    Ok(exit_codes::OK)
+}

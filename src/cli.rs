@@ -1,0 +1,75 @@
+//! Command-line arguments (clap types only).
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+/// bench: declarative, cached pipelines for coding-agent benchmarks.
+#[derive(Debug, Parser)]
+#[command(name = "bench", version, about, long_about = None)]
+pub struct Cli {
+    /// The store to use instead of `.bench` beside the manifest.
+    #[arg(long, env = "BENCH_STORE", global = true)]
+    pub store: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check a manifest and report every problem at once; runs nothing.
+    Validate { file: PathBuf },
+    /// Show what `apply` would run and why (exit 0: nothing to run, 2: work pending).
+    Plan {
+        file: PathBuf,
+        /// Give each node to run its reason: new, or the inputs that changed (old -> new).
+        #[arg(long)]
+        explain: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run what the store does not hold, then write the reports.
+    Apply {
+        file: PathBuf,
+        /// No progress output.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Per stage: what is done, failed and pending, and where the report is.
+    Status {
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove store entries that no recorded manifest reaches (dry run unless --delete).
+    Gc {
+        /// Manifests whose store to collect (default: the store given by --store).
+        files: Vec<PathBuf>,
+        /// Really delete.
+        #[arg(long)]
+        delete: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the manifest's JSON Schema.
+    Schema,
+    /// List the sampled tasks, with counts per language and month.
+    Tasks {
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Parse a test log with a built-in parser (or a dataset's Python parser script) and print
+    /// the statuses as JSON.
+    ParseLog {
+        /// A built-in parser: pytest, unittest, cargo, go, jest, junit-xml, ...
+        #[arg(long, conflicts_with = "script")]
+        parser: Option<String>,
+        /// A Python file defining `parser(log) -> dict`, run isolated.
+        #[arg(long)]
+        script: Option<PathBuf>,
+        /// The log file.
+        file: PathBuf,
+    },
+}

@@ -1,0 +1,638 @@
+//! Expansion of the stage DAG into nodes, shared by `plan` and `apply`.
+//!
+//! [`Graph::advance`] walks the stages in topological order and creates every node whose inputs
+//! are now known: sample 1; gold 1 per sampled task (2 with the empty check); solve 1 per task x
+//! team x replicate, for tasks that passed gold (a `limit` takes a prefix of the incoming order);
+//! grade 1 per finished solve; report 1 once everything it reads has settled. A new node with a
+//! key is looked up in the store at once: a hit completes it. In [`Mode::Plan`] a miss becomes
+//! `WillRun`, and nodes behind it are created with an unknown key where their key needs its
+//! output; in [`Mode::Apply`] a miss is `Ready` for the dispatcher. Nothing here runs work or
+//! writes to the store.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+use crate::key::Keyed;
+use crate::manifest::{Manifest, StageKind};
+use crate::store::{ActionRecord, Store};
+use crate::tasks::{Task, TaskSet};
+
+use super::keys::{self, GradeOutput, SampleOutput, SolveOutput};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Plan,
+    Apply,
+}
+
+/// What a node computes.
+#[derive(Debug, Clone)]
+pub enum NodeKind {
+    Sample {
+        dataset: String,
+    },
+    /// Grading of the gold patch (or, with `empty`, of the empty patch).
+    Gold {
+        task: Arc<Task>,
+        empty: bool,
+    },
+    Solve {
+        task: Arc<Task>,
+        team: String,
+        replicate: u32,
+    },
+    Grade {
+        task: Arc<Task>,
+        /// Address of the solve node whose patch is graded.
+        source: usize,
+        team: String,
+        replicate: u32,
+    },
+    Report,
+}
+
+impl NodeKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            NodeKind::Sample { .. } => "sample",
+            NodeKind::Gold { .. } | NodeKind::Grade { .. } => "grade",
+            NodeKind::Solve { .. } => "solve",
+            NodeKind::Report => "report",
+        }
+    }
+
+    pub fn team(&self) -> Option<&str> {
+        match self {
+            NodeKind::Solve { team, .. } | NodeKind::Grade { team, .. } => Some(team),
+            _ => None,
+        }
+    }
+
+    pub fn task(&self) -> Option<&Arc<Task>> {
+        match self {
+            NodeKind::Gold { task, .. }
+            | NodeKind::Solve { task, .. }
+            | NodeKind::Grade { task, .. } => Some(task),
+            _ => None,
+        }
+    }
+}
+
+/// Where a node is.
+#[derive(Debug, Clone)]
+pub enum NodeState {
+    /// Apply: to run (its key is known and not in the store).
+    Ready,
+    Running,
+    /// Found in the store.
+    Cached(Arc<ActionRecord>),
+    /// Computed by this apply.
+    Done(Arc<ActionRecord>),
+    /// An infrastructure error: not cached, retried next time.
+    Failed(String),
+    /// Plan: will run (its key is unknown or not in the store).
+    WillRun,
+    /// Not run: the budget halted launches.
+    NotRun(String),
+}
+
+impl NodeState {
+    pub fn is_terminal(&self) -> bool {
+        !matches!(self, NodeState::Ready | NodeState::Running)
+    }
+
+    pub fn record(&self) -> Option<&Arc<ActionRecord>> {
+        match self {
+            NodeState::Cached(r) | NodeState::Done(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+/// One node.
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub id: usize,
+    pub address: String,
+    pub stage: String,
+    pub kind: NodeKind,
+    /// `None` when the key depends on an output that is not known yet (plan only).
+    pub keyed: Option<Keyed>,
+    pub state: NodeState,
+}
+
+/// Per-stage counts for plan and status.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct StageSummary {
+    pub stage: String,
+    pub kind: String,
+    pub cached: usize,
+    pub to_run: usize,
+    pub done: usize,
+    pub failed: usize,
+    pub not_run: usize,
+    pub orphaned: usize,
+    /// Counts depend on outcomes not known yet (e.g. which gold patches pass).
+    pub estimated: bool,
+}
+
+#[derive(Default)]
+struct StageRt {
+    nodes: Vec<usize>,
+    /// Gold: task id -> node ids; solve: emitted task ids; grade: source ids seen.
+    seen: HashSet<String>,
+    expanded: bool,
+    settled: bool,
+    estimated: bool,
+}
+
+/// The expanding node graph of one manifest.
+pub struct Graph<'a> {
+    pub manifest: &'a Manifest,
+    store: Option<&'a Store>,
+    mode: Mode,
+    datasets: &'a BTreeMap<String, TaskSet>,
+    pub nodes: Vec<Node>,
+    stages: BTreeMap<String, StageRt>,
+    /// Gold stage -> task id -> node ids.
+    gold_nodes: HashMap<String, HashMap<String, Vec<usize>>>,
+    /// Sample stage -> ordered tasks.
+    samples: HashMap<String, Vec<Arc<Task>>>,
+}
+
+impl<'a> Graph<'a> {
+    pub fn new(
+        manifest: &'a Manifest,
+        store: Option<&'a Store>,
+        datasets: &'a BTreeMap<String, TaskSet>,
+        mode: Mode,
+    ) -> Self {
+        Graph {
+            manifest,
+            store,
+            mode,
+            datasets,
+            nodes: Vec::new(),
+            stages: manifest
+                .stage_order
+                .iter()
+                .map(|s| (s.clone(), StageRt::default()))
+                .collect(),
+            gold_nodes: HashMap::new(),
+            samples: HashMap::new(),
+        }
+    }
+
+    fn add(&mut self, stage: &str, address: String, kind: NodeKind, keyed: Option<Keyed>) -> usize {
+        let id = self.nodes.len();
+        let state = match (&keyed, self.mode) {
+            (Some(k), _) => match self.store.and_then(|s| s.get_action(&k.key)) {
+                Some(rec) => NodeState::Cached(Arc::new(rec)),
+                None if self.mode == Mode::Plan => NodeState::WillRun,
+                None => NodeState::Ready,
+            },
+            (None, Mode::Plan) => NodeState::WillRun,
+            (None, Mode::Apply) => unreachable!("apply creates nodes only when their key is known"),
+        };
+        self.nodes.push(Node {
+            id,
+            address,
+            stage: stage.to_string(),
+            kind,
+            keyed,
+            state,
+        });
+        self.stages
+            .get_mut(stage)
+            .expect("stage exists")
+            .nodes
+            .push(id);
+        id
+    }
+
+    /// Marks a node finished (apply).
+    pub fn complete(&mut self, id: usize, state: NodeState) {
+        self.nodes[id].state = state;
+    }
+
+    pub fn set_state(&mut self, id: usize, state: NodeState) {
+        self.nodes[id].state = state;
+    }
+
+    fn settled(&self, stage: &str) -> bool {
+        self.stages[stage].settled
+    }
+
+    /// Creates every node whose inputs are known. Returns the ids of new nodes.
+    pub fn advance(&mut self) -> Vec<usize> {
+        let before = self.nodes.len();
+        let order = self.manifest.stage_order.clone();
+        for name in &order {
+            let stage = &self.manifest.stages[name];
+            match &stage.kind {
+                StageKind::Sample(s) => self.expand_sample(name, &s.dataset),
+                StageKind::Gold(g) => {
+                    let up = stage.needs[0].clone();
+                    self.expand_gold(name, &up, g.empty, g.timeout.as_secs())
+                }
+                StageKind::Solve(s) => {
+                    let up = stage.needs[0].clone();
+                    self.expand_solve(name, &up, s)
+                }
+                StageKind::Grade(g) => {
+                    let needs = stage.needs.clone();
+                    self.expand_grade(name, &needs, g.timeout.as_secs())
+                }
+                StageKind::Report(r) => {
+                    let needs = stage.needs.clone();
+                    self.expand_report(name, &needs, r)
+                }
+            }
+            let rt = &self.stages[name];
+            let upstream_settled = stage.needs.iter().all(|n| self.settled(n));
+            let all_terminal = rt.nodes.iter().all(|i| self.nodes[*i].state.is_terminal());
+            let settled = upstream_settled && rt.expanded && all_terminal;
+            let estimated = stage.needs.iter().any(|n| self.stages[n].estimated)
+                || (self.mode == Mode::Plan
+                    && stage.needs.iter().any(|n| {
+                        self.stages[n]
+                            .nodes
+                            .iter()
+                            .any(|i| matches!(self.nodes[*i].state, NodeState::WillRun))
+                            && !matches!(
+                                self.manifest.stages[n].kind,
+                                StageKind::Sample(_)
+                            )
+                    }));
+            let rt = self.stages.get_mut(name).expect("stage exists");
+            rt.settled = settled;
+            rt.estimated = estimated;
+        }
+        (before..self.nodes.len()).collect()
+    }
+
+    fn expand_sample(&mut self, stage: &str, dataset: &str) {
+        if self.stages[stage].expanded {
+            if let Some(id) = self.stages[stage].nodes.first().copied() {
+                self.record_sample(stage, id);
+            }
+            return;
+        }
+        let StageKind::Sample(s) = &self.manifest.stages[stage].kind else {
+            return;
+        };
+        let ds = &self.manifest.datasets[dataset];
+        let Some(set) = self.datasets.get(dataset) else {
+            // A dataset this machine cannot read yet: plan shows the sample as pending.
+            if self.mode == Mode::Plan {
+                self.add(
+                    stage,
+                    stage.to_string(),
+                    NodeKind::Sample {
+                        dataset: dataset.to_string(),
+                    },
+                    None,
+                );
+            }
+            self.stages.get_mut(stage).expect("stage").expanded = true;
+            return;
+        };
+        let format = serde_json::to_value(ds.format)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        let keyed = keys::sample_key(&format, &set.snapshot, &s.filters);
+        let id = self.add(
+            stage,
+            stage.to_string(),
+            NodeKind::Sample {
+                dataset: dataset.to_string(),
+            },
+            Some(keyed),
+        );
+        self.stages.get_mut(stage).expect("stage").expanded = true;
+        if self.mode == Mode::Plan && matches!(self.nodes[id].state, NodeState::WillRun) {
+            // The sample is a pure function of the dataset: plan computes it to count what
+            // follows.
+            let ids = crate::tasks::sample(set, &s.filters);
+            self.samples.insert(
+                stage.to_string(),
+                ids.iter().map(|i| set.tasks[i].clone()).collect(),
+            );
+        }
+        self.record_sample(stage, id);
+    }
+
+    fn record_sample(&mut self, stage: &str, id: usize) {
+        if self.samples.contains_key(stage) {
+            return;
+        }
+        let Some(rec) = self.nodes[id].state.record() else {
+            return;
+        };
+        let NodeKind::Sample { dataset } = &self.nodes[id].kind else {
+            return;
+        };
+        let set = &self.datasets[dataset];
+        let out: SampleOutput = match serde_json::from_value(rec.output.clone()) {
+            Ok(o) => o,
+            Err(_) => return,
+        };
+        let tasks = out
+            .tasks
+            .iter()
+            .filter_map(|t| set.tasks.get(t).cloned())
+            .collect();
+        self.samples.insert(stage.to_string(), tasks);
+    }
+
+    /// The tasks of a sample stage, once known.
+    pub fn sample_tasks(&self, stage: &str) -> Option<&Vec<Arc<Task>>> {
+        self.samples.get(stage)
+    }
+
+    fn expand_gold(&mut self, stage: &str, up: &str, empty: bool, timeout_s: u64) {
+        if self.stages[stage].expanded {
+            return;
+        }
+        let Some(tasks) = self.samples.get(up).cloned() else {
+            return;
+        };
+        let mut by_task: HashMap<String, Vec<usize>> = HashMap::new();
+        for task in tasks {
+            let gold_digest = crate::key::digest(task.gold_patch.as_bytes());
+            let k = keys::grade_key(self.manifest, &task, &gold_digest, timeout_s);
+            let id = self.add(
+                stage,
+                format!("{stage}/{}", task.instance_id),
+                NodeKind::Gold {
+                    task: task.clone(),
+                    empty: false,
+                },
+                Some(k),
+            );
+            let mut ids = vec![id];
+            if empty {
+                let k = keys::grade_key(self.manifest, &task, &crate::key::digest(b""), timeout_s);
+                ids.push(self.add(
+                    stage,
+                    format!("{stage}/{}/empty", task.instance_id),
+                    NodeKind::Gold {
+                        task: task.clone(),
+                        empty: true,
+                    },
+                    Some(k),
+                ));
+            }
+            by_task.insert(task.instance_id.clone(), ids);
+        }
+        self.gold_nodes.insert(stage.to_string(), by_task);
+        self.stages.get_mut(stage).expect("stage").expanded = true;
+    }
+
+    /// Whether a task passed a gold stage: `Some(true/false)` once known, `None` while pending.
+    /// In plan mode a gold check that will run counts as passing (an upper bound).
+    pub fn gold_verdict(&self, gold_stage: &str, task: &str) -> Option<bool> {
+        let ids = self.gold_nodes.get(gold_stage)?.get(task)?;
+        let mut valid = true;
+        for id in ids {
+            let node = &self.nodes[*id];
+            let empty = matches!(node.kind, NodeKind::Gold { empty: true, .. });
+            match &node.state {
+                NodeState::Ready | NodeState::Running => return None,
+                NodeState::WillRun => {}
+                NodeState::Failed(_) | NodeState::NotRun(_) => valid = false,
+                NodeState::Cached(r) | NodeState::Done(r) => {
+                    let resolved = serde_json::from_value::<GradeOutput>(r.output.clone())
+                        .map(|g| g.resolved)
+                        .unwrap_or(false);
+                    // The gold patch must resolve; the empty patch must not.
+                    valid &= resolved != empty;
+                }
+            }
+        }
+        Some(valid)
+    }
+
+    /// The ordered tasks flowing into a solve stage from `up`, with availability.
+    fn incoming(&self, up: &str) -> Option<(Vec<(Arc<Task>, Option<bool>)>, bool)> {
+        match &self.manifest.stages[up].kind {
+            StageKind::Sample(_) => {
+                let tasks = self.samples.get(up)?;
+                Some((tasks.iter().map(|t| (t.clone(), Some(true))).collect(), true))
+            }
+            StageKind::Gold(_) => {
+                let sample = &self.manifest.stages[up].needs[0];
+                let tasks = self.samples.get(sample)?;
+                Some((
+                    tasks
+                        .iter()
+                        .map(|t| (t.clone(), self.gold_verdict(up, &t.instance_id)))
+                        .collect(),
+                    self.stages[up].settled,
+                ))
+            }
+            _ => None,
+        }
+    }
+
+    fn expand_solve(&mut self, stage: &str, up: &str, s: &crate::manifest::SolveStage) {
+        if self.stages[stage].expanded {
+            return;
+        }
+        let Some((incoming, complete)) = self.incoming(up) else {
+            return;
+        };
+        let mut taken = 0u32;
+        let mut blocked = false;
+        for (task, verdict) in incoming {
+            if s.limit.is_some_and(|l| taken >= l) {
+                break;
+            }
+            match verdict {
+                None => {
+                    if s.limit.is_some() {
+                        // Order matters for a limit: wait for the earlier task's verdict.
+                        blocked = true;
+                        break;
+                    }
+                    continue;
+                }
+                Some(false) => continue,
+                Some(true) => taken += 1,
+            }
+            if !self.stages.get_mut(stage).expect("stage").seen.insert(task.instance_id.clone()) {
+                continue;
+            }
+            for team_name in &s.teams {
+                let team = &self.manifest.teams[team_name];
+                for rep in 0..s.replicates {
+                    let k = keys::solve_key(self.manifest, &task, team, s.timeout.as_secs(), rep);
+                    self.add(
+                        stage,
+                        format!("{stage}/{}/{team_name}/{rep}", task.instance_id),
+                        NodeKind::Solve {
+                            task: task.clone(),
+                            team: team_name.clone(),
+                            replicate: rep,
+                        },
+                        Some(k),
+                    );
+                }
+            }
+        }
+        let limit_reached = s.limit.is_some_and(|l| taken >= l);
+        if (complete && !blocked) || limit_reached {
+            self.stages.get_mut(stage).expect("stage").expanded = true;
+        }
+    }
+
+    fn expand_grade(&mut self, stage: &str, needs: &[String], timeout_s: u64) {
+        let mut sources = Vec::new();
+        for up in needs {
+            for id in &self.stages[up].nodes {
+                let node = &self.nodes[*id];
+                if !node.state.is_terminal() || self.stages[stage].seen.contains(&id.to_string()) {
+                    continue;
+                }
+                sources.push(*id);
+            }
+        }
+        for id in sources {
+            self.stages
+                .get_mut(stage)
+                .expect("stage")
+                .seen
+                .insert(id.to_string());
+            let src = self.nodes[id].clone();
+            let NodeKind::Solve {
+                task,
+                team,
+                replicate,
+            } = &src.kind
+            else {
+                continue;
+            };
+            let address = format!(
+                "{stage}/{}/{}/{team}/{replicate}",
+                src.stage, task.instance_id
+            );
+            let kind = NodeKind::Grade {
+                task: task.clone(),
+                source: id,
+                team: team.clone(),
+                replicate: *replicate,
+            };
+            match &src.state {
+                NodeState::Cached(r) | NodeState::Done(r) => {
+                    let patch = serde_json::from_value::<SolveOutput>(r.output.clone())
+                        .map(|o| o.patch)
+                        .unwrap_or_default();
+                    let k = keys::grade_key(self.manifest, task, &patch, timeout_s);
+                    self.add(stage, address, kind, Some(k));
+                }
+                NodeState::WillRun => {
+                    self.add(stage, address, kind, None);
+                }
+                _ => {}
+            }
+        }
+        let expanded = needs.iter().all(|n| self.stages[n].settled);
+        self.stages.get_mut(stage).expect("stage").expanded = expanded;
+    }
+
+    fn expand_report(&mut self, stage: &str, needs: &[String], r: &crate::manifest::ReportStage) {
+        if self.stages[stage].expanded || !needs.iter().all(|n| self.settled(n)) {
+            return;
+        }
+        let mut inputs = BTreeMap::new();
+        let mut unknown = false;
+        for n in self.report_input_stages(needs) {
+            for id in &self.stages[&n].nodes {
+                let node = &self.nodes[*id];
+                let v = match &node.state {
+                    NodeState::Cached(rec) | NodeState::Done(rec) => rec.key.clone(),
+                    NodeState::Failed(e) => format!("failed: {e}"),
+                    NodeState::NotRun(e) => format!("not run: {e}"),
+                    _ => {
+                        unknown = true;
+                        String::new()
+                    }
+                };
+                inputs.insert(node.address.clone(), v);
+            }
+        }
+        let keyed = (!unknown).then(|| {
+            keys::report_key(
+                r.baseline.as_deref(),
+                r.count_errors_as_failures,
+                &self.manifest.name,
+                &inputs,
+            )
+        });
+        self.add(stage, stage.to_string(), NodeKind::Report, keyed);
+        self.stages.get_mut(stage).expect("stage").expanded = true;
+    }
+
+    /// Every stage a report reads: its needs and, transitively, the solve and gold stages
+    /// behind them.
+    pub fn report_input_stages(&self, needs: &[String]) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut todo: Vec<String> = needs.to_vec();
+        while let Some(s) = todo.pop() {
+            if out.contains(&s) {
+                continue;
+            }
+            let st = &self.manifest.stages[&s];
+            if !matches!(st.kind, StageKind::Sample(_)) {
+                out.push(s.clone());
+                todo.extend(st.needs.iter().cloned());
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// The loaded datasets.
+    pub fn datasets_ref(&self) -> &BTreeMap<String, TaskSet> {
+        self.datasets
+    }
+
+    /// Node ids of a stage.
+    pub fn stage_nodes(&self, stage: &str) -> &[usize] {
+        &self.stages[stage].nodes
+    }
+
+    /// Counts per stage, with orphans from the index (addresses seen before, absent now).
+    pub fn summaries(&self, previous: &BTreeMap<String, String>) -> Vec<StageSummary> {
+        let present: HashSet<&str> = self.nodes.iter().map(|n| n.address.as_str()).collect();
+        self.manifest
+            .stage_order
+            .iter()
+            .map(|name| {
+                let rt = &self.stages[name];
+                let mut s = StageSummary {
+                    stage: name.clone(),
+                    kind: self.manifest.stages[name].kind.name().to_string(),
+                    estimated: rt.estimated || !rt.expanded,
+                    ..Default::default()
+                };
+                for id in &rt.nodes {
+                    match &self.nodes[*id].state {
+                        NodeState::Cached(_) => s.cached += 1,
+                        NodeState::Done(_) => s.done += 1,
+                        NodeState::Failed(_) => s.failed += 1,
+                        NodeState::NotRun(_) => s.not_run += 1,
+                        NodeState::WillRun | NodeState::Ready | NodeState::Running => s.to_run += 1,
+                    }
+                }
+                let prefix = format!("{name}/");
+                s.orphaned = previous
+                    .keys()
+                    .filter(|a| (a.starts_with(&prefix) || *a == name) && !present.contains(a.as_str()))
+                    .count();
+                s
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,112 @@
+//! Node keys: blake3 over the canonical JSON encoding of a versioned `Serialize` struct holding
+//! exactly what determines a node's output.
+//!
+//! Canonical means: the struct is turned into a `serde_json::Value` (whose objects are sorted
+//! maps), then written compactly; floats are formatted by serde_json (shortest round-trip, no
+//! locale); `None` is an explicit `null`. If the code changes what a node produces, bump that
+//! node kind's version constant; if the encoding changes, bump [`KEY_SCHEMA`].
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// Version of the key encoding itself. Changing it invalidates every cached result.
+pub const KEY_SCHEMA: u32 = 1;
+
+/// A computed key and the inputs it was computed from (kept for `plan --explain`).
+#[derive(Debug, Clone)]
+pub struct Keyed {
+    pub key: String,
+    pub inputs: Value,
+}
+
+/// Hashes `inputs` canonically.
+pub fn key_of<T: Serialize>(inputs: &T) -> Keyed {
+    let value = serde_json::to_value(inputs).expect("key inputs serialize as JSON");
+    let bytes = serde_json::to_vec(&value).expect("JSON values serialize");
+    Keyed {
+        key: blake3::hash(&bytes).to_hex().to_string(),
+        inputs: value,
+    }
+}
+
+/// blake3 of bytes, as lowercase hex.
+pub fn digest(bytes: &[u8]) -> String {
+    blake3::hash(bytes).to_hex().to_string()
+}
+
+/// The canonical digest of any serializable value.
+pub fn digest_of<T: Serialize>(value: &T) -> String {
+    key_of(value).key
+}
+
+/// The differences between two key-input documents, as `path: old -> new` pairs, sorted by path.
+/// Paths are dotted (`team.reviewer`); values are compact JSON.
+pub fn diff(old: &Value, new: &Value) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    diff_into("", old, new, &mut out);
+    out
+}
+
+fn short(v: Option<&Value>) -> String {
+    match v {
+        None => "(absent)".to_string(),
+        Some(v) => {
+            let s = v.to_string();
+            if s.len() > 80 {
+                format!("{}…", &s[..s.char_indices().nth(77).map_or(s.len(), |(i, _)| i)])
+            } else {
+                s
+            }
+        }
+    }
+}
+
+fn diff_into(path: &str, old: &Value, new: &Value, out: &mut Vec<(String, String, String)>) {
+    match (old, new) {
+        (Value::Object(a), Value::Object(b)) => {
+            let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+            for k in keys {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                match (a.get(k), b.get(k)) {
+                    (Some(x), Some(y)) => diff_into(&p, x, y, out),
+                    (x, y) => out.push((p, short(x), short(y))),
+                }
+            }
+        }
+        (a, b) if a != b => out.push((path.to_string(), short(Some(a)), short(Some(b)))),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn canonical_regardless_of_field_order() {
+        let a = key_of(&json!({"a": 1, "b": [1, 2], "c": null}));
+        let b = key_of(&json!({"c": null, "b": [1, 2], "a": 1}));
+        assert_eq!(a.key, b.key);
+        let c = key_of(&json!({"c": null, "b": [2, 1], "a": 1}));
+        assert_ne!(a.key, c.key);
+    }
+
+    #[test]
+    fn diff_names_changed_fields() {
+        let old = json!({"team": {"reviewer": "codex@a", "rounds": 3}, "replicate": 0});
+        let new = json!({"team": {"reviewer": "codex@b", "rounds": 3}, "replicate": 0});
+        assert_eq!(
+            diff(&old, &new),
+            vec![(
+                "team.reviewer".to_string(),
+                "\"codex@a\"".to_string(),
+                "\"codex@b\"".to_string()
+            )]
+        );
+    }
+}

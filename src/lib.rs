@@ -1,0 +1,20 @@
+//! bench: declarative, cached pipelines for coding-agent benchmarks.
+//!
+//! A manifest (`manifest`) expands into a DAG of nodes (`graph`), each keyed by a content hash
+//! (`key`) and cached in a content-addressed store (`store`). `run` plans and applies;
+//! `stages` holds each node kind's work, on the backends of `backend`.
+
+pub mod app;
+pub mod backend;
+pub mod cli;
+pub mod exit_codes;
+pub mod graph;
+pub mod harness;
+pub mod key;
+pub mod manifest;
+pub mod parsers;
+pub mod report;
+pub mod run;
+pub mod stages;
+pub mod store;
+pub mod tasks;

@@ -1,0 +1,14 @@
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = bench::cli::Cli::parse();
+    match bench::app::run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(report) => {
+            bench::app::print_error(&report);
+            ExitCode::from(bench::exit_codes::ERROR)
+        }
+    }
+}

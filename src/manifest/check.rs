@@ -1,0 +1,363 @@
+//! Structural checking of a manifest tree against the manifest's JSON Schema.
+//!
+//! The schema is generated from the serde types in `types.rs`, so the checker and the types
+//! cannot drift. Unlike serde, which stops at the first problem, the checker reports every
+//! unknown key (with the nearest valid one), wrong type, missing key and bad enum value at once.
+//! It does not know what values mean: references between stages, teams and harnesses are
+//! `validate.rs`'s job.
+
+use serde_json::{Map, Value as Json};
+
+use super::diagnostic::Diag;
+use super::tree::{Node, Value};
+
+/// Checks `root` against `schema`, returning every problem found.
+pub fn check(root: &Node, schema: &Json) -> Vec<Diag> {
+    let mut checker = Checker {
+        root: schema,
+        diags: Vec::new(),
+    };
+    checker.node(root, schema, "the manifest");
+    checker.diags
+}
+
+struct Checker<'s> {
+    root: &'s Json,
+    diags: Vec<Diag>,
+}
+
+fn describe(schema: &Json) -> String {
+    match schema.get("type") {
+        Some(Json::String(t)) => type_word(t).to_string(),
+        Some(Json::Array(ts)) => ts
+            .iter()
+            .filter_map(Json::as_str)
+            .filter(|t| *t != "null")
+            .map(type_word)
+            .collect::<Vec<_>>()
+            .join(" or "),
+        _ => "a value".to_string(),
+    }
+}
+
+fn type_word(t: &str) -> &'static str {
+    match t {
+        "string" => "a string",
+        "integer" => "an integer",
+        "number" => "a number",
+        "boolean" => "a boolean",
+        "array" => "an array",
+        "object" => "a table",
+        _ => "a value",
+    }
+}
+
+/// The nearest candidate to `word`, if it is close enough to be a likely typo.
+pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(word, c), c))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
+impl<'s> Checker<'s> {
+    fn resolve(&self, schema: &'s Json) -> &'s Json {
+        let mut s = schema;
+        while let Some(Json::String(r)) = s.get("$ref") {
+            let Some(ptr) = r.strip_prefix('#') else {
+                break;
+            };
+            match self.root.pointer(ptr) {
+                Some(target) => s = target,
+                None => break,
+            }
+        }
+        s
+    }
+
+    fn node(&mut self, node: &Node, schema: &'s Json, what: &str) {
+        let schema = self.resolve(schema);
+        if let Some(variants) = schema
+            .get("oneOf")
+            .or_else(|| schema.get("anyOf"))
+            .and_then(Json::as_array)
+        {
+            self.variants(node, variants, what);
+            return;
+        }
+        if !self.type_matches(node, schema) {
+            let mut diag = Diag::new(
+                "manifest::type",
+                format!(
+                    "wrong type for {what}: expected {}, found {}",
+                    describe(schema),
+                    node.value.type_name()
+                ),
+                node.loc.clone(),
+                format!("expected {}", describe(schema)),
+            );
+            if schema.get("format").and_then(Json::as_str) == Some("date") {
+                diag = diag.help("write a TOML date without quotes, e.g. `since = 2026-07-01`");
+            } else if let Some(desc) = schema.get("description").and_then(Json::as_str) {
+                diag = diag.help(desc.to_string());
+            }
+            self.diags.push(diag);
+            return;
+        }
+        if let Some(Json::Array(allowed)) = schema.get("enum") {
+            self.enumeration(node, allowed, what);
+        }
+        if let Some(c) = schema.get("const") {
+            self.enumeration(node, std::slice::from_ref(c), what);
+        }
+        match &node.value {
+            Value::Table(_) => self.table(node, schema, what),
+            Value::Array(items) => {
+                if let Some(item_schema) = schema.get("items") {
+                    for (i, item) in items.iter().enumerate() {
+                        self.node(item, item_schema, &format!("item {} of {what}", i + 1));
+                    }
+                }
+            }
+            Value::Integer(i) => {
+                if let Some(min) = schema.get("minimum").and_then(Json::as_f64) {
+                    if (*i as f64) < min {
+                        self.diags.push(
+                            Diag::new(
+                                "manifest::range",
+                                format!("{what} must be at least {min}, found {i}"),
+                                node.loc.clone(),
+                                "out of range",
+                            )
+                            .help("use a non-negative number"),
+                        );
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn type_matches(&self, node: &Node, schema: &Json) -> bool {
+        let types: Vec<&str> = match schema.get("type") {
+            Some(Json::String(t)) => vec![t.as_str()],
+            Some(Json::Array(ts)) => ts.iter().filter_map(Json::as_str).collect(),
+            _ => return true,
+        };
+        let is_date = matches!(
+            schema.get("format").and_then(Json::as_str),
+            Some("date" | "date-time")
+        );
+        types.iter().any(|t| match (&node.value, *t) {
+            (Value::String(_), "string") => !is_date,
+            (Value::Datetime(_), "string") => is_date,
+            (Value::Integer(_), "integer" | "number") => true,
+            (Value::Float(_), "number") => true,
+            (Value::Boolean(_), "boolean") => true,
+            (Value::Array(_), "array") => true,
+            (Value::Table(_), "object") => true,
+            _ => false,
+        })
+    }
+
+    fn enumeration(&mut self, node: &Node, allowed: &[Json], what: &str) {
+        let Value::String(s) = &node.value else {
+            return;
+        };
+        let names: Vec<&str> = allowed.iter().filter_map(Json::as_str).collect();
+        if names.contains(&s.as_str()) {
+            return;
+        }
+        let help = match suggest(s, names.iter().copied()) {
+            Some(near) => format!("did you mean `{near}`? expected one of: {}", names.join(", ")),
+            None => format!("expected one of: {}", names.join(", ")),
+        };
+        self.diags.push(
+            Diag::new(
+                "manifest::value",
+                format!("unknown value `{s}` for {what}"),
+                node.loc.clone(),
+                "not a valid value",
+            )
+            .help(help),
+        );
+    }
+
+    fn table(&mut self, node: &Node, schema: &'s Json, what: &str) {
+        let Value::Table(entries) = &node.value else {
+            return;
+        };
+        static EMPTY: std::sync::LazyLock<Map<String, Json>> = std::sync::LazyLock::new(Map::new);
+        let props: &Map<String, Json> = match schema.get("properties").and_then(Json::as_object) {
+            Some(p) => p,
+            None => &EMPTY,
+        };
+        let additional = schema.get("additionalProperties");
+        for (key, entry) in entries {
+            if let Some(prop) = props.get(key) {
+                self.node(&entry.node, prop, &format!("`{key}`"));
+                continue;
+            }
+            match additional {
+                Some(Json::Bool(false)) => {
+                    let valid: Vec<&str> = props.keys().map(String::as_str).collect();
+                    let help = match suggest(key, valid.iter().copied()) {
+                        Some(near) => format!("did you mean `{near}`?"),
+                        None => format!("valid keys here: {}", valid.join(", ")),
+                    };
+                    self.diags.push(
+                        Diag::new(
+                            "manifest::unknown_key",
+                            format!("unknown key `{key}` in {what}"),
+                            entry.key_loc.clone(),
+                            "unknown key",
+                        )
+                        .help(help),
+                    );
+                }
+                Some(extra @ Json::Object(_)) => {
+                    let child = match what {
+                        "`stages`" => format!("stage `{key}`"),
+                        "`teams`" => format!("team `{key}`"),
+                        "`datasets`" => format!("dataset `{key}`"),
+                        "`harnesses`" => format!("harness `{key}`"),
+                        _ => format!("`{key}`"),
+                    };
+                    self.node(&entry.node, extra, &child);
+                }
+                _ => {}
+            }
+        }
+        if let Some(Json::Array(required)) = schema.get("required") {
+            for key in required.iter().filter_map(Json::as_str) {
+                if !entries.contains_key(key) {
+                    let help = props
+                        .get(key)
+                        .map(|p| self.resolve(p))
+                        .and_then(|p| p.get("description"))
+                        .and_then(Json::as_str)
+                        .map_or_else(
+                            || format!("add `{key} = ...`"),
+                            |d| format!("add `{key}`: {d}"),
+                        );
+                    self.diags.push(
+                        Diag::new(
+                            "manifest::missing_key",
+                            format!("missing key `{key}` in {what}"),
+                            node.loc.clone(),
+                            format!("`{key}` is required here"),
+                        )
+                        .help(help),
+                    );
+                }
+            }
+        }
+    }
+
+    fn variants(&mut self, node: &Node, variants: &'s [Json], what: &str) {
+        let variants: Vec<&'s Json> = variants
+            .iter()
+            .map(|v| self.resolve(v))
+            .filter(|v| v.get("type").and_then(Json::as_str) != Some("null"))
+            .collect();
+        if variants.len() == 1 {
+            self.node(node, variants[0], what);
+            return;
+        }
+        if let (Value::Table(entries), Some(tag)) = (&node.value, discriminator(&variants)) {
+            let names: Vec<&str> = variants
+                .iter()
+                .filter_map(|v| v.pointer(&format!("/properties/{tag}/const"))?.as_str())
+                .collect();
+            match entries.get(tag) {
+                Some(entry) => {
+                    if let Value::String(s) = &entry.node.value {
+                        if let Some(v) = variants.iter().find(|v| {
+                            v.pointer(&format!("/properties/{tag}/const"))
+                                .and_then(Json::as_str)
+                                == Some(s)
+                        }) {
+                            self.node(node, v, what);
+                            return;
+                        }
+                    }
+                    let got = match &entry.node.value {
+                        Value::String(s) => s.clone(),
+                        other => other.type_name().to_string(),
+                    };
+                    let help = match suggest(&got, names.iter().copied()) {
+                        Some(near) => {
+                            format!("did you mean `{near}`? expected one of: {}", names.join(", "))
+                        }
+                        None => format!("expected one of: {}", names.join(", ")),
+                    };
+                    self.diags.push(
+                        Diag::new(
+                            "manifest::value",
+                            format!("unknown `{tag}` `{got}` in {what}"),
+                            entry.node.loc.clone(),
+                            format!("not a valid `{tag}`"),
+                        )
+                        .help(help),
+                    );
+                }
+                None => self.diags.push(
+                    Diag::new(
+                        "manifest::missing_key",
+                        format!("missing key `{tag}` in {what}"),
+                        node.loc.clone(),
+                        format!("`{tag}` is required here"),
+                    )
+                    .help(format!("add `{tag} = ...`, one of: {}", names.join(", "))),
+                ),
+            }
+            return;
+        }
+        // Untagged: accept the first variant that fits; otherwise report the variant whose type
+        // matches.
+        let mut best: Option<Vec<Diag>> = None;
+        for v in &variants {
+            let mut sub = Checker {
+                root: self.root,
+                diags: Vec::new(),
+            };
+            sub.node(node, v, what);
+            if sub.diags.is_empty() {
+                return;
+            }
+            let type_ok = self.type_matches(node, self.resolve(v))
+                || v.get("oneOf").is_some()
+                || v.get("anyOf").is_some();
+            if type_ok && best.as_ref().is_none_or(|b| sub.diags.len() < b.len()) {
+                best = Some(sub.diags);
+            }
+        }
+        match best {
+            Some(diags) => self.diags.extend(diags),
+            None => {
+                let expected: Vec<String> = variants.iter().map(|v| describe(v)).collect();
+                self.diags.push(Diag::new(
+                    "manifest::type",
+                    format!(
+                        "wrong type for {what}: expected {}, found {}",
+                        expected.join(" or "),
+                        node.value.type_name()
+                    ),
+                    node.loc.clone(),
+                    format!("expected {}", expected.join(" or ")),
+                ));
+            }
+        }
+    }
+}
+
+/// The property that tells variants apart (`kind`, `topology`), if every variant has a `const`.
+fn discriminator(variants: &[&Json]) -> Option<&'static str> {
+    ["kind", "topology"].into_iter().find(|tag| {
+        variants
+            .iter()
+            .all(|v| v.pointer(&format!("/properties/{tag}/const")).is_some())
+    })
+}

@@ -1,0 +1,339 @@
+//! The validated manifest: what the rest of bench works with. Every reference in it resolves
+//! (stages, teams, harnesses, datasets), durations and sizes are parsed, paths are absolute and
+//! the stage order is topological.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// A validated experiment.
+#[derive(Debug, Clone)]
+pub struct Manifest {
+    /// The manifest file, absolute.
+    pub path: PathBuf,
+    /// Its directory: relative paths and the default store resolve against it.
+    pub dir: PathBuf,
+    pub name: String,
+    pub description: Option<String>,
+    pub backend: Backend,
+    pub limits: Limits,
+    pub datasets: BTreeMap<String, Dataset>,
+    pub stages: BTreeMap<String, Stage>,
+    /// Stage names in a topological order (ties by name).
+    pub stage_order: Vec<String>,
+    pub teams: BTreeMap<String, Team>,
+    pub harnesses: BTreeMap<String, Harness>,
+    pub prompts: Prompts,
+    /// The merged manifest (after `extends`), as written: recorded in the run log.
+    pub resolved: toml::Value,
+    /// blake3 of the canonical JSON of `resolved`.
+    pub hash: String,
+    /// Every file read (the manifest and its `extends` chain).
+    pub files: Vec<PathBuf>,
+}
+
+impl Manifest {
+    /// Stage names of a kind, in topological order.
+    pub fn stages_of(&self, kind: StageKindName) -> impl Iterator<Item = &Stage> {
+        self.stage_order
+            .iter()
+            .map(|n| &self.stages[n])
+            .filter(move |s| s.kind.name() == kind)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    Local,
+    Docker,
+}
+
+impl fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BackendKind::Local => "local",
+            BackendKind::Docker => "docker",
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Backend {
+    pub kind: BackendKind,
+    pub cpus: f64,
+    pub memory_bytes: u64,
+    pub pids: u64,
+    pub host: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Limits {
+    pub jobs: usize,
+    pub containers: usize,
+    pub agents: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DatasetFormat {
+    Local,
+    SweBenchLive,
+    SweBenchLivePython,
+    SweBench,
+}
+
+impl DatasetFormat {
+    pub const NAMES: [&'static str; 4] =
+        ["local", "swe-bench-live", "swe-bench-live-python", "swe-bench"];
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "local" => DatasetFormat::Local,
+            "swe-bench-live" => DatasetFormat::SweBenchLive,
+            "swe-bench-live-python" => DatasetFormat::SweBenchLivePython,
+            "swe-bench" => DatasetFormat::SweBench,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum DatasetSource {
+    /// A directory (local tasks) or file on this machine.
+    Path(PathBuf),
+    /// A pinned Hugging Face dataset revision.
+    Hub {
+        repo: String,
+        revision: String,
+        files: Vec<String>,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct Dataset {
+    pub name: String,
+    pub format: DatasetFormat,
+    pub source: DatasetSource,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StageKindName {
+    Sample,
+    Gold,
+    Solve,
+    Grade,
+    Report,
+}
+
+impl fmt::Display for StageKindName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            StageKindName::Sample => "sample",
+            StageKindName::Gold => "gold",
+            StageKindName::Solve => "solve",
+            StageKindName::Grade => "grade",
+            StageKindName::Report => "report",
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Stage {
+    pub name: String,
+    pub needs: Vec<String>,
+    pub kind: StageKind,
+}
+
+#[derive(Debug, Clone)]
+pub enum StageKind {
+    Sample(SampleStage),
+    Gold(GoldStage),
+    Solve(SolveStage),
+    Grade(GradeStage),
+    Report(ReportStage),
+}
+
+impl StageKind {
+    pub fn name(&self) -> StageKindName {
+        match self {
+            StageKind::Sample(_) => StageKindName::Sample,
+            StageKind::Gold(_) => StageKindName::Gold,
+            StageKind::Solve(_) => StageKindName::Solve,
+            StageKind::Grade(_) => StageKindName::Grade,
+            StageKind::Report(_) => StageKindName::Report,
+        }
+    }
+}
+
+/// Filters and order of a sample; all of it is part of the sample's key.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SampleFilters {
+    /// Inclusive lower bound on `created_at`, RFC 3339.
+    pub since: Option<String>,
+    /// Exclusive upper bound on `created_at`, RFC 3339.
+    pub until: Option<String>,
+    pub repos: BTreeSet<String>,
+    pub languages: BTreeSet<String>,
+    pub instance_ids: BTreeSet<String>,
+    pub limit: Option<u32>,
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct SampleStage {
+    pub dataset: String,
+    pub filters: SampleFilters,
+}
+
+#[derive(Debug, Clone)]
+pub struct GoldStage {
+    pub empty: bool,
+    pub timeout: Duration,
+}
+
+#[derive(Debug, Clone)]
+pub struct SolveStage {
+    pub teams: Vec<String>,
+    pub replicates: u32,
+    pub limit: Option<u32>,
+    pub timeout: Duration,
+    pub max_cost_usd: Option<f64>,
+    pub allow_unpriced: bool,
+    pub concurrency: Option<u32>,
+}
+
+#[derive(Debug, Clone)]
+pub struct GradeStage {
+    pub timeout: Duration,
+}
+
+#[derive(Debug, Clone)]
+pub struct ReportStage {
+    pub baseline: Option<String>,
+    pub out: PathBuf,
+    pub count_errors_as_failures: bool,
+}
+
+/// An agent: a harness and, for model-driven harnesses, a model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Agent {
+    pub harness: String,
+    pub model: Option<String>,
+}
+
+impl fmt::Display for Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.model {
+            Some(m) => write!(f, "{}@{m}", self.harness),
+            None => f.write_str(&self.harness),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "topology", rename_all = "kebab-case")]
+pub enum Topology {
+    Solo {
+        worker: Agent,
+    },
+    Review {
+        coder: Agent,
+        reviewer: Agent,
+        rounds: u32,
+    },
+    BestOf {
+        workers: Vec<Agent>,
+        judge: Agent,
+    },
+}
+
+impl Topology {
+    /// Every agent of the team.
+    pub fn agents(&self) -> Vec<&Agent> {
+        match self {
+            Topology::Solo { worker } => vec![worker],
+            Topology::Review {
+                coder, reviewer, ..
+            } => vec![coder, reviewer],
+            Topology::BestOf { workers, judge } => {
+                workers.iter().chain(std::iter::once(judge)).collect()
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Team {
+    pub name: String,
+    pub topology: Topology,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HarnessKind {
+    Oracle,
+    Nop,
+    Command,
+    ClaudeCode,
+    Codex,
+    Aider,
+    Opencode,
+    MiniSweAgent,
+}
+
+impl HarnessKind {
+    pub const NAMES: [&'static str; 8] = [
+        "oracle",
+        "nop",
+        "command",
+        "claude-code",
+        "codex",
+        "aider",
+        "opencode",
+        "mini-swe-agent",
+    ];
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "oracle" => HarnessKind::Oracle,
+            "nop" => HarnessKind::Nop,
+            "command" => HarnessKind::Command,
+            "claude-code" => HarnessKind::ClaudeCode,
+            "codex" => HarnessKind::Codex,
+            "aider" => HarnessKind::Aider,
+            "opencode" => HarnessKind::Opencode,
+            "mini-swe-agent" => HarnessKind::MiniSweAgent,
+            _ => return None,
+        })
+    }
+
+    /// Whether the harness reads the prompt (so the prompt template is part of its key).
+    pub fn reads_prompt(self) -> bool {
+        !matches!(self, HarnessKind::Oracle | HarnessKind::Nop)
+    }
+}
+
+/// A harness definition (built-in or from the manifest).
+#[derive(Debug, Clone)]
+pub struct Harness {
+    pub name: String,
+    pub kind: HarnessKind,
+    pub command: Option<String>,
+    pub script: Option<PathBuf>,
+    pub env: Vec<String>,
+}
+
+/// The default instruction around the problem statement.
+pub const DEFAULT_INSTRUCTION: &str = "You are working in a git repository. Resolve the issue below by editing the \
+repository's files. Do not add or modify tests unless the issue asks for it.\n\n\
+<issue>\n{{problem_statement}}\n</issue>\n";
+
+#[derive(Debug, Clone)]
+pub struct Prompts {
+    pub instruction: String,
+}

@@ -1,0 +1,324 @@
+//! The manifest's file format as serde types: exactly what a TOML file may contain, with the
+//! documentation that ends up in `schemas/manifest.schema.json`.
+//!
+//! These types are the single source of truth for the shape of a manifest: the JSON Schema is
+//! generated from them, the structural checker walks that schema, and the validator converts them
+//! into the [`crate::manifest::Manifest`] model. Nothing outside `manifest/` sees these types.
+
+use std::collections::BTreeMap;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Serialize};
+
+/// A bench manifest: one experiment, under version control.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "bench manifest")]
+pub struct ManifestFile {
+    /// Manifest format version; always 1.
+    pub version: u32,
+    /// Experiment name, shown in plans and reports. Defaults to the file name.
+    pub name: Option<String>,
+    /// One line on what the experiment measures.
+    pub description: Option<String>,
+    /// A base manifest (path relative to this file) merged under this one: tables merge key by
+    /// key, everything else is replaced.
+    pub extends: Option<String>,
+    /// Where commands run.
+    pub backend: Option<BackendFile>,
+    /// Resource pools of the executor (speed only: never part of a node key).
+    pub limits: Option<LimitsFile>,
+    /// Task sources, by name.
+    #[serde(default)]
+    pub datasets: BTreeMap<String, DatasetFile>,
+    /// The pipeline's stages, by name; `needs` edges make them a DAG.
+    #[serde(default)]
+    pub stages: BTreeMap<String, StageFile>,
+    /// Agent teams, by name: a table or the shorthand `"solo:worker=harness@model"`.
+    #[serde(default)]
+    pub teams: BTreeMap<String, TeamEntry>,
+    /// Harness definitions added to (or overriding) the built-ins, by name.
+    #[serde(default)]
+    pub harnesses: BTreeMap<String, HarnessFile>,
+    /// Prompt templates (handlebars) around the problem statement.
+    pub prompts: Option<PromptsFile>,
+}
+
+/// Backend settings.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BackendFile {
+    /// `local` (host processes in throwaway git workspaces) or `docker`.
+    pub kind: Option<BackendKindFile>,
+    /// CPUs per sandbox (docker). Default 4.
+    pub cpus: Option<f64>,
+    /// Memory per sandbox, e.g. "16GiB" (docker). Default 16GiB.
+    pub memory: Option<String>,
+    /// Process limit per sandbox (docker). Default 4096.
+    pub pids: Option<u64>,
+    /// Docker daemon address; defaults to DOCKER_HOST, then the local socket.
+    pub host: Option<String>,
+}
+
+/// Backend kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum BackendKindFile {
+    Local,
+    Docker,
+}
+
+/// Executor resource pools.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsFile {
+    /// Host CPU slots for local commands (grading, local agents). Default: the number of CPUs.
+    pub jobs: Option<u32>,
+    /// Containers alive at once (docker backend). Default 8.
+    pub containers: Option<u32>,
+    /// Agent runs at once across all solve stages. Default 4.
+    pub agents: Option<u32>,
+}
+
+/// A task source.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DatasetFile {
+    /// A known upstream dataset, e.g. "swe-bench-live/multilang"; sets `format`, `repo` and `files`.
+    pub source: Option<String>,
+    /// Row format: `local` (bench's task directories), `swe-bench-live`, `swe-bench-live-python`,
+    /// `swe-bench`.
+    pub format: Option<String>,
+    /// Local directory or file (relative to this manifest).
+    pub path: Option<String>,
+    /// Hugging Face dataset repository, e.g. "SWE-bench-Live/MultiLang".
+    pub repo: Option<String>,
+    /// The exact dataset revision (a commit sha).
+    pub revision: Option<String>,
+    /// Files of the repository to read.
+    pub files: Option<Vec<String>>,
+}
+
+/// One stage of the pipeline.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum StageFile {
+    /// Draw a seeded sample of tasks from a dataset.
+    Sample(SampleFile),
+    /// Grade every task's reference patch: only tasks whose gold patch resolves go on.
+    Gold(GoldFile),
+    /// Run agent teams on the tasks.
+    Solve(SolveFile),
+    /// Grade every patch of the solve stages it needs.
+    Grade(GradeFile),
+    /// Compare the teams.
+    Report(ReportFile),
+}
+
+/// `kind = "sample"`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SampleFile {
+    /// Stages this one runs after (none for a sample).
+    #[serde(default)]
+    pub needs: Vec<String>,
+    /// The dataset to draw from (a key of `[datasets]`).
+    pub dataset: String,
+    /// Keep tasks created on or after this date (a TOML date: `since = 2026-07-01`).
+    #[serde(default)]
+    #[schemars(schema_with = "date_schema")]
+    pub since: Option<TomlDate>,
+    /// Keep tasks created before this date (exclusive).
+    #[serde(default)]
+    #[schemars(schema_with = "date_schema")]
+    pub until: Option<TomlDate>,
+    /// Keep only these repositories (`owner/name`).
+    pub repos: Option<Vec<String>>,
+    /// Keep only these languages.
+    pub languages: Option<Vec<String>>,
+    /// Keep only these instance ids.
+    pub instance_ids: Option<Vec<String>>,
+    /// At most this many tasks (a prefix of the seeded order: raising it keeps earlier tasks).
+    pub limit: Option<u32>,
+    /// Seed of the sample order. Default 0.
+    pub seed: Option<u64>,
+}
+
+/// `kind = "gold"`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GoldFile {
+    /// The sample stage whose tasks are checked.
+    #[serde(default)]
+    pub needs: Vec<String>,
+    /// Also grade the empty patch, which must leave every task unresolved.
+    pub empty: Option<bool>,
+    /// Grading budget per task, e.g. "150m". Default 150m.
+    pub timeout: Option<String>,
+}
+
+/// `kind = "solve"`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SolveFile {
+    /// A sample stage, or a gold stage (then only tasks whose gold patch resolves).
+    #[serde(default)]
+    pub needs: Vec<String>,
+    /// Teams to run (keys of `[teams]`).
+    pub teams: Vec<String>,
+    /// Independent attempts per task and team. Default 1.
+    pub replicates: Option<u32>,
+    /// At most this many tasks, a prefix of the incoming order.
+    pub limit: Option<u32>,
+    /// Time budget of one team on one task, e.g. "90m". Default 60m.
+    pub timeout: Option<String>,
+    /// Stop launching solves once the recorded priced spend reaches this many dollars.
+    pub max_cost_usd: Option<f64>,
+    /// Let runs of unknown cost count as zero against the budget.
+    pub allow_unpriced: Option<bool>,
+    /// Solves of this stage running at once (speed only).
+    pub concurrency: Option<u32>,
+}
+
+/// `kind = "grade"`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GradeFile {
+    /// The solve stages whose patches are graded.
+    #[serde(default)]
+    pub needs: Vec<String>,
+    /// Grading budget per patch, e.g. "150m". Default 150m.
+    pub timeout: Option<String>,
+}
+
+/// `kind = "report"`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReportFile {
+    /// The grade (and gold) stages reported on.
+    #[serde(default)]
+    pub needs: Vec<String>,
+    /// The team every other team is compared with.
+    pub baseline: Option<String>,
+    /// Output directory (relative to this manifest). Default `reports/<manifest name>`.
+    pub out: Option<String>,
+    /// Count errored pairs as unresolved instead of excluding them.
+    pub count_errors_as_failures: Option<bool>,
+}
+
+/// A team: a table, or the shorthand string `"solo:worker=codex@gpt-6-luna"`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum TeamEntry {
+    /// `"solo:worker=h@m"`, `"review:coder=h@m,reviewer=h@m,rounds=1"`, `"best:workers=a+b+c,judge=h@m"`.
+    Shorthand(String),
+    /// A team table.
+    Table(TeamFile),
+}
+
+/// A team table, by topology.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(tag = "topology", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum TeamFile {
+    /// One worker.
+    Solo {
+        /// The agent, `harness@model` or `harness`.
+        worker: AgentFile,
+    },
+    /// A coder, and a reviewer who approves or asks for changes, for up to `rounds` rounds.
+    Review {
+        /// The coder agent.
+        coder: AgentFile,
+        /// The reviewer agent.
+        reviewer: AgentFile,
+        /// Review rounds. Default 3.
+        rounds: Option<u32>,
+    },
+    /// n workers from the same start; a judge picks one patch.
+    BestOf {
+        /// The workers.
+        workers: Vec<AgentFile>,
+        /// The judge agent.
+        judge: AgentFile,
+    },
+}
+
+/// An agent: `"harness@model"`, `"harness"`, or a table.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum AgentFile {
+    /// `harness@model`.
+    Shorthand(String),
+    /// `{ harness = "codex", model = "gpt-6-luna" }`.
+    Table(AgentTableFile),
+}
+
+/// An agent as a table.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgentTableFile {
+    /// A built-in harness or a key of `[harnesses]`.
+    pub harness: String,
+    /// The model the harness drives.
+    pub model: Option<String>,
+}
+
+/// A harness definition.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HarnessFile {
+    /// What kind of harness this is: `command`, `oracle`, `nop`.
+    pub kind: String,
+    /// For `command`: the shell command (a handlebars template; `{{script}}`, `{{prompt_file}}`,
+    /// `{{model}}`, `{{workdir}}` are available), run with `sh -c` in the workspace.
+    pub command: Option<String>,
+    /// A script file (relative to this manifest) the command can run as `{{script}}`; its content
+    /// is part of every key that uses the harness.
+    pub script: Option<String>,
+    /// Environment variables passed to the agent by name (never on a command line).
+    pub env: Option<Vec<String>>,
+}
+
+/// Prompt templates.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PromptsFile {
+    /// The instruction around the problem statement (`{{problem_statement}}`).
+    pub instruction: Option<String>,
+}
+
+fn date_schema(_generator: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "type": "string",
+        "format": "date",
+        "description": "A TOML date, written without quotes: 2026-07-01"
+    })
+}
+
+/// A TOML date or date-time. Deserializes through serde's buffering of tagged enums, where a
+/// TOML datetime arrives as a one-entry map, as well as directly.
+#[derive(Debug, Clone, Serialize)]
+#[serde(transparent)]
+pub struct TomlDate(pub toml::value::Datetime);
+
+impl<'de> Deserialize<'de> for TomlDate {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = TomlDate;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a TOML date")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<TomlDate, E> {
+                v.parse().map(TomlDate).map_err(E::custom)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<TomlDate, A::Error> {
+                let (_, v): (String, String) = map
+                    .next_entry()?
+                    .ok_or_else(|| serde::de::Error::custom("an empty date"))?;
+                v.parse().map(TomlDate).map_err(serde::de::Error::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}

@@ -1,0 +1,1189 @@
+//! From a checked tree to the [`Manifest`] model: resolves references (stages, teams, harnesses,
+//! datasets), parses durations and sizes, resolves paths against the file that wrote them, and
+//! orders the stage DAG. Every problem becomes a diagnostic; all are returned together.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use petgraph::algo::tarjan_scc;
+use petgraph::graph::{DiGraph, NodeIndex};
+
+use super::check::{check, suggest};
+use super::diagnostic::{Diag, ManifestError, Sources};
+use super::model::*;
+use super::schema::manifest_schema;
+use super::tree::{self, Loc, Node, Value};
+use super::types::*;
+
+/// Loads, checks and validates a manifest and its `extends` chain.
+pub fn load(path: &Path) -> Result<Manifest, ManifestError> {
+    let mut sources = Sources::default();
+    let shown = path.to_path_buf();
+    let root = tree::load(path, &mut sources)
+        .map_err(|d| ManifestError::new(shown.clone(), &sources, d))?;
+    let diags = check(&root, &manifest_schema());
+    if !diags.is_empty() {
+        return Err(ManifestError::new(shown, &sources, diags));
+    }
+    let resolved = root.to_toml();
+    let file: ManifestFile = match resolved.clone().try_into() {
+        Ok(f) => f,
+        Err(err) => {
+            return Err(ManifestError::new(
+                shown,
+                &sources,
+                vec![Diag::new(
+                    "manifest::invalid",
+                    format!("manifest does not fit its schema: {err}"),
+                    root.loc.clone(),
+                    "in this file",
+                )],
+            ));
+        }
+    };
+    let mut v = Validator {
+        root: &root,
+        sources: &sources,
+        diags: Vec::new(),
+    };
+    let manifest = v.manifest(file, resolved);
+    if !v.diags.is_empty() {
+        return Err(ManifestError::new(shown, &sources, v.diags));
+    }
+    Ok(manifest.expect("no diagnostics means a manifest"))
+}
+
+/// Parses a duration written as a string: "90m", "1h 30m", "45s".
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    humantime::parse_duration(s.trim()).map_err(|e| e.to_string())
+}
+
+struct Validator<'a> {
+    root: &'a Node,
+    sources: &'a Sources,
+    diags: Vec<Diag>,
+}
+
+const BUILTIN_HARNESSES: [&str; 7] = [
+    "oracle",
+    "nop",
+    "claude-code",
+    "codex",
+    "aider",
+    "opencode",
+    "mini-swe-agent",
+];
+
+fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str> + Clone) -> String {
+    let all: Vec<&str> = candidates.clone().into_iter().collect();
+    match suggest(word, candidates) {
+        Some(near) => format!("did you mean `{near}`? known: {}", all.join(", ")),
+        None if all.is_empty() => "there are none defined".to_string(),
+        None => format!("known: {}", all.join(", ")),
+    }
+}
+
+impl Validator<'_> {
+    /// The location of the value at `path`, or of the nearest enclosing value.
+    fn loc(&self, path: &[&str]) -> Loc {
+        for n in (0..=path.len()).rev() {
+            if n == 0 {
+                return self.root.loc.clone();
+            }
+            if let Some(e) = self.root.lookup(&path[..n]) {
+                return e.node.loc.clone();
+            }
+        }
+        self.root.loc.clone()
+    }
+
+    /// The location of item `i` of the array at `path`.
+    fn item_loc(&self, path: &[&str], i: usize) -> Loc {
+        match self.root.lookup(path).map(|e| &e.node.value) {
+            Some(Value::Array(items)) if i < items.len() => items[i].loc.clone(),
+            _ => self.loc(path),
+        }
+    }
+
+    fn dir_of(&self, loc: &Loc) -> PathBuf {
+        self.sources
+            .path(loc.file)
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default()
+    }
+
+    /// Resolves a path value against the directory of the file that wrote it.
+    fn path(&self, value: &str, at: &[&str]) -> PathBuf {
+        let loc = self.loc(at);
+        let p = Path::new(value);
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.dir_of(&loc).join(p)
+        }
+    }
+
+    fn err(&mut self, code: &'static str, message: String, loc: Loc, label: &str, help: String) {
+        self.diags.push(Diag::new(code, message, loc, label).help(help));
+    }
+
+    fn duration(&mut self, value: Option<&String>, default: Duration, at: &[&str]) -> Duration {
+        let Some(s) = value else {
+            return default;
+        };
+        match parse_duration(s) {
+            Ok(d) if !d.is_zero() => d,
+            Ok(_) => {
+                self.err(
+                    "manifest::duration",
+                    format!("`{}` must be longer than zero", at.last().unwrap_or(&"")),
+                    self.loc(at),
+                    "zero duration",
+                    "write a duration such as \"90m\", \"1h 30m\" or \"45s\"".into(),
+                );
+                default
+            }
+            Err(e) => {
+                self.err(
+                    "manifest::duration",
+                    format!("invalid duration `{s}`: {e}"),
+                    self.loc(at),
+                    "not a duration",
+                    "write a duration such as \"90m\", \"1h 30m\" or \"45s\"".into(),
+                );
+                default
+            }
+        }
+    }
+
+    fn manifest(&mut self, file: ManifestFile, resolved: toml::Value) -> Option<Manifest> {
+        let ManifestFile {
+            version,
+            name,
+            description,
+            extends: _,
+            backend,
+            limits,
+            datasets,
+            stages,
+            teams,
+            harnesses,
+            prompts,
+        } = file;
+        if version != 1 {
+            self.err(
+                "manifest::version",
+                format!("unsupported manifest version {version}"),
+                self.loc(&["version"]),
+                "unsupported",
+                "this bench reads `version = 1`".into(),
+            );
+        }
+        let path = self.sources.path(self.root.loc.file).clone();
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let name = name.unwrap_or_else(|| {
+            path.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "manifest".into())
+        });
+        let backend = self.backend(backend);
+        let limits = self.limits(limits);
+        let datasets = datasets
+            .into_iter()
+            .filter_map(|(n, d)| self.dataset(&n, d).map(|d| (n, d)))
+            .collect::<BTreeMap<_, _>>();
+        let harnesses = self.harnesses(harnesses);
+        let teams = teams
+            .into_iter()
+            .filter_map(|(n, t)| self.team(&n, t, &harnesses).map(|t| (n, t)))
+            .collect::<BTreeMap<_, _>>();
+        let known_teams: BTreeSet<String> = self
+            .root
+            .get("teams")
+            .and_then(|e| match &e.node.value {
+                Value::Table(t) => Some(t.keys().cloned().collect()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        let stages = stages
+            .into_iter()
+            .filter_map(|(n, s)| {
+                self.stage(&n, s, &datasets, &known_teams, &name, &dir)
+                    .map(|s| (n, s))
+            })
+            .collect::<BTreeMap<_, _>>();
+        let stage_order = self.stage_graph(&stages);
+        self.baselines(&stages);
+        let prompts = Prompts {
+            instruction: prompts
+                .and_then(|p| p.instruction)
+                .unwrap_or_else(|| DEFAULT_INSTRUCTION.to_string()),
+        };
+        let canonical = serde_json::to_vec(&resolved).expect("toml values serialize as JSON");
+        let hash = blake3::hash(&canonical).to_hex().to_string();
+        let files = (0..)
+            .map_while(|i| {
+                (i <= self.root.loc.file || i == 0).then(|| self.sources.path(i).clone())
+            })
+            .collect();
+        if !self.diags.is_empty() {
+            return None;
+        }
+        Some(Manifest {
+            path,
+            dir,
+            name,
+            description,
+            backend,
+            limits,
+            datasets,
+            stages,
+            stage_order,
+            teams,
+            harnesses,
+            prompts,
+            resolved,
+            hash,
+            files,
+        })
+    }
+
+    fn backend(&mut self, b: Option<BackendFile>) -> Backend {
+        let BackendFile {
+            kind,
+            cpus,
+            memory,
+            pids,
+            host,
+        } = b.unwrap_or(BackendFile {
+            kind: None,
+            cpus: None,
+            memory: None,
+            pids: None,
+            host: None,
+        });
+        let memory_bytes = match memory {
+            None => 16 * 1024 * 1024 * 1024,
+            Some(m) => match m.trim().parse::<bytesize::ByteSize>() {
+                Ok(b) if b.as_u64() > 0 => b.as_u64(),
+                _ => {
+                    self.err(
+                        "manifest::size",
+                        format!("invalid size `{m}`"),
+                        self.loc(&["backend", "memory"]),
+                        "not a size",
+                        "write a size such as \"16GiB\", \"512MiB\" or \"8GB\"".into(),
+                    );
+                    0
+                }
+            },
+        };
+        if let Some(c) = cpus
+            && !(c > 0.0 && c.is_finite())
+        {
+            self.err(
+                "manifest::range",
+                format!("`cpus` must be a positive number, found {c}"),
+                self.loc(&["backend", "cpus"]),
+                "out of range",
+                "use e.g. `cpus = 4`".into(),
+            );
+        }
+        Backend {
+            kind: match kind {
+                Some(BackendKindFile::Docker) => BackendKind::Docker,
+                _ => BackendKind::Local,
+            },
+            cpus: cpus.unwrap_or(4.0),
+            memory_bytes,
+            pids: pids.unwrap_or(4096),
+            host,
+        }
+    }
+
+    fn limits(&mut self, l: Option<LimitsFile>) -> Limits {
+        let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let (jobs, containers, agents) = match l {
+            Some(LimitsFile {
+                jobs,
+                containers,
+                agents,
+            }) => (jobs, containers, agents),
+            None => (None, None, None),
+        };
+        for (v, k) in [(jobs, "jobs"), (containers, "containers"), (agents, "agents")] {
+            if v == Some(0) {
+                self.err(
+                    "manifest::range",
+                    format!("`limits.{k}` must be at least 1"),
+                    self.loc(&["limits", k]),
+                    "zero",
+                    "a pool of zero slots would never run anything".into(),
+                );
+            }
+        }
+        Limits {
+            jobs: jobs.map_or(cpus, |j| j as usize),
+            containers: containers.map_or(8, |c| c as usize),
+            agents: agents.map_or(4, |a| a as usize),
+        }
+    }
+
+    fn dataset(&mut self, name: &str, d: DatasetFile) -> Option<Dataset> {
+        let DatasetFile {
+            source,
+            format,
+            path,
+            repo,
+            revision,
+            files,
+        } = d;
+        let at = |k: &'static str| ["datasets", name, k];
+        let (mut fmt, mut repo, mut files) = (format, repo, files);
+        if let Some(src) = &source {
+            let preset: Option<(&str, &str, Vec<&str>)> = match src.as_str() {
+                "swe-bench-live/multilang" => Some((
+                    "swe-bench-live",
+                    "SWE-bench-Live/MultiLang",
+                    ["c", "cpp", "cs", "go", "java", "js", "rust", "ts"]
+                        .map(|l| l)
+                        .to_vec(),
+                )),
+                "swe-bench-live/python" => Some((
+                    "swe-bench-live-python",
+                    "SWE-bench-Live/SWE-bench-Live",
+                    vec![],
+                )),
+                "swe-bench/verified" => Some(("swe-bench", "SWE-bench/SWE-bench_Verified", vec![])),
+                _ => None,
+            };
+            match preset {
+                Some((f, r, langs)) => {
+                    fmt.get_or_insert_with(|| f.to_string());
+                    repo.get_or_insert_with(|| r.to_string());
+                    if files.is_none() && !langs.is_empty() {
+                        files = Some(
+                            langs
+                                .iter()
+                                .map(|l| format!("data/{l}-00000-of-00001.parquet"))
+                                .collect(),
+                        );
+                    }
+                }
+                None => {
+                    let known = [
+                        "swe-bench-live/multilang",
+                        "swe-bench-live/python",
+                        "swe-bench/verified",
+                    ];
+                    self.err(
+                        "manifest::dataset",
+                        format!("unknown dataset source `{src}`"),
+                        self.loc(&at("source")),
+                        "unknown source",
+                        did_you_mean(src, known),
+                    );
+                    return None;
+                }
+            }
+        }
+        let Some(fmt_name) = fmt else {
+            self.err(
+                "manifest::dataset",
+                format!("dataset `{name}` names no format"),
+                self.loc(&["datasets", name]),
+                "no `format` or `source`",
+                "add `format = \"local\"` with a `path`, or a known `source`".into(),
+            );
+            return None;
+        };
+        let Some(format) = DatasetFormat::parse(&fmt_name) else {
+            self.err(
+                "manifest::dataset",
+                format!("unknown dataset format `{fmt_name}`"),
+                self.loc(&at("format")),
+                "unknown format",
+                did_you_mean(&fmt_name, DatasetFormat::NAMES),
+            );
+            return None;
+        };
+        let source = match (path, repo, revision) {
+            (Some(p), None, None) => {
+                let abs = self.path(&p, &at("path"));
+                if !abs.exists() {
+                    self.err(
+                        "manifest::dataset",
+                        format!("dataset path {} does not exist", abs.display()),
+                        self.loc(&at("path")),
+                        "no such file or directory",
+                        "paths are relative to the manifest that writes them".into(),
+                    );
+                    return None;
+                }
+                DatasetSource::Path(abs)
+            }
+            (None, Some(repo), Some(revision)) => {
+                if revision.len() != 40 || !revision.chars().all(|c| c.is_ascii_hexdigit()) {
+                    self.err(
+                        "manifest::dataset",
+                        format!("revision `{revision}` is not a commit sha"),
+                        self.loc(&at("revision")),
+                        "not a 40-hex commit sha",
+                        "pin the dataset to an exact commit, not a branch or tag".into(),
+                    );
+                }
+                DatasetSource::Hub {
+                    repo,
+                    revision,
+                    files: files.unwrap_or_default(),
+                }
+            }
+            (None, Some(_), None) => {
+                self.err(
+                    "manifest::dataset",
+                    format!("dataset `{name}` is not pinned to a revision"),
+                    self.loc(&["datasets", name]),
+                    "no `revision`",
+                    "add `revision = \"<commit sha>\"` so the sample is reproducible".into(),
+                );
+                return None;
+            }
+            _ => {
+                self.err(
+                    "manifest::dataset",
+                    format!("dataset `{name}` needs either `path` or `repo` + `revision`"),
+                    self.loc(&["datasets", name]),
+                    "no source",
+                    "a local dataset: `path = \"tasks\"`; a Hub dataset: `source` or `repo`, and `revision`".into(),
+                );
+                return None;
+            }
+        };
+        if format == DatasetFormat::Local && !matches!(source, DatasetSource::Path(_)) {
+            self.err(
+                "manifest::dataset",
+                "a `local` dataset is read from a `path`".to_string(),
+                self.loc(&["datasets", name]),
+                "no `path`",
+                "add `path = \"tasks\"`".into(),
+            );
+        }
+        Some(Dataset {
+            name: name.to_string(),
+            format,
+            source,
+        })
+    }
+
+    fn harnesses(&mut self, defs: BTreeMap<String, HarnessFile>) -> BTreeMap<String, Harness> {
+        let mut out: BTreeMap<String, Harness> = BUILTIN_HARNESSES
+            .iter()
+            .map(|n| {
+                (
+                    n.to_string(),
+                    Harness {
+                        name: n.to_string(),
+                        kind: HarnessKind::parse(n).expect("built-in names parse"),
+                        command: None,
+                        script: None,
+                        env: Vec::new(),
+                    },
+                )
+            })
+            .collect();
+        for (name, h) in defs {
+            let HarnessFile {
+                kind,
+                command,
+                script,
+                env,
+            } = h;
+            let Some(k) = HarnessKind::parse(&kind) else {
+                self.err(
+                    "manifest::harness",
+                    format!("unknown harness kind `{kind}`"),
+                    self.loc(&["harnesses", &name, "kind"]),
+                    "unknown kind",
+                    did_you_mean(&kind, HarnessKind::NAMES),
+                );
+                continue;
+            };
+            if k == HarnessKind::Command && command.is_none() {
+                self.err(
+                    "manifest::harness",
+                    format!("harness `{name}` of kind `command` has no `command`"),
+                    self.loc(&["harnesses", &name]),
+                    "no `command`",
+                    "add `command = \"python3 {{script}}\"` (run with sh -c in the workspace)".into(),
+                );
+            }
+            if let Some(c) = &command
+                && let Err(e) = handlebars::Template::compile(c)
+            {
+                self.err(
+                    "manifest::template",
+                    format!("invalid command template: {e}"),
+                    self.loc(&["harnesses", &name, "command"]),
+                    "bad template",
+                    "handlebars syntax: {{script}}, {{prompt_file}}, {{model}}, {{workdir}}".into(),
+                );
+            }
+            let script = script.map(|s| {
+                let p = self.path(&s, &["harnesses", &name, "script"]);
+                if !p.is_file() {
+                    self.err(
+                        "manifest::harness",
+                        format!("script {} does not exist", p.display()),
+                        self.loc(&["harnesses", &name, "script"]),
+                        "no such file",
+                        "paths are relative to the manifest that writes them".into(),
+                    );
+                }
+                p
+            });
+            let env = env.unwrap_or_default();
+            for (i, var) in env.iter().enumerate() {
+                if var.is_empty() || var.contains(['=', ' ']) {
+                    self.err(
+                        "manifest::harness",
+                        format!("`{var}` is not an environment variable name"),
+                        self.item_loc(&["harnesses", &name, "env"], i),
+                        "not a name",
+                        "list variable names only; values come from your environment".into(),
+                    );
+                }
+            }
+            out.insert(
+                name.clone(),
+                Harness {
+                    name,
+                    kind: k,
+                    command,
+                    script,
+                    env,
+                },
+            );
+        }
+        out
+    }
+
+    fn agent(
+        &mut self,
+        a: &AgentFile,
+        at: &[&str],
+        harnesses: &BTreeMap<String, Harness>,
+    ) -> Option<Agent> {
+        let agent = match a {
+            AgentFile::Shorthand(s) => parse_agent(s),
+            AgentFile::Table(t) => Agent {
+                harness: t.harness.clone(),
+                model: t.model.clone(),
+            },
+        };
+        self.check_agent(agent, self.loc(at), harnesses)
+    }
+
+    fn check_agent(
+        &mut self,
+        agent: Agent,
+        loc: Loc,
+        harnesses: &BTreeMap<String, Harness>,
+    ) -> Option<Agent> {
+        match harnesses.get(&agent.harness) {
+            Some(_) => Some(agent),
+            None if agent.harness == "command" => {
+                self.err(
+                    "manifest::harness",
+                    "the `command` harness needs a definition".to_string(),
+                    loc,
+                    "no command to run",
+                    "define `[harnesses.NAME]` with `kind = \"command\"` and a `command`, and name it here".into(),
+                );
+                None
+            }
+            None => {
+                self.err(
+                    "manifest::harness",
+                    format!("unknown harness `{}`", agent.harness),
+                    loc,
+                    "unknown harness",
+                    did_you_mean(&agent.harness, harnesses.keys().map(String::as_str)),
+                );
+                None
+            }
+        }
+    }
+
+    fn team(
+        &mut self,
+        name: &str,
+        t: TeamEntry,
+        harnesses: &BTreeMap<String, Harness>,
+    ) -> Option<Team> {
+        let at = ["teams", name];
+        let topology = match t {
+            TeamEntry::Shorthand(s) => {
+                let loc = self.loc(&at);
+                match parse_team_shorthand(&s) {
+                    Ok(top) => {
+                        let mut ok = true;
+                        for a in top.agents() {
+                            ok &= self.check_agent(a.clone(), loc.clone(), harnesses).is_some();
+                        }
+                        ok.then_some(top)?
+                    }
+                    Err(e) => {
+                        self.err(
+                            "manifest::team",
+                            format!("invalid team `{name}`: {e}"),
+                            loc,
+                            "bad team string",
+                            "write e.g. \"solo:worker=codex@gpt-6-luna\", \"review:coder=h@m,reviewer=h@m,rounds=1\" or \"best:workers=h@m+h@m,judge=h@m\"".into(),
+                        );
+                        return None;
+                    }
+                }
+            }
+            TeamEntry::Table(TeamFile::Solo { worker }) => Topology::Solo {
+                worker: self.agent(&worker, &["teams", name, "worker"], harnesses)?,
+            },
+            TeamEntry::Table(TeamFile::Review {
+                coder,
+                reviewer,
+                rounds,
+            }) => {
+                let coder = self.agent(&coder, &["teams", name, "coder"], harnesses);
+                let reviewer = self.agent(&reviewer, &["teams", name, "reviewer"], harnesses);
+                if rounds == Some(0) {
+                    self.err(
+                        "manifest::range",
+                        "`rounds` must be at least 1".into(),
+                        self.loc(&["teams", name, "rounds"]),
+                        "zero",
+                        "use `rounds = 1` for a single review".into(),
+                    );
+                }
+                Topology::Review {
+                    coder: coder?,
+                    reviewer: reviewer?,
+                    rounds: rounds.unwrap_or(3),
+                }
+            }
+            TeamEntry::Table(TeamFile::BestOf { workers, judge }) => {
+                let ws: Vec<Option<Agent>> = workers
+                    .iter()
+                    .enumerate()
+                    .map(|(i, w)| {
+                        let loc = self.item_loc(&["teams", name, "workers"], i);
+                        let agent = match w {
+                            AgentFile::Shorthand(s) => parse_agent(s),
+                            AgentFile::Table(t) => Agent {
+                                harness: t.harness.clone(),
+                                model: t.model.clone(),
+                            },
+                        };
+                        self.check_agent(agent, loc, harnesses)
+                    })
+                    .collect();
+                let judge = self.agent(&judge, &["teams", name, "judge"], harnesses);
+                if workers.len() < 2 {
+                    self.err(
+                        "manifest::team",
+                        "a best-of team needs at least two workers".into(),
+                        self.loc(&["teams", name, "workers"]),
+                        "too few workers",
+                        "list two or more agents, or use `topology = \"solo\"`".into(),
+                    );
+                }
+                Topology::BestOf {
+                    workers: ws.into_iter().collect::<Option<Vec<_>>>()?,
+                    judge: judge?,
+                }
+            }
+        };
+        Some(Team {
+            name: name.to_string(),
+            topology,
+        })
+    }
+
+    #[expect(clippy::too_many_arguments, reason = "one call site, all context")]
+    fn stage(
+        &mut self,
+        name: &str,
+        s: StageFile,
+        datasets: &BTreeMap<String, Dataset>,
+        teams: &BTreeSet<String>,
+        manifest_name: &str,
+        dir: &Path,
+    ) -> Option<Stage> {
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            self.err(
+                "manifest::stage",
+                format!("invalid stage name `{name}`"),
+                self.loc(&["stages", name]),
+                "invalid name",
+                "use letters, digits, `-` and `_`".into(),
+            );
+        }
+        let at = |k: &'static str| ["stages", name, k];
+        let (needs, kind) = match s {
+            StageFile::Sample(SampleFile {
+                needs,
+                dataset,
+                since,
+                until,
+                repos,
+                languages,
+                instance_ids,
+                limit,
+                seed,
+            }) => {
+                if !datasets.contains_key(&dataset)
+                    && self
+                        .root
+                        .lookup(&["datasets", &dataset])
+                        .is_none()
+                {
+                    self.err(
+                        "manifest::reference",
+                        format!("stage `{name}` samples unknown dataset `{dataset}`"),
+                        self.loc(&at("dataset")),
+                        "unknown dataset",
+                        did_you_mean(&dataset, datasets.keys().map(String::as_str)),
+                    );
+                }
+                let since = since.and_then(|d| self.date(d.0, &at("since")));
+                let until = until.and_then(|d| self.date(d.0, &at("until")));
+                (
+                    needs,
+                    StageKind::Sample(SampleStage {
+                        dataset,
+                        filters: SampleFilters {
+                            since,
+                            until,
+                            repos: repos.unwrap_or_default().into_iter().collect(),
+                            languages: languages.unwrap_or_default().into_iter().collect(),
+                            instance_ids: instance_ids.unwrap_or_default().into_iter().collect(),
+                            limit,
+                            seed: seed.unwrap_or(0),
+                        },
+                    }),
+                )
+            }
+            StageFile::Gold(GoldFile {
+                needs,
+                empty,
+                timeout,
+            }) => (
+                needs,
+                StageKind::Gold(GoldStage {
+                    empty: empty.unwrap_or(false),
+                    timeout: self.duration(
+                        timeout.as_ref(),
+                        Duration::from_secs(150 * 60),
+                        &at("timeout"),
+                    ),
+                }),
+            ),
+            StageFile::Solve(SolveFile {
+                needs,
+                teams: stage_teams,
+                replicates,
+                limit,
+                timeout,
+                max_cost_usd,
+                allow_unpriced,
+                concurrency,
+            }) => {
+                let mut seen = BTreeSet::new();
+                for (i, t) in stage_teams.iter().enumerate() {
+                    if !teams.contains(t) {
+                        self.err(
+                            "manifest::reference",
+                            format!("stage `{name}` runs unknown team `{t}`"),
+                            self.item_loc(&at("teams"), i),
+                            "unknown team",
+                            did_you_mean(t, teams.iter().map(String::as_str)),
+                        );
+                    }
+                    if !seen.insert(t) {
+                        self.err(
+                            "manifest::reference",
+                            format!("team `{t}` is listed twice"),
+                            self.item_loc(&at("teams"), i),
+                            "duplicate",
+                            "use `replicates` for repeated attempts".into(),
+                        );
+                    }
+                }
+                if stage_teams.is_empty() {
+                    self.err(
+                        "manifest::stage",
+                        format!("solve stage `{name}` runs no team"),
+                        self.loc(&at("teams")),
+                        "empty",
+                        "name at least one team of `[teams]`".into(),
+                    );
+                }
+                for (v, k) in [(replicates, "replicates"), (concurrency, "concurrency")] {
+                    if v == Some(0) {
+                        self.err(
+                            "manifest::range",
+                            format!("`{k}` must be at least 1"),
+                            self.loc(&["stages", name, k]),
+                            "zero",
+                            "remove it for the default".into(),
+                        );
+                    }
+                }
+                if let Some(c) = max_cost_usd
+                    && !(c >= 0.0 && c.is_finite())
+                {
+                    self.err(
+                        "manifest::range",
+                        format!("`max_cost_usd` must be a non-negative amount, found {c}"),
+                        self.loc(&at("max_cost_usd")),
+                        "out of range",
+                        "dollars, e.g. `max_cost_usd = 160`".into(),
+                    );
+                }
+                (
+                    needs,
+                    StageKind::Solve(SolveStage {
+                        teams: stage_teams,
+                        replicates: replicates.unwrap_or(1),
+                        limit,
+                        timeout: self.duration(
+                            timeout.as_ref(),
+                            Duration::from_secs(60 * 60),
+                            &at("timeout"),
+                        ),
+                        max_cost_usd,
+                        allow_unpriced: allow_unpriced.unwrap_or(false),
+                        concurrency,
+                    }),
+                )
+            }
+            StageFile::Grade(GradeFile { needs, timeout }) => (
+                needs,
+                StageKind::Grade(GradeStage {
+                    timeout: self.duration(
+                        timeout.as_ref(),
+                        Duration::from_secs(150 * 60),
+                        &at("timeout"),
+                    ),
+                }),
+            ),
+            StageFile::Report(ReportFile {
+                needs,
+                baseline,
+                out,
+                count_errors_as_failures,
+            }) => {
+                let out = match out {
+                    Some(o) => self.path(&o, &at("out")),
+                    None => dir.join("reports").join(manifest_name),
+                };
+                (
+                    needs,
+                    StageKind::Report(ReportStage {
+                        baseline,
+                        out,
+                        count_errors_as_failures: count_errors_as_failures.unwrap_or(false),
+                    }),
+                )
+            }
+        };
+        Some(Stage {
+            name: name.to_string(),
+            needs,
+            kind,
+        })
+    }
+
+    fn date(&mut self, d: toml::value::Datetime, at: &[&str]) -> Option<String> {
+        let Some(date) = d.date else {
+            self.err(
+                "manifest::date",
+                "a time without a date".into(),
+                self.loc(at),
+                "no date",
+                "write a date, e.g. 2026-07-01".into(),
+            );
+            return None;
+        };
+        let time = d.time.unwrap_or(toml::value::Time {
+            hour: 0,
+            minute: 0,
+            second: Some(0),
+            nanosecond: Some(0),
+        });
+        let offset = match d.offset {
+            None | Some(toml::value::Offset::Z) => "Z".to_string(),
+            Some(toml::value::Offset::Custom { minutes }) => {
+                let sign = if minutes < 0 { '-' } else { '+' };
+                format!("{sign}{:02}:{:02}", minutes.abs() / 60, minutes.abs() % 60)
+            }
+        };
+        let text = format!(
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}{offset}",
+            date.year,
+            date.month,
+            date.day,
+            time.hour,
+            time.minute,
+            time.second.unwrap_or(0)
+        );
+        match text.parse::<jiff::Timestamp>() {
+            Ok(ts) => Some(ts.to_string()),
+            Err(e) => {
+                self.err(
+                    "manifest::date",
+                    format!("invalid date: {e}"),
+                    self.loc(at),
+                    "invalid date",
+                    "write a date, e.g. 2026-07-01".into(),
+                );
+                None
+            }
+        }
+    }
+
+    /// Checks `needs` references and kinds, finds cycles, and returns a topological order.
+    fn stage_graph(&mut self, stages: &BTreeMap<String, Stage>) -> Vec<String> {
+        let mut graph: DiGraph<&str, ()> = DiGraph::new();
+        let index: BTreeMap<&str, NodeIndex> = stages
+            .keys()
+            .map(|n| (n.as_str(), graph.add_node(n.as_str())))
+            .collect();
+        for (name, stage) in stages {
+            let at = ["stages", name.as_str(), "needs"];
+            for (i, need) in stage.needs.iter().enumerate() {
+                let Some(up) = stages.get(need) else {
+                    self.err(
+                        "manifest::reference",
+                        format!("stage `{name}` needs unknown stage `{need}`"),
+                        self.item_loc(&at, i),
+                        "unknown stage",
+                        did_you_mean(need, stages.keys().map(String::as_str)),
+                    );
+                    continue;
+                };
+                graph.add_edge(index[need.as_str()], index[name.as_str()], ());
+                let ok = matches!(
+                    (stage.kind.name(), up.kind.name()),
+                    (StageKindName::Gold, StageKindName::Sample)
+                        | (StageKindName::Solve, StageKindName::Sample | StageKindName::Gold)
+                        | (StageKindName::Grade, StageKindName::Solve)
+                        | (StageKindName::Report, StageKindName::Grade | StageKindName::Gold)
+                );
+                if !ok {
+                    let want = match stage.kind.name() {
+                        StageKindName::Sample => "nothing",
+                        StageKindName::Gold => "a sample stage",
+                        StageKindName::Solve => "a sample or gold stage",
+                        StageKindName::Grade => "solve stages",
+                        StageKindName::Report => "grade (and gold) stages",
+                    };
+                    self.err(
+                        "manifest::needs",
+                        format!(
+                            "{} stage `{name}` cannot need {} stage `{need}`",
+                            stage.kind.name(),
+                            up.kind.name()
+                        ),
+                        self.item_loc(&at, i),
+                        "wrong kind",
+                        format!("a {} stage needs {want}", stage.kind.name()),
+                    );
+                }
+            }
+            let inputs = stage
+                .needs
+                .iter()
+                .filter(|n| stages.contains_key(*n))
+                .count();
+            let arity_ok = match stage.kind.name() {
+                StageKindName::Sample => true,
+                StageKindName::Gold | StageKindName::Solve => inputs == 1,
+                StageKindName::Grade | StageKindName::Report => inputs >= 1,
+            };
+            if !arity_ok && stage.needs.len() == inputs {
+                let want = match stage.kind.name() {
+                    StageKindName::Gold => "exactly one sample stage",
+                    StageKindName::Solve => "exactly one sample or gold stage",
+                    StageKindName::Grade => "at least one solve stage",
+                    _ => "at least one grade stage",
+                };
+                self.err(
+                    "manifest::needs",
+                    format!("stage `{name}` must need {want}"),
+                    self.loc(&["stages", name, "needs"]),
+                    "wrong number of inputs",
+                    format!("set `needs` to {want}"),
+                );
+            }
+        }
+        for scc in tarjan_scc(&graph) {
+            let cyclic = scc.len() > 1 || graph.contains_edge(scc[0], scc[0]);
+            if cyclic {
+                let mut names: Vec<&str> = scc.iter().map(|i| graph[*i]).collect();
+                names.sort();
+                self.err(
+                    "manifest::cycle",
+                    format!("stages form a cycle: {}", names.join(" -> ")),
+                    self.loc(&["stages", names[0], "needs"]),
+                    "part of a cycle",
+                    "remove one of the `needs` edges between these stages".into(),
+                );
+            }
+        }
+        // Kahn's algorithm with a sorted ready set: a deterministic topological order.
+        let mut indegree: BTreeMap<&str, usize> = stages.keys().map(|n| (n.as_str(), 0)).collect();
+        for s in stages.values() {
+            for n in &s.needs {
+                if stages.contains_key(n) {
+                    *indegree.get_mut(s.name.as_str()).expect("stage exists") += 1;
+                }
+            }
+        }
+        let mut ready: BTreeSet<&str> = indegree
+            .iter()
+            .filter(|(_, d)| **d == 0)
+            .map(|(n, _)| *n)
+            .collect();
+        let mut order = Vec::new();
+        while let Some(n) = ready.pop_first() {
+            order.push(n.to_string());
+            for s in stages.values() {
+                if s.needs.iter().any(|x| x == n) {
+                    let d = indegree.get_mut(s.name.as_str()).expect("stage exists");
+                    *d -= 1;
+                    if *d == 0 {
+                        ready.insert(s.name.as_str());
+                    }
+                }
+            }
+        }
+        order
+    }
+
+    /// A report's baseline must be a team that its upstream solve stages run.
+    fn baselines(&mut self, stages: &BTreeMap<String, Stage>) {
+        for (name, stage) in stages {
+            let StageKind::Report(r) = &stage.kind else {
+                continue;
+            };
+            let Some(baseline) = &r.baseline else {
+                continue;
+            };
+            let mut teams = BTreeSet::new();
+            let mut todo: Vec<&str> = stage.needs.iter().map(String::as_str).collect();
+            let mut seen = BTreeSet::new();
+            while let Some(s) = todo.pop() {
+                if !seen.insert(s) {
+                    continue;
+                }
+                if let Some(st) = stages.get(s) {
+                    if let StageKind::Solve(solve) = &st.kind {
+                        teams.extend(solve.teams.iter().map(String::as_str));
+                    }
+                    todo.extend(st.needs.iter().map(String::as_str));
+                }
+            }
+            if !teams.contains(baseline.as_str()) {
+                self.err(
+                    "manifest::reference",
+                    format!("report `{name}` compares against unknown team `{baseline}`"),
+                    self.loc(&["stages", name, "baseline"]),
+                    "not a team of this report",
+                    did_you_mean(baseline, teams.iter().copied()),
+                );
+            }
+        }
+    }
+}
+
+/// `harness@model` or `harness`.
+pub fn parse_agent(s: &str) -> Agent {
+    match s.split_once('@') {
+        Some((h, m)) => Agent {
+            harness: normalize_harness(h.trim()),
+            model: Some(m.trim().to_string()),
+        },
+        None => Agent {
+            harness: normalize_harness(s.trim()),
+            model: None,
+        },
+    }
+}
+
+/// The seed's short harness names: `claude` is Claude Code.
+fn normalize_harness(h: &str) -> String {
+    match h {
+        "claude" => "claude-code".to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// The seed's team strings: `solo:worker=a`, `review:coder=a,reviewer=b,rounds=1`,
+/// `best:workers=a+b+c[,judge=d]`.
+pub fn parse_team_shorthand(s: &str) -> Result<Topology, String> {
+    let (topology, rest) = s
+        .split_once(':')
+        .ok_or_else(|| "missing `topology:` prefix".to_string())?;
+    let mut fields = BTreeMap::new();
+    for part in rest.split(',').filter(|p| !p.trim().is_empty()) {
+        let (k, v) = part
+            .split_once('=')
+            .ok_or_else(|| format!("`{part}` is not `key=value`"))?;
+        if fields.insert(k.trim(), v.trim()).is_some() {
+            return Err(format!("`{}` is given twice", k.trim()));
+        }
+    }
+    let mut take = |k: &str| fields.remove(k);
+    let top = match topology.trim() {
+        "solo" => Topology::Solo {
+            worker: parse_agent(take("worker").ok_or("solo needs `worker=`")?),
+        },
+        "review" => Topology::Review {
+            coder: parse_agent(take("coder").ok_or("review needs `coder=`")?),
+            reviewer: parse_agent(take("reviewer").ok_or("review needs `reviewer=`")?),
+            rounds: match take("rounds") {
+                Some(r) => r
+                    .parse()
+                    .ok()
+                    .filter(|r| *r > 0)
+                    .ok_or_else(|| format!("rounds `{r}` is not a positive integer"))?,
+                None => 3,
+            },
+        },
+        "best" | "best-of" => {
+            let workers: Vec<Agent> = take("workers")
+                .ok_or("best needs `workers=a+b+...`")?
+                .split('+')
+                .map(parse_agent)
+                .collect();
+            if workers.len() < 2 {
+                return Err("best needs at least two workers".into());
+            }
+            let judge = match take("judge") {
+                Some(j) => parse_agent(j),
+                None => workers[0].clone(),
+            };
+            Topology::BestOf { workers, judge }
+        }
+        other => return Err(format!("unknown topology `{other}` (solo, review, best)")),
+    };
+    if let Some(k) = fields.keys().next() {
+        return Err(format!("unknown field `{k}` for this topology"));
+    }
+    Ok(top)
+}

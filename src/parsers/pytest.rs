@@ -1,0 +1,239 @@
+//! pytest console logs: the `-rA` "short test summary info" block and `-v` progress lines.
+//!
+//! # Lines read
+//!
+//! * Summary lines, at the start of a line: `PASSED <id>`, `FAILED <id> - <message>`,
+//!   `ERROR <id> - <message>`, `XFAIL <id> - <reason>`, `XPASS <id> - <reason>`,
+//!   `SKIPPED <id> …`. pytest's usual `SKIPPED [1] tests/x.py:4: reason` form names no test
+//!   and is ignored (SWE-bench's `parse_log_pytest` records it under the bogus key `[1]`;
+//!   bench does not reproduce that quirk in either mapping, because that key can never match a
+//!   test name).
+//! * Verbose progress lines: `<id> PASSED  [ 14%]`, `<id> SKIPPED (reason)  [ 28%]`,
+//!   `<id> XFAIL (reason)`, … (the percentage is optional). The id must contain `::`.
+//! * pytest-xdist progress lines: `[gw0] [ 50%] PASSED <id>`, read like summary lines.
+//!
+//! The test id is the pytest node id exactly as printed, e.g.
+//! `tests/test_x.py::TestK::test_p[a b]`. It ends at the first whitespace that is not inside
+//! `[…]`, so parametrized ids may contain spaces, brackets and ` - `; pytest prints non-ASCII
+//! characters of parameter ids escaped (`test_p[\xe9]`) and non-ASCII function names as they
+//! are, and both are kept verbatim. SWE-bench instead takes the first whitespace-separated
+//! word, which truncates ids containing spaces.
+//!
+//! A test usually appears twice (progress line, then summary line); the later line wins, so
+//! the summary decides. A test whose teardown errors shows `PASSED` and then `ERROR`, and ends
+//! up failed. Output printed with `-s` between an id and its status is not recognised
+//! (the `-rA` summary still names the test).
+//!
+//! # Status mapping
+//!
+//! | pytest  | `pytest` (SWE-bench-Live) | `pytest-swebench` (SWE-bench) |
+//! |---------|---------------------------|-------------------------------|
+//! | PASSED  | pass                      | pass                          |
+//! | FAILED  | fail                      | fail                          |
+//! | ERROR   | fail                      | fail                          |
+//! | SKIPPED | skip                      | skip                          |
+//! | XFAIL   | fail                      | pass                          |
+//! | XPASS   | pass                      | skip                          |
+//!
+//! `pytest` reproduces SWE-bench-Live's `default_pytest_parser` (status contains "pass" →
+//! pass, contains "skip" → skip, else fail). `pytest-swebench` reproduces SWE-bench's grading,
+//! where `PASSED`/`XFAIL` count as passed, `FAILED`/`ERROR` as failed, and anything else
+//! (`SKIPPED`, `XPASS`) as neither — which is what `skip` means to a grader.
+
+use super::common::{Collector, TestStatus, lines};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Passed,
+    Failed,
+    Skipped,
+    Error,
+    Xfail,
+    Xpass,
+}
+
+const WORDS: [(&str, Outcome); 6] = [
+    ("PASSED", Outcome::Passed),
+    ("FAILED", Outcome::Failed),
+    ("SKIPPED", Outcome::Skipped),
+    ("ERROR", Outcome::Error),
+    ("XFAIL", Outcome::Xfail),
+    ("XPASS", Outcome::Xpass),
+];
+
+/// `" WORD ("` for each status word: where a verbose line's `(reason)` starts.
+const WORDS_WITH_REASON: [(&str, Outcome); 6] = [
+    (" PASSED (", Outcome::Passed),
+    (" FAILED (", Outcome::Failed),
+    (" SKIPPED (", Outcome::Skipped),
+    (" ERROR (", Outcome::Error),
+    (" XFAIL (", Outcome::Xfail),
+    (" XPASS (", Outcome::Xpass),
+];
+
+fn live_status(outcome: Outcome) -> TestStatus {
+    match outcome {
+        Outcome::Passed | Outcome::Xpass => TestStatus::Pass,
+        Outcome::Skipped => TestStatus::Skip,
+        Outcome::Failed | Outcome::Error | Outcome::Xfail => TestStatus::Fail,
+    }
+}
+
+fn swebench_status(outcome: Outcome) -> TestStatus {
+    match outcome {
+        Outcome::Passed | Outcome::Xfail => TestStatus::Pass,
+        Outcome::Failed | Outcome::Error => TestStatus::Fail,
+        Outcome::Skipped | Outcome::Xpass => TestStatus::Skip,
+    }
+}
+
+/// The `pytest` parser (SWE-bench-Live mapping).
+pub(crate) fn parse_live<'a>(log: &'a str, out: &mut Collector<'a>) {
+    parse_with(log, out, live_status);
+}
+
+/// The `pytest-swebench` parser (SWE-bench mapping).
+pub(crate) fn parse_swebench<'a>(log: &'a str, out: &mut Collector<'a>) {
+    parse_with(log, out, swebench_status);
+}
+
+fn parse_with<'a>(log: &'a str, out: &mut Collector<'a>, map: fn(Outcome) -> TestStatus) {
+    for line in lines(log) {
+        if let Some((name, outcome)) = parse_line(line) {
+            out.record(name, map(outcome));
+        }
+    }
+}
+
+fn parse_line(line: &str) -> Option<(&str, Outcome)> {
+    match line.as_bytes().first()? {
+        b'P' | b'F' | b'E' | b'S' | b'X' => {
+            if let Some(found) = summary_line(line) {
+                return Some(found);
+            }
+        }
+        b'[' => return summary_line(strip_xdist_prefix(line)?),
+        _ => {}
+    }
+    verbose_line(line)
+}
+
+/// `STATUS <id>[ - message]`.
+fn summary_line(line: &str) -> Option<(&str, Outcome)> {
+    let &(word, outcome) = WORDS
+        .iter()
+        .find(|(w, _)| line.starts_with(w) && line.as_bytes().get(w.len()) == Some(&b' '))?;
+    let rest = line[word.len() + 1..].trim_start();
+    if outcome == Outcome::Skipped && is_count_marker(rest) {
+        return None;
+    }
+    let name = node_id_prefix(rest);
+    if name.is_empty() || name.starts_with('(') {
+        return None;
+    }
+    Some((name, outcome))
+}
+
+/// `[N] ` as in `SKIPPED [2] tests/x.py:4: reason`.
+fn is_count_marker(rest: &str) -> bool {
+    let Some(inner) = rest.strip_prefix('[') else {
+        return false;
+    };
+    let digits = inner.bytes().take_while(u8::is_ascii_digit).count();
+    digits > 0 && inner.as_bytes().get(digits) == Some(&b']')
+}
+
+/// The node id at the start of `rest`: up to the first whitespace outside `[…]`. If the
+/// brackets never balance, up to the first ` - ` (or the whole trimmed rest).
+fn node_id_prefix(rest: &str) -> &str {
+    let mut depth: usize = 0;
+    for (i, b) in rest.bytes().enumerate() {
+        match b {
+            b'[' => depth += 1,
+            b']' => depth = depth.saturating_sub(1),
+            b' ' | b'\t' if depth == 0 => return &rest[..i],
+            _ => {}
+        }
+    }
+    if depth == 0 {
+        rest.trim_end()
+    } else {
+        rest.split(" - ").next().unwrap_or(rest).trim_end()
+    }
+}
+
+/// `[gw3] [ 50%] PASSED <id>` → `PASSED <id>`.
+fn strip_xdist_prefix(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("[gw")?;
+    let rest = &rest[rest.find("] ")? + 2..];
+    let rest = rest.trim_start();
+    if rest.starts_with('[')
+        && let Some(end) = rest.find("%]")
+    {
+        return Some(rest[end + 2..].trim_start());
+    }
+    Some(rest)
+}
+
+/// `<id> STATUS[ (reason)][ [ NN%]]`.
+fn verbose_line(line: &str) -> Option<(&str, Outcome)> {
+    let mut s = line.trim_end();
+    if s.ends_with("%]") {
+        let open = s.rfind('[')?;
+        let pct = s[open + 1..s.len() - 2].trim_start();
+        if pct.is_empty() || !pct.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        s = s[..open].trim_end();
+    }
+    let (name, outcome) = if s.ends_with(')') {
+        WORDS_WITH_REASON
+            .iter()
+            .filter_map(|&(pat, outcome)| s.find(pat).map(|pos| (pos, outcome)))
+            .min_by_key(|&(pos, _)| pos)
+            .map(|(pos, outcome)| (&s[..pos], outcome))?
+    } else {
+        let &(word, outcome) = WORDS.iter().find(|(w, _)| {
+            s.len() > w.len() && s.ends_with(w) && s.as_bytes()[s.len() - w.len() - 1] == b' '
+        })?;
+        (&s[..s.len() - word.len() - 1], outcome)
+    };
+    let name = name.trim_end();
+    let first = name.as_bytes().first()?;
+    if first.is_ascii_whitespace() || !name.contains("::") {
+        return None;
+    }
+    Some((name, outcome))
+}
+
+#[cfg(test)]
+mod unit {
+    use super::*;
+
+    #[test]
+    fn node_ids_keep_spaces_inside_brackets() {
+        assert_eq!(node_id_prefix("a.py::t[a b] - msg"), "a.py::t[a b]");
+        assert_eq!(node_id_prefix("a.py::t[a - b] - msg"), "a.py::t[a - b]");
+        assert_eq!(node_id_prefix("a.py::t[x[1]]"), "a.py::t[x[1]]");
+        assert_eq!(node_id_prefix("a.py::t[a[ - msg"), "a.py::t[a[");
+    }
+
+    #[test]
+    fn verbose_and_xdist_lines() {
+        assert_eq!(
+            parse_line("t.py::t SKIPPED (not now)          [ 50%]"),
+            Some(("t.py::t", Outcome::Skipped))
+        );
+        assert_eq!(
+            parse_line("t.py::t[a b] PASSED"),
+            Some(("t.py::t[a b]", Outcome::Passed))
+        );
+        assert_eq!(
+            parse_line("[gw1] [ 50%] XFAIL t.py::t - why"),
+            Some(("t.py::t", Outcome::Xfail))
+        );
+        assert_eq!(parse_line("SKIPPED [1] t.py:4: reason"), None);
+        assert_eq!(parse_line("FAILED (failures=1)"), None);
+        assert_eq!(parse_line("collected 3 items PASSED"), None);
+    }
+}

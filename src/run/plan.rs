@@ -1,0 +1,122 @@
+//! `bench plan`: what would run and why, without running anything.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::graph::{Graph, Mode, NodeKind, NodeState, StageSummary, label_inputs};
+use crate::manifest::Manifest;
+use crate::store::Store;
+use crate::tasks::TaskSet;
+
+/// A node that would run, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanEntry {
+    pub address: String,
+    pub stage: String,
+    pub key: Option<String>,
+    pub reasons: Vec<String>,
+}
+
+/// The plan of a manifest.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanReport {
+    pub manifest: String,
+    pub store: String,
+    pub stages: Vec<StageSummary>,
+    pub to_run: Vec<PlanEntry>,
+    pub orphaned: Vec<String>,
+    pub unavailable_datasets: Vec<String>,
+}
+
+impl PlanReport {
+    pub fn pending(&self) -> bool {
+        self.stages.iter().any(|s| s.to_run > 0)
+    }
+}
+
+/// Plans `m` against `store` (`None`: an empty store).
+pub fn plan(
+    m: &Manifest,
+    store: Option<&Store>,
+    datasets: &BTreeMap<String, TaskSet>,
+    unavailable: Vec<String>,
+    explain: bool,
+) -> PlanReport {
+    let mut graph = Graph::new(m, store, datasets, Mode::Plan);
+    while !graph.advance().is_empty() {}
+    let index = store.map(|s| s.load_index(&m.path)).unwrap_or_default();
+    let stages = graph.summaries(&index.nodes);
+    let mut to_run = Vec::new();
+    for node in &graph.nodes {
+        if !matches!(node.state, NodeState::WillRun) {
+            continue;
+        }
+        let reasons = if explain {
+            reasons(&graph, node, store, &index.nodes, &unavailable)
+        } else {
+            Vec::new()
+        };
+        to_run.push(PlanEntry {
+            address: node.address.clone(),
+            stage: node.stage.clone(),
+            key: node.keyed.as_ref().map(|k| k.key.clone()),
+            reasons,
+        });
+    }
+    let present: std::collections::HashSet<&str> =
+        graph.nodes.iter().map(|n| n.address.as_str()).collect();
+    let orphaned = index
+        .nodes
+        .keys()
+        .filter(|a| !present.contains(a.as_str()))
+        .cloned()
+        .collect();
+    PlanReport {
+        manifest: m.path.display().to_string(),
+        store: store.map(|s| s.root().display().to_string()).unwrap_or_default(),
+        stages,
+        to_run,
+        orphaned,
+        unavailable_datasets: unavailable,
+    }
+}
+
+fn reasons(
+    graph: &Graph<'_>,
+    node: &crate::graph::Node,
+    store: Option<&Store>,
+    index: &BTreeMap<String, String>,
+    unavailable: &[String],
+) -> Vec<String> {
+    let Some(keyed) = &node.keyed else {
+        return vec![match &node.kind {
+            NodeKind::Sample { dataset } if unavailable.contains(dataset) => {
+                format!("dataset `{dataset}` is not available on this machine yet")
+            }
+            NodeKind::Grade { source, .. } => {
+                format!("waits for the patch of {}", graph.nodes[*source].address)
+            }
+            NodeKind::Report => "waits for the nodes it reports on".to_string(),
+            _ => "waits for upstream outputs".to_string(),
+        }];
+    };
+    let Some(old_key) = index.get(&node.address) else {
+        return vec!["new".to_string()];
+    };
+    if old_key == &keyed.key {
+        return vec!["not completed before (interrupted or failed)".to_string()];
+    }
+    let Some(old) = store.and_then(|s| s.get_action(old_key)) else {
+        return vec![format!("inputs changed (the previous result {} is gone)", &old_key[..12])];
+    };
+    let team = node.kind.team();
+    let diffs = crate::key::diff(&old.inputs, &keyed.inputs);
+    if diffs.is_empty() {
+        return vec!["key changed".to_string()];
+    }
+    diffs
+        .into_iter()
+        .map(|(path, a, b)| format!("{} {a} -> {b}", label_inputs(&path, &node.stage, team)))
+        .collect()
+}

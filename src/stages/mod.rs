@@ -1,0 +1,27 @@
+//! The work of each node kind: what runs when a node is not in the store.
+
+mod grade;
+mod report;
+mod solve;
+
+pub use grade::{grade_local, verdict};
+pub use report::{ReportInputs, materialize, write_report};
+pub use solve::solve_local;
+
+use std::collections::BTreeMap;
+
+/// Why a node's work did not produce a result.
+#[derive(Debug, Clone)]
+pub enum WorkError {
+    /// An infrastructure failure: not cached, retried on the next apply.
+    Infra(String),
+    /// Cancelled (Ctrl-C): not cached.
+    Cancelled,
+}
+
+/// What a node's work produced: its output and named blobs.
+#[derive(Debug, Clone)]
+pub struct WorkOutput {
+    pub output: serde_json::Value,
+    pub blobs: BTreeMap<String, String>,
+}

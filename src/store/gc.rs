@@ -1,0 +1,57 @@
+//! Garbage collection: remove the action records and blobs that no recorded manifest reaches.
+//! The caller decides what is reachable (the keys of the current plans of the manifests in the
+//! run log); this module only computes the closure over blobs and deletes, or reports what it
+//! would delete.
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+
+use super::layout::{Store, StoreError};
+
+/// What gc found (and removed, unless it was a dry run).
+#[derive(Debug, Default, Serialize)]
+pub struct GcReport {
+    pub dry_run: bool,
+    pub kept_actions: usize,
+    pub kept_blobs: usize,
+    pub removed_actions: Vec<String>,
+    pub removed_blobs: Vec<String>,
+    pub removed_bytes: u64,
+}
+
+/// Removes every action not in `reachable` and every blob no kept action refers to.
+pub fn gc(store: &Store, reachable: &BTreeSet<String>, dry_run: bool) -> Result<GcReport, StoreError> {
+    let mut report = GcReport {
+        dry_run,
+        ..Default::default()
+    };
+    let mut live_blobs = BTreeSet::new();
+    for key in store.action_keys() {
+        if reachable.contains(&key) {
+            if let Some(rec) = store.get_action(&key) {
+                live_blobs.extend(rec.blobs.values().cloned());
+            }
+            report.kept_actions += 1;
+        } else {
+            report.removed_actions.push(key);
+        }
+    }
+    for digest in store.blob_digests() {
+        if live_blobs.contains(&digest) {
+            report.kept_blobs += 1;
+        } else {
+            report.removed_bytes += std::fs::metadata(store.blob_path(&digest)).map_or(0, |m| m.len());
+            report.removed_blobs.push(digest);
+        }
+    }
+    if !dry_run {
+        for k in &report.removed_actions {
+            store.remove_action(k)?;
+        }
+        for d in &report.removed_blobs {
+            store.remove_blob(d)?;
+        }
+    }
+    Ok(report)
+}

@@ -1,0 +1,14 @@
+//! The content-addressed store: blobs by blake3, the action cache (key -> result record), the
+//! run log, the per-manifest index used by `plan --explain`, locks, and garbage collection.
+
+mod atomic;
+mod gc;
+mod layout;
+mod lock;
+mod records;
+
+pub use atomic::write_atomic;
+pub use gc::{GcReport, gc};
+pub use layout::{Store, StoreError, default_store_path};
+pub use lock::{LockError, StoreLock};
+pub use records::{ActionRecord, Index, RunNode, RunRecord, RECORD_SCHEMA};

@@ -1,0 +1,178 @@
+//! bench's local task format: a directory per task holding `task.toml`, `repo/` (the base tree),
+//! `test.patch` (hidden tests) and `gold.patch` (the reference fix). See
+//! `examples/quickstart/README.md`.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use thiserror::Error;
+
+use super::task::{Task, TaskBase};
+
+/// A problem with a local task directory.
+#[derive(Debug, Error)]
+pub enum LocalTaskError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TaskFile {
+    instance_id: String,
+    repo: String,
+    language: Option<String>,
+    created_at: toml::value::Datetime,
+    problem_statement: String,
+    test_cmd: String,
+    log_parser: String,
+    #[serde(rename = "FAIL_TO_PASS")]
+    fail_to_pass: Vec<String>,
+    #[serde(rename = "PASS_TO_PASS")]
+    pass_to_pass: Vec<String>,
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> LocalTaskError + '_ {
+    move |source| LocalTaskError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Reads every task directory under `dir` (sorted by name).
+pub fn load_local_dir(dir: &Path) -> Result<Vec<Task>, LocalTaskError> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(io(dir))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("task.toml").is_file())
+        .collect();
+    entries.sort();
+    if entries.is_empty() {
+        return Err(LocalTaskError::Invalid {
+            path: dir.to_path_buf(),
+            message: "no task directories (each needs a task.toml)".into(),
+        });
+    }
+    entries.iter().map(|p| load_task(p)).collect()
+}
+
+fn load_task(dir: &Path) -> Result<Task, LocalTaskError> {
+    let toml_path = dir.join("task.toml");
+    let text = std::fs::read_to_string(&toml_path).map_err(io(&toml_path))?;
+    let f: TaskFile = toml::from_str(&text).map_err(|e| {
+        let (line, col) = e
+            .span()
+            .map(|s| {
+                let upto = &text[..s.start];
+                (
+                    upto.matches('\n').count() + 1,
+                    upto.rsplit('\n').next().map_or(0, str::len) + 1,
+                )
+            })
+            .unwrap_or((0, 0));
+        LocalTaskError::Invalid {
+            path: toml_path.clone(),
+            message: format!("line {line}, column {col}: {}", e.message()),
+        }
+    })?;
+    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+    if name.as_deref() != Some(f.instance_id.as_str()) {
+        return Err(LocalTaskError::Invalid {
+            path: toml_path,
+            message: format!(
+                "instance_id `{}` differs from the directory name; rename one of them",
+                f.instance_id
+            ),
+        });
+    }
+    let created_at = datetime_rfc3339(&f.created_at).ok_or_else(|| LocalTaskError::Invalid {
+        path: toml_path.clone(),
+        message: "created_at must be a full date-time with offset, e.g. 2026-08-03T10:00:00Z".into(),
+    })?;
+    let repo_dir = dir.join("repo");
+    if !repo_dir.is_dir() {
+        return Err(LocalTaskError::Invalid {
+            path: dir.to_path_buf(),
+            message: "missing repo/ (the base tree)".into(),
+        });
+    }
+    let read = |name: &str| {
+        let p = dir.join(name);
+        std::fs::read_to_string(&p).map_err(|source| LocalTaskError::Io { path: p, source })
+    };
+    Ok(Task {
+        instance_id: f.instance_id,
+        repo: f.repo,
+        language: f.language,
+        created_at,
+        problem_statement: f.problem_statement,
+        base: TaskBase::Dir {
+            digest: tree_digest(&repo_dir).map_err(io(&repo_dir))?,
+            path: repo_dir,
+        },
+        gold_patch: read("gold.patch")?,
+        test_patch: read("test.patch")?,
+        test_cmds: vec![f.test_cmd],
+        log_parser: f.log_parser,
+        fail_to_pass: f.fail_to_pass,
+        pass_to_pass: f.pass_to_pass,
+    })
+}
+
+fn datetime_rfc3339(d: &toml::value::Datetime) -> Option<String> {
+    let ts: jiff::Timestamp = d.to_string().parse().ok()?;
+    Some(ts.to_string())
+}
+
+/// Digest of a directory tree: sorted relative paths, the executable bit, and content hashes.
+/// `.git` directories are skipped.
+pub fn tree_digest(root: &Path) -> std::io::Result<String> {
+    let mut hasher = blake3::Hasher::new();
+    let mut files = Vec::new();
+    collect(root, root, &mut files)?;
+    files.sort();
+    for rel in files {
+        let p = root.join(&rel);
+        let meta = std::fs::symlink_metadata(&p)?;
+        let (kind, content) = if meta.file_type().is_symlink() {
+            ("l", std::fs::read_link(&p)?.to_string_lossy().into_owned().into_bytes())
+        } else {
+            use std::os::unix::fs::PermissionsExt;
+            let exec = meta.permissions().mode() & 0o111 != 0;
+            (if exec { "x" } else { "f" }, std::fs::read(&p)?)
+        };
+        hasher.update(rel.as_bytes());
+        hasher.update(&[0]);
+        hasher.update(kind.as_bytes());
+        hasher.update(blake3::hash(&content).as_bytes());
+    }
+    Ok(hasher.finalize().to_hex().to_string())
+}
+
+fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if name == ".git" {
+            continue;
+        }
+        let path = entry.path();
+        let ft = entry.file_type()?;
+        if ft.is_dir() {
+            collect(root, &path, out)?;
+        } else {
+            let rel = path
+                .strip_prefix(root)
+                .expect("walked under root")
+                .to_string_lossy()
+                .into_owned();
+            out.push(rel);
+        }
+    }
+    Ok(())
+}

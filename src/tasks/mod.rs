@@ -1,0 +1,9 @@
+//! Tasks: the common task model, dataset readers, and the seeded sample.
+
+mod local;
+mod sample;
+mod task;
+
+pub use local::{LocalTaskError, load_local_dir, tree_digest};
+pub use sample::{sample, sample_rank};
+pub use task::{Task, TaskBase, TaskSet};
