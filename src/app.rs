@@ -36,7 +36,9 @@ fn load(file: &Path) -> Result<Manifest, Report> {
 }
 
 fn store_path(cli_store: &Option<PathBuf>, m: &Manifest) -> PathBuf {
-    cli_store.clone().unwrap_or_else(|| default_store_path(&m.dir))
+    cli_store
+        .clone()
+        .unwrap_or_else(|| default_store_path(&m.dir))
 }
 
 /// Runs a command.
@@ -91,14 +93,22 @@ fn plan(cli: &Cli, file: &Path, explain: bool, json: bool) -> Result<u8, Report>
     } else {
         println!("plan for {} (store {})", m.name, store_root.display());
         for s in &report.stages {
-            let approx = if s.estimated && s.to_run > 0 { " (at most; depends on outcomes not known yet)" } else if s.estimated && s.to_run == 0 && s.cached == 0 { " (depends on upstream results)" } else { "" };
+            let approx = if s.estimated && s.to_run > 0 {
+                " (at most; depends on outcomes not known yet)"
+            } else if s.estimated && s.to_run == 0 && s.cached == 0 {
+                " (depends on upstream results)"
+            } else {
+                ""
+            };
             println!(
                 "  {:<12} {:<7} to run {:>6}   cached {:>6}   orphaned {:>6}{approx}",
                 s.stage, s.kind, s.to_run, s.cached, s.orphaned
             );
         }
         for d in &report.unavailable_datasets {
-            println!("  note: dataset `{d}` is not available on this machine; its sample cannot be computed");
+            println!(
+                "  note: dataset `{d}` is not available on this machine; its sample cannot be computed"
+            );
         }
         if explain {
             for e in &report.to_run {
@@ -129,7 +139,10 @@ fn plan(cli: &Cli, file: &Path, explain: bool, json: bool) -> Result<u8, Report>
 fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
     let mut problems = Vec::new();
     if m.backend.kind == BackendKind::Docker {
-        problems.push("the docker backend is not part of this build yet; use `[backend] kind = \"local\"`".to_string());
+        problems.push(
+            "the docker backend is not part of this build yet; use `[backend] kind = \"local\"`"
+                .to_string(),
+        );
     }
     for d in unavailable {
         problems.push(format!(
@@ -138,15 +151,22 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
     }
     let mut missing_env = BTreeSet::new();
     for stage in m.stages.values() {
-        let StageKind::Solve(s) = &stage.kind else { continue };
+        let StageKind::Solve(s) = &stage.kind else {
+            continue;
+        };
         for t in &s.teams {
             let team = &m.teams[t];
             if !matches!(team.topology, Topology::Solo { .. }) {
-                problems.push(format!("team `{t}`: only the solo topology runs in this build"));
+                problems.push(format!(
+                    "team `{t}`: only the solo topology runs in this build"
+                ));
             }
             for a in team.topology.agents() {
                 let h = &m.harnesses[&a.harness];
-                if !matches!(h.kind, HarnessKind::Oracle | HarnessKind::Nop | HarnessKind::Command) {
+                if !matches!(
+                    h.kind,
+                    HarnessKind::Oracle | HarnessKind::Nop | HarnessKind::Command
+                ) {
                     problems.push(format!(
                         "team `{t}`: harness `{}` does not run in this build (oracle, nop and command do)",
                         a.harness
@@ -188,7 +208,12 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
     let store = Store::open(&store_root)
         .map_err(|e| miette!("cannot open the store {}: {e}", store_root.display()))?;
     let command = std::env::args().collect::<Vec<_>>().join(" ");
-    let lock = StoreLock::acquire(&store_root, &command).map_err(|e| miette!(help = "wait for it to finish, or use another store with --store", "{e}"))?;
+    let lock = StoreLock::acquire(&store_root, &command).map_err(|e| {
+        miette!(
+            help = "wait for it to finish, or use another store with --store",
+            "{e}"
+        )
+    })?;
     if let Some(prev) = &lock.took_over_from {
         eprintln!(
             "note: the previous apply (pid {} on {}, since {}) died holding the store; its unfinished work reruns",
@@ -218,7 +243,10 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
         println!("report: {}", r.display());
     }
     if !result.failed.is_empty() {
-        eprintln!("{} nodes failed (not cached; the next apply retries them):", result.failed.len());
+        eprintln!(
+            "{} nodes failed (not cached; the next apply retries them):",
+            result.failed.len()
+        );
         for (a, e) in &result.failed {
             eprintln!("  {a}: {e}");
         }
@@ -262,7 +290,8 @@ fn status(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {
                     match f {
                         Some(rn) => {
                             failed += 1;
-                            failures.push(serde_json::json!({"address": n.address, "error": rn.error}));
+                            failures
+                                .push(serde_json::json!({"address": n.address, "error": rn.error}));
                         }
                         None => pending += 1,
                     }
@@ -270,7 +299,9 @@ fn status(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {
             }
         }
         let report = match &m.stages[stage].kind {
-            StageKind::Report(r) if r.out.join("report.md").is_file() => Some(r.out.join("report.md").display().to_string()),
+            StageKind::Report(r) if r.out.join("report.md").is_file() => {
+                Some(r.out.join("report.md").display().to_string())
+            }
             _ => None,
         };
         rows.push(serde_json::json!({
@@ -299,10 +330,16 @@ fn status(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {
                 "  {:<12} {:<7} done {:>6}   failed {:>6}   pending {:>6}",
                 row["stage"].as_str().unwrap_or(""),
                 row["kind"].as_str().unwrap_or(""),
-                row["done"].as_u64().unwrap_or(0), row["failed"].as_u64().unwrap_or(0), row["pending"].as_u64().unwrap_or(0)
+                row["done"].as_u64().unwrap_or(0),
+                row["failed"].as_u64().unwrap_or(0),
+                row["pending"].as_u64().unwrap_or(0)
             );
             for f in row["failures"].as_array().into_iter().flatten() {
-                println!("      failed {}: {}", f["address"].as_str().unwrap_or(""), f["error"].as_str().unwrap_or(""));
+                println!(
+                    "      failed {}: {}",
+                    f["address"].as_str().unwrap_or(""),
+                    f["error"].as_str().unwrap_or("")
+                );
             }
             if let Some(r) = row["report"].as_str() {
                 println!("      report: {r}");
@@ -316,7 +353,12 @@ fn gc(cli: &Cli, files: &[PathBuf], delete: bool, json: bool) -> Result<u8, Repo
     let store_root = match (&cli.store, files.first()) {
         (Some(s), _) => s.clone(),
         (None, Some(f)) => default_store_path(&load(f)?.dir),
-        (None, None) => return Err(miette!(help = "name a manifest, or pass --store", "which store? no manifest and no --store")),
+        (None, None) => {
+            return Err(miette!(
+                help = "name a manifest, or pass --store",
+                "which store? no manifest and no --store"
+            ));
+        }
     };
     let store = Store::open_existing(&store_root)
         .ok_or_else(|| miette!("{} is not a bench store", store_root.display()))?;
@@ -325,14 +367,20 @@ fn gc(cli: &Cli, files: &[PathBuf], delete: bool, json: bool) -> Result<u8, Repo
     } else {
         None
     };
-    let mut manifests: BTreeSet<PathBuf> = files.iter().filter_map(|f| std::fs::canonicalize(f).ok()).collect();
+    let mut manifests: BTreeSet<PathBuf> = files
+        .iter()
+        .filter_map(|f| std::fs::canonicalize(f).ok())
+        .collect();
     let runs = store.runs();
     manifests.extend(runs.iter().map(|r| PathBuf::from(&r.manifest_path)));
     let mut reachable = BTreeSet::new();
     let mut notes = Vec::new();
     for path in &manifests {
         if !path.exists() {
-            notes.push(format!("{} no longer exists: its results are unreachable", path.display()));
+            notes.push(format!(
+                "{} no longer exists: its results are unreachable",
+                path.display()
+            ));
             continue;
         }
         match manifest::load(path) {
@@ -347,8 +395,15 @@ fn gc(cli: &Cli, files: &[PathBuf], delete: bool, json: bool) -> Result<u8, Repo
                 }
             }
             Err(_) => {
-                notes.push(format!("{} does not validate: keeping what its last apply recorded", path.display()));
-                if let Some(r) = runs.iter().rev().find(|r| Path::new(&r.manifest_path) == path) {
+                notes.push(format!(
+                    "{} does not validate: keeping what its last apply recorded",
+                    path.display()
+                ));
+                if let Some(r) = runs
+                    .iter()
+                    .rev()
+                    .find(|r| Path::new(&r.manifest_path) == path)
+                {
                     reachable.extend(r.nodes.values().filter_map(|n| n.key.clone()));
                 }
             }
@@ -370,7 +425,7 @@ fn gc(cli: &Cli, files: &[PathBuf], delete: bool, json: bool) -> Result<u8, Repo
             report.kept_actions,
             report.kept_blobs
         );
-        if !delete && !(report.removed_actions.is_empty() && report.removed_blobs.is_empty()) {
+        if !(delete || report.removed_actions.is_empty() && report.removed_blobs.is_empty()) {
             println!("dry run: pass --delete to remove them");
         }
     }
@@ -382,7 +437,9 @@ fn tasks(file: &Path, json: bool) -> Result<u8, Report> {
     let (datasets, unavailable) = run::load_datasets(&m).map_err(|e| miette!("{e}"))?;
     let mut out = Vec::new();
     for stage in m.stages_of(crate::manifest::StageKindName::Sample) {
-        let StageKind::Sample(s) = &stage.kind else { continue };
+        let StageKind::Sample(s) = &stage.kind else {
+            continue;
+        };
         let Some(set) = datasets.get(&s.dataset) else {
             return Err(miette!(
                 "dataset `{}` is not available on this machine ({})",
@@ -395,8 +452,12 @@ fn tasks(file: &Path, json: bool) -> Result<u8, Report> {
         let mut by_language: BTreeMap<String, usize> = BTreeMap::new();
         let mut by_month: BTreeMap<String, usize> = BTreeMap::new();
         for t in &tasks {
-            *by_language.entry(t.language.clone().unwrap_or_else(|| "(none)".into())).or_default() += 1;
-            *by_month.entry(t.created_at.chars().take(7).collect()).or_default() += 1;
+            *by_language
+                .entry(t.language.clone().unwrap_or_else(|| "(none)".into()))
+                .or_default() += 1;
+            *by_month
+                .entry(t.created_at.chars().take(7).collect())
+                .or_default() += 1;
         }
         out.push(serde_json::json!({
             "stage": stage.name,
@@ -412,7 +473,12 @@ fn tasks(file: &Path, json: bool) -> Result<u8, Report> {
         println!("{}", serde_json::to_string_pretty(&out).expect("json"));
     } else {
         for s in &out {
-            println!("stage {} (dataset {}): {} tasks", s["stage"].as_str().unwrap_or(""), s["dataset"].as_str().unwrap_or(""), s["tasks"].as_array().map_or(0, Vec::len));
+            println!(
+                "stage {} (dataset {}): {} tasks",
+                s["stage"].as_str().unwrap_or(""),
+                s["dataset"].as_str().unwrap_or(""),
+                s["tasks"].as_array().map_or(0, Vec::len)
+            );
             for t in s["tasks"].as_array().into_iter().flatten() {
                 println!(
                     "  {:<40} {:<28} {:<10} {}",
@@ -422,8 +488,18 @@ fn tasks(file: &Path, json: bool) -> Result<u8, Report> {
                     t["created_at"].as_str().unwrap_or("")
                 );
             }
-            let langs: Vec<String> = s["by_language"].as_object().into_iter().flatten().map(|(k, v)| format!("{k} {v}")).collect();
-            let months: Vec<String> = s["by_month"].as_object().into_iter().flatten().map(|(k, v)| format!("{k} {v}")).collect();
+            let langs: Vec<String> = s["by_language"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect();
+            let months: Vec<String> = s["by_month"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect();
             println!("  per language: {}", langs.join(", "));
             println!("  per month: {}", months.join(", "));
         }
@@ -449,7 +525,12 @@ fn parse_log(parser: Option<&str>, script: Option<&Path>, file: &Path) -> Result
                 .collect();
             println!("{}", crate::parsers::statuses_to_json(&statuses));
         }
-        _ => return Err(miette!(help = "e.g. bench parse-log --parser pytest test.log", "give --parser NAME or --script FILE")),
+        _ => {
+            return Err(miette!(
+                help = "e.g. bench parse-log --parser pytest test.log",
+                "give --parser NAME or --script FILE"
+            ));
+        }
     }
     Ok(exit_codes::OK)
 }

@@ -53,7 +53,10 @@ fn short(v: Option<&Value>) -> String {
         Some(v) => {
             let s = v.to_string();
             if s.len() > 80 {
-                format!("{}…", &s[..s.char_indices().nth(77).map_or(s.len(), |(i, _)| i)])
+                format!(
+                    "{}…",
+                    &s[..s.char_indices().nth(77).map_or(s.len(), |(i, _)| i)]
+                )
             } else {
                 s
             }

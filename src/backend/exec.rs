@@ -65,7 +65,8 @@ pub async fn exec(
     kill();
     let output = match tokio::time::timeout(Duration::from_secs(10), read).await {
         Ok(Ok(buf)) => buf,
-        _ => b"[bench: output stream did not close; a process escaped the command's group]\n".to_vec(),
+        _ => b"[bench: output stream did not close; a process escaped the command's group]\n"
+            .to_vec(),
     };
     let exit_code = status.and_then(|s| s.code());
     Ok(ExecResult {

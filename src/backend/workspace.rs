@@ -44,7 +44,11 @@ pub fn git_env(home: &Path) -> Vec<(String, String)> {
 
 impl Workspace {
     /// Creates a workspace under `tmp` from `base` (copied with modes), committed as `base`.
-    pub async fn create(tmp: &Path, base: &Path, cancel: &CancellationToken) -> Result<Workspace, String> {
+    pub async fn create(
+        tmp: &Path,
+        base: &Path,
+        cancel: &CancellationToken,
+    ) -> Result<Workspace, String> {
         let root = tempfile::Builder::new()
             .prefix("ws-")
             .tempdir_in(tmp)
@@ -81,10 +85,20 @@ impl Workspace {
     }
 
     /// Runs a git-related shell script in the repository with [`git_env`].
-    pub async fn git(&self, script: &str, cancel: &CancellationToken) -> Result<ExecResult, String> {
-        exec(script, &self.dir, &git_env(&self.home()), Duration::from_secs(300), cancel)
-            .await
-            .map_err(|e| format!("cannot run git in {}: {e}", self.dir.display()))
+    pub async fn git(
+        &self,
+        script: &str,
+        cancel: &CancellationToken,
+    ) -> Result<ExecResult, String> {
+        exec(
+            script,
+            &self.dir,
+            &git_env(&self.home()),
+            Duration::from_secs(300),
+            cancel,
+        )
+        .await
+        .map_err(|e| format!("cannot run git in {}: {e}", self.dir.display()))
     }
 
     /// Writes a side file and returns its path.

@@ -146,6 +146,10 @@ struct StageRt {
     estimated: bool,
 }
 
+/// Tasks flowing into a solve stage (with their gold verdict, `None` while pending), and
+/// whether the upstream stage is settled.
+type Incoming = (Vec<(Arc<Task>, Option<bool>)>, bool);
+
 /// The expanding node graph of one manifest.
 pub struct Graph<'a> {
     pub manifest: &'a Manifest,
@@ -259,10 +263,7 @@ impl<'a> Graph<'a> {
                             .nodes
                             .iter()
                             .any(|i| matches!(self.nodes[*i].state, NodeState::WillRun))
-                            && !matches!(
-                                self.manifest.stages[n].kind,
-                                StageKind::Sample(_)
-                            )
+                            && !matches!(self.manifest.stages[n].kind, StageKind::Sample(_))
                     }));
             let rt = self.stages.get_mut(name).expect("stage exists");
             rt.settled = settled;
@@ -415,11 +416,14 @@ impl<'a> Graph<'a> {
     }
 
     /// The ordered tasks flowing into a solve stage from `up`, with availability.
-    fn incoming(&self, up: &str) -> Option<(Vec<(Arc<Task>, Option<bool>)>, bool)> {
+    fn incoming(&self, up: &str) -> Option<Incoming> {
         match &self.manifest.stages[up].kind {
             StageKind::Sample(_) => {
                 let tasks = self.samples.get(up)?;
-                Some((tasks.iter().map(|t| (t.clone(), Some(true))).collect(), true))
+                Some((
+                    tasks.iter().map(|t| (t.clone(), Some(true))).collect(),
+                    true,
+                ))
             }
             StageKind::Gold(_) => {
                 let sample = &self.manifest.stages[up].needs[0];
@@ -461,7 +465,13 @@ impl<'a> Graph<'a> {
                 Some(false) => continue,
                 Some(true) => taken += 1,
             }
-            if !self.stages.get_mut(stage).expect("stage").seen.insert(task.instance_id.clone()) {
+            if !self
+                .stages
+                .get_mut(stage)
+                .expect("stage")
+                .seen
+                .insert(task.instance_id.clone())
+            {
                 continue;
             }
             for team_name in &s.teams {
@@ -629,7 +639,9 @@ impl<'a> Graph<'a> {
                 let prefix = format!("{name}/");
                 s.orphaned = previous
                     .keys()
-                    .filter(|a| (a.starts_with(&prefix) || *a == name) && !present.contains(a.as_str()))
+                    .filter(|a| {
+                        (a.starts_with(&prefix) || *a == name) && !present.contains(a.as_str())
+                    })
                     .count();
                 s
             })

@@ -159,10 +159,8 @@ fn team_key(m: &Manifest, team: &Team) -> (TeamKey, bool) {
                 kind: h.kind,
                 command: h.command.clone(),
                 script: h.script.as_ref().map(|p| {
-                    std::fs::read(p).map_or_else(
-                        |e| format!("unreadable: {e}"),
-                        |b| crate::key::digest(&b),
-                    )
+                    std::fs::read(p)
+                        .map_or_else(|e| format!("unreadable: {e}"), |b| crate::key::digest(&b))
                 }),
                 env: h.env.clone(),
             },
@@ -185,13 +183,7 @@ fn agent_string(a: &serde_json::Map<String, serde_json::Value>) -> String {
     }
 }
 
-pub fn solve_key(
-    m: &Manifest,
-    task: &Task,
-    team: &Team,
-    timeout_s: u64,
-    replicate: u32,
-) -> Keyed {
+pub fn solve_key(m: &Manifest, task: &Task, team: &Team, timeout_s: u64, replicate: u32) -> Keyed {
     let (team_key, reads_prompt) = team_key(m, team);
     key_of(&SolveKey {
         schema: KEY_SCHEMA,

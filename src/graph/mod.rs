@@ -6,4 +6,7 @@ mod expand;
 mod keys;
 
 pub use expand::{Graph, Mode, Node, NodeKind, NodeState, StageSummary};
-pub use keys::{GradeOutput, SampleOutput, SolveOutput, label_inputs};
+pub use keys::{
+    GradeOutput, SampleOutput, SolveOutput, grade_key, label_inputs, report_key, sample_key,
+    solve_key,
+};

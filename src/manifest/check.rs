@@ -11,19 +11,51 @@ use serde_json::{Map, Value as Json};
 use super::diagnostic::Diag;
 use super::tree::{Node, Value};
 
-/// Checks `root` against `schema`, returning every problem found.
-pub fn check(root: &Node, schema: &Json) -> Vec<Diag> {
+/// Checks `root` against `schema`, returning every problem found and the paths of the values
+/// at fault (so the caller can drop them and still validate the rest).
+pub fn check(root: &Node, schema: &Json) -> (Vec<Diag>, Vec<Vec<String>>) {
     let mut checker = Checker {
         root: schema,
         diags: Vec::new(),
+        path: Vec::new(),
+        bad: Vec::new(),
     };
     checker.node(root, schema, "the manifest");
-    checker.diags
+    (checker.diags, checker.bad)
+}
+
+/// Removes the values at `paths` (table keys; array items are removed whole with their array).
+pub fn prune(root: &mut Node, paths: &[Vec<String>]) {
+    for path in paths {
+        remove_path(root, path);
+    }
+}
+
+fn remove_path(node: &mut Node, path: &[String]) {
+    let Some((first, rest)) = path.split_first() else {
+        return;
+    };
+    if let Value::Table(t) = &mut node.value {
+        if rest.is_empty() || rest[0].starts_with('[') {
+            t.remove(first);
+        } else if let Some(e) = t.get_mut(first) {
+            remove_path(&mut e.node, rest);
+        }
+    }
 }
 
 struct Checker<'s> {
     root: &'s Json,
     diags: Vec<Diag>,
+    path: Vec<String>,
+    bad: Vec<Vec<String>>,
+}
+
+impl Checker<'_> {
+    fn push(&mut self, diag: Diag) {
+        self.diags.push(diag);
+        self.bad.push(self.path.clone());
+    }
 }
 
 fn describe(schema: &Json) -> String {
@@ -103,7 +135,7 @@ impl<'s> Checker<'s> {
             } else if let Some(desc) = schema.get("description").and_then(Json::as_str) {
                 diag = diag.help(desc.to_string());
             }
-            self.diags.push(diag);
+            self.push(diag);
             return;
         }
         if let Some(Json::Array(allowed)) = schema.get("enum") {
@@ -117,14 +149,18 @@ impl<'s> Checker<'s> {
             Value::Array(items) => {
                 if let Some(item_schema) = schema.get("items") {
                     for (i, item) in items.iter().enumerate() {
+                        self.path.push(format!("[{i}]"));
                         self.node(item, item_schema, &format!("item {} of {what}", i + 1));
+                        self.path.pop();
                     }
                 }
             }
             Value::Integer(i) => {
-                if let Some(min) = schema.get("minimum").and_then(Json::as_f64) {
-                    if (*i as f64) < min {
-                        self.diags.push(
+                if let Some(min) = schema.get("minimum").and_then(Json::as_f64)
+                    && (*i as f64) < min
+                {
+                    {
+                        self.push(
                             Diag::new(
                                 "manifest::range",
                                 format!("{what} must be at least {min}, found {i}"),
@@ -171,10 +207,13 @@ impl<'s> Checker<'s> {
             return;
         }
         let help = match suggest(s, names.iter().copied()) {
-            Some(near) => format!("did you mean `{near}`? expected one of: {}", names.join(", ")),
+            Some(near) => format!(
+                "did you mean `{near}`? expected one of: {}",
+                names.join(", ")
+            ),
             None => format!("expected one of: {}", names.join(", ")),
         };
-        self.diags.push(
+        self.push(
             Diag::new(
                 "manifest::value",
                 format!("unknown value `{s}` for {what}"),
@@ -196,9 +235,25 @@ impl<'s> Checker<'s> {
         };
         let additional = schema.get("additionalProperties");
         for (key, entry) in entries {
+            self.path.push(key.clone());
+            self.entry(key, entry, props, additional, what);
+            self.path.pop();
+        }
+        self.required(node, schema, entries, props, what);
+    }
+
+    fn entry(
+        &mut self,
+        key: &str,
+        entry: &super::tree::Entry,
+        props: &'s Map<String, Json>,
+        additional: Option<&'s Json>,
+        what: &str,
+    ) {
+        {
             if let Some(prop) = props.get(key) {
                 self.node(&entry.node, prop, &format!("`{key}`"));
-                continue;
+                return;
             }
             match additional {
                 Some(Json::Bool(false)) => {
@@ -207,7 +262,7 @@ impl<'s> Checker<'s> {
                         Some(near) => format!("did you mean `{near}`?"),
                         None => format!("valid keys here: {}", valid.join(", ")),
                     };
-                    self.diags.push(
+                    self.push(
                         Diag::new(
                             "manifest::unknown_key",
                             format!("unknown key `{key}` in {what}"),
@@ -230,6 +285,16 @@ impl<'s> Checker<'s> {
                 _ => {}
             }
         }
+    }
+
+    fn required(
+        &mut self,
+        node: &Node,
+        schema: &'s Json,
+        entries: &std::collections::BTreeMap<String, super::tree::Entry>,
+        props: &'s Map<String, Json>,
+        what: &str,
+    ) {
         if let Some(Json::Array(required)) = schema.get("required") {
             for key in required.iter().filter_map(Json::as_str) {
                 if !entries.contains_key(key) {
@@ -242,7 +307,7 @@ impl<'s> Checker<'s> {
                             || format!("add `{key} = ...`"),
                             |d| format!("add `{key}`: {d}"),
                         );
-                    self.diags.push(
+                    self.push(
                         Diag::new(
                             "manifest::missing_key",
                             format!("missing key `{key}` in {what}"),
@@ -273,15 +338,15 @@ impl<'s> Checker<'s> {
                 .collect();
             match entries.get(tag) {
                 Some(entry) => {
-                    if let Value::String(s) = &entry.node.value {
-                        if let Some(v) = variants.iter().find(|v| {
+                    if let Value::String(s) = &entry.node.value
+                        && let Some(v) = variants.iter().find(|v| {
                             v.pointer(&format!("/properties/{tag}/const"))
                                 .and_then(Json::as_str)
                                 == Some(s)
-                        }) {
-                            self.node(node, v, what);
-                            return;
-                        }
+                        })
+                    {
+                        self.node(node, v, what);
+                        return;
                     }
                     let got = match &entry.node.value {
                         Value::String(s) => s.clone(),
@@ -289,11 +354,14 @@ impl<'s> Checker<'s> {
                     };
                     let help = match suggest(&got, names.iter().copied()) {
                         Some(near) => {
-                            format!("did you mean `{near}`? expected one of: {}", names.join(", "))
+                            format!(
+                                "did you mean `{near}`? expected one of: {}",
+                                names.join(", ")
+                            )
                         }
                         None => format!("expected one of: {}", names.join(", ")),
                     };
-                    self.diags.push(
+                    self.push(
                         Diag::new(
                             "manifest::value",
                             format!("unknown `{tag}` `{got}` in {what}"),
@@ -303,7 +371,7 @@ impl<'s> Checker<'s> {
                         .help(help),
                     );
                 }
-                None => self.diags.push(
+                None => self.push(
                     Diag::new(
                         "manifest::missing_key",
                         format!("missing key `{tag}` in {what}"),
@@ -317,11 +385,13 @@ impl<'s> Checker<'s> {
         }
         // Untagged: accept the first variant that fits; otherwise report the variant whose type
         // matches.
-        let mut best: Option<Vec<Diag>> = None;
+        let mut best: Option<(Vec<Diag>, Vec<Vec<String>>)> = None;
         for v in &variants {
             let mut sub = Checker {
                 root: self.root,
                 diags: Vec::new(),
+                path: self.path.clone(),
+                bad: Vec::new(),
             };
             sub.node(node, v, what);
             if sub.diags.is_empty() {
@@ -330,15 +400,18 @@ impl<'s> Checker<'s> {
             let type_ok = self.type_matches(node, self.resolve(v))
                 || v.get("oneOf").is_some()
                 || v.get("anyOf").is_some();
-            if type_ok && best.as_ref().is_none_or(|b| sub.diags.len() < b.len()) {
-                best = Some(sub.diags);
+            if type_ok && best.as_ref().is_none_or(|b| sub.diags.len() < b.0.len()) {
+                best = Some((sub.diags, sub.bad));
             }
         }
         match best {
-            Some(diags) => self.diags.extend(diags),
+            Some((diags, bad)) => {
+                self.diags.extend(diags);
+                self.bad.extend(bad);
+            }
             None => {
                 let expected: Vec<String> = variants.iter().map(|v| describe(v)).collect();
-                self.diags.push(Diag::new(
+                self.push(Diag::new(
                     "manifest::type",
                     format!(
                         "wrong type for {what}: expected {}, found {}",

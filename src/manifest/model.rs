@@ -87,8 +87,12 @@ pub enum DatasetFormat {
 }
 
 impl DatasetFormat {
-    pub const NAMES: [&'static str; 4] =
-        ["local", "swe-bench-live", "swe-bench-live-python", "swe-bench"];
+    pub const NAMES: [&'static str; 4] = [
+        "local",
+        "swe-bench-live",
+        "swe-bench-live-python",
+        "swe-bench",
+    ];
 
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {

@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-
 use toml::de::{DeTable, DeValue};
 use toml::value::Datetime;
 
@@ -139,7 +138,9 @@ fn load_inner(
             .chain(std::iter::once(&canonical))
             .map(|p| p.display().to_string())
             .collect();
-        let loc = included_from.cloned().expect("a loop needs an including file");
+        let loc = included_from
+            .cloned()
+            .expect("a loop needs an including file");
         return Err(vec![
             Diag::new(
                 "manifest::extends_cycle",
@@ -184,11 +185,10 @@ fn load_inner(
     };
     let extends = match root.get("extends") {
         Some(Entry {
-            node:
-                Node {
-                    value: Value::String(s),
-                    loc,
-                },
+            node: Node {
+                value: Value::String(s),
+                loc,
+            },
             ..
         }) => Some((s.clone(), loc.clone())),
         _ => None,
@@ -222,12 +222,10 @@ fn convert_table(table: &DeTable<'_>, file: usize) -> BTreeMap<String, Entry> {
 fn convert_value(value: &DeValue<'_>, span: Range<usize>, file: usize) -> Node {
     let value = match value {
         DeValue::String(s) => Value::String(s.to_string()),
-        DeValue::Integer(i) => {
-            match i64::from_str_radix(&i.as_str().replace('_', ""), i.radix()) {
-                Ok(v) => Value::Integer(v),
-                Err(_) => Value::String(i.as_str().to_string()),
-            }
-        }
+        DeValue::Integer(i) => match i64::from_str_radix(&i.as_str().replace('_', ""), i.radix()) {
+            Ok(v) => Value::Integer(v),
+            Err(_) => Value::String(i.as_str().to_string()),
+        },
         DeValue::Float(f) => Value::Float(f.as_str().replace('_', "").parse().unwrap_or(f64::NAN)),
         DeValue::Boolean(b) => Value::Boolean(*b),
         DeValue::Datetime(d) => Value::Datetime(*d),
@@ -270,4 +268,3 @@ pub fn merge(base: Node, over: Node) -> Node {
         },
     }
 }
-

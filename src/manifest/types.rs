@@ -312,7 +312,10 @@ impl<'de> Deserialize<'de> for TomlDate {
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<TomlDate, E> {
                 v.parse().map(TomlDate).map_err(E::custom)
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<TomlDate, A::Error> {
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<TomlDate, A::Error> {
                 let (_, v): (String, String) = map
                     .next_entry()?
                     .ok_or_else(|| serde::de::Error::custom("an empty date"))?;

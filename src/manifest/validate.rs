@@ -22,13 +22,18 @@ pub fn load(path: &Path) -> Result<Manifest, ManifestError> {
     let shown = path.to_path_buf();
     let root = tree::load(path, &mut sources)
         .map_err(|d| ManifestError::new(shown.clone(), &sources, d))?;
-    let diags = check(&root, &manifest_schema());
-    if !diags.is_empty() {
-        return Err(ManifestError::new(shown, &sources, diags));
-    }
+    let (structural, bad) = check(&root, &manifest_schema());
+    // With structural problems, drop the values at fault and still validate the rest, so every
+    // problem is reported in one run.
+    let mut root = root;
+    super::check::prune(&mut root, &bad);
+    let root = root;
     let resolved = root.to_toml();
     let file: ManifestFile = match resolved.clone().try_into() {
         Ok(f) => f,
+        Err(_) if !structural.is_empty() => {
+            return Err(ManifestError::new(shown, &sources, structural));
+        }
         Err(err) => {
             return Err(ManifestError::new(
                 shown,
@@ -48,8 +53,10 @@ pub fn load(path: &Path) -> Result<Manifest, ManifestError> {
         diags: Vec::new(),
     };
     let manifest = v.manifest(file, resolved);
-    if !v.diags.is_empty() {
-        return Err(ManifestError::new(shown, &sources, v.diags));
+    if !v.diags.is_empty() || !structural.is_empty() {
+        let mut all = structural;
+        all.extend(v.diags);
+        return Err(ManifestError::new(shown, &sources, all));
     }
     Ok(manifest.expect("no diagnostics means a manifest"))
 }
@@ -126,7 +133,8 @@ impl Validator<'_> {
     }
 
     fn err(&mut self, code: &'static str, message: String, loc: Loc, label: &str, help: String) {
-        self.diags.push(Diag::new(code, message, loc, label).help(help));
+        self.diags
+            .push(Diag::new(code, message, loc, label).help(help));
     }
 
     fn duration(&mut self, value: Option<&String>, default: Duration, at: &[&str]) -> Duration {
@@ -313,7 +321,11 @@ impl Validator<'_> {
             }) => (jobs, containers, agents),
             None => (None, None, None),
         };
-        for (v, k) in [(jobs, "jobs"), (containers, "containers"), (agents, "agents")] {
+        for (v, k) in [
+            (jobs, "jobs"),
+            (containers, "containers"),
+            (agents, "agents"),
+        ] {
             if v == Some(0) {
                 self.err(
                     "manifest::range",
@@ -516,7 +528,8 @@ impl Validator<'_> {
                     format!("harness `{name}` of kind `command` has no `command`"),
                     self.loc(&["harnesses", &name]),
                     "no `command`",
-                    "add `command = \"python3 {{script}}\"` (run with sh -c in the workspace)".into(),
+                    "add `command = \"python3 {{script}}\"` (run with sh -c in the workspace)"
+                        .into(),
                 );
             }
             if let Some(c) = &command
@@ -630,7 +643,9 @@ impl Validator<'_> {
                     Ok(top) => {
                         let mut ok = true;
                         for a in top.agents() {
-                            ok &= self.check_agent(a.clone(), loc.clone(), harnesses).is_some();
+                            ok &= self
+                                .check_agent(a.clone(), loc.clone(), harnesses)
+                                .is_some();
                         }
                         ok.then_some(top)?
                     }
@@ -709,7 +724,6 @@ impl Validator<'_> {
         })
     }
 
-    #[expect(clippy::too_many_arguments, reason = "one call site, all context")]
     fn stage(
         &mut self,
         name: &str,
@@ -746,10 +760,7 @@ impl Validator<'_> {
                 seed,
             }) => {
                 if !datasets.contains_key(&dataset)
-                    && self
-                        .root
-                        .lookup(&["datasets", &dataset])
-                        .is_none()
+                    && self.root.lookup(&["datasets", &dataset]).is_none()
                 {
                     self.err(
                         "manifest::reference",
@@ -980,9 +991,15 @@ impl Validator<'_> {
                 let ok = matches!(
                     (stage.kind.name(), up.kind.name()),
                     (StageKindName::Gold, StageKindName::Sample)
-                        | (StageKindName::Solve, StageKindName::Sample | StageKindName::Gold)
+                        | (
+                            StageKindName::Solve,
+                            StageKindName::Sample | StageKindName::Gold
+                        )
                         | (StageKindName::Grade, StageKindName::Solve)
-                        | (StageKindName::Report, StageKindName::Grade | StageKindName::Gold)
+                        | (
+                            StageKindName::Report,
+                            StageKindName::Grade | StageKindName::Gold
+                        )
                 );
                 if !ok {
                     let want = match stage.kind.name() {

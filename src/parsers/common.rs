@@ -12,16 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 /// one of these three values by the parser that reads it; each parser module documents its
 /// mapping.
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    serde::Serialize,
-    serde::Deserialize,
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum TestStatus {
@@ -88,6 +79,14 @@ pub(crate) struct Collector<'a> {
 }
 
 impl<'a> Collector<'a> {
+    /// A collector sized for a log of `log_len` bytes (a guess of one test per 2 KiB, so
+    /// large logs do not rehash the table over and over).
+    pub(crate) fn for_log(log_len: usize) -> Self {
+        Collector {
+            map: HashMap::with_capacity((log_len / 2048).min(1 << 20)),
+        }
+    }
+
     /// Records `status` for `name`; empty names are ignored.
     pub(crate) fn record(&mut self, name: impl Into<Cow<'a, str>>, status: TestStatus) {
         let name = name.into();

@@ -56,7 +56,10 @@ pub(crate) fn parse<'a>(log: &'a str, out: &mut Collector<'a>) {
                 TestStatus::Skip,
                 title.strip_prefix("skipped ").unwrap_or(title),
             ),
-            _ => (TestStatus::Skip, title.strip_prefix("todo ").unwrap_or(title)),
+            _ => (
+                TestStatus::Skip,
+                title.strip_prefix("todo ").unwrap_or(title),
+            ),
         };
         out.record(name.trim(), status);
     }

@@ -178,6 +178,13 @@ fn strip_xdist_prefix(line: &str) -> Option<&str> {
 /// `<id> STATUS[ (reason)][ [ NN%]]`.
 fn verbose_line(line: &str) -> Option<(&str, Outcome)> {
     let mut s = line.trim_end();
+    // Fast reject: the line must end with a status word, a `(reason)` or a `[ NN%]`.
+    if !matches!(
+        s.as_bytes().last(),
+        Some(b'D' | b'R' | b'L' | b'S' | b')' | b']')
+    ) {
+        return None;
+    }
     if s.ends_with("%]") {
         let open = s.rfind('[')?;
         let pct = s[open + 1..s.len() - 2].trim_start();
@@ -200,10 +207,15 @@ fn verbose_line(line: &str) -> Option<(&str, Outcome)> {
     };
     let name = name.trim_end();
     let first = name.as_bytes().first()?;
-    if first.is_ascii_whitespace() || !name.contains("::") {
+    if first.is_ascii_whitespace() || !has_double_colon(name) {
         return None;
     }
     Some((name, outcome))
+}
+
+/// `name.contains("::")` without building a substring searcher per call.
+fn has_double_colon(name: &str) -> bool {
+    name.as_bytes().windows(2).any(|w| w == b"::")
 }
 
 #[cfg(test)]

@@ -105,7 +105,7 @@ pub fn parse_log(parser: &str, log: &str) -> Result<BTreeMap<String, TestStatus>
         });
     };
     let cleaned = clean_log(log);
-    let mut collector = Collector::default();
+    let mut collector = Collector::for_log(cleaned.len());
     parse(&cleaned, &mut collector);
     Ok(collector.finish())
 }

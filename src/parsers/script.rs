@@ -256,9 +256,7 @@ fn resolve_python3() -> Result<PathBuf, String> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     let found = std::env::split_paths(&path)
         .map(|dir| dir.join("python3"))
-        .find(|p| {
-            fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
+        .find(|p| fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
         .ok_or_else(|| String::from("python3 not found on PATH"))?;
     // Ask the interpreter for its real executable; this runs with the parent's environment
     // so that shims (pyenv, asdf) can do their work.

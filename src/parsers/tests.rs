@@ -52,7 +52,11 @@ fn every_fixture_parses_to_its_expected_result() {
         .collect();
     dirs.sort();
     for dir in dirs {
-        let parser = dir.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_owned();
+        let parser = dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_owned();
         let mut logs: Vec<_> = std::fs::read_dir(&dir)
             .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
             .filter_map(Result::ok)
@@ -70,14 +74,16 @@ fn every_fixture_parses_to_its_expected_result() {
             )
             .unwrap_or_else(|e| panic!("{}: {e}", expected_path.display()));
             assert!(!expected.is_empty(), "{} is empty", expected_path.display());
-            let actual = parse_log(&parser, &log)
-                .unwrap_or_else(|e| panic!("{}: {e}", log_path.display()));
+            let actual =
+                parse_log(&parser, &log).unwrap_or_else(|e| panic!("{}: {e}", log_path.display()));
             if actual != expected {
                 let mut diff = String::new();
                 for (name, status) in &expected {
                     match actual.get(name) {
                         Some(got) if got == status => {}
-                        got => diff.push_str(&format!("  {name:?}: expected {status}, got {got:?}\n")),
+                        got => {
+                            diff.push_str(&format!("  {name:?}: expected {status}, got {got:?}\n"))
+                        }
                     }
                 }
                 for (name, status) in &actual {
@@ -91,13 +97,20 @@ fn every_fixture_parses_to_its_expected_result() {
             checked += 1;
         }
     }
-    assert!(failures.is_empty(), "fixture mismatches:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "fixture mismatches:\n{}",
+        failures.join("\n")
+    );
     let missing: Vec<_> = builtin_parser_names()
         .iter()
         .filter(|n| !parsers_seen.contains(**n))
         .collect();
     assert!(missing.is_empty(), "parsers without fixtures: {missing:?}");
-    assert!(checked >= builtin_parser_names().len(), "only {checked} fixtures checked");
+    assert!(
+        checked >= builtin_parser_names().len(),
+        "only {checked} fixtures checked"
+    );
 }
 
 #[test]
@@ -207,7 +220,8 @@ fn cargo_mappings() {
 
 #[test]
 fn other_mappings() {
-    let cases: &[(&str, &str, &[(&str, TestStatus)])] = &[
+    type Case<'a> = (&'a str, &'a str, &'a [(&'a str, TestStatus)]);
+    let cases: &[Case<'_>] = &[
         (
             "go-json",
             "{\"Action\":\"pass\",\"Test\":\"A\"}\n{\"Action\":\"fail\",\"Test\":\"B/x\"}\n{\"Action\":\"skip\",\"Test\":\"C\"}\n{\"Action\":\"fail\",\"Package\":\"p\"}\n",
@@ -216,17 +230,32 @@ fn other_mappings() {
         (
             "jest",
             "    ✓ adds (2 ms)\n    ✕ fails (3 ms)\n    ○ skipped later\n    ✎ todo someday\n",
-            &[("adds", Pass), ("fails", Fail), ("later", Skip), ("someday", Skip)],
+            &[
+                ("adds", Pass),
+                ("fails", Fail),
+                ("later", Skip),
+                ("someday", Skip),
+            ],
         ),
         (
             "vitest",
             " ✓ a.test.ts > s > adds 1ms\n × a.test.ts > s > fails 3ms\n ↓ a.test.ts > s > later\n ✓ a.test.ts (3 tests | 1 skipped) 5ms\n",
-            &[("a.test.ts > s > adds", Pass), ("a.test.ts > s > fails", Fail), ("a.test.ts > s > later", Skip)],
+            &[
+                ("a.test.ts > s > adds", Pass),
+                ("a.test.ts > s > fails", Fail),
+                ("a.test.ts > s > later", Skip),
+            ],
         ),
         (
             "tap",
             "ok 1 - adds\nnot ok 2 - broken\nok 3 - later # SKIP\nnot ok 4 - todo \\# one # TODO x\n    ok 1 nested\n",
-            &[("adds", Pass), ("broken", Fail), ("later", Skip), ("todo # one", Skip), ("nested", Pass)],
+            &[
+                ("adds", Pass),
+                ("broken", Fail),
+                ("later", Skip),
+                ("todo # one", Skip),
+                ("nested", Pass),
+            ],
         ),
         (
             "ctest",
@@ -236,21 +265,41 @@ fn other_mappings() {
         (
             "dotnet",
             "  Passed A.B.Adds [2 ms]\n  Failed A.B.Broken [5 ms]\n  Skipped A.B.Later [1 ms]\n",
-            &[("A.B.Adds", Pass), ("A.B.Broken", Fail), ("A.B.Later", Skip)],
+            &[
+                ("A.B.Adds", Pass),
+                ("A.B.Broken", Fail),
+                ("A.B.Later", Skip),
+            ],
         ),
         (
             "maven",
             "[INFO] a.B.ok -- Time elapsed: 0.001 s\n[ERROR] a.B.f -- Time elapsed: 0.01 s <<< FAILURE!\n[ERROR] a.B.e -- Time elapsed: 0.01 s <<< ERROR!\n[WARNING] a.B.s -- Time elapsed: 0 s <<< SKIPPED!\nold(a.C)  Time elapsed: 0.01 sec  <<< FAILURE!\n",
-            &[("a.B.ok", Pass), ("a.B.f", Fail), ("a.B.e", Fail), ("a.B.s", Skip), ("a.C.old", Fail)],
+            &[
+                ("a.B.ok", Pass),
+                ("a.B.f", Fail),
+                ("a.B.e", Fail),
+                ("a.B.s", Skip),
+                ("a.C.old", Fail),
+            ],
         ),
         (
             "junit-xml",
             "$ cat *.xml\n<?xml version=\"1.0\"?>\n<testsuite name=\"s\"><testcase classname=\"a.B\" name=\"ok\"/><testcase classname=\"a.B\" name=\"f\"><failure message=\"x\"/></testcase><testcase classname=\"a.B\" name=\"e\"><error/></testcase><testcase classname=\"a.B\" name=\"s\"><skipped/></testcase></testsuite>\n<?xml version=\"1.0\"?>\n<testsuites><testsuite><testcase name=\"n &amp; m\" classname=\"\"><system-out>hi</system-out></testcase></testsuite></testsuites>\n",
-            &[("a.B.ok", Pass), ("a.B.f", Fail), ("a.B.e", Fail), ("a.B.s", Skip), ("n & m", Pass)],
+            &[
+                ("a.B.ok", Pass),
+                ("a.B.f", Fail),
+                ("a.B.e", Fail),
+                ("a.B.s", Skip),
+                ("n & m", Pass),
+            ],
         ),
     ];
     for (parser, log, expected) in cases {
-        assert_eq!(parse_log(parser, log).unwrap(), map(expected), "parser {parser}");
+        assert_eq!(
+            parse_log(parser, log).unwrap(),
+            map(expected),
+            "parser {parser}"
+        );
     }
 }
 
@@ -269,11 +318,20 @@ fn unknown_parser_suggests_closest_name() {
         "unknown log parser `pytset`; did you mean `pytest`?"
     );
     let err = parse_log("junit_xml", "").unwrap_err();
-    assert!(err.to_string().ends_with("did you mean `junit-xml`?"), "{err}");
+    assert!(
+        err.to_string().ends_with("did you mean `junit-xml`?"),
+        "{err}"
+    );
     let err = parse_log("django", "").unwrap_err();
-    assert!(err.to_string().ends_with("did you mean `unittest`?"), "{err}");
+    assert!(
+        err.to_string().ends_with("did you mean `unittest`?"),
+        "{err}"
+    );
     let err = parse_log("rspec-but-very-different", "").unwrap_err();
-    assert_eq!(err.to_string(), "unknown log parser `rspec-but-very-different`");
+    assert_eq!(
+        err.to_string(),
+        "unknown log parser `rspec-but-very-different`"
+    );
 }
 
 #[test]
@@ -295,7 +353,10 @@ fn live_normalisation_and_json() {
     assert_eq!(normalize_live_status("xfail"), Fail);
     assert_eq!(normalize_live_status(""), Fail);
     let json = statuses_to_json(&map(&[("b", Skip), ("a", Pass), ("c", Fail)]));
-    assert_eq!(json, "{\n  \"a\": \"pass\",\n  \"b\": \"skip\",\n  \"c\": \"fail\"\n}");
+    assert_eq!(
+        json,
+        "{\n  \"a\": \"pass\",\n  \"b\": \"skip\",\n  \"c\": \"fail\"\n}"
+    );
     let back: BTreeMap<String, TestStatus> = serde_json::from_str(&json).unwrap();
     assert_eq!(back.len(), 3);
 }
@@ -343,7 +404,11 @@ fn script_that_raises_reports_traceback() {
         }
         other => panic!("expected Raised, got {other:?}"),
     }
-    for script in ["x = 1\n", "def parser(log):\n    return [1]\n", "def parser(:\n"] {
+    for script in [
+        "x = 1\n",
+        "def parser(log):\n    return [1]\n",
+        "def parser(:\n",
+    ] {
         assert!(
             matches!(
                 run_script_parser(script, "x", &quick()),
@@ -379,16 +444,29 @@ fn script_that_hangs_is_killed_with_its_children() {
         "{result:?}"
     );
     assert!(elapsed < Duration::from_secs(6), "took {elapsed:?}");
-    let pid: u32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    let pid: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     // The grandchild must be gone (or a zombie awaiting its reaper) shortly after.
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let state = stat.rsplit(')').next().unwrap_or("").trim_start().chars().next();
+        let state = stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .chars()
+            .next();
         if stat.is_empty() || state == Some('Z') || state == Some('X') {
             break;
         }
-        assert!(Instant::now() < deadline, "grandchild {pid} still alive: {stat}");
+        assert!(
+            Instant::now() < deadline,
+            "grandchild {pid} still alive: {stat}"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -412,7 +490,8 @@ fn script_sees_no_environment() {
 
 #[test]
 fn script_over_memory_limit_fails_cleanly() {
-    let script = "def parser(log):\n    blob = bytearray(4 << 30)\n    return {'n': str(len(blob))}\n";
+    let script =
+        "def parser(log):\n    blob = bytearray(4 << 30)\n    return {'n': str(len(blob))}\n";
     let limits = ScriptLimits {
         timeout: Duration::from_secs(30),
         memory_bytes: 512 << 20,

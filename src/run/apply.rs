@@ -12,10 +12,12 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::graph::{Graph, GradeOutput, Mode, NodeKind, NodeState, SolveOutput};
+use crate::graph::{GradeOutput, Graph, Mode, NodeKind, NodeState, SolveOutput};
 use crate::manifest::{Manifest, StageKind};
 use crate::report::stats::{PairOutcome, PairState};
-use crate::stages::{ReportInputs, WorkError, WorkOutput, grade_local, materialize, solve_local, write_report};
+use crate::stages::{
+    ReportInputs, WorkError, WorkOutput, grade_local, materialize, solve_local, write_report,
+};
 use crate::store::{ActionRecord, Index, RECORD_SCHEMA, RunNode, RunRecord, Store};
 use crate::tasks::TaskSet;
 
@@ -115,21 +117,29 @@ pub async fn apply(
                         if let (NodeKind::Report, StageKind::Report(r)) =
                             (&node.kind, &m.stages[&node.stage].kind)
                         {
-                            materialize(&store, &rec.blobs, &r.out)
-                                .map_err(|e| format!("cannot write the report to {}: {e}", r.out.display()))?;
+                            materialize(&store, &rec.blobs, &r.out).map_err(|e| {
+                                format!("cannot write the report to {}: {e}", r.out.display())
+                            })?;
                         }
                     }
                     NodeState::Ready => {
                         progress.added(&node.stage, false);
-                        let key = node.keyed.as_ref().expect("ready nodes have keys").key.clone();
-                        if inflight.contains_key(&key) {
+                        let key = node
+                            .keyed
+                            .as_ref()
+                            .expect("ready nodes have keys")
+                            .key
+                            .clone();
+                        if let std::collections::hash_map::Entry::Vacant(e) =
+                            inflight.entry(key.clone())
+                        {
+                            e.insert(id);
+                            queue.push_back(id);
+                        } else {
                             // Same key as a running node (an identical patch): wait for its result.
                             waiters.entry(key).or_default().push(id);
                             progress.started(&node.stage, &node.address);
                             graph.set_state(id, NodeState::Running);
-                        } else {
-                            inflight.insert(key, id);
-                            queue.push_back(id);
                         }
                     }
                     _ => {}
@@ -204,8 +214,15 @@ pub async fn apply(
             _ => Pool::Jobs,
         };
         *running.get_mut(&pool).expect("pool was used") -= 1;
-        *running_per_stage.get_mut(&node.stage).expect("stage was used") -= 1;
-        let key = node.keyed.as_ref().expect("run nodes have keys").key.clone();
+        *running_per_stage
+            .get_mut(&node.stage)
+            .expect("stage was used") -= 1;
+        let key = node
+            .keyed
+            .as_ref()
+            .expect("run nodes have keys")
+            .key
+            .clone();
         inflight.remove(&key);
         let mut same_key = waiters.remove(&key).unwrap_or_default();
         same_key.insert(0, id);
@@ -215,7 +232,16 @@ pub async fn apply(
                 for (i, nid) in same_key.iter().enumerate() {
                     let address = graph.nodes[*nid].address.clone();
                     let detail = describe(&node.kind, &rec);
-                    progress.finished(&node.stage, &address, true, &if i == 0 { detail } else { format!("{detail} (same key as {})", node.address) });
+                    progress.finished(
+                        &node.stage,
+                        &address,
+                        true,
+                        &if i == 0 {
+                            detail
+                        } else {
+                            format!("{detail} (same key as {})", node.address)
+                        },
+                    );
                     index.nodes.insert(address.clone(), key.clone());
                     run.nodes.insert(
                         address,
@@ -276,7 +302,9 @@ pub async fn apply(
         "failed"
     }
     .into();
-    store.save_index(&m.path, &index).map_err(|e| e.to_string())?;
+    store
+        .save_index(&m.path, &index)
+        .map_err(|e| e.to_string())?;
     store.save_run(&run).map_err(|e| e.to_string())?;
     let mut counts = BTreeMap::new();
     for n in run.nodes.values() {
@@ -303,7 +331,11 @@ pub async fn apply(
 fn describe(kind: &NodeKind, rec: &ActionRecord) -> String {
     match kind {
         NodeKind::Sample { .. } => {
-            let n = rec.output.get("tasks").and_then(|t| t.as_array()).map_or(0, Vec::len);
+            let n = rec
+                .output
+                .get("tasks")
+                .and_then(|t| t.as_array())
+                .map_or(0, Vec::len);
             format!("{n} tasks")
         }
         NodeKind::Gold { .. } | NodeKind::Grade { .. } => {
@@ -362,22 +394,35 @@ struct PreparedJob {
 }
 
 impl PreparedJob {
-    async fn run(self, store: &Store, m: &Manifest, cancel: &CancellationToken) -> Result<ActionRecord, WorkError> {
+    async fn run(
+        self,
+        store: &Store,
+        m: &Manifest,
+        cancel: &CancellationToken,
+    ) -> Result<ActionRecord, WorkError> {
         let started_at = now();
         let t0 = Instant::now();
         let out: WorkOutput = match self.job {
             Job::Sample { ids } => {
                 let bytes = serde_json::to_vec(&ids).expect("ids serialize");
-                let digest = store.put_blob(&bytes).map_err(|e| WorkError::Infra(e.to_string()))?;
+                let digest = store
+                    .put_blob(&bytes)
+                    .map_err(|e| WorkError::Infra(e.to_string()))?;
                 WorkOutput {
                     output: serde_json::json!({ "tasks": ids }),
                     blobs: BTreeMap::from([("tasks".to_string(), digest)]),
                 }
             }
-            Job::Grade { task, patch, timeout } => grade_local(store, &task, &patch, timeout, cancel).await?,
-            Job::Solve { task, team, timeout } => {
-                solve_local(store, m, &task, &m.teams[&team], timeout, cancel).await?
-            }
+            Job::Grade {
+                task,
+                patch,
+                timeout,
+            } => grade_local(store, &task, &patch, timeout, cancel).await?,
+            Job::Solve {
+                task,
+                team,
+                timeout,
+            } => solve_local(store, m, &task, &m.teams[&team], timeout, cancel).await?,
             Job::Report { inputs, out } => {
                 let store = store.clone();
                 tokio::task::spawn_blocking(move || write_report(&store, &inputs, &out))
@@ -397,12 +442,19 @@ impl PreparedJob {
             started_at,
             duration_ms: t0.elapsed().as_millis() as u64,
         };
-        store.put_action(&rec).map_err(|e| WorkError::Infra(e.to_string()))?;
+        store
+            .put_action(&rec)
+            .map_err(|e| WorkError::Infra(e.to_string()))?;
         Ok(rec)
     }
 }
 
-fn prepare(graph: &Graph<'_>, id: usize, m: &Manifest, store: &Store) -> Result<PreparedJob, String> {
+fn prepare(
+    graph: &Graph<'_>,
+    id: usize,
+    m: &Manifest,
+    store: &Store,
+) -> Result<PreparedJob, String> {
     let node = &graph.nodes[id];
     let keyed = node.keyed.clone().expect("run nodes have keys");
     let stage = &m.stages[&node.stage];
@@ -412,15 +464,26 @@ fn prepare(graph: &Graph<'_>, id: usize, m: &Manifest, store: &Store) -> Result<
         },
         (NodeKind::Gold { task, empty }, StageKind::Gold(g)) => Job::Grade {
             task: task.clone(),
-            patch: if *empty { Vec::new() } else { task.gold_patch.clone().into_bytes() },
+            patch: if *empty {
+                Vec::new()
+            } else {
+                task.gold_patch.clone().into_bytes()
+            },
             timeout: g.timeout,
         },
         (NodeKind::Grade { task, source, .. }, StageKind::Grade(g)) => {
-            let rec = graph.nodes[*source].state.record().expect("graded solves have results");
-            let out: SolveOutput = serde_json::from_value(rec.output.clone()).map_err(|e| e.to_string())?;
-            let patch = store
-                .get_blob(&out.patch)
-                .map_err(|e| format!("cannot read the patch of {}: {e}", graph.nodes[*source].address))?;
+            let rec = graph.nodes[*source]
+                .state
+                .record()
+                .expect("graded solves have results");
+            let out: SolveOutput =
+                serde_json::from_value(rec.output.clone()).map_err(|e| e.to_string())?;
+            let patch = store.get_blob(&out.patch).map_err(|e| {
+                format!(
+                    "cannot read the patch of {}: {e}",
+                    graph.nodes[*source].address
+                )
+            })?;
             Job::Grade {
                 task: task.clone(),
                 patch,
@@ -436,7 +499,12 @@ fn prepare(graph: &Graph<'_>, id: usize, m: &Manifest, store: &Store) -> Result<
             inputs: Box::new(report_inputs(graph, m, &stage.needs, r)),
             out: r.out.clone(),
         },
-        _ => return Err(format!("internal error: node {} does not match its stage", node.address)),
+        _ => {
+            return Err(format!(
+                "internal error: node {} does not match its stage",
+                node.address
+            ));
+        }
     };
     Ok(PreparedJob {
         job,
@@ -452,7 +520,12 @@ fn graph_dataset(graph: &Graph<'_>, dataset: &str) -> TaskSet {
 }
 
 /// Gathers the pairs a report reads from the graph.
-fn report_inputs(graph: &Graph<'_>, m: &Manifest, needs: &[String], r: &crate::manifest::ReportStage) -> ReportInputs {
+fn report_inputs(
+    graph: &Graph<'_>,
+    m: &Manifest,
+    needs: &[String],
+    r: &crate::manifest::ReportStage,
+) -> ReportInputs {
     let stages = graph.report_input_stages(needs);
     let mut teams: Vec<String> = Vec::new();
     let mut gold = BTreeMap::new();
@@ -464,8 +537,12 @@ fn report_inputs(graph: &Graph<'_>, m: &Manifest, needs: &[String], r: &crate::m
             StageKind::Sample(sample) => {
                 since = since.or(sample.filters.since.clone());
                 datasets.push(match &m.datasets[&sample.dataset].source {
-                    crate::manifest::DatasetSource::Path(_) => format!("{} (local)", sample.dataset),
-                    crate::manifest::DatasetSource::Hub { repo, revision, .. } => format!("{repo}@{revision}"),
+                    crate::manifest::DatasetSource::Path(_) => {
+                        format!("{} (local)", sample.dataset)
+                    }
+                    crate::manifest::DatasetSource::Hub { repo, revision, .. } => {
+                        format!("{repo}@{revision}")
+                    }
                 });
             }
             StageKind::Solve(solve) if stages.contains(s) => {
@@ -489,24 +566,35 @@ fn report_inputs(graph: &Graph<'_>, m: &Manifest, needs: &[String], r: &crate::m
                         gold.insert(task.instance_id.clone(), if failed { None } else { v });
                     }
                 }
-                NodeKind::Grade { task, source, team, replicate } => {
+                NodeKind::Grade {
+                    task,
+                    source,
+                    team,
+                    replicate,
+                } => {
                     let solve = graph.nodes[*source].state.record();
                     let solve_out: Option<SolveOutput> =
                         solve.and_then(|r| serde_json::from_value(r.output.clone()).ok());
                     let state = match &node.state {
                         NodeState::Cached(rec) | NodeState::Done(rec) => {
-                            let g: GradeOutput = serde_json::from_value(rec.output.clone()).unwrap_or_default();
+                            let g: GradeOutput =
+                                serde_json::from_value(rec.output.clone()).unwrap_or_default();
                             if g.resolved {
                                 PairState::Resolved
                             } else {
                                 PairState::Unresolved {
-                                    timed_out: g.timed_out || solve_out.as_ref().is_some_and(|o| o.timed_out),
+                                    timed_out: g.timed_out
+                                        || solve_out.as_ref().is_some_and(|o| o.timed_out),
                                 }
                             }
                         }
                         NodeState::NotRun(_) => PairState::NotRun,
-                        NodeState::Failed(e) => PairState::Errored { reason: format!("grading: {e}") },
-                        _ => PairState::Errored { reason: "not graded".into() },
+                        NodeState::Failed(e) => PairState::Errored {
+                            reason: format!("grading: {e}"),
+                        },
+                        _ => PairState::Errored {
+                            reason: "not graded".into(),
+                        },
                     };
                     pairs.push(PairOutcome {
                         task: task.instance_id.clone(),
@@ -520,9 +608,15 @@ fn report_inputs(graph: &Graph<'_>, m: &Manifest, needs: &[String], r: &crate::m
                         score: None,
                     });
                 }
-                NodeKind::Solve { task, team, replicate } => {
+                NodeKind::Solve {
+                    task,
+                    team,
+                    replicate,
+                } => {
                     let reason = match &node.state {
-                        NodeState::Failed(e) => Some(PairState::Errored { reason: format!("solving: {e}") }),
+                        NodeState::Failed(e) => Some(PairState::Errored {
+                            reason: format!("solving: {e}"),
+                        }),
                         NodeState::NotRun(_) => Some(PairState::NotRun),
                         _ => None,
                     };

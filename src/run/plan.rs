@@ -74,7 +74,9 @@ pub fn plan(
         .collect();
     PlanReport {
         manifest: m.path.display().to_string(),
-        store: store.map(|s| s.root().display().to_string()).unwrap_or_default(),
+        store: store
+            .map(|s| s.root().display().to_string())
+            .unwrap_or_default(),
         stages,
         to_run,
         orphaned,
@@ -108,7 +110,10 @@ fn reasons(
         return vec!["not completed before (interrupted or failed)".to_string()];
     }
     let Some(old) = store.and_then(|s| s.get_action(old_key)) else {
-        return vec![format!("inputs changed (the previous result {} is gone)", &old_key[..12])];
+        return vec![format!(
+            "inputs changed (the previous result {} is gone)",
+            &old_key[..12]
+        )];
     };
     let team = node.kind.team();
     let diffs = crate::key::diff(&old.inputs, &keyed.inputs);

@@ -28,11 +28,10 @@ impl Progress {
         let tty = std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
         let bars = (tty && !quiet).then(|| {
             let mp = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
-            let style = ProgressStyle::with_template(
-                "{prefix:>10} [{bar:30}] {pos}/{len} {msg} eta {eta}",
-            )
-            .expect("template is valid")
-            .progress_chars("=> ");
+            let style =
+                ProgressStyle::with_template("{prefix:>10} [{bar:30}] {pos}/{len} {msg} eta {eta}")
+                    .expect("template is valid")
+                    .progress_chars("=> ");
             let bars = stages
                 .iter()
                 .map(|s| {
@@ -46,7 +45,10 @@ impl Progress {
         });
         Progress {
             bars,
-            counts: stages.iter().map(|s| (s.clone(), Counts::default())).collect(),
+            counts: stages
+                .iter()
+                .map(|s| (s.clone(), Counts::default()))
+                .collect(),
             quiet,
         }
     }
@@ -122,7 +124,12 @@ impl Progress {
             let parts: Vec<String> = self
                 .counts
                 .iter()
-                .map(|(s, c)| format!("{s}: {} cached, {} done, {} failed", c.cached, c.done, c.failed))
+                .map(|(s, c)| {
+                    format!(
+                        "{s}: {} cached, {} done, {} failed",
+                        c.cached, c.done, c.failed
+                    )
+                })
                 .collect();
             eprintln!("summary  {}", parts.join("; "));
         }

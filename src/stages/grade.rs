@@ -67,7 +67,9 @@ pub async fn grade_local(
 ) -> Result<WorkOutput, WorkError> {
     let started = Instant::now();
     let TaskBase::Dir { path, .. } = &task.base else {
-        return Err(infra("the local backend grades tasks with a local base tree only"));
+        return Err(infra(
+            "the local backend grades tasks with a local base tree only",
+        ));
     };
     let ws = Workspace::create(&store.tmp_dir(), path, cancel)
         .await
@@ -136,9 +138,15 @@ pub async fn grade_local(
     out.duration_ms = started.elapsed().as_millis() as u64;
     let mut blobs = BTreeMap::new();
     blobs.insert("log".to_string(), store.put_blob(&r.output).map_err(infra)?);
-    blobs.insert("apply_log".to_string(), store.put_blob(&apply_log).map_err(infra)?);
+    blobs.insert(
+        "apply_log".to_string(),
+        store.put_blob(&apply_log).map_err(infra)?,
+    );
     let statuses_json = serde_json::to_vec_pretty(&statuses).expect("statuses serialize");
-    blobs.insert("statuses".to_string(), store.put_blob(&statuses_json).map_err(infra)?);
+    blobs.insert(
+        "statuses".to_string(),
+        store.put_blob(&statuses_json).map_err(infra)?,
+    );
     blobs.insert("patch".to_string(), store.put_blob(patch).map_err(infra)?);
     Ok(WorkOutput {
         output: serde_json::to_value(&out).expect("grade outputs serialize"),

@@ -57,7 +57,11 @@ fn pct(x: f64) -> String {
 }
 
 /// Computes the report and writes its files to `out`.
-pub fn write_report(store: &Store, inputs: &ReportInputs, out: &Path) -> Result<WorkOutput, WorkError> {
+pub fn write_report(
+    store: &Store,
+    inputs: &ReportInputs,
+    out: &Path,
+) -> Result<WorkOutput, WorkError> {
     let opts = StatsOptions {
         baseline: inputs.baseline.clone(),
         count_errors_as_failures: inputs.count_errors_as_failures,
@@ -65,9 +69,24 @@ pub fn write_report(store: &Store, inputs: &ReportInputs, out: &Path) -> Result<
     let summary = team_statistics(&inputs.pairs, &inputs.teams, &opts);
     let gold = GoldJson {
         tasks: inputs.gold.len(),
-        valid: inputs.gold.iter().filter(|(_, v)| **v == Some(true)).map(|(k, _)| k.clone()).collect(),
-        invalid: inputs.gold.iter().filter(|(_, v)| **v == Some(false)).map(|(k, _)| k.clone()).collect(),
-        errored: inputs.gold.iter().filter(|(_, v)| v.is_none()).map(|(k, _)| k.clone()).collect(),
+        valid: inputs
+            .gold
+            .iter()
+            .filter(|(_, v)| **v == Some(true))
+            .map(|(k, _)| k.clone())
+            .collect(),
+        invalid: inputs
+            .gold
+            .iter()
+            .filter(|(_, v)| **v == Some(false))
+            .map(|(k, _)| k.clone())
+            .collect(),
+        errored: inputs
+            .gold
+            .iter()
+            .filter(|(_, v)| v.is_none())
+            .map(|(k, _)| k.clone())
+            .collect(),
     };
     let mut md = String::new();
     let _ = writeln!(md, "# {}\n", inputs.manifest);
@@ -88,8 +107,16 @@ pub fn write_report(store: &Store, inputs: &ReportInputs, out: &Path) -> Result<
             "Gold check: {} of {} tasks valid{}{}.\n",
             gold.valid.len(),
             gold.tasks,
-            if gold.invalid.is_empty() { String::new() } else { format!("; invalid: {}", gold.invalid.join(", ")) },
-            if gold.errored.is_empty() { String::new() } else { format!("; errored: {}", gold.errored.join(", ")) },
+            if gold.invalid.is_empty() {
+                String::new()
+            } else {
+                format!("; invalid: {}", gold.invalid.join(", "))
+            },
+            if gold.errored.is_empty() {
+                String::new()
+            } else {
+                format!("; errored: {}", gold.errored.join(", "))
+            },
         );
     }
     let _ = writeln!(
@@ -132,7 +159,11 @@ pub fn write_report(store: &Store, inputs: &ReportInputs, out: &Path) -> Result<
     if !summary.errored.is_empty() {
         let _ = writeln!(md, "\nErrored pairs (excluded):\n");
         for e in &summary.errored {
-            let _ = writeln!(md, "- {} × {} (replicate {}): {}", e.task, e.team, e.replicate, e.reason);
+            let _ = writeln!(
+                md,
+                "- {} × {} (replicate {}): {}",
+                e.task, e.team, e.replicate, e.reason
+            );
         }
     }
     if !summary.not_run.is_empty() {
@@ -158,7 +189,11 @@ pub fn write_report(store: &Store, inputs: &ReportInputs, out: &Path) -> Result<
     let _ = writeln!(md, "| task | {} |", inputs.teams.join(" | "));
     let _ = writeln!(md, "|---|{}", "---|".repeat(inputs.teams.len()));
     for (task, cells) in &per_task {
-        let row: Vec<&str> = inputs.teams.iter().map(|t| cells.get(t.as_str()).copied().unwrap_or("")).collect();
+        let row: Vec<&str> = inputs
+            .teams
+            .iter()
+            .map(|t| cells.get(t.as_str()).copied().unwrap_or(""))
+            .collect();
         let _ = writeln!(md, "| {task} | {} |", row.join(" | "));
     }
     let json = ReportJson {
@@ -176,9 +211,16 @@ pub fn write_report(store: &Store, inputs: &ReportInputs, out: &Path) -> Result<
     json_text.push(b'\n');
     let infra = |e: &dyn std::fmt::Display| WorkError::Infra(e.to_string());
     let mut blobs = BTreeMap::new();
-    for (name, bytes) in [("report.md", md.as_bytes()), ("report.json", &json_text[..])] {
-        blobs.insert(name.to_string(), store.put_blob(bytes).map_err(|e| infra(&e))?);
-        write_atomic(&out.join(name), bytes).map_err(|e| infra(&format!("cannot write {}: {e}", out.join(name).display())))?;
+    for (name, bytes) in [
+        ("report.md", md.as_bytes()),
+        ("report.json", &json_text[..]),
+    ] {
+        blobs.insert(
+            name.to_string(),
+            store.put_blob(bytes).map_err(|e| infra(&e))?,
+        );
+        write_atomic(&out.join(name), bytes)
+            .map_err(|e| infra(&format!("cannot write {}: {e}", out.join(name).display())))?;
     }
     Ok(WorkOutput {
         output: serde_json::json!({ "out": out.display().to_string(), "files": blobs.keys().collect::<Vec<_>>() }),
@@ -187,7 +229,11 @@ pub fn write_report(store: &Store, inputs: &ReportInputs, out: &Path) -> Result<
 }
 
 /// Writes a cached report's files again if they are missing or differ.
-pub fn materialize(store: &Store, blobs: &BTreeMap<String, String>, out: &Path) -> std::io::Result<()> {
+pub fn materialize(
+    store: &Store,
+    blobs: &BTreeMap<String, String>,
+    out: &Path,
+) -> std::io::Result<()> {
     for (name, digest) in blobs {
         let path = out.join(name);
         let bytes = store.get_blob(digest).map_err(std::io::Error::other)?;

@@ -49,13 +49,17 @@ pub async fn solve_local(
         )));
     };
     let TaskBase::Dir { path, .. } = &task.base else {
-        return Err(infra("the local backend solves tasks with a local base tree only"));
+        return Err(infra(
+            "the local backend solves tasks with a local base tree only",
+        ));
     };
     let ws = Workspace::create(&store.tmp_dir(), path, cancel)
         .await
         .map_err(infra)?;
     let prompt = render_prompt(m, task).map_err(infra)?;
-    let prompt_file = ws.write_side("prompt.md", prompt.as_bytes()).map_err(infra)?;
+    let prompt_file = ws
+        .write_side("prompt.md", prompt.as_bytes())
+        .map_err(infra)?;
     let (exit_code, output, timed_out) =
         run_agent(m, worker, task, &ws, &prompt_file, &prompt, timeout, cancel).await?;
     let patch = ws.diff(cancel).await.map_err(infra)?;
@@ -65,8 +69,14 @@ pub async fn solve_local(
     let mut blobs = BTreeMap::new();
     // Nothing unscrubbed is stored, so the grade (a later node, maybe a later apply) reads the
     // scrubbed patch; `redacted` says when that differs from what the agent wrote.
-    blobs.insert("patch".to_string(), store.put_blob(&patch_scrubbed).map_err(infra)?);
-    blobs.insert("trajectory".to_string(), store.put_blob(&trajectory).map_err(infra)?);
+    blobs.insert(
+        "patch".to_string(),
+        store.put_blob(&patch_scrubbed).map_err(infra)?,
+    );
+    blobs.insert(
+        "trajectory".to_string(),
+        store.put_blob(&trajectory).map_err(infra)?,
+    );
     let out = SolveOutput {
         patch: crate::key::digest(&patch_scrubbed),
         patch_bytes: patch.len() as u64,
@@ -111,7 +121,10 @@ async fn run_agent(
                 .write_side("gold.patch", task.gold_patch.as_bytes())
                 .map_err(infra)?;
             let r = ws
-                .git(&format!("git apply --whitespace=nowarn {}", p.display()), cancel)
+                .git(
+                    &format!("git apply --whitespace=nowarn {}", p.display()),
+                    cancel,
+                )
                 .await
                 .map_err(infra)?;
             if r.cancelled {
@@ -131,11 +144,22 @@ async fn run_agent(
             });
             let command = hb
                 .render_template(harness.command.as_deref().unwrap_or(""), &vars)
-                .map_err(|e| infra(format!("cannot render the command of harness `{}`: {e}", harness.name)))?;
+                .map_err(|e| {
+                    infra(format!(
+                        "cannot render the command of harness `{}`: {e}",
+                        harness.name
+                    ))
+                })?;
             let mut env = git_env(&ws.home());
             env.retain(|(k, _)| matches!(k.as_str(), "PATH" | "HOME" | "LANG"));
-            env.push(("BENCH_PROBLEM_FILE".into(), prompt_file.display().to_string()));
-            env.push(("BENCH_PROBLEM_STATEMENT".into(), task.problem_statement.clone()));
+            env.push((
+                "BENCH_PROBLEM_FILE".into(),
+                prompt_file.display().to_string(),
+            ));
+            env.push((
+                "BENCH_PROBLEM_STATEMENT".into(),
+                task.problem_statement.clone(),
+            ));
             env.push(("BENCH_PROMPT".into(), prompt.to_string()));
             env.push(("BENCH_WORKDIR".into(), ws.dir.display().to_string()));
             if let Some(model) = &agent.model {

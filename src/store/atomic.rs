@@ -15,8 +15,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .map_err(|e| std::io::Error::new(e.kind(), format!("{e} (in {})", dir.display())))?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
-    tmp.persist(path)
-        .map_err(|e| std::io::Error::new(e.error.kind(), format!("{} ({})", e.error, path.display())))?;
+    tmp.persist(path).map_err(|e| {
+        std::io::Error::new(e.error.kind(), format!("{} ({})", e.error, path.display()))
+    })?;
     if let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
     }

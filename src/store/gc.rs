@@ -21,7 +21,11 @@ pub struct GcReport {
 }
 
 /// Removes every action not in `reachable` and every blob no kept action refers to.
-pub fn gc(store: &Store, reachable: &BTreeSet<String>, dry_run: bool) -> Result<GcReport, StoreError> {
+pub fn gc(
+    store: &Store,
+    reachable: &BTreeSet<String>,
+    dry_run: bool,
+) -> Result<GcReport, StoreError> {
     let mut report = GcReport {
         dry_run,
         ..Default::default()
@@ -41,7 +45,8 @@ pub fn gc(store: &Store, reachable: &BTreeSet<String>, dry_run: bool) -> Result<
         if live_blobs.contains(&digest) {
             report.kept_blobs += 1;
         } else {
-            report.removed_bytes += std::fs::metadata(store.blob_path(&digest)).map_or(0, |m| m.len());
+            report.removed_bytes +=
+                std::fs::metadata(store.blob_path(&digest)).map_or(0, |m| m.len());
             report.removed_blobs.push(digest);
         }
     }

@@ -23,7 +23,9 @@ use super::records::{ActionRecord, Index, RECORD_SCHEMA, RunRecord};
 pub enum StoreError {
     #[error("store I/O failed")]
     Io(#[from] std::io::Error),
-    #[error("blob {digest} is corrupt (content hash {actual}); it was removed and will be recomputed")]
+    #[error(
+        "blob {digest} is corrupt (content hash {actual}); it was removed and will be recomputed"
+    )]
     Corrupt { digest: String, actual: String },
     #[error("record {path} is not valid JSON: {source}")]
     BadRecord {
@@ -216,7 +218,11 @@ fn list_sharded(dir: &Path, ext: &str) -> Vec<String> {
         if prefix.len() != 2 {
             continue;
         }
-        for f in std::fs::read_dir(shard.path()).into_iter().flatten().flatten() {
+        for f in std::fs::read_dir(shard.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
             let name = f.file_name().to_string_lossy().into_owned();
             if name.starts_with('.') {
                 continue;

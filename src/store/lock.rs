@@ -85,8 +85,12 @@ impl StoreLock {
         };
         file.set_len(0).map_err(io)?;
         file.seek(SeekFrom::Start(0)).map_err(io)?;
-        file.write_all(serde_json::to_string(&holder).expect("holder serializes").as_bytes())
-            .map_err(io)?;
+        file.write_all(
+            serde_json::to_string(&holder)
+                .expect("holder serializes")
+                .as_bytes(),
+        )
+        .map_err(io)?;
         file.sync_all().map_err(io)?;
         Ok(StoreLock {
             _file: file,

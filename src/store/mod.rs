@@ -11,4 +11,4 @@ pub use atomic::write_atomic;
 pub use gc::{GcReport, gc};
 pub use layout::{Store, StoreError, default_store_path};
 pub use lock::{LockError, StoreLock};
-pub use records::{ActionRecord, Index, RunNode, RunRecord, RECORD_SCHEMA};
+pub use records::{ActionRecord, Index, RECORD_SCHEMA, RunNode, RunRecord};

@@ -92,7 +92,8 @@ fn load_task(dir: &Path) -> Result<Task, LocalTaskError> {
     }
     let created_at = datetime_rfc3339(&f.created_at).ok_or_else(|| LocalTaskError::Invalid {
         path: toml_path.clone(),
-        message: "created_at must be a full date-time with offset, e.g. 2026-08-03T10:00:00Z".into(),
+        message: "created_at must be a full date-time with offset, e.g. 2026-08-03T10:00:00Z"
+            .into(),
     })?;
     let repo_dir = dir.join("repo");
     if !repo_dir.is_dir() {
@@ -140,7 +141,13 @@ pub fn tree_digest(root: &Path) -> std::io::Result<String> {
         let p = root.join(&rel);
         let meta = std::fs::symlink_metadata(&p)?;
         let (kind, content) = if meta.file_type().is_symlink() {
-            ("l", std::fs::read_link(&p)?.to_string_lossy().into_owned().into_bytes())
+            (
+                "l",
+                std::fs::read_link(&p)?
+                    .to_string_lossy()
+                    .into_owned()
+                    .into_bytes(),
+            )
         } else {
             use std::os::unix::fs::PermissionsExt;
             let exec = meta.permissions().mode() & 0o111 != 0;

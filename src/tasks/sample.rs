@@ -21,8 +21,14 @@ pub fn sample_rank(seed: u64, instance_id: &str) -> [u8; 32] {
 
 /// The ordered sample of task ids.
 pub fn sample(set: &TaskSet, f: &SampleFilters) -> Vec<String> {
-    let since = f.since.as_ref().and_then(|s| s.parse::<jiff::Timestamp>().ok());
-    let until = f.until.as_ref().and_then(|s| s.parse::<jiff::Timestamp>().ok());
+    let since = f
+        .since
+        .as_ref()
+        .and_then(|s| s.parse::<jiff::Timestamp>().ok());
+    let until = f
+        .until
+        .as_ref()
+        .and_then(|s| s.parse::<jiff::Timestamp>().ok());
     let mut ranked: Vec<([u8; 32], &str)> = set
         .tasks
         .values()
@@ -38,7 +44,9 @@ pub fn sample(set: &TaskSet, f: &SampleFilters) -> Vec<String> {
         .map(|t| (sample_rank(f.seed, &t.instance_id), t.instance_id.as_str()))
         .collect();
     ranked.sort();
-    let n = f.limit.map_or(ranked.len(), |l| (l as usize).min(ranked.len()));
+    let n = f
+        .limit
+        .map_or(ranked.len(), |l| (l as usize).min(ranked.len()));
     ranked[..n].iter().map(|(_, id)| id.to_string()).collect()
 }
 
@@ -50,14 +58,11 @@ mod tests {
     fn rank_is_pinned() {
         // The algorithm is part of bench's contract: this value must never change.
         let r = sample_rank(7, "quickstart__roman-1");
-        assert_eq!(
-            blake3::Hash::from(r).to_hex().to_string(),
-            {
-                let mut h = blake3::Hasher::new();
-                h.update(&[7, 0, 0, 0, 0, 0, 0, 0]);
-                h.update(b"quickstart__roman-1");
-                h.finalize().to_hex().to_string()
-            }
-        );
+        assert_eq!(blake3::Hash::from(r).to_hex().to_string(), {
+            let mut h = blake3::Hasher::new();
+            h.update(&[7, 0, 0, 0, 0, 0, 0, 0]);
+            h.update(b"quickstart__roman-1");
+            h.finalize().to_hex().to_string()
+        });
     }
 }

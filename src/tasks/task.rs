@@ -105,8 +105,10 @@ impl TaskSet {
             .into_iter()
             .map(|t| (t.instance_id.clone(), Arc::new(t)))
             .collect();
-        let digests: BTreeMap<&str, String> =
-            tasks.iter().map(|(k, t)| (k.as_str(), t.digest())).collect();
+        let digests: BTreeMap<&str, String> = tasks
+            .iter()
+            .map(|(k, t)| (k.as_str(), t.digest()))
+            .collect();
         TaskSet {
             snapshot: crate::key::digest_of(&digests),
             tasks,

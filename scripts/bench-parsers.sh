@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# Benchmarks bench's built-in `pytest` log parser (Rust) against a Python port of
+# SWE-bench-Live's default pytest parser (SWE-bench's parse_log_pytest + Live's status
+# mapping), run with python3, on the same generated ~50 MB pytest log. Prints both parse
+# times (best of RUNS, file reading excluded), the end-to-end process times, and the ratio.
+#
+# Usage: scripts/bench-parsers.sh [SIZE_MB]      (default 50)
+# Env:   BENCH_CRATE  crate whose `parse_log_bench` example to run (default: this repo;
+#                     /work/scratch/parsers works while the main crate does not build)
+#        RUNS         parse repetitions, best time reported (default 5)
+#        WITH_CARGO=1 also time the `cargo` parser on a generated cargo log
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+CRATE=${BENCH_CRATE:-$ROOT}
+SIZE_MB=${1:-50}
+RUNS=${RUNS:-5}
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+
+# ---- generate a realistic pytest -v -rA log: progress lines, captured output, tracebacks,
+# ---- warnings, and the short summary.
+python3 - "$WORK/pytest.log" "$SIZE_MB" <<'PY'
+import random, sys
+path, size_mb = sys.argv[1], int(sys.argv[2])
+target = size_mb * 1024 * 1024
+rng = random.Random(42)
+outcomes = ["PASSED"] * 85 + ["FAILED"] * 6 + ["SKIPPED"] * 4 + ["ERROR"] * 2 + ["XFAIL"] * 2 + ["XPASS"]
+noise = [
+    "    def test_something(self):",
+    ">       assert result == expected",
+    "E       AssertionError: assert {'a': 1, 'b': 2} == {'a': 1, 'b': 3}",
+    "E         Differing items:",
+    "E         {'b': 2} != {'b': 3}",
+    "src/package/module.py:123: in helper",
+    "    return self._compute(value, options=options, retries=3, timeout=30.0)",
+    "----------------------------- Captured stdout call -----------------------------",
+    "DEBUG    package.module:module.py:88 connecting to database at localhost:5432",
+    "INFO     package.worker:worker.py:42 processed 128 items in 0.034s",
+    "  /usr/lib/python3/site-packages/pkg/_compat.py:12: DeprecationWarning: the imp module is deprecated",
+]
+results = []
+with open(path, "w") as f:
+    f.write("============================= test session starts ==============================\n")
+    f.write("platform linux -- Python 3.11.7, pytest-9.2.0, pluggy-1.6.0 -- /usr/bin/python3\n")
+    f.write("collected many items\n\n")
+    written, i = 0, 0
+    body_target = target * 0.82
+    while written < body_target:
+        mod = f"tests/unit/pkg_{i // 400:04d}/test_module_{i // 40:05d}.py"
+        name = f"{mod}::TestClass{i % 7}::test_case_{i}"
+        if i % 9 == 0:
+            name += f"[param {i % 13}-value{i % 5}]"
+        o = rng.choice(outcomes)
+        results.append((name, o, mod))
+        reason = " (reason text)" if o in ("SKIPPED", "XFAIL", "XPASS") else ""
+        line = f"{name} {o}{reason}".ljust(70) + f" [{(i % 100):3d}%]\n"
+        for _ in range(rng.randint(2, 9)):
+            line += rng.choice(noise) + "\n"
+        f.write(line)
+        written += len(line)
+        i += 1
+    f.write("\n=========================== short test summary info ============================\n")
+    order = {"PASSED": 0, "SKIPPED": 1, "XFAIL": 2, "XPASS": 3, "ERROR": 4, "FAILED": 5}
+    for name, o, mod in sorted(results, key=lambda r: order[r[1]]):
+        if o == "SKIPPED":
+            f.write(f"SKIPPED [1] {mod}:10: reason text\n")
+        elif o in ("FAILED", "ERROR"):
+            f.write(f"{o} {name} - AssertionError: assert 1 == 2\n")
+        elif o in ("XFAIL", "XPASS"):
+            f.write(f"{o} {name} - reason text\n")
+        else:
+            f.write(f"{o} {name}\n")
+    f.write(f"===== {len(results)} tests in 123.45s (0:02:03) =====\n")
+PY
+
+# ---- the Python port of SWE-bench-Live's default pytest parser.
+cat >"$WORK/live_pytest_parser.py" <<'PY'
+def parser(log: str) -> dict[str, str]:
+    # SWE-bench parse_log_pytest: lines starting with a TestStatus value; FAILED lines have
+    # " - " collapsed; the second whitespace-separated word is the test name.
+    statuses = ("FAILED", "PASSED", "SKIPPED", "ERROR", "XFAIL")
+    raw = {}
+    for line in log.split("\n"):
+        if line.startswith(statuses):
+            if line.startswith("FAILED"):
+                line = line.replace(" - ", " ")
+            words = line.split()
+            if len(words) <= 1:
+                continue
+            raw[words[1]] = words[0]
+    # SWE-bench-Live default_pytest_parser mapping.
+    out = {}
+    for name, status in raw.items():
+        s = status.lower()
+        out[name] = "pass" if "pass" in s else ("skip" if "skip" in s else "fail")
+    return out
+PY
+cat >"$WORK/run_python.py" <<'PY'
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from live_pytest_parser import parser
+log = open(sys.argv[2], encoding="utf-8").read()
+best, result = float("inf"), {}
+for _ in range(int(sys.argv[3])):
+    start = time.perf_counter()
+    result = parser(log)
+    best = min(best, time.perf_counter() - start)
+count = lambda s: sum(1 for v in result.values() if v == s)
+print(f"python parser=live-pytest bytes={len(log.encode())} tests={len(result)} pass={count('pass')} "
+      f"fail={count('fail')} skip={count('skip')} best_parse_ms={best * 1e3:.1f}")
+PY
+
+echo "log: $(du -m "$WORK/pytest.log" | cut -f1) MB, $(wc -l <"$WORK/pytest.log") lines"
+(cd "$CRATE" && cargo build -q --release --example parse_log_bench)
+BIN="$(cd "$CRATE" && cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/release/examples/parse_log_bench"
+
+now() { python3 -c 'import time; print(time.perf_counter())'; }
+t0=$(date +%s.%N); rust_out=$("$BIN" pytest "$WORK/pytest.log" "$RUNS"); t1=$(date +%s.%N)
+py_out=$(python3 "$WORK/run_python.py" "$WORK" "$WORK/pytest.log" "$RUNS"); t2=$(date +%s.%N)
+echo "$rust_out"
+echo "$py_out"
+python3 - "$rust_out" "$py_out" "$t0" "$t1" "$t2" "$RUNS" <<'PY'
+import re, sys
+rust, py, t0, t1, t2, runs = sys.argv[1], sys.argv[2], *map(float, sys.argv[3:6]), int(sys.argv[6])
+r = float(re.search(r"best_parse_ms=([\d.]+)", rust).group(1))
+p = float(re.search(r"best_parse_ms=([\d.]+)", py).group(1))
+print(f"parse time: rust {r:.1f} ms, python {p:.1f} ms -> rust is {p / r:.0f}x faster")
+print(f"whole process ({runs} parses each, incl. start-up and reading the file): "
+      f"rust {t1 - t0:.2f} s, python {t2 - t1:.2f} s")
+PY
+echo "(the Rust parser also reads -v lines, so it names skipped tests that the Python port"
+echo " records under the bogus key '[1]'; counts differ by that)"
+
+if [ "${WITH_CARGO:-0}" = 1 ]; then
+  python3 - "$WORK/cargo.log" "$SIZE_MB" <<'PY'
+import sys
+path, size_mb = sys.argv[1], int(sys.argv[2])
+target = size_mb * 1024 * 1024
+with open(path, "w") as f:
+    written, i = 0, 0
+    while written < target:
+        if i % 5000 == 0:
+            s = f"     Running unittests src/lib.rs (target/debug/deps/crate_{i // 5000}-0123456789abcdef)\n\nrunning 5000 tests\n"
+            f.write(s); written += len(s)
+        st = ("ok", "ok", "ok", "FAILED", "ignored")[i % 5]
+        s = f"test module_{i % 97}::tests::case_{i} ... {st}\n"
+        if i % 3 == 0:
+            s += "some captured output line from a test that printed things\n"
+        f.write(s); written += len(s); i += 1
+PY
+  "$BIN" cargo "$WORK/cargo.log" "$RUNS"
+fi

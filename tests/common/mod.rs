@@ -1,0 +1,107 @@
+//! Test helpers: a copy of the quickstart in a temp dir, and running the real binary.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+}
+
+impl Sandbox {
+    /// A temp dir holding `quickstart.toml` and `quickstart/` copied from examples/.
+    pub fn quickstart() -> Sandbox {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+        let status = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(root.join("quickstart"))
+            .arg(root.join("quickstart.toml"))
+            .arg(dir.path())
+            .status()
+            .expect("cp");
+        assert!(status.success());
+        Sandbox { dir }
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    pub fn manifest(&self) -> PathBuf {
+        self.path("quickstart.toml")
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path(rel)).expect("read")
+    }
+
+    pub fn edit(&self, rel: &str, from: &str, to: &str) {
+        let text = self.read(rel);
+        assert!(text.contains(from), "{rel} does not contain {from:?}");
+        std::fs::write(self.path(rel), text.replacen(from, to, 1)).expect("write");
+    }
+
+    pub fn append(&self, rel: &str, extra: &str) {
+        let mut text = self.read(rel);
+        text.push_str(extra);
+        std::fs::write(self.path(rel), text).expect("write");
+    }
+
+    pub fn bench(&self, args: &[&str]) -> Output {
+        bench_in(self.dir.path(), args)
+    }
+
+    pub fn report_json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.read("reports/quickstart/report.json")).expect("report.json")
+    }
+}
+
+pub fn bench_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_bench"))
+}
+
+pub fn bench_in(dir: &Path, args: &[&str]) -> Output {
+    std::process::Command::new(bench_bin())
+        .args(args)
+        .current_dir(dir)
+        .env_remove("BENCH_STORE")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run bench")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Node addresses a plan would run.
+pub fn plan_to_run(sb: &Sandbox) -> Vec<String> {
+    let o = sb.bench(&["plan", "--json", "quickstart.toml"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("plan json");
+    let mut out: Vec<String> = v["to_run"]
+        .as_array()
+        .expect("to_run")
+        .iter()
+        .map(|e| e["address"].as_str().expect("address").to_string())
+        .collect();
+    out.sort();
+    out
+}
+
+/// Addresses that a run actually executed (not cached), from its progress lines.
+pub fn executed(o: &Output) -> Vec<String> {
+    let mut v: Vec<String> = stderr(o)
+        .lines()
+        .filter_map(|l| l.strip_prefix("done    "))
+        .filter(|l| !l.contains("(same key as"))
+        .map(|l| l.split("  ").next().unwrap_or("").to_string())
+        .collect();
+    v.sort();
+    v
+}

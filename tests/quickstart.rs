@@ -1,0 +1,326 @@
+//! End-to-end tests of the engine on the bundled quickstart, driving the real binary.
+
+mod common;
+
+use common::*;
+
+fn expected_outcomes(sb: &Sandbox) -> Vec<(String, [bool; 3])> {
+    sb.read("quickstart/EXPECTED.md")
+        .lines()
+        .filter(|l| l.starts_with("| quickstart__"))
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.trim_matches('|').split('|').map(str::trim).collect();
+            (cells.len() == 4).then(|| {
+                (
+                    cells[0].to_string(),
+                    [cells[1] == "yes", cells[2] == "yes", cells[3] == "yes"],
+                )
+            })
+        })
+        .collect()
+}
+
+fn team<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    report["summary"]["teams"]
+        .as_array()
+        .expect("teams")
+        .iter()
+        .find(|t| t["team"] == name)
+        .expect("team in report")
+}
+
+#[test]
+fn quickstart_runs_then_reruns_nothing() {
+    let sb = Sandbox::quickstart();
+    let plan = sb.bench(&["plan", "quickstart.toml"]);
+    assert_eq!(plan.status.code(), Some(2), "{}", stdout(&plan));
+
+    let first = sb.bench(&["apply", "quickstart.toml"]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert!(stdout(&first).contains("report: "), "names its report");
+
+    let report = sb.report_json();
+    assert_eq!(team(&report, "oracle")["resolved"], 8);
+    assert_eq!(team(&report, "nop")["resolved"], 0);
+    assert_eq!(team(&report, "fixer")["resolved"], 3);
+    assert_eq!(report["gold"]["valid"].as_array().unwrap().len(), 8);
+
+    // Per task, the verdicts match EXPECTED.md.
+    let md = sb.read("reports/quickstart/report.md");
+    let expected = expected_outcomes(&sb);
+    assert_eq!(expected.len(), 8);
+    for (task, [oracle, nop, fixer]) in expected {
+        let row = md
+            .lines()
+            .find(|l| l.starts_with(&format!("| {task} |")))
+            .expect("task row");
+        let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+        let yes = |c: &str| c == "resolved";
+        assert_eq!(
+            [yes(cells[1]), yes(cells[2]), yes(cells[3])],
+            [oracle, nop, fixer],
+            "{task}"
+        );
+    }
+
+    // A second apply runs nothing and rewrites the same bytes; plan exits 0.
+    let md_before = md.clone();
+    let second = sb.bench(&["apply", "quickstart.toml"]);
+    assert!(second.status.success());
+    assert!(executed(&second).is_empty(), "{}", stderr(&second));
+    assert_eq!(sb.read("reports/quickstart/report.md"), md_before);
+    let plan = sb.bench(&["plan", "quickstart.toml"]);
+    assert_eq!(plan.status.code(), Some(0), "{}", stdout(&plan));
+    assert!(stdout(&plan).contains("nothing to run"));
+
+    // A deleted report is rewritten from the store without running anything.
+    std::fs::remove_file(sb.path("reports/quickstart/report.md")).unwrap();
+    let third = sb.bench(&["apply", "quickstart.toml"]);
+    assert!(executed(&third).is_empty());
+    assert_eq!(sb.read("reports/quickstart/report.md"), md_before);
+
+    let status = sb.bench(&["status", "quickstart.toml"]);
+    assert!(stdout(&status).contains("report: "), "{}", stdout(&status));
+}
+
+#[test]
+fn edits_rerun_exactly_what_they_touch() {
+    let sb = Sandbox::quickstart();
+    assert!(sb.bench(&["apply", "quickstart.toml"]).status.success());
+
+    // One team's setting: only that team's solves (and the grades of its patches) are planned.
+    sb.edit(
+        "quickstart.toml",
+        "worker = \"fixer\"",
+        "worker = \"fixer@model-b\"",
+    );
+    let to_run = plan_to_run(&sb);
+    assert!(!to_run.is_empty());
+    for a in &to_run {
+        assert!(
+            a.contains("/fixer/") || a == "report",
+            "unexpected rerun of {a}"
+        );
+    }
+    assert_eq!(to_run.iter().filter(|a| a.starts_with("solve/")).count(), 8);
+    let explain = sb.bench(&["plan", "--explain", "quickstart.toml"]);
+    assert!(
+        stdout(&explain).contains("team fixer: worker \"fixer\" -> \"fixer@model-b\""),
+        "{}",
+        stdout(&explain)
+    );
+    let run = sb.bench(&["apply", "quickstart.toml"]);
+    let ran = executed(&run);
+    assert_eq!(ran.iter().filter(|a| a.starts_with("solve/")).count(), 8);
+    // The fixer writes the same patches for another model: their grades are reused.
+    assert!(!ran.iter().any(|a| a.starts_with("grade/")), "{ran:?}");
+
+    // Adding a team runs only its nodes.
+    sb.edit(
+        "quickstart.toml",
+        "teams = [\"oracle\", \"nop\", \"fixer\"]",
+        "teams = [\"oracle\", \"nop\", \"fixer\", \"fixer2\"]",
+    );
+    sb.append(
+        "quickstart.toml",
+        "\n[teams.fixer2]\ntopology = \"solo\"\nworker = \"fixer@model-c\"\n",
+    );
+    let to_run = plan_to_run(&sb);
+    for a in &to_run {
+        assert!(
+            a.contains("/fixer2/") || a == "report",
+            "unexpected rerun of {a}"
+        );
+    }
+    assert!(sb.bench(&["apply", "quickstart.toml"]).status.success());
+
+    // A grading-only setting reruns grades, not solves.
+    sb.edit(
+        "quickstart.toml",
+        "needs = [\"solve\"]\ntimeout = \"2m\"",
+        "needs = [\"solve\"]\ntimeout = \"3m\"",
+    );
+    let to_run = plan_to_run(&sb);
+    assert!(
+        to_run
+            .iter()
+            .all(|a| a.starts_with("grade/") || a == "report"),
+        "{to_run:?}"
+    );
+    assert_eq!(
+        to_run.iter().filter(|a| a.starts_with("grade/")).count(),
+        32
+    );
+    let explain = sb.bench(&["plan", "--explain", "quickstart.toml"]);
+    assert!(
+        stdout(&explain).contains("stage grade: timeout_s 120 -> 180"),
+        "{}",
+        stdout(&explain)
+    );
+
+    // A sample setting shows in the explanation.
+    sb.edit("quickstart.toml", "seed = 7", "seed = 8");
+    let explain = sb.bench(&["plan", "--explain", "quickstart.toml"]);
+    assert!(
+        stdout(&explain).contains("stage sample: seed 7 -> 8"),
+        "{}",
+        stdout(&explain)
+    );
+}
+
+#[test]
+fn three_mistakes_three_diagnostics() {
+    let sb = Sandbox::quickstart();
+    sb.edit("quickstart.toml", "seed = 7", "sed = 7");
+    sb.edit(
+        "quickstart.toml",
+        "needs = [\"gold\"]",
+        "needs = [\"golden\"]",
+    );
+    sb.edit("quickstart.toml", "worker = \"nop\"", "worker = \"nopp\"");
+    let o = sb.bench(&["validate", "quickstart.toml"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains("has 3 problems"), "{err}");
+    for needle in [
+        "quickstart.toml:22:1: unknown key `sed` in stage `sample`",
+        "did you mean `seed`?",
+        "stage `solve` needs unknown stage `golden`",
+        "did you mean `gold`?",
+        "unknown harness `nopp`",
+    ] {
+        assert!(err.contains(needle), "missing {needle:?} in:\n{err}");
+    }
+}
+
+#[test]
+fn interrupted_apply_resumes_without_rerunning_completed_nodes() {
+    let sb = Sandbox::quickstart();
+    // Slow the fixer down so the kill lands mid-run.
+    sb.edit(
+        "quickstart.toml",
+        "command = \"python3 {{script}}\"",
+        "command = \"sleep 1; python3 {{script}}\"",
+    );
+    let mut child = std::process::Command::new(bench_bin())
+        .args(["apply", "quickstart.toml"])
+        .current_dir(sb.dir.path())
+        .stderr(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let actions = sb.path(".bench/actions");
+    let count = || {
+        walk(&actions)
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .count()
+    };
+    let start = std::time::Instant::now();
+    while count() < 12 && start.elapsed() < std::time::Duration::from_secs(60) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let done_before: std::collections::BTreeSet<String> = walk(&actions)
+        .into_iter()
+        .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .collect();
+    assert!(!done_before.is_empty());
+
+    let resumed = sb.bench(&["apply", "quickstart.toml"]);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    // No node completed before the kill ran again.
+    let runs: Vec<serde_json::Value> = walk(&sb.path(".bench/runs"))
+        .into_iter()
+        .map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
+        .collect();
+    let last = runs
+        .iter()
+        .max_by_key(|r| r["started_at"].as_str().unwrap().to_string())
+        .unwrap();
+    for (addr, n) in last["nodes"].as_object().unwrap() {
+        if n["status"] == "done" {
+            let key = n["key"].as_str().unwrap();
+            assert!(
+                !done_before.iter().any(|d| key.ends_with(d.as_str())),
+                "{addr} ran twice"
+            );
+        }
+    }
+    // The results equal an uninterrupted run's.
+    let clean = Sandbox::quickstart();
+    clean.edit(
+        "quickstart.toml",
+        "command = \"python3 {{script}}\"",
+        "command = \"sleep 1; python3 {{script}}\"",
+    );
+    assert!(clean.bench(&["apply", "quickstart.toml"]).status.success());
+    // Equal except for measured wall times.
+    let strip = |mut v: serde_json::Value| {
+        for t in v["summary"]["teams"].as_array_mut().unwrap() {
+            t["wall_time_median_s"] = serde_json::Value::Null;
+        }
+        v
+    };
+    assert_eq!(strip(sb.report_json()), strip(clean.report_json()));
+    assert_eq!(
+        sb.read("reports/quickstart/report.md"),
+        clean.read("reports/quickstart/report.md")
+    );
+    // No workspace is left behind.
+    assert!(walk(&sb.path(".bench/tmp")).is_empty());
+}
+
+#[test]
+fn a_second_apply_on_a_locked_store_names_the_holder() {
+    let sb = Sandbox::quickstart();
+    let store = sb.path(".bench");
+    bench::store::Store::open(&store).unwrap();
+    let _lock = bench::store::StoreLock::acquire(&store, "bench apply other.toml").unwrap();
+    let o = sb.bench(&["apply", "quickstart.toml"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!("in use by pid {}", std::process::id())),
+        "{err}"
+    );
+    assert!(err.contains("bench apply other.toml"), "{err}");
+}
+
+#[test]
+fn gc_removes_only_unreachable_results() {
+    let sb = Sandbox::quickstart();
+    assert!(sb.bench(&["apply", "quickstart.toml"]).status.success());
+    sb.edit(
+        "quickstart.toml",
+        "command = \"python3 {{script}}\"",
+        "command = \"python3 {{script}} --quiet\"",
+    );
+    assert!(sb.bench(&["apply", "quickstart.toml"]).status.success());
+    let dry = sb.bench(&["gc", "--json", "quickstart.toml"]);
+    let v: serde_json::Value = serde_json::from_slice(&dry.stdout).unwrap();
+    assert_eq!(v["dry_run"], true);
+    assert!(v["removed_actions"].as_array().unwrap().len() >= 8, "{v}");
+    let real = sb.bench(&["gc", "--delete", "quickstart.toml"]);
+    assert!(real.status.success(), "{}", stderr(&real));
+    let again = sb.bench(&["gc", "--json", "quickstart.toml"]);
+    let v: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert!(v["removed_actions"].as_array().unwrap().is_empty());
+    // What the manifest reaches is intact.
+    let plan = sb.bench(&["plan", "quickstart.toml"]);
+    assert_eq!(plan.status.code(), Some(0), "{}", stdout(&plan));
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
