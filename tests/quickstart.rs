@@ -324,3 +324,62 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[test]
+fn ctrl_c_stops_cleans_up_and_resumes() {
+    let sb = Sandbox::quickstart();
+    sb.edit(
+        "quickstart.toml",
+        "command = \"python3 {{script}}\"",
+        "command = \"sleep 30; python3 {{script}}\"",
+    );
+    let child = std::process::Command::new(bench_bin())
+        .args(["apply", "quickstart.toml"])
+        .current_dir(sb.dir.path())
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until a fixer (sleeping) is running.
+    let tmp = sb.path(".bench/tmp");
+    let start = std::time::Instant::now();
+    while walk(&tmp).iter().all(|p| !p.ends_with("prompt.md"))
+        && start.elapsed() < std::time::Duration::from_secs(60)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let t0 = std::time::Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(20),
+        "the sleeping agent was killed"
+    );
+    assert!(
+        walk(&tmp).is_empty(),
+        "workspaces removed: {:?}",
+        walk(&tmp)
+    );
+    // The run log says interrupted; the next apply finishes the work.
+    sb.edit(
+        "quickstart.toml",
+        "command = \"sleep 30; python3 {{script}}\"",
+        "command = \"python3 {{script}}\"",
+    );
+    let again = sb.bench(&["apply", "quickstart.toml"]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert_eq!(
+        sb.bench(&["plan", "quickstart.toml"]).status.code(),
+        Some(0)
+    );
+}

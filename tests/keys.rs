@@ -1,0 +1,241 @@
+//! One test per key field: changing it changes the key; speed and location settings do not.
+
+mod common;
+
+use std::time::Duration;
+
+use bench::graph::{grade_key, sample_key, solve_key};
+use bench::manifest::{Agent, BackendKind, Topology};
+use common::Sandbox;
+
+fn setup() -> (Sandbox, bench::manifest::Manifest, bench::tasks::Task) {
+    let sb = Sandbox::quickstart();
+    let m = bench::manifest::load(&sb.manifest()).unwrap();
+    let (sets, _) = bench::run::load_datasets(&m).unwrap();
+    let task = (*sets["quick"].tasks["quickstart__roman-1"]).clone();
+    (sb, m, task)
+}
+
+#[test]
+fn solve_key_fields() {
+    let (_sb, m, task) = setup();
+    let team = m.teams["fixer"].clone();
+    let base = solve_key(&m, &task, &team, 120, 0).key;
+    assert_eq!(
+        base,
+        solve_key(&m, &task, &team, 120, 0).key,
+        "deterministic"
+    );
+
+    assert_ne!(base, solve_key(&m, &task, &team, 121, 0).key, "timeout");
+    assert_ne!(base, solve_key(&m, &task, &team, 120, 1).key, "replicate");
+
+    let mut t2 = team.clone();
+    t2.topology = Topology::Solo {
+        worker: Agent {
+            harness: "fixer".into(),
+            model: Some("m2".into()),
+        },
+    };
+    assert_ne!(base, solve_key(&m, &task, &t2, 120, 0).key, "model");
+
+    let mut m2 = m.clone();
+    m2.harnesses.get_mut("fixer").unwrap().command = Some("python3 {{script}} -v".into());
+    assert_ne!(
+        base,
+        solve_key(&m2, &task, &team, 120, 0).key,
+        "harness command"
+    );
+
+    let mut m2 = m.clone();
+    m2.harnesses.get_mut("fixer").unwrap().env = vec!["FOO".into()];
+    assert_ne!(
+        base,
+        solve_key(&m2, &task, &team, 120, 0).key,
+        "harness env"
+    );
+
+    let mut m2 = m.clone();
+    let script = m2.harnesses["fixer"].script.clone().unwrap();
+    let other = script.with_file_name("other.py");
+    std::fs::write(&other, "print('other')\n").unwrap();
+    m2.harnesses.get_mut("fixer").unwrap().script = Some(other);
+    assert_ne!(
+        base,
+        solve_key(&m2, &task, &team, 120, 0).key,
+        "script content"
+    );
+
+    let mut m2 = m.clone();
+    m2.prompts.instruction.push_str("Be brief.\n");
+    assert_ne!(base, solve_key(&m2, &task, &team, 120, 0).key, "prompt");
+
+    let mut m2 = m.clone();
+    m2.backend.kind = BackendKind::Docker;
+    assert_ne!(base, solve_key(&m2, &task, &team, 120, 0).key, "backend");
+
+    let mut t3 = task.clone();
+    t3.problem_statement.push('!');
+    assert_ne!(
+        base,
+        solve_key(&m, &t3, &team, 120, 0).key,
+        "problem statement"
+    );
+
+    // What the agent cannot see does not change its key.
+    let mut t4 = task.clone();
+    t4.test_patch.push('\n');
+    t4.gold_patch.push('\n');
+    t4.fail_to_pass.push("x".into());
+    assert_eq!(base, solve_key(&m, &t4, &team, 120, 0).key, "hidden fields");
+
+    // Speed and location settings are not in keys.
+    let mut m5 = m.clone();
+    m5.limits.jobs = 17;
+    m5.limits.agents = 9;
+    m5.backend.cpus = 1.0;
+    m5.path = "/elsewhere/quickstart.toml".into();
+    m5.dir = "/elsewhere".into();
+    for s in m5.stages.values_mut() {
+        match &mut s.kind {
+            bench::manifest::StageKind::Solve(s) => s.concurrency = Some(1),
+            bench::manifest::StageKind::Report(r) => r.out = "/elsewhere/out".into(),
+            _ => {}
+        }
+    }
+    assert_eq!(
+        base,
+        solve_key(&m5, &task, &team, 120, 0).key,
+        "speed and location"
+    );
+
+    // The prompt does not matter to harnesses that do not read it.
+    let oracle = m.teams["oracle"].clone();
+    let mut m6 = m.clone();
+    m6.prompts.instruction.push_str("Be brief.\n");
+    assert_eq!(
+        solve_key(&m, &task, &oracle, 120, 0).key,
+        solve_key(&m6, &task, &oracle, 120, 0).key
+    );
+}
+
+#[test]
+fn grade_key_fields() {
+    let (_sb, m, task) = setup();
+    let base = grade_key(&m, &task, "p1", 120).key;
+    assert_ne!(base, grade_key(&m, &task, "p2", 120).key, "patch");
+    assert_ne!(base, grade_key(&m, &task, "p1", 121).key, "timeout");
+    for (name, edit) in [
+        (
+            "test patch",
+            Box::new(|t: &mut bench::tasks::Task| t.test_patch.push('\n'))
+                as Box<dyn Fn(&mut bench::tasks::Task)>,
+        ),
+        (
+            "test command",
+            Box::new(|t: &mut bench::tasks::Task| t.test_cmds[0].push_str(" -q")),
+        ),
+        (
+            "parser",
+            Box::new(|t: &mut bench::tasks::Task| t.log_parser = "pytest".into()),
+        ),
+        (
+            "F2P",
+            Box::new(|t: &mut bench::tasks::Task| t.fail_to_pass.pop().map(|_| ()).unwrap_or(())),
+        ),
+        (
+            "P2P",
+            Box::new(|t: &mut bench::tasks::Task| t.pass_to_pass.push("x".into())),
+        ),
+    ] {
+        let mut t = task.clone();
+        edit(&mut t);
+        assert_ne!(base, grade_key(&m, &t, "p1", 120).key, "{name}");
+    }
+    // The problem statement and the gold patch are not read by grading.
+    let mut t = task.clone();
+    t.problem_statement.push('!');
+    t.gold_patch.push('\n');
+    assert_eq!(base, grade_key(&m, &t, "p1", 120).key);
+    let _ = Duration::ZERO;
+}
+
+#[test]
+fn sample_key_fields() {
+    let (_sb, m, _task) = setup();
+    let bench::manifest::StageKind::Sample(s) = &m.stages["sample"].kind else {
+        panic!("sample stage")
+    };
+    let base = sample_key("local", "snap", &s.filters).key;
+    assert_ne!(
+        base,
+        sample_key("local", "snap2", &s.filters).key,
+        "snapshot"
+    );
+    assert_ne!(
+        base,
+        sample_key("swe-bench", "snap", &s.filters).key,
+        "format"
+    );
+    let variants: Vec<(&str, Box<dyn Fn(&mut bench::manifest::SampleFilters)>)> = vec![
+        ("seed", Box::new(|f| f.seed += 1)),
+        ("limit", Box::new(|f| f.limit = Some(3))),
+        (
+            "since",
+            Box::new(|f| f.since = Some("2026-08-01T00:00:00Z".into())),
+        ),
+        (
+            "until",
+            Box::new(|f| f.until = Some("2026-09-01T00:00:00Z".into())),
+        ),
+        (
+            "repos",
+            Box::new(|f| {
+                f.repos.insert("a/b".into());
+            }),
+        ),
+        (
+            "languages",
+            Box::new(|f| {
+                f.languages.insert("rust".into());
+            }),
+        ),
+        (
+            "instance_ids",
+            Box::new(|f| {
+                f.instance_ids.insert("x".into());
+            }),
+        ),
+    ];
+    for (name, edit) in variants {
+        let mut f = s.filters.clone();
+        edit(&mut f);
+        assert_ne!(base, sample_key("local", "snap", &f).key, "{name}");
+    }
+}
+
+#[test]
+fn sample_is_prefix_stable() {
+    let (_sb, m, _task) = setup();
+    let (sets, _) = bench::run::load_datasets(&m).unwrap();
+    let bench::manifest::StageKind::Sample(s) = &m.stages["sample"].kind else {
+        panic!("sample stage")
+    };
+    let all = bench::tasks::sample(&sets["quick"], &s.filters);
+    assert_eq!(all.len(), 8);
+    for limit in 0..=8 {
+        let mut f = s.filters.clone();
+        f.limit = Some(limit);
+        assert_eq!(
+            bench::tasks::sample(&sets["quick"], &f),
+            all[..limit as usize]
+        );
+    }
+    let mut f = s.filters.clone();
+    f.seed = 8;
+    assert_ne!(
+        bench::tasks::sample(&sets["quick"], &f),
+        all,
+        "another seed, another order"
+    );
+}
