@@ -2,8 +2,6 @@
 
 mod common;
 
-use std::time::Duration;
-
 use bench::graph::{grade_key, sample_key, solve_key};
 use bench::manifest::{Agent, BackendKind, Topology};
 use common::Sandbox;
@@ -157,7 +155,6 @@ fn grade_key_fields() {
     t.problem_statement.push('!');
     t.gold_patch.push('\n');
     assert_eq!(base, grade_key(&m, &t, "p1", 120).key);
-    let _ = Duration::ZERO;
 }
 
 #[test]
@@ -177,7 +174,8 @@ fn sample_key_fields() {
         sample_key("swe-bench", "snap", &s.filters).key,
         "format"
     );
-    let variants: Vec<(&str, Box<dyn Fn(&mut bench::manifest::SampleFilters)>)> = vec![
+    type Edit = Box<dyn Fn(&mut bench::manifest::SampleFilters)>;
+    let variants: Vec<(&str, Edit)> = vec![
         ("seed", Box::new(|f| f.seed += 1)),
         ("limit", Box::new(|f| f.limit = Some(3))),
         (
