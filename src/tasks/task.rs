@@ -35,8 +35,13 @@ pub struct Task {
     pub gold_patch: String,
     /// The hidden tests.
     pub test_patch: String,
+    /// Commands run after both patches and before the tests, joined with " ; ".
+    pub rebuild_cmds: Vec<String>,
     /// Commands run after both patches, joined with " ; " (local tasks: one command).
     pub test_cmds: Vec<String>,
+    /// Commands whose output is the test log (SWE-bench-Live); empty: the test output itself.
+    pub print_cmds: Vec<String>,
+    /// A built-in parser name (`pytest`, `unittest`, ...) or Python source defining `parser(log)`.
     pub log_parser: String,
     pub fail_to_pass: Vec<String>,
     pub pass_to_pass: Vec<String>,
@@ -55,7 +60,9 @@ struct GradingView<'a> {
     instance_id: &'a str,
     base: &'a TaskBase,
     test_patch: &'a str,
+    rebuild_cmds: &'a [String],
     test_cmds: &'a [String],
+    print_cmds: &'a [String],
     log_parser: &'a str,
     fail_to_pass: &'a [String],
     pass_to_pass: &'a [String],
@@ -78,7 +85,9 @@ impl Task {
             instance_id: &self.instance_id,
             base: &self.base,
             test_patch: &self.test_patch,
+            rebuild_cmds: &self.rebuild_cmds,
             test_cmds: &self.test_cmds,
+            print_cmds: &self.print_cmds,
             log_parser: &self.log_parser,
             fail_to_pass: &self.fail_to_pass,
             pass_to_pass: &self.pass_to_pass,
