@@ -54,10 +54,15 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
             );
             Ok(exit_codes::OK)
         }
-        Command::Schema => {
-            print!("{}", manifest::manifest_schema_text());
+        Command::Schema { report } => {
+            if *report {
+                print!("{}", crate::report::document::report_schema_text());
+            } else {
+                print!("{}", manifest::manifest_schema_text());
+            }
             Ok(exit_codes::OK)
         }
+        Command::Report { files, json } => compare_reports(&cli, files, *json),
         Command::Plan {
             file,
             explain,
@@ -241,6 +246,13 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
     drop(lock);
     for r in &result.reports {
         println!("report: {}", r.display());
+        // The promotion verdict, if the report has a rule.
+        let doc = std::fs::read(r.with_file_name("report.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<crate::report::document::ReportDocument>(&b).ok());
+        if let Some(p) = doc.and_then(|d| d.promotion) {
+            println!("promotion: {}", p.summary);
+        }
     }
     if !result.failed.is_empty() {
         eprintln!(
@@ -531,6 +543,50 @@ fn parse_log(parser: Option<&str>, script: Option<&Path>, file: &Path) -> Result
                 "give --parser NAME or --script FILE"
             ));
         }
+    }
+    Ok(exit_codes::OK)
+}
+
+/// `bench report A.toml B.toml ...`: stored results side by side (plan mode: runs nothing).
+fn compare_reports(cli: &Cli, files: &[PathBuf], json: bool) -> Result<u8, Report> {
+    use crate::report::compare::{Experiment, compare, render};
+    let mut experiments = Vec::new();
+    for file in files {
+        let m = load(file)?;
+        let (datasets, _) = run::load_datasets(&m).map_err(|e| miette!("{e}"))?;
+        let store_root = store_path(&cli.store, &m);
+        let store = Store::open_existing(&store_root);
+        let mut graph = Graph::new(&m, store.as_ref(), &datasets, Mode::Plan);
+        while !graph.advance().is_empty() {}
+        let Some((stage, r)) = m.stage_order.iter().find_map(|s| match &m.stages[s].kind {
+            StageKind::Report(r) => Some((&m.stages[s], r)),
+            _ => None,
+        }) else {
+            return Err(miette!("{} has no report stage", file.display()));
+        };
+        let inputs = run::report_inputs(&graph, &m, &stage.needs, r);
+        experiments.push(Experiment {
+            label: m.name.clone(),
+            path: file.display().to_string(),
+            resolved: m.resolved.clone(),
+            teams: inputs.teams,
+            baseline: inputs.baseline,
+            count_errors_as_failures: inputs.count_errors_as_failures,
+            pairs: inputs.pairs,
+        });
+    }
+    // Distinct labels: the manifest name, or the path when names repeat.
+    let names: Vec<String> = experiments.iter().map(|e| e.label.clone()).collect();
+    for e in &mut experiments {
+        if names.iter().filter(|n| **n == e.label).count() > 1 {
+            e.label = e.path.clone();
+        }
+    }
+    let c = compare(&experiments);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&c).expect("json"));
+    } else {
+        print!("{}", render(&c));
     }
     Ok(exit_codes::OK)
 }

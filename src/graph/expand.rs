@@ -577,6 +577,7 @@ impl<'a> Graph<'a> {
                 r.baseline.as_deref(),
                 r.count_errors_as_failures,
                 &self.manifest.name,
+                r.promote.as_ref(),
                 &inputs,
             )
         });

@@ -15,7 +15,7 @@ use crate::tasks::Task;
 pub const SAMPLE_VERSION: u32 = 1;
 pub const GRADE_VERSION: u32 = 1;
 pub const SOLVE_VERSION: u32 = 1;
-pub const REPORT_VERSION: u32 = 1;
+pub const REPORT_VERSION: u32 = 2;
 
 #[derive(Serialize)]
 struct SampleKey<'a> {
@@ -217,6 +217,7 @@ struct ReportStageKey<'a> {
     baseline: Option<&'a str>,
     count_errors_as_failures: bool,
     manifest: &'a str,
+    promote: Option<&'a crate::manifest::Promote>,
 }
 
 /// The report's key: its settings and every input node's address -> key (or failure).
@@ -224,6 +225,7 @@ pub fn report_key(
     baseline: Option<&str>,
     count_errors_as_failures: bool,
     manifest_name: &str,
+    promote: Option<&crate::manifest::Promote>,
     inputs: &BTreeMap<String, String>,
 ) -> Keyed {
     key_of(&ReportKey {
@@ -234,6 +236,7 @@ pub fn report_key(
             baseline,
             count_errors_as_failures,
             manifest: manifest_name,
+            promote,
         },
         inputs,
     })

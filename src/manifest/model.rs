@@ -221,6 +221,17 @@ pub struct ReportStage {
     pub baseline: Option<String>,
     pub out: PathBuf,
     pub count_errors_as_failures: bool,
+    /// The promotion rule, if any.
+    pub promote: Option<Promote>,
+}
+
+/// A resolved promotion rule (`promote` of a report stage).
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+pub struct Promote {
+    pub candidate: String,
+    pub baseline: String,
+    pub max_drop_points: f64,
+    pub min_cost_saving_percent: f64,
 }
 
 /// An agent: a harness and, for model-driven harnesses, a model.

@@ -204,6 +204,26 @@ pub struct ReportFile {
     pub out: Option<String>,
     /// Count errored pairs as unresolved instead of excluding them.
     pub count_errors_as_failures: Option<bool>,
+    /// Promotion rule: a verdict on whether `candidate` may replace `baseline`, printed in the
+    /// report and at the end of `apply`.
+    pub promote: Option<PromoteFile>,
+}
+
+/// `promote = { candidate = "cheap", baseline = "solo", max_drop_points = 2.0,
+/// min_cost_saving_percent = 10.0 }`: promote the candidate when its resolve rate (pass@1) is at
+/// least the baseline's minus `max_drop_points` percentage points and its mean cost per task is
+/// at most the baseline's minus `min_cost_saving_percent` percent.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PromoteFile {
+    /// The team that may replace the baseline.
+    pub candidate: String,
+    /// The team it would replace. Default: the report's `baseline`.
+    pub baseline: Option<String>,
+    /// Largest allowed drop in resolve rate, in percentage points. Default 2.0.
+    pub max_drop_points: Option<f64>,
+    /// Smallest required saving in mean cost per task, in percent. Default 10.0.
+    pub min_cost_saving_percent: Option<f64>,
 }
 
 /// A team: a table, or the shorthand string `"solo:worker=codex@gpt-6-luna"`.

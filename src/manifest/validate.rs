@@ -897,7 +897,26 @@ impl Validator<'_> {
                 baseline,
                 out,
                 count_errors_as_failures,
+                promote,
             }) => {
+                let promote = promote.and_then(|p| {
+                    let baseline = p.baseline.or_else(|| baseline.clone());
+                    if baseline.is_none() {
+                        self.err(
+                            "manifest::promote",
+                            "a promotion rule needs a baseline".into(),
+                            self.loc(&at("promote")),
+                            "no baseline",
+                            "set `baseline` in `promote` or in the report stage".into(),
+                        );
+                    }
+                    Some(Promote {
+                        candidate: p.candidate,
+                        baseline: baseline?,
+                        max_drop_points: p.max_drop_points.unwrap_or(2.0),
+                        min_cost_saving_percent: p.min_cost_saving_percent.unwrap_or(10.0),
+                    })
+                });
                 let out = match out {
                     Some(o) => self.path(&o, &at("out")),
                     None => dir.join("reports").join(manifest_name),
@@ -908,6 +927,7 @@ impl Validator<'_> {
                         baseline,
                         out,
                         count_errors_as_failures: count_errors_as_failures.unwrap_or(false),
+                        promote,
                     }),
                 )
             }
@@ -1098,9 +1118,14 @@ impl Validator<'_> {
             let StageKind::Report(r) = &stage.kind else {
                 continue;
             };
-            let Some(baseline) = &r.baseline else {
-                continue;
-            };
+            let mut checked: Vec<(&str, Vec<&str>)> = Vec::new();
+            if let Some(b) = &r.baseline {
+                checked.push((b.as_str(), vec!["stages", name, "baseline"]));
+            }
+            if let Some(p) = &r.promote {
+                checked.push((p.candidate.as_str(), vec!["stages", name, "promote", "candidate"]));
+                checked.push((p.baseline.as_str(), vec!["stages", name, "promote"]));
+            }
             let mut teams = BTreeSet::new();
             let mut todo: Vec<&str> = stage.needs.iter().map(String::as_str).collect();
             let mut seen = BTreeSet::new();
@@ -1115,14 +1140,16 @@ impl Validator<'_> {
                     todo.extend(st.needs.iter().map(String::as_str));
                 }
             }
-            if !teams.contains(baseline.as_str()) {
-                self.err(
-                    "manifest::reference",
-                    format!("report `{name}` compares against unknown team `{baseline}`"),
-                    self.loc(&["stages", name, "baseline"]),
-                    "not a team of this report",
-                    did_you_mean(baseline, teams.iter().copied()),
-                );
+            for (baseline, at) in checked {
+                if !teams.contains(baseline) {
+                    self.err(
+                        "manifest::reference",
+                        format!("report `{name}` compares against unknown team `{baseline}`"),
+                        self.loc(&at),
+                        "not a team of this report",
+                        did_you_mean(baseline, teams.iter().copied()),
+                    );
+                }
             }
         }
     }

@@ -15,8 +15,10 @@ use tokio_util::sync::CancellationToken;
 use crate::graph::{GradeOutput, Graph, Mode, NodeKind, NodeState, SolveOutput};
 use crate::manifest::{Manifest, StageKind};
 use crate::report::stats::{PairOutcome, PairState};
+use crate::report::results::NodeRow;
 use crate::stages::{
-    ReportInputs, WorkError, WorkOutput, grade_local, materialize, solve_local, write_report,
+    PairArtifacts, ReportInputs, WorkError, WorkOutput, grade_local, materialize, solve_local,
+    write_report,
 };
 use crate::store::{ActionRecord, Index, RECORD_SCHEMA, RunNode, RunRecord, Store};
 use crate::tasks::TaskSet;
@@ -519,8 +521,9 @@ fn graph_dataset(graph: &Graph<'_>, dataset: &str) -> TaskSet {
     graph.datasets_ref()[dataset].clone()
 }
 
-/// Gathers the pairs a report reads from the graph.
-fn report_inputs(
+/// Gathers the pairs, per-node rows and artifacts a report reads from the graph. In plan mode
+/// (`bench report`), pairs not graded yet count as not run.
+pub fn report_inputs(
     graph: &Graph<'_>,
     m: &Manifest,
     needs: &[String],
@@ -530,6 +533,17 @@ fn report_inputs(
     let mut teams: Vec<String> = Vec::new();
     let mut gold = BTreeMap::new();
     let mut pairs = Vec::new();
+    let mut rows = Vec::new();
+    // Solve nodes that have a grade node (whose pair the grade reports).
+    let graded: std::collections::HashSet<usize> = graph
+        .nodes
+        .iter()
+        .filter_map(|n| match &n.kind {
+            NodeKind::Grade { source, .. } => Some(*source),
+            _ => None,
+        })
+        .collect();
+    let mut artifacts: BTreeMap<(String, String, u32), PairArtifacts> = BTreeMap::new();
     let mut since = None;
     let mut datasets = Vec::new();
     for s in &m.stage_order {
@@ -575,20 +589,24 @@ fn report_inputs(
                     let solve = graph.nodes[*source].state.record();
                     let solve_out: Option<SolveOutput> =
                         solve.and_then(|r| serde_json::from_value(r.output.clone()).ok());
+                    let grade_out: Option<GradeOutput> = node
+                        .state
+                        .record()
+                        .map(|rec| serde_json::from_value(rec.output.clone()).unwrap_or_default());
+                    let solve_timed_out = solve_out.as_ref().is_some_and(|o| o.timed_out);
                     let state = match &node.state {
-                        NodeState::Cached(rec) | NodeState::Done(rec) => {
-                            let g: GradeOutput =
-                                serde_json::from_value(rec.output.clone()).unwrap_or_default();
+                        NodeState::Cached(_) | NodeState::Done(_) => {
+                            let g = grade_out.clone().unwrap_or_default();
                             if g.resolved {
                                 PairState::Resolved
                             } else {
                                 PairState::Unresolved {
-                                    timed_out: g.timed_out
-                                        || solve_out.as_ref().is_some_and(|o| o.timed_out),
+                                    timed_out: g.timed_out || solve_timed_out,
                                 }
                             }
                         }
-                        NodeState::NotRun(_) => PairState::NotRun,
+                        // Plan mode (`bench report`): not graded yet.
+                        NodeState::NotRun(_) | NodeState::WillRun => PairState::NotRun,
                         NodeState::Failed(e) => PairState::Errored {
                             reason: format!("grading: {e}"),
                         },
@@ -596,6 +614,34 @@ fn report_inputs(
                             reason: "not graded".into(),
                         },
                     };
+                    rows.push(NodeRow {
+                        node: "grade".into(),
+                        address: node.address.clone(),
+                        key: node.state.record().map(|r| r.key.clone()),
+                        task: task.instance_id.clone(),
+                        repo: Some(task.repo.clone()),
+                        language: task.language.clone(),
+                        team: team.clone(),
+                        replicate: *replicate,
+                        status: row_status(&node.state).into(),
+                        resolved: grade_out.as_ref().map(|g| g.resolved),
+                        timed_out: grade_out.as_ref().map(|g| g.timed_out || solve_timed_out),
+                        errored: matches!(node.state, NodeState::Failed(_)),
+                        error: match &node.state {
+                            NodeState::Failed(e) => Some(e.clone()),
+                            _ => None,
+                        },
+                        patch_applied: grade_out.as_ref().map(|g| g.patch_applied),
+                        cost_usd: None,
+                        input_tokens: None,
+                        output_tokens: None,
+                        patch_bytes: None,
+                        duration_s: grade_out.as_ref().map(|g| g.duration_ms as f64 / 1000.0),
+                    });
+                    if let Some(rec) = node.state.record() {
+                        artifact_entry(&mut artifacts, task, team, *replicate).log =
+                            rec.blobs.get("log").cloned();
+                    }
                     pairs.push(PairOutcome {
                         task: task.instance_id.clone(),
                         team: team.clone(),
@@ -613,11 +659,45 @@ fn report_inputs(
                     team,
                     replicate,
                 } => {
+                    let solve_out: Option<SolveOutput> = node
+                        .state
+                        .record()
+                        .and_then(|r| serde_json::from_value(r.output.clone()).ok());
+                    rows.push(NodeRow {
+                        node: "solve".into(),
+                        address: node.address.clone(),
+                        key: node.state.record().map(|r| r.key.clone()),
+                        task: task.instance_id.clone(),
+                        repo: Some(task.repo.clone()),
+                        language: task.language.clone(),
+                        team: team.clone(),
+                        replicate: *replicate,
+                        status: row_status(&node.state).into(),
+                        resolved: None,
+                        timed_out: solve_out.as_ref().map(|o| o.timed_out),
+                        errored: matches!(node.state, NodeState::Failed(_)),
+                        error: match &node.state {
+                            NodeState::Failed(e) => Some(e.clone()),
+                            _ => solve_out.as_ref().and_then(|o| o.solve_error.clone()),
+                        },
+                        patch_applied: None,
+                        cost_usd: solve_out.as_ref().and_then(|o| o.cost_usd),
+                        input_tokens: solve_out.as_ref().and_then(|o| o.input_tokens),
+                        output_tokens: solve_out.as_ref().and_then(|o| o.output_tokens),
+                        patch_bytes: solve_out.as_ref().map(|o| o.patch_bytes),
+                        duration_s: solve_out.as_ref().map(|o| o.duration_ms as f64 / 1000.0),
+                    });
+                    if let Some(rec) = node.state.record() {
+                        let a = artifact_entry(&mut artifacts, task, team, *replicate);
+                        a.patch = solve_out.as_ref().map(|o| o.patch.clone());
+                        a.trajectory = rec.blobs.get("trajectory").cloned();
+                    }
                     let reason = match &node.state {
                         NodeState::Failed(e) => Some(PairState::Errored {
                             reason: format!("solving: {e}"),
                         }),
                         NodeState::NotRun(_) => Some(PairState::NotRun),
+                        NodeState::WillRun if !graded.contains(id) => Some(PairState::NotRun),
                         _ => None,
                     };
                     if let Some(state) = reason {
@@ -651,5 +731,32 @@ fn report_inputs(
         count_errors_as_failures: r.count_errors_as_failures,
         gold,
         pairs,
+        rows,
+        artifacts: artifacts.into_values().collect(),
+        promote: r.promote.clone(),
     }
+}
+
+fn row_status(state: &NodeState) -> &'static str {
+    match state {
+        NodeState::Cached(_) | NodeState::Done(_) => "ok",
+        NodeState::Failed(_) => "failed",
+        _ => "not_run",
+    }
+}
+
+fn artifact_entry<'a>(
+    artifacts: &'a mut BTreeMap<(String, String, u32), PairArtifacts>,
+    task: &crate::tasks::Task,
+    team: &str,
+    replicate: u32,
+) -> &'a mut PairArtifacts {
+    artifacts
+        .entry((task.instance_id.clone(), team.to_string(), replicate))
+        .or_insert_with(|| PairArtifacts {
+            task: task.instance_id.clone(),
+            team: team.to_string(),
+            replicate,
+            ..Default::default()
+        })
 }

@@ -5,7 +5,7 @@ mod datasets;
 mod plan;
 mod progress;
 
-pub use apply::{ApplyOptions, ApplyResult, apply};
+pub use apply::{ApplyOptions, ApplyResult, apply, report_inputs};
 pub use datasets::load_datasets;
 pub use plan::{PlanEntry, PlanReport, plan};
 pub use progress::Progress;
