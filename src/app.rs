@@ -249,7 +249,9 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
         // The promotion verdict, if the report has a rule.
         let doc = std::fs::read(r.with_file_name("report.json"))
             .ok()
-            .and_then(|b| serde_json::from_slice::<crate::report::document::ReportDocument>(&b).ok());
+            .and_then(|b| {
+                serde_json::from_slice::<crate::report::document::ReportDocument>(&b).ok()
+            });
         if let Some(p) = doc.and_then(|d| d.promotion) {
             println!("promotion: {}", p.summary);
         }

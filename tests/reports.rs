@@ -35,7 +35,10 @@ fn assert_valid(report: &Value) {
         .iter_errors(report)
         .map(|e| format!("{} at {}", e, e.instance_path()))
         .collect();
-    assert!(errors.is_empty(), "report.json violates its schema: {errors:#?}");
+    assert!(
+        errors.is_empty(),
+        "report.json violates its schema: {errors:#?}"
+    );
 }
 
 /// A tool the test needs: under CI=true its absence fails, locally it skips with a note.
@@ -48,15 +51,18 @@ fn require(tool: &str, probe: &[&str]) -> bool {
         if std::env::var("CI").is_ok_and(|v| v == "true") {
             panic!("{tool} is required under CI=true (.ci/run installs it)");
         }
-        eprintln!("note: skipping: `{tool} {}` failed (not installed?)", probe.join(" "));
+        eprintln!(
+            "note: skipping: `{tool} {}` failed (not installed?)",
+            probe.join(" ")
+        );
     }
     ok
 }
 
 #[test]
 fn report_schema_is_up_to_date() {
-    let on_disk = std::fs::read_to_string(root().join("schemas/report.schema.json"))
-        .unwrap_or_default();
+    let on_disk =
+        std::fs::read_to_string(root().join("schemas/report.schema.json")).unwrap_or_default();
     assert!(
         on_disk == report_schema_text(),
         "schemas/report.schema.json is stale: run `cargo run -- schema --report > schemas/report.schema.json`"
@@ -239,7 +245,12 @@ fn check_against_reference(name: &str) -> (ReportDocument, BTreeMap<String, Vec<
         let mut actual = json[k].clone();
         // Key order of team objects differs (name first); compare as maps.
         if k == "teams" {
-            for (a, e) in actual.as_array_mut().unwrap().iter_mut().zip(v.as_array().unwrap()) {
+            for (a, e) in actual
+                .as_array_mut()
+                .unwrap()
+                .iter_mut()
+                .zip(v.as_array().unwrap())
+            {
                 let keys: Vec<String> = e.as_object().unwrap().keys().cloned().collect();
                 let obj = a.as_object().unwrap();
                 let mut ordered = serde_json::Map::new();
@@ -258,7 +269,12 @@ fn check_against_reference(name: &str) -> (ReportDocument, BTreeMap<String, Vec<
         }
         compare(&format!("{name}.{k}"), &actual, v, &mut errors);
     }
-    assert!(errors.is_empty(), "{} mismatches:\n{}", errors.len(), errors.join("\n"));
+    assert!(
+        errors.is_empty(),
+        "{} mismatches:\n{}",
+        errors.len(),
+        errors.join("\n")
+    );
     // Deterministic: the same inputs give the same bytes.
     let again = render_report(&inputs, &fake_blob).expect("renders");
     assert_eq!(rendered.files, again.files);
@@ -279,7 +295,10 @@ fn synthetic_two_teams_50_tasks_match_the_reference_values() {
     assert!(doc.teams.iter().any(|t| t.cost.lower_bound));
     // Every excluded pair is listed by name in report.md and report.html.
     for e in &doc.errored {
-        let line = format!("- {} × {} (replicate {}): {}", e.task, e.team, e.replicate, e.reason);
+        let line = format!(
+            "- {} × {} (replicate {}): {}",
+            e.task, e.team, e.replicate, e.reason
+        );
         assert!(md.contains(&line), "report.md lacks {line}");
         assert!(html.contains(&e.task), "report.html lacks {}", e.task);
     }
@@ -298,12 +317,22 @@ fn synthetic_two_teams_50_tasks_match_the_reference_values() {
     let first: Value = serde_json::from_str(preds.lines().next().unwrap()).unwrap();
     let keys: Vec<&String> = first.as_object().unwrap().keys().collect();
     assert_eq!(keys, ["instance_id", "model_name_or_path", "model_patch"]);
-    assert!(first["model_patch"].as_str().unwrap().starts_with("--- patch:"));
+    assert!(
+        first["model_patch"]
+            .as_str()
+            .unwrap()
+            .starts_with("--- patch:")
+    );
 }
 
 #[test]
 fn other_reference_scenarios_match_too() {
-    for name in ["zero_and_all_successes", "no_discordant", "single_task", "replicates_with_scores"] {
+    for name in [
+        "zero_and_all_successes",
+        "no_discordant",
+        "single_task",
+        "replicates_with_scores",
+    ] {
         let (doc, files) = check_against_reference(name);
         if name == "replicates_with_scores" {
             assert!(doc.teams.iter().any(|t| t.replicates.is_some()));
@@ -406,7 +435,10 @@ fn check_in_chromium(html: &Path, teams: &[String]) {
     let log = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "chromium failed: {log}");
     for t in teams {
-        assert!(dom.contains(t.as_str()), "team {t} missing from the rendered DOM");
+        assert!(
+            dom.contains(t.as_str()),
+            "team {t} missing from the rendered DOM"
+        );
     }
     assert!(dom.contains("<svg"), "no chart rendered");
     for bad in ["Uncaught", "ERROR:CONSOLE", "Failed to load resource"] {
@@ -419,7 +451,10 @@ fn check_in_chromium(html: &Path, teams: &[String]) {
         "--hide-scrollbars",
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(std::fs::metadata(&shot).is_ok_and(|m| m.len() > 10_000), "no screenshot");
+    assert!(
+        std::fs::metadata(&shot).is_ok_and(|m| m.len() > 10_000),
+        "no screenshot"
+    );
     if let Ok(keep) = std::env::var("BENCH_KEEP_SCREENSHOT") {
         let _ = std::fs::copy(&shot, keep);
     }
@@ -468,7 +503,11 @@ fn promotion_rule_boundaries() {
     // A candidate whose cost is only a lower bound is never promoted on cost.
     doc.teams[1].cost.lower_bound = true;
     let v = promotion_verdict(&rule(2.0, 10.0), &doc.teams);
-    assert!(!v.promote && v.summary.contains("lower bound"), "{}", v.summary);
+    assert!(
+        !v.promote && v.summary.contains("lower bound"),
+        "{}",
+        v.summary
+    );
 }
 
 // ---- the quickstart, through the real binary ----
@@ -510,7 +549,11 @@ fn quickstart_report_files() {
     let o = sb.bench(&["apply", "quickstart.toml"]);
     assert!(o.status.success(), "{}", stderr(&o));
     // The verdict is printed at the end of apply.
-    assert!(stdout(&o).contains("promotion: KEEP `oracle`"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("promotion: KEEP `oracle`"),
+        "{}",
+        stdout(&o)
+    );
     let out = sb.path("reports/quickstart");
     let report = sb.report_json();
     assert_valid(&report);
@@ -565,7 +608,10 @@ fn quickstart_report_files() {
         .iter()
         .find(|p| p["model_name_or_path"] == "oracle" && p["instance_id"] == tasks[0].as_str())
         .expect("oracle prediction");
-    assert_eq!(p["model_patch"].as_str().unwrap().as_bytes(), &oracle_patch[..]);
+    assert_eq!(
+        p["model_patch"].as_str().unwrap().as_bytes(),
+        &oracle_patch[..]
+    );
     pyarrow_agrees(&out);
     // Rerun: nothing runs, every file is byte-identical; a deleted directory is rewritten.
     let again = sb.bench(&["apply", "quickstart.toml"]);
@@ -596,9 +642,15 @@ fn bench_report_compares_manifests_side_by_side() {
     let o = sb.bench(&["report", "quickstart.toml", "b.toml"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let md = stdout(&o);
-    assert!(md.contains("| `name` | `\"quickstart\"` | `\"quickstart-b\"` |"), "{md}");
+    assert!(
+        md.contains("| `name` | `\"quickstart\"` | `\"quickstart-b\"` |"),
+        "{md}"
+    );
     assert!(md.contains("`stages.report.baseline`"), "{md}");
-    assert!(!md.contains("`stages.solve.timeout`"), "only differing fields: {md}");
+    assert!(
+        !md.contains("`stages.solve.timeout`"),
+        "only differing fields: {md}"
+    );
     assert!(md.contains("| quickstart-b | fixer | 8 | 3 |"), "{md}");
     let o = sb.bench(&["report", "--json", "quickstart.toml", "b.toml"]);
     let v: Value = serde_json::from_slice(&o.stdout).expect("json");
@@ -612,5 +664,8 @@ fn bench_report_compares_manifests_side_by_side() {
     assert_eq!(row["vs"]["team"], "fixer");
     assert_eq!(row["vs"]["wins"], 0);
     assert_eq!(row["vs"]["p_value"], 1.0);
-    assert!(!sb.path("reports/quickstart-b").exists(), "report runs nothing");
+    assert!(
+        !sb.path("reports/quickstart-b").exists(),
+        "report runs nothing"
+    );
 }

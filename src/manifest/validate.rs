@@ -1123,7 +1123,10 @@ impl Validator<'_> {
                 checked.push((b.as_str(), vec!["stages", name, "baseline"]));
             }
             if let Some(p) = &r.promote {
-                checked.push((p.candidate.as_str(), vec!["stages", name, "promote", "candidate"]));
+                checked.push((
+                    p.candidate.as_str(),
+                    vec!["stages", name, "promote", "candidate"],
+                ));
                 checked.push((p.baseline.as_str(), vec!["stages", name, "promote"]));
             }
             let mut teams = BTreeSet::new();

@@ -98,7 +98,10 @@ pub fn flatten(v: &toml::Value, prefix: &str, out: &mut BTreeMap<String, String>
 }
 
 /// Resolved first replicates of the common tasks: (task, team) -> resolved.
-fn first_resolved(pairs: &[PairOutcome], tasks: &BTreeSet<String>) -> BTreeMap<(String, String), bool> {
+fn first_resolved(
+    pairs: &[PairOutcome],
+    tasks: &BTreeSet<String>,
+) -> BTreeMap<(String, String), bool> {
     let mut out: BTreeMap<(String, String), (u32, bool)> = BTreeMap::new();
     for p in pairs.iter().filter(|p| tasks.contains(&p.task)) {
         let resolved = matches!(p.state, PairState::Resolved);
@@ -143,13 +146,10 @@ pub fn compare(experiments: &[Experiment]) -> Comparison {
         .into_iter()
         .filter_map(|k| {
             let values: Vec<Option<String>> = flat.iter().map(|f| f.get(k).cloned()).collect();
-            values
-                .iter()
-                .any(|v| v != &values[0])
-                .then(|| Difference {
-                    field: k.clone(),
-                    values,
-                })
+            values.iter().any(|v| v != &values[0]).then(|| Difference {
+                field: k.clone(),
+                values,
+            })
         })
         .collect();
     let mut summaries: Vec<Vec<TeamSummary>> = Vec::new();
@@ -181,7 +181,10 @@ pub fn compare(experiments: &[Experiment]) -> Comparison {
                     let reference = if first.teams.contains(&t.team) {
                         Some(t.team.clone())
                     } else {
-                        first.baseline.clone().or_else(|| first.teams.first().cloned())
+                        first
+                            .baseline
+                            .clone()
+                            .or_else(|| first.teams.first().cloned())
                     }?;
                     let rt = summaries[0].iter().find(|x| x.team == reference)?;
                     let (mut wins, mut losses) = (0, 0);
@@ -269,7 +272,10 @@ pub fn render(c: &Comparison) -> String {
         md,
         "| experiment | team | tasks | resolved | rate | 95% CI (Wilson) | mean cost | median wall time | vs | Δ rate | Δ cost | wins/losses, p |"
     );
-    let _ = writeln!(md, "|---|---|---:|---:|---:|---|---:|---:|---|---:|---:|---|");
+    let _ = writeln!(
+        md,
+        "|---|---|---:|---:|---:|---|---:|---:|---|---:|---:|---|"
+    );
     for r in &c.rows {
         let (vs, dr, dc, test) = match &r.vs {
             Some(v) => (

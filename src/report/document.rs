@@ -238,7 +238,11 @@ impl TeamReport {
             replicates: t.replicates.as_ref().map(|r| ReplicateReport {
                 min_replicates: r.min_replicates,
                 max_replicates: r.max_replicates,
-                pass_at_k: r.pass_at_k.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+                pass_at_k: r
+                    .pass_at_k
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), *v))
+                    .collect(),
                 best_of_resolved: r.best_of_resolved,
                 best_of_rate: r.best_of_rate,
                 best_score: r.best_score,
@@ -424,7 +428,8 @@ pub fn promotion_verdict(p: &Promote, teams: &[TeamReport]) -> PromotionVerdict 
         }
     };
     let promote = quality_ok && cost_ok;
-    let fmt_pct = |x: Option<f64>| x.map_or("unknown".to_string(), |x| format!("{:.1}%", x * 100.0));
+    let fmt_pct =
+        |x: Option<f64>| x.map_or("unknown".to_string(), |x| format!("{:.1}%", x * 100.0));
     let fmt_usd = |x: Option<f64>| x.map_or("unknown".to_string(), |x| format!("${x:.4}"));
     let numbers = format!(
         "pass@1 {} vs {} ({} points, at most -{:.1} allowed); mean cost {} vs {} ({} saving, at least {:.1}% required)",
@@ -438,10 +443,7 @@ pub fn promotion_verdict(p: &Promote, teams: &[TeamReport]) -> PromotionVerdict 
         p.min_cost_saving_percent,
     );
     let summary = if promote {
-        format!(
-            "PROMOTE `{}` over `{}`: {numbers}",
-            p.candidate, p.baseline
-        )
+        format!("PROMOTE `{}` over `{}`: {numbers}", p.candidate, p.baseline)
     } else {
         format!(
             "KEEP `{}` (do not promote `{}`: {}): {numbers}",

@@ -285,7 +285,10 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}th{background:#f5f5f5}\
 .verdict{padding:.6rem 1rem;border-left:4px solid #59a14f;background:#f3f9f1}.verdict.keep{border-color:#e15759;background:#fcf2f2}";
 
 /// Renders `report.html`.
-pub fn render(doc: &ReportDocument, per_task: &BTreeMap<String, BTreeMap<String, String>>) -> String {
+pub fn render(
+    doc: &ReportDocument,
+    per_task: &BTreeMap<String, BTreeMap<String, String>>,
+) -> String {
     let mut h = String::new();
     let _ = write!(
         h,
@@ -380,7 +383,12 @@ pub fn render(doc: &ReportDocument, per_task: &BTreeMap<String, BTreeMap<String,
             "Errored pairs",
             doc.errored
                 .iter()
-                .map(|e| format!("{} × {} (replicate {}): {}", e.task, e.team, e.replicate, e.reason))
+                .map(|e| {
+                    format!(
+                        "{} × {} (replicate {}): {}",
+                        e.task, e.team, e.replicate, e.reason
+                    )
+                })
                 .collect::<Vec<_>>(),
         ),
         (

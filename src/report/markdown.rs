@@ -42,7 +42,10 @@ pub fn vs_cell(doc: &ReportDocument, t: &TeamReport) -> String {
 }
 
 /// Renders `report.md`. `per_task` is task -> team -> cell (first replicate).
-pub fn render(doc: &ReportDocument, per_task: &BTreeMap<String, BTreeMap<String, String>>) -> String {
+pub fn render(
+    doc: &ReportDocument,
+    per_task: &BTreeMap<String, BTreeMap<String, String>>,
+) -> String {
     let mut md = String::new();
     let _ = writeln!(md, "# {}\n", doc.manifest);
     if let Some(d) = &doc.description {
@@ -250,9 +253,9 @@ fn breakdown(
         let cells: Vec<String> = names
             .iter()
             .map(|t| {
-                per_team
-                    .get(*t)
-                    .map_or(String::new(), |s| format!("{} ({})", s.resolved, pct(s.rate)))
+                per_team.get(*t).map_or(String::new(), |s| {
+                    format!("{} ({})", s.resolved, pct(s.rate))
+                })
             })
             .collect();
         let _ = writeln!(md, "| {g} | {tasks} | {} |", cells.join(" | "));

@@ -96,7 +96,11 @@ pub fn results_parquet(rows: &[NodeRow]) -> Result<Vec<u8>, String> {
         strs(&|r| r.repo.as_deref()),
         strs(&|r| r.language.as_deref()),
         strs(&|r| Some(&r.team)),
-        Arc::new(rows.iter().map(|r| Some(r.replicate)).collect::<UInt32Array>()),
+        Arc::new(
+            rows.iter()
+                .map(|r| Some(r.replicate))
+                .collect::<UInt32Array>(),
+        ),
         strs(&|r| Some(&r.status)),
         bools(&|r| r.resolved),
         bools(&|r| r.timed_out),

@@ -14,8 +14,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::graph::{GradeOutput, Graph, Mode, NodeKind, NodeState, SolveOutput};
 use crate::manifest::{Manifest, StageKind};
-use crate::report::stats::{PairOutcome, PairState};
 use crate::report::results::NodeRow;
+use crate::report::stats::{PairOutcome, PairState};
 use crate::stages::{
     PairArtifacts, ReportInputs, WorkError, WorkOutput, grade_local, materialize, solve_local,
     write_report,

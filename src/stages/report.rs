@@ -59,7 +59,13 @@ pub struct PairArtifacts {
 fn component(s: &str) -> String {
     let c: String = s
         .chars()
-        .map(|c| if c == '/' || c == '\\' || c.is_control() { '_' } else { c })
+        .map(|c| {
+            if c == '/' || c == '\\' || c.is_control() {
+                '_'
+            } else {
+                c
+            }
+        })
         .collect();
     if c.is_empty() || c == "." || c == ".." {
         format!("_{c}")
@@ -191,9 +197,17 @@ pub fn write_report(
         blobs.insert(name.clone(), store.put_blob(bytes).map_err(|e| infra(&e))?);
     }
     blobs.extend(rendered.linked.clone());
-    materialize(store, &blobs, out)
-        .map_err(|e| infra(&format!("cannot write the report to {}: {e}", out.display())))?;
-    let promotion = rendered.document.promotion.as_ref().map(|p| p.summary.clone());
+    materialize(store, &blobs, out).map_err(|e| {
+        infra(&format!(
+            "cannot write the report to {}: {e}",
+            out.display()
+        ))
+    })?;
+    let promotion = rendered
+        .document
+        .promotion
+        .as_ref()
+        .map(|p| p.summary.clone());
     Ok(WorkOutput {
         output: serde_json::json!({
             "out": out.display().to_string(),
