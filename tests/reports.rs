@@ -669,3 +669,38 @@ fn bench_report_compares_manifests_side_by_side() {
         "report runs nothing"
     );
 }
+
+#[test]
+fn promote_naming_an_unknown_team_is_a_diagnostic() {
+    let sb = Sandbox::quickstart();
+    sb.edit(
+        "quickstart.toml",
+        "baseline = \"nop\"",
+        "baseline = \"nop\"\npromote = { candidate = \"fixr\" }",
+    );
+    let o = sb.bench(&["validate", "quickstart.toml"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("unknown team `fixr`"), "{}", stderr(&o));
+}
+
+#[test]
+fn frontier_keeps_only_undominated_teams() {
+    let inputs = synthetic_inputs("two_teams_50_tasks");
+    let rendered = render_report(&inputs, &fake_blob).expect("renders");
+    let doc: ReportDocument = serde_json::from_slice(&rendered.files["report.json"]).unwrap();
+    let mut teams = Vec::new();
+    for (name, cost, rate) in [
+        ("a", Some(1.0), 0.5),
+        ("b", Some(2.0), 0.6),
+        ("c", Some(2.0), 0.4),
+        ("d", None, 0.9),
+        ("e", Some(1.0), 0.5),
+    ] {
+        let mut t = doc.teams[0].clone();
+        t.name = name.into();
+        t.cost.mean_usd = cost;
+        t.rate = rate;
+        teams.push(t);
+    }
+    assert_eq!(bench::report::html::frontier(&teams), ["a", "b", "e"]);
+}

@@ -387,6 +387,8 @@ pub fn promotion_verdict(p: &Promote, teams: &[TeamReport]) -> PromotionVerdict 
     let cand_bound = cand.is_some_and(|t| t.cost.lower_bound);
     let saving = match (cand_cost, base_cost) {
         (Some(c), Some(b)) if b > 0.0 => Some((b - c) / b * 100.0),
+        // Both free: no saving.
+        (Some(c), Some(b)) if b == 0.0 && c == 0.0 => Some(0.0),
         _ => None,
     };
     let mut reasons = Vec::new();

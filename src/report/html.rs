@@ -94,17 +94,29 @@ fn rate_chart(doc: &ReportDocument) -> String {
     s
 }
 
-fn nice_max(x: f64) -> f64 {
-    if x <= 0.0 {
-        return 1.0;
+/// A round tick step so that about four steps cover `x`, and the number of steps.
+fn ticks(x: f64) -> (f64, usize) {
+    if x <= 0.0 || !x.is_finite() {
+        return (0.25, 4);
     }
-    let p = 10f64.powf(x.log10().floor());
-    for m in [1.0, 2.0, 2.5, 5.0, 10.0] {
-        if m * p >= x {
-            return m * p;
-        }
+    let raw = x / 4.0;
+    let p = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
+        .iter()
+        .map(|m| m * p)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * p);
+    (step, (x / step).ceil().max(1.0) as usize)
+}
+
+fn money_tick(x: f64, step: f64) -> String {
+    if (step - step.round()).abs() < 1e-9 {
+        format!("{x:.0}")
+    } else if step >= 0.01 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.4}")
     }
-    10.0 * p
 }
 
 fn frontier_chart(doc: &ReportDocument) -> String {
@@ -115,8 +127,9 @@ fn frontier_chart(doc: &ReportDocument) -> String {
         .enumerate()
         .filter_map(|(i, t)| t.cost.mean_usd.map(|c| (i, t, c)))
         .collect();
-    let (left, top, w, h) = (60.0, 15.0, 480.0, 260.0);
-    let xmax = nice_max(priced.iter().map(|p| p.2).fold(0.0, f64::max) * 1.1);
+    let (left, top, w, h) = (60.0, 28.0, 480.0, 260.0);
+    let (step, steps) = ticks(priced.iter().map(|p| p.2).fold(0.0, f64::max) * 1.15);
+    let xmax = step * steps as f64;
     let mut s = String::new();
     let _ = write!(
         s,
@@ -124,16 +137,21 @@ fn frontier_chart(doc: &ReportDocument) -> String {
         vw = left + w + 140.0,
         vh = top + h + 45.0
     );
-    for tick in 0..=4 {
-        let f = tick as f64 / 4.0;
-        let x = left + w * f;
-        let y = top + h * (1.0 - f);
+    for tick in 0..=steps {
+        let x = left + w * tick as f64 / steps as f64;
         let _ = write!(
             s,
-            r##"<line x1="{x}" y1="{top}" x2="{x}" y2="{yb}" stroke="#eee"/><text x="{x}" y="{ty}" font-size="11" text-anchor="middle" fill="#555">${cost:.2}</text><line x1="{left}" y1="{y}" x2="{xr}" y2="{y}" stroke="#eee"/><text x="{lx}" y="{ly}" font-size="11" text-anchor="end" fill="#555">{p}%</text>"##,
+            r##"<line x1="{x:.2}" y1="{top}" x2="{x:.2}" y2="{yb}" stroke="#eee"/><text x="{x:.2}" y="{ty}" font-size="11" text-anchor="middle" fill="#555">${cost}</text>"##,
             yb = top + h,
             ty = top + h + 16.0,
-            cost = xmax * f,
+            cost = money_tick(step * tick as f64, step),
+        );
+    }
+    for tick in 0..=4 {
+        let y = top + h * (1.0 - tick as f64 / 4.0);
+        let _ = write!(
+            s,
+            r##"<line x1="{left}" y1="{y}" x2="{xr}" y2="{y}" stroke="#eee"/><text x="{lx}" y="{ly}" font-size="11" text-anchor="end" fill="#555">{p}%</text>"##,
             xr = left + w,
             lx = left - 6.0,
             ly = y + 4.0,
@@ -168,6 +186,15 @@ fn frontier_chart(doc: &ReportDocument) -> String {
         let (x, y) = pos(t, *c);
         let on = front.contains(&t.name.as_str());
         let bound = if t.cost.lower_bound { "≥ " } else { "" };
+        if t.cost.lower_bound {
+            // The true cost is at least this: an arrow to the right.
+            let _ = write!(
+                s,
+                r##"<line x1="{x:.2}" y1="{y:.2}" x2="{x2:.2}" y2="{y:.2}" stroke="{c}" stroke-dasharray="3 2"/><path d="M{x2:.2},{y:.2} l-5,-3 v6 z" fill="{c}"/>"##,
+                x2 = x + 26.0,
+                c = color(*i),
+            );
+        }
         let _ = write!(
             s,
             r##"<circle cx="{x:.2}" cy="{y:.2}" r="6" fill="{fill}" stroke="{c}" stroke-width="2"><title>{name}: {rate}, {bound}${c2:.4} per task{f}</title></circle><text x="{tx:.2}" y="{ty:.2}" font-size="12">{name}{star}</text>"##,
@@ -177,12 +204,15 @@ fn frontier_chart(doc: &ReportDocument) -> String {
             rate = pct(t.rate),
             c2 = c,
             f = if on { " (frontier)" } else { "" },
-            tx = x + 9.0,
-            ty = y + 4.0,
+            tx = x + 7.0,
+            ty = y - 9.0,
             star = if on { " ★" } else { "" },
         );
     }
     s.push_str("</svg>");
+    if priced.iter().any(|(_, t, _)| t.cost.lower_bound) {
+        s.push_str("<p class=\"note\">Arrows: the mean cost is a lower bound (some runs are unpriced, timed out or crashed).</p>");
+    }
     let unpriced: Vec<String> = doc
         .teams
         .iter()
