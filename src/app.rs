@@ -585,6 +585,11 @@ fn compare_reports(cli: &Cli, files: &[PathBuf], json: bool) -> Result<u8, Repor
         }
     }
     let c = compare(&experiments);
+    if c.common_tasks.is_empty() {
+        eprintln!(
+            "note: no task has a stored result for every team of every manifest (run `bench apply` on each first)"
+        );
+    }
     if json {
         println!("{}", serde_json::to_string_pretty(&c).expect("json"));
     } else {

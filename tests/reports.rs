@@ -404,6 +404,59 @@ fn synthetic_results_parquet_agrees_with_report_json_in_pyarrow() {
     pyarrow_agrees(dir.path());
 }
 
+/// Console output in chromium's log: any message a page logs (the report has no scripts, so any
+/// is a failure), and uncaught errors.
+fn console_errors(log: &str) -> Vec<&str> {
+    log.lines()
+        .filter(|l| l.contains(":CONSOLE") || l.contains("Uncaught"))
+        .collect()
+}
+
+/// Runs headless chromium on a file URL with console logging on stderr.
+fn chromium(url: &str, profile: &Path, extra: &[&str]) -> std::process::Output {
+    Command::new("timeout")
+        .arg("120")
+        .arg("chromium")
+        .args([
+            "--headless",
+            "--disable-gpu",
+            "--no-sandbox",
+            "--no-first-run",
+            "--disable-dev-shm-usage",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(extra)
+        .arg(url)
+        .output()
+        .expect("chromium runs")
+}
+
+#[test]
+fn the_console_check_catches_a_broken_page() {
+    if !require("chromium", &["--version"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.html");
+    std::fs::write(
+        &bad,
+        "<html><body>x<script>undefinedFunction();</script></body></html>",
+    )
+    .unwrap();
+    let o = chromium(
+        &format!("file://{}", bad.display()),
+        &dir.path().join("profile"),
+        &["--dump-dom"],
+    );
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !console_errors(&log).is_empty(),
+        "no console error detected in:\n{log}"
+    );
+}
+
 /// Renders `html` in headless chromium: the DOM holds every team name, the console is clean.
 fn check_in_chromium(html: &Path, teams: &[String]) {
     if !require("chromium", &["--version"]) {
@@ -411,25 +464,7 @@ fn check_in_chromium(html: &Path, teams: &[String]) {
     }
     let profile = tempfile::tempdir().unwrap();
     let url = format!("file://{}", html.display());
-    let run = |extra: &[&str]| {
-        Command::new("timeout")
-            .arg("120")
-            .arg("chromium")
-            .args([
-                "--headless",
-                "--disable-gpu",
-                "--no-sandbox",
-                "--no-first-run",
-                "--disable-dev-shm-usage",
-                "--enable-logging=stderr",
-                "--v=0",
-            ])
-            .arg(format!("--user-data-dir={}", profile.path().display()))
-            .args(extra)
-            .arg(&url)
-            .output()
-            .expect("chromium runs")
-    };
+    let run = |extra: &[&str]| chromium(&url, profile.path(), extra);
     let o = run(&["--dump-dom"]);
     let dom = String::from_utf8_lossy(&o.stdout);
     let log = String::from_utf8_lossy(&o.stderr);
@@ -441,9 +476,8 @@ fn check_in_chromium(html: &Path, teams: &[String]) {
         );
     }
     assert!(dom.contains("<svg"), "no chart rendered");
-    for bad in ["Uncaught", "ERROR:CONSOLE", "Failed to load resource"] {
-        assert!(!log.contains(bad), "console error ({bad}):\n{log}");
-    }
+    let errors = console_errors(&log);
+    assert!(errors.is_empty(), "console output: {errors:#?}");
     let shot = html.with_file_name("report.png");
     let o = run(&[
         &format!("--screenshot={}", shot.display()),
@@ -468,9 +502,10 @@ fn synthetic_report_html_renders_in_chromium() {
     let html = dir.path().join("report.html");
     std::fs::write(&html, &rendered.files["report.html"]).unwrap();
     let text = String::from_utf8(rendered.files["report.html"].clone()).unwrap();
-    assert!(!text.contains("<script") && !text.contains("http://") || !text.contains("src=\"http"));
-    assert!(!text.contains("<script"), "no scripts");
-    assert!(!text.contains("<link"), "no external stylesheets");
+    // Self-contained: no scripts, no stylesheets or images to load.
+    for bad in ["<script", "<link", "src=", "href=", "@import", "url("] {
+        assert!(!text.contains(bad), "report.html contains {bad}");
+    }
     check_in_chromium(&html, &inputs.teams);
 }
 
@@ -703,4 +738,20 @@ fn frontier_keeps_only_undominated_teams() {
         teams.push(t);
     }
     assert_eq!(bench::report::html::frontier(&teams), ["a", "b", "e"]);
+}
+
+#[test]
+fn the_promotion_rule_is_part_of_the_report_key() {
+    let inputs = BTreeMap::from([("grade/a/solo/0".to_string(), "k".to_string())]);
+    let rule = |drop: f64| Promote {
+        candidate: "cheap".into(),
+        baseline: "solo".into(),
+        max_drop_points: drop,
+        min_cost_saving_percent: 10.0,
+    };
+    let key =
+        |p: Option<&Promote>| bench::graph::report_key(Some("solo"), false, "m", p, &inputs).key;
+    assert_ne!(key(None), key(Some(&rule(2.0))));
+    assert_ne!(key(Some(&rule(2.0))), key(Some(&rule(3.0))));
+    assert_eq!(key(Some(&rule(2.0))), key(Some(&rule(2.0))));
 }

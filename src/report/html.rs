@@ -402,6 +402,33 @@ pub fn render(
         );
     }
     h.push_str("</table>\n");
+    if doc.teams.iter().any(|t| t.replicates.is_some()) {
+        h.push_str("<h2>Replicates</h2>\n<table><tr><th>team</th><th>replicates</th><th>pass@k</th><th>best-of-k resolved</th></tr>\n");
+        for t in &doc.teams {
+            let Some(r) = &t.replicates else { continue };
+            let mut ks: Vec<(u64, f64)> = r
+                .pass_at_k
+                .iter()
+                .filter_map(|(k, v)| Some((k.parse().ok()?, *v)))
+                .collect();
+            ks.sort_by_key(|(k, _)| *k);
+            let passes: Vec<String> = ks
+                .iter()
+                .map(|(k, v)| format!("pass@{k} {}", pct(*v)))
+                .collect();
+            let _ = writeln!(
+                h,
+                "<tr><td>{}</td><td class=n>{}–{}</td><td>{}</td><td class=n>{} ({})</td></tr>",
+                esc(&t.name),
+                r.min_replicates,
+                r.max_replicates,
+                esc(&passes.join(", ")),
+                r.best_of_resolved,
+                pct(r.best_of_rate)
+            );
+        }
+        h.push_str("</table>\n");
+    }
     if !doc.by_language.is_empty() {
         h.push_str("<h2>By language</h2>\n");
         h.push_str(&legend(doc));
