@@ -281,8 +281,9 @@ pub fn render(c: &Comparison) -> String {
             Some(v) => (
                 format!("{} / {}", v.experiment, v.team),
                 format!("{:+.1} pts", v.rate_diff_points),
-                v.cost_diff_usd
-                    .map_or("–".into(), |d| format!("{:+.2} $", d)),
+                v.cost_diff_usd.map_or("–".into(), |d| {
+                    format!("{}${:.2}", if d < 0.0 { "-" } else { "+" }, d.abs())
+                }),
                 format!("{}/{}, p = {:.3}", v.wins, v.losses, v.p_value),
             ),
             None => Default::default(),
