@@ -158,6 +158,8 @@ cx = "solo:worker=codex@gpt-6-luna"
         "a key-shaped string leaked"
     );
     assert!(hay.contains("\"redacted\": true"));
+    // The agent's own conversation log is kept with its trajectory (scrubbed).
+    assert!(hay.contains(".claude/projects/fake/session.jsonl"));
 
     // Changing the reviewer's model reruns only the review team's solves.
     let text = sb

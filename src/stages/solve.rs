@@ -46,6 +46,8 @@ pub fn render_prompt(m: &Manifest, task: &Task) -> Result<String, String> {
 
 /// One agent run.
 struct AgentRun {
+    /// Files the agent left in its home directory (relative path, content), capped.
+    files: Vec<(String, Vec<u8>)>,
     exit_code: Option<i32>,
     output: Vec<u8>,
     timed_out: bool,
@@ -85,6 +87,17 @@ impl Ledger {
         self.trajectory.extend_from_slice(&run.output);
         if !run.output.ends_with(b"\n") {
             self.trajectory.push(b'\n');
+        }
+        // The agent's own run files (conversation logs under its home, e.g. ~/.claude/projects
+        // or ~/.codex/sessions), as written so far.
+        for (path, bytes) in &run.files {
+            self.trajectory.extend_from_slice(
+                format!("----- {role} file {path} ({} bytes) -----\n", bytes.len()).as_bytes(),
+            );
+            self.trajectory.extend_from_slice(bytes);
+            if !bytes.ends_with(b"\n") {
+                self.trajectory.push(b'\n');
+            }
         }
         self.cost = match (self.cost, run.cost_usd) {
             (Some(a), Some(b)) if !run.timed_out => Some(a + b),
@@ -297,6 +310,40 @@ pub async fn solve_local(
     })
 }
 
+/// Files under an agent's home, sorted, at most 64 MiB in all (the rest is noted, not kept).
+fn home_files(home: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    fn walk(root: &std::path::Path, dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            match e.file_type() {
+                Ok(t) if t.is_dir() => walk(root, &p, out),
+                Ok(t) if t.is_file() => out.push(p),
+                _ => {}
+            }
+        }
+    }
+    let mut paths = Vec::new();
+    walk(home, home, &mut paths);
+    paths.sort();
+    let mut budget: usize = 64 << 20;
+    let mut out = Vec::new();
+    for p in paths {
+        let rel = p.strip_prefix(home).unwrap_or(&p).display().to_string();
+        match std::fs::read(&p) {
+            Ok(b) if b.len() <= budget => {
+                budget -= b.len();
+                out.push((rel, b));
+            }
+            Ok(b) => out.push((
+                rel,
+                format!("[bench: {} bytes not kept]", b.len()).into_bytes(),
+            )),
+            Err(_) => {}
+        }
+    }
+    out
+}
+
 /// Whether a reviewer's message approves: an `APPROVE` line and no `REQUEST_CHANGES`.
 pub fn approves(message: &str) -> bool {
     let upper = message.to_uppercase();
@@ -341,6 +388,7 @@ impl RunCtx<'_> {
             .map_err(infra)?;
         if timeout.is_zero() {
             return Ok(AgentRun {
+                files: Vec::new(),
                 exit_code: None,
                 output: b"[bench: no time left for this run]\n".to_vec(),
                 timed_out: true,
@@ -350,6 +398,7 @@ impl RunCtx<'_> {
         }
         match harness.kind {
             HarnessKind::Nop => Ok(AgentRun {
+                files: Vec::new(),
                 exit_code: Some(0),
                 output: b"nop: no change\n".to_vec(),
                 timed_out: false,
@@ -371,6 +420,7 @@ impl RunCtx<'_> {
                     return Err(WorkError::Cancelled);
                 }
                 Ok(AgentRun {
+                    files: Vec::new(),
                     exit_code: r.exit_code,
                     output: r.output,
                     timed_out: false,
@@ -453,6 +503,7 @@ impl RunCtx<'_> {
                     (Some(_), None) => None,
                 };
                 Ok(AgentRun {
+                    files: home_files(&ws.home()),
                     exit_code: r.exit_code,
                     output: r.output,
                     timed_out: r.timed_out,
