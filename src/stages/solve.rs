@@ -312,18 +312,18 @@ pub async fn solve_local(
 
 /// Files under an agent's home, sorted, at most 64 MiB in all (the rest is noted, not kept).
 fn home_files(home: &std::path::Path) -> Vec<(String, Vec<u8>)> {
-    fn walk(root: &std::path::Path, dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
         for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
             let p = e.path();
             match e.file_type() {
-                Ok(t) if t.is_dir() => walk(root, &p, out),
+                Ok(t) if t.is_dir() => walk(&p, out),
                 Ok(t) if t.is_file() => out.push(p),
                 _ => {}
             }
         }
     }
     let mut paths = Vec::new();
-    walk(home, home, &mut paths);
+    walk(home, &mut paths);
     paths.sort();
     let mut budget: usize = 64 << 20;
     let mut out = Vec::new();
