@@ -11,7 +11,7 @@ use miette::{GraphicalReportHandler, GraphicalTheme, IntoDiagnostic, Report, mie
 use crate::cli::{Cli, Command};
 use crate::exit_codes;
 use crate::graph::{Graph, Mode, NodeState};
-use crate::manifest::{self, BackendKind, HarnessKind, Manifest, StageKind, Topology};
+use crate::manifest::{self, BackendKind, Manifest, StageKind};
 use crate::run::{self, ApplyOptions};
 use crate::store::{Store, StoreLock, default_store_path};
 
@@ -161,26 +161,19 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
         };
         for t in &s.teams {
             let team = &m.teams[t];
-            if !matches!(team.topology, Topology::Solo { .. }) {
-                problems.push(format!(
-                    "team `{t}`: only the solo topology runs in this build"
-                ));
-            }
             for a in team.topology.agents() {
                 let h = &m.harnesses[&a.harness];
-                if !matches!(
-                    h.kind,
-                    HarnessKind::Oracle | HarnessKind::Nop | HarnessKind::Command
-                ) {
-                    problems.push(format!(
-                        "team `{t}`: harness `{}` does not run in this build (oracle, nop and command do)",
-                        a.harness
-                    ));
-                }
                 for v in &h.env {
                     if std::env::var_os(v).is_none() {
                         missing_env.insert(v.clone());
                     }
+                }
+                if s.max_cost_usd.is_some() && !s.allow_unpriced && !crate::run::priced(m, a) {
+                    problems.push(format!(
+                        "stage `{}` has a budget, but team `{t}` runs `{a}`, whose cost cannot be priced; add `[pricing.\"{}\"]`, or set `allow_unpriced = true` to count priced spend only",
+                        stage.name,
+                        a.model.as_deref().unwrap_or("MODEL")
+                    ));
                 }
             }
         }

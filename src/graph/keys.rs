@@ -94,6 +94,8 @@ struct HarnessKey {
     command: Option<String>,
     script: Option<String>,
     env: Vec<String>,
+    usage: Option<crate::manifest::UsageFormat>,
+    version: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -111,7 +113,8 @@ struct SolveKey<'a> {
     backend: BackendKey,
     task: TaskKey<'a>,
     team: TeamKey,
-    prompt: Option<String>,
+    /// Digests of the prompt templates the team's topology uses (none when no agent reads one).
+    prompt: BTreeMap<&'static str, String>,
     stage: SolveStageKey,
     replicate: u32,
 }
@@ -163,6 +166,8 @@ fn team_key(m: &Manifest, team: &Team) -> (TeamKey, bool) {
                         .map_or_else(|e| format!("unreadable: {e}"), |b| crate::key::digest(&b))
                 }),
                 env: h.env.clone(),
+                usage: h.usage,
+                version: h.version.clone(),
             },
         );
     }
@@ -197,7 +202,23 @@ pub fn solve_key(m: &Manifest, task: &Task, team: &Team, timeout_s: u64, replica
             digest: task.solver_digest(),
         },
         team: team_key,
-        prompt: reads_prompt.then(|| crate::key::digest(m.prompts.instruction.as_bytes())),
+        prompt: if reads_prompt {
+            let d = |t: &str| crate::key::digest(t.as_bytes());
+            let mut p = BTreeMap::from([("instruction", d(&m.prompts.instruction))]);
+            match &team.topology {
+                crate::manifest::Topology::Solo { .. } => {}
+                crate::manifest::Topology::Review { .. } => {
+                    p.insert("review", d(&m.prompts.review));
+                    p.insert("fix", d(&m.prompts.fix));
+                }
+                crate::manifest::Topology::BestOf { .. } => {
+                    p.insert("judge", d(&m.prompts.judge));
+                }
+            }
+            p
+        } else {
+            BTreeMap::new()
+        },
         stage: SolveStageKey { timeout_s },
         replicate,
     })

@@ -42,6 +42,9 @@ pub struct ManifestFile {
     pub harnesses: BTreeMap<String, HarnessFile>,
     /// Prompt templates (handlebars) around the problem statement.
     pub prompts: Option<PromptsFile>,
+    /// Model prices (dollars per million tokens), added to or overriding the built-in table.
+    #[serde(default)]
+    pub pricing: BTreeMap<String, PriceFile>,
 }
 
 /// Backend settings.
@@ -287,8 +290,9 @@ pub struct AgentTableFile {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HarnessFile {
-    /// What kind of harness this is: `command`, `oracle`, `nop`.
-    pub kind: String,
+    /// What kind of harness this is: `command`, `oracle`, `nop`. Required for a new harness;
+    /// a table named like a built-in (`codex`, `claude-code`, ...) overrides its fields.
+    pub kind: Option<String>,
     /// For `command`: the shell command (a handlebars template; `{{script}}`, `{{prompt_file}}`,
     /// `{{model}}`, `{{workdir}}` are available), run with `sh -c` in the workspace.
     pub command: Option<String>,
@@ -297,6 +301,13 @@ pub struct HarnessFile {
     pub script: Option<String>,
     /// Environment variables passed to the agent by name (never on a command line).
     pub env: Option<Vec<String>>,
+    /// How to read usage and cost from the agent's output: `claude-json`, `codex-jsonl`,
+    /// `aider`, `mini-swe-agent`, or `none`.
+    pub usage: Option<String>,
+    /// Shell commands that install the agent CLI on top of a task image (docker backend).
+    pub install: Option<Vec<String>>,
+    /// A version pin of the agent CLI; part of every key that uses the harness.
+    pub version: Option<String>,
 }
 
 /// Prompt templates.
@@ -305,6 +316,26 @@ pub struct HarnessFile {
 pub struct PromptsFile {
     /// The instruction around the problem statement (`{{problem_statement}}`).
     pub instruction: Option<String>,
+    /// The reviewer's prompt (`{{problem_statement}}`, `{{diff}}`); the reviewer answers
+    /// APPROVE or REQUEST_CHANGES.
+    pub review: Option<String>,
+    /// The coder's prompt after a review (`{{problem_statement}}`, `{{review}}`).
+    pub fix: Option<String>,
+    /// The judge's prompt (`{{problem_statement}}`, `{{candidates}}`); the judge answers
+    /// `PICK: <n>`.
+    pub judge: Option<String>,
+}
+
+/// Prices of a model, in dollars per million tokens.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PriceFile {
+    /// Input tokens.
+    pub input: f64,
+    /// Cached input tokens (defaults to `input`).
+    pub cached_input: Option<f64>,
+    /// Output tokens.
+    pub output: f64,
 }
 
 fn date_schema(_generator: &mut SchemaGenerator) -> Schema {

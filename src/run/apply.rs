@@ -82,6 +82,7 @@ pub async fn apply(
     };
     store.save_run(&run).map_err(|e| e.to_string())?;
     let mut index: Index = store.load_index(&m.path);
+    let mut budgets = Budgets::load(&m, &store);
 
     let cancel = CancellationToken::new();
     let mut graph = Graph::new(&m, Some(&store), &datasets, Mode::Apply);
@@ -169,10 +170,48 @@ pub async fn apply(
                     deferred.push_back(id);
                     continue;
                 }
+                let mut share = None;
+                if let NodeKind::Solve { .. } = node.kind
+                    && let Some(b) = budgets.get(&node.stage)
+                {
+                    if let Some(reason) = b.halted() {
+                        let address = node.address.clone();
+                        let stage = node.stage.clone();
+                        progress.finished(&stage, &address, false, &format!("not run: {reason}"));
+                        run.nodes.insert(
+                            address,
+                            RunNode {
+                                key: node.keyed.as_ref().map(|k| k.key.clone()),
+                                status: "not_run".into(),
+                                error: Some(reason.clone()),
+                            },
+                        );
+                        let key = node
+                            .keyed
+                            .as_ref()
+                            .map(|k| k.key.clone())
+                            .unwrap_or_default();
+                        inflight.remove(&key);
+                        for w in waiters.remove(&key).unwrap_or_default() {
+                            graph.complete(w, NodeState::NotRun(reason.clone()));
+                        }
+                        graph.complete(id, NodeState::NotRun(reason));
+                        continue;
+                    }
+                    let pending = 1 + queue
+                        .iter()
+                        .chain(deferred.iter())
+                        .filter(|q| graph.nodes[**q].stage == node.stage)
+                        .count();
+                    share = Some(b.remaining() / pending as f64);
+                }
                 *running.entry(pool).or_default() += 1;
                 *running_per_stage.entry(node.stage.clone()).or_default() += 1;
                 progress.started(&node.stage, &node.address);
-                let job = prepare(&graph, id, &m, &store)?;
+                let mut job = prepare(&graph, id, &m, &store)?;
+                if let Job::Solve { budget_share, .. } = &mut job.job {
+                    *budget_share = share;
+                }
                 graph.set_state(id, NodeState::Running);
                 let tx = tx.clone();
                 let cancel = cancel.clone();
@@ -231,6 +270,11 @@ pub async fn apply(
         match result {
             Ok(rec) => {
                 let rec = Arc::new(rec);
+                if let (NodeKind::Solve { .. }, Some(b)) =
+                    (&node.kind, budgets.get_mut(&node.stage))
+                {
+                    b.charge(&rec);
+                }
                 for (i, nid) in same_key.iter().enumerate() {
                     let address = graph.nodes[*nid].address.clone();
                     let detail = describe(&node.kind, &rec);
@@ -330,6 +374,102 @@ pub async fn apply(
     })
 }
 
+/// Budgets of solve stages with `max_cost_usd`: the priced spend recorded in the store for this
+/// manifest (every attempt, earlier applies included), and whether a run of unknown cost halts
+/// launches.
+struct Budgets(BTreeMap<String, Budget>);
+
+struct Budget {
+    cap: f64,
+    allow_unpriced: bool,
+    spent: f64,
+    unknown: usize,
+}
+
+impl Budget {
+    fn charge(&mut self, rec: &ActionRecord) {
+        match rec
+            .output
+            .get("cost_usd")
+            .and_then(serde_json::Value::as_f64)
+        {
+            Some(c) => self.spent += c,
+            None => self.unknown += 1,
+        }
+    }
+
+    fn remaining(&self) -> f64 {
+        (self.cap - self.spent).max(0.0)
+    }
+
+    /// Why launches stop, if they do.
+    fn halted(&self) -> Option<String> {
+        if self.spent >= self.cap {
+            return Some(format!(
+                "budget reached (${:.2} of ${:.2} spent)",
+                self.spent, self.cap
+            ));
+        }
+        if self.unknown > 0 && !self.allow_unpriced {
+            return Some(format!(
+                "budget: {} earlier run(s) of unknown cost halt launches (set allow_unpriced = true to count priced spend only)",
+                self.unknown
+            ));
+        }
+        None
+    }
+}
+
+impl Budgets {
+    fn load(m: &Manifest, store: &Store) -> Budgets {
+        let mut out = BTreeMap::new();
+        for (name, stage) in &m.stages {
+            if let StageKind::Solve(s) = &stage.kind
+                && let Some(cap) = s.max_cost_usd
+            {
+                out.insert(
+                    name.clone(),
+                    Budget {
+                        cap,
+                        allow_unpriced: s.allow_unpriced,
+                        spent: 0.0,
+                        unknown: 0,
+                    },
+                );
+            }
+        }
+        if out.is_empty() {
+            return Budgets(out);
+        }
+        let path = m.path.display().to_string();
+        let mut seen = std::collections::HashSet::new();
+        for r in store.runs().iter().filter(|r| r.manifest_path == path) {
+            for (address, n) in &r.nodes {
+                let stage = address.split('/').next().unwrap_or("");
+                let (Some(b), Some(key)) = (out.get_mut(stage), &n.key) else {
+                    continue;
+                };
+                // Each paid attempt counts once, however many runs recorded it.
+                if n.status == "done"
+                    && seen.insert(key.clone())
+                    && let Some(rec) = store.get_action(key)
+                {
+                    b.charge(&rec);
+                }
+            }
+        }
+        Budgets(out)
+    }
+
+    fn get(&self, stage: &str) -> Option<&Budget> {
+        self.0.get(stage)
+    }
+
+    fn get_mut(&mut self, stage: &str) -> Option<&mut Budget> {
+        self.0.get_mut(stage)
+    }
+}
+
 fn describe(kind: &NodeKind, rec: &ActionRecord) -> String {
     match kind {
         NodeKind::Sample { .. } => {
@@ -380,6 +520,7 @@ enum Job {
         task: Arc<crate::tasks::Task>,
         team: String,
         timeout: Duration,
+        budget_share: Option<f64>,
     },
     Report {
         inputs: Box<ReportInputs>,
@@ -424,7 +565,19 @@ impl PreparedJob {
                 task,
                 team,
                 timeout,
-            } => solve_local(store, m, &task, &m.teams[&team], timeout, cancel).await?,
+                budget_share,
+            } => {
+                solve_local(
+                    store,
+                    m,
+                    &task,
+                    &m.teams[&team],
+                    timeout,
+                    budget_share,
+                    cancel,
+                )
+                .await?
+            }
             Job::Report { inputs, out } => {
                 let store = store.clone();
                 tokio::task::spawn_blocking(move || write_report(&store, &inputs, &out))
@@ -496,6 +649,7 @@ fn prepare(
             task: task.clone(),
             team: team.clone(),
             timeout: s.timeout,
+            budget_share: None,
         },
         (NodeKind::Report, StageKind::Report(r)) => Job::Report {
             inputs: Box::new(report_inputs(graph, m, &stage.needs, r)),
