@@ -51,11 +51,11 @@ fn report(sb: &Sandbox) -> serde_json::Value {
 }
 
 fn team<'a>(r: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    r["summary"]["teams"]
+    r["teams"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|t| t["team"] == name)
+        .find(|t| t["name"] == name)
         .unwrap()
 }
 
@@ -227,7 +227,7 @@ fn budget_halts_across_applies_and_unknown_cost_halts() {
         .count();
     assert_eq!(solves, 3, "{}", stderr(&o));
     let r = report(&sb);
-    assert_eq!(r["summary"]["not_run"].as_array().unwrap().len(), 5);
+    assert_eq!(r["not_run"].as_array().unwrap().len(), 5);
     // A second apply (a restart) still halts: spend is read from the store.
     let again = run(&sb, &["apply", "agents.toml"], &[]);
     assert_eq!(
