@@ -72,6 +72,8 @@ pub fn plan(
         .filter(|a| !present.contains(a.as_str()))
         .cloned()
         .collect();
+    // Planning ends the process: skip freeing the node graph, node by node.
+    std::mem::forget(graph);
     PlanReport {
         manifest: m.path.display().to_string(),
         store: store
