@@ -151,7 +151,7 @@ impl Store {
         }
         let bytes = std::fs::read(self.action_path(key)).ok()?;
         let l: Light = serde_json::from_slice(&bytes).ok()?;
-        (l.key == key && l.schema == RECORD_SCHEMA).then(|| ActionRecord {
+        (l.key == key && l.schema == RECORD_SCHEMA).then_some(ActionRecord {
             schema: l.schema,
             key: l.key,
             node: l.node,
