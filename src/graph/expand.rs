@@ -166,6 +166,8 @@ pub struct Graph<'a> {
     records: HashMap<String, Option<Arc<ActionRecord>>>,
     /// Team name -> its key inputs, computed once.
     team_keys: HashMap<String, keys::TeamKeyed>,
+    /// Keep the key inputs of nodes that will run (for `plan --explain`).
+    pub keep_inputs: bool,
 }
 
 impl<'a> Graph<'a> {
@@ -190,10 +192,17 @@ impl<'a> Graph<'a> {
             samples: HashMap::new(),
             records: HashMap::new(),
             team_keys: HashMap::new(),
+            keep_inputs: false,
         }
     }
 
-    fn add(&mut self, stage: &str, address: String, kind: NodeKind, keyed: Option<Keyed>) -> usize {
+    fn add(
+        &mut self,
+        stage: &str,
+        address: String,
+        kind: NodeKind,
+        mut keyed: Option<Keyed>,
+    ) -> usize {
         let id = self.nodes.len();
         let state = match (&keyed, self.mode) {
             (Some(k), _) => match self.lookup(&k.key) {
@@ -204,6 +213,16 @@ impl<'a> Graph<'a> {
             (None, Mode::Plan) => NodeState::WillRun,
             (None, Mode::Apply) => unreachable!("apply creates nodes only when their key is known"),
         };
+        // Key inputs are kept only where they are read: for records about to be written (apply)
+        // and for explanations (plan --explain). Dropping the rest keeps big plans small.
+        let keep = match state {
+            NodeState::Ready => true,
+            NodeState::WillRun => self.keep_inputs,
+            _ => false,
+        };
+        if !keep && let Some(k) = keyed.as_mut() {
+            k.inputs = serde_json::Value::Null;
+        }
         self.nodes.push(Node {
             id,
             address,

@@ -44,6 +44,7 @@ pub fn plan(
     explain: bool,
 ) -> PlanReport {
     let mut graph = Graph::new(m, store, datasets, Mode::Plan);
+    graph.keep_inputs = explain;
     while !graph.advance().is_empty() {}
     let index = store.map(|s| s.load_index(&m.path)).unwrap_or_default();
     let stages = graph.summaries(&index.nodes);
