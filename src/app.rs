@@ -219,11 +219,7 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
         );
     }
     // Holding the lock, anything in tmp/ was left by a dead run.
-    if let Ok(entries) = std::fs::read_dir(store.tmp_dir()) {
-        for e in entries.flatten() {
-            let _ = std::fs::remove_dir_all(e.path()).or_else(|_| std::fs::remove_file(e.path()));
-        }
-    }
+    crate::backend::sweep_workspaces(&store.tmp_dir());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -282,7 +282,8 @@ fn interrupted_apply_resumes_without_rerunning_completed_nodes() {
         without_times(clean.read("reports/quickstart/report.md"))
     );
     // No workspace is left behind.
-    assert!(walk(&sb.path(".bench/tmp")).is_empty());
+    let left = walk(&sb.path(".bench/tmp"));
+    assert!(left.is_empty(), "{left:?}");
 }
 
 #[test]

@@ -88,7 +88,7 @@ pub fn grade_key(m: &Manifest, task: &Task, patch_digest: &str, timeout_s: u64) 
     })
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Clone)]
 struct HarnessKey {
     kind: HarnessKind,
     command: Option<String>,
@@ -98,7 +98,7 @@ struct HarnessKey {
     version: Option<String>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Clone)]
 struct TeamKey {
     #[serde(flatten)]
     topology: BTreeMap<String, serde_json::Value>,
@@ -188,21 +188,17 @@ fn agent_string(a: &serde_json::Map<String, serde_json::Value>) -> String {
     }
 }
 
-pub fn solve_key(m: &Manifest, task: &Task, team: &Team, timeout_s: u64, replicate: u32) -> Keyed {
-    let (team_key, reads_prompt) = team_key(m, team);
-    key_of(&SolveKey {
-        schema: KEY_SCHEMA,
-        node: "solve",
-        version: SOLVE_VERSION,
-        backend: BackendKey {
-            kind: m.backend.kind,
-        },
-        task: TaskKey {
-            id: &task.instance_id,
-            digest: task.solver_digest(),
-        },
-        team: team_key,
-        prompt: if reads_prompt {
+/// A team's part of its solve keys, computed once per team.
+#[derive(Clone)]
+pub struct TeamKeyed {
+    team: TeamKey,
+    prompt: BTreeMap<&'static str, String>,
+}
+
+impl TeamKeyed {
+    pub fn new(m: &Manifest, team: &Team) -> TeamKeyed {
+        let (team_key, reads_prompt) = team_key(m, team);
+        let prompt = if reads_prompt {
             let d = |t: &str| crate::key::digest(t.as_bytes());
             let mut p = BTreeMap::from([("instruction", d(&m.prompts.instruction))]);
             match &team.topology {
@@ -218,7 +214,39 @@ pub fn solve_key(m: &Manifest, task: &Task, team: &Team, timeout_s: u64, replica
             p
         } else {
             BTreeMap::new()
+        };
+        TeamKeyed {
+            team: team_key,
+            prompt,
+        }
+    }
+}
+
+pub fn solve_key(m: &Manifest, task: &Task, team: &Team, timeout_s: u64, replicate: u32) -> Keyed {
+    solve_key_with(m, task, &TeamKeyed::new(m, team), timeout_s, replicate)
+}
+
+/// [`solve_key`] with the team's part computed beforehand.
+pub fn solve_key_with(
+    m: &Manifest,
+    task: &Task,
+    team: &TeamKeyed,
+    timeout_s: u64,
+    replicate: u32,
+) -> Keyed {
+    key_of(&SolveKey {
+        schema: KEY_SCHEMA,
+        node: "solve",
+        version: SOLVE_VERSION,
+        backend: BackendKey {
+            kind: m.backend.kind,
         },
+        task: TaskKey {
+            id: &task.instance_id,
+            digest: task.solver_digest(),
+        },
+        team: team.team.clone(),
+        prompt: team.prompt.clone(),
         stage: SolveStageKey { timeout_s },
         replicate,
     })

@@ -80,8 +80,11 @@ pub async fn apply(
         status: "running".into(),
         nodes: BTreeMap::new(),
     };
-    store.save_run(&run).map_err(|e| e.to_string())?;
+    // The run record is first written when the first node launches (a no-op apply writes it
+    // once, at the end).
+    let mut run_saved = false;
     let mut index: Index = store.load_index(&m.path);
+    let index_before = index.nodes.clone();
     let mut budgets = Budgets::load(&m, &store);
 
     let cancel = CancellationToken::new();
@@ -204,6 +207,10 @@ pub async fn apply(
                         .filter(|q| graph.nodes[**q].stage == node.stage)
                         .count();
                     share = Some(b.remaining() / pending as f64);
+                }
+                if !run_saved {
+                    store.save_run(&run).map_err(|e| e.to_string())?;
+                    run_saved = true;
                 }
                 *running.entry(pool).or_default() += 1;
                 *running_per_stage.entry(node.stage.clone()).or_default() += 1;
@@ -348,9 +355,11 @@ pub async fn apply(
         "failed"
     }
     .into();
-    store
-        .save_index(&m.path, &index)
-        .map_err(|e| e.to_string())?;
+    if index.nodes != index_before {
+        store
+            .save_index(&m.path, &index)
+            .map_err(|e| e.to_string())?;
+    }
     store.save_run(&run).map_err(|e| e.to_string())?;
     let mut counts = BTreeMap::new();
     for n in run.nodes.values() {
@@ -365,6 +374,8 @@ pub async fn apply(
             _ => None,
         })
         .collect();
+    // The process is about to exit: skip freeing the node graph, node by node.
+    std::mem::forget(graph);
     Ok(ApplyResult {
         run_id,
         failed,
