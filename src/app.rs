@@ -70,7 +70,7 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
             delete,
             json,
         } => gc(&cli, files, *delete, *json),
-        Command::Tasks { file, json } => tasks(file, *json),
+        Command::Tasks { file, json } => tasks(&cli, file, *json),
         Command::ParseLog {
             parser,
             script,
@@ -81,9 +81,10 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
 
 fn plan(cli: &Cli, file: &Path, explain: bool, json: bool) -> Result<u8, Report> {
     let m = load(file)?;
-    let (datasets, unavailable) = run::load_datasets(&m).map_err(|e| miette!("{e}"))?;
     let store_root = store_path(&cli.store, &m);
     let store = Store::open_existing(&store_root);
+    let (datasets, unavailable) =
+        run::load_datasets(&m, store.as_ref(), false).map_err(|e| miette!("{e}"))?;
     let report = run::plan(&m, store.as_ref(), &datasets, unavailable, explain);
     if json {
         println!(
@@ -145,9 +146,7 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
         );
     }
     for d in unavailable {
-        problems.push(format!(
-            "dataset `{d}` is read from the Hugging Face Hub, which this build cannot fetch yet; use a local dataset (`format = \"local\"`)"
-        ));
+        problems.push(format!("dataset `{d}` could not be loaded"));
     }
     let mut missing_env = BTreeSet::new();
     for stage in m.stages.values() {
@@ -165,10 +164,13 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
                 let h = &m.harnesses[&a.harness];
                 if !matches!(
                     h.kind,
-                    HarnessKind::Oracle | HarnessKind::Nop | HarnessKind::Command
+                    HarnessKind::Oracle
+                        | HarnessKind::Nop
+                        | HarnessKind::Command
+                        | HarnessKind::Predictions
                 ) {
                     problems.push(format!(
-                        "team `{t}`: harness `{}` does not run in this build (oracle, nop and command do)",
+                        "team `{t}`: harness `{}` does not run in this build (oracle, nop, command and predictions do)",
                         a.harness
                     ));
                 }
@@ -202,8 +204,7 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
 
 fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
     let m = load(file)?;
-    let (datasets, unavailable) = run::load_datasets(&m).map_err(|e| miette!("{e}"))?;
-    preflight(&m, &unavailable)?;
+    preflight(&m, &[])?;
     let store_root = store_path(&cli.store, &m);
     let store = Store::open(&store_root)
         .map_err(|e| miette!("cannot open the store {}: {e}", store_root.display()))?;
@@ -220,12 +221,17 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
             prev.pid, prev.host, prev.since
         );
     }
-    // Holding the lock, anything in tmp/ was left by a dead run.
+    // Holding the lock, anything in tmp/ was left by a dead run (partial dataset downloads
+    // in tmp/downloads are kept: the fetch resumes them).
     if let Ok(entries) = std::fs::read_dir(store.tmp_dir()) {
-        for e in entries.flatten() {
+        for e in entries.flatten().filter(|e| e.file_name() != "downloads") {
             let _ = std::fs::remove_dir_all(e.path()).or_else(|_| std::fs::remove_file(e.path()));
         }
     }
+    // Hub datasets are fetched (into the store, under the lock) before anything runs.
+    let (datasets, unavailable) =
+        run::load_datasets(&m, Some(&store), true).map_err(|e| miette!("{e}"))?;
+    preflight(&m, &unavailable)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -263,9 +269,10 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
 
 fn status(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {
     let m = load(file)?;
-    let (datasets, _) = run::load_datasets(&m).map_err(|e| miette!("{e}"))?;
     let store_root = store_path(&cli.store, &m);
     let store = Store::open_existing(&store_root);
+    let (datasets, _) =
+        run::load_datasets(&m, store.as_ref(), false).map_err(|e| miette!("{e}"))?;
     let mut graph = Graph::new(&m, store.as_ref(), &datasets, Mode::Plan);
     while !graph.advance().is_empty() {}
     let last_run = store.as_ref().and_then(|s| {
@@ -385,7 +392,8 @@ fn gc(cli: &Cli, files: &[PathBuf], delete: bool, json: bool) -> Result<u8, Repo
         }
         match manifest::load(path) {
             Ok(m) => {
-                let (datasets, _) = run::load_datasets(&m).map_err(|e| miette!("{e}"))?;
+                let (datasets, _) =
+                    run::load_datasets(&m, Some(&store), false).map_err(|e| miette!("{e}"))?;
                 let mut graph = Graph::new(&m, Some(&store), &datasets, Mode::Plan);
                 while !graph.advance().is_empty() {}
                 for n in &graph.nodes {
@@ -432,9 +440,24 @@ fn gc(cli: &Cli, files: &[PathBuf], delete: bool, json: bool) -> Result<u8, Repo
     Ok(exit_codes::OK)
 }
 
-fn tasks(file: &Path, json: bool) -> Result<u8, Report> {
+fn tasks(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {
     let m = load(file)?;
-    let (datasets, unavailable) = run::load_datasets(&m).map_err(|e| miette!("{e}"))?;
+    // Hub datasets are fetched into the store (no Docker, no credentials needed for public ones).
+    let needs_store = m
+        .datasets
+        .values()
+        .any(|d| matches!(d.source, manifest::DatasetSource::Hub { .. }));
+    let store_root = store_path(&cli.store, &m);
+    let store = if needs_store {
+        Some(
+            Store::open(&store_root)
+                .map_err(|e| miette!("cannot open the store {}: {e}", store_root.display()))?,
+        )
+    } else {
+        None
+    };
+    let (datasets, unavailable) =
+        run::load_datasets(&m, store.as_ref(), true).map_err(|e| miette!("{e}"))?;
     let mut out = Vec::new();
     for stage in m.stages_of(crate::manifest::StageKindName::Sample) {
         let StageKind::Sample(s) = &stage.kind else {

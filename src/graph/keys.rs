@@ -94,6 +94,10 @@ struct HarnessKey {
     command: Option<String>,
     script: Option<String>,
     env: Vec<String>,
+    /// `predictions`: the predictions file's content digest. Absent otherwise, so the keys of
+    /// other harnesses are unchanged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -163,6 +167,10 @@ fn team_key(m: &Manifest, team: &Team) -> (TeamKey, bool) {
                         .map_or_else(|e| format!("unreadable: {e}"), |b| crate::key::digest(&b))
                 }),
                 env: h.env.clone(),
+                path: h.path.as_ref().map(|p| {
+                    std::fs::read(p)
+                        .map_or_else(|e| format!("unreadable: {e}"), |b| crate::key::digest(&b))
+                }),
             },
         );
     }

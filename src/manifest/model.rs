@@ -288,10 +288,12 @@ pub enum HarnessKind {
     Aider,
     Opencode,
     MiniSweAgent,
+    /// Patches read from a SWE-bench predictions file (`path`).
+    Predictions,
 }
 
 impl HarnessKind {
-    pub const NAMES: [&'static str; 8] = [
+    pub const NAMES: [&'static str; 9] = [
         "oracle",
         "nop",
         "command",
@@ -300,6 +302,7 @@ impl HarnessKind {
         "aider",
         "opencode",
         "mini-swe-agent",
+        "predictions",
     ];
 
     pub fn parse(s: &str) -> Option<Self> {
@@ -312,13 +315,17 @@ impl HarnessKind {
             "aider" => HarnessKind::Aider,
             "opencode" => HarnessKind::Opencode,
             "mini-swe-agent" => HarnessKind::MiniSweAgent,
+            "predictions" => HarnessKind::Predictions,
             _ => return None,
         })
     }
 
     /// Whether the harness reads the prompt (so the prompt template is part of its key).
     pub fn reads_prompt(self) -> bool {
-        !matches!(self, HarnessKind::Oracle | HarnessKind::Nop)
+        !matches!(
+            self,
+            HarnessKind::Oracle | HarnessKind::Nop | HarnessKind::Predictions
+        )
     }
 }
 
@@ -330,6 +337,8 @@ pub struct Harness {
     pub command: Option<String>,
     pub script: Option<PathBuf>,
     pub env: Vec<String>,
+    /// `predictions`: the predictions file, absolute.
+    pub path: Option<PathBuf>,
 }
 
 /// The default instruction around the problem statement.

@@ -267,7 +267,7 @@ pub struct AgentTableFile {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HarnessFile {
-    /// What kind of harness this is: `command`, `oracle`, `nop`.
+    /// What kind of harness this is: `command`, `oracle`, `nop`, `predictions`.
     pub kind: String,
     /// For `command`: the shell command (a handlebars template; `{{script}}`, `{{prompt_file}}`,
     /// `{{model}}`, `{{workdir}}` are available), run with `sh -c` in the workspace.
@@ -277,6 +277,11 @@ pub struct HarnessFile {
     pub script: Option<String>,
     /// Environment variables passed to the agent by name (never on a command line).
     pub env: Option<Vec<String>>,
+    /// For `predictions`: a SWE-bench predictions file (relative to this manifest) whose
+    /// `model_patch` for each task is the team's patch: a JSON list, a JSON object keyed by
+    /// instance id, or JSON lines, with `instance_id` and `model_patch`. Its content is part of
+    /// every key that uses the harness.
+    pub path: Option<String>,
 }
 
 /// Prompt templates.

@@ -501,6 +501,7 @@ impl Validator<'_> {
                         command: None,
                         script: None,
                         env: Vec::new(),
+                        path: None,
                     },
                 )
             })
@@ -511,6 +512,7 @@ impl Validator<'_> {
                 command,
                 script,
                 env,
+                path,
             } = h;
             let Some(k) = HarnessKind::parse(&kind) else {
                 self.err(
@@ -556,6 +558,28 @@ impl Validator<'_> {
                 }
                 p
             });
+            if k == HarnessKind::Predictions && path.is_none() {
+                self.err(
+                    "manifest::harness",
+                    format!("harness `{name}` of kind `predictions` has no `path`"),
+                    self.loc(&["harnesses", &name]),
+                    "no `path`",
+                    "add `path = \"preds.jsonl\"` (a SWE-bench predictions file)".into(),
+                );
+            }
+            let path = path.map(|s| {
+                let p = self.path(&s, &["harnesses", &name, "path"]);
+                if !p.is_file() {
+                    self.err(
+                        "manifest::harness",
+                        format!("predictions file {} does not exist", p.display()),
+                        self.loc(&["harnesses", &name, "path"]),
+                        "no such file",
+                        "paths are relative to the manifest that writes them".into(),
+                    );
+                }
+                p
+            });
             let env = env.unwrap_or_default();
             for (i, var) in env.iter().enumerate() {
                 if var.is_empty() || var.contains(['=', ' ']) {
@@ -576,6 +600,7 @@ impl Validator<'_> {
                     command,
                     script,
                     env,
+                    path,
                 },
             );
         }

@@ -88,7 +88,10 @@ pub async fn solve_local(
         },
         exit_code,
         cost_usd: match m.harnesses[&worker.harness].kind {
-            HarnessKind::Oracle | HarnessKind::Nop | HarnessKind::Command => Some(0.0),
+            HarnessKind::Oracle
+            | HarnessKind::Nop
+            | HarnessKind::Command
+            | HarnessKind::Predictions => Some(0.0),
             _ => None,
         },
         input_tokens: None,
@@ -119,6 +122,45 @@ async fn run_agent(
         HarnessKind::Oracle => {
             let p = ws
                 .write_side("gold.patch", task.gold_patch.as_bytes())
+                .map_err(infra)?;
+            let r = ws
+                .git(
+                    &format!("git apply --whitespace=nowarn {}", p.display()),
+                    cancel,
+                )
+                .await
+                .map_err(infra)?;
+            if r.cancelled {
+                return Err(WorkError::Cancelled);
+            }
+            Ok((r.exit_code, r.output, false))
+        }
+        HarnessKind::Predictions => {
+            // The "agent" writes the file's patch for this task; no prediction: no change.
+            let path = harness.path.as_deref().ok_or_else(|| {
+                infra(format!(
+                    "harness `{}` has no predictions file",
+                    harness.name
+                ))
+            })?;
+            let preds = crate::datasets::predictions::load_predictions(path).map_err(infra)?;
+            let Some(patch) = preds
+                .get(&task.instance_id)
+                .filter(|p| !p.trim().is_empty())
+            else {
+                return Ok((
+                    Some(0),
+                    format!(
+                        "predictions: {} has no patch for {}\n",
+                        path.display(),
+                        task.instance_id
+                    )
+                    .into_bytes(),
+                    false,
+                ));
+            };
+            let p = ws
+                .write_side("prediction.patch", patch.as_bytes())
                 .map_err(infra)?;
             let r = ws
                 .git(

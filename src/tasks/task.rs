@@ -123,4 +123,11 @@ impl TaskSet {
             tasks,
         }
     }
+
+    /// Binds the snapshot to where the rows came from (a Hub `repo@revision`): another revision
+    /// is another snapshot even if its rows are identical.
+    pub fn with_origin(mut self, origin: &str) -> TaskSet {
+        self.snapshot = crate::key::digest_of(&(origin, &self.snapshot));
+        self
+    }
 }
