@@ -71,6 +71,7 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
             json,
         } => gc(&cli, files, *delete, *json),
         Command::Tasks { file, json } => tasks(&cli, file, *json),
+        Command::Export { file, out } => export(&cli, file, out.as_deref()),
         Command::ParseLog {
             parser,
             script,
@@ -526,6 +527,25 @@ fn tasks(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {
             println!("  per language: {}", langs.join(", "));
             println!("  per month: {}", months.join(", "));
         }
+    }
+    Ok(exit_codes::OK)
+}
+
+fn export(cli: &Cli, file: &Path, out: Option<&Path>) -> Result<u8, Report> {
+    let m = load(file)?;
+    let store_root = store_path(&cli.store, &m);
+    let store = Store::open_existing(&store_root)
+        .ok_or_else(|| miette!("{} is not a bench store: apply first", store_root.display()))?;
+    let (datasets, _) = run::load_datasets(&m, Some(&store), false).map_err(|e| miette!("{e}"))?;
+    let preds = crate::datasets::predictions::export_predictions(&m, &store, &datasets)
+        .map_err(|e| miette!("{e}"))?;
+    let text = crate::datasets::predictions::to_jsonl(&preds);
+    match out {
+        Some(p) => {
+            crate::store::write_atomic(p, text.as_bytes()).into_diagnostic()?;
+            eprintln!("wrote {} predictions to {}", preds.len(), p.display());
+        }
+        None => print!("{text}"),
     }
     Ok(exit_codes::OK)
 }
