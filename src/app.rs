@@ -146,6 +146,21 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
                 .to_string(),
         );
     }
+    // Rows of SWE-bench-shaped datasets are container-image tasks: grading (and solving) them
+    // needs the docker backend; the sample stage and `bench tasks` work without it.
+    let grades = m.stages.values().any(|s| {
+        matches!(
+            s.kind,
+            StageKind::Gold(_) | StageKind::Solve(_) | StageKind::Grade(_)
+        )
+    });
+    for (name, d) in &m.datasets {
+        if grades && d.format != manifest::DatasetFormat::Local {
+            problems.push(format!(
+                "dataset `{name}` holds container-image tasks: solving and grading them needs the docker backend, which is not part of this build (`bench tasks` and sample-only manifests work)"
+            ));
+        }
+    }
     for d in unavailable {
         problems.push(format!("dataset `{d}` could not be loaded"));
     }

@@ -647,11 +647,14 @@ fn an_interrupted_download_resumes_with_a_range_request() {
     let o = bench_hub(d, &hub, &["tasks", "--json", "hub.toml"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("cannot fetch"), "{}", stderr(&o));
-    let parts: Vec<_> = std::fs::read_dir(d.join(".bench/tmp/downloads"))
-        .unwrap()
-        .flatten()
-        .collect();
-    assert_eq!(parts.len(), 1);
+    let parts = || {
+        std::fs::read_dir(d.join(".bench/tmp/downloads"))
+            .unwrap()
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "part"))
+            .count()
+    };
+    assert_eq!(parts(), 1);
     let o = bench_hub(d, &hub, &["tasks", "--json", "hub.toml"]);
     assert_eq!(tasks_ids(&o), expected_sample(&all));
     let ranges = hub.ranges.lock().unwrap().clone();
@@ -660,12 +663,7 @@ fn an_interrupted_download_resumes_with_a_range_request() {
         ranges[0].starts_with("bytes=") && ranges[0] != "bytes=0-",
         "{ranges:?}"
     );
-    assert_eq!(
-        std::fs::read_dir(d.join(".bench/tmp/downloads"))
-            .unwrap()
-            .count(),
-        0
-    );
+    assert_eq!(parts(), 0);
 }
 
 #[test]
@@ -732,4 +730,25 @@ fn raising_limits_keeps_the_first_tasks_and_their_work() {
     sb.edit("quickstart.toml", "limit = 1\nteams", "limit = 2\nteams");
     let to_run = plan_to_run(&sb);
     assert!(to_run.iter().all(|a| a == "report"), "{to_run:?}");
+}
+
+#[test]
+fn apply_refuses_to_grade_image_tasks_without_docker_before_fetching() {
+    let (dir, hub, _) = hub_sandbox();
+    let d = dir.path();
+    let mut text = std::fs::read_to_string(d.join("hub.toml")).unwrap();
+    text.push_str("\n[stages.gold]\nkind = \"gold\"\nneeds = [\"sample\"]\n");
+    std::fs::write(d.join("hub.toml"), text).unwrap();
+    let o = bench_hub(d, &hub, &["apply", "hub.toml"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("container-image tasks"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        hub.count(),
+        0,
+        "nothing is fetched for a run that cannot go ahead"
+    );
 }

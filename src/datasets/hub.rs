@@ -145,6 +145,23 @@ pub fn ensure_files(
             "{}.part",
             &crate::key::digest(format!("{repo}@{revision}/{file}").as_bytes())[..32]
         ));
+        // One downloader per file across processes (`bench tasks` runs without the store
+        // lock): wait for the holder, then use what it stored.
+        if let Some(dir) = part.parent() {
+            fs_err::create_dir_all(dir).map_err(|e| e.to_string())?;
+        }
+        let lock_path = part.with_extension("lock");
+        let lock = std::fs::File::create(&lock_path)
+            .map_err(|e| format!("{}: {e}", lock_path.display()))?;
+        lock.lock()
+            .map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
+        if let Some(d) = load_pin(&pin, repo, revision).files.get(file)
+            && hash_file(&store.blob_path(d)).is_ok_and(|h| &h == d)
+        {
+            rec.files.insert(file.clone(), d.clone());
+            out.push((file.clone(), store.blob_path(d)));
+            continue;
+        }
         download(cfg, &url, &part).map_err(|e| format!("cannot fetch {url}: {e}"))?;
         let digest = hash_file(&part).map_err(|e| format!("{}: {e}", part.display()))?;
         let blob = store.blob_path(&digest);
@@ -159,6 +176,7 @@ pub fn ensure_files(
         }
         rec.files.insert(file.clone(), digest);
         save_pin(&pin, &rec)?;
+        drop(lock);
         out.push((file.clone(), blob));
     }
     Ok(Some(out))
