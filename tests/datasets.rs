@@ -317,6 +317,7 @@ struct LoopbackHub {
     url: String,
     requests: Arc<AtomicUsize>,
     ranges: Arc<Mutex<Vec<String>>>,
+    auth: Arc<Mutex<Vec<String>>>,
     cut_next: Arc<AtomicUsize>,
 }
 
@@ -328,16 +329,18 @@ impl LoopbackHub {
             url,
             requests: Arc::default(),
             ranges: Arc::default(),
+            auth: Arc::default(),
             cut_next: Arc::default(),
         };
-        let (requests, ranges, cut) = (
+        let (requests, ranges, auth, cut) = (
             hub.requests.clone(),
             hub.ranges.clone(),
+            hub.auth.clone(),
             hub.cut_next.clone(),
         );
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                serve(stream, &files, &requests, &ranges, &cut);
+                serve(stream, &files, &requests, &ranges, &auth, &cut);
             }
         });
         hub
@@ -353,6 +356,7 @@ fn serve(
     files: &HashMap<String, Vec<u8>>,
     requests: &AtomicUsize,
     ranges: &Mutex<Vec<String>>,
+    auth: &Mutex<Vec<String>>,
     cut: &AtomicUsize,
 ) {
     let mut reader = BufReader::new(s.try_clone().unwrap());
@@ -367,10 +371,13 @@ fn serve(
         if reader.read_line(&mut h).unwrap_or(0) == 0 || h.trim().is_empty() {
             break;
         }
-        if let Some((k, v)) = h.split_once(':')
-            && k.eq_ignore_ascii_case("range")
-        {
-            range = Some(v.trim().to_string());
+        if let Some((k, v)) = h.split_once(':') {
+            if k.eq_ignore_ascii_case("range") {
+                range = Some(v.trim().to_string());
+            }
+            if k.eq_ignore_ascii_case("authorization") {
+                auth.lock().unwrap().push(v.trim().to_string());
+            }
         }
     }
     requests.fetch_add(1, Ordering::SeqCst);
@@ -751,4 +758,39 @@ fn apply_refuses_to_grade_image_tasks_without_docker_before_fetching() {
         0,
         "nothing is fetched for a run that cannot go ahead"
     );
+}
+
+#[test]
+fn hf_token_is_sent_never_stored_and_gc_keeps_pinned_files() {
+    let (dir, hub, all) = hub_sandbox();
+    let d = dir.path();
+    let o = std::process::Command::new(common::bench_bin())
+        .args(["tasks", "--json", "hub.toml"])
+        .current_dir(d)
+        .env_remove("BENCH_STORE")
+        .env("HF_ENDPOINT", &hub.url)
+        .env("HF_TOKEN", "hf_secret_token_123")
+        .output()
+        .unwrap();
+    assert_eq!(tasks_ids(&o), expected_sample(&all));
+    assert_eq!(
+        hub.auth.lock().unwrap().clone(),
+        ["Bearer hf_secret_token_123", "Bearer hf_secret_token_123"]
+    );
+    let grep = std::process::Command::new("grep")
+        .args(["-r", "-l", "hf_secret_token_123", ".bench"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(grep.stdout.is_empty(), "{}", stdout(&grep));
+
+    // gc keeps the pinned files: nothing is fetched again afterwards.
+    assert!(bench_hub(d, &hub, &["apply", "hub.toml"]).status.success());
+    let gc = bench_hub(d, &hub, &["gc", "--delete", "hub.toml"]);
+    assert!(gc.status.success(), "{}", stderr(&gc));
+    assert_eq!(
+        tasks_ids(&bench_hub(d, &hub, &["tasks", "--json", "hub.toml"])),
+        expected_sample(&all)
+    );
+    assert_eq!(hub.count(), 2);
 }
