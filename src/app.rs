@@ -75,7 +75,8 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
             delete,
             json,
         } => gc(&cli, files, *delete, *json),
-        Command::Tasks { file, json } => tasks(file, *json),
+        Command::Tasks { file, json } => tasks(&cli, file, *json),
+        Command::Export { file, out } => export(&cli, file, out.as_deref()),
         Command::ParseLog {
             parser,
             script,
@@ -86,9 +87,10 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
 
 fn plan(cli: &Cli, file: &Path, explain: bool, json: bool) -> Result<u8, Report> {
     let m = load(file)?;
-    let (datasets, unavailable) = run::load_datasets(&m).map_err(|e| miette!("{e}"))?;
     let store_root = store_path(&cli.store, &m);
     let store = Store::open_existing(&store_root);
+    let (datasets, unavailable) =
+        run::load_datasets(&m, store.as_ref(), false).map_err(|e| miette!("{e}"))?;
     let report = run::plan(&m, store.as_ref(), &datasets, unavailable, explain);
     if json {
         println!(
@@ -149,10 +151,23 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
                 .to_string(),
         );
     }
+    // Rows of SWE-bench-shaped datasets are container-image tasks: grading (and solving) them
+    // needs the docker backend; the sample stage and `bench tasks` work without it.
+    let grades = m.stages.values().any(|s| {
+        matches!(
+            s.kind,
+            StageKind::Gold(_) | StageKind::Solve(_) | StageKind::Grade(_)
+        )
+    });
+    for (name, d) in &m.datasets {
+        if grades && d.format != manifest::DatasetFormat::Local {
+            problems.push(format!(
+                "dataset `{name}` holds container-image tasks: solving and grading them needs the docker backend, which is not part of this build (`bench tasks` and sample-only manifests work)"
+            ));
+        }
+    }
     for d in unavailable {
-        problems.push(format!(
-            "dataset `{d}` is read from the Hugging Face Hub, which this build cannot fetch yet; use a local dataset (`format = \"local\"`)"
-        ));
+        problems.push(format!("dataset `{d}` could not be loaded"));
     }
     let mut missing_env = BTreeSet::new();
     for stage in m.stages.values() {
@@ -200,8 +215,7 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
 
 fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
     let m = load(file)?;
-    let (datasets, unavailable) = run::load_datasets(&m).map_err(|e| miette!("{e}"))?;
-    preflight(&m, &unavailable)?;
+    preflight(&m, &[])?;
     let store_root = store_path(&cli.store, &m);
     let store = Store::open(&store_root)
         .map_err(|e| miette!("cannot open the store {}: {e}", store_root.display()))?;
@@ -218,8 +232,13 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
             prev.pid, prev.host, prev.since
         );
     }
-    // Holding the lock, anything in tmp/ was left by a dead run.
+    // Holding the lock, anything in tmp/ was left by a dead run (partial dataset downloads in
+    // tmp/downloads are kept: the fetch resumes them).
     crate::backend::sweep_workspaces(&store.tmp_dir());
+    // Hub datasets are fetched (into the store, under the lock) before anything runs.
+    let (datasets, unavailable) =
+        run::load_datasets(&m, Some(&store), true).map_err(|e| miette!("{e}"))?;
+    preflight(&m, &unavailable)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -266,9 +285,10 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
 
 fn status(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {
     let m = load(file)?;
-    let (datasets, _) = run::load_datasets(&m).map_err(|e| miette!("{e}"))?;
     let store_root = store_path(&cli.store, &m);
     let store = Store::open_existing(&store_root);
+    let (datasets, _) =
+        run::load_datasets(&m, store.as_ref(), false).map_err(|e| miette!("{e}"))?;
     let mut graph = Graph::new(&m, store.as_ref(), &datasets, Mode::Plan);
     while !graph.advance().is_empty() {}
     let last_run = store.as_ref().and_then(|s| {
@@ -388,7 +408,8 @@ fn gc(cli: &Cli, files: &[PathBuf], delete: bool, json: bool) -> Result<u8, Repo
         }
         match manifest::load(path) {
             Ok(m) => {
-                let (datasets, _) = run::load_datasets(&m).map_err(|e| miette!("{e}"))?;
+                let (datasets, _) =
+                    run::load_datasets(&m, Some(&store), false).map_err(|e| miette!("{e}"))?;
                 let mut graph = Graph::new(&m, Some(&store), &datasets, Mode::Plan);
                 while !graph.advance().is_empty() {}
                 for n in &graph.nodes {
@@ -435,9 +456,24 @@ fn gc(cli: &Cli, files: &[PathBuf], delete: bool, json: bool) -> Result<u8, Repo
     Ok(exit_codes::OK)
 }
 
-fn tasks(file: &Path, json: bool) -> Result<u8, Report> {
+fn tasks(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {
     let m = load(file)?;
-    let (datasets, unavailable) = run::load_datasets(&m).map_err(|e| miette!("{e}"))?;
+    // Hub datasets are fetched into the store (no Docker, no credentials needed for public ones).
+    let needs_store = m
+        .datasets
+        .values()
+        .any(|d| matches!(d.source, manifest::DatasetSource::Hub { .. }));
+    let store_root = store_path(&cli.store, &m);
+    let store = if needs_store {
+        Some(
+            Store::open(&store_root)
+                .map_err(|e| miette!("cannot open the store {}: {e}", store_root.display()))?,
+        )
+    } else {
+        None
+    };
+    let (datasets, unavailable) =
+        run::load_datasets(&m, store.as_ref(), true).map_err(|e| miette!("{e}"))?;
     let mut out = Vec::new();
     for stage in m.stages_of(crate::manifest::StageKindName::Sample) {
         let StageKind::Sample(s) = &stage.kind else {
@@ -510,6 +546,25 @@ fn tasks(file: &Path, json: bool) -> Result<u8, Report> {
     Ok(exit_codes::OK)
 }
 
+fn export(cli: &Cli, file: &Path, out: Option<&Path>) -> Result<u8, Report> {
+    let m = load(file)?;
+    let store_root = store_path(&cli.store, &m);
+    let store = Store::open_existing(&store_root)
+        .ok_or_else(|| miette!("{} is not a bench store: apply first", store_root.display()))?;
+    let (datasets, _) = run::load_datasets(&m, Some(&store), false).map_err(|e| miette!("{e}"))?;
+    let preds = crate::datasets::predictions::export_predictions(&m, &store, &datasets)
+        .map_err(|e| miette!("{e}"))?;
+    let text = crate::datasets::predictions::to_jsonl(&preds);
+    match out {
+        Some(p) => {
+            crate::store::write_atomic(p, text.as_bytes()).into_diagnostic()?;
+            eprintln!("wrote {} predictions to {}", preds.len(), p.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(exit_codes::OK)
+}
+
 fn parse_log(parser: Option<&str>, script: Option<&Path>, file: &Path) -> Result<u8, Report> {
     let bytes = fs_err::read(file).into_diagnostic()?;
     let log = String::from_utf8_lossy(&bytes);
@@ -544,9 +599,10 @@ fn compare_reports(cli: &Cli, files: &[PathBuf], json: bool) -> Result<u8, Repor
     let mut experiments = Vec::new();
     for file in files {
         let m = load(file)?;
-        let (datasets, _) = run::load_datasets(&m).map_err(|e| miette!("{e}"))?;
         let store_root = store_path(&cli.store, &m);
         let store = Store::open_existing(&store_root);
+        let (datasets, _) =
+            run::load_datasets(&m, store.as_ref(), false).map_err(|e| miette!("{e}"))?;
         let mut graph = Graph::new(&m, store.as_ref(), &datasets, Mode::Plan);
         while !graph.advance().is_empty() {}
         let Some((stage, r)) = m.stage_order.iter().find_map(|s| match &m.stages[s].kind {

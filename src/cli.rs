@@ -74,6 +74,14 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Write every team's patches (from the store) as SWE-bench predictions JSON lines
+    /// (`model_name_or_path` = team name), sorted by team then instance id.
+    Export {
+        file: PathBuf,
+        /// Output file (default: stdout).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Parse a test log with a built-in parser (or a dataset's Python parser script) and print
     /// the statuses as JSON.
     ParseLog {

@@ -7,6 +7,7 @@
 pub mod app;
 pub mod backend;
 pub mod cli;
+pub mod datasets;
 pub mod exit_codes;
 pub mod graph;
 pub mod harness;

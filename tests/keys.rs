@@ -9,7 +9,7 @@ use common::Sandbox;
 fn setup() -> (Sandbox, bench::manifest::Manifest, bench::tasks::Task) {
     let sb = Sandbox::quickstart();
     let m = bench::manifest::load(&sb.manifest()).unwrap();
-    let (sets, _) = bench::run::load_datasets(&m).unwrap();
+    let (sets, _) = bench::run::load_datasets(&m, None, false).unwrap();
     let task = (*sets["quick"].tasks["quickstart__roman-1"]).clone();
     (sb, m, task)
 }
@@ -215,7 +215,7 @@ fn sample_key_fields() {
 #[test]
 fn sample_is_prefix_stable() {
     let (_sb, m, _task) = setup();
-    let (sets, _) = bench::run::load_datasets(&m).unwrap();
+    let (sets, _) = bench::run::load_datasets(&m, None, false).unwrap();
     let bench::manifest::StageKind::Sample(s) = &m.stages["sample"].kind else {
         panic!("sample stage")
     };

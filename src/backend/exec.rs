@@ -100,6 +100,9 @@ pub async fn exec(
 /// hit). Call it holding the store's apply lock.
 pub fn sweep_workspaces(tmp: &Path) {
     for entry in std::fs::read_dir(tmp).into_iter().flatten().flatten() {
+        if entry.file_name() == "downloads" {
+            continue;
+        }
         let ws = entry.path();
         for marker in std::fs::read_dir(&ws).into_iter().flatten().flatten() {
             let name = marker.file_name().to_string_lossy().into_owned();

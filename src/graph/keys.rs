@@ -96,6 +96,10 @@ struct HarnessKey {
     env: Vec<String>,
     usage: Option<crate::manifest::UsageFormat>,
     version: Option<String>,
+    /// `predictions`: the predictions file's content digest. Absent otherwise, so the keys of
+    /// other harnesses are unchanged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<String>,
 }
 
 #[derive(Serialize, Clone)]
@@ -168,6 +172,10 @@ fn team_key(m: &Manifest, team: &Team) -> (TeamKey, bool) {
                 env: h.env.clone(),
                 usage: h.usage,
                 version: h.version.clone(),
+                path: h.path.as_ref().map(|p| {
+                    std::fs::read(p)
+                        .map_or_else(|e| format!("unreadable: {e}"), |b| crate::key::digest(&b))
+                }),
             },
         );
     }

@@ -296,23 +296,29 @@ pub enum HarnessKind {
     Oracle,
     Nop,
     Command,
+    /// Patches read from a SWE-bench predictions file (`path`).
+    Predictions,
 }
 
 impl HarnessKind {
-    pub const NAMES: [&'static str; 3] = ["oracle", "nop", "command"];
+    pub const NAMES: [&'static str; 4] = ["oracle", "nop", "command", "predictions"];
 
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "oracle" => HarnessKind::Oracle,
             "nop" => HarnessKind::Nop,
             "command" => HarnessKind::Command,
+            "predictions" => HarnessKind::Predictions,
             _ => return None,
         })
     }
 
     /// Whether the harness reads the prompt (so the prompt template is part of its key).
     pub fn reads_prompt(self) -> bool {
-        !matches!(self, HarnessKind::Oracle | HarnessKind::Nop)
+        !matches!(
+            self,
+            HarnessKind::Oracle | HarnessKind::Nop | HarnessKind::Predictions
+        )
     }
 }
 
@@ -363,6 +369,8 @@ pub struct Harness {
     pub usage: Option<UsageFormat>,
     pub install: Vec<String>,
     pub version: Option<String>,
+    /// `predictions`: the predictions file, absolute.
+    pub path: Option<PathBuf>,
 }
 
 /// Prices in dollars per million tokens.

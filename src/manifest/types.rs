@@ -290,8 +290,9 @@ pub struct AgentTableFile {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HarnessFile {
-    /// What kind of harness this is: `command`, `oracle`, `nop`. Required for a new harness;
-    /// a table named like a built-in (`codex`, `claude-code`, ...) overrides its fields.
+    /// What kind of harness this is: `command`, `oracle`, `nop`, `predictions`. Required for a
+    /// new harness; a table named like a built-in (`codex`, `claude-code`, ...) overrides its
+    /// fields.
     pub kind: Option<String>,
     /// For `command`: the shell command (a handlebars template; `{{script}}`, `{{prompt_file}}`,
     /// `{{model}}`, `{{workdir}}` are available), run with `sh -c` in the workspace.
@@ -308,6 +309,11 @@ pub struct HarnessFile {
     pub install: Option<Vec<String>>,
     /// A version pin of the agent CLI; part of every key that uses the harness.
     pub version: Option<String>,
+    /// For `predictions`: a SWE-bench predictions file (relative to this manifest) whose
+    /// `model_patch` for each task is the team's patch: a JSON list, a JSON object keyed by
+    /// instance id, or JSON lines, with `instance_id` and `model_patch`. Its content is part of
+    /// every key that uses the harness.
+    pub path: Option<String>,
 }
 
 /// Prompt templates.

@@ -525,6 +525,7 @@ impl Validator<'_> {
                     usage: o.usage.or(b.usage),
                     install: o.install.or(b.install),
                     version: o.version.or(b.version),
+                    path: o.path,
                 },
                 (Some(b), None) => b,
                 (None, Some(o)) => o,
@@ -546,6 +547,7 @@ impl Validator<'_> {
             usage,
             install,
             version,
+            path,
         } = h;
         let at = |k: &'static str| ["harnesses", name, k];
         let Some(kind) = kind else {
@@ -615,6 +617,28 @@ impl Validator<'_> {
             }
             p
         });
+        if k == HarnessKind::Predictions && path.is_none() {
+            self.err(
+                "manifest::harness",
+                format!("harness `{name}` of kind `predictions` has no `path`"),
+                self.loc(&["harnesses", name]),
+                "no `path`",
+                "add `path = \"preds.jsonl\"` (a SWE-bench predictions file)".into(),
+            );
+        }
+        let path = path.map(|s| {
+            let p = self.path(&s, &at("path"));
+            if !p.is_file() {
+                self.err(
+                    "manifest::harness",
+                    format!("predictions file {} does not exist", p.display()),
+                    self.loc(&at("path")),
+                    "no such file",
+                    "paths are relative to the manifest that writes them".into(),
+                );
+            }
+            p
+        });
         let env = env.unwrap_or_default();
         for (i, var) in env.iter().enumerate() {
             if var.is_empty() || var.contains(['=', ' ']) {
@@ -641,6 +665,7 @@ impl Validator<'_> {
             usage,
             install: install.unwrap_or_default(),
             version,
+            path,
         })
     }
 

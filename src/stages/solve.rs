@@ -428,6 +428,55 @@ impl RunCtx<'_> {
                     cost_usd: Some(0.0),
                 })
             }
+            HarnessKind::Predictions => {
+                // The "agent" writes the file's patch for this task; no prediction: no change.
+                let path = harness.path.as_deref().ok_or_else(|| {
+                    infra(format!(
+                        "harness `{}` has no predictions file",
+                        harness.name
+                    ))
+                })?;
+                let preds = crate::datasets::predictions::load_predictions(path).map_err(infra)?;
+                let Some(patch) = preds
+                    .get(&self.task.instance_id)
+                    .filter(|p| !p.trim().is_empty())
+                else {
+                    return Ok(AgentRun {
+                        files: Vec::new(),
+                        exit_code: Some(0),
+                        output: format!(
+                            "predictions: {} has no patch for {}\n",
+                            path.display(),
+                            self.task.instance_id
+                        )
+                        .into_bytes(),
+                        timed_out: false,
+                        usage: None,
+                        cost_usd: Some(0.0),
+                    });
+                };
+                let p = ws
+                    .write_side("prediction.patch", patch.as_bytes())
+                    .map_err(infra)?;
+                let r = ws
+                    .git(
+                        &format!("git apply --whitespace=nowarn {}", p.display()),
+                        self.cancel,
+                    )
+                    .await
+                    .map_err(infra)?;
+                if r.cancelled {
+                    return Err(WorkError::Cancelled);
+                }
+                Ok(AgentRun {
+                    files: Vec::new(),
+                    exit_code: r.exit_code,
+                    output: r.output,
+                    timed_out: false,
+                    usage: None,
+                    cost_usd: Some(0.0),
+                })
+            }
             HarnessKind::Command => {
                 let mut hb = Handlebars::new();
                 hb.register_escape_fn(handlebars::no_escape);

@@ -41,6 +41,8 @@ pub fn gc(
             report.removed_actions.push(key);
         }
     }
+    // Files of pinned Hub datasets (datasets/*.json) are inputs, not results: kept.
+    live_blobs.extend(crate::datasets::hub::pinned_blobs(store));
     for digest in store.blob_digests() {
         if live_blobs.contains(&digest) {
             report.kept_blobs += 1;

@@ -8,6 +8,7 @@
 //!   runs/<time>-<id>.json    one RunRecord per apply
 //!   index/<hash>.json        one Index per manifest path
 //!   locks/                   the apply lock
+//!   datasets/<hash>.json     pinned Hub dataset files: path -> blob (see datasets::hub)
 //!   tmp/                     workspaces of running nodes
 //! ```
 

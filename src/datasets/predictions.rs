@@ -1,0 +1,153 @@
+//! SWE-bench predictions files: `{instance_id, model_name_or_path, model_patch}` records as a
+//! JSON list, a JSON object keyed by instance id, or JSON lines. Read by the `predictions`
+//! harness; written by `bench export`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Serialize;
+
+/// One prediction, as written by `bench export`.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Prediction {
+    pub instance_id: String,
+    pub model_name_or_path: String,
+    pub model_patch: String,
+}
+
+fn patch_of(v: &serde_json::Value) -> Option<String> {
+    match v {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Object(o) => o
+            .get("model_patch")
+            .or_else(|| o.get("patch"))
+            .and_then(|p| p.as_str())
+            .map(String::from),
+        _ => None,
+    }
+}
+
+/// instance id -> patch. A record without a patch (null) maps to nothing.
+pub fn load_predictions(path: &Path) -> Result<BTreeMap<String, String>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read predictions {}: {e}", path.display()))?;
+    let bad = |what: String| format!("predictions {}: {what}", path.display());
+    let mut out = BTreeMap::new();
+    let mut add = |v: &serde_json::Value, at: String| -> Result<(), String> {
+        let id = v
+            .get("instance_id")
+            .and_then(|i| i.as_str())
+            .ok_or_else(|| bad(format!("{at}: no `instance_id`")))?;
+        if let Some(p) = patch_of(v) {
+            out.insert(id.to_string(), p);
+        }
+        Ok(())
+    };
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('[') {
+        let items: Vec<serde_json::Value> =
+            serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+        for (i, v) in items.iter().enumerate() {
+            add(v, format!("item {}", i + 1))?;
+        }
+    } else if trimmed.starts_with('{')
+        && let Ok(serde_json::Value::Object(map)) = serde_json::from_str(&text)
+        && !map.contains_key("instance_id")
+    {
+        // Keyed by instance id: `{"id": {"model_patch": "..."}}`.
+        for (id, v) in map {
+            if let Some(p) = patch_of(&v) {
+                out.insert(id, p);
+            }
+        }
+    } else {
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let v: serde_json::Value =
+                serde_json::from_str(line).map_err(|e| bad(format!("line {}: {e}", i + 1)))?;
+            add(&v, format!("line {}", i + 1))?;
+        }
+    }
+    Ok(out)
+}
+
+/// JSON lines, one prediction per line, in the given order.
+pub fn to_jsonl(preds: &[Prediction]) -> String {
+    preds
+        .iter()
+        .map(|p| serde_json::to_string(p).expect("predictions serialize") + "\n")
+        .collect()
+}
+
+/// Every stored patch of the manifest's solve stages (replicate 0), as predictions named by
+/// team, sorted by team then instance id. Solves not in the store are skipped.
+pub fn export_predictions(
+    m: &crate::manifest::Manifest,
+    store: &crate::store::Store,
+    datasets: &BTreeMap<String, crate::tasks::TaskSet>,
+) -> Result<Vec<Prediction>, String> {
+    use crate::graph::{Graph, Mode, NodeKind};
+    let mut graph = Graph::new(m, Some(store), datasets, Mode::Plan);
+    while !graph.advance().is_empty() {}
+    let mut out = std::collections::BTreeSet::new();
+    for n in &graph.nodes {
+        let NodeKind::Solve {
+            task,
+            team,
+            replicate: 0,
+        } = &n.kind
+        else {
+            continue;
+        };
+        let Some(rec) = n.state.record() else {
+            continue;
+        };
+        let Some(digest) = rec.blobs.get("patch") else {
+            continue;
+        };
+        let bytes = store
+            .get_blob(digest)
+            .map_err(|e| format!("{}: {e}", n.address))?;
+        out.insert(Prediction {
+            instance_id: task.instance_id.clone(),
+            model_name_or_path: team.clone(),
+            model_patch: String::from_utf8_lossy(&bytes).into_owned(),
+        });
+    }
+    // Sorted by (instance_id, team) in the set; order by team first.
+    let mut v: Vec<Prediction> = out.into_iter().collect();
+    v.sort_by(|a, b| {
+        (&a.model_name_or_path, &a.instance_id).cmp(&(&b.model_name_or_path, &b.instance_id))
+    });
+    v.dedup_by(|a, b| {
+        a.model_name_or_path == b.model_name_or_path && a.instance_id == b.instance_id
+    });
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn three_encodings_read_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let rec = |id: &str| serde_json::json!({"instance_id": id, "model_name_or_path": "m", "model_patch": format!("diff {id}\n")});
+        let list = serde_json::json!([rec("a"), rec("b")]).to_string();
+        let keyed = serde_json::json!({"a": rec("a"), "b": rec("b")}).to_string();
+        let lines = format!("{}\n\n{}\n", rec("a"), rec("b"));
+        for (name, text) in [("l.json", list), ("k.json", keyed), ("p.jsonl", lines)] {
+            let p = dir.path().join(name);
+            std::fs::write(&p, text).unwrap();
+            let got = load_predictions(&p).unwrap();
+            assert_eq!(got.len(), 2, "{name}");
+            assert_eq!(got["b"], "diff b\n", "{name}");
+        }
+        // A single JSON-lines record is not mistaken for a keyed object.
+        let p = dir.path().join("one.jsonl");
+        std::fs::write(&p, rec("a").to_string()).unwrap();
+        assert_eq!(load_predictions(&p).unwrap().len(), 1);
+    }
+}

@@ -1,0 +1,118 @@
+//! Predictions interop on the quickstart: a SWE-bench predictions file as a team (graded by
+//! bench, cached like any solve, reported beside the other teams), and `bench export`.
+
+mod common;
+
+use common::*;
+
+fn team<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    report["teams"]
+        .as_array()
+        .expect("teams")
+        .iter()
+        .find(|t| t["name"] == name)
+        .expect("team in report")
+}
+
+#[test]
+fn a_predictions_file_is_graded_beside_the_other_teams_and_exported() {
+    let sb = Sandbox::quickstart();
+    // Gold patches for two tasks (JSON lines), a junk patch for a third, none for the rest.
+    let gold = |id: &str| sb.read(&format!("quickstart/tasks/{id}/gold.patch"));
+    let preds = [
+        serde_json::json!({"instance_id": "quickstart__roman-1", "model_name_or_path": "x", "model_patch": gold("quickstart__roman-1")}),
+        serde_json::json!({"instance_id": "quickstart__semver-1", "model_name_or_path": "x", "model_patch": gold("quickstart__semver-1")}),
+        serde_json::json!({"instance_id": "quickstart__slugify-1", "model_name_or_path": "x", "model_patch": "not a patch\n"}),
+    ];
+    std::fs::write(
+        sb.path("preds.jsonl"),
+        preds.iter().map(|p| format!("{p}\n")).collect::<String>(),
+    )
+    .unwrap();
+    sb.edit(
+        "quickstart.toml",
+        "teams = [\"oracle\", \"nop\", \"fixer\"]",
+        "teams = [\"oracle\", \"nop\", \"fixer\", \"imported\"]",
+    );
+    sb.append(
+        "quickstart.toml",
+        "\n[teams.imported]\ntopology = \"solo\"\nworker = \"preds\"\n\n[harnesses.preds]\nkind = \"predictions\"\npath = \"preds.jsonl\"\n",
+    );
+    let run = sb.bench(&["apply", "quickstart.toml"]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let report = sb.report_json();
+    assert_eq!(team(&report, "imported")["resolved"], 2, "{report}");
+    assert_eq!(team(&report, "oracle")["resolved"], 8);
+    let md = sb.read("reports/quickstart/report.md");
+    assert!(md.contains("imported"));
+
+    // Cached like any solve: a rerun runs nothing.
+    assert!(plan_to_run(&sb).is_empty());
+    // Editing the file reruns the imported team's solves only.
+    let mut text = sb.read("preds.jsonl");
+    text.push('\n');
+    std::fs::write(sb.path("preds.jsonl"), text).unwrap();
+    let to_run = plan_to_run(&sb);
+    assert!(!to_run.is_empty());
+    assert!(
+        to_run
+            .iter()
+            .all(|a| a.contains("/imported/") || a == "report"),
+        "{to_run:?}"
+    );
+    assert!(sb.bench(&["apply", "quickstart.toml"]).status.success());
+
+    // A missing file is a manifest error naming it.
+    sb.edit(
+        "quickstart.toml",
+        "path = \"preds.jsonl\"",
+        "path = \"nope.jsonl\"",
+    );
+    let v = sb.bench(&["validate", "quickstart.toml"]);
+    assert!(!v.status.success());
+    assert!(stderr(&v).contains("nope.jsonl"), "{}", stderr(&v));
+    sb.edit(
+        "quickstart.toml",
+        "path = \"nope.jsonl\"",
+        "path = \"preds.jsonl\"",
+    );
+
+    // Export: every team's patches, SWE-bench format, sorted, deterministic.
+    let e = sb.bench(&["export", "quickstart.toml", "--out", "out.jsonl"]);
+    assert!(e.status.success(), "{}", stderr(&e));
+    let out = sb.read("out.jsonl");
+    let rows: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 4 * 8);
+    let keys: Vec<(String, String)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["model_name_or_path"].as_str().unwrap().to_string(),
+                r["instance_id"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(keys, sorted);
+    let oracle_roman = rows
+        .iter()
+        .find(|r| r["model_name_or_path"] == "oracle" && r["instance_id"] == "quickstart__roman-1")
+        .unwrap();
+    assert_eq!(oracle_roman["model_patch"], gold("quickstart__roman-1"));
+    assert!(
+        rows.iter()
+            .filter(|r| r["model_name_or_path"] == "nop")
+            .all(|r| r["model_patch"] == "")
+    );
+    let again = sb.bench(&["export", "quickstart.toml"]);
+    assert_eq!(stdout(&again), out);
+
+    // The export reads back as a predictions team: oracle's patches resolve everything.
+    std::fs::copy(sb.path("out.jsonl"), sb.path("preds.jsonl")).unwrap();
+    let p = bench::datasets::predictions::load_predictions(&sb.path("preds.jsonl")).unwrap();
+    assert_eq!(p.len(), 8, "one patch per id (the last team's wins)");
+}
