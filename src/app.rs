@@ -71,6 +71,7 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
             json,
         } => gc(&cli, files, *delete, *json),
         Command::Tasks { file, json } => tasks(file, *json),
+        Command::Clean { file } => clean(file.as_deref()),
         Command::ParseLog {
             parser,
             script,
@@ -80,8 +81,9 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
 }
 
 fn plan(cli: &Cli, file: &Path, explain: bool, json: bool) -> Result<u8, Report> {
-    let m = load(file)?;
+    let mut m = load(file)?;
     let (datasets, unavailable) = run::load_datasets(&m).map_err(|e| miette!("{e}"))?;
+    resolve_images(&mut m, &datasets)?;
     let store_root = store_path(&cli.store, &m);
     let store = Store::open_existing(&store_root);
     let report = run::plan(&m, store.as_ref(), &datasets, unavailable, explain);
@@ -138,12 +140,6 @@ fn plan(cli: &Cli, file: &Path, explain: bool, json: bool) -> Result<u8, Report>
 /// Refuses, before anything starts, what this build cannot run.
 fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
     let mut problems = Vec::new();
-    if m.backend.kind == BackendKind::Docker {
-        problems.push(
-            "the docker backend is not part of this build yet; use `[backend] kind = \"local\"`"
-                .to_string(),
-        );
-    }
     for d in unavailable {
         problems.push(format!(
             "dataset `{d}` is read from the Hugging Face Hub, which this build cannot fetch yet; use a local dataset (`format = \"local\"`)"
@@ -201,9 +197,10 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
 }
 
 fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
-    let m = load(file)?;
+    let mut m = load(file)?;
     let (datasets, unavailable) = run::load_datasets(&m).map_err(|e| miette!("{e}"))?;
     preflight(&m, &unavailable)?;
+    resolve_images(&mut m, &datasets)?;
     let store_root = store_path(&cli.store, &m);
     let store = Store::open(&store_root)
         .map_err(|e| miette!("cannot open the store {}: {e}", store_root.display()))?;
@@ -262,8 +259,9 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
 }
 
 fn status(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {
-    let m = load(file)?;
+    let mut m = load(file)?;
     let (datasets, _) = run::load_datasets(&m).map_err(|e| miette!("{e}"))?;
+    resolve_images(&mut m, &datasets)?;
     let store_root = store_path(&cli.store, &m);
     let store = Store::open_existing(&store_root);
     let mut graph = Graph::new(&m, store.as_ref(), &datasets, Mode::Plan);
@@ -384,8 +382,14 @@ fn gc(cli: &Cli, files: &[PathBuf], delete: bool, json: bool) -> Result<u8, Repo
             continue;
         }
         match manifest::load(path) {
-            Ok(m) => {
+            Ok(mut m) => {
                 let (datasets, _) = run::load_datasets(&m).map_err(|e| miette!("{e}"))?;
+                if let Err(e) = resolve_images(&mut m, &datasets) {
+                    notes.push(format!(
+                        "{}: cannot resolve its images ({e}); its docker results count as unreachable",
+                        path.display()
+                    ));
+                }
                 let mut graph = Graph::new(&m, Some(&store), &datasets, Mode::Plan);
                 while !graph.advance().is_empty() {}
                 for n in &graph.nodes {
@@ -431,6 +435,75 @@ fn gc(cli: &Cli, files: &[PathBuf], delete: bool, json: bool) -> Result<u8, Repo
     }
     Ok(exit_codes::OK)
 }
+
+// ---- docker backend (issue 3) ----
+
+fn docker_runtime() -> Result<tokio::runtime::Runtime, Report> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .into_diagnostic()
+}
+
+/// docker manifests: resolves every task image to its ID (keys use IDs, never tags). Images the
+/// daemon does not have are left unresolved; their nodes fail at apply with a clear message.
+/// Local manifests: nothing (no Docker needed).
+fn resolve_images(
+    m: &mut Manifest,
+    datasets: &BTreeMap<String, crate::tasks::TaskSet>,
+) -> Result<(), Report> {
+    if m.backend.kind != BackendKind::Docker {
+        return Ok(());
+    }
+    let refs: BTreeSet<String> = datasets
+        .values()
+        .flat_map(|d| d.tasks.values())
+        .filter_map(|t| match &t.base {
+            crate::tasks::TaskBase::Image { image, .. } => Some(image.clone()),
+            crate::tasks::TaskBase::Dir { .. } => None,
+        })
+        .collect();
+    if refs.is_empty() {
+        return Ok(());
+    }
+    let host = m.backend.host.clone();
+    let images = docker_runtime()?.block_on(async {
+        let d = crate::backend::docker::DockerHost::connect(host.as_deref()).await?;
+        let mut images = BTreeMap::new();
+        for r in refs {
+            if let Some(id) = d.image_id(&r).await? {
+                images.insert(r, id);
+            }
+        }
+        Ok::<_, String>(images)
+    });
+    m.backend.images = images.map_err(|e| miette!("{e}"))?;
+    Ok(())
+}
+
+fn clean(file: Option<&Path>) -> Result<u8, Report> {
+    let host = match file {
+        Some(f) => load(f)?.backend.host,
+        None => None,
+    };
+    let removed = docker_runtime()?.block_on(async {
+        let d = crate::backend::docker::DockerHost::connect(host.as_deref()).await?;
+        let mut removed = Vec::new();
+        for (id, name, _) in d.list(&[]).await? {
+            d.remove(&id).await?;
+            removed.push(name);
+        }
+        Ok::<_, String>(removed)
+    });
+    let removed = removed.map_err(|e| miette!("{e}"))?;
+    for n in &removed {
+        println!("removed {n}");
+    }
+    println!("{} bench containers removed", removed.len());
+    Ok(exit_codes::OK)
+}
+
+// ---- end docker backend ----
 
 fn tasks(file: &Path, json: bool) -> Result<u8, Report> {
     let m = load(file)?;

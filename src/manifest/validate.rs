@@ -308,6 +308,7 @@ impl Validator<'_> {
             memory_bytes,
             pids: pids.unwrap_or(4096),
             host,
+            images: Default::default(),
         }
     }
 

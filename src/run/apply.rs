@@ -16,7 +16,8 @@ use crate::graph::{GradeOutput, Graph, Mode, NodeKind, NodeState, SolveOutput};
 use crate::manifest::{Manifest, StageKind};
 use crate::report::stats::{PairOutcome, PairState};
 use crate::stages::{
-    ReportInputs, WorkError, WorkOutput, grade_local, materialize, solve_local, write_report,
+    DockerRun, ReportInputs, WorkError, WorkOutput, grade_docker, grade_local, materialize,
+    solve_docker, solve_local, write_report,
 };
 use crate::store::{ActionRecord, Index, RECORD_SCHEMA, RunNode, RunRecord, Store};
 use crate::tasks::TaskSet;
@@ -80,6 +81,13 @@ pub async fn apply(
     };
     store.save_run(&run).map_err(|e| e.to_string())?;
     let mut index: Index = store.load_index(&m.path);
+    // docker: connect, and sweep leftovers of dead runs before starting (we hold the lock).
+    let docker = match m.backend.kind {
+        crate::manifest::BackendKind::Docker => {
+            Some(Arc::new(docker_run(&m, &store, &run_id, opts.quiet).await?))
+        }
+        crate::manifest::BackendKind::Local => None,
+    };
 
     let cancel = CancellationToken::new();
     let mut graph = Graph::new(&m, Some(&store), &datasets, Mode::Apply);
@@ -176,8 +184,9 @@ pub async fn apply(
                 let cancel = cancel.clone();
                 let store = store.clone();
                 let m = m.clone();
+                let docker = docker.clone();
                 tokio::spawn(async move {
-                    let result = job.run(&store, &m, &cancel).await;
+                    let result = job.run(&store, &m, docker.as_deref(), &cancel).await;
                     let _ = tx.send((id, result));
                 });
             }
@@ -293,6 +302,14 @@ pub async fn apply(
         }
     }
     progress.finish();
+    if let Some(d) = &docker {
+        // Every job removed its container; this catches anything a crash of a job left.
+        if let Ok(left) = d.host.list(&[format!("bench.run={}", d.run_id)]).await {
+            for (id, _, _) in left {
+                let _ = d.host.remove(&id).await;
+            }
+        }
+    }
     run.ended_at = Some(now());
     run.status = if interrupted {
         "interrupted"
@@ -325,6 +342,31 @@ pub async fn apply(
         interrupted,
         reports,
         counts,
+    })
+}
+
+/// Connects to the manifest's Docker daemon and removes leftovers: containers of this store
+/// not of this run (the caller holds the store lock), and containers of dead bench processes.
+async fn docker_run(
+    m: &Manifest,
+    store: &Store,
+    run_id: &str,
+    quiet: bool,
+) -> Result<DockerRun, String> {
+    let host = crate::backend::docker::DockerHost::connect(m.backend.host.as_deref()).await?;
+    let store_label = crate::key::digest(store.root().display().to_string().as_bytes())[..16].to_string();
+    let removed = host.sweep(Some(&store_label), Some(run_id)).await?;
+    if !removed.is_empty() && !quiet {
+        eprintln!(
+            "note: removed {} containers left by dead runs: {}",
+            removed.len(),
+            removed.join(", ")
+        );
+    }
+    Ok(DockerRun {
+        host,
+        run_id: run_id.to_string(),
+        store_label,
     })
 }
 
@@ -398,6 +440,7 @@ impl PreparedJob {
         self,
         store: &Store,
         m: &Manifest,
+        docker: Option<&DockerRun>,
         cancel: &CancellationToken,
     ) -> Result<ActionRecord, WorkError> {
         let started_at = now();
@@ -417,12 +460,44 @@ impl PreparedJob {
                 task,
                 patch,
                 timeout,
-            } => grade_local(store, &task, &patch, timeout, cancel).await?,
+            } => match docker {
+                Some(d) => {
+                    grade_docker(
+                        d,
+                        store,
+                        m,
+                        &task,
+                        &patch,
+                        timeout,
+                        &self.address,
+                        &self.key,
+                        cancel,
+                    )
+                    .await?
+                }
+                None => grade_local(store, &task, &patch, timeout, cancel).await?,
+            },
             Job::Solve {
                 task,
                 team,
                 timeout,
-            } => solve_local(store, m, &task, &m.teams[&team], timeout, cancel).await?,
+            } => match docker {
+                Some(d) => {
+                    solve_docker(
+                        d,
+                        store,
+                        m,
+                        &task,
+                        &m.teams[&team],
+                        timeout,
+                        &self.address,
+                        &self.key,
+                        cancel,
+                    )
+                    .await?
+                }
+                None => solve_local(store, m, &task, &m.teams[&team], timeout, cancel).await?,
+            },
             Job::Report { inputs, out } => {
                 let store = store.clone();
                 tokio::task::spawn_blocking(move || write_report(&store, &inputs, &out))

@@ -1,9 +1,13 @@
 //! The work of each node kind: what runs when a node is not in the store.
 
+mod docker;
 mod grade;
 mod report;
 mod solve;
 
+pub use docker::{
+    CHECK_SCRIPT, DockerRun, STRIP_SCRIPT, collect_patch, grade_docker, prepare_sandbox, solve_docker,
+};
 pub use grade::{grade_local, verdict};
 pub use report::{ReportInputs, materialize, write_report};
 pub use solve::solve_local;
