@@ -159,7 +159,8 @@ impl DockerHost {
             if keep_run.is_some() && run == keep_run {
                 continue;
             }
-            let ours_store = store.is_some() && labels.get("bench.store").map(String::as_str) == store;
+            let ours_store =
+                store.is_some() && labels.get("bench.store").map(String::as_str) == store;
             let dead = labels.get("bench.host") == Some(&me)
                 && labels
                     .get("bench.pid")

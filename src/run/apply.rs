@@ -354,7 +354,8 @@ async fn docker_run(
     quiet: bool,
 ) -> Result<DockerRun, String> {
     let host = crate::backend::docker::DockerHost::connect(m.backend.host.as_deref()).await?;
-    let store_label = crate::key::digest(store.root().display().to_string().as_bytes())[..16].to_string();
+    let store_label =
+        crate::key::digest(store.root().display().to_string().as_bytes())[..16].to_string();
     let removed = host.sweep(Some(&store_label), Some(run_id)).await?;
     if !removed.is_empty() && !quiet {
         eprintln!(

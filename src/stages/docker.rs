@@ -156,7 +156,11 @@ async fn grade_in(
     started: Instant,
     cancel: &CancellationToken,
 ) -> Result<WorkOutput, WorkError> {
-    let left = || budget.saturating_sub(started.elapsed()).max(Duration::from_secs(1));
+    let left = || {
+        budget
+            .saturating_sub(started.elapsed())
+            .max(Duration::from_secs(1))
+    };
     let empty = patch.iter().all(u8::is_ascii_whitespace);
     let mut files: Vec<(&str, &[u8], u32)> =
         vec![("/tmp/bench/test.patch", task.test_patch.as_bytes(), 0o644)];
@@ -240,7 +244,9 @@ async fn grade_in(
             .await
             .map_err(infra)?
             .map_err(|e| infra(format!("{} ({})", e, task.instance_id)))?;
-        raw.iter().map(|(k, v)| (k.clone(), live_status(v))).collect()
+        raw.iter()
+            .map(|(k, v)| (k.clone(), live_status(v)))
+            .collect()
     };
     let mut out: GradeOutput = verdict(task, &statuses, patch_applied, timed_out);
     out.empty_patch = empty;
@@ -266,18 +272,23 @@ async fn grade_in(
 }
 
 /// Strips the repository's history beyond the base commit (exit 3 with a reason on failure).
+///
+/// Files are removed with `gone`, which repeats the removal until the paths are really absent:
+/// on fuse-overlayfs a file renamed over a lower-layer file (git rewrites packed-refs that way)
+/// comes back after a single `rm`.
 pub const STRIP_SCRIPT: &str = r#"fail() { echo "bench: $*" >&2; exit 3; }
+gone() { for _ in 1 2 3 4 5; do rm -rf "$@"; left=0; for f in "$@"; do [ -e "$f" ] && left=1; done; [ $left = 0 ] && return 0; done; return 1; }
 [ -d .git ] || fail "no git repository at /testbed"
 head=$(git rev-parse --verify -q HEAD) || fail "the repository has no HEAD"
 [ "$head" = "$BENCH_BASE" ] || fail "the image is checked out at $head, not the task's base commit $BENCH_BASE"
 git checkout -q --detach || fail "cannot detach HEAD"
 git for-each-ref --format='%(refname)' | while IFS= read -r r; do git update-ref -d "$r" || exit 1; done || fail "cannot delete refs"
 for r in $(git remote); do git config --remove-section "remote.$r" || fail "cannot remove remote $r"; done
-rm -rf .git/packed-refs .git/FETCH_HEAD .git/ORIG_HEAD .git/MERGE_HEAD .git/CHERRY_PICK_HEAD .git/REVERT_HEAD .git/logs .git/refs/original .git/objects/info/alternates .git/worktrees .git/rr-cache
+gone .git/packed-refs .git/FETCH_HEAD .git/ORIG_HEAD .git/MERGE_HEAD .git/CHERRY_PICK_HEAD .git/REVERT_HEAD .git/BISECT_LOG .git/COMMIT_EDITMSG .git/MERGE_MSG .git/SQUASH_MSG .git/TAG_EDITMSG .git/gitk.cache .git/logs .git/refs/original .git/objects/info/alternates .git/worktrees .git/rr-cache || fail "cannot remove leftover git state"
 git reflog expire --expire=now --expire-unreachable=now --all || fail "git reflog expire failed"
 git -c gc.auto=0 -c gc.cruftPacks=false gc --prune=now --quiet || fail "git gc --prune=now failed"
 git checkout -q -b main || fail "cannot create the branch"
-rm -rf .git/logs
+gone .git/logs .git/packed-refs || fail "cannot remove the reflog"
 pwd -P > /tmp/bench/repo
 "#;
 
@@ -287,7 +298,7 @@ pub const CHECK_SCRIPT: &str = r#"fail() { echo "bench: history check failed: $*
 refs=$(git for-each-ref --format='%(refname)') || fail "cannot list refs"
 [ "$refs" = "refs/heads/main" ] || fail "refs other than refs/heads/main remain: $refs"
 [ -z "$(git remote)" ] || fail "remotes remain"
-for f in packed-refs FETCH_HEAD ORIG_HEAD objects/info/alternates logs; do [ ! -e ".git/$f" ] || fail ".git/$f remains"; done
+for f in packed-refs FETCH_HEAD ORIG_HEAD MERGE_HEAD COMMIT_EDITMSG MERGE_MSG SQUASH_MSG TAG_EDITMSG objects/info/alternates logs; do [ ! -e ".git/$f" ] || fail ".git/$f remains"; done
 [ -z "$(git stash list)" ] || fail "stash entries remain"
 u=$(git fsck --unreachable --no-reflogs --no-progress 2>&1) || fail "git fsck failed: $u"
 ! printf '%s\n' "$u" | grep -q '^unreachable ' || fail "unreachable objects remain"
@@ -365,7 +376,10 @@ pub async fn prepare_sandbox(
 }
 
 /// The patch an agent left in a prepared sandbox.
-pub async fn collect_patch(c: &Container, cancel: &CancellationToken) -> Result<Vec<u8>, WorkError> {
+pub async fn collect_patch(
+    c: &Container,
+    cancel: &CancellationToken,
+) -> Result<Vec<u8>, WorkError> {
     let r = run(
         c,
         &in_repo(DIFF_SCRIPT),
@@ -416,7 +430,8 @@ pub async fn solve_docker(
     };
     let c = prepare_sandbox(&ctx.host, &spec, base_commit, cancel).await?;
     let result = async {
-        let (exit_code, output, timed_out) = run_agent(&c, m, worker, task, timeout, cancel).await?;
+        let (exit_code, output, timed_out) =
+            run_agent(&c, m, worker, task, timeout, cancel).await?;
         let patch = collect_patch(&c, cancel).await?;
         Ok::<_, WorkError>((exit_code, output, timed_out, patch))
     }
@@ -494,7 +509,10 @@ async fn run_agent(
             let mut script_path = String::new();
             if let Some(p) = &harness.script {
                 let bytes = std::fs::read(p).map_err(|e| {
-                    infra(format!("cannot read the harness script {}: {e}", p.display()))
+                    infra(format!(
+                        "cannot read the harness script {}: {e}",
+                        p.display()
+                    ))
                 })?;
                 let name = p
                     .file_name()

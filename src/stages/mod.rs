@@ -6,7 +6,8 @@ mod report;
 mod solve;
 
 pub use docker::{
-    CHECK_SCRIPT, DockerRun, STRIP_SCRIPT, collect_patch, grade_docker, prepare_sandbox, solve_docker,
+    CHECK_SCRIPT, DockerRun, STRIP_SCRIPT, collect_patch, grade_docker, prepare_sandbox,
+    solve_docker,
 };
 pub use grade::{grade_local, verdict};
 pub use report::{ReportInputs, materialize, write_report};
