@@ -40,6 +40,8 @@ pub struct DockerHost {
     pub client: Docker,
     /// `unix:///...` or `tcp://...`.
     pub host: String,
+    /// The daemon's CPU count: a container's CPU limit is capped to it (the daemon refuses more).
+    pub ncpu: Option<f64>,
 }
 
 impl DockerHost {
@@ -69,7 +71,17 @@ impl DockerHost {
         }
         .map_err(|e| unreachable(&e))?;
         match tokio::time::timeout(Duration::from_secs(20), client.ping()).await {
-            Ok(Ok(_)) => Ok(DockerHost { client, host: addr }),
+            Ok(Ok(_)) => {
+                let ncpu = match client.info().await {
+                    Ok(i) => i.ncpu.map(|n| n as f64),
+                    Err(_) => None,
+                };
+                Ok(DockerHost {
+                    client,
+                    host: addr,
+                    ncpu,
+                })
+            }
             Ok(Err(e)) => Err(unreachable(&e)),
             Err(_) => Err(unreachable(&"no answer within 20 s")),
         }
@@ -243,7 +255,7 @@ impl Container {
             working_dir: Some("/".into()),
             tty: Some(false),
             host_config: Some(HostConfig {
-                nano_cpus: Some((spec.cpus * 1e9) as i64),
+                nano_cpus: Some((spec.cpus.min(host.ncpu.unwrap_or(f64::MAX)) * 1e9) as i64),
                 memory: Some(spec.memory_bytes as i64),
                 pids_limit: Some(spec.pids as i64),
                 init: Some(false),
