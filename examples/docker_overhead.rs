@@ -21,7 +21,8 @@ use futures_util::StreamExt;
 const IMAGE: &str = "bench-test-calc:1";
 const FIX: &str = "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1,5 +1,5 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n \n \n def mul(a, b):\n";
 const TEST_PATCH: &str = "diff --git a/tests/test_add.py b/tests/test_add.py\nnew file mode 100644\n--- /dev/null\n+++ b/tests/test_add.py\n@@ -0,0 +1,8 @@\n+import unittest\n+\n+from calc import add\n+\n+\n+class T(unittest.TestCase):\n+    def test_add(self):\n+        self.assertEqual(add(2, 3), 5)\n";
-const TEST: &str = "cd /testbed && python3 -m unittest -v tests.test_add tests.test_mul > /tmp/unittest.log 2>&1";
+const TEST: &str =
+    "cd /testbed && python3 -m unittest -v tests.test_add tests.test_mul > /tmp/unittest.log 2>&1";
 const APPLY_TEST: &str =
     "cd /testbed && git apply --reject --whitespace=nowarn /tmp/bench/test.patch";
 const APPLY_CAND: &str =
@@ -132,7 +133,11 @@ fn cli_grade(i: usize, dir: &Path) {
         "infinity",
     ]);
     sh(&["exec", &id, "mkdir", "-p", "/tmp/bench"]);
-    sh(&["cp", dir.join("test.patch").to_str().unwrap(), &format!("{id}:/tmp/bench/test.patch")]);
+    sh(&[
+        "cp",
+        dir.join("test.patch").to_str().unwrap(),
+        &format!("{id}:/tmp/bench/test.patch"),
+    ]);
     sh(&[
         "cp",
         dir.join("candidate.patch").to_str().unwrap(),

@@ -172,7 +172,12 @@ async fn grade_in(
         format!("{CD_REPO}git apply --reject --whitespace=nowarn {STATE}/{name}.patch")
     };
     let mut apply_log = Vec::new();
-    let r = run(c, &apply("test"), &[], left(), cancel).await?;
+    let test_script = if task.test_patch.trim().is_empty() {
+        "echo 'no hidden test patch'".to_string()
+    } else {
+        apply("test")
+    };
+    let r = run(c, &test_script, &[], left(), cancel).await?;
     apply_log.extend_from_slice(b">>>>> test patch\n");
     apply_log.extend_from_slice(&r.output);
     if r.exit_code != Some(0) {
