@@ -237,7 +237,8 @@ cat <<EOF
 
 Machine: $(nproc) CPUs, ${cpu}; $(uname -sr). bench $("$BIN" --version 2>/dev/null | awk '{print $2}').
 Sizes: TASKS=$TASKS, TEAMS=$TEAMS ($NODES nodes), BIG_TASKS=$BIG_TASKS ($BIG_NODES nodes).
-Times are medians of $RUNS runs ($timer), warm page cache.
+Times are medians of $RUNS runs ($timer), warm page cache. Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)
+(the figures are wall times: other work on the machine inflates them).
 
 | measure | value | target |
 |---|---|---|

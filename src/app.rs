@@ -11,7 +11,7 @@ use miette::{GraphicalReportHandler, GraphicalTheme, IntoDiagnostic, Report, mie
 use crate::cli::{Cli, Command};
 use crate::exit_codes;
 use crate::graph::{Graph, Mode, NodeState};
-use crate::manifest::{self, BackendKind, HarnessKind, Manifest, StageKind, Topology};
+use crate::manifest::{self, BackendKind, Manifest, StageKind};
 use crate::run::{self, ApplyOptions};
 use crate::store::{Store, StoreLock, default_store_path};
 
@@ -54,10 +54,15 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
             );
             Ok(exit_codes::OK)
         }
-        Command::Schema => {
-            print!("{}", manifest::manifest_schema_text());
+        Command::Schema { report } => {
+            if *report {
+                print!("{}", crate::report::document::report_schema_text());
+            } else {
+                print!("{}", manifest::manifest_schema_text());
+            }
             Ok(exit_codes::OK)
         }
+        Command::Report { files, json } => compare_reports(&cli, files, *json),
         Command::Plan {
             file,
             explain,
@@ -140,6 +145,28 @@ fn plan(cli: &Cli, file: &Path, explain: bool, json: bool) -> Result<u8, Report>
 /// Refuses, before anything starts, what this build cannot run.
 fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
     let mut problems = Vec::new();
+    // docker backend (issue 3): agent images (harness `install`) are not built yet.
+    if m.backend.kind == BackendKind::Docker {
+        for stage in m.stages.values() {
+            if let StageKind::Solve(s) = &stage.kind {
+                for t in &s.teams {
+                    if !matches!(m.teams[t].topology, crate::manifest::Topology::Solo { .. }) {
+                        problems.push(format!(
+                            "team `{t}`: only the solo topology runs on the docker backend in this build"
+                        ));
+                    }
+                    for a in m.teams[t].topology.agents() {
+                        if !m.harnesses[&a.harness].install.is_empty() {
+                            problems.push(format!(
+                                "team `{t}`: harness `{}` installs an agent CLI, which the docker backend does not do yet",
+                                a.harness
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
     for d in unavailable {
         problems.push(format!(
             "dataset `{d}` is read from the Hugging Face Hub, which this build cannot fetch yet; use a local dataset (`format = \"local\"`)"
@@ -152,26 +179,19 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
         };
         for t in &s.teams {
             let team = &m.teams[t];
-            if !matches!(team.topology, Topology::Solo { .. }) {
-                problems.push(format!(
-                    "team `{t}`: only the solo topology runs in this build"
-                ));
-            }
             for a in team.topology.agents() {
                 let h = &m.harnesses[&a.harness];
-                if !matches!(
-                    h.kind,
-                    HarnessKind::Oracle | HarnessKind::Nop | HarnessKind::Command
-                ) {
-                    problems.push(format!(
-                        "team `{t}`: harness `{}` does not run in this build (oracle, nop and command do)",
-                        a.harness
-                    ));
-                }
                 for v in &h.env {
                     if std::env::var_os(v).is_none() {
                         missing_env.insert(v.clone());
                     }
+                }
+                if s.max_cost_usd.is_some() && !s.allow_unpriced && !crate::run::priced(m, a) {
+                    problems.push(format!(
+                        "stage `{}` has a budget, but team `{t}` runs `{a}`, whose cost cannot be priced; add `[pricing.\"{}\"]`, or set `allow_unpriced = true` to count priced spend only",
+                        stage.name,
+                        a.model.as_deref().unwrap_or("MODEL")
+                    ));
                 }
             }
         }
@@ -218,11 +238,7 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
         );
     }
     // Holding the lock, anything in tmp/ was left by a dead run.
-    if let Ok(entries) = std::fs::read_dir(store.tmp_dir()) {
-        for e in entries.flatten() {
-            let _ = std::fs::remove_dir_all(e.path()).or_else(|_| std::fs::remove_file(e.path()));
-        }
-    }
+    crate::backend::sweep_workspaces(&store.tmp_dir());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -238,6 +254,15 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
     drop(lock);
     for r in &result.reports {
         println!("report: {}", r.display());
+        // The promotion verdict, if the report has a rule.
+        let doc = std::fs::read(r.with_file_name("report.json"))
+            .ok()
+            .and_then(|b| {
+                serde_json::from_slice::<crate::report::document::ReportDocument>(&b).ok()
+            });
+        if let Some(p) = doc.and_then(|d| d.promotion) {
+            println!("promotion: {}", p.summary);
+        }
     }
     if !result.failed.is_empty() {
         eprintln!(
@@ -604,6 +629,55 @@ fn parse_log(parser: Option<&str>, script: Option<&Path>, file: &Path) -> Result
                 "give --parser NAME or --script FILE"
             ));
         }
+    }
+    Ok(exit_codes::OK)
+}
+
+/// `bench report A.toml B.toml ...`: stored results side by side (plan mode: runs nothing).
+fn compare_reports(cli: &Cli, files: &[PathBuf], json: bool) -> Result<u8, Report> {
+    use crate::report::compare::{Experiment, compare, render};
+    let mut experiments = Vec::new();
+    for file in files {
+        let m = load(file)?;
+        let (datasets, _) = run::load_datasets(&m).map_err(|e| miette!("{e}"))?;
+        let store_root = store_path(&cli.store, &m);
+        let store = Store::open_existing(&store_root);
+        let mut graph = Graph::new(&m, store.as_ref(), &datasets, Mode::Plan);
+        while !graph.advance().is_empty() {}
+        let Some((stage, r)) = m.stage_order.iter().find_map(|s| match &m.stages[s].kind {
+            StageKind::Report(r) => Some((&m.stages[s], r)),
+            _ => None,
+        }) else {
+            return Err(miette!("{} has no report stage", file.display()));
+        };
+        let inputs = run::report_inputs(&graph, &m, &stage.needs, r);
+        experiments.push(Experiment {
+            label: m.name.clone(),
+            path: file.display().to_string(),
+            resolved: m.resolved.clone(),
+            teams: inputs.teams,
+            baseline: inputs.baseline,
+            count_errors_as_failures: inputs.count_errors_as_failures,
+            pairs: inputs.pairs,
+        });
+    }
+    // Distinct labels: the manifest name, or the path when names repeat.
+    let names: Vec<String> = experiments.iter().map(|e| e.label.clone()).collect();
+    for e in &mut experiments {
+        if names.iter().filter(|n| **n == e.label).count() > 1 {
+            e.label = e.path.clone();
+        }
+    }
+    let c = compare(&experiments);
+    if c.common_tasks.is_empty() {
+        eprintln!(
+            "note: no task has a stored result for every team of every manifest (run `bench apply` on each first)"
+        );
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&c).expect("json"));
+    } else {
+        print!("{}", render(&c));
     }
     Ok(exit_codes::OK)
 }

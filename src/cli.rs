@@ -58,8 +58,22 @@ pub enum Command {
         /// A manifest whose `[backend] host` to use (default: DOCKER_HOST, else the local socket).
         file: Option<PathBuf>,
     },
-    /// Print the manifest's JSON Schema.
-    Schema,
+    /// Print the manifest's JSON Schema (`--report`: the schema of `report.json`).
+    Schema {
+        /// Print the schema of `report.json` instead.
+        #[arg(long)]
+        report: bool,
+    },
+    /// Several experiments side by side on their common tasks, from the store (runs nothing):
+    /// the manifest fields that differ, each team's numbers, deltas and McNemar tests.
+    Report {
+        /// The manifests to compare; the first is the reference.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// List the sampled tasks, with counts per language and month.
     Tasks {
         file: PathBuf,

@@ -46,6 +46,20 @@ pub async fn exec(
     let mut child = cmd.spawn()?;
     drop(cmd);
     let pgid = child.id().map(|p| Pid::from_raw(p as i32));
+    // In a workspace, leave the process group's id beside the repository, so the next apply can
+    // kill what a crashed bench left running (see `sweep_workspaces`).
+    let marker = match (pgid, cwd.parent()) {
+        (Some(p), Some(parent))
+            if parent
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("ws-")) =>
+        {
+            let m = parent.join(format!(".pgid-{p}"));
+            let _ = std::fs::write(&m, b"");
+            Some(m)
+        }
+        _ => None,
+    };
     let read = tokio::task::spawn_blocking(move || {
         let mut buf = Vec::new();
         let _ = reader.read_to_end(&mut buf);
@@ -68,6 +82,9 @@ pub async fn exec(
         _ => b"[bench: output stream did not close; a process escaped the command's group]\n"
             .to_vec(),
     };
+    if let Some(m) = marker {
+        let _ = std::fs::remove_file(m);
+    }
     let exit_code = status.and_then(|s| s.code());
     Ok(ExecResult {
         exit_code,
@@ -76,4 +93,33 @@ pub async fn exec(
         cancelled,
         duration: start.elapsed(),
     })
+}
+
+/// Removes the workspaces under `tmp` left by a dead bench, first killing the process groups
+/// they recorded that still run inside them (checked through /proc, so a reused pid is never
+/// hit). Call it holding the store's apply lock.
+pub fn sweep_workspaces(tmp: &Path) {
+    for entry in std::fs::read_dir(tmp).into_iter().flatten().flatten() {
+        let ws = entry.path();
+        for marker in std::fs::read_dir(&ws).into_iter().flatten().flatten() {
+            let name = marker.file_name().to_string_lossy().into_owned();
+            let Some(pgid) = name
+                .strip_prefix(".pgid-")
+                .and_then(|p| p.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            let cwd = std::fs::read_link(format!("/proc/{pgid}/cwd")).unwrap_or_default();
+            if cwd.starts_with(&ws) {
+                let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+            }
+        }
+        for _ in 0..3 {
+            if std::fs::remove_dir_all(&ws).is_ok() || !ws.exists() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = std::fs::remove_file(&ws);
+    }
 }

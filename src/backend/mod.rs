@@ -5,5 +5,5 @@ pub mod docker;
 mod exec;
 mod workspace;
 
-pub use exec::{ExecResult, exec};
+pub use exec::{ExecResult, exec, sweep_workspaces};
 pub use workspace::{Workspace, git_env};

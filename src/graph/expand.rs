@@ -162,6 +162,12 @@ pub struct Graph<'a> {
     gold_nodes: HashMap<String, HashMap<String, Vec<usize>>>,
     /// Sample stage -> ordered tasks.
     samples: HashMap<String, Vec<Arc<Task>>>,
+    /// Records read from the store, by key (shared grades are read once).
+    records: HashMap<String, Option<Arc<ActionRecord>>>,
+    /// Team name -> its key inputs, computed once.
+    team_keys: HashMap<String, keys::TeamKeyed>,
+    /// Keep the key inputs of nodes that will run (for `plan --explain`).
+    pub keep_inputs: bool,
 }
 
 impl<'a> Graph<'a> {
@@ -184,20 +190,39 @@ impl<'a> Graph<'a> {
                 .collect(),
             gold_nodes: HashMap::new(),
             samples: HashMap::new(),
+            records: HashMap::new(),
+            team_keys: HashMap::new(),
+            keep_inputs: false,
         }
     }
 
-    fn add(&mut self, stage: &str, address: String, kind: NodeKind, keyed: Option<Keyed>) -> usize {
+    fn add(
+        &mut self,
+        stage: &str,
+        address: String,
+        kind: NodeKind,
+        mut keyed: Option<Keyed>,
+    ) -> usize {
         let id = self.nodes.len();
         let state = match (&keyed, self.mode) {
-            (Some(k), _) => match self.store.and_then(|s| s.get_action(&k.key)) {
-                Some(rec) => NodeState::Cached(Arc::new(rec)),
+            (Some(k), _) => match self.lookup(&k.key) {
+                Some(rec) => NodeState::Cached(rec),
                 None if self.mode == Mode::Plan => NodeState::WillRun,
                 None => NodeState::Ready,
             },
             (None, Mode::Plan) => NodeState::WillRun,
             (None, Mode::Apply) => unreachable!("apply creates nodes only when their key is known"),
         };
+        // Key inputs are kept only where they are read: for records about to be written (apply)
+        // and for explanations (plan --explain). Dropping the rest keeps big plans small.
+        let keep = match state {
+            NodeState::Ready => true,
+            NodeState::WillRun => self.keep_inputs,
+            _ => false,
+        };
+        if !keep && let Some(k) = keyed.as_mut() {
+            k.inputs = serde_json::Value::Null;
+        }
         self.nodes.push(Node {
             id,
             address,
@@ -212,6 +237,14 @@ impl<'a> Graph<'a> {
             .nodes
             .push(id);
         id
+    }
+
+    fn lookup(&mut self, key: &str) -> Option<Arc<ActionRecord>> {
+        let store = self.store?;
+        self.records
+            .entry(key.to_string())
+            .or_insert_with(|| store.get_action_light(key).map(Arc::new))
+            .clone()
     }
 
     /// Marks a node finished (apply).
@@ -476,8 +509,20 @@ impl<'a> Graph<'a> {
             }
             for team_name in &s.teams {
                 let team = &self.manifest.teams[team_name];
+                let manifest = self.manifest;
+                let team_key = self
+                    .team_keys
+                    .entry(team_name.clone())
+                    .or_insert_with(|| keys::TeamKeyed::new(manifest, team))
+                    .clone();
                 for rep in 0..s.replicates {
-                    let k = keys::solve_key(self.manifest, &task, team, s.timeout.as_secs(), rep);
+                    let k = keys::solve_key_with(
+                        self.manifest,
+                        &task,
+                        &team_key,
+                        s.timeout.as_secs(),
+                        rep,
+                    );
                     self.add(
                         stage,
                         format!("{stage}/{}/{team_name}/{rep}", task.instance_id),
@@ -577,6 +622,7 @@ impl<'a> Graph<'a> {
                 r.baseline.as_deref(),
                 r.count_errors_as_failures,
                 &self.manifest.name,
+                r.promote.as_ref(),
                 &inputs,
             )
         });

@@ -15,7 +15,7 @@ use crate::tasks::Task;
 pub const SAMPLE_VERSION: u32 = 1;
 pub const GRADE_VERSION: u32 = 1;
 pub const SOLVE_VERSION: u32 = 1;
-pub const REPORT_VERSION: u32 = 1;
+pub const REPORT_VERSION: u32 = 2;
 
 #[derive(Serialize)]
 struct SampleKey<'a> {
@@ -104,15 +104,17 @@ pub fn grade_key(m: &Manifest, task: &Task, patch_digest: &str, timeout_s: u64) 
     })
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Clone)]
 struct HarnessKey {
     kind: HarnessKind,
     command: Option<String>,
     script: Option<String>,
     env: Vec<String>,
+    usage: Option<crate::manifest::UsageFormat>,
+    version: Option<String>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Clone)]
 struct TeamKey {
     #[serde(flatten)]
     topology: BTreeMap<String, serde_json::Value>,
@@ -127,7 +129,8 @@ struct SolveKey<'a> {
     backend: BackendKey,
     task: TaskKey<'a>,
     team: TeamKey,
-    prompt: Option<String>,
+    /// Digests of the prompt templates the team's topology uses (none when no agent reads one).
+    prompt: BTreeMap<&'static str, String>,
     stage: SolveStageKey,
     replicate: u32,
 }
@@ -179,6 +182,8 @@ fn team_key(m: &Manifest, team: &Team) -> (TeamKey, bool) {
                         .map_or_else(|e| format!("unreadable: {e}"), |b| crate::key::digest(&b))
                 }),
                 env: h.env.clone(),
+                usage: h.usage,
+                version: h.version.clone(),
             },
         );
     }
@@ -199,8 +204,52 @@ fn agent_string(a: &serde_json::Map<String, serde_json::Value>) -> String {
     }
 }
 
+/// A team's part of its solve keys, computed once per team.
+#[derive(Clone)]
+pub struct TeamKeyed {
+    team: TeamKey,
+    prompt: BTreeMap<&'static str, String>,
+}
+
+impl TeamKeyed {
+    pub fn new(m: &Manifest, team: &Team) -> TeamKeyed {
+        let (team_key, reads_prompt) = team_key(m, team);
+        let prompt = if reads_prompt {
+            let d = |t: &str| crate::key::digest(t.as_bytes());
+            let mut p = BTreeMap::from([("instruction", d(&m.prompts.instruction))]);
+            match &team.topology {
+                crate::manifest::Topology::Solo { .. } => {}
+                crate::manifest::Topology::Review { .. } => {
+                    p.insert("review", d(&m.prompts.review));
+                    p.insert("fix", d(&m.prompts.fix));
+                }
+                crate::manifest::Topology::BestOf { .. } => {
+                    p.insert("judge", d(&m.prompts.judge));
+                }
+            }
+            p
+        } else {
+            BTreeMap::new()
+        };
+        TeamKeyed {
+            team: team_key,
+            prompt,
+        }
+    }
+}
+
 pub fn solve_key(m: &Manifest, task: &Task, team: &Team, timeout_s: u64, replicate: u32) -> Keyed {
-    let (team_key, reads_prompt) = team_key(m, team);
+    solve_key_with(m, task, &TeamKeyed::new(m, team), timeout_s, replicate)
+}
+
+/// [`solve_key`] with the team's part computed beforehand.
+pub fn solve_key_with(
+    m: &Manifest,
+    task: &Task,
+    team: &TeamKeyed,
+    timeout_s: u64,
+    replicate: u32,
+) -> Keyed {
     key_of(&SolveKey {
         schema: KEY_SCHEMA,
         node: "solve",
@@ -210,8 +259,8 @@ pub fn solve_key(m: &Manifest, task: &Task, team: &Team, timeout_s: u64, replica
             id: &task.instance_id,
             digest: task.solver_digest(),
         },
-        team: team_key,
-        prompt: reads_prompt.then(|| crate::key::digest(m.prompts.instruction.as_bytes())),
+        team: team.team.clone(),
+        prompt: team.prompt.clone(),
         stage: SolveStageKey { timeout_s },
         replicate,
     })
@@ -231,6 +280,7 @@ struct ReportStageKey<'a> {
     baseline: Option<&'a str>,
     count_errors_as_failures: bool,
     manifest: &'a str,
+    promote: Option<&'a crate::manifest::Promote>,
 }
 
 /// The report's key: its settings and every input node's address -> key (or failure).
@@ -238,6 +288,7 @@ pub fn report_key(
     baseline: Option<&str>,
     count_errors_as_failures: bool,
     manifest_name: &str,
+    promote: Option<&crate::manifest::Promote>,
     inputs: &BTreeMap<String, String>,
 ) -> Keyed {
     key_of(&ReportKey {
@@ -248,6 +299,7 @@ pub fn report_key(
             baseline,
             count_errors_as_failures,
             manifest: manifest_name,
+            promote,
         },
         inputs,
     })

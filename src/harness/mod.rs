@@ -1,3 +1,12 @@
-//! Agent harnesses: how agents run, and the scrubbing of everything they leave behind.
+//! Agent harnesses: the built-in definitions (data, in `builtin.toml`), the pricing table
+//! (`pricing.toml`), usage and cost adapters for the agent CLIs' real output formats, and the
+//! scrubbing of everything agents leave behind.
 
 pub mod scrub;
+pub mod usage;
+
+/// The built-in harness definitions, as TOML.
+pub const BUILTIN_HARNESSES: &str = include_str!("builtin.toml");
+
+/// The built-in pricing table, as TOML.
+pub const BUILTIN_PRICING: &str = include_str!("pricing.toml");

@@ -27,6 +27,8 @@ pub struct Manifest {
     pub teams: BTreeMap<String, Team>,
     pub harnesses: BTreeMap<String, Harness>,
     pub prompts: Prompts,
+    /// Model -> prices (built-in table plus the manifest's `[pricing]`).
+    pub pricing: BTreeMap<String, Price>,
     /// The merged manifest (after `extends`), as written: recorded in the run log.
     pub resolved: toml::Value,
     /// blake3 of the canonical JSON of `resolved`.
@@ -224,6 +226,17 @@ pub struct ReportStage {
     pub baseline: Option<String>,
     pub out: PathBuf,
     pub count_errors_as_failures: bool,
+    /// The promotion rule, if any.
+    pub promote: Option<Promote>,
+}
+
+/// A resolved promotion rule (`promote` of a report stage).
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+pub struct Promote {
+    pub candidate: String,
+    pub baseline: String,
+    pub max_drop_points: f64,
+    pub min_cost_saving_percent: f64,
 }
 
 /// An agent: a harness and, for model-driven harnesses, a model.
@@ -286,35 +299,16 @@ pub enum HarnessKind {
     Oracle,
     Nop,
     Command,
-    ClaudeCode,
-    Codex,
-    Aider,
-    Opencode,
-    MiniSweAgent,
 }
 
 impl HarnessKind {
-    pub const NAMES: [&'static str; 8] = [
-        "oracle",
-        "nop",
-        "command",
-        "claude-code",
-        "codex",
-        "aider",
-        "opencode",
-        "mini-swe-agent",
-    ];
+    pub const NAMES: [&'static str; 3] = ["oracle", "nop", "command"];
 
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "oracle" => HarnessKind::Oracle,
             "nop" => HarnessKind::Nop,
             "command" => HarnessKind::Command,
-            "claude-code" => HarnessKind::ClaudeCode,
-            "codex" => HarnessKind::Codex,
-            "aider" => HarnessKind::Aider,
-            "opencode" => HarnessKind::Opencode,
-            "mini-swe-agent" => HarnessKind::MiniSweAgent,
             _ => return None,
         })
     }
@@ -322,6 +316,42 @@ impl HarnessKind {
     /// Whether the harness reads the prompt (so the prompt template is part of its key).
     pub fn reads_prompt(self) -> bool {
         !matches!(self, HarnessKind::Oracle | HarnessKind::Nop)
+    }
+}
+
+/// How a harness reports usage and cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UsageFormat {
+    /// `claude -p --output-format json`: `total_cost_usd` and `usage`.
+    ClaudeJson,
+    /// `codex exec --json`: token counts, priced by the pricing table.
+    CodexJsonl,
+    /// aider's `Tokens: ... Cost: $x message, $y session.` lines.
+    Aider,
+    /// mini-swe-agent's trajectory `info.model_stats.instance_cost`.
+    MiniSweAgent,
+}
+
+impl UsageFormat {
+    pub const NAMES: [&'static str; 5] = [
+        "claude-json",
+        "codex-jsonl",
+        "aider",
+        "mini-swe-agent",
+        "none",
+    ];
+
+    /// `Ok(None)` for "none"; `Err` holds the unknown name.
+    pub fn parse(s: &str) -> Result<Option<Self>, String> {
+        Ok(Some(match s {
+            "claude-json" => UsageFormat::ClaudeJson,
+            "codex-jsonl" => UsageFormat::CodexJsonl,
+            "aider" => UsageFormat::Aider,
+            "mini-swe-agent" => UsageFormat::MiniSweAgent,
+            "none" => return Ok(None),
+            other => return Err(other.to_string()),
+        }))
     }
 }
 
@@ -333,6 +363,17 @@ pub struct Harness {
     pub command: Option<String>,
     pub script: Option<PathBuf>,
     pub env: Vec<String>,
+    pub usage: Option<UsageFormat>,
+    pub install: Vec<String>,
+    pub version: Option<String>,
+}
+
+/// Prices in dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Price {
+    pub input: f64,
+    pub cached_input: f64,
+    pub output: f64,
 }
 
 /// The default instruction around the problem statement.
@@ -340,7 +381,25 @@ pub const DEFAULT_INSTRUCTION: &str = "You are working in a git repository. Reso
 repository's files. Do not add or modify tests unless the issue asks for it.\n\n\
 <issue>\n{{problem_statement}}\n</issue>\n";
 
+/// The default reviewer prompt.
+pub const DEFAULT_REVIEW: &str = "You are reviewing a proposed fix for the issue below. Read the diff against the issue. \
+If the diff resolves the issue correctly and completely, answer with a line `APPROVE`. Otherwise answer \
+with a line `REQUEST_CHANGES` followed by what must change.\n\n<issue>\n{{problem_statement}}\n</issue>\n\n\
+<diff>\n{{diff}}\n</diff>\n";
+
+/// The default fixer prompt (the coder's turn after a review).
+pub const DEFAULT_FIX: &str = "A reviewer asked for changes to your fix of the issue below. Address the review \
+by editing the repository's files.\n\n<issue>\n{{problem_statement}}\n</issue>\n\n<review>\n{{review}}\n</review>\n";
+
+/// The default judge prompt.
+pub const DEFAULT_JUDGE: &str = "Several candidate fixes for the issue below follow. Pick the one most likely to \
+resolve the issue correctly. Answer with a line `PICK: <number>`.\n\n<issue>\n{{problem_statement}}\n</issue>\n\n\
+{{candidates}}\n";
+
 #[derive(Debug, Clone)]
 pub struct Prompts {
     pub instruction: String,
+    pub review: String,
+    pub fix: String,
+    pub judge: String,
 }

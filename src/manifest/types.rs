@@ -42,6 +42,9 @@ pub struct ManifestFile {
     pub harnesses: BTreeMap<String, HarnessFile>,
     /// Prompt templates (handlebars) around the problem statement.
     pub prompts: Option<PromptsFile>,
+    /// Model prices (dollars per million tokens), added to or overriding the built-in table.
+    #[serde(default)]
+    pub pricing: BTreeMap<String, PriceFile>,
 }
 
 /// Backend settings.
@@ -204,6 +207,26 @@ pub struct ReportFile {
     pub out: Option<String>,
     /// Count errored pairs as unresolved instead of excluding them.
     pub count_errors_as_failures: Option<bool>,
+    /// Promotion rule: a verdict on whether `candidate` may replace `baseline`, printed in the
+    /// report and at the end of `apply`.
+    pub promote: Option<PromoteFile>,
+}
+
+/// `promote = { candidate = "cheap", baseline = "solo", max_drop_points = 2.0,
+/// min_cost_saving_percent = 10.0 }`: promote the candidate when its resolve rate (pass@1) is at
+/// least the baseline's minus `max_drop_points` percentage points and its mean cost per task is
+/// at most the baseline's minus `min_cost_saving_percent` percent.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PromoteFile {
+    /// The team that may replace the baseline.
+    pub candidate: String,
+    /// The team it would replace. Default: the report's `baseline`.
+    pub baseline: Option<String>,
+    /// Largest allowed drop in resolve rate, in percentage points. Default 2.0.
+    pub max_drop_points: Option<f64>,
+    /// Smallest required saving in mean cost per task, in percent. Default 10.0.
+    pub min_cost_saving_percent: Option<f64>,
 }
 
 /// A team: a table, or the shorthand string `"solo:worker=codex@gpt-6-luna"`.
@@ -267,8 +290,9 @@ pub struct AgentTableFile {
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HarnessFile {
-    /// What kind of harness this is: `command`, `oracle`, `nop`.
-    pub kind: String,
+    /// What kind of harness this is: `command`, `oracle`, `nop`. Required for a new harness;
+    /// a table named like a built-in (`codex`, `claude-code`, ...) overrides its fields.
+    pub kind: Option<String>,
     /// For `command`: the shell command (a handlebars template; `{{script}}`, `{{prompt_file}}`,
     /// `{{model}}`, `{{workdir}}` are available), run with `sh -c` in the workspace.
     pub command: Option<String>,
@@ -277,6 +301,13 @@ pub struct HarnessFile {
     pub script: Option<String>,
     /// Environment variables passed to the agent by name (never on a command line).
     pub env: Option<Vec<String>>,
+    /// How to read usage and cost from the agent's output: `claude-json`, `codex-jsonl`,
+    /// `aider`, `mini-swe-agent`, or `none`.
+    pub usage: Option<String>,
+    /// Shell commands that install the agent CLI on top of a task image (docker backend).
+    pub install: Option<Vec<String>>,
+    /// A version pin of the agent CLI; part of every key that uses the harness.
+    pub version: Option<String>,
 }
 
 /// Prompt templates.
@@ -285,6 +316,26 @@ pub struct HarnessFile {
 pub struct PromptsFile {
     /// The instruction around the problem statement (`{{problem_statement}}`).
     pub instruction: Option<String>,
+    /// The reviewer's prompt (`{{problem_statement}}`, `{{diff}}`); the reviewer answers
+    /// APPROVE or REQUEST_CHANGES.
+    pub review: Option<String>,
+    /// The coder's prompt after a review (`{{problem_statement}}`, `{{review}}`).
+    pub fix: Option<String>,
+    /// The judge's prompt (`{{problem_statement}}`, `{{candidates}}`); the judge answers
+    /// `PICK: <n>`.
+    pub judge: Option<String>,
+}
+
+/// Prices of a model, in dollars per million tokens.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PriceFile {
+    /// Input tokens.
+    pub input: f64,
+    /// Cached input tokens (defaults to `input`).
+    pub cached_input: Option<f64>,
+    /// Output tokens.
+    pub output: f64,
 }
 
 fn date_schema(_generator: &mut SchemaGenerator) -> Schema {

@@ -72,16 +72,6 @@ struct Validator<'a> {
     diags: Vec<Diag>,
 }
 
-const BUILTIN_HARNESSES: [&str; 7] = [
-    "oracle",
-    "nop",
-    "claude-code",
-    "codex",
-    "aider",
-    "opencode",
-    "mini-swe-agent",
-];
-
 fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str> + Clone) -> String {
     let all: Vec<&str> = candidates.clone().into_iter().collect();
     match suggest(word, candidates) {
@@ -179,6 +169,7 @@ impl Validator<'_> {
             teams,
             harnesses,
             prompts,
+            pricing,
         } = file;
         if version != 1 {
             self.err(
@@ -224,10 +215,38 @@ impl Validator<'_> {
             .collect::<BTreeMap<_, _>>();
         let stage_order = self.stage_graph(&stages);
         self.baselines(&stages);
+        let pricing = self.pricing(pricing);
+        let prompts = prompts.unwrap_or(PromptsFile {
+            instruction: None,
+            review: None,
+            fix: None,
+            judge: None,
+        });
+        for (t, k) in [
+            (&prompts.instruction, "instruction"),
+            (&prompts.review, "review"),
+            (&prompts.fix, "fix"),
+            (&prompts.judge, "judge"),
+        ] {
+            if let Some(t) = t
+                && let Err(e) = handlebars::Template::compile(t)
+            {
+                self.err(
+                    "manifest::template",
+                    format!("invalid prompt template: {e}"),
+                    self.loc(&["prompts", k]),
+                    "bad template",
+                    "handlebars syntax, e.g. {{problem_statement}}".into(),
+                );
+            }
+        }
         let prompts = Prompts {
             instruction: prompts
-                .and_then(|p| p.instruction)
+                .instruction
                 .unwrap_or_else(|| DEFAULT_INSTRUCTION.to_string()),
+            review: prompts.review.unwrap_or_else(|| DEFAULT_REVIEW.to_string()),
+            fix: prompts.fix.unwrap_or_else(|| DEFAULT_FIX.to_string()),
+            judge: prompts.judge.unwrap_or_else(|| DEFAULT_JUDGE.to_string()),
         };
         let canonical = serde_json::to_vec(&resolved).expect("toml values serialize as JSON");
         let hash = blake3::hash(&canonical).to_hex().to_string();
@@ -252,6 +271,7 @@ impl Validator<'_> {
             teams,
             harnesses,
             prompts,
+            pricing,
             resolved,
             hash,
             files,
@@ -491,92 +511,168 @@ impl Validator<'_> {
     }
 
     fn harnesses(&mut self, defs: BTreeMap<String, HarnessFile>) -> BTreeMap<String, Harness> {
-        let mut out: BTreeMap<String, Harness> = BUILTIN_HARNESSES
-            .iter()
-            .map(|n| {
-                (
-                    n.to_string(),
-                    Harness {
-                        name: n.to_string(),
-                        kind: HarnessKind::parse(n).expect("built-in names parse"),
-                        command: None,
-                        script: None,
-                        env: Vec::new(),
-                    },
-                )
-            })
-            .collect();
-        for (name, h) in defs {
-            let HarnessFile {
-                kind,
-                command,
-                script,
-                env,
-            } = h;
-            let Some(k) = HarnessKind::parse(&kind) else {
-                self.err(
-                    "manifest::harness",
-                    format!("unknown harness kind `{kind}`"),
-                    self.loc(&["harnesses", &name, "kind"]),
-                    "unknown kind",
-                    did_you_mean(&kind, HarnessKind::NAMES),
-                );
-                continue;
+        let builtins: BTreeMap<String, HarnessFile> =
+            toml::from_str(crate::harness::BUILTIN_HARNESSES).expect("built-in harnesses parse");
+        let mut out = BTreeMap::new();
+        let names: BTreeSet<String> = builtins.keys().chain(defs.keys()).cloned().collect();
+        for name in names {
+            let from_manifest = defs.contains_key(&name);
+            let merged = match (builtins.get(&name).cloned(), defs.get(&name).cloned()) {
+                (Some(b), Some(o)) => HarnessFile {
+                    kind: o.kind.or(b.kind),
+                    command: o.command.or(b.command),
+                    script: o.script,
+                    env: o.env.or(b.env),
+                    usage: o.usage.or(b.usage),
+                    install: o.install.or(b.install),
+                    version: o.version.or(b.version),
+                },
+                (Some(b), None) => b,
+                (None, Some(o)) => o,
+                (None, None) => continue,
             };
-            if k == HarnessKind::Command && command.is_none() {
+            if let Some(h) = self.harness(&name, merged, from_manifest) {
+                out.insert(name, h);
+            }
+        }
+        out
+    }
+
+    fn harness(&mut self, name: &str, h: HarnessFile, from_manifest: bool) -> Option<Harness> {
+        let HarnessFile {
+            kind,
+            command,
+            script,
+            env,
+            usage,
+            install,
+            version,
+        } = h;
+        let at = |k: &'static str| ["harnesses", name, k];
+        let Some(kind) = kind else {
+            self.err(
+                "manifest::harness",
+                format!("harness `{name}` has no `kind`"),
+                self.loc(&["harnesses", name]),
+                "no `kind`",
+                "add `kind = \"command\"` (or oracle, nop)".into(),
+            );
+            return None;
+        };
+        let Some(k) = HarnessKind::parse(&kind) else {
+            self.err(
+                "manifest::harness",
+                format!("unknown harness kind `{kind}`"),
+                self.loc(&at("kind")),
+                "unknown kind",
+                did_you_mean(&kind, HarnessKind::NAMES),
+            );
+            return None;
+        };
+        if k == HarnessKind::Command && command.is_none() {
+            self.err(
+                "manifest::harness",
+                format!("harness `{name}` of kind `command` has no `command`"),
+                self.loc(&["harnesses", name]),
+                "no `command`",
+                "add `command = \"python3 {{script}}\"` (run with sh -c in the workspace)".into(),
+            );
+        }
+        if let Some(c) = &command
+            && let Err(e) = handlebars::Template::compile(c)
+        {
+            self.err(
+                "manifest::template",
+                format!("invalid command template: {e}"),
+                self.loc(&at("command")),
+                "bad template",
+                "handlebars syntax: {{script}}, {{prompt_file}}, {{model}}, {{workdir}}".into(),
+            );
+        }
+        let usage = match usage.as_deref().map(UsageFormat::parse) {
+            None => None,
+            Some(Ok(u)) => u,
+            Some(Err(got)) => {
                 self.err(
                     "manifest::harness",
-                    format!("harness `{name}` of kind `command` has no `command`"),
-                    self.loc(&["harnesses", &name]),
-                    "no `command`",
-                    "add `command = \"python3 {{script}}\"` (run with sh -c in the workspace)"
-                        .into(),
+                    format!("unknown usage format `{got}`"),
+                    self.loc(&at("usage")),
+                    "unknown format",
+                    did_you_mean(&got, UsageFormat::NAMES),
                 );
+                None
             }
-            if let Some(c) = &command
-                && let Err(e) = handlebars::Template::compile(c)
-            {
+        };
+        let script = script.map(|s| {
+            let p = self.path(&s, &at("script"));
+            if !p.is_file() {
                 self.err(
-                    "manifest::template",
-                    format!("invalid command template: {e}"),
-                    self.loc(&["harnesses", &name, "command"]),
-                    "bad template",
-                    "handlebars syntax: {{script}}, {{prompt_file}}, {{model}}, {{workdir}}".into(),
+                    "manifest::harness",
+                    format!("script {} does not exist", p.display()),
+                    self.loc(&at("script")),
+                    "no such file",
+                    "paths are relative to the manifest that writes them".into(),
                 );
             }
-            let script = script.map(|s| {
-                let p = self.path(&s, &["harnesses", &name, "script"]);
-                if !p.is_file() {
+            p
+        });
+        let env = env.unwrap_or_default();
+        for (i, var) in env.iter().enumerate() {
+            if var.is_empty() || var.contains(['=', ' ']) {
+                let loc = if from_manifest {
+                    self.item_loc(&at("env"), i)
+                } else {
+                    self.root.loc.clone()
+                };
+                self.err(
+                    "manifest::harness",
+                    format!("`{var}` is not an environment variable name"),
+                    loc,
+                    "not a name",
+                    "list variable names only; values come from your environment".into(),
+                );
+            }
+        }
+        Some(Harness {
+            name: name.to_string(),
+            kind: k,
+            command,
+            script,
+            env,
+            usage,
+            install: install.unwrap_or_default(),
+            version,
+        })
+    }
+
+    fn pricing(&mut self, over: BTreeMap<String, PriceFile>) -> BTreeMap<String, Price> {
+        let builtins: BTreeMap<String, PriceFile> =
+            toml::from_str(crate::harness::BUILTIN_PRICING).expect("built-in pricing parses");
+        let mut out = BTreeMap::new();
+        for (model, p) in builtins.into_iter().chain(over) {
+            for (v, k) in [
+                (Some(p.input), "input"),
+                (p.cached_input, "cached_input"),
+                (Some(p.output), "output"),
+            ] {
+                if let Some(v) = v
+                    && !(v >= 0.0 && v.is_finite())
+                {
                     self.err(
-                        "manifest::harness",
-                        format!("script {} does not exist", p.display()),
-                        self.loc(&["harnesses", &name, "script"]),
-                        "no such file",
-                        "paths are relative to the manifest that writes them".into(),
-                    );
-                }
-                p
-            });
-            let env = env.unwrap_or_default();
-            for (i, var) in env.iter().enumerate() {
-                if var.is_empty() || var.contains(['=', ' ']) {
-                    self.err(
-                        "manifest::harness",
-                        format!("`{var}` is not an environment variable name"),
-                        self.item_loc(&["harnesses", &name, "env"], i),
-                        "not a name",
-                        "list variable names only; values come from your environment".into(),
+                        "manifest::range",
+                        format!("price `{k}` of `{model}` must be a non-negative number"),
+                        self.loc(&["pricing", &model, k]),
+                        "out of range",
+                        "dollars per million tokens, e.g. `input = 0.10`".into(),
                     );
                 }
             }
             out.insert(
-                name.clone(),
-                Harness {
-                    name,
-                    kind: k,
-                    command,
-                    script,
-                    env,
+                model,
+                Price {
+                    input: p.input,
+                    cached_input: p.cached_input.unwrap_or(p.input),
+                    output: p.output,
                 },
             );
         }
@@ -898,7 +994,26 @@ impl Validator<'_> {
                 baseline,
                 out,
                 count_errors_as_failures,
+                promote,
             }) => {
+                let promote = promote.and_then(|p| {
+                    let baseline = p.baseline.or_else(|| baseline.clone());
+                    if baseline.is_none() {
+                        self.err(
+                            "manifest::promote",
+                            "a promotion rule needs a baseline".into(),
+                            self.loc(&at("promote")),
+                            "no baseline",
+                            "set `baseline` in `promote` or in the report stage".into(),
+                        );
+                    }
+                    Some(Promote {
+                        candidate: p.candidate,
+                        baseline: baseline?,
+                        max_drop_points: p.max_drop_points.unwrap_or(2.0),
+                        min_cost_saving_percent: p.min_cost_saving_percent.unwrap_or(10.0),
+                    })
+                });
                 let out = match out {
                     Some(o) => self.path(&o, &at("out")),
                     None => dir.join("reports").join(manifest_name),
@@ -909,6 +1024,7 @@ impl Validator<'_> {
                         baseline,
                         out,
                         count_errors_as_failures: count_errors_as_failures.unwrap_or(false),
+                        promote,
                     }),
                 )
             }
@@ -1099,9 +1215,17 @@ impl Validator<'_> {
             let StageKind::Report(r) = &stage.kind else {
                 continue;
             };
-            let Some(baseline) = &r.baseline else {
-                continue;
-            };
+            let mut checked: Vec<(&str, Vec<&str>)> = Vec::new();
+            if let Some(b) = &r.baseline {
+                checked.push((b.as_str(), vec!["stages", name, "baseline"]));
+            }
+            if let Some(p) = &r.promote {
+                checked.push((
+                    p.candidate.as_str(),
+                    vec!["stages", name, "promote", "candidate"],
+                ));
+                checked.push((p.baseline.as_str(), vec!["stages", name, "promote"]));
+            }
             let mut teams = BTreeSet::new();
             let mut todo: Vec<&str> = stage.needs.iter().map(String::as_str).collect();
             let mut seen = BTreeSet::new();
@@ -1116,14 +1240,16 @@ impl Validator<'_> {
                     todo.extend(st.needs.iter().map(String::as_str));
                 }
             }
-            if !teams.contains(baseline.as_str()) {
-                self.err(
-                    "manifest::reference",
-                    format!("report `{name}` compares against unknown team `{baseline}`"),
-                    self.loc(&["stages", name, "baseline"]),
-                    "not a team of this report",
-                    did_you_mean(baseline, teams.iter().copied()),
-                );
+            for (baseline, at) in checked {
+                if !teams.contains(baseline) {
+                    self.err(
+                        "manifest::reference",
+                        format!("report `{name}` compares against unknown team `{baseline}`"),
+                        self.loc(&at),
+                        "not a team of this report",
+                        did_you_mean(baseline, teams.iter().copied()),
+                    );
+                }
             }
         }
     }

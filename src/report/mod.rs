@@ -1,3 +1,8 @@
 //! Reports: statistics (exact, tested against reference values) and their rendering.
 
+pub mod compare;
+pub mod document;
+pub mod html;
+pub mod markdown;
+pub mod results;
 pub mod stats;

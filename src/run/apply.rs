@@ -14,10 +14,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::graph::{GradeOutput, Graph, Mode, NodeKind, NodeState, SolveOutput};
 use crate::manifest::{Manifest, StageKind};
+use crate::report::results::NodeRow;
 use crate::report::stats::{PairOutcome, PairState};
 use crate::stages::{
-    DockerRun, ReportInputs, WorkError, WorkOutput, grade_docker, grade_local, materialize,
-    solve_docker, solve_local, write_report,
+    DockerRun, PairArtifacts, ReportInputs, WorkError, WorkOutput, grade_docker, grade_local,
+    materialize, solve_docker, solve_local, write_report,
 };
 use crate::store::{ActionRecord, Index, RECORD_SCHEMA, RunNode, RunRecord, Store};
 use crate::tasks::TaskSet;
@@ -79,8 +80,12 @@ pub async fn apply(
         status: "running".into(),
         nodes: BTreeMap::new(),
     };
-    store.save_run(&run).map_err(|e| e.to_string())?;
+    // The run record is first written when the first node launches (a no-op apply writes it
+    // once, at the end).
+    let mut run_saved = false;
     let mut index: Index = store.load_index(&m.path);
+    let index_before = index.nodes.clone();
+    let mut budgets = Budgets::load(&m, &store);
     // docker: connect, and sweep leftovers of dead runs before starting (we hold the lock).
     let docker = match m.backend.kind {
         crate::manifest::BackendKind::Docker => {
@@ -175,10 +180,52 @@ pub async fn apply(
                     deferred.push_back(id);
                     continue;
                 }
+                let mut share = None;
+                if let NodeKind::Solve { .. } = node.kind
+                    && let Some(b) = budgets.get(&node.stage)
+                {
+                    if let Some(reason) = b.halted() {
+                        let address = node.address.clone();
+                        let stage = node.stage.clone();
+                        progress.finished(&stage, &address, false, &format!("not run: {reason}"));
+                        run.nodes.insert(
+                            address,
+                            RunNode {
+                                key: node.keyed.as_ref().map(|k| k.key.clone()),
+                                status: "not_run".into(),
+                                error: Some(reason.clone()),
+                            },
+                        );
+                        let key = node
+                            .keyed
+                            .as_ref()
+                            .map(|k| k.key.clone())
+                            .unwrap_or_default();
+                        inflight.remove(&key);
+                        for w in waiters.remove(&key).unwrap_or_default() {
+                            graph.complete(w, NodeState::NotRun(reason.clone()));
+                        }
+                        graph.complete(id, NodeState::NotRun(reason));
+                        continue;
+                    }
+                    let pending = 1 + queue
+                        .iter()
+                        .chain(deferred.iter())
+                        .filter(|q| graph.nodes[**q].stage == node.stage)
+                        .count();
+                    share = Some(b.remaining() / pending as f64);
+                }
+                if !run_saved {
+                    store.save_run(&run).map_err(|e| e.to_string())?;
+                    run_saved = true;
+                }
                 *running.entry(pool).or_default() += 1;
                 *running_per_stage.entry(node.stage.clone()).or_default() += 1;
                 progress.started(&node.stage, &node.address);
-                let job = prepare(&graph, id, &m, &store)?;
+                let mut job = prepare(&graph, id, &m, &store)?;
+                if let Job::Solve { budget_share, .. } = &mut job.job {
+                    *budget_share = share;
+                }
                 graph.set_state(id, NodeState::Running);
                 let tx = tx.clone();
                 let cancel = cancel.clone();
@@ -238,6 +285,11 @@ pub async fn apply(
         match result {
             Ok(rec) => {
                 let rec = Arc::new(rec);
+                if let (NodeKind::Solve { .. }, Some(b)) =
+                    (&node.kind, budgets.get_mut(&node.stage))
+                {
+                    b.charge(&rec);
+                }
                 for (i, nid) in same_key.iter().enumerate() {
                     let address = graph.nodes[*nid].address.clone();
                     let detail = describe(&node.kind, &rec);
@@ -319,9 +371,11 @@ pub async fn apply(
         "failed"
     }
     .into();
-    store
-        .save_index(&m.path, &index)
-        .map_err(|e| e.to_string())?;
+    if index.nodes != index_before {
+        store
+            .save_index(&m.path, &index)
+            .map_err(|e| e.to_string())?;
+    }
     store.save_run(&run).map_err(|e| e.to_string())?;
     let mut counts = BTreeMap::new();
     for n in run.nodes.values() {
@@ -336,6 +390,8 @@ pub async fn apply(
             _ => None,
         })
         .collect();
+    // The process is about to exit: skip freeing the node graph, node by node.
+    std::mem::forget(graph);
     Ok(ApplyResult {
         run_id,
         failed,
@@ -369,6 +425,102 @@ async fn docker_run(
         run_id: run_id.to_string(),
         store_label,
     })
+}
+
+/// Budgets of solve stages with `max_cost_usd`: the priced spend recorded in the store for this
+/// manifest (every attempt, earlier applies included), and whether a run of unknown cost halts
+/// launches.
+struct Budgets(BTreeMap<String, Budget>);
+
+struct Budget {
+    cap: f64,
+    allow_unpriced: bool,
+    spent: f64,
+    unknown: usize,
+}
+
+impl Budget {
+    fn charge(&mut self, rec: &ActionRecord) {
+        match rec
+            .output
+            .get("cost_usd")
+            .and_then(serde_json::Value::as_f64)
+        {
+            Some(c) => self.spent += c,
+            None => self.unknown += 1,
+        }
+    }
+
+    fn remaining(&self) -> f64 {
+        (self.cap - self.spent).max(0.0)
+    }
+
+    /// Why launches stop, if they do.
+    fn halted(&self) -> Option<String> {
+        if self.spent >= self.cap {
+            return Some(format!(
+                "budget reached (${:.2} of ${:.2} spent)",
+                self.spent, self.cap
+            ));
+        }
+        if self.unknown > 0 && !self.allow_unpriced {
+            return Some(format!(
+                "budget: {} earlier run(s) of unknown cost halt launches (set allow_unpriced = true to count priced spend only)",
+                self.unknown
+            ));
+        }
+        None
+    }
+}
+
+impl Budgets {
+    fn load(m: &Manifest, store: &Store) -> Budgets {
+        let mut out = BTreeMap::new();
+        for (name, stage) in &m.stages {
+            if let StageKind::Solve(s) = &stage.kind
+                && let Some(cap) = s.max_cost_usd
+            {
+                out.insert(
+                    name.clone(),
+                    Budget {
+                        cap,
+                        allow_unpriced: s.allow_unpriced,
+                        spent: 0.0,
+                        unknown: 0,
+                    },
+                );
+            }
+        }
+        if out.is_empty() {
+            return Budgets(out);
+        }
+        let path = m.path.display().to_string();
+        let mut seen = std::collections::HashSet::new();
+        for r in store.runs().iter().filter(|r| r.manifest_path == path) {
+            for (address, n) in &r.nodes {
+                let stage = address.split('/').next().unwrap_or("");
+                let (Some(b), Some(key)) = (out.get_mut(stage), &n.key) else {
+                    continue;
+                };
+                // Each paid attempt counts once, however many runs recorded it.
+                if n.status == "done"
+                    && seen.insert(key.clone())
+                    && let Some(rec) = store.get_action(key)
+                {
+                    b.charge(&rec);
+                }
+            }
+        }
+        Budgets(out)
+    }
+
+    fn get(&self, stage: &str) -> Option<&Budget> {
+        self.0.get(stage)
+    }
+
+    fn get_mut(&mut self, stage: &str) -> Option<&mut Budget> {
+        self.0.get_mut(stage)
+    }
 }
 
 fn describe(kind: &NodeKind, rec: &ActionRecord) -> String {
@@ -421,6 +573,7 @@ enum Job {
         task: Arc<crate::tasks::Task>,
         team: String,
         timeout: Duration,
+        budget_share: Option<f64>,
     },
     Report {
         inputs: Box<ReportInputs>,
@@ -482,6 +635,7 @@ impl PreparedJob {
                 task,
                 team,
                 timeout,
+                budget_share,
             } => match docker {
                 Some(d) => {
                     solve_docker(
@@ -497,7 +651,18 @@ impl PreparedJob {
                     )
                     .await?
                 }
-                None => solve_local(store, m, &task, &m.teams[&team], timeout, cancel).await?,
+                None => {
+                    solve_local(
+                        store,
+                        m,
+                        &task,
+                        &m.teams[&team],
+                        timeout,
+                        budget_share,
+                        cancel,
+                    )
+                    .await?
+                }
             },
             Job::Report { inputs, out } => {
                 let store = store.clone();
@@ -570,6 +735,7 @@ fn prepare(
             task: task.clone(),
             team: team.clone(),
             timeout: s.timeout,
+            budget_share: None,
         },
         (NodeKind::Report, StageKind::Report(r)) => Job::Report {
             inputs: Box::new(report_inputs(graph, m, &stage.needs, r)),
@@ -595,8 +761,9 @@ fn graph_dataset(graph: &Graph<'_>, dataset: &str) -> TaskSet {
     graph.datasets_ref()[dataset].clone()
 }
 
-/// Gathers the pairs a report reads from the graph.
-fn report_inputs(
+/// Gathers the pairs, per-node rows and artifacts a report reads from the graph. In plan mode
+/// (`bench report`), pairs not graded yet count as not run.
+pub fn report_inputs(
     graph: &Graph<'_>,
     m: &Manifest,
     needs: &[String],
@@ -606,6 +773,17 @@ fn report_inputs(
     let mut teams: Vec<String> = Vec::new();
     let mut gold = BTreeMap::new();
     let mut pairs = Vec::new();
+    let mut rows = Vec::new();
+    // Solve nodes that have a grade node (whose pair the grade reports).
+    let graded: std::collections::HashSet<usize> = graph
+        .nodes
+        .iter()
+        .filter_map(|n| match &n.kind {
+            NodeKind::Grade { source, .. } => Some(*source),
+            _ => None,
+        })
+        .collect();
+    let mut artifacts: BTreeMap<(String, String, u32), PairArtifacts> = BTreeMap::new();
     let mut since = None;
     let mut datasets = Vec::new();
     for s in &m.stage_order {
@@ -651,20 +829,24 @@ fn report_inputs(
                     let solve = graph.nodes[*source].state.record();
                     let solve_out: Option<SolveOutput> =
                         solve.and_then(|r| serde_json::from_value(r.output.clone()).ok());
+                    let grade_out: Option<GradeOutput> = node
+                        .state
+                        .record()
+                        .map(|rec| serde_json::from_value(rec.output.clone()).unwrap_or_default());
+                    let solve_timed_out = solve_out.as_ref().is_some_and(|o| o.timed_out);
                     let state = match &node.state {
-                        NodeState::Cached(rec) | NodeState::Done(rec) => {
-                            let g: GradeOutput =
-                                serde_json::from_value(rec.output.clone()).unwrap_or_default();
+                        NodeState::Cached(_) | NodeState::Done(_) => {
+                            let g = grade_out.clone().unwrap_or_default();
                             if g.resolved {
                                 PairState::Resolved
                             } else {
                                 PairState::Unresolved {
-                                    timed_out: g.timed_out
-                                        || solve_out.as_ref().is_some_and(|o| o.timed_out),
+                                    timed_out: g.timed_out || solve_timed_out,
                                 }
                             }
                         }
-                        NodeState::NotRun(_) => PairState::NotRun,
+                        // Plan mode (`bench report`): not graded yet.
+                        NodeState::NotRun(_) | NodeState::WillRun => PairState::NotRun,
                         NodeState::Failed(e) => PairState::Errored {
                             reason: format!("grading: {e}"),
                         },
@@ -672,6 +854,34 @@ fn report_inputs(
                             reason: "not graded".into(),
                         },
                     };
+                    rows.push(NodeRow {
+                        node: "grade".into(),
+                        address: node.address.clone(),
+                        key: node.state.record().map(|r| r.key.clone()),
+                        task: task.instance_id.clone(),
+                        repo: Some(task.repo.clone()),
+                        language: task.language.clone(),
+                        team: team.clone(),
+                        replicate: *replicate,
+                        status: row_status(&node.state).into(),
+                        resolved: grade_out.as_ref().map(|g| g.resolved),
+                        timed_out: grade_out.as_ref().map(|g| g.timed_out || solve_timed_out),
+                        errored: matches!(node.state, NodeState::Failed(_)),
+                        error: match &node.state {
+                            NodeState::Failed(e) => Some(e.clone()),
+                            _ => None,
+                        },
+                        patch_applied: grade_out.as_ref().map(|g| g.patch_applied),
+                        cost_usd: None,
+                        input_tokens: None,
+                        output_tokens: None,
+                        patch_bytes: None,
+                        duration_s: grade_out.as_ref().map(|g| g.duration_ms as f64 / 1000.0),
+                    });
+                    if let Some(rec) = node.state.record() {
+                        artifact_entry(&mut artifacts, task, team, *replicate).log =
+                            rec.blobs.get("log").cloned();
+                    }
                     pairs.push(PairOutcome {
                         task: task.instance_id.clone(),
                         team: team.clone(),
@@ -689,11 +899,45 @@ fn report_inputs(
                     team,
                     replicate,
                 } => {
+                    let solve_out: Option<SolveOutput> = node
+                        .state
+                        .record()
+                        .and_then(|r| serde_json::from_value(r.output.clone()).ok());
+                    rows.push(NodeRow {
+                        node: "solve".into(),
+                        address: node.address.clone(),
+                        key: node.state.record().map(|r| r.key.clone()),
+                        task: task.instance_id.clone(),
+                        repo: Some(task.repo.clone()),
+                        language: task.language.clone(),
+                        team: team.clone(),
+                        replicate: *replicate,
+                        status: row_status(&node.state).into(),
+                        resolved: None,
+                        timed_out: solve_out.as_ref().map(|o| o.timed_out),
+                        errored: matches!(node.state, NodeState::Failed(_)),
+                        error: match &node.state {
+                            NodeState::Failed(e) => Some(e.clone()),
+                            _ => solve_out.as_ref().and_then(|o| o.solve_error.clone()),
+                        },
+                        patch_applied: None,
+                        cost_usd: solve_out.as_ref().and_then(|o| o.cost_usd),
+                        input_tokens: solve_out.as_ref().and_then(|o| o.input_tokens),
+                        output_tokens: solve_out.as_ref().and_then(|o| o.output_tokens),
+                        patch_bytes: solve_out.as_ref().map(|o| o.patch_bytes),
+                        duration_s: solve_out.as_ref().map(|o| o.duration_ms as f64 / 1000.0),
+                    });
+                    if let Some(rec) = node.state.record() {
+                        let a = artifact_entry(&mut artifacts, task, team, *replicate);
+                        a.patch = solve_out.as_ref().map(|o| o.patch.clone());
+                        a.trajectory = rec.blobs.get("trajectory").cloned();
+                    }
                     let reason = match &node.state {
                         NodeState::Failed(e) => Some(PairState::Errored {
                             reason: format!("solving: {e}"),
                         }),
                         NodeState::NotRun(_) => Some(PairState::NotRun),
+                        NodeState::WillRun if !graded.contains(id) => Some(PairState::NotRun),
                         _ => None,
                     };
                     if let Some(state) = reason {
@@ -727,5 +971,32 @@ fn report_inputs(
         count_errors_as_failures: r.count_errors_as_failures,
         gold,
         pairs,
+        rows,
+        artifacts: artifacts.into_values().collect(),
+        promote: r.promote.clone(),
     }
+}
+
+fn row_status(state: &NodeState) -> &'static str {
+    match state {
+        NodeState::Cached(_) | NodeState::Done(_) => "ok",
+        NodeState::Failed(_) => "failed",
+        _ => "not_run",
+    }
+}
+
+fn artifact_entry<'a>(
+    artifacts: &'a mut BTreeMap<(String, String, u32), PairArtifacts>,
+    task: &crate::tasks::Task,
+    team: &str,
+    replicate: u32,
+) -> &'a mut PairArtifacts {
+    artifacts
+        .entry((task.instance_id.clone(), team.to_string(), replicate))
+        .or_insert_with(|| PairArtifacts {
+            task: task.instance_id.clone(),
+            team: team.to_string(),
+            replicate,
+            ..Default::default()
+        })
 }

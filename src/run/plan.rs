@@ -44,6 +44,7 @@ pub fn plan(
     explain: bool,
 ) -> PlanReport {
     let mut graph = Graph::new(m, store, datasets, Mode::Plan);
+    graph.keep_inputs = explain;
     while !graph.advance().is_empty() {}
     let index = store.map(|s| s.load_index(&m.path)).unwrap_or_default();
     let stages = graph.summaries(&index.nodes);
@@ -72,6 +73,8 @@ pub fn plan(
         .filter(|a| !present.contains(a.as_str()))
         .cloned()
         .collect();
+    // Planning ends the process: skip freeing the node graph, node by node.
+    std::mem::forget(graph);
     PlanReport {
         manifest: m.path.display().to_string(),
         store: store

@@ -466,10 +466,8 @@ pub async fn solve_docker(
             (false, None) => Some("agent was killed by a signal".into()),
         },
         exit_code,
-        cost_usd: match m.harnesses[&worker.harness].kind {
-            HarnessKind::Oracle | HarnessKind::Nop | HarnessKind::Command => Some(0.0),
-            _ => None,
-        },
+        // Model-driven harnesses (installed CLIs) do not run on docker in this build.
+        cost_usd: Some(0.0),
         input_tokens: None,
         output_tokens: None,
         redacted: patch_redacted || traj_redacted,
@@ -506,6 +504,10 @@ async fn run_agent(
             .await?;
             Ok((r.exit_code, r.output, r.timed_out))
         }
+        HarnessKind::Command if !harness.install.is_empty() => Err(infra(format!(
+            "harness `{}` installs an agent CLI; agent images are not built on the docker backend in this build",
+            harness.name
+        ))),
         HarnessKind::Command => {
             let prompt = super::solve::render_prompt(m, task).map_err(infra)?;
             let prompt_file = format!("{STATE}/prompt.md");
@@ -573,8 +575,5 @@ async fn run_agent(
             let r = run(c, &in_repo(&command), &env, timeout, cancel).await?;
             Ok((r.exit_code, r.output, r.timed_out))
         }
-        other => Err(infra(format!(
-            "harness kind {other:?} does not run in this build"
-        ))),
     }
 }

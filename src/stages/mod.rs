@@ -10,7 +10,10 @@ pub use docker::{
     solve_docker,
 };
 pub use grade::{grade_local, verdict};
-pub use report::{ReportInputs, materialize, write_report};
+pub use report::{
+    PairArtifacts, RenderedReport, ReportInputs, artifact_dir, materialize, render_report,
+    write_report,
+};
 pub use solve::solve_local;
 
 use std::collections::BTreeMap;

@@ -1,15 +1,19 @@
 //! The report node: resolve rates per team with Wilson intervals, the paired McNemar test
-//! against the baseline, gold validity, cost and time, written as `report.md` and `report.json`
-//! in the report's `out` directory (and stored as blobs, so a cached report is rewritten
-//! byte-identically when its files are missing).
+//! against the baseline, gold validity, cost and time, written to the report's `out` directory
+//! as `report.md`, `report.html`, `report.json`, `results.parquet`, `predictions.jsonl` and
+//! `artifacts/<team>/<task>/{patch.diff,eval.log,trajectory.txt}`. Every file is a blob of the
+//! report's record, so a cached report is rewritten byte-identically when files are missing.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::path::Path;
 
 use serde::Serialize;
 
-use crate::report::stats::{PairOutcome, StatsOptions, Summary, team_statistics};
+use crate::manifest::Promote;
+use crate::report::document::{Context, ReportDocument};
+use crate::report::results::{NodeRow, Prediction, predictions_jsonl, results_parquet};
+use crate::report::stats::{PairOutcome, PairState, StatsOptions, team_statistics};
+use crate::report::{html, markdown};
 use crate::store::{Store, write_atomic};
 
 use super::{WorkError, WorkOutput};
@@ -29,31 +33,154 @@ pub struct ReportInputs {
     /// Gold verdicts: task -> valid (None: errored).
     pub gold: BTreeMap<String, Option<bool>>,
     pub pairs: Vec<PairOutcome>,
+    /// One row per solve and grade node (`results.parquet`).
+    pub rows: Vec<NodeRow>,
+    /// Stored files per pair (`artifacts/`, `predictions.jsonl`).
+    pub artifacts: Vec<PairArtifacts>,
+    /// The promotion rule, if any.
+    pub promote: Option<Promote>,
 }
 
-#[derive(Serialize)]
-struct ReportJson<'a> {
-    schema: u32,
-    manifest: &'a str,
-    description: Option<&'a str>,
-    bench_version: &'a str,
-    backend: &'a str,
-    datasets: &'a [String],
-    since: Option<&'a str>,
-    gold: GoldJson,
-    summary: &'a Summary,
+/// The stored files of one pair (blob digests), for `artifacts/<team>/<task>/`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PairArtifacts {
+    pub task: String,
+    pub team: String,
+    pub replicate: u32,
+    /// The solve's patch (`SolveOutput.patch`).
+    pub patch: Option<String>,
+    /// The solve's trajectory.
+    pub trajectory: Option<String>,
+    /// The grade's test log.
+    pub log: Option<String>,
 }
 
-#[derive(Serialize)]
-struct GoldJson {
-    tasks: usize,
-    valid: Vec<String>,
-    invalid: Vec<String>,
-    errored: Vec<String>,
+/// A path component from a team or task name: no separators, no `..`.
+fn component(s: &str) -> String {
+    let c: String = s
+        .chars()
+        .map(|c| {
+            if c == '/' || c == '\\' || c.is_control() {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect();
+    if c.is_empty() || c == "." || c == ".." {
+        format!("_{c}")
+    } else {
+        c
+    }
 }
 
-fn pct(x: f64) -> String {
-    format!("{:.1}%", x * 100.0)
+/// The relative directory of a pair's artifacts.
+pub fn artifact_dir(team: &str, task: &str, replicate: u32) -> String {
+    let mut d = format!("artifacts/{}/{}", component(team), component(task));
+    if replicate > 0 {
+        d.push_str(&format!("/replicate-{replicate}"));
+    }
+    d
+}
+
+/// The contents of every report file, by relative path, from the inputs alone (no I/O but
+/// reading blobs through `read_blob`): byte-identical for identical inputs.
+pub struct RenderedReport {
+    pub document: ReportDocument,
+    /// Relative path -> bytes, for the files rendered here.
+    pub files: BTreeMap<String, Vec<u8>>,
+    /// Relative path -> an existing blob digest (artifacts).
+    pub linked: BTreeMap<String, String>,
+}
+
+/// Computes the statistics and renders every report file.
+pub fn render_report(
+    inputs: &ReportInputs,
+    read_blob: &dyn Fn(&str) -> Result<Vec<u8>, String>,
+) -> Result<RenderedReport, String> {
+    let opts = StatsOptions {
+        baseline: inputs.baseline.clone(),
+        count_errors_as_failures: inputs.count_errors_as_failures,
+    };
+    let summary = team_statistics(&inputs.pairs, &inputs.teams, &opts);
+    let document = ReportDocument::new(
+        &Context {
+            manifest: &inputs.manifest,
+            description: inputs.description.as_deref(),
+            bench_version: &inputs.bench_version,
+            backend: &inputs.backend,
+            datasets: &inputs.datasets,
+            since: inputs.since.as_deref(),
+            gold: &inputs.gold,
+            promote: inputs.promote.as_ref(),
+        },
+        &summary,
+    );
+    let mut per_task: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    for p in &inputs.pairs {
+        let cell = match &p.state {
+            PairState::Resolved => "resolved",
+            PairState::Unresolved { timed_out: true } => "timed out",
+            PairState::Unresolved { .. } => "no",
+            PairState::Errored { .. } => "errored",
+            PairState::NotRun => "not run",
+        };
+        if p.replicate == 0 {
+            per_task
+                .entry(p.task.clone())
+                .or_default()
+                .insert(p.team.clone(), cell.to_string());
+        }
+    }
+    let mut files = BTreeMap::new();
+    files.insert(
+        "report.md".to_string(),
+        markdown::render(&document, &per_task).into_bytes(),
+    );
+    files.insert(
+        "report.html".to_string(),
+        html::render(&document, &per_task).into_bytes(),
+    );
+    files.insert("report.json".to_string(), document.to_json());
+    let mut rows = inputs.rows.clone();
+    rows.sort_by(|a, b| {
+        (&a.task, &a.team, a.replicate, &a.node).cmp(&(&b.task, &b.team, b.replicate, &b.node))
+    });
+    files.insert("results.parquet".to_string(), results_parquet(&rows)?);
+    let mut artifacts = inputs.artifacts.clone();
+    artifacts.sort_by(|a, b| (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate)));
+    let mut predictions = Vec::new();
+    let mut linked = BTreeMap::new();
+    for a in &artifacts {
+        if a.replicate == 0
+            && let Some(patch) = &a.patch
+        {
+            predictions.push(Prediction {
+                instance_id: a.task.clone(),
+                model_name_or_path: a.team.clone(),
+                model_patch: String::from_utf8_lossy(&read_blob(patch)?).into_owned(),
+            });
+        }
+        let dir = artifact_dir(&a.team, &a.task, a.replicate);
+        for (name, digest) in [
+            ("patch.diff", &a.patch),
+            ("eval.log", &a.log),
+            ("trajectory.txt", &a.trajectory),
+        ] {
+            if let Some(d) = digest {
+                linked.insert(format!("{dir}/{name}"), d.clone());
+            }
+        }
+    }
+    files.insert(
+        "predictions.jsonl".to_string(),
+        predictions_jsonl(&predictions),
+    );
+    Ok(RenderedReport {
+        document,
+        files,
+        linked,
+    })
 }
 
 /// Computes the report and writes its files to `out`.
@@ -62,168 +189,32 @@ pub fn write_report(
     inputs: &ReportInputs,
     out: &Path,
 ) -> Result<WorkOutput, WorkError> {
-    let opts = StatsOptions {
-        baseline: inputs.baseline.clone(),
-        count_errors_as_failures: inputs.count_errors_as_failures,
-    };
-    let summary = team_statistics(&inputs.pairs, &inputs.teams, &opts);
-    let gold = GoldJson {
-        tasks: inputs.gold.len(),
-        valid: inputs
-            .gold
-            .iter()
-            .filter(|(_, v)| **v == Some(true))
-            .map(|(k, _)| k.clone())
-            .collect(),
-        invalid: inputs
-            .gold
-            .iter()
-            .filter(|(_, v)| **v == Some(false))
-            .map(|(k, _)| k.clone())
-            .collect(),
-        errored: inputs
-            .gold
-            .iter()
-            .filter(|(_, v)| v.is_none())
-            .map(|(k, _)| k.clone())
-            .collect(),
-    };
-    let mut md = String::new();
-    let _ = writeln!(md, "# {}\n", inputs.manifest);
-    if let Some(d) = &inputs.description {
-        let _ = writeln!(md, "{d}\n");
-    }
-    let _ = writeln!(
-        md,
-        "bench {} · backend `{}` · datasets {} · contamination cutoff (since) {}\n",
-        inputs.bench_version,
-        inputs.backend,
-        inputs.datasets.join(", "),
-        inputs.since.as_deref().unwrap_or("none")
-    );
-    if gold.tasks > 0 {
-        let _ = writeln!(
-            md,
-            "Gold check: {} of {} tasks valid{}{}.\n",
-            gold.valid.len(),
-            gold.tasks,
-            if gold.invalid.is_empty() {
-                String::new()
-            } else {
-                format!("; invalid: {}", gold.invalid.join(", "))
-            },
-            if gold.errored.is_empty() {
-                String::new()
-            } else {
-                format!("; errored: {}", gold.errored.join(", "))
-            },
-        );
-    }
-    let _ = writeln!(
-        md,
-        "Statistics on the {} common tasks (a valid result for every team).\n",
-        summary.common_tasks.len()
-    );
-    let _ = writeln!(
-        md,
-        "| team | tasks | resolved | rate | 95% CI (Wilson) | timed out | errored | not run | vs baseline (wins/losses, p) | mean cost |"
-    );
-    let _ = writeln!(md, "|---|---:|---:|---:|---|---:|---:|---:|---|---:|");
-    for t in &summary.teams {
-        let vs = match &t.vs_baseline {
-            Some(c) => format!("{}/{}, p = {:.3}", c.wins, c.losses, c.p_value),
-            None if inputs.baseline.as_deref() == Some(t.team.as_str()) => "baseline".into(),
-            None => String::new(),
-        };
-        let cost = match t.cost.mean_usd {
-            Some(c) if t.cost.lower_bound => format!("≥ ${c:.2}"),
-            Some(c) => format!("${c:.2}"),
-            None => "unknown".into(),
-        };
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} | {} | {} – {} | {} | {} | {} | {} | {} |",
-            t.team,
-            t.tasks,
-            t.resolved,
-            pct(t.rate),
-            pct(t.wilson_low),
-            pct(t.wilson_high),
-            t.timed_out,
-            t.errored,
-            t.not_run,
-            vs,
-            cost
-        );
-    }
-    if !summary.errored.is_empty() {
-        let _ = writeln!(md, "\nErrored pairs (excluded):\n");
-        for e in &summary.errored {
-            let _ = writeln!(
-                md,
-                "- {} × {} (replicate {}): {}",
-                e.task, e.team, e.replicate, e.reason
-            );
-        }
-    }
-    if !summary.not_run.is_empty() {
-        let _ = writeln!(md, "\nNot run:\n");
-        for e in &summary.not_run {
-            let _ = writeln!(md, "- {} × {} (replicate {})", e.task, e.team, e.replicate);
-        }
-    }
-    let _ = writeln!(md, "\n## Per task\n");
-    let mut per_task: BTreeMap<&str, BTreeMap<&str, &str>> = BTreeMap::new();
-    for p in &inputs.pairs {
-        let cell = match &p.state {
-            crate::report::stats::PairState::Resolved => "resolved",
-            crate::report::stats::PairState::Unresolved { timed_out: true } => "timed out",
-            crate::report::stats::PairState::Unresolved { .. } => "no",
-            crate::report::stats::PairState::Errored { .. } => "errored",
-            crate::report::stats::PairState::NotRun => "not run",
-        };
-        if p.replicate == 0 {
-            per_task.entry(&p.task).or_default().insert(&p.team, cell);
-        }
-    }
-    let _ = writeln!(md, "| task | {} |", inputs.teams.join(" | "));
-    let _ = writeln!(md, "|---|{}", "---|".repeat(inputs.teams.len()));
-    for (task, cells) in &per_task {
-        let row: Vec<&str> = inputs
-            .teams
-            .iter()
-            .map(|t| cells.get(t.as_str()).copied().unwrap_or(""))
-            .collect();
-        let _ = writeln!(md, "| {task} | {} |", row.join(" | "));
-    }
-    let json = ReportJson {
-        schema: 1,
-        manifest: &inputs.manifest,
-        description: inputs.description.as_deref(),
-        bench_version: &inputs.bench_version,
-        backend: &inputs.backend,
-        datasets: &inputs.datasets,
-        since: inputs.since.as_deref(),
-        gold,
-        summary: &summary,
-    };
-    let mut json_text = serde_json::to_vec_pretty(&json).expect("reports serialize");
-    json_text.push(b'\n');
     let infra = |e: &dyn std::fmt::Display| WorkError::Infra(e.to_string());
+    let rendered = render_report(inputs, &|d| store.get_blob(d).map_err(|e| e.to_string()))
+        .map_err(|e| infra(&e))?;
     let mut blobs = BTreeMap::new();
-    for (name, bytes) in [
-        ("report.md", md.as_bytes()),
-        ("report.json", &json_text[..]),
-    ] {
-        blobs.insert(
-            name.to_string(),
-            store.put_blob(bytes).map_err(|e| infra(&e))?,
-        );
-        write_atomic(&out.join(name), bytes)
-            .map_err(|e| infra(&format!("cannot write {}: {e}", out.join(name).display())))?;
+    for (name, bytes) in &rendered.files {
+        blobs.insert(name.clone(), store.put_blob(bytes).map_err(|e| infra(&e))?);
     }
+    blobs.extend(rendered.linked.clone());
+    materialize(store, &blobs, out).map_err(|e| {
+        infra(&format!(
+            "cannot write the report to {}: {e}",
+            out.display()
+        ))
+    })?;
+    let promotion = rendered
+        .document
+        .promotion
+        .as_ref()
+        .map(|p| p.summary.clone());
     Ok(WorkOutput {
-        output: serde_json::json!({ "out": out.display().to_string(), "files": blobs.keys().collect::<Vec<_>>() }),
+        output: serde_json::json!({
+            "out": out.display().to_string(),
+            "files": rendered.files.keys().collect::<Vec<_>>(),
+            "artifacts": rendered.linked.len(),
+            "promotion": promotion,
+        }),
         blobs,
     })
 }

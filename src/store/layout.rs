@@ -132,6 +132,39 @@ impl Store {
         (rec.key == key && rec.schema == RECORD_SCHEMA).then_some(rec)
     }
 
+    /// Like [`Store::get_action`], without the key inputs (`inputs` is null): what planning and
+    /// applying need, at a fraction of the parsing cost.
+    pub fn get_action_light(&self, key: &str) -> Option<ActionRecord> {
+        #[derive(serde::Deserialize)]
+        struct Light {
+            schema: u32,
+            key: String,
+            node: String,
+            address: String,
+            #[serde(rename = "inputs")]
+            _inputs: serde::de::IgnoredAny,
+            output: serde_json::Value,
+            blobs: std::collections::BTreeMap<String, String>,
+            bench_version: String,
+            started_at: String,
+            duration_ms: u64,
+        }
+        let bytes = std::fs::read(self.action_path(key)).ok()?;
+        let l: Light = serde_json::from_slice(&bytes).ok()?;
+        (l.key == key && l.schema == RECORD_SCHEMA).then_some(ActionRecord {
+            schema: l.schema,
+            key: l.key,
+            node: l.node,
+            address: l.address,
+            inputs: serde_json::Value::Null,
+            output: l.output,
+            blobs: l.blobs,
+            bench_version: l.bench_version,
+            started_at: l.started_at,
+            duration_ms: l.duration_ms,
+        })
+    }
+
     pub fn has_action(&self, key: &str) -> bool {
         self.action_path(key).is_file()
     }

@@ -68,7 +68,26 @@ pub fn load_local_dir(dir: &Path) -> Result<Vec<Task>, LocalTaskError> {
             message: "no task directories (each needs a task.toml)".into(),
         });
     }
-    entries.iter().map(|p| load_task(p)).collect()
+    // Reading and hashing task directories is I/O- and hash-bound: spread it over the CPUs.
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(8);
+    let chunk = entries.len().div_ceil(threads).max(1);
+    let results: Vec<Result<Vec<Task>, LocalTaskError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = entries
+            .chunks(chunk)
+            .map(|c| scope.spawn(move || c.iter().map(|p| load_task(p)).collect()))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("task loading does not panic"))
+            .collect()
+    });
+    let mut tasks = Vec::with_capacity(entries.len());
+    for r in results {
+        tasks.extend(r?);
+    }
+    Ok(tasks)
 }
 
 fn load_task(dir: &Path) -> Result<Task, LocalTaskError> {
@@ -150,6 +169,7 @@ fn load_task(dir: &Path) -> Result<Task, LocalTaskError> {
         log_parser: f.log_parser,
         fail_to_pass: f.fail_to_pass,
         pass_to_pass: f.pass_to_pass,
+        digests: Default::default(),
     })
 }
 

@@ -6,4 +6,4 @@ mod task;
 
 pub use local::{LocalTaskError, load_local_dir, tree_digest};
 pub use sample::{sample, sample_rank};
-pub use task::{Task, TaskBase, TaskSet};
+pub use task::{Task, TaskBase, TaskDigests, TaskSet};

@@ -45,6 +45,23 @@ pub struct Task {
     pub log_parser: String,
     pub fail_to_pass: Vec<String>,
     pub pass_to_pass: Vec<String>,
+    /// Memoized digests (computed on first use).
+    #[serde(skip)]
+    pub digests: TaskDigests,
+}
+
+/// Memoized digests of a task. A clone starts empty, so an edited copy of a task never carries
+/// the original's digests.
+#[derive(Debug, Default)]
+pub struct TaskDigests {
+    solver: std::sync::OnceLock<String>,
+    grading: std::sync::OnceLock<String>,
+}
+
+impl Clone for TaskDigests {
+    fn clone(&self) -> Self {
+        TaskDigests::default()
+    }
 }
 
 #[derive(Serialize)]
@@ -71,6 +88,13 @@ struct GradingView<'a> {
 impl Task {
     /// Digest of what an agent may see: never tests, test lists or the gold patch.
     pub fn solver_digest(&self) -> String {
+        self.digests
+            .solver
+            .get_or_init(|| self.compute_solver_digest())
+            .clone()
+    }
+
+    fn compute_solver_digest(&self) -> String {
         crate::key::digest_of(&SolverView {
             instance_id: &self.instance_id,
             repo: &self.repo,
@@ -81,6 +105,13 @@ impl Task {
 
     /// Digest of what grading reads.
     pub fn grading_digest(&self) -> String {
+        self.digests
+            .grading
+            .get_or_init(|| self.compute_grading_digest())
+            .clone()
+    }
+
+    fn compute_grading_digest(&self) -> String {
         crate::key::digest_of(&GradingView {
             instance_id: &self.instance_id,
             base: &self.base,

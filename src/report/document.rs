@@ -1,0 +1,481 @@
+//! The report document: what `report.json` holds (described by `schemas/report.schema.json`,
+//! generated from these types), built from the report's inputs and the statistics. The Markdown
+//! and HTML renderings read this document, so the three files always agree.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::manifest::Promote;
+use crate::report::stats::{Summary, TeamSummary};
+
+/// Version of the report document's shape.
+pub const REPORT_SCHEMA: u32 = 2;
+
+/// `report.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReportDocument {
+    /// Version of this document's shape.
+    pub schema: u32,
+    /// The manifest's `name`.
+    pub manifest: String,
+    pub description: Option<String>,
+    /// The bench version that wrote the report.
+    pub bench_version: String,
+    /// The backend kind (`local`, `docker`).
+    pub backend: String,
+    /// Datasets sampled: `repo@revision` for Hub datasets, `name (local)` for local ones.
+    pub datasets: Vec<String>,
+    /// Contamination cutoff: tasks created on or after this instant (RFC 3339).
+    pub since: Option<String>,
+    /// The team every other team is compared with (`None`: no comparisons).
+    pub baseline: Option<String>,
+    /// Errored pairs count as unresolved instead of being excluded.
+    pub count_errors_as_failures: bool,
+    pub gold: GoldReport,
+    /// Tasks every statistic is computed on: a valid result for every team.
+    pub common_tasks: Vec<String>,
+    /// Tasks left out of every team's numbers (see `errored`, `not_run`, `missing`).
+    pub excluded_tasks: Vec<String>,
+    /// One entry per team, in the manifest's order.
+    pub teams: Vec<TeamReport>,
+    /// Every errored pair (infrastructure failure), by name.
+    pub errored: Vec<ErroredPairReport>,
+    /// Pairs that never ran, by name.
+    pub not_run: Vec<PairReport>,
+    /// (task, team) cells without any result.
+    pub missing: Vec<MissingReport>,
+    /// language -> team -> resolved on the common tasks.
+    pub by_language: BTreeMap<String, BTreeMap<String, GroupReport>>,
+    /// repo -> team -> resolved on the common tasks.
+    pub by_repo: BTreeMap<String, BTreeMap<String, GroupReport>>,
+    /// The promotion verdict, when the report stage has a `promote` rule.
+    pub promotion: Option<PromotionVerdict>,
+}
+
+/// Gold self-check verdicts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GoldReport {
+    /// Tasks with a gold check.
+    pub tasks: usize,
+    pub valid: Vec<String>,
+    pub invalid: Vec<String>,
+    pub errored: Vec<String>,
+}
+
+/// One team's numbers on the common tasks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TeamReport {
+    /// The team's name.
+    pub name: String,
+    /// Common tasks.
+    pub tasks: u64,
+    /// Common tasks resolved (first replicate).
+    pub resolved: u64,
+    /// `resolved / tasks`.
+    pub rate: f64,
+    /// Wilson 95% interval of `rate`.
+    pub wilson_low: f64,
+    pub wilson_high: f64,
+    /// The team's errored pairs, over all tasks.
+    pub errored: u64,
+    /// Timed-out runs on the common tasks (counted as unresolved).
+    pub timed_out: u64,
+    /// The team's pairs that never ran, over all tasks.
+    pub not_run: u64,
+    pub cost: CostReport,
+    /// Median wall time of a solve, in seconds.
+    pub wall_time_median_s: Option<f64>,
+    /// Mean score, for benchmarks that grade with a score.
+    pub mean_score: Option<f64>,
+    pub scored_tasks: u64,
+    /// pass@k and best-of-k, when some task has several replicates.
+    pub replicates: Option<ReplicateReport>,
+    /// Paired comparison with the baseline (absent for the baseline itself).
+    pub vs_baseline: Option<VsBaseline>,
+}
+
+/// Cost of a team's runs on the common tasks, in USD.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CostReport {
+    /// Priced total / all runs; a lower bound when `lower_bound`.
+    pub mean_usd: Option<f64>,
+    /// Median over priced runs only (no bound).
+    pub median_usd: Option<f64>,
+    /// Priced total / resolved runs; a lower bound when `lower_bound`.
+    pub per_resolved_usd: Option<f64>,
+    /// Runs with a known cost.
+    pub priced_runs: u64,
+    /// All runs on the common tasks.
+    pub runs: u64,
+    /// Resolved runs.
+    pub resolved_runs: u64,
+    /// Sum of the known costs.
+    pub total_priced_usd: f64,
+    /// Some runs are unpriced (or timed out, or crashed): mean and per-resolved are lower bounds.
+    pub lower_bound: bool,
+}
+
+/// Replicate statistics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReplicateReport {
+    pub min_replicates: u64,
+    pub max_replicates: u64,
+    /// k -> unbiased pass@k averaged over the common tasks.
+    pub pass_at_k: BTreeMap<String, f64>,
+    /// Common tasks resolved by at least one replicate (best-of-k).
+    pub best_of_resolved: u64,
+    pub best_of_rate: f64,
+    pub best_score: Option<f64>,
+}
+
+/// Exact McNemar test against the baseline on the common tasks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VsBaseline {
+    /// Tasks this team resolved and the baseline did not.
+    pub wins: u64,
+    /// Tasks the baseline resolved and this team did not.
+    pub losses: u64,
+    /// Exact two-sided McNemar p-value.
+    pub p_value: f64,
+    /// This team's rate minus the baseline's.
+    pub rate_diff: f64,
+}
+
+/// Resolved count on a group of common tasks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GroupReport {
+    pub tasks: u64,
+    pub resolved: u64,
+    pub rate: f64,
+}
+
+/// An errored pair, by name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ErroredPairReport {
+    pub task: String,
+    pub team: String,
+    pub replicate: u32,
+    pub reason: String,
+}
+
+/// A pair, by name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PairReport {
+    pub task: String,
+    pub team: String,
+    pub replicate: u32,
+}
+
+/// A (task, team) cell without any result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MissingReport {
+    pub task: String,
+    pub team: String,
+}
+
+/// The verdict of a promotion rule: promote when pass@1 >= baseline - `max_drop_points` and
+/// mean cost <= baseline - `min_cost_saving_percent` percent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PromotionVerdict {
+    pub candidate: String,
+    pub baseline: String,
+    /// Whether the candidate should replace the baseline.
+    pub promote: bool,
+    /// pass@1 of each (the first-replicate resolve rate, or the mean over replicates).
+    pub candidate_pass_at_1: Option<f64>,
+    pub baseline_pass_at_1: Option<f64>,
+    /// Candidate minus baseline, in percentage points.
+    pub change_points: Option<f64>,
+    pub max_drop_points: f64,
+    /// Mean cost per run of each.
+    pub candidate_cost_usd: Option<f64>,
+    pub baseline_cost_usd: Option<f64>,
+    /// How much cheaper the candidate is, in percent of the baseline's cost.
+    pub cost_saving_percent: Option<f64>,
+    pub min_cost_saving_percent: f64,
+    /// One line: the verdict and its numbers.
+    pub summary: String,
+}
+
+impl TeamReport {
+    fn from_summary(t: &TeamSummary) -> TeamReport {
+        TeamReport {
+            name: t.team.clone(),
+            tasks: t.tasks,
+            resolved: t.resolved,
+            rate: t.rate,
+            wilson_low: t.wilson_low,
+            wilson_high: t.wilson_high,
+            errored: t.errored,
+            timed_out: t.timed_out,
+            not_run: t.not_run,
+            cost: CostReport {
+                mean_usd: t.cost.mean_usd,
+                median_usd: t.cost.median_usd,
+                per_resolved_usd: t.cost.per_resolved_usd,
+                priced_runs: t.cost.priced_runs,
+                runs: t.cost.runs,
+                resolved_runs: t.cost.resolved_runs,
+                total_priced_usd: t.cost.total_priced_usd,
+                lower_bound: t.cost.lower_bound,
+            },
+            wall_time_median_s: t.wall_time_median_s,
+            mean_score: t.mean_score,
+            scored_tasks: t.scored_tasks,
+            replicates: t.replicates.as_ref().map(|r| ReplicateReport {
+                min_replicates: r.min_replicates,
+                max_replicates: r.max_replicates,
+                pass_at_k: r
+                    .pass_at_k
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), *v))
+                    .collect(),
+                best_of_resolved: r.best_of_resolved,
+                best_of_rate: r.best_of_rate,
+                best_score: r.best_score,
+            }),
+            vs_baseline: t.vs_baseline.as_ref().map(|c| VsBaseline {
+                wins: c.wins,
+                losses: c.losses,
+                p_value: c.p_value,
+                rate_diff: c.rate_diff,
+            }),
+        }
+    }
+
+    /// pass@1: the mean over replicates when there are several, else the resolve rate.
+    pub fn pass_at_1(&self) -> f64 {
+        self.replicates
+            .as_ref()
+            .and_then(|r| r.pass_at_k.get("1").copied())
+            .unwrap_or(self.rate)
+    }
+}
+
+/// Everything about the run that is not a statistic.
+pub struct Context<'a> {
+    pub manifest: &'a str,
+    pub description: Option<&'a str>,
+    pub bench_version: &'a str,
+    pub backend: &'a str,
+    pub datasets: &'a [String],
+    pub since: Option<&'a str>,
+    pub gold: &'a BTreeMap<String, Option<bool>>,
+    pub promote: Option<&'a Promote>,
+}
+
+impl ReportDocument {
+    /// Builds the document from the statistics and the run's context.
+    pub fn new(ctx: &Context<'_>, summary: &Summary) -> ReportDocument {
+        let gold_with = |want: Option<bool>| -> Vec<String> {
+            ctx.gold
+                .iter()
+                .filter(|(_, v)| **v == want)
+                .map(|(k, _)| k.clone())
+                .collect()
+        };
+        let group = |m: &BTreeMap<String, BTreeMap<String, crate::report::stats::GroupStats>>| {
+            m.iter()
+                .map(|(k, teams)| {
+                    (
+                        k.clone(),
+                        teams
+                            .iter()
+                            .map(|(t, g)| {
+                                (
+                                    t.clone(),
+                                    GroupReport {
+                                        tasks: g.tasks,
+                                        resolved: g.resolved,
+                                        rate: g.rate,
+                                    },
+                                )
+                            })
+                            .collect(),
+                    )
+                })
+                .collect()
+        };
+        let teams: Vec<TeamReport> = summary.teams.iter().map(TeamReport::from_summary).collect();
+        let promotion = ctx.promote.map(|p| promotion_verdict(p, &teams));
+        ReportDocument {
+            schema: REPORT_SCHEMA,
+            manifest: ctx.manifest.to_string(),
+            description: ctx.description.map(str::to_string),
+            bench_version: ctx.bench_version.to_string(),
+            backend: ctx.backend.to_string(),
+            datasets: ctx.datasets.to_vec(),
+            since: ctx.since.map(str::to_string),
+            baseline: summary.baseline.clone(),
+            count_errors_as_failures: summary.count_errors_as_failures,
+            gold: GoldReport {
+                tasks: ctx.gold.len(),
+                valid: gold_with(Some(true)),
+                invalid: gold_with(Some(false)),
+                errored: gold_with(None),
+            },
+            common_tasks: summary.common_tasks.clone(),
+            excluded_tasks: summary.excluded_tasks.clone(),
+            teams,
+            errored: summary
+                .errored
+                .iter()
+                .map(|e| ErroredPairReport {
+                    task: e.task.clone(),
+                    team: e.team.clone(),
+                    replicate: e.replicate,
+                    reason: e.reason.clone(),
+                })
+                .collect(),
+            not_run: summary
+                .not_run
+                .iter()
+                .map(|e| PairReport {
+                    task: e.task.clone(),
+                    team: e.team.clone(),
+                    replicate: e.replicate,
+                })
+                .collect(),
+            missing: summary
+                .missing
+                .iter()
+                .map(|e| MissingReport {
+                    task: e.task.clone(),
+                    team: e.team.clone(),
+                })
+                .collect(),
+            by_language: group(&summary.by_language),
+            by_repo: group(&summary.by_repo),
+            promotion,
+        }
+    }
+
+    pub fn team(&self, name: &str) -> Option<&TeamReport> {
+        self.teams.iter().find(|t| t.name == name)
+    }
+
+    /// Pretty JSON with a trailing newline.
+    pub fn to_json(&self) -> Vec<u8> {
+        let mut v = serde_json::to_vec_pretty(self).expect("reports serialize");
+        v.push(b'\n');
+        v
+    }
+}
+
+/// Applies a promotion rule to the teams' numbers.
+pub fn promotion_verdict(p: &Promote, teams: &[TeamReport]) -> PromotionVerdict {
+    let cand = teams.iter().find(|t| t.name == p.candidate);
+    let base = teams.iter().find(|t| t.name == p.baseline);
+    let cand_rate = cand.filter(|t| t.tasks > 0).map(TeamReport::pass_at_1);
+    let base_rate = base.filter(|t| t.tasks > 0).map(TeamReport::pass_at_1);
+    let change = cand_rate.zip(base_rate).map(|(c, b)| (c - b) * 100.0);
+    let cand_cost = cand.and_then(|t| t.cost.mean_usd);
+    let base_cost = base.and_then(|t| t.cost.mean_usd);
+    let cand_bound = cand.is_some_and(|t| t.cost.lower_bound);
+    let saving = match (cand_cost, base_cost) {
+        (Some(c), Some(b)) if b > 0.0 => Some((b - c) / b * 100.0),
+        // Both free: no saving.
+        (Some(c), Some(b)) if b == 0.0 && c == 0.0 => Some(0.0),
+        _ => None,
+    };
+    let mut reasons = Vec::new();
+    // A tiny tolerance so that a drop of exactly the allowed points passes despite rounding.
+    let eps = 1e-9;
+    let quality_ok = match change {
+        Some(d) if d + p.max_drop_points >= -eps => true,
+        Some(d) => {
+            reasons.push(format!(
+                "pass@1 drops {:.1} points (at most {:.1} allowed)",
+                -d, p.max_drop_points
+            ));
+            false
+        }
+        None => {
+            reasons.push("pass@1 unknown (no common tasks)".into());
+            false
+        }
+    };
+    let cost_ok = match saving {
+        _ if cand_bound => {
+            reasons.push(format!(
+                "`{}`'s cost is only a lower bound (unpriced runs)",
+                p.candidate
+            ));
+            false
+        }
+        Some(s) if s + eps >= p.min_cost_saving_percent => true,
+        Some(s) => {
+            reasons.push(format!(
+                "cost saving {s:.1}% (at least {:.1}% required)",
+                p.min_cost_saving_percent
+            ));
+            false
+        }
+        None => {
+            reasons.push("cost unknown".into());
+            false
+        }
+    };
+    let promote = quality_ok && cost_ok;
+    let fmt_pct =
+        |x: Option<f64>| x.map_or("unknown".to_string(), |x| format!("{:.1}%", x * 100.0));
+    let fmt_usd = |x: Option<f64>| x.map_or("unknown".to_string(), |x| format!("${x:.4}"));
+    let numbers = format!(
+        "pass@1 {} vs {} ({} points, at most -{:.1} allowed); mean cost {} vs {} ({} saving, at least {:.1}% required)",
+        fmt_pct(cand_rate),
+        fmt_pct(base_rate),
+        change.map_or("unknown".into(), |d| format!("{d:+.1}")),
+        p.max_drop_points,
+        fmt_usd(cand_cost),
+        fmt_usd(base_cost),
+        saving.map_or("unknown".into(), |s| format!("{s:.1}%")),
+        p.min_cost_saving_percent,
+    );
+    let summary = if promote {
+        format!("PROMOTE `{}` over `{}`: {numbers}", p.candidate, p.baseline)
+    } else {
+        format!(
+            "KEEP `{}` (do not promote `{}`: {}): {numbers}",
+            p.baseline,
+            p.candidate,
+            reasons.join("; ")
+        )
+    };
+    PromotionVerdict {
+        candidate: p.candidate.clone(),
+        baseline: p.baseline.clone(),
+        promote,
+        candidate_pass_at_1: cand_rate,
+        baseline_pass_at_1: base_rate,
+        change_points: change,
+        max_drop_points: p.max_drop_points,
+        candidate_cost_usd: cand_cost,
+        baseline_cost_usd: base_cost,
+        cost_saving_percent: saving,
+        min_cost_saving_percent: p.min_cost_saving_percent,
+        summary,
+    }
+}
+
+/// The JSON Schema of `report.json` (draft 7), as checked in at `schemas/report.schema.json`.
+pub fn report_schema_text() -> String {
+    let schema = schemars::generate::SchemaSettings::draft07()
+        .into_generator()
+        .into_root_schema_for::<ReportDocument>();
+    let mut text = serde_json::to_string_pretty(&schema.to_value()).expect("schemas serialize");
+    text.push('\n');
+    text
+}

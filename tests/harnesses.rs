@@ -1,0 +1,339 @@
+//! Agent harnesses, teams, budgets and secret scrubbing, with fake `claude` and `codex` CLIs
+//! (tests/fakes/) that print the real output formats, on the local backend.
+
+mod common;
+
+use std::path::Path;
+use std::process::Output;
+
+use common::*;
+
+const SECRET: &str = "sk-ant-test-SECRETVALUE0123456789";
+
+fn manifest(sb: &Sandbox, body: &str) {
+    let text = format!(
+        r#"version = 1
+name = "agents"
+
+[datasets.quick]
+format = "local"
+path = "quickstart/tasks"
+
+[stages.sample]
+kind = "sample"
+dataset = "quick"
+seed = 7
+{body}
+"#
+    );
+    std::fs::write(sb.path("agents.toml"), text).unwrap();
+}
+
+fn run(sb: &Sandbox, args: &[&str], extra_env: &[(&str, &str)]) -> Output {
+    let fakes = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes");
+    let path = format!("{}:{}", fakes.display(), std::env::var("PATH").unwrap());
+    let mut cmd = std::process::Command::new(bench_bin());
+    cmd.args(args)
+        .current_dir(sb.dir.path())
+        .env("PATH", path)
+        .env("ANTHROPIC_API_KEY", SECRET)
+        .env("CODEX_API_KEY", "codex-key-value-xyz")
+        .env("NO_COLOR", "1")
+        .env_remove("BENCH_STORE");
+    for (k, v) in extra_env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+fn report(sb: &Sandbox) -> serde_json::Value {
+    serde_json::from_str(&sb.read("reports/agents/report.json")).unwrap()
+}
+
+fn team<'a>(r: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    r["teams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap()
+}
+
+/// Every file under `dir`, concatenated.
+fn everything(dir: &Path) -> Vec<u8> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(everything(&p));
+        } else {
+            out.extend(std::fs::read(&p).unwrap_or_default());
+        }
+    }
+    out
+}
+
+fn patches(sb: &Sandbox, team: &str) -> Vec<String> {
+    // The solve records' patch blobs, read from the store.
+    let store = bench::store::Store::open_existing(&sb.path(".bench")).unwrap();
+    let mut out = Vec::new();
+    for key in store.action_keys() {
+        let rec = store.get_action(&key).unwrap();
+        if rec.node == "solve" && rec.address.contains(&format!("/{team}/")) {
+            let d = rec.output["patch"].as_str().unwrap();
+            out.push(String::from_utf8(store.get_blob(d).unwrap()).unwrap());
+        }
+    }
+    out
+}
+
+const PIPELINE: &str = r#"
+[stages.solve]
+kind = "solve"
+needs = ["sample"]
+limit = 2
+teams = TEAMS
+timeout = "1m"
+
+[stages.grade]
+kind = "grade"
+needs = ["solve"]
+timeout = "1m"
+
+[stages.report]
+kind = "report"
+needs = ["grade"]
+"#;
+
+#[test]
+fn solo_review_and_best_of_with_fake_clis() {
+    let sb = Sandbox::quickstart();
+    let body = PIPELINE.replace("TEAMS", r#"["solo", "review", "best", "cx"]"#)
+        + r#"
+[teams]
+solo = "solo:worker=claude@claude-haiku-5-5"
+review = "review:coder=claude@claude-haiku-5-5,reviewer=claude@claude-sonnet-5-5,rounds=2"
+best = "best:workers=claude@m1+claude@m2+claude@m3,judge=claude@judge"
+cx = "solo:worker=codex@gpt-6-luna"
+"#;
+    manifest(&sb, &body);
+    let o = run(&sb, &["apply", "agents.toml"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    // Patches: solo writes one line; review adds the fix after a REQUEST_CHANGES; best-of
+    // keeps the judge's pick (worker 2).
+    for p in patches(&sb, "solo") {
+        assert!(p.contains("+written by claude-haiku-5-5"), "{p}");
+        assert!(!p.contains("fixed after review"));
+    }
+    for p in patches(&sb, "review") {
+        assert!(p.contains("+fixed after review"), "{p}");
+    }
+    for p in patches(&sb, "best") {
+        assert!(p.contains("+written by m2"), "{p}");
+    }
+    for p in patches(&sb, "cx") {
+        assert!(p.contains("+codex gpt-6-luna"), "{p}");
+    }
+    // Usage and cost: $0.01 per claude call; codex priced by the table.
+    let r = report(&sb);
+    let cost = |t: &str| team(&r, t)["cost"]["mean_usd"].as_f64().unwrap();
+    assert!((cost("solo") - 0.01).abs() < 1e-9);
+    // coder, reviewer (changes), fix, reviewer (approve)
+    assert!((cost("review") - 0.04).abs() < 1e-9, "{}", cost("review"));
+    assert!((cost("best") - 0.04).abs() < 1e-9);
+    let codex = (500000.0 * 0.10 + 500000.0 * 0.01 + 100000.0 * 0.50) / 1e6;
+    assert!((cost("cx") - codex).abs() < 1e-9);
+
+    // The key never reaches the store or the report; what was scrubbed says so.
+    let all = [
+        everything(&sb.path(".bench")),
+        everything(&sb.path("reports")),
+    ]
+    .concat();
+    let hay = String::from_utf8_lossy(&all);
+    assert!(!hay.contains(SECRET), "the API key leaked into the store");
+    assert!(
+        !hay.contains("sk-ant-api03-LEAKED"),
+        "a key-shaped string leaked"
+    );
+    assert!(hay.contains("\"redacted\": true"));
+    // The agent's own conversation log is kept with its trajectory (scrubbed).
+    assert!(hay.contains(".claude/projects/fake/session.jsonl"));
+
+    // Changing the reviewer's model reruns only the review team's solves.
+    let text = sb
+        .read("agents.toml")
+        .replace("reviewer=claude@claude-sonnet-5-5", "reviewer=claude@other");
+    std::fs::write(sb.path("agents.toml"), text).unwrap();
+    let plan = run(&sb, &["plan", "--json", "agents.toml"], &[]);
+    let v: serde_json::Value = serde_json::from_slice(&plan.stdout).unwrap();
+    let to_run: Vec<&str> = v["to_run"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["address"].as_str().unwrap())
+        .collect();
+    assert!(!to_run.is_empty());
+    for a in &to_run {
+        assert!(a.contains("/review/") || *a == "report", "{a}");
+    }
+    let o = run(&sb, &["apply", "agents.toml"], &[]);
+    let ran = executed(&o);
+    assert_eq!(
+        ran.iter().filter(|a| a.starts_with("solve/")).count(),
+        2,
+        "{ran:?}"
+    );
+    // Same patches from the new reviewer: no grade reruns.
+    assert!(!ran.iter().any(|a| a.starts_with("grade/")), "{ran:?}");
+}
+
+#[test]
+fn replicates_are_independent_nodes() {
+    let sb = Sandbox::quickstart();
+    let body = PIPELINE
+        .replace("TEAMS", r#"["solo"]"#)
+        .replace("limit = 2", "limit = 2\nreplicates = 3")
+        + "\n[teams]\nsolo = \"solo:worker=claude@claude-haiku-5-5\"\n";
+    manifest(&sb, &body);
+    let o = run(&sb, &["apply", "agents.toml"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ran = executed(&o);
+    assert_eq!(
+        ran.iter().filter(|a| a.starts_with("solve/")).count(),
+        6,
+        "{ran:?}"
+    );
+    for rep in 0..3 {
+        assert!(ran.iter().any(|a| a.ends_with(&format!("/solo/{rep}"))));
+    }
+}
+
+#[test]
+fn budget_halts_across_applies_and_unknown_cost_halts() {
+    let sb = Sandbox::quickstart();
+    let body = PIPELINE
+        .replace("TEAMS", r#"["solo"]"#)
+        .replace("limit = 2", "max_cost_usd = 0.025\nconcurrency = 1")
+        + "\n[teams]\nsolo = \"solo:worker=claude@claude-haiku-5-5\"\n";
+    manifest(&sb, &body);
+    let o = run(&sb, &["apply", "agents.toml"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // $0.01 per solve: the third reaches the cap ($0.03 >= $0.025); the other five do not run.
+    let solves = executed(&o)
+        .into_iter()
+        .filter(|a| a.starts_with("solve/"))
+        .count();
+    assert_eq!(solves, 3, "{}", stderr(&o));
+    let r = report(&sb);
+    assert_eq!(r["not_run"].as_array().unwrap().len(), 5);
+    // A second apply (a restart) still halts: spend is read from the store.
+    let again = run(&sb, &["apply", "agents.toml"], &[]);
+    assert_eq!(
+        executed(&again)
+            .iter()
+            .filter(|a| a.starts_with("solve/"))
+            .count(),
+        0
+    );
+
+    // An unknown cost (a timed-out run) halts launches unless allow_unpriced.
+    let sb2 = Sandbox::quickstart();
+    let body = PIPELINE
+        .replace("TEAMS", r#"["solo"]"#)
+        .replace("limit = 2", "max_cost_usd = 10\nconcurrency = 1")
+        .replace(
+            "timeout = \"1m\"\n\n[stages.grade]",
+            "timeout = \"2s\"\n\n[stages.grade]",
+        )
+        + "\n[teams]\nsolo = \"solo:worker=claude@sleep\"\n";
+    manifest(&sb2, &body);
+    let o = run(&sb2, &["apply", "agents.toml"], &[]);
+    let solves = executed(&o)
+        .into_iter()
+        .filter(|a| a.starts_with("solve/"))
+        .count();
+    assert_eq!(solves, 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("unknown cost halt"), "{}", stderr(&o));
+    let r: serde_json::Value =
+        serde_json::from_str(&sb2.read("reports/agents/report.json")).unwrap();
+    assert_eq!(team(&r, "solo")["timed_out"], 1);
+
+    // A budget with an unpriced harness refuses to start.
+    let sb3 = Sandbox::quickstart();
+    let body = PIPELINE
+        .replace("TEAMS", r#"["cx"]"#)
+        .replace("limit = 2", "max_cost_usd = 10")
+        + "\n[teams]\ncx = \"solo:worker=codex@unpriced-model\"\n";
+    manifest(&sb3, &body);
+    let o = run(&sb3, &["apply", "agents.toml"], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("whose cost"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_harness_that_never_reached_its_model_is_an_error_not_a_result() {
+    let sb = Sandbox::quickstart();
+    let body = PIPELINE
+        .replace("TEAMS", r#"["solo"]"#)
+        .replace("limit = 2", "limit = 1")
+        + "\n[teams]\nsolo = \"solo:worker=claude@nokey\"\n";
+    manifest(&sb, &body);
+    let o = run(&sb, &["apply", "agents.toml"], &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("never reached its model"),
+        "{}",
+        stderr(&o)
+    );
+    // Not cached: the next apply retries it.
+    let plan = run(&sb, &["plan", "agents.toml"], &[]);
+    assert_eq!(plan.status.code(), Some(2));
+    let o = run(&sb, &["apply", "agents.toml"], &[]);
+    assert_eq!(o.status.code(), Some(3), "retried, and failed again");
+    assert_eq!(executed(&o).len(), 0);
+}
+
+#[test]
+fn missing_keys_are_named_before_anything_runs() {
+    let sb = Sandbox::quickstart();
+    let body = PIPELINE.replace("TEAMS", r#"["solo"]"#)
+        + "\n[teams]\nsolo = \"solo:worker=claude@claude-haiku-5-5\"\n";
+    manifest(&sb, &body);
+    let fakes = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes");
+    let o = std::process::Command::new(bench_bin())
+        .args(["apply", "agents.toml"])
+        .current_dir(sb.dir.path())
+        .env(
+            "PATH",
+            format!("{}:{}", fakes.display(), std::env::var("PATH").unwrap()),
+        )
+        .env_remove("ANTHROPIC_API_KEY")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains(
+            "missing environment variables needed by the teams' harnesses: ANTHROPIC_API_KEY"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!sb.path(".bench/actions").exists() || walk_count(&sb.path(".bench/actions")) == 0);
+}
+
+fn walk_count(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| {
+            if e.path().is_dir() {
+                walk_count(&e.path())
+            } else {
+                1
+            }
+        })
+        .sum()
+}
