@@ -176,7 +176,10 @@ pub async fn apply(
                 };
                 let used = running.get(&pool).copied().unwrap_or(0);
                 let used_stage = running_per_stage.get(&node.stage).copied().unwrap_or(0);
-                if used >= cap || used_stage >= stage_cap {
+                // docker: every running node may hold a container; `limits.containers` caps them.
+                let containers_full =
+                    docker.is_some() && running.values().sum::<usize>() >= m.limits.containers;
+                if used >= cap || used_stage >= stage_cap || containers_full {
                     deferred.push_back(id);
                     continue;
                 }
