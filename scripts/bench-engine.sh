@@ -130,7 +130,7 @@ python3 "$ROOT/scripts/gen_bench_manifest.py" "$SMALL" --tasks "$TASKS" "${gen_a
 M=$SMALL/bench.toml
 
 # The generated patches must apply with git, in either order.
-first=$(ls "$SMALL/tasks" | head -n 1)
+first=$(find "$SMALL/tasks" -mindepth 1 -maxdepth 1 -printf "%f\n" | sort | sed -n 1p)
 chk=$WORK/apply-check
 cp -r "$SMALL/tasks/$first/repo" "$chk"
 (cd "$chk" && git init -q && git apply --check "$SMALL/tasks/$first/gold.patch" \

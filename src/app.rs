@@ -77,6 +77,7 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
         } => gc(&cli, files, *delete, *json),
         Command::Tasks { file, json } => tasks(&cli, file, *json),
         Command::Export { file, out } => export(&cli, file, out.as_deref()),
+        Command::Clean { file } => clean(file.as_deref()),
         Command::ParseLog {
             parser,
             script,
@@ -86,11 +87,12 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
 }
 
 fn plan(cli: &Cli, file: &Path, explain: bool, json: bool) -> Result<u8, Report> {
-    let m = load(file)?;
+    let mut m = load(file)?;
     let store_root = store_path(&cli.store, &m);
     let store = Store::open_existing(&store_root);
     let (datasets, unavailable) =
         run::load_datasets(&m, store.as_ref(), false).map_err(|e| miette!("{e}"))?;
+    resolve_images(&mut m, &datasets)?;
     let report = run::plan(&m, store.as_ref(), &datasets, unavailable, explain);
     if json {
         println!(
@@ -145,11 +147,27 @@ fn plan(cli: &Cli, file: &Path, explain: bool, json: bool) -> Result<u8, Report>
 /// Refuses, before anything starts, what this build cannot run.
 fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
     let mut problems = Vec::new();
+    // docker backend (issue 3): agent images (harness `install`) are not built yet.
     if m.backend.kind == BackendKind::Docker {
-        problems.push(
-            "the docker backend is not part of this build yet; use `[backend] kind = \"local\"`"
-                .to_string(),
-        );
+        for stage in m.stages.values() {
+            if let StageKind::Solve(s) = &stage.kind {
+                for t in &s.teams {
+                    if !matches!(m.teams[t].topology, crate::manifest::Topology::Solo { .. }) {
+                        problems.push(format!(
+                            "team `{t}`: only the solo topology runs on the docker backend in this build"
+                        ));
+                    }
+                    for a in m.teams[t].topology.agents() {
+                        if !m.harnesses[&a.harness].install.is_empty() {
+                            problems.push(format!(
+                                "team `{t}`: harness `{}` installs an agent CLI, which the docker backend does not do yet",
+                                a.harness
+                            ));
+                        }
+                    }
+                }
+            }
+        }
     }
     // Rows of SWE-bench-shaped datasets are container-image tasks: grading (and solving) them
     // needs the docker backend; the sample stage and `bench tasks` work without it.
@@ -160,9 +178,16 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
         )
     });
     for (name, d) in &m.datasets {
-        if grades && d.format != manifest::DatasetFormat::Local {
+        if !grades || d.format == manifest::DatasetFormat::Local {
+            continue;
+        }
+        if m.backend.kind == BackendKind::Local {
             problems.push(format!(
-                "dataset `{name}` holds container-image tasks: solving and grading them needs the docker backend, which is not part of this build (`bench tasks` and sample-only manifests work)"
+                "dataset `{name}` holds container-image tasks: solving and grading them needs `[backend] kind = \"docker\"` (`bench tasks` and sample-only manifests work anywhere)"
+            ));
+        } else if d.format == manifest::DatasetFormat::SweBench {
+            problems.push(format!(
+                "dataset `{name}` is classic SWE-bench, whose grading protocol (per-repository eval scripts) is not part of this build; SWE-bench-Live datasets grade on docker"
             ));
         }
     }
@@ -214,7 +239,7 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
 }
 
 fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
-    let m = load(file)?;
+    let mut m = load(file)?;
     preflight(&m, &[])?;
     let store_root = store_path(&cli.store, &m);
     let store = Store::open(&store_root)
@@ -239,6 +264,7 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
     let (datasets, unavailable) =
         run::load_datasets(&m, Some(&store), true).map_err(|e| miette!("{e}"))?;
     preflight(&m, &unavailable)?;
+    resolve_images(&mut m, &datasets)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -284,11 +310,12 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
 }
 
 fn status(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {
-    let m = load(file)?;
+    let mut m = load(file)?;
     let store_root = store_path(&cli.store, &m);
     let store = Store::open_existing(&store_root);
     let (datasets, _) =
         run::load_datasets(&m, store.as_ref(), false).map_err(|e| miette!("{e}"))?;
+    resolve_images(&mut m, &datasets)?;
     let mut graph = Graph::new(&m, store.as_ref(), &datasets, Mode::Plan);
     while !graph.advance().is_empty() {}
     let last_run = store.as_ref().and_then(|s| {
@@ -407,9 +434,15 @@ fn gc(cli: &Cli, files: &[PathBuf], delete: bool, json: bool) -> Result<u8, Repo
             continue;
         }
         match manifest::load(path) {
-            Ok(m) => {
+            Ok(mut m) => {
                 let (datasets, _) =
                     run::load_datasets(&m, Some(&store), false).map_err(|e| miette!("{e}"))?;
+                if let Err(e) = resolve_images(&mut m, &datasets) {
+                    notes.push(format!(
+                        "{}: cannot resolve its images ({e}); its docker results count as unreachable",
+                        path.display()
+                    ));
+                }
                 let mut graph = Graph::new(&m, Some(&store), &datasets, Mode::Plan);
                 while !graph.advance().is_empty() {}
                 for n in &graph.nodes {
@@ -455,6 +488,75 @@ fn gc(cli: &Cli, files: &[PathBuf], delete: bool, json: bool) -> Result<u8, Repo
     }
     Ok(exit_codes::OK)
 }
+
+// ---- docker backend (issue 3) ----
+
+fn docker_runtime() -> Result<tokio::runtime::Runtime, Report> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .into_diagnostic()
+}
+
+/// docker manifests: resolves every task image to its ID (keys use IDs, never tags). Images the
+/// daemon does not have are left unresolved; their nodes fail at apply with a clear message.
+/// Local manifests: nothing (no Docker needed).
+fn resolve_images(
+    m: &mut Manifest,
+    datasets: &BTreeMap<String, crate::tasks::TaskSet>,
+) -> Result<(), Report> {
+    if m.backend.kind != BackendKind::Docker {
+        return Ok(());
+    }
+    let refs: BTreeSet<String> = datasets
+        .values()
+        .flat_map(|d| d.tasks.values())
+        .filter_map(|t| match &t.base {
+            crate::tasks::TaskBase::Image { image, .. } => Some(image.clone()),
+            crate::tasks::TaskBase::Dir { .. } => None,
+        })
+        .collect();
+    if refs.is_empty() {
+        return Ok(());
+    }
+    let host = m.backend.host.clone();
+    let images = docker_runtime()?.block_on(async {
+        let d = crate::backend::docker::DockerHost::connect(host.as_deref()).await?;
+        let mut images = BTreeMap::new();
+        for r in refs {
+            if let Some(id) = d.image_id(&r).await? {
+                images.insert(r, id);
+            }
+        }
+        Ok::<_, String>(images)
+    });
+    m.backend.images = images.map_err(|e| miette!("{e}"))?;
+    Ok(())
+}
+
+fn clean(file: Option<&Path>) -> Result<u8, Report> {
+    let host = match file {
+        Some(f) => load(f)?.backend.host,
+        None => None,
+    };
+    let removed = docker_runtime()?.block_on(async {
+        let d = crate::backend::docker::DockerHost::connect(host.as_deref()).await?;
+        let mut removed = Vec::new();
+        for (id, name, _) in d.list(&[]).await? {
+            d.remove(&id).await?;
+            removed.push(name);
+        }
+        Ok::<_, String>(removed)
+    });
+    let removed = removed.map_err(|e| miette!("{e}"))?;
+    for n in &removed {
+        println!("removed {n}");
+    }
+    println!("{} bench containers removed", removed.len());
+    Ok(exit_codes::OK)
+}
+
+// ---- end docker backend ----
 
 fn tasks(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {
     let m = load(file)?;

@@ -52,6 +52,12 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Remove every container bench created (label bench=1) on the Docker daemon: leftovers of
+    /// runs that were killed. Running applies lose their containers too.
+    Clean {
+        /// A manifest whose `[backend] host` to use (default: DOCKER_HOST, else the local socket).
+        file: Option<PathBuf>,
+    },
     /// Print the manifest's JSON Schema (`--report`: the schema of `report.json`).
     Schema {
         /// Print the schema of `report.json` instead.

@@ -237,3 +237,30 @@ fn sample_is_prefix_stable() {
         "another seed, another order"
     );
 }
+
+#[test]
+fn image_id_enters_docker_keys_not_the_tag() {
+    let (_sb, mut m, mut task) = setup();
+    let team = m.teams["fixer"].clone();
+    task.base = bench::tasks::TaskBase::Image {
+        image: "example/task:latest".into(),
+        base_commit: "abc".into(),
+    };
+    m.backend.kind = BackendKind::Docker;
+    m.backend
+        .images
+        .insert("example/task:latest".into(), "sha256:a".into());
+    let grade = grade_key(&m, &task, "p1", 120);
+    let solve = solve_key(&m, &task, &team, 120, 0).key;
+    assert_eq!(grade.inputs["backend"]["image"], "sha256:a");
+    // Rebuilt under the same tag: new ID, new keys.
+    m.backend
+        .images
+        .insert("example/task:latest".into(), "sha256:b".into());
+    assert_ne!(grade.key, grade_key(&m, &task, "p1", 120).key, "grade");
+    assert_ne!(solve, solve_key(&m, &task, &team, 120, 0).key, "solve");
+    // Local manifests carry no image field (their keys are unchanged by the docker backend).
+    let (_sb2, m2, task2) = setup();
+    let local = grade_key(&m2, &task2, "p1", 120);
+    assert!(local.inputs["backend"].get("image").is_none());
+}

@@ -1,7 +1,7 @@
-//! Where commands run. `local`: host processes in throwaway git workspaces (this module). The
-//! `docker` backend (bollard) is not part of this build yet: manifests that ask for it validate
-//! and plan, and `apply` refuses them with a clear error.
+//! Where commands run. `local`: host processes in throwaway git workspaces (`exec`,
+//! `workspace`). `docker`: containers on a Docker daemon through bollard (`docker`).
 
+pub mod docker;
 mod exec;
 mod workspace;
 

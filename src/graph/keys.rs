@@ -45,6 +45,24 @@ pub fn sample_key(format: &str, snapshot: &str, filters: &SampleFilters) -> Keye
 #[derive(Serialize)]
 struct BackendKey {
     kind: BackendKind,
+    /// docker: the task image's ID (never the tag). Absent for local tasks, so local keys are
+    /// unchanged by its introduction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    image: Option<String>,
+}
+
+/// The backend part of a task's keys: the kind, and on docker the resolved image ID.
+fn backend_key(m: &Manifest, task: &Task) -> BackendKey {
+    let image = match (&task.base, m.backend.kind) {
+        (crate::tasks::TaskBase::Image { image, .. }, BackendKind::Docker) => {
+            m.backend.images.get(image).cloned()
+        }
+        _ => None,
+    };
+    BackendKey {
+        kind: m.backend.kind,
+        image,
+    }
 }
 
 #[derive(Serialize)]
@@ -76,9 +94,7 @@ pub fn grade_key(m: &Manifest, task: &Task, patch_digest: &str, timeout_s: u64) 
         schema: KEY_SCHEMA,
         node: "grade",
         version: GRADE_VERSION,
-        backend: BackendKey {
-            kind: m.backend.kind,
-        },
+        backend: backend_key(m, task),
         task: TaskKey {
             id: &task.instance_id,
             digest: task.grading_digest(),
@@ -246,9 +262,7 @@ pub fn solve_key_with(
         schema: KEY_SCHEMA,
         node: "solve",
         version: SOLVE_VERSION,
-        backend: BackendKey {
-            kind: m.backend.kind,
-        },
+        backend: backend_key(m, task),
         task: TaskKey {
             id: &task.instance_id,
             digest: task.solver_digest(),

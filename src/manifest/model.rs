@@ -70,6 +70,9 @@ pub struct Backend {
     pub memory_bytes: u64,
     pub pids: u64,
     pub host: Option<String>,
+    /// docker: image reference -> image ID (`sha256:...`) as the daemon resolved it before
+    /// planning; keys hold the ID, never the tag. Empty for local manifests.
+    pub images: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone)]

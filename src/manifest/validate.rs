@@ -328,6 +328,7 @@ impl Validator<'_> {
             memory_bytes,
             pids: pids.unwrap_or(4096),
             host,
+            images: Default::default(),
         }
     }
 

@@ -17,8 +17,8 @@ use crate::manifest::{Manifest, StageKind};
 use crate::report::results::NodeRow;
 use crate::report::stats::{PairOutcome, PairState};
 use crate::stages::{
-    PairArtifacts, ReportInputs, WorkError, WorkOutput, grade_local, materialize, solve_local,
-    write_report,
+    DockerRun, PairArtifacts, ReportInputs, WorkError, WorkOutput, grade_docker, grade_local,
+    materialize, solve_docker, solve_local, write_report,
 };
 use crate::store::{ActionRecord, Index, RECORD_SCHEMA, RunNode, RunRecord, Store};
 use crate::tasks::TaskSet;
@@ -86,6 +86,13 @@ pub async fn apply(
     let mut index: Index = store.load_index(&m.path);
     let index_before = index.nodes.clone();
     let mut budgets = Budgets::load(&m, &store);
+    // docker: connect, and sweep leftovers of dead runs before starting (we hold the lock).
+    let docker = match m.backend.kind {
+        crate::manifest::BackendKind::Docker => {
+            Some(Arc::new(docker_run(&m, &store, &run_id, opts.quiet).await?))
+        }
+        crate::manifest::BackendKind::Local => None,
+    };
 
     let cancel = CancellationToken::new();
     let mut graph = Graph::new(&m, Some(&store), &datasets, Mode::Apply);
@@ -169,7 +176,10 @@ pub async fn apply(
                 };
                 let used = running.get(&pool).copied().unwrap_or(0);
                 let used_stage = running_per_stage.get(&node.stage).copied().unwrap_or(0);
-                if used >= cap || used_stage >= stage_cap {
+                // docker: every running node may hold a container; `limits.containers` caps them.
+                let containers_full =
+                    docker.is_some() && running.values().sum::<usize>() >= m.limits.containers;
+                if used >= cap || used_stage >= stage_cap || containers_full {
                     deferred.push_back(id);
                     continue;
                 }
@@ -224,8 +234,9 @@ pub async fn apply(
                 let cancel = cancel.clone();
                 let store = store.clone();
                 let m = m.clone();
+                let docker = docker.clone();
                 tokio::spawn(async move {
-                    let result = job.run(&store, &m, &cancel).await;
+                    let result = job.run(&store, &m, docker.as_deref(), &cancel).await;
                     let _ = tx.send((id, result));
                 });
             }
@@ -346,6 +357,14 @@ pub async fn apply(
         }
     }
     progress.finish();
+    if let Some(d) = &docker {
+        // Every job removed its container; this catches anything a crash of a job left.
+        if let Ok(left) = d.host.list(&[format!("bench.run={}", d.run_id)]).await {
+            for (id, _, _) in left {
+                let _ = d.host.remove(&id).await;
+            }
+        }
+    }
     run.ended_at = Some(now());
     run.status = if interrupted {
         "interrupted"
@@ -382,6 +401,32 @@ pub async fn apply(
         interrupted,
         reports,
         counts,
+    })
+}
+
+/// Connects to the manifest's Docker daemon and removes leftovers: containers of this store
+/// not of this run (the caller holds the store lock), and containers of dead bench processes.
+async fn docker_run(
+    m: &Manifest,
+    store: &Store,
+    run_id: &str,
+    quiet: bool,
+) -> Result<DockerRun, String> {
+    let host = crate::backend::docker::DockerHost::connect(m.backend.host.as_deref()).await?;
+    let store_label =
+        crate::key::digest(store.root().display().to_string().as_bytes())[..16].to_string();
+    let removed = host.sweep(Some(&store_label), Some(run_id)).await?;
+    if !removed.is_empty() && !quiet {
+        eprintln!(
+            "note: removed {} containers left by dead runs: {}",
+            removed.len(),
+            removed.join(", ")
+        );
+    }
+    Ok(DockerRun {
+        host,
+        run_id: run_id.to_string(),
+        store_label,
     })
 }
 
@@ -552,6 +597,7 @@ impl PreparedJob {
         self,
         store: &Store,
         m: &Manifest,
+        docker: Option<&DockerRun>,
         cancel: &CancellationToken,
     ) -> Result<ActionRecord, WorkError> {
         let started_at = now();
@@ -571,24 +617,56 @@ impl PreparedJob {
                 task,
                 patch,
                 timeout,
-            } => grade_local(store, &task, &patch, timeout, cancel).await?,
+            } => match docker {
+                Some(d) => {
+                    grade_docker(
+                        d,
+                        store,
+                        m,
+                        &task,
+                        &patch,
+                        timeout,
+                        &self.address,
+                        &self.key,
+                        cancel,
+                    )
+                    .await?
+                }
+                None => grade_local(store, &task, &patch, timeout, cancel).await?,
+            },
             Job::Solve {
                 task,
                 team,
                 timeout,
                 budget_share,
-            } => {
-                solve_local(
-                    store,
-                    m,
-                    &task,
-                    &m.teams[&team],
-                    timeout,
-                    budget_share,
-                    cancel,
-                )
-                .await?
-            }
+            } => match docker {
+                Some(d) => {
+                    solve_docker(
+                        d,
+                        store,
+                        m,
+                        &task,
+                        &m.teams[&team],
+                        timeout,
+                        &self.address,
+                        &self.key,
+                        cancel,
+                    )
+                    .await?
+                }
+                None => {
+                    solve_local(
+                        store,
+                        m,
+                        &task,
+                        &m.teams[&team],
+                        timeout,
+                        budget_share,
+                        cancel,
+                    )
+                    .await?
+                }
+            },
             Job::Report { inputs, out } => {
                 let store = store.clone();
                 tokio::task::spawn_blocking(move || write_report(&store, &inputs, &out))

@@ -1,9 +1,14 @@
 //! The work of each node kind: what runs when a node is not in the store.
 
+mod docker;
 mod grade;
 mod report;
 mod solve;
 
+pub use docker::{
+    CHECK_SCRIPT, DockerRun, STRIP_SCRIPT, collect_patch, grade_docker, prepare_sandbox,
+    solve_docker,
+};
 pub use grade::{grade_local, verdict};
 pub use report::{
     PairArtifacts, RenderedReport, ReportInputs, artifact_dir, materialize, render_report,

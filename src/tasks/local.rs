@@ -29,7 +29,17 @@ struct TaskFile {
     language: Option<String>,
     created_at: toml::value::Datetime,
     problem_statement: String,
-    test_cmd: String,
+    /// One test command (or `test_cmds`, a list joined with " ; ").
+    test_cmd: Option<String>,
+    test_cmds: Option<Vec<String>>,
+    #[serde(default)]
+    rebuild_cmds: Vec<String>,
+    #[serde(default)]
+    print_cmds: Vec<String>,
+    /// Instead of `repo/`: a container image holding the repository at /testbed, checked out at
+    /// `base_commit` (docker backend).
+    image: Option<String>,
+    base_commit: Option<String>,
     log_parser: String,
     #[serde(rename = "FAIL_TO_PASS")]
     fail_to_pass: Vec<String>,
@@ -114,13 +124,32 @@ fn load_task(dir: &Path) -> Result<Task, LocalTaskError> {
         message: "created_at must be a full date-time with offset, e.g. 2026-08-03T10:00:00Z"
             .into(),
     })?;
+    let invalid = |message: &str| LocalTaskError::Invalid {
+        path: toml_path.clone(),
+        message: message.to_string(),
+    };
+    let test_cmds = match (f.test_cmd, f.test_cmds) {
+        (Some(c), None) => vec![c],
+        (None, Some(c)) if !c.is_empty() => c,
+        _ => return Err(invalid("give exactly one of test_cmd and test_cmds")),
+    };
     let repo_dir = dir.join("repo");
-    if !repo_dir.is_dir() {
-        return Err(LocalTaskError::Invalid {
-            path: dir.to_path_buf(),
-            message: "missing repo/ (the base tree)".into(),
-        });
-    }
+    let base = match (f.image, f.base_commit) {
+        (Some(image), Some(base_commit)) => TaskBase::Image { image, base_commit },
+        (None, None) => {
+            if !repo_dir.is_dir() {
+                return Err(LocalTaskError::Invalid {
+                    path: dir.to_path_buf(),
+                    message: "missing repo/ (the base tree)".into(),
+                });
+            }
+            TaskBase::Dir {
+                digest: tree_digest(&repo_dir).map_err(io(&repo_dir))?,
+                path: repo_dir,
+            }
+        }
+        _ => return Err(invalid("`image` and `base_commit` go together")),
+    };
     let read = |name: &str| {
         let p = dir.join(name);
         std::fs::read_to_string(&p).map_err(|source| LocalTaskError::Io { path: p, source })
@@ -131,15 +160,12 @@ fn load_task(dir: &Path) -> Result<Task, LocalTaskError> {
         language: f.language,
         created_at,
         problem_statement: f.problem_statement,
-        base: TaskBase::Dir {
-            digest: tree_digest(&repo_dir).map_err(io(&repo_dir))?,
-            path: repo_dir,
-        },
+        base,
         gold_patch: read("gold.patch")?,
         test_patch: read("test.patch")?,
-        rebuild_cmds: Vec::new(),
-        test_cmds: vec![f.test_cmd],
-        print_cmds: Vec::new(),
+        rebuild_cmds: f.rebuild_cmds,
+        test_cmds,
+        print_cmds: f.print_cmds,
         log_parser: f.log_parser,
         fail_to_pass: f.fail_to_pass,
         pass_to_pass: f.pass_to_pass,

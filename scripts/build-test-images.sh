@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Build the Docker images the docker-backend tests use. Idempotent: skips images that exist.
+# Nothing is pulled from a registry: the base image comes from Debian packages (debootstrap),
+# fixture task images are made by committing containers of the base.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BASE=bench-test-base:1
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO="sudo"
+
+if ! docker image inspect "$BASE" >/dev/null 2>&1; then
+  command -v debootstrap >/dev/null || { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq debootstrap; }
+  dir=$(mktemp -d /tmp/bench-debootstrap.XXXXXX)
+  trap '$SUDO rm -rf "$dir"' EXIT
+  echo "building $BASE (debootstrap, about 70 s)" >&2
+  $SUDO debootstrap --variant=minbase --include=git,python3,ca-certificates bookworm "$dir" >&2
+  $SUDO tar -C "$dir" -c . | docker import -c 'CMD ["/bin/bash"]' - "$BASE" >/dev/null
+fi
+
+# Fixture task images: scripts/test-images/<name>.sh builds a repository under /testbed inside
+# a container of the base, and the container is committed as bench-test-<name>:1.
+for script in scripts/test-images/*.sh; do
+  [ -e "$script" ] || continue
+  name=$(basename "$script" .sh)
+  tag="bench-test-$name:1"
+  docker image inspect "$tag" >/dev/null 2>&1 && continue
+  echo "building $tag" >&2
+  cid=$(docker create "$BASE" sleep infinity)
+  docker cp "$script" "$cid:/build.sh"
+  docker start "$cid" >/dev/null
+  if ! docker exec "$cid" bash /build.sh >&2; then
+    docker rm -f "$cid" >/dev/null; echo "failed: $tag" >&2; exit 1
+  fi
+  docker exec "$cid" rm -f /build.sh
+  docker commit -c 'CMD ["sleep","infinity"]' -c 'WORKDIR /testbed' "$cid" "$tag" >/dev/null
+  docker rm -f "$cid" >/dev/null
+done

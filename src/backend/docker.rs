@@ -1,0 +1,507 @@
+//! The `docker` backend on bollard: connect (DOCKER_HOST or the manifest's `[backend] host`),
+//! resolve image identities, and run containers that are labelled, limited, and removed on every
+//! path.
+//!
+//! A [`Container`] runs an idle PID 1 (`sleep infinity`); commands run through exec with
+//! combined output, the exit code and a timeout. On a timeout every process in the container
+//! except PID 1 is killed (`kill -9 -1` from a second exec): one container runs one command at a
+//! time, so that is exactly the command and everything it started. Files go in and out through
+//! the archive API (tar). [`Container::destroy`] removes the container on normal paths; the
+//! `Drop` guard removes it (force) on every other path: errors, panics, cancellation.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use bollard::Docker;
+use bollard::exec::{CreateExecOptions, StartExecResults};
+use bollard::models::{ContainerCreateBody, HostConfig};
+use bollard::query_parameters::{
+    CreateContainerOptions, DownloadFromContainerOptions, ListContainersOptions,
+    RemoveContainerOptions, UploadToContainerOptions,
+};
+use futures_util::StreamExt;
+use tokio_util::sync::CancellationToken;
+
+use super::ExecResult;
+
+/// Label every bench container carries.
+pub const LABEL: &str = "bench";
+
+/// Where the daemon is, as the user gave it (for messages and for reconnecting).
+fn host_string(host: Option<&str>) -> String {
+    host.map(str::to_string)
+        .or_else(|| std::env::var("DOCKER_HOST").ok().filter(|h| !h.is_empty()))
+        .unwrap_or_else(|| "unix:///var/run/docker.sock".to_string())
+}
+
+/// A connection to one Docker daemon.
+#[derive(Clone, Debug)]
+pub struct DockerHost {
+    pub client: Docker,
+    /// `unix:///...` or `tcp://...`.
+    pub host: String,
+    /// The daemon's CPU count: a container's CPU limit is capped to it (the daemon refuses more).
+    pub ncpu: Option<f64>,
+}
+
+impl DockerHost {
+    /// Connects to `host` (the manifest's `[backend] host`), else DOCKER_HOST, else the local
+    /// socket, and checks that the daemon answers. Errors name the address and DOCKER_HOST.
+    pub async fn connect(host: Option<&str>) -> Result<DockerHost, String> {
+        let addr = host_string(host);
+        let unreachable = |e: &dyn std::fmt::Display| {
+            format!(
+                "cannot reach the Docker daemon at {addr} ({}): {e}; start Docker, or point DOCKER_HOST (or `[backend] host`) at a running daemon",
+                match (host, std::env::var("DOCKER_HOST")) {
+                    (Some(_), _) => "from the manifest's [backend] host".to_string(),
+                    (None, Ok(h)) if !h.is_empty() => format!("DOCKER_HOST={h}"),
+                    _ => "DOCKER_HOST is not set".to_string(),
+                }
+            )
+        };
+        let client = if addr.starts_with("unix://") || addr.starts_with('/') {
+            let path = addr.trim_start_matches("unix://");
+            Docker::connect_with_unix(path, 600, bollard::API_DEFAULT_VERSION)
+        } else if addr.starts_with("tcp://") || addr.starts_with("http://") {
+            Docker::connect_with_http(&addr, 600, bollard::API_DEFAULT_VERSION)
+        } else {
+            return Err(format!(
+                "unsupported Docker address `{addr}` (DOCKER_HOST or [backend] host): use unix:///path or tcp://host:port"
+            ));
+        }
+        .map_err(|e| unreachable(&e))?;
+        match tokio::time::timeout(Duration::from_secs(20), client.ping()).await {
+            Ok(Ok(_)) => {
+                let ncpu = match client.info().await {
+                    Ok(i) => i.ncpu.map(|n| n as f64),
+                    Err(_) => None,
+                };
+                Ok(DockerHost {
+                    client,
+                    host: addr,
+                    ncpu,
+                })
+            }
+            Ok(Err(e)) => Err(unreachable(&e)),
+            Err(_) => Err(unreachable(&"no answer within 20 s")),
+        }
+    }
+
+    /// The image's ID (`sha256:...`), or `None` when the daemon does not have it.
+    pub async fn image_id(&self, image: &str) -> Result<Option<String>, String> {
+        match self.client.inspect_image(image).await {
+            Ok(i) => Ok(i.id),
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => Ok(None),
+            Err(e) => Err(format!("cannot inspect image {image}: {e}")),
+        }
+    }
+
+    /// bench containers (label `bench=1`), optionally narrowed by more `label=value` filters:
+    /// (id, name, labels).
+    pub async fn list(
+        &self,
+        extra: &[String],
+    ) -> Result<Vec<(String, String, HashMap<String, String>)>, String> {
+        let mut labels = vec![format!("{LABEL}=1")];
+        labels.extend(extra.iter().cloned());
+        let opts = ListContainersOptions {
+            all: true,
+            filters: Some(HashMap::from([("label".to_string(), labels)])),
+            ..Default::default()
+        };
+        let list = self
+            .client
+            .list_containers(Some(opts))
+            .await
+            .map_err(|e| format!("cannot list containers on {}: {e}", self.host))?;
+        Ok(list
+            .into_iter()
+            .filter_map(|c| {
+                let name = c
+                    .names
+                    .and_then(|n| n.into_iter().next())
+                    .unwrap_or_default()
+                    .trim_start_matches('/')
+                    .to_string();
+                Some((c.id?, name, c.labels.unwrap_or_default()))
+            })
+            .collect())
+    }
+
+    /// Removes a container (force; its processes are killed). A missing container is fine.
+    pub async fn remove(&self, id: &str) -> Result<(), String> {
+        match self
+            .client
+            .remove_container(
+                id,
+                Some(RemoveContainerOptions {
+                    force: true,
+                    v: true,
+                    ..Default::default()
+                }),
+            )
+            .await
+        {
+            Ok(()) => Ok(()),
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => Ok(()),
+            // "removal already in progress"
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 409, ..
+            }) => Ok(()),
+            Err(e) => Err(format!("cannot remove container {id}: {e}")),
+        }
+    }
+
+    /// Removes bench containers that no live bench process owns: those whose `bench.pid` is not
+    /// alive on this host, and (`store`, when the caller holds that store's lock) every
+    /// container of that store not of `keep_run`. Returns the names removed.
+    pub async fn sweep(
+        &self,
+        store: Option<&str>,
+        keep_run: Option<&str>,
+    ) -> Result<Vec<String>, String> {
+        let me = hostname();
+        let mut removed = Vec::new();
+        for (id, name, labels) in self.list(&[]).await? {
+            let run = labels.get("bench.run").map(String::as_str);
+            if keep_run.is_some() && run == keep_run {
+                continue;
+            }
+            let ours_store =
+                store.is_some() && labels.get("bench.store").map(String::as_str) == store;
+            let dead = labels.get("bench.host") == Some(&me)
+                && labels
+                    .get("bench.pid")
+                    .and_then(|p| p.parse::<i32>().ok())
+                    .is_some_and(|p| !pid_alive(p));
+            if ours_store || dead {
+                self.remove(&id).await?;
+                removed.push(name);
+            }
+        }
+        Ok(removed)
+    }
+}
+
+pub fn hostname() -> String {
+    gethostname::gethostname().to_string_lossy().into_owned()
+}
+
+fn pid_alive(pid: i32) -> bool {
+    use nix::errno::Errno;
+    match nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None) {
+        Ok(()) => true,
+        Err(Errno::EPERM) => true,
+        Err(_) => false,
+    }
+}
+
+/// What a container is made of.
+#[derive(Debug, Clone)]
+pub struct ContainerSpec {
+    /// An image ID (preferably) or reference.
+    pub image: String,
+    pub name: String,
+    pub labels: HashMap<String, String>,
+    pub cpus: f64,
+    pub memory_bytes: u64,
+    pub pids: u64,
+}
+
+impl ContainerSpec {
+    /// The standard labels: `bench=1`, run, node address, pid, host, and store.
+    pub fn labels(run: &str, node: &str, store: &str) -> HashMap<String, String> {
+        HashMap::from([
+            (LABEL.to_string(), "1".to_string()),
+            ("bench.run".to_string(), run.to_string()),
+            ("bench.node".to_string(), node.to_string()),
+            ("bench.pid".to_string(), std::process::id().to_string()),
+            ("bench.host".to_string(), hostname()),
+            ("bench.store".to_string(), store.to_string()),
+        ])
+    }
+}
+
+/// A running container; removed by [`Container::destroy`] or, failing that, on drop.
+#[derive(Debug)]
+pub struct Container {
+    host: DockerHost,
+    pub id: String,
+    pub name: String,
+    removed: bool,
+}
+
+/// Environment every exec gets: a plain PATH and git trusting any repository owner.
+pub const BASE_ENV: [&str; 5] = [
+    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    "LANG=C.UTF-8",
+    "GIT_CONFIG_COUNT=1",
+    "GIT_CONFIG_KEY_0=safe.directory",
+    "GIT_CONFIG_VALUE_0=*",
+];
+
+impl Container {
+    /// Creates and starts a container running an idle PID 1.
+    pub async fn start(host: &DockerHost, spec: &ContainerSpec) -> Result<Container, String> {
+        let body = ContainerCreateBody {
+            image: Some(spec.image.clone()),
+            entrypoint: Some(vec!["sleep".into(), "infinity".into()]),
+            cmd: Some(vec![]),
+            labels: Some(spec.labels.clone()),
+            working_dir: Some("/".into()),
+            tty: Some(false),
+            host_config: Some(HostConfig {
+                nano_cpus: Some((spec.cpus.min(host.ncpu.unwrap_or(f64::MAX)) * 1e9) as i64),
+                memory: Some(spec.memory_bytes as i64),
+                pids_limit: Some(spec.pids as i64),
+                init: Some(false),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let created = host
+            .client
+            .create_container(
+                Some(CreateContainerOptions {
+                    name: Some(spec.name.clone()),
+                    ..Default::default()
+                }),
+                body,
+            )
+            .await
+            .map_err(|e| format!("cannot create a container of {}: {e}", spec.image))?;
+        // From here on the guard removes it, whatever happens.
+        let c = Container {
+            host: host.clone(),
+            id: created.id,
+            name: spec.name.clone(),
+            removed: false,
+        };
+        host.client
+            .start_container(&c.id, None)
+            .await
+            .map_err(|e| format!("cannot start container {}: {e}", c.name))?;
+        Ok(c)
+    }
+
+    /// Runs `bash -c script` (or `sh` when the image has no bash) in `workdir`, with `env`
+    /// added to [`BASE_ENV`]. Output is stdout and stderr interleaved.
+    pub async fn exec(
+        &self,
+        script: &str,
+        workdir: &str,
+        env: &[(String, String)],
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<ExecResult, String> {
+        let start = Instant::now();
+        let mut envs: Vec<String> = BASE_ENV.iter().map(|s| s.to_string()).collect();
+        envs.extend(env.iter().map(|(k, v)| format!("{k}={v}")));
+        let shell = "s=$BENCH_SCRIPT; unset BENCH_SCRIPT; if command -v bash >/dev/null 2>&1; then exec bash -c \"$s\"; else exec sh -c \"$s\"; fi";
+        envs.push(format!("BENCH_SCRIPT={script}"));
+        let exec = self
+            .host
+            .client
+            .create_exec(
+                &self.id,
+                CreateExecOptions {
+                    attach_stdout: Some(true),
+                    attach_stderr: Some(true),
+                    tty: Some(false),
+                    env: Some(envs),
+                    cmd: Some(vec!["sh".to_string(), "-c".to_string(), shell.to_string()]),
+                    working_dir: Some(workdir.to_string()),
+                    ..Default::default()
+                },
+            )
+            .await
+            .map_err(|e| format!("cannot exec in container {}: {e}", self.name))?;
+        let started = self
+            .host
+            .client
+            .start_exec(&exec.id, None)
+            .await
+            .map_err(|e| format!("cannot start an exec in container {}: {e}", self.name))?;
+        let StartExecResults::Attached { mut output, .. } = started else {
+            return Err("exec started detached".into());
+        };
+        let mut buf = Vec::new();
+        let collect = async {
+            while let Some(item) = output.next().await {
+                match item {
+                    Ok(chunk) => buf.extend_from_slice(&chunk.into_bytes()),
+                    Err(e) => return Err(format!("lost the exec stream of {}: {e}", self.name)),
+                }
+            }
+            Ok(())
+        };
+        let (timed_out, cancelled) = tokio::select! {
+            r = collect => { r?; (false, false) }
+            _ = tokio::time::sleep(timeout) => (true, false),
+            _ = cancel.cancelled() => (false, true),
+        };
+        if cancelled {
+            return Ok(ExecResult {
+                exit_code: None,
+                output: buf,
+                timed_out: false,
+                cancelled: true,
+                duration: start.elapsed(),
+            });
+        }
+        if timed_out {
+            self.kill_all().await?;
+            buf.extend_from_slice(
+                format!("\n[bench: timed out after {timeout:?}; killed]\n").as_bytes(),
+            );
+            return Ok(ExecResult {
+                exit_code: None,
+                output: buf,
+                timed_out: true,
+                cancelled: false,
+                duration: start.elapsed(),
+            });
+        }
+        let inspect = self
+            .host
+            .client
+            .inspect_exec(&exec.id)
+            .await
+            .map_err(|e| format!("cannot read the exit code in {}: {e}", self.name))?;
+        Ok(ExecResult {
+            exit_code: inspect.exit_code.map(|c| c as i32),
+            output: buf,
+            timed_out: false,
+            cancelled: false,
+            duration: start.elapsed(),
+        })
+    }
+
+    /// Kills every process in the container except PID 1 (and the killer itself).
+    async fn kill_all(&self) -> Result<(), String> {
+        let exec = self
+            .host
+            .client
+            .create_exec(
+                &self.id,
+                CreateExecOptions::<String> {
+                    cmd: Some(vec!["sh".into(), "-c".into(), "kill -9 -1".into()]),
+                    attach_stdout: Some(true),
+                    attach_stderr: Some(true),
+                    ..Default::default()
+                },
+            )
+            .await
+            .map_err(|e| format!("cannot kill the timed-out command in {}: {e}", self.name))?;
+        if let Ok(StartExecResults::Attached { mut output, .. }) =
+            self.host.client.start_exec(&exec.id, None).await
+        {
+            let _ = tokio::time::timeout(Duration::from_secs(30), async {
+                while output.next().await.is_some() {}
+            })
+            .await;
+        }
+        Ok(())
+    }
+
+    /// Writes files (path in the container, bytes, mode) through the archive API. Parent
+    /// directories are created.
+    pub async fn put_files(&self, files: &[(&str, &[u8], u32)]) -> Result<(), String> {
+        let mut tar = tar::Builder::new(Vec::new());
+        for (path, bytes, mode) in files {
+            let rel = path.trim_start_matches('/');
+            let mut h = tar::Header::new_gnu();
+            h.set_size(bytes.len() as u64);
+            h.set_mode(*mode);
+            h.set_mtime(0);
+            h.set_entry_type(tar::EntryType::Regular);
+            tar.append_data(&mut h, rel, *bytes)
+                .map_err(|e| format!("cannot pack {path}: {e}"))?;
+        }
+        let data = tar
+            .into_inner()
+            .map_err(|e| format!("cannot pack files: {e}"))?;
+        self.host
+            .client
+            .upload_to_container(
+                &self.id,
+                Some(UploadToContainerOptions {
+                    path: "/".into(),
+                    ..Default::default()
+                }),
+                bollard::body_full(data.into()),
+            )
+            .await
+            .map_err(|e| format!("cannot copy files into {}: {e}", self.name))
+    }
+
+    /// Reads one regular file through the archive API.
+    pub async fn get_file(&self, path: &str) -> Result<Vec<u8>, String> {
+        let mut stream = self.host.client.download_from_container(
+            &self.id,
+            Some(DownloadFromContainerOptions {
+                path: path.to_string(),
+            }),
+        );
+        let mut data = Vec::new();
+        while let Some(chunk) = stream.next().await {
+            data.extend_from_slice(
+                &chunk.map_err(|e| format!("cannot copy {path} out of {}: {e}", self.name))?,
+            );
+        }
+        let mut archive = tar::Archive::new(std::io::Cursor::new(data));
+        let entries = archive
+            .entries()
+            .map_err(|e| format!("bad archive of {path}: {e}"))?;
+        for entry in entries {
+            let mut entry = entry.map_err(|e| format!("bad archive of {path}: {e}"))?;
+            if entry.header().entry_type().is_file() {
+                let mut out = Vec::new();
+                std::io::Read::read_to_end(&mut entry, &mut out)
+                    .map_err(|e| format!("bad archive of {path}: {e}"))?;
+                return Ok(out);
+            }
+        }
+        Err(format!("{path} is not a regular file in {}", self.name))
+    }
+
+    /// Removes the container (normal paths).
+    pub async fn destroy(mut self) -> Result<(), String> {
+        self.removed = true;
+        self.host.remove(&self.id).await
+    }
+}
+
+impl Drop for Container {
+    fn drop(&mut self) {
+        if self.removed {
+            return;
+        }
+        // Not removed on the normal path (an error, a panic, a cancelled task): remove it now,
+        // on a thread of its own with its own connection, so this works whatever state the
+        // caller's runtime is in. Blocks until the daemon confirmed (at most 60 s).
+        let host = self.host.host.clone();
+        let id = self.id.clone();
+        let t = std::thread::spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            rt.block_on(async {
+                let _ = tokio::time::timeout(Duration::from_secs(60), async {
+                    if let Ok(h) = DockerHost::connect(Some(&host)).await {
+                        let _ = h.remove(&id).await;
+                    }
+                })
+                .await;
+            });
+        });
+        let _ = t.join();
+    }
+}

@@ -1,0 +1,756 @@
+//! The docker backend against the real Docker Engine of this machine, no mocks. Images come from
+//! `scripts/build-test-images.sh` (run by .ci/run): under CI=true a missing daemon or image is a
+//! failure; elsewhere these tests print a note and pass.
+//!
+//! All docker tests run one at a time (`.config/nextest.toml`, group `docker`): `bench clean`
+//! removes every bench container on the daemon.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{bench_in, stderr, stdout};
+
+const IMAGE: &str = "bench-test-calc:1";
+
+fn ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+/// Whether the daemon and the fixture images are here (panics under CI when not).
+fn docker_ready() -> bool {
+    let daemon = Command::new("docker")
+        .arg("info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    let problem = if !daemon {
+        Some("no Docker daemon".to_string())
+    } else if !Command::new("docker")
+        .args(["image", "inspect", IMAGE])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        Some(format!(
+            "image {IMAGE} missing: run scripts/build-test-images.sh"
+        ))
+    } else {
+        None
+    };
+    match problem {
+        None => true,
+        Some(p) if ci() => panic!("CI=true but {p}"),
+        Some(p) => {
+            eprintln!("note: skipping a docker test: {p}");
+            false
+        }
+    }
+}
+
+fn shas() -> (String, String) {
+    let out = Command::new("docker")
+        .args(["run", "--rm", "--entrypoint", "cat", IMAGE, "/fixture-shas"])
+        .output()
+        .expect("docker run");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let get = |k: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}=")))
+            .expect("sha")
+            .to_string()
+    };
+    (get("base"), get("fix"))
+}
+
+/// Names of bench containers on the daemon (optionally of one label filter).
+fn bench_containers(filter: &str) -> Vec<String> {
+    let out = Command::new("docker")
+        .args([
+            "ps",
+            "-a",
+            "--filter",
+            "label=bench=1",
+            "--filter",
+            filter,
+            "--format",
+            "{{.Names}}",
+        ])
+        .output()
+        .expect("docker ps");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+const FIX: &str = "diff --git a/calc.py b/calc.py
+--- a/calc.py
++++ b/calc.py
+@@ -1,5 +1,5 @@
+ def add(a, b):
+-    return a - b
++    return a + b
+ 
+ 
+ def mul(a, b):
+";
+
+const FIX_BREAK_MUL: &str = "diff --git a/calc.py b/calc.py
+--- a/calc.py
++++ b/calc.py
+@@ -1,6 +1,6 @@
+ def add(a, b):
+-    return a - b
++    return a + b
+ 
+ 
+ def mul(a, b):
+-    return a * b
++    return a * b + 1
+";
+
+const NO_FIX: &str = "diff --git a/calc.py b/calc.py
+--- a/calc.py
++++ b/calc.py
+@@ -1,2 +1,3 @@
++# calculator
+ def add(a, b):
+     return a - b
+";
+
+/// Fixes calc.py (applies) but its README hunk does not: not fully applied.
+const PARTIAL: &str = "diff --git a/calc.py b/calc.py
+--- a/calc.py
++++ b/calc.py
+@@ -1,5 +1,5 @@
+ def add(a, b):
+-    return a - b
++    return a + b
+ 
+ 
+ def mul(a, b):
+diff --git a/README.md b/README.md
+--- a/README.md
++++ b/README.md
+@@ -1,3 +1,3 @@
+ calc
+ ====
+-A calculator that does not exist.
++A calculator.
+";
+
+const TEST_PATCH: &str = "diff --git a/tests/test_add.py b/tests/test_add.py
+new file mode 100644
+--- /dev/null
++++ b/tests/test_add.py
+@@ -0,0 +1,8 @@
++import unittest
++
++from calc import add
++
++
++class T(unittest.TestCase):
++    def test_add(self):
++        self.assertEqual(add(2, 3), 5)
+";
+
+const BAD_TEST_PATCH: &str = "diff --git a/tests/test_mul.py b/tests/test_mul.py
+--- a/tests/test_mul.py
++++ b/tests/test_mul.py
+@@ -1,3 +1,3 @@
+-import pytest
++import unittest
+ 
+ from calc import mul
+";
+
+const PARSER: &str = r#"import re
+def parser(log):
+    out = {}
+    for line in log.splitlines():
+        m = re.match(r"^(\w+) \(([\w.]+)\) \.\.\. (ok|FAIL|ERROR)", line)
+        if m:
+            out[m.group(2)] = "pass" if m.group(3) == "ok" else "fail"
+    return out
+"#;
+
+const RUN_TESTS: &str =
+    "cd /testbed && python3 -m unittest -v tests.test_add tests.test_mul > /tmp/unittest.log 2>&1";
+
+struct Fx<'a> {
+    id: &'a str,
+    gold: &'a str,
+    test_patch: &'a str,
+    test_cmds: Vec<String>,
+    print_cmds: Vec<String>,
+    parser: &'a str,
+    base: Option<&'a str>,
+}
+
+fn fx<'a>(id: &'a str, gold: &'a str) -> Fx<'a> {
+    Fx {
+        id,
+        gold,
+        test_patch: TEST_PATCH,
+        test_cmds: vec![RUN_TESTS.to_string()],
+        print_cmds: vec!["cat /tmp/unittest.log".to_string()],
+        parser: PARSER,
+        base: None,
+    }
+}
+
+fn write_task(dir: &Path, image: &str, base: &str, f: &Fx) {
+    let d = dir.join(f.id);
+    std::fs::create_dir_all(&d).unwrap();
+    let list = |v: &[String]| {
+        format!(
+            "[{}]",
+            v.iter()
+                .map(|s| format!("{s:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let toml = format!(
+        "instance_id = {id:?}\nrepo = \"fixture/calc\"\nlanguage = \"python\"\ncreated_at = 2026-08-01T00:00:00Z\n\
+problem_statement = \"add() subtracts\"\nimage = {image:?}\nbase_commit = {base:?}\n\
+test_cmds = {tc}\nprint_cmds = {pc}\nlog_parser = '''\n{parser}'''\n\
+FAIL_TO_PASS = [\"tests.test_add.T.test_add\"]\nPASS_TO_PASS = [\"tests.test_mul.T.test_mul\"]\n",
+        id = f.id,
+        base = f.base.unwrap_or(base),
+        tc = list(&f.test_cmds),
+        pc = list(&f.print_cmds),
+        parser = f.parser,
+    );
+    // The builtin parser: its name, and unittest's own test names.
+    let toml = if f.parser == "unittest" {
+        toml.replace("log_parser = '''\nunittest'''", "log_parser = \"unittest\"")
+            .replace(
+                "\"tests.test_add.T.test_add\"",
+                "\"test_add (tests.test_add.T.test_add)\"",
+            )
+            .replace(
+                "\"tests.test_mul.T.test_mul\"",
+                "\"test_mul (tests.test_mul.T.test_mul)\"",
+            )
+    } else {
+        toml
+    };
+    std::fs::write(d.join("task.toml"), toml).unwrap();
+    std::fs::write(d.join("gold.patch"), f.gold).unwrap();
+    std::fs::write(d.join("test.patch"), f.test_patch).unwrap();
+}
+
+const AGENT: &str = r#"set -e
+sed -i 's/return a - b/return a + b/' calc.py
+git commit -qam "agent fix"
+echo "notes" > NOTES.md
+mkdir -p __pycache__ && echo x > __pycache__/calc.cpython-311.pyc
+echo "ignored" > debug.log
+echo "changed" > build_output.txt
+"#;
+
+fn manifest(timeout: &str, teams: bool) -> String {
+    let mut m = format!(
+        r#"version = 1
+name = "docker-fixtures"
+
+[backend]
+kind = "docker"
+cpus = 1
+memory = "1GiB"
+
+[datasets.fx]
+format = "local"
+path = "tasks"
+
+[stages.sample]
+kind = "sample"
+dataset = "fx"
+since = 2026-07-01
+seed = 1
+
+[stages.gold]
+kind = "gold"
+needs = ["sample"]
+timeout = "{timeout}"
+"#
+    );
+    if teams {
+        m.push_str(
+            r#"
+[stages.solve]
+kind = "solve"
+needs = ["gold"]
+teams = ["oracle", "nop", "agent"]
+timeout = "60s"
+
+[stages.grade]
+kind = "grade"
+needs = ["solve"]
+timeout = "20s"
+
+[stages.report]
+kind = "report"
+needs = ["grade"]
+baseline = "nop"
+
+[teams.oracle]
+topology = "solo"
+worker = "oracle"
+
+[teams.nop]
+topology = "solo"
+worker = "nop"
+
+[teams.agent]
+topology = "solo"
+worker = "agent"
+
+[harnesses.agent]
+kind = "command"
+command = "sh {{script}}"
+script = "agent.sh"
+"#,
+        );
+    }
+    m
+}
+
+/// Every action record in the store under `dir/.bench`.
+fn actions(dir: &Path) -> Vec<serde_json::Value> {
+    let mut out = Vec::new();
+    let root = dir.join(".bench/actions");
+    for shard in std::fs::read_dir(&root).into_iter().flatten().flatten() {
+        for f in std::fs::read_dir(shard.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let text = std::fs::read_to_string(f.path()).unwrap();
+            out.push(serde_json::from_str(&text).unwrap());
+        }
+    }
+    out
+}
+
+fn blob(dir: &Path, digest: &str) -> String {
+    let p = dir
+        .join(".bench/objects")
+        .join(&digest[..2])
+        .join(&digest[2..]);
+    String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned()
+}
+
+fn output_of<'a>(acts: &'a [serde_json::Value], address: &str) -> &'a serde_json::Value {
+    acts.iter()
+        .find(|a| a["address"] == address)
+        .unwrap_or_else(|| panic!("no record for {address}"))
+}
+
+#[test]
+fn fixture_dataset_verdicts_gold_solve_grade_and_cached_rerun() {
+    if !docker_ready() {
+        return;
+    }
+    let (base, _) = shas();
+    let dir = tempfile::tempdir().unwrap();
+    let tasks = dir.path().join("tasks");
+    let hang_parser = "def parser(log):\n    while True:\n        pass\n";
+    let raise_parser = "def parser(log):\n    raise ValueError('broken parser')\n";
+    let fixtures = vec![
+        fx("ok", FIX),
+        fx("p2p-broken", FIX_BREAK_MUL),
+        fx("f2p-fails", NO_FIX),
+        fx("patch-partial", PARTIAL),
+        Fx {
+            test_patch: BAD_TEST_PATCH,
+            ..fx("testpatch-bad", FIX)
+        },
+        Fx {
+            test_cmds: vec!["python3 -m unittest -v tests.test_add tests.test_mul".into()],
+            print_cmds: vec![],
+            parser: "unittest",
+            ..fx("no-print", FIX)
+        },
+        Fx {
+            parser: raise_parser,
+            ..fx("parser-raises", FIX)
+        },
+        Fx {
+            parser: hang_parser,
+            ..fx("parser-hangs", FIX)
+        },
+        Fx {
+            test_cmds: vec![format!("{RUN_TESTS}; sh -c 'sleep 600 & sleep 600'")],
+            ..fx("test-hangs", FIX)
+        },
+    ];
+    for f in &fixtures {
+        write_task(&tasks, IMAGE, &base, f);
+    }
+    std::fs::write(dir.path().join("agent.sh"), AGENT).unwrap();
+    std::fs::write(dir.path().join("m.toml"), manifest("20s", true)).unwrap();
+
+    let t0 = Instant::now();
+    let out = bench_in(dir.path(), &["apply", "m.toml"]);
+    let err = stderr(&out);
+    eprintln!("apply took {:?}\n{err}", t0.elapsed());
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        bench_containers("label=bench.run").is_empty(),
+        "containers survived"
+    );
+
+    let acts = actions(dir.path());
+    let gold = |id: &str| output_of(&acts, &format!("gold/{id}"))["output"].clone();
+    assert_eq!(gold("ok")["resolved"], true);
+    assert_eq!(gold("no-print")["resolved"], true);
+    let p2p = gold("p2p-broken");
+    assert_eq!(p2p["resolved"], false);
+    assert_eq!(p2p["pass_to_pass_failure"][0], "tests.test_mul.T.test_mul");
+    let f2p = gold("f2p-fails");
+    assert_eq!(f2p["resolved"], false);
+    assert_eq!(f2p["fail_to_pass_failure"][0], "tests.test_add.T.test_add");
+    let partial = gold("patch-partial");
+    assert_eq!(partial["resolved"], false);
+    assert_eq!(partial["patch_applied"], false);
+    // Its applied hunk fixed add(): only the apply rule makes it unresolved.
+    assert_eq!(
+        partial["fail_to_pass_success"][0],
+        "tests.test_add.T.test_add"
+    );
+    let hung = gold("test-hangs");
+    assert_eq!(hung["resolved"], false);
+    assert_eq!(hung["timed_out"], true);
+    // Errored (not cached): the bad test patch, the raising and the hanging parser.
+    for (id, msg) in [
+        ("testpatch-bad", "hidden test patch"),
+        ("parser-raises", "ValueError: broken parser"),
+        ("parser-hangs", "timed out"),
+    ] {
+        assert!(
+            !acts.iter().any(|a| a["address"] == format!("gold/{id}")),
+            "{id} was cached"
+        );
+        let line = err
+            .lines()
+            .find(|l| l.contains(&format!("gold/{id}:")))
+            .unwrap_or_else(|| panic!("no failure line for {id}"));
+        assert!(
+            err.contains(msg),
+            "{id}: {msg:?} not in the failures: {line}"
+        );
+    }
+    // Blobs: full log, apply log, statuses.
+    let rec = output_of(&acts, "gold/ok");
+    assert!(blob(dir.path(), rec["blobs"]["log"].as_str().unwrap()).contains("test_add"));
+    assert!(
+        blob(dir.path(), rec["blobs"]["apply_log"].as_str().unwrap()).contains(">>>>> test patch")
+    );
+    assert!(
+        blob(dir.path(), rec["blobs"]["statuses"].as_str().unwrap())
+            .contains("tests.test_add.T.test_add")
+    );
+
+    // Gold passes exactly the valid tasks: solves and grades run on `ok` and `no-print` only.
+    let solves: Vec<String> = acts
+        .iter()
+        .filter(|a| a["node"] == "solve")
+        .map(|a| a["address"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(solves.len(), 6, "{solves:?}");
+    assert!(
+        solves
+            .iter()
+            .all(|s| s.contains("/ok/") || s.contains("/no-print/")),
+        "{solves:?}"
+    );
+    for a in acts
+        .iter()
+        .filter(|a| a["node"] == "grade" && !a["address"].as_str().unwrap().starts_with("gold/"))
+    {
+        let addr = a["address"].as_str().unwrap();
+        let want = !addr.contains("/nop/");
+        assert_eq!(a["output"]["resolved"], want, "{addr}");
+    }
+    // The command agent's patch: its commit and new file, not bytecode, ignored or
+    // start-untracked files.
+    let agent = acts
+        .iter()
+        .find(|a| a["node"] == "solve" && a["address"].as_str().unwrap().contains("/ok/agent"))
+        .expect("agent solve");
+    let patch = blob(dir.path(), agent["blobs"]["patch"].as_str().unwrap());
+    assert!(patch.contains("+    return a + b"), "{patch}");
+    assert!(patch.contains("NOTES.md"), "{patch}");
+    for absent in ["pyc", "__pycache__", "debug.log", "build_output.txt"] {
+        assert!(!patch.contains(absent), "{absent} in {patch}");
+    }
+
+    // A rerun runs only the errored nodes again; everything else is cached.
+    let out = bench_in(dir.path(), &["plan", "m.toml", "--explain"]);
+    let text = stdout(&out);
+    let to_run: Vec<&str> = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("+ "))
+        .collect();
+    // The three errored gold nodes, and (estimated) what depends on them; nothing of the
+    // completed tasks.
+    assert_eq!(
+        to_run.iter().filter(|l| l.contains("+ gold/")).count(),
+        3,
+        "{text}"
+    );
+    assert!(
+        !to_run
+            .iter()
+            .any(|l| l.contains("/ok/") || l.contains("/no-print/")),
+        "{text}"
+    );
+    let out = bench_in(dir.path(), &["apply", "m.toml"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let runs: Vec<_> = std::fs::read_dir(dir.path().join(".bench/runs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    let last = runs.iter().max().unwrap();
+    let rec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(last).unwrap()).unwrap();
+    let ran: Vec<&String> = rec["nodes"]
+        .as_object()
+        .unwrap()
+        .iter()
+        // The report reads the failures too, so it is rewritten.
+        .filter(|(k, n)| n["status"] != "cached" && k.as_str() != "report")
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(ran.len(), 3, "{ran:?}");
+    assert!(bench_containers("label=bench.run").is_empty());
+}
+
+#[test]
+fn image_rebuilt_under_the_same_tag_changes_the_key() {
+    if !docker_ready() {
+        return;
+    }
+    let (base, _) = shas();
+    let tag = format!("bench-test-retag-{}:1", std::process::id());
+    let sh = |args: &[&str]| {
+        let o = Command::new("docker").args(args).output().unwrap();
+        assert!(
+            o.status.success(),
+            "docker {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    sh(&["tag", IMAGE, &tag]);
+    let dir = tempfile::tempdir().unwrap();
+    write_task(&dir.path().join("tasks"), &tag, &base, &fx("ok", FIX));
+    std::fs::write(dir.path().join("m.toml"), manifest("60s", false)).unwrap();
+    let out = bench_in(dir.path(), &["apply", "m.toml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = bench_in(dir.path(), &["plan", "m.toml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let old = sh(&["image", "inspect", "-f", "{{.Id}}", &tag]);
+    // Rebuild: same tag, different image.
+    let cid = sh(&["create", &tag, "true"]);
+    sh(&["commit", "-c", "LABEL rebuilt=1", &cid, &tag]);
+    sh(&["rm", &cid]);
+    let new = sh(&["image", "inspect", "-f", "{{.Id}}", &tag]);
+    let out = bench_in(dir.path(), &["plan", "m.toml", "--explain"]);
+    let text = stdout(&out);
+    let _ = Command::new("docker").args(["rmi", &tag]).output();
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains(&format!("backend: image \"{old}\" -> \"{new}\"")),
+        "{text}"
+    );
+}
+
+#[test]
+fn agent_sandbox_reveals_nothing_of_the_fix() {
+    if !docker_ready() {
+        return;
+    }
+    let (base, fix) = shas();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        use bench::backend::docker::{ContainerSpec, DockerHost};
+        let host = DockerHost::connect(None).await.unwrap();
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let spec = |name: &str| ContainerSpec {
+            image: IMAGE.into(),
+            name: format!("bench-test-{name}-{}", std::process::id()),
+            labels: ContainerSpec::labels("test", name, "test"),
+            cpus: 1.0,
+            memory_bytes: 1 << 30,
+            pids: 512,
+        };
+        let c = bench::stages::prepare_sandbox(&host, &spec("sandbox"), &base, &cancel)
+            .await
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        let r = c
+            .exec(
+                &format!(
+                    "cd /testbed; git log --all --format='%H %s'; git reflog; git stash list; \
+                     git fsck --lost-found; ls .git/lost-found/*/ 2>/dev/null; git show {fix}; \
+                     git tag; git branch -a; git remote -v; cat .git/packed-refs; \
+                     grep -r SECRET .git 2>/dev/null; git cat-file --batch-all-objects --batch-check"
+                ),
+                "/",
+                &[],
+                Duration::from_secs(60),
+                &cancel,
+            )
+            .await
+            .unwrap();
+        let text = String::from_utf8_lossy(&r.output).into_owned();
+        assert!(text.contains(&format!("fatal: bad object {fix}")), "{text}");
+        let text = text.replace(&format!("fatal: bad object {fix}"), "");
+        for secret in [&fix[..], &fix[..7], "FIX-SECRET", "STASH-SECRET", "UNREACHABLE-SECRET", "v1-fix", "origin"] {
+            assert!(!text.contains(secret), "{secret} revealed:\n{text}");
+        }
+        assert!(text.contains(&base), "{text}");
+        c.destroy().await.unwrap();
+
+        // An image not checked out at the task's base commit is refused.
+        let err = bench::stages::prepare_sandbox(&host, &spec("wrongbase"), &fix, &cancel)
+            .await
+            .expect_err("wrong base accepted");
+        let msg = format!("{err:?}");
+        assert!(msg.contains("not the task's base commit"), "{msg}");
+    });
+    // The guard removed the refused sandbox.
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(bench_containers("label=bench.run=test").is_empty());
+}
+
+fn wait_for_container(run_filter: &str, child: &mut std::process::Child) {
+    let t0 = Instant::now();
+    while bench_containers(run_filter).is_empty() {
+        assert!(child.try_wait().unwrap().is_none(), "bench exited early");
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "no container appeared"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // Let it get into the test run.
+    std::thread::sleep(Duration::from_secs(2));
+}
+
+#[test]
+fn no_container_survives_ctrl_c_or_kill_9() {
+    if !docker_ready() {
+        return;
+    }
+    let (base, _) = shas();
+    let dir = tempfile::tempdir().unwrap();
+    write_task(
+        &dir.path().join("tasks"),
+        IMAGE,
+        &base,
+        &Fx {
+            test_cmds: vec!["sleep 600".into()],
+            ..fx("hang", FIX)
+        },
+    );
+    std::fs::write(dir.path().join("m.toml"), manifest("10m", false)).unwrap();
+    let spawn = || {
+        Command::new(common::bench_bin())
+            .args(["apply", "m.toml"])
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    // Ctrl-C: the apply removes its containers before exiting.
+    let mut child = spawn();
+    let filter = format!("label=bench.pid={}", child.id());
+    wait_for_container(&filter, &mut child);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    assert!(bench_containers(&filter).is_empty(), "left after Ctrl-C");
+
+    // kill -9: the container is left behind; the next apply sweeps it (dead pid), and so does
+    // `bench clean`.
+    let mut child = spawn();
+    let filter = format!("label=bench.pid={}", child.id());
+    wait_for_container(&filter, &mut child);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        !bench_containers(&filter).is_empty(),
+        "kill -9 left nothing?"
+    );
+    let out = bench_in(dir.path(), &["clean"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("bench containers removed"));
+    assert!(bench_containers("label=bench=1").is_empty());
+
+    // And the sweep at the start of apply.
+    let mut child = spawn();
+    let filter = format!("label=bench.pid={}", child.id());
+    wait_for_container(&filter, &mut child);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let mut child = spawn();
+    let t0 = Instant::now();
+    while !bench_containers(&filter).is_empty() {
+        assert!(t0.elapsed() < Duration::from_secs(60), "not swept");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let out = bench_in(dir.path(), &["clean"]);
+    assert!(out.status.success());
+}
+
+#[test]
+fn unreachable_daemon_is_a_clear_error_and_local_plans_need_no_docker() {
+    let dir = tempfile::tempdir().unwrap();
+    write_task(&dir.path().join("tasks"), IMAGE, "abc", &fx("ok", FIX));
+    std::fs::write(dir.path().join("m.toml"), manifest("60s", false)).unwrap();
+    let out = Command::new(common::bench_bin())
+        .args(["plan", "m.toml"])
+        .current_dir(dir.path())
+        .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let flat: String = err
+        .split_whitespace()
+        .filter(|w| *w != "│")
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(flat.contains("DOCKER_HOST=unix:///"), "{err}");
+    assert!(flat.contains("cannot reach the Docker daemon"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+
+    let q = common::Sandbox::quickstart();
+    let out = Command::new(common::bench_bin())
+        .args(["plan", q.manifest().to_str().unwrap()])
+        .current_dir(q.dir.path())
+        .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
