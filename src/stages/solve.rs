@@ -374,6 +374,34 @@ struct RunCtx<'a> {
 }
 
 impl RunCtx<'_> {
+    /// An "agent" that applies a given patch (the oracle, a predictions file).
+    async fn apply_patch(
+        &self,
+        ws: &Workspace,
+        name: &str,
+        patch: &[u8],
+    ) -> Result<AgentRun, WorkError> {
+        let p = ws.write_side(name, patch).map_err(infra)?;
+        let r = ws
+            .git(
+                &format!("git apply --whitespace=nowarn {}", p.display()),
+                self.cancel,
+            )
+            .await
+            .map_err(infra)?;
+        if r.cancelled {
+            return Err(WorkError::Cancelled);
+        }
+        Ok(AgentRun {
+            files: Vec::new(),
+            exit_code: r.exit_code,
+            output: r.output,
+            timed_out: false,
+            usage: None,
+            cost_usd: Some(0.0),
+        })
+    }
+
     /// Runs one agent in `ws` with `prompt`.
     async fn run(
         &self,
@@ -406,27 +434,8 @@ impl RunCtx<'_> {
                 cost_usd: Some(0.0),
             }),
             HarnessKind::Oracle => {
-                let p = ws
-                    .write_side("gold.patch", self.task.gold_patch.as_bytes())
-                    .map_err(infra)?;
-                let r = ws
-                    .git(
-                        &format!("git apply --whitespace=nowarn {}", p.display()),
-                        self.cancel,
-                    )
+                self.apply_patch(ws, "gold.patch", self.task.gold_patch.as_bytes())
                     .await
-                    .map_err(infra)?;
-                if r.cancelled {
-                    return Err(WorkError::Cancelled);
-                }
-                Ok(AgentRun {
-                    files: Vec::new(),
-                    exit_code: r.exit_code,
-                    output: r.output,
-                    timed_out: false,
-                    usage: None,
-                    cost_usd: Some(0.0),
-                })
             }
             HarnessKind::Predictions => {
                 // The "agent" writes the file's patch for this task; no prediction: no change.
@@ -455,27 +464,8 @@ impl RunCtx<'_> {
                         cost_usd: Some(0.0),
                     });
                 };
-                let p = ws
-                    .write_side("prediction.patch", patch.as_bytes())
-                    .map_err(infra)?;
-                let r = ws
-                    .git(
-                        &format!("git apply --whitespace=nowarn {}", p.display()),
-                        self.cancel,
-                    )
+                self.apply_patch(ws, "prediction.patch", patch.as_bytes())
                     .await
-                    .map_err(infra)?;
-                if r.cancelled {
-                    return Err(WorkError::Cancelled);
-                }
-                Ok(AgentRun {
-                    files: Vec::new(),
-                    exit_code: r.exit_code,
-                    output: r.output,
-                    timed_out: false,
-                    usage: None,
-                    cost_usd: Some(0.0),
-                })
             }
             HarnessKind::Command => {
                 let mut hb = Handlebars::new();
