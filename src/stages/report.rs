@@ -225,12 +225,49 @@ pub fn materialize(
     blobs: &BTreeMap<String, String>,
     out: &Path,
 ) -> std::io::Result<()> {
+    // A stamp in the store records what was last written to `out` (digest, size, mtime): a file
+    // whose size and mtime still match its stamp and whose digest is the record's is left alone
+    // without reading it. Anything else (missing, edited, another digest) is rewritten.
+    let stamp_path = store.root().join("index").join(format!(
+        "out-{}.json",
+        &crate::key::digest(out.to_string_lossy().as_bytes())[..32]
+    ));
+    let old: BTreeMap<String, (String, u64, i128)> = std::fs::read(&stamp_path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    let stat = |p: &Path| {
+        std::fs::metadata(p).ok().map(|m| {
+            let mtime = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos() as i128);
+            (m.len(), mtime)
+        })
+    };
+    let mut stamp = BTreeMap::new();
+    let mut changed = old.len() != blobs.len();
     for (name, digest) in blobs {
         let path = out.join(name);
-        let bytes = store.get_blob(digest).map_err(std::io::Error::other)?;
-        if std::fs::read(&path).ok().as_deref() != Some(&bytes[..]) {
-            write_atomic(&path, &bytes)?;
+        let current = stat(&path);
+        let fresh = match (old.get(name), current) {
+            (Some((d, size, mtime)), Some((s, m))) => d == digest && *size == s && *mtime == m,
+            _ => false,
+        };
+        if !fresh {
+            let bytes = store.get_blob(digest).map_err(std::io::Error::other)?;
+            if std::fs::read(&path).ok().as_deref() != Some(&bytes[..]) {
+                write_atomic(&path, &bytes)?;
+            }
+            changed = true;
         }
+        let (size, mtime) = stat(&path).unwrap_or((0, 0));
+        stamp.insert(name.clone(), (digest.clone(), size, mtime));
+    }
+    if changed {
+        let bytes = serde_json::to_vec(&stamp).expect("stamps serialize");
+        write_atomic(&stamp_path, &bytes)?;
     }
     Ok(())
 }
