@@ -22,7 +22,6 @@ use tokio_util::sync::CancellationToken;
 use crate::backend::ExecResult;
 use crate::backend::docker::{Container, ContainerSpec, DockerHost};
 use crate::graph::{GradeOutput, SolveOutput};
-use crate::harness::scrub;
 use crate::manifest::{Agent, HarnessKind, Manifest, Team, Topology};
 use crate::parsers::{ScriptLimits, TestStatus, parse_log, run_script_parser};
 use crate::store::Store;
@@ -444,21 +443,11 @@ pub async fn solve_docker(
     let removed = c.destroy().await;
     let (exit_code, output, timed_out, patch) = result?;
     removed.map_err(infra)?;
-    let secrets = scrub::secret_values();
-    let (patch_scrubbed, patch_redacted) = scrub::scrub(&patch, &secrets);
-    let (trajectory, traj_redacted) = scrub::scrub(&output, &secrets);
     let mut blobs = BTreeMap::new();
-    blobs.insert(
-        "patch".to_string(),
-        store.put_blob(&patch_scrubbed).map_err(infra)?,
-    );
-    blobs.insert(
-        "trajectory".to_string(),
-        store.put_blob(&trajectory).map_err(infra)?,
-    );
+    let stored = super::solve::store_scrubbed(store, &mut blobs, &patch, &output)?;
     let out = SolveOutput {
-        patch: crate::key::digest(&patch_scrubbed),
-        patch_bytes: patch.len() as u64,
+        patch: stored.patch,
+        patch_bytes: stored.patch_bytes,
         timed_out,
         solve_error: match (timed_out, exit_code) {
             (false, Some(0)) | (true, _) => None,
@@ -470,7 +459,7 @@ pub async fn solve_docker(
         cost_usd: Some(0.0),
         input_tokens: None,
         output_tokens: None,
-        redacted: patch_redacted || traj_redacted,
+        redacted: stored.redacted,
         duration_ms: started.elapsed().as_millis() as u64,
     };
     Ok(WorkOutput {

@@ -275,22 +275,10 @@ pub async fn solve_local(
             candidates.swap_remove(pick)
         }
     };
-    let secrets = scrub::secret_values();
-    let (patch_scrubbed, patch_redacted) = scrub::scrub(&patch, &secrets);
-    let (trajectory, traj_redacted) = scrub::scrub(&ledger.trajectory, &secrets);
-    // Nothing unscrubbed is stored, so the grade (a later node, maybe a later apply) reads the
-    // scrubbed patch; `redacted` says when that differs from what the agent wrote.
-    blobs.insert(
-        "patch".to_string(),
-        store.put_blob(&patch_scrubbed).map_err(infra)?,
-    );
-    blobs.insert(
-        "trajectory".to_string(),
-        store.put_blob(&trajectory).map_err(infra)?,
-    );
+    let stored = store_scrubbed(store, &mut blobs, &patch, &ledger.trajectory)?;
     let out = SolveOutput {
-        patch: crate::key::digest(&patch_scrubbed),
-        patch_bytes: patch_scrubbed.len() as u64,
+        patch: stored.patch,
+        patch_bytes: stored.patch_bytes,
         timed_out: ledger.timed_out,
         solve_error: if ledger.timed_out {
             None
@@ -301,12 +289,44 @@ pub async fn solve_local(
         cost_usd: if ledger.timed_out { None } else { ledger.cost },
         input_tokens: Some(ledger.input_tokens),
         output_tokens: Some(ledger.output_tokens),
-        redacted: patch_redacted || traj_redacted,
+        redacted: stored.redacted,
         duration_ms: started.elapsed().as_millis() as u64,
     };
     Ok(WorkOutput {
         output: serde_json::to_value(&out).expect("solve outputs serialize"),
         blobs,
+    })
+}
+
+/// What a solve stored: the scrubbed patch's digest and size, and whether scrubbing changed
+/// the patch or the trajectory.
+pub(crate) struct Stored {
+    pub patch: String,
+    pub patch_bytes: u64,
+    pub redacted: bool,
+}
+
+/// Scrubs a solve's patch and trajectory and stores them as the `patch` and `trajectory`
+/// blobs. Nothing unscrubbed is stored, so the grade (a later node, maybe a later apply) reads
+/// the scrubbed patch; `redacted` says when that differs from what the agent wrote.
+pub(crate) fn store_scrubbed(
+    store: &Store,
+    blobs: &mut BTreeMap<String, String>,
+    patch: &[u8],
+    trajectory: &[u8],
+) -> Result<Stored, WorkError> {
+    let secrets = scrub::secret_values();
+    let (patch, patch_redacted) = scrub::scrub(patch, &secrets);
+    let (trajectory, traj_redacted) = scrub::scrub(trajectory, &secrets);
+    blobs.insert("patch".to_string(), store.put_blob(&patch).map_err(infra)?);
+    blobs.insert(
+        "trajectory".to_string(),
+        store.put_blob(&trajectory).map_err(infra)?,
+    );
+    Ok(Stored {
+        patch: crate::key::digest(&patch),
+        patch_bytes: patch.len() as u64,
+        redacted: patch_redacted || traj_redacted,
     })
 }
 
