@@ -27,6 +27,42 @@ fn patch_of(v: &serde_json::Value) -> Option<String> {
     }
 }
 
+/// The patch a predictions harness gives `instance_id` (`None`: no or an empty prediction).
+/// The file is read and parsed once per process, not once per solve node.
+pub fn prediction_for(
+    harness: &crate::manifest::Harness,
+    instance_id: &str,
+) -> Result<Option<String>, String> {
+    type Cache = std::sync::Mutex<
+        std::collections::HashMap<std::path::PathBuf, std::sync::Arc<BTreeMap<String, String>>>,
+    >;
+    static CACHE: std::sync::LazyLock<Cache> = std::sync::LazyLock::new(Default::default);
+    let path = harness
+        .path
+        .as_deref()
+        .ok_or_else(|| format!("harness `{}` has no predictions file", harness.name))?;
+    let cached = CACHE
+        .lock()
+        .expect("the predictions cache is not poisoned")
+        .get(path)
+        .cloned();
+    let preds = match cached {
+        Some(p) => p,
+        None => {
+            let p = std::sync::Arc::new(load_predictions(path)?);
+            CACHE
+                .lock()
+                .expect("the predictions cache is not poisoned")
+                .insert(path.to_path_buf(), p.clone());
+            p
+        }
+    };
+    Ok(preds
+        .get(instance_id)
+        .filter(|p| !p.trim().is_empty())
+        .cloned())
+}
+
 /// instance id -> patch. A record without a patch (null) maps to nothing.
 pub fn load_predictions(path: &Path) -> Result<BTreeMap<String, String>, String> {
     let text = std::fs::read_to_string(path)

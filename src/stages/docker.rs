@@ -468,6 +468,29 @@ pub async fn solve_docker(
     })
 }
 
+/// An "agent" that applies a given patch in /testbed (the oracle, a predictions file).
+async fn apply_patch_in(
+    c: &Container,
+    name: &str,
+    patch: &[u8],
+    timeout: Duration,
+    cancel: &CancellationToken,
+) -> Result<(Option<i32>, Vec<u8>, bool), WorkError> {
+    let path = format!("/tmp/bench/{name}");
+    c.put_files(&[(path.as_str(), patch, 0o644)])
+        .await
+        .map_err(infra)?;
+    let r = run(
+        c,
+        &in_repo(&format!("git apply --whitespace=nowarn {path}")),
+        &[],
+        timeout,
+        cancel,
+    )
+    .await?;
+    Ok((r.exit_code, r.output, r.timed_out))
+}
+
 async fn run_agent(
     c: &Container,
     m: &Manifest,
@@ -480,49 +503,21 @@ async fn run_agent(
     match harness.kind {
         HarnessKind::Nop => Ok((Some(0), b"nop: no change\n".to_vec(), false)),
         HarnessKind::Oracle => {
-            c.put_files(&[("/tmp/bench/gold.patch", task.gold_patch.as_bytes(), 0o644)])
-                .await
-                .map_err(infra)?;
-            let r = run(
-                c,
-                &in_repo("git apply --whitespace=nowarn /tmp/bench/gold.patch"),
-                &[],
-                timeout,
-                cancel,
-            )
-            .await?;
-            Ok((r.exit_code, r.output, r.timed_out))
+            apply_patch_in(c, "gold.patch", task.gold_patch.as_bytes(), timeout, cancel).await
         }
         HarnessKind::Predictions => {
-            let path = harness.path.as_deref().ok_or_else(|| {
-                infra(format!(
-                    "harness `{}` has no predictions file",
-                    harness.name
-                ))
-            })?;
-            let preds = crate::datasets::predictions::load_predictions(path).map_err(infra)?;
-            let Some(patch) = preds
-                .get(&task.instance_id)
-                .filter(|p| !p.trim().is_empty())
-            else {
-                return Ok((
+            match crate::datasets::predictions::prediction_for(harness, &task.instance_id)
+                .map_err(infra)?
+            {
+                Some(patch) => {
+                    apply_patch_in(c, "prediction.patch", patch.as_bytes(), timeout, cancel).await
+                }
+                None => Ok((
                     Some(0),
                     b"predictions: no patch for this task\n".to_vec(),
                     false,
-                ));
-            };
-            c.put_files(&[("/tmp/bench/prediction.patch", patch.as_bytes(), 0o644)])
-                .await
-                .map_err(infra)?;
-            let r = run(
-                c,
-                &in_repo("git apply --whitespace=nowarn /tmp/bench/prediction.patch"),
-                &[],
-                timeout,
-                cancel,
-            )
-            .await?;
-            Ok((r.exit_code, r.output, r.timed_out))
+                )),
+            }
         }
         HarnessKind::Command if !harness.install.is_empty() => Err(infra(format!(
             "harness `{}` installs an agent CLI; agent images are not built on the docker backend in this build",

@@ -459,26 +459,15 @@ impl RunCtx<'_> {
             }
             HarnessKind::Predictions => {
                 // The "agent" writes the file's patch for this task; no prediction: no change.
-                let path = harness.path.as_deref().ok_or_else(|| {
-                    infra(format!(
-                        "harness `{}` has no predictions file",
-                        harness.name
-                    ))
-                })?;
-                let preds = crate::datasets::predictions::load_predictions(path).map_err(infra)?;
-                let Some(patch) = preds
-                    .get(&self.task.instance_id)
-                    .filter(|p| !p.trim().is_empty())
+                let Some(patch) =
+                    crate::datasets::predictions::prediction_for(harness, &self.task.instance_id)
+                        .map_err(infra)?
                 else {
                     return Ok(AgentRun {
                         files: Vec::new(),
                         exit_code: Some(0),
-                        output: format!(
-                            "predictions: {} has no patch for {}\n",
-                            path.display(),
-                            self.task.instance_id
-                        )
-                        .into_bytes(),
+                        output: format!("predictions: no patch for {}\n", self.task.instance_id)
+                            .into_bytes(),
                         timed_out: false,
                         usage: None,
                         cost_usd: Some(0.0),
