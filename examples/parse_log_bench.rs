@@ -17,7 +17,7 @@ fn main() {
     });
     let runs: usize = args.get(3).and_then(|r| r.parse().ok()).unwrap_or(5);
     let mut best = f64::INFINITY;
-    let mut result = Default::default();
+    let mut result = bench::parsers::Statuses::default();
     for _ in 0..runs.max(1) {
         let start = Instant::now();
         let parsed = parse_log(&args[1], &log).unwrap_or_else(|e| {
@@ -28,7 +28,7 @@ fn main() {
         // Drop the previous result outside the timed region.
         result = parsed;
     }
-    let count = |s: TestStatus| result.values().filter(|v| **v == s).count();
+    let count = |s: TestStatus| result.values().filter(|v| *v == s).count();
     println!(
         "rust   parser={} bytes={} tests={} pass={} fail={} skip={} best_parse_ms={:.1}",
         args[1],

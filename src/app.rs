@@ -147,28 +147,6 @@ fn plan(cli: &Cli, file: &Path, explain: bool, json: bool) -> Result<u8, Report>
 /// Refuses, before anything starts, what this build cannot run.
 fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
     let mut problems = Vec::new();
-    // docker backend (issue 3): agent images (harness `install`) are not built yet.
-    if m.backend.kind == BackendKind::Docker {
-        for stage in m.stages.values() {
-            if let StageKind::Solve(s) = &stage.kind {
-                for t in &s.teams {
-                    if !matches!(m.teams[t].topology, crate::manifest::Topology::Solo { .. }) {
-                        problems.push(format!(
-                            "team `{t}`: only the solo topology runs on the docker backend in this build"
-                        ));
-                    }
-                    for a in m.teams[t].topology.agents() {
-                        if !m.harnesses[&a.harness].install.is_empty() {
-                            problems.push(format!(
-                                "team `{t}`: harness `{}` installs an agent CLI, which the docker backend does not do yet",
-                                a.harness
-                            ));
-                        }
-                    }
-                }
-            }
-        }
-    }
     // Rows of SWE-bench-shaped datasets are container-image tasks: grading (and solving) them
     // needs the docker backend; the sample stage and `bench tasks` work without it.
     let grades = m.stages.values().any(|s| {
@@ -669,7 +647,11 @@ fn export(cli: &Cli, file: &Path, out: Option<&Path>) -> Result<u8, Report> {
 
 fn parse_log(parser: Option<&str>, script: Option<&Path>, file: &Path) -> Result<u8, Report> {
     let bytes = fs_err::read(file).into_diagnostic()?;
-    let log = String::from_utf8_lossy(&bytes);
+    // Valid UTF-8 (the usual case) is taken as is, without the slower lossy pass.
+    let log = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
     match (parser, script) {
         (Some(p), None) => {
             let statuses = crate::parsers::parse_log(p, &log).map_err(|e| miette!("{e}"))?;

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{bench_in, stderr, stdout};
+use common::{bench_in, executed, stderr, stdout};
 
 const IMAGE: &str = "bench-test-calc:1";
 
@@ -753,4 +753,246 @@ fn unreachable_daemon_is_a_clear_error_and_local_plans_need_no_docker() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+/// Every file under `dir`, concatenated.
+fn everything(dir: &Path) -> Vec<u8> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(everything(&p));
+        } else {
+            out.extend(std::fs::read(&p).unwrap_or_default());
+        }
+    }
+    out
+}
+
+fn agent_images() -> Vec<String> {
+    let out = Command::new("docker")
+        .args(["images", "-q", "--no-trunc", "bench-agent"])
+        .output()
+        .expect("docker images");
+    let mut v: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+const AGENT_SECRET: &str = "sk-ant-test-DOCKERSECRET0123456789";
+
+fn bench_agents(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(common::bench_bin())
+        .args(args)
+        .current_dir(dir)
+        .env_remove("BENCH_STORE")
+        .env("NO_COLOR", "1")
+        .env("ANTHROPIC_API_KEY", AGENT_SECRET)
+        .env("CODEX_API_KEY", "codex-key-value-docker")
+        .output()
+        .expect("run bench")
+}
+
+/// The fake `claude` and `codex` CLIs (tests/fakes/) installed into agent images built on the
+/// task image; solo, review and best-of teams, two replicates; usage, scrubbing, a grading
+/// environment without keys, images built once and reused, and a reviewer-model edit that
+/// reruns only the review team's solves.
+#[test]
+fn agent_teams_with_fake_clis_in_agent_images() {
+    if !docker_ready() {
+        return;
+    }
+    let (base, _) = shas();
+    let dir = tempfile::tempdir().unwrap();
+    // Grading reports whether its environment holds a key (the marker is not secret-shaped).
+    let probe = format!(
+        "{RUN_TESTS}; if env | grep -q '_API_KEY='; then echo GRADING_ENV_HAS_A_KEY; else echo GRADING_ENV_CLEAN; fi >> /tmp/unittest.log"
+    );
+    write_task(
+        &dir.path().join("tasks"),
+        IMAGE,
+        &base,
+        &Fx {
+            test_cmds: vec![probe],
+            ..fx("ok", FIX)
+        },
+    );
+    let fakes = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes");
+    let m = format!(
+        r#"version = 1
+name = "docker-agents"
+
+[backend]
+kind = "docker"
+cpus = 1
+memory = "1GiB"
+
+[datasets.fx]
+format = "local"
+path = "tasks"
+
+[stages.sample]
+kind = "sample"
+dataset = "fx"
+since = 2026-07-01
+seed = 1
+
+[stages.solve]
+kind = "solve"
+needs = ["sample"]
+teams = ["solo", "review", "best", "cx"]
+replicates = 2
+timeout = "120s"
+
+[stages.grade]
+kind = "grade"
+needs = ["solve"]
+timeout = "60s"
+
+[stages.report]
+kind = "report"
+needs = ["grade"]
+
+[teams]
+solo = "solo:worker=claude@claude-haiku-5-5"
+review = "review:coder=claude@claude-haiku-5-5,reviewer=claude@claude-sonnet-5-5,rounds=2"
+best = "best:workers=claude@m1+claude@m2+claude@m3,judge=claude@judge"
+cx = "solo:worker=codex@gpt-6-luna"
+
+[harnesses.claude-code]
+install_files = ["{fakes}/claude"]
+install = ["install -m 0755 claude /usr/local/bin/claude"]
+
+[harnesses.codex]
+install_files = ["{fakes}/codex"]
+install = ["install -m 0755 codex /usr/local/bin/codex"]
+"#,
+        fakes = fakes.display()
+    );
+    std::fs::write(dir.path().join("m.toml"), &m).unwrap();
+    // Start without agent images, so the first apply builds them.
+    for id in agent_images() {
+        let _ = Command::new("docker").args(["image", "rm", "-f", &id]).output();
+    }
+
+    let out = bench_agents(dir.path(), &["apply", "m.toml"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        bench_containers("label=bench.run").is_empty(),
+        "containers survived"
+    );
+    // One agent image per harness, built once although 8 solves started together.
+    assert_eq!(err.matches("built agent image").count(), 2, "{err}");
+    assert_eq!(agent_images().len(), 2);
+
+    let acts = actions(dir.path());
+    let solves: Vec<&serde_json::Value> = acts.iter().filter(|a| a["node"] == "solve").collect();
+    assert_eq!(solves.len(), 8, "4 teams x 2 replicates");
+    let patch_of = |team: &str| -> Vec<String> {
+        let v: Vec<String> = solves
+            .iter()
+            .filter(|a| a["address"].as_str().unwrap().contains(&format!("/{team}/")))
+            .map(|a| blob(dir.path(), a["output"]["patch"].as_str().unwrap()))
+            .collect();
+        assert_eq!(v.len(), 2, "team {team}: one patch per replicate");
+        v
+    };
+    for p in patch_of("solo") {
+        assert!(p.contains("+written by claude-haiku-5-5"), "{p}");
+        assert!(!p.contains("fixed after review"), "{p}");
+    }
+    for p in patch_of("review") {
+        assert!(p.contains("+fixed after review"), "{p}");
+    }
+    for p in patch_of("best") {
+        assert!(p.contains("+written by m2"), "{p}");
+        assert!(!p.contains("m1") && !p.contains("m3"), "{p}");
+    }
+    for p in patch_of("cx") {
+        assert!(p.contains("+codex gpt-6-luna"), "{p}");
+    }
+    // Usage: $0.01 per claude call; codex priced by the table.
+    let cost = |team: &str| -> Vec<f64> {
+        solves
+            .iter()
+            .filter(|a| a["address"].as_str().unwrap().contains(&format!("/{team}/")))
+            .map(|a| a["output"]["cost_usd"].as_f64().unwrap())
+            .collect()
+    };
+    assert!(cost("solo").iter().all(|c| (c - 0.01).abs() < 1e-9));
+    // coder, reviewer (changes), fix, reviewer (approve)
+    assert!(cost("review").iter().all(|c| (c - 0.04).abs() < 1e-9), "{:?}", cost("review"));
+    assert!(cost("best").iter().all(|c| (c - 0.04).abs() < 1e-9));
+    let codex = (500000.0 * 0.10 + 500000.0 * 0.01 + 100000.0 * 0.50) / 1e6;
+    assert!(cost("cx").iter().all(|c| (c - codex).abs() < 1e-9));
+    // Replicates are independent nodes with their own keys.
+    let keys: std::collections::BTreeSet<&str> =
+        solves.iter().map(|a| a["key"].as_str().unwrap()).collect();
+    assert_eq!(keys.len(), 8);
+
+    // No key anywhere in the store or the report; the conversation log is in the trajectory.
+    let all = [
+        everything(&dir.path().join(".bench")),
+        everything(&dir.path().join("reports")),
+    ]
+    .concat();
+    let hay = String::from_utf8_lossy(&all);
+    assert!(!hay.contains(AGENT_SECRET), "the API key leaked into the store");
+    assert!(!hay.contains("codex-key-value-docker"), "the codex key leaked");
+    assert!(!hay.contains("sk-ant-api03-LEAKED"), "a key-shaped string leaked");
+    assert!(hay.contains("\"redacted\": true"));
+    assert!(hay.contains(".claude/projects/fake/session.jsonl"), "no agent run log kept");
+    // Grading containers got no key.
+    let grade_logs: Vec<String> = acts
+        .iter()
+        .filter(|a| a["node"] == "grade")
+        .map(|a| blob(dir.path(), a["blobs"]["log"].as_str().unwrap()))
+        .collect();
+    assert!(!grade_logs.is_empty());
+    for log in &grade_logs {
+        assert!(log.contains("GRADING_ENV_CLEAN"), "{log}");
+    }
+
+    // A rerun runs nothing and builds nothing.
+    let out = bench_agents(dir.path(), &["apply", "m.toml"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(executed(&out).is_empty(), "{err}");
+
+    // Changing the reviewer's model reruns only the review team's solves (in the existing
+    // agent image), and no grade, since the patches are the same.
+    std::fs::write(
+        dir.path().join("m.toml"),
+        m.replace("reviewer=claude@claude-sonnet-5-5", "reviewer=claude@other"),
+    )
+    .unwrap();
+    let out = bench_agents(dir.path(), &["apply", "m.toml"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("built agent image"), "{err}");
+    let ran = executed(&out);
+    let solved: Vec<&String> = ran.iter().filter(|a| a.starts_with("solve/")).collect();
+    assert_eq!(solved.len(), 2, "{ran:?}");
+    assert!(solved.iter().all(|a| a.contains("/review/")), "{ran:?}");
+    assert!(!ran.iter().any(|a| a.starts_with("grade/")), "{ran:?}");
+    assert_eq!(agent_images().len(), 2);
+
+    // Editing the install commands builds a new image and reruns the team that uses it.
+    std::fs::write(
+        dir.path().join("m.toml"),
+        m.replace(
+            "install -m 0755 codex /usr/local/bin/codex",
+            "install -m 0755 codex /usr/local/bin/codex && echo v2 > /etc/codex-version",
+        ),
+    )
+    .unwrap();
+    let out = bench_agents(dir.path(), &["plan", "--explain", "m.toml"]);
+    let text = stdout(&out);
+    assert!(text.contains("solve/ok/cx/"), "{text}");
+    assert!(!text.contains("solve/ok/solo/"), "{text}");
 }

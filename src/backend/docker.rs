@@ -469,6 +469,90 @@ impl Container {
         Err(format!("{path} is not a regular file in {}", self.name))
     }
 
+    /// Every regular file under a directory, through the archive API: (path relative to the
+    /// directory, bytes), sorted, at most `cap` bytes in all (larger files are replaced by a
+    /// note). A missing directory gives nothing.
+    pub async fn get_dir(&self, path: &str, cap: usize) -> Result<Vec<(String, Vec<u8>)>, String> {
+        let mut stream = self.host.client.download_from_container(
+            &self.id,
+            Some(DownloadFromContainerOptions {
+                path: path.to_string(),
+            }),
+        );
+        let mut data = Vec::new();
+        while let Some(chunk) = stream.next().await {
+            match chunk {
+                Ok(c) => data.extend_from_slice(&c),
+                Err(bollard::errors::Error::DockerResponseServerError {
+                    status_code: 404, ..
+                }) => return Ok(Vec::new()),
+                Err(e) => return Err(format!("cannot copy {path} out of {}: {e}", self.name)),
+            }
+        }
+        let mut archive = tar::Archive::new(std::io::Cursor::new(data));
+        let entries = archive
+            .entries()
+            .map_err(|e| format!("bad archive of {path}: {e}"))?;
+        let mut out = Vec::new();
+        let mut left = cap;
+        for entry in entries {
+            let mut entry = entry.map_err(|e| format!("bad archive of {path}: {e}"))?;
+            if !entry.header().entry_type().is_file() {
+                continue;
+            }
+            let name = entry
+                .path()
+                .map_err(|e| format!("bad archive of {path}: {e}"))?
+                .to_string_lossy()
+                .into_owned();
+            // The archive's top entry is the directory itself.
+            let rel = match name.split_once('/') {
+                Some((_, rest)) => rest.to_string(),
+                None => name,
+            };
+            let size = entry.header().size().unwrap_or(0) as usize;
+            if size > left {
+                out.push((rel, format!("[bench: {size} bytes not kept]").into_bytes()));
+                continue;
+            }
+            let mut bytes = Vec::with_capacity(size);
+            std::io::Read::read_to_end(&mut entry, &mut bytes)
+                .map_err(|e| format!("bad archive of {path}: {e}"))?;
+            left -= bytes.len();
+            out.push((rel, bytes));
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Commits the container's filesystem as image `repo:tag` with `labels`; returns the new
+    /// image's ID. The container is paused while it is committed.
+    pub async fn commit(
+        &self,
+        repo: &str,
+        tag: &str,
+        labels: HashMap<String, String>,
+    ) -> Result<String, String> {
+        let options = bollard::query_parameters::CommitContainerOptionsBuilder::new()
+            .container(&self.id)
+            .repo(repo)
+            .tag(tag)
+            .comment("bench agent image")
+            .pause(true)
+            .build();
+        let config = bollard::models::ContainerConfig {
+            labels: Some(labels),
+            ..Default::default()
+        };
+        let r = self
+            .host
+            .client
+            .commit_container(options, config)
+            .await
+            .map_err(|e| format!("cannot commit {} as {repo}:{tag}: {e}", self.name))?;
+        Ok(r.id)
+    }
+
     /// Removes the container (normal paths).
     pub async fn destroy(mut self) -> Result<(), String> {
         self.removed = true;

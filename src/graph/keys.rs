@@ -116,6 +116,17 @@ struct HarnessKey {
     /// other harnesses are unchanged.
     #[serde(skip_serializing_if = "Option::is_none")]
     path: Option<String>,
+    /// On the docker backend, what the agent image is built from (the agent runs in it). Absent
+    /// on the local backend and for harnesses that install nothing, so those keys are unchanged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    install: Option<InstallKey>,
+}
+
+#[derive(Serialize, Clone)]
+struct InstallKey {
+    commands: Vec<String>,
+    /// Digest of the `install_files` (paths, modes, contents).
+    files: String,
 }
 
 #[derive(Serialize, Clone)]
@@ -191,6 +202,15 @@ fn team_key(m: &Manifest, team: &Team) -> (TeamKey, bool) {
                 path: h.path.as_ref().map(|p| {
                     std::fs::read(p)
                         .map_or_else(|e| format!("unreadable: {e}"), |b| crate::key::digest(&b))
+                }),
+                install: (m.backend.kind == crate::manifest::BackendKind::Docker
+                    && !(h.install.is_empty() && h.install_files.is_empty()))
+                .then(|| InstallKey {
+                    commands: h.install.clone(),
+                    files: crate::harness::install::install_files(&h.install_files).map_or_else(
+                        |e| format!("unreadable: {e}"),
+                        |f| crate::harness::install::files_digest(&f),
+                    ),
                 }),
             },
         );

@@ -10,3 +10,5 @@ pub const BUILTIN_HARNESSES: &str = include_str!("builtin.toml");
 
 /// The built-in pricing table, as TOML.
 pub const BUILTIN_PRICING: &str = include_str!("pricing.toml");
+
+pub mod install;

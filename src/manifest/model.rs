@@ -371,6 +371,8 @@ pub struct Harness {
     pub env: Vec<String>,
     pub usage: Option<UsageFormat>,
     pub install: Vec<String>,
+    /// Files and directories copied into the install container, absolute.
+    pub install_files: Vec<PathBuf>,
     pub version: Option<String>,
     /// `predictions`: the predictions file, absolute.
     pub path: Option<PathBuf>,

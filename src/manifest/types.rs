@@ -305,8 +305,14 @@ pub struct HarnessFile {
     /// How to read usage and cost from the agent's output: `claude-json`, `codex-jsonl`,
     /// `aider`, `mini-swe-agent`, or `none`.
     pub usage: Option<String>,
-    /// Shell commands that install the agent CLI on top of a task image (docker backend).
+    /// Shell commands that install the agent CLI on top of a task image (docker backend). They
+    /// run once per task image, with `sh -e` in `/tmp/bench-install` as root; the container is
+    /// committed as an agent image `bench-agent:<digest>` that later solves reuse.
     pub install: Option<Vec<String>>,
+    /// Files or directories (relative to this manifest) copied into `/tmp/bench-install/<name>`
+    /// before the `install` commands run, e.g. a locally built agent CLI. Their content is part
+    /// of the agent image's digest and of every docker key that uses the harness.
+    pub install_files: Option<Vec<String>>,
     /// A version pin of the agent CLI; part of every key that uses the harness.
     pub version: Option<String>,
     /// For `predictions`: a SWE-bench predictions file (relative to this manifest) whose

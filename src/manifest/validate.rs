@@ -525,6 +525,7 @@ impl Validator<'_> {
                     env: o.env.or(b.env),
                     usage: o.usage.or(b.usage),
                     install: o.install.or(b.install),
+                    install_files: o.install_files.or(b.install_files),
                     version: o.version.or(b.version),
                     path: o.path,
                 },
@@ -547,6 +548,7 @@ impl Validator<'_> {
             env,
             usage,
             install,
+            install_files,
             version,
             path,
         } = h;
@@ -618,6 +620,24 @@ impl Validator<'_> {
             }
             p
         });
+        let install_files: Vec<PathBuf> = install_files
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let p = self.path(s, &at("install_files"));
+                if !p.exists() {
+                    self.err(
+                        "manifest::harness",
+                        format!("install file {} does not exist", p.display()),
+                        self.item_loc(&at("install_files"), i),
+                        "no such file or directory",
+                        "paths are relative to the manifest that writes them".into(),
+                    );
+                }
+                p
+            })
+            .collect();
         if k == HarnessKind::Predictions && path.is_none() {
             self.err(
                 "manifest::harness",
@@ -665,6 +685,7 @@ impl Validator<'_> {
             env,
             usage,
             install: install.unwrap_or_default(),
+            install_files,
             version,
             path,
         })

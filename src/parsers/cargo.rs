@@ -82,7 +82,7 @@ fn human_status(tail: &str) -> Tail {
 }
 
 /// The `cargo` parser.
-pub(crate) fn parse_human<'a>(log: &'a str, out: &mut Collector<'a>) {
+pub(crate) fn parse_human(log: &str, out: &mut Collector) {
     let mut suite: Option<&str> = None;
     let mut pending: Option<&str> = None;
     for line in lines(log) {
@@ -133,7 +133,7 @@ struct Event<'a> {
 }
 
 /// The `cargo-json` parser.
-pub(crate) fn parse_json<'a>(log: &'a str, out: &mut Collector<'a>) {
+pub(crate) fn parse_json(log: &str, out: &mut Collector) {
     let mut suite: Option<&str> = None;
     for line in lines(log) {
         if let Some(s) = suite_header(line) {

@@ -4,7 +4,7 @@
 //! `bench parse-log`.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// Outcome of one test as bench grades it.
 ///
@@ -61,10 +61,170 @@ pub fn normalize_live_status(raw: &str) -> TestStatus {
 /// Renders parser output as the JSON text printed by `bench parse-log`: a pretty-printed
 /// object whose keys are the test names in sorted (byte-wise) order and whose values are
 /// `"pass"`, `"fail"` or `"skip"`. The text has no trailing newline.
-pub fn statuses_to_json(statuses: &BTreeMap<String, TestStatus>) -> String {
-    // Serialising a BTreeMap<String, enum> cannot fail; fall back to an empty object anyway
+pub fn statuses_to_json(statuses: &Statuses) -> String {
+    // Serialising names and enum values cannot fail; fall back to an empty object anyway
     // rather than panicking.
     serde_json::to_string_pretty(statuses).unwrap_or_else(|_| String::from("{}"))
+}
+
+/// Test name -> status, as produced by a parser.
+///
+/// Built for big logs: the names live once, back to back, in one arena string; a table of
+/// 4-byte indexes (small enough to stay in cache) finds them by their foldhash. Compared
+/// with a `HashMap<String, _>` this makes no allocation per name and no cache miss into the
+/// log when a test is named a second time. Lookups are what grading needs; every rendering
+/// (`Debug`, JSON, [`Statuses::sorted`]) is in byte-wise name order, so outputs are
+/// deterministic.
+#[derive(Clone, Default)]
+pub struct Statuses {
+    arena: String,
+    entries: Vec<Entry>,
+    table: hashbrown::HashTable<u32>,
+    hasher: foldhash::fast::FixedState,
+}
+
+#[derive(Clone, Copy)]
+struct Entry {
+    start: usize,
+    len: usize,
+    status: TestStatus,
+}
+
+impl Statuses {
+    /// An empty map sized for about `names` names.
+    pub(crate) fn with_capacity(names: usize) -> Self {
+        Statuses {
+            table: hashbrown::HashTable::with_capacity(names),
+            entries: Vec::with_capacity(names),
+            ..Default::default()
+        }
+    }
+
+    fn name(&self, e: &Entry) -> &str {
+        &self.arena[e.start..e.start + e.len]
+    }
+
+    fn hash(&self, name: &str) -> u64 {
+        use std::hash::BuildHasher;
+        self.hasher.hash_one(name)
+    }
+
+    fn index(&self, name: &str) -> Option<usize> {
+        let hash = self.hash(name);
+        self.table
+            .find(hash, |&i| self.name(&self.entries[i as usize]) == name)
+            .map(|&i| i as usize)
+    }
+
+    /// Records `status` for `name`, replacing an earlier status of the same name.
+    pub fn insert(&mut self, name: &str, status: TestStatus) {
+        let hash = self.hash(name);
+        let Statuses {
+            arena,
+            entries,
+            table,
+            hasher,
+        } = self;
+        let found = table.find(hash, |&i| {
+            let e = &entries[i as usize];
+            &arena[e.start..e.start + e.len] == name
+        });
+        if let Some(&i) = found {
+            entries[i as usize].status = status;
+            return;
+        }
+        let index = u32::try_from(entries.len()).expect("fewer than 4 billion test names");
+        entries.push(Entry {
+            start: arena.len(),
+            len: name.len(),
+            status,
+        });
+        arena.push_str(name);
+        table.insert_unique(hash, index, |&i| {
+            use std::hash::BuildHasher;
+            let e = &entries[i as usize];
+            hasher.hash_one(&arena[e.start..e.start + e.len])
+        });
+    }
+
+    /// The status recorded for `name`.
+    pub fn get(&self, name: &str) -> Option<TestStatus> {
+        self.index(name).map(|i| self.entries[i].status)
+    }
+
+    /// Number of tests named.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether no test was named.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Whether `name` was named.
+    pub fn contains(&self, name: &str) -> bool {
+        self.index(name).is_some()
+    }
+
+    /// All entries, sorted by name.
+    pub fn sorted(&self) -> Vec<(&str, TestStatus)> {
+        let mut v: Vec<(&str, TestStatus)> =
+            self.entries.iter().map(|e| (self.name(e), e.status)).collect();
+        v.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        v
+    }
+
+    /// The statuses as a sorted map.
+    pub fn to_btree(&self) -> BTreeMap<String, TestStatus> {
+        self.entries
+            .iter()
+            .map(|e| (self.name(e).to_owned(), e.status))
+            .collect()
+    }
+
+    /// Statuses in the order the names were first seen (for counting).
+    pub fn values(&self) -> impl Iterator<Item = TestStatus> + '_ {
+        self.entries.iter().map(|e| e.status)
+    }
+}
+
+impl<S: AsRef<str>> FromIterator<(S, TestStatus)> for Statuses {
+    fn from_iter<I: IntoIterator<Item = (S, TestStatus)>>(iter: I) -> Self {
+        let mut out = Statuses::default();
+        for (name, status) in iter {
+            out.insert(name.as_ref(), status);
+        }
+        out
+    }
+}
+
+impl std::fmt::Debug for Statuses {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.sorted()).finish()
+    }
+}
+
+impl PartialEq for Statuses {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len()
+            && self
+                .entries
+                .iter()
+                .all(|e| other.get(self.name(e)) == Some(e.status))
+    }
+}
+
+impl PartialEq<BTreeMap<String, TestStatus>> for Statuses {
+    fn eq(&self, other: &BTreeMap<String, TestStatus>) -> bool {
+        self.len() == other.len() && other.iter().all(|(k, v)| self.get(k) == Some(*v))
+    }
+}
+
+impl serde::Serialize for Statuses {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.sorted())
+    }
 }
 
 /// Accumulates `(name, status)` pairs while a parser walks a log.
@@ -74,37 +234,30 @@ pub fn statuses_to_json(statuses: &BTreeMap<String, TestStatus>) -> String {
 /// and it gives sensible results for logs that contain a progress line and a later summary
 /// line for the same test (pytest `-v -rA`), or several runs of the same suite.
 #[derive(Debug, Default)]
-pub(crate) struct Collector<'a> {
-    map: HashMap<Cow<'a, str>, TestStatus>,
+pub(crate) struct Collector {
+    statuses: Statuses,
 }
 
-impl<'a> Collector<'a> {
-    /// A collector sized for a log of `log_len` bytes (a guess of one test per 2 KiB, so
+impl Collector {
+    /// A collector sized for a log of `log_len` bytes (a guess of one test per 512 bytes, so
     /// large logs do not rehash the table over and over).
     pub(crate) fn for_log(log_len: usize) -> Self {
         Collector {
-            map: HashMap::with_capacity((log_len / 2048).min(1 << 20)),
+            statuses: Statuses::with_capacity((log_len / 512).min(1 << 20)),
         }
     }
 
     /// Records `status` for `name`; empty names are ignored.
-    pub(crate) fn record(&mut self, name: impl Into<Cow<'a, str>>, status: TestStatus) {
-        let name = name.into();
-        if name.is_empty() {
-            return;
+    pub(crate) fn record(&mut self, name: impl AsRef<str>, status: TestStatus) {
+        let name = name.as_ref();
+        if !name.is_empty() {
+            self.statuses.insert(name, status);
         }
-        self.map.insert(name, status);
     }
 
-    /// The sorted result map.
-    pub(crate) fn finish(self) -> BTreeMap<String, TestStatus> {
-        let mut entries: Vec<(Cow<'a, str>, TestStatus)> = self.map.into_iter().collect();
-        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        // Building a BTreeMap from already sorted input is linear.
-        entries
-            .into_iter()
-            .map(|(name, status)| (name.into_owned(), status))
-            .collect()
+    /// The result map.
+    pub(crate) fn finish(self) -> Statuses {
+        self.statuses
     }
 }
 
@@ -119,7 +272,7 @@ impl<'a> Collector<'a> {
 /// (borrowed) when it contains neither `ESC` nor `\r`.
 pub(crate) fn clean_log(log: &str) -> Cow<'_, str> {
     let bytes = log.as_bytes();
-    if !bytes.contains(&0x1b) && !bytes.contains(&b'\r') {
+    if memchr::memchr2(0x1b, b'\r', bytes).is_none() {
         return Cow::Borrowed(log);
     }
     let mut out = Vec::with_capacity(bytes.len());
@@ -188,7 +341,27 @@ fn skip_escape(bytes: &[u8], start: usize) -> usize {
     }
 }
 
-/// Splits a log into lines (on `\n`; `\r` was already removed by [`clean_log`]).
+/// Splits a log into lines (on `\n`; `\r` was already removed by [`clean_log`]), finding
+/// the line breaks with memchr's SIMD search.
 pub(crate) fn lines(log: &str) -> impl Iterator<Item = &str> {
-    log.split('\n')
+    let mut start = 0;
+    let mut ends = memchr::memchr_iter(b'\n', log.as_bytes());
+    let mut done = false;
+    std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        match ends.next() {
+            Some(end) => {
+                // `\n` is ASCII, so both ends are char boundaries.
+                let line = &log[start..end];
+                start = end + 1;
+                Some(line)
+            }
+            None => {
+                done = true;
+                Some(&log[start..])
+            }
+        }
+    })
 }

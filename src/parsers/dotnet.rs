@@ -27,7 +27,7 @@ fn line_re() -> &'static Regex {
     })
 }
 
-pub(crate) fn parse<'a>(log: &'a str, out: &mut Collector<'a>) {
+pub(crate) fn parse(log: &str, out: &mut Collector) {
     let re = line_re();
     for line in lines(log) {
         let Some(caps) = re.captures(line) else {

@@ -26,7 +26,7 @@ use std::borrow::Cow;
 use super::common::{Collector, TestStatus, lines};
 
 /// The `go` parser.
-pub(crate) fn parse_verbose<'a>(log: &'a str, out: &mut Collector<'a>) {
+pub(crate) fn parse_verbose(log: &str, out: &mut Collector) {
     for line in lines(log) {
         let t = line.trim();
         let Some(rest) = t.strip_prefix("--- ") else {
@@ -64,7 +64,7 @@ struct Event<'a> {
 }
 
 /// The `go-json` parser.
-pub(crate) fn parse_json<'a>(log: &'a str, out: &mut Collector<'a>) {
+pub(crate) fn parse_json(log: &str, out: &mut Collector) {
     for line in lines(log) {
         let t = line.trim();
         if !t.starts_with('{') {

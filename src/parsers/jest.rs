@@ -35,7 +35,7 @@ fn line_re() -> &'static Regex {
     })
 }
 
-pub(crate) fn parse<'a>(log: &'a str, out: &mut Collector<'a>) {
+pub(crate) fn parse(log: &str, out: &mut Collector) {
     let re = line_re();
     for line in lines(log) {
         // Cheap pre-filter: every mark is a non-ASCII character.

@@ -28,7 +28,7 @@ use quick_xml::reader::Reader;
 
 use super::common::{Collector, TestStatus};
 
-pub(crate) fn parse<'a>(log: &'a str, out: &mut Collector<'a>) {
+pub(crate) fn parse(log: &str, out: &mut Collector) {
     let mut pos = 0;
     while let Some(found) = find_root(&log[pos..]) {
         let start = pos + found;
@@ -63,7 +63,7 @@ struct Case {
 
 /// Reads one element starting at the beginning of `text`; returns how many bytes it spans
 /// (up to the error position if it is malformed).
-fn parse_element(text: &str, out: &mut Collector<'_>) -> usize {
+fn parse_element(text: &str, out: &mut Collector) -> usize {
     let mut reader = Reader::from_str(text);
     let mut depth = 0usize;
     let mut case: Option<Case> = None;
@@ -108,7 +108,7 @@ fn open(
     depth: usize,
     empty: bool,
     case: &mut Option<Case>,
-    out: &mut Collector<'_>,
+    out: &mut Collector,
 ) {
     match e.local_name().as_ref() {
         "testcase" => {

@@ -64,7 +64,7 @@ fn status_of(level: Option<&str>, marker: Option<&str>) -> TestStatus {
     }
 }
 
-pub(crate) fn parse<'a>(log: &'a str, out: &mut Collector<'a>) {
+pub(crate) fn parse(log: &str, out: &mut Collector) {
     for line in lines(log) {
         if !line.contains("Time elapsed: ") {
             continue;

@@ -25,6 +25,6 @@ mod vitest;
 #[cfg(test)]
 mod tests;
 
-pub use common::{TestStatus, normalize_live_status, statuses_to_json};
+pub use common::{Statuses, TestStatus, normalize_live_status, statuses_to_json};
 pub use registry::{ParserError, builtin_parser_names, parse_log};
 pub use script::{ScriptError, ScriptLimits, run_script_parser};

@@ -52,25 +52,6 @@ enum Outcome {
     Xpass,
 }
 
-const WORDS: [(&str, Outcome); 6] = [
-    ("PASSED", Outcome::Passed),
-    ("FAILED", Outcome::Failed),
-    ("SKIPPED", Outcome::Skipped),
-    ("ERROR", Outcome::Error),
-    ("XFAIL", Outcome::Xfail),
-    ("XPASS", Outcome::Xpass),
-];
-
-/// `" WORD ("` for each status word: where a verbose line's `(reason)` starts.
-const WORDS_WITH_REASON: [(&str, Outcome); 6] = [
-    (" PASSED (", Outcome::Passed),
-    (" FAILED (", Outcome::Failed),
-    (" SKIPPED (", Outcome::Skipped),
-    (" ERROR (", Outcome::Error),
-    (" XFAIL (", Outcome::Xfail),
-    (" XPASS (", Outcome::Xpass),
-];
-
 fn live_status(outcome: Outcome) -> TestStatus {
     match outcome {
         Outcome::Passed | Outcome::Xpass => TestStatus::Pass,
@@ -88,16 +69,16 @@ fn swebench_status(outcome: Outcome) -> TestStatus {
 }
 
 /// The `pytest` parser (SWE-bench-Live mapping).
-pub(crate) fn parse_live<'a>(log: &'a str, out: &mut Collector<'a>) {
+pub(crate) fn parse_live(log: &str, out: &mut Collector) {
     parse_with(log, out, live_status);
 }
 
 /// The `pytest-swebench` parser (SWE-bench mapping).
-pub(crate) fn parse_swebench<'a>(log: &'a str, out: &mut Collector<'a>) {
+pub(crate) fn parse_swebench(log: &str, out: &mut Collector) {
     parse_with(log, out, swebench_status);
 }
 
-fn parse_with<'a>(log: &'a str, out: &mut Collector<'a>, map: fn(Outcome) -> TestStatus) {
+fn parse_with(log: &str, out: &mut Collector, map: fn(Outcome) -> TestStatus) {
     for line in lines(log) {
         if let Some((name, outcome)) = parse_line(line) {
             out.record(name, map(outcome));
@@ -118,12 +99,39 @@ fn parse_line(line: &str) -> Option<(&str, Outcome)> {
     verbose_line(line)
 }
 
+/// The status word `line` starts with, followed by a space: its length and outcome.
+/// Dispatches on the first byte, so each line costs one constant-length comparison.
+fn leading_word(line: &[u8]) -> Option<(usize, Outcome)> {
+    let (len, outcome) = match line.first()? {
+        b'P' if line.starts_with(b"PASSED") => (6, Outcome::Passed),
+        b'F' if line.starts_with(b"FAILED") => (6, Outcome::Failed),
+        b'S' if line.starts_with(b"SKIPPED") => (7, Outcome::Skipped),
+        b'E' if line.starts_with(b"ERROR") => (5, Outcome::Error),
+        b'X' if line.starts_with(b"XFAIL") => (5, Outcome::Xfail),
+        b'X' if line.starts_with(b"XPASS") => (5, Outcome::Xpass),
+        _ => return None,
+    };
+    (line.get(len) == Some(&b' ')).then_some((len, outcome))
+}
+
+/// The status word `s` ends with, preceded by a space: its length and outcome.
+fn trailing_word(s: &[u8]) -> Option<(usize, Outcome)> {
+    let (len, outcome) = match s.last()? {
+        b'D' if s.ends_with(b"PASSED") => (6, Outcome::Passed),
+        b'D' if s.ends_with(b"FAILED") => (6, Outcome::Failed),
+        b'D' if s.ends_with(b"SKIPPED") => (7, Outcome::Skipped),
+        b'R' if s.ends_with(b"ERROR") => (5, Outcome::Error),
+        b'L' if s.ends_with(b"XFAIL") => (5, Outcome::Xfail),
+        b'S' if s.ends_with(b"XPASS") => (5, Outcome::Xpass),
+        _ => return None,
+    };
+    (s.len() > len && s[s.len() - len - 1] == b' ').then_some((len, outcome))
+}
+
 /// `STATUS <id>[ - message]`.
 fn summary_line(line: &str) -> Option<(&str, Outcome)> {
-    let &(word, outcome) = WORDS
-        .iter()
-        .find(|(w, _)| line.starts_with(w) && line.as_bytes().get(w.len()) == Some(&b' '))?;
-    let rest = line[word.len() + 1..].trim_start();
+    let (len, outcome) = leading_word(line.as_bytes())?;
+    let rest = line[len + 1..].trim_start();
     if outcome == Outcome::Skipped && is_count_marker(rest) {
         return None;
     }
@@ -146,8 +154,15 @@ fn is_count_marker(rest: &str) -> bool {
 /// The node id at the start of `rest`: up to the first whitespace outside `[…]`. If the
 /// brackets never balance, up to the first ` - ` (or the whole trimmed rest).
 fn node_id_prefix(rest: &str) -> &str {
+    // Fast path: most ids have no brackets, so the first space or tab ends them.
+    let bytes = rest.as_bytes();
+    let from = match memchr::memchr3(b' ', b'\t', b'[', bytes) {
+        None => return rest.trim_end(),
+        Some(i) if bytes[i] != b'[' => return &rest[..i],
+        Some(i) => i,
+    };
     let mut depth: usize = 0;
-    for (i, b) in rest.bytes().enumerate() {
+    for (i, b) in bytes.iter().copied().enumerate().skip(from) {
         match b {
             b'[' => depth += 1,
             b']' => depth = depth.saturating_sub(1),
@@ -177,7 +192,10 @@ fn strip_xdist_prefix(line: &str) -> Option<&str> {
 
 /// `<id> STATUS[ (reason)][ [ NN%]]`.
 fn verbose_line(line: &str) -> Option<(&str, Outcome)> {
-    let mut s = line.trim_end();
+    let mut s = match line.as_bytes().last() {
+        Some(b) if b.is_ascii() && !b.is_ascii_whitespace() => line,
+        _ => line.trim_end(),
+    };
     // Fast reject: the line must end with a status word, a `(reason)` or a `[ NN%]`.
     if !matches!(
         s.as_bytes().last(),
@@ -194,16 +212,10 @@ fn verbose_line(line: &str) -> Option<(&str, Outcome)> {
         s = s[..open].trim_end();
     }
     let (name, outcome) = if s.ends_with(')') {
-        WORDS_WITH_REASON
-            .iter()
-            .filter_map(|&(pat, outcome)| s.find(pat).map(|pos| (pos, outcome)))
-            .min_by_key(|&(pos, _)| pos)
-            .map(|(pos, outcome)| (&s[..pos], outcome))?
+        reason_start(s)?
     } else {
-        let &(word, outcome) = WORDS.iter().find(|(w, _)| {
-            s.len() > w.len() && s.ends_with(w) && s.as_bytes()[s.len() - w.len() - 1] == b' '
-        })?;
-        (&s[..s.len() - word.len() - 1], outcome)
+        let (len, outcome) = trailing_word(s.as_bytes())?;
+        (&s[..s.len() - len - 1], outcome)
     };
     let name = name.trim_end();
     let first = name.as_bytes().first()?;
@@ -213,9 +225,22 @@ fn verbose_line(line: &str) -> Option<(&str, Outcome)> {
     Some((name, outcome))
 }
 
+/// In `<id> WORD (reason)`, the first ` WORD (` (WORD a status word): the id before it and
+/// the outcome. Each `(` preceded by a space is checked, leftmost first; two such patterns
+/// cannot overlap, so the leftmost `(` gives the leftmost pattern.
+fn reason_start(s: &str) -> Option<(&str, Outcome)> {
+    let bytes = s.as_bytes();
+    memchr::memchr_iter(b'(', bytes).find_map(|open| {
+        let before = bytes[..open].strip_suffix(b" ")?;
+        let (len, outcome) = trailing_word(before)?;
+        Some((&s[..before.len() - len - 1], outcome))
+    })
+}
+
 /// `name.contains("::")` without building a substring searcher per call.
 fn has_double_colon(name: &str) -> bool {
-    name.as_bytes().windows(2).any(|w| w == b"::")
+    let bytes = name.as_bytes();
+    memchr::memchr_iter(b':', bytes).any(|i| bytes.get(i + 1) == Some(&b':'))
 }
 
 #[cfg(test)]

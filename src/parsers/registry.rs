@@ -1,9 +1,8 @@
 //! The table of built-in parsers: name lookup, the [`parse_log`] entry point, and the
 //! "did you mean" suggestion for unknown names.
 
-use std::collections::BTreeMap;
 
-use super::common::{Collector, TestStatus, clean_log};
+use super::common::{Collector, Statuses, clean_log};
 use super::{cargo, ctest, dotnet, go, jest, junit_xml, maven, pytest, tap, unittest, vitest};
 
 /// Errors returned by [`parse_log`].
@@ -26,7 +25,7 @@ fn did_you_mean(suggestion: &Option<String>) -> String {
     }
 }
 
-type ParseFn = for<'a> fn(&'a str, &mut Collector<'a>);
+type ParseFn = fn(&str, &mut Collector);
 
 /// Sorted by name; [`builtin_parser_names`] is derived from it.
 const PARSERS: &[(&str, ParseFn)] = &[
@@ -95,9 +94,9 @@ pub fn builtin_parser_names() -> &'static [&'static str] {
 /// The log is first cleaned: ANSI escape sequences and every `\r` are removed. Each parser
 /// then maps the framework's statuses onto [`TestStatus`] (see the parser's module docs for
 /// its format, naming rule and mapping). When the same test name occurs several times, **the
-/// last occurrence wins**. The result is sorted by name. An unrecognised log is not an error:
+/// last occurrence wins**. Every rendering of the result is sorted by name. An unrecognised log is not an error:
 /// it yields an empty map.
-pub fn parse_log(parser: &str, log: &str) -> Result<BTreeMap<String, TestStatus>, ParserError> {
+pub fn parse_log(parser: &str, log: &str) -> Result<Statuses, ParserError> {
     let Some(&(_, parse)) = PARSERS.iter().find(|(name, _)| *name == parser) else {
         return Err(ParserError::Unknown {
             name: parser.to_owned(),

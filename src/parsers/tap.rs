@@ -26,7 +26,7 @@ use std::borrow::Cow;
 
 use super::common::{Collector, TestStatus, lines};
 
-pub(crate) fn parse<'a>(log: &'a str, out: &mut Collector<'a>) {
+pub(crate) fn parse(log: &str, out: &mut Collector) {
     for line in lines(log) {
         let t = line.trim_start();
         let (ok, rest) = if let Some(r) = t.strip_prefix("not ok") {

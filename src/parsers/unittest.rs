@@ -43,7 +43,7 @@ fn is_separator(line: &str, ch: u8) -> bool {
     t.len() >= 20 && t.bytes().all(|b| b == ch)
 }
 
-pub(crate) fn parse<'a>(log: &'a str, out: &mut Collector<'a>) {
+pub(crate) fn parse(log: &str, out: &mut Collector) {
     let all: Vec<&str> = lines(log).collect();
     let mut pending: Option<&str> = None;
     for (i, &line) in all.iter().enumerate() {

@@ -648,6 +648,7 @@ impl PreparedJob {
                         &task,
                         &m.teams[&team],
                         timeout,
+                        budget_share,
                         &self.address,
                         &self.key,
                         cancel,

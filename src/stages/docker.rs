@@ -10,20 +10,21 @@
 //! patch that does not apply, and a parser script that raises or hangs, are grading errors; a
 //! run past the budget is unresolved with `timed_out`.
 //!
-//! Solving: a fresh container of the task's image whose repository is stripped of every ref,
-//! remote, tag, reflog entry, stash and unreachable object, then checked fail-closed; the patch
-//! is everything changed since a start snapshot.
+//! Solving: each agent gets a fresh container of its image (the task's, or the agent image built
+//! on it) whose repository is stripped of every ref, remote, tag, reflog entry, stash and
+//! unreachable object, then checked fail-closed; the patch is everything changed since a start
+//! snapshot. The team logic is `solve.rs`'s, shared with the local backend.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
 use crate::backend::ExecResult;
 use crate::backend::docker::{Container, ContainerSpec, DockerHost};
-use crate::graph::{GradeOutput, SolveOutput};
-use crate::manifest::{Agent, HarnessKind, Manifest, Team, Topology};
-use crate::parsers::{ScriptLimits, TestStatus, parse_log, run_script_parser};
+use crate::graph::GradeOutput;
+use crate::manifest::{Manifest, Team};
+use crate::parsers::{ScriptLimits, Statuses, TestStatus, parse_log, run_script_parser};
 use crate::store::Store;
 use crate::tasks::{Task, TaskBase};
 
@@ -230,7 +231,7 @@ async fn grade_in(
     let print_limit = budget.min(Duration::from_secs(600));
     let printed = run(c, &print_script, &[], print_limit, cancel).await?;
     let log = String::from_utf8_lossy(&printed.output).into_owned();
-    let statuses: BTreeMap<String, TestStatus> = if is_builtin_parser(&task.log_parser) {
+    let statuses: Statuses = if is_builtin_parser(&task.log_parser) {
         parse_log(task.log_parser.trim(), &log).map_err(|e| {
             infra(format!(
                 "cannot parse the test log of {}: {e}",
@@ -403,7 +404,8 @@ pub async fn collect_patch(
         .map_err(infra)
 }
 
-/// Runs `team` (solo) on `task` in a prepared container.
+/// Runs `team` on `task` in prepared containers: each agent in a container of its harness's
+/// image (the agent image where the harness installs a CLI), built first if need be.
 #[expect(clippy::too_many_arguments, reason = "the solve's whole context")]
 pub async fn solve_docker(
     ctx: &DockerRun,
@@ -412,63 +414,170 @@ pub async fn solve_docker(
     task: &Task,
     team: &Team,
     timeout: Duration,
+    budget_share: Option<f64>,
     address: &str,
     key: &str,
     cancel: &CancellationToken,
 ) -> Result<WorkOutput, WorkError> {
-    let started = Instant::now();
-    let Topology::Solo { worker } = &team.topology else {
-        return Err(infra(format!(
-            "team `{}`: only the solo topology runs in this build",
-            team.name
-        )));
-    };
     let (image_id, base_commit) = image_of(m, task)?;
-    let spec = ContainerSpec {
-        image: image_id.to_string(),
-        name: format!("bench-{}-{}", ctx.run_id, &key[..12.min(key.len())]),
-        labels: ContainerSpec::labels(&ctx.run_id, address, &ctx.store_label),
-        cpus: m.backend.cpus,
-        memory_bytes: m.backend.memory_bytes,
-        pids: m.backend.pids,
-    };
-    let c = prepare_sandbox(&ctx.host, &spec, base_commit, cancel).await?;
-    let result = async {
-        let (exit_code, output, timed_out) =
-            run_agent(&c, m, worker, task, timeout, cancel).await?;
-        let patch = collect_patch(&c, cancel).await?;
-        Ok::<_, WorkError>((exit_code, output, timed_out, patch))
+    let mut images = BTreeMap::new();
+    for agent in team.topology.agents() {
+        if !images.contains_key(&agent.harness) {
+            let harness = &m.harnesses[&agent.harness];
+            let image = super::agent_image::image_for(ctx, m, image_id, harness, cancel).await?;
+            images.insert(agent.harness.clone(), image);
+        }
     }
-    .await;
-    let removed = c.destroy().await;
-    let (exit_code, output, timed_out, patch) = result?;
-    removed.map_err(infra)?;
-    let mut blobs = BTreeMap::new();
-    let stored = super::solve::store_scrubbed(store, &mut blobs, &patch, &output)?;
-    let out = SolveOutput {
-        patch: stored.patch,
-        patch_bytes: stored.patch_bytes,
-        timed_out,
-        solve_error: match (timed_out, exit_code) {
-            (false, Some(0)) | (true, _) => None,
-            (false, Some(c)) => Some(format!("agent exited with code {c}")),
-            (false, None) => Some("agent was killed by a signal".into()),
-        },
-        exit_code,
-        // Model-driven harnesses (installed CLIs) do not run on docker in this build.
-        cost_usd: Some(0.0),
-        input_tokens: None,
-        output_tokens: None,
-        redacted: stored.redacted,
-        duration_ms: started.elapsed().as_millis() as u64,
-    };
-    Ok(WorkOutput {
-        output: serde_json::to_value(&out).expect("solve outputs serialize"),
-        blobs,
-    })
+    let place = super::solve::Place::Docker(DockerPlace {
+        run: ctx,
+        m,
+        images,
+        base_commit,
+        address,
+        key,
+        count: std::sync::atomic::AtomicUsize::new(0),
+    });
+    super::solve::solve_team(store, m, task, team, timeout, budget_share, &place, cancel).await
 }
 
-/// An "agent" that applies a given patch in /testbed (the oracle, a predictions file).
+/// Where a docker solve's sandboxes come from.
+pub(crate) struct DockerPlace<'a> {
+    run: &'a DockerRun,
+    m: &'a Manifest,
+    /// The image ID each harness runs in.
+    images: BTreeMap<String, String>,
+    base_commit: &'a str,
+    address: &'a str,
+    key: &'a str,
+    /// Sandboxes made so far (their names are numbered).
+    count: std::sync::atomic::AtomicUsize,
+}
+
+/// The agent's home directory in a sandbox; its files are the run's own logs.
+const AGENT_HOME: &str = "/tmp/bench/home";
+/// Files beside the repository: prompts, patches, scripts.
+const SIDE: &str = "/tmp/bench/side";
+
+impl DockerPlace<'_> {
+    /// A prepared container of `harness`'s image.
+    pub(crate) async fn sandbox(
+        &self,
+        harness: &str,
+        cancel: &CancellationToken,
+    ) -> Result<DockerSandbox, WorkError> {
+        let n = self.count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let spec = ContainerSpec {
+            image: self.images[harness].clone(),
+            name: format!(
+                "bench-{}-{}-{n}",
+                self.run.run_id,
+                &self.key[..12.min(self.key.len())]
+            ),
+            labels: ContainerSpec::labels(&self.run.run_id, self.address, &self.run.store_label),
+            cpus: self.m.backend.cpus,
+            memory_bytes: self.m.backend.memory_bytes,
+            pids: self.m.backend.pids,
+        };
+        let c = prepare_sandbox(&self.run.host, &spec, self.base_commit, cancel).await?;
+        let repo = match c.get_file(&format!("{STATE}/repo")).await {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).trim().to_string(),
+            Err(e) => {
+                let _ = c.destroy().await;
+                return Err(infra(e));
+            }
+        };
+        let made = run(
+            &c,
+            &format!("mkdir -p {AGENT_HOME} {SIDE}"),
+            &[],
+            Duration::from_secs(60),
+            cancel,
+        )
+        .await;
+        if let Err(e) = made {
+            let _ = c.destroy().await;
+            return Err(e);
+        }
+        Ok(DockerSandbox { c, repo })
+    }
+}
+
+/// A prepared container: history stripped and checked, start snapshot taken.
+pub(crate) struct DockerSandbox {
+    c: Container,
+    /// The repository's path (/testbed, or the git root below it).
+    repo: String,
+}
+
+impl DockerSandbox {
+    pub(crate) async fn apply(
+        &self,
+        name: &str,
+        patch: &[u8],
+        cancel: &CancellationToken,
+    ) -> Result<(Option<i32>, Vec<u8>), WorkError> {
+        let (code, out, _) =
+            apply_patch_in(&self.c, name, patch, Duration::from_secs(300), cancel).await?;
+        Ok((code, out))
+    }
+
+    pub(crate) async fn diff(&self, cancel: &CancellationToken) -> Result<Vec<u8>, WorkError> {
+        collect_patch(&self.c, cancel).await
+    }
+
+    pub(crate) async fn write_side(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        mode: u32,
+    ) -> Result<String, WorkError> {
+        let path = format!("{SIDE}/{name}");
+        self.c
+            .put_files(&[(path.as_str(), bytes, mode)])
+            .await
+            .map_err(infra)?;
+        Ok(path)
+    }
+
+    pub(crate) fn layout(&self) -> (String, String, Vec<(String, String)>) {
+        let env = [
+            ("HOME", AGENT_HOME),
+            ("GIT_AUTHOR_NAME", "bench"),
+            ("GIT_AUTHOR_EMAIL", "bench@localhost"),
+            ("GIT_COMMITTER_NAME", "bench"),
+            ("GIT_COMMITTER_EMAIL", "bench@localhost"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        (self.repo.clone(), SIDE.to_string(), env)
+    }
+
+    pub(crate) async fn exec(
+        &self,
+        command: &str,
+        env: &[(String, String)],
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<ExecResult, WorkError> {
+        run(&self.c, &in_repo(command), env, timeout, cancel).await
+    }
+
+    pub(crate) async fn home_files(&self, cap: usize) -> Vec<(String, Vec<u8>)> {
+        self.c.get_dir(AGENT_HOME, cap).await.unwrap_or_else(|e| {
+            vec![(
+                "[bench]".to_string(),
+                format!("cannot read the agent's home: {e}").into_bytes(),
+            )]
+        })
+    }
+
+    pub(crate) async fn close(self) -> Result<(), WorkError> {
+        self.c.destroy().await.map_err(infra)
+    }
+}
+
+/// An "agent" that applies a given patch in the repository (the oracle, a predictions file).
 async fn apply_patch_in(
     c: &Container,
     name: &str,
@@ -489,106 +598,4 @@ async fn apply_patch_in(
     )
     .await?;
     Ok((r.exit_code, r.output, r.timed_out))
-}
-
-async fn run_agent(
-    c: &Container,
-    m: &Manifest,
-    agent: &Agent,
-    task: &Task,
-    timeout: Duration,
-    cancel: &CancellationToken,
-) -> Result<(Option<i32>, Vec<u8>, bool), WorkError> {
-    let harness = &m.harnesses[&agent.harness];
-    match harness.kind {
-        HarnessKind::Nop => Ok((Some(0), b"nop: no change\n".to_vec(), false)),
-        HarnessKind::Oracle => {
-            apply_patch_in(c, "gold.patch", task.gold_patch.as_bytes(), timeout, cancel).await
-        }
-        HarnessKind::Predictions => {
-            match crate::datasets::predictions::prediction_for(harness, &task.instance_id)
-                .map_err(infra)?
-            {
-                Some(patch) => {
-                    apply_patch_in(c, "prediction.patch", patch.as_bytes(), timeout, cancel).await
-                }
-                None => Ok((
-                    Some(0),
-                    b"predictions: no patch for this task\n".to_vec(),
-                    false,
-                )),
-            }
-        }
-        HarnessKind::Command if !harness.install.is_empty() => Err(infra(format!(
-            "harness `{}` installs an agent CLI; agent images are not built on the docker backend in this build",
-            harness.name
-        ))),
-        HarnessKind::Command => {
-            let prompt = super::solve::render_prompt(m, task).map_err(infra)?;
-            let prompt_file = format!("{STATE}/prompt.md");
-            let mut files: Vec<(String, Vec<u8>, u32)> =
-                vec![(prompt_file.clone(), prompt.clone().into_bytes(), 0o644)];
-            let mut script_path = String::new();
-            if let Some(p) = &harness.script {
-                let bytes = std::fs::read(p).map_err(|e| {
-                    infra(format!(
-                        "cannot read the harness script {}: {e}",
-                        p.display()
-                    ))
-                })?;
-                let name = p
-                    .file_name()
-                    .map_or("script".into(), |n| n.to_string_lossy().into_owned());
-                script_path = format!("{STATE}/agent/{name}");
-                files.push((script_path.clone(), bytes, 0o755));
-            }
-            let refs: Vec<(&str, &[u8], u32)> = files
-                .iter()
-                .map(|(p, b, mode)| (p.as_str(), b.as_slice(), *mode))
-                .collect();
-            c.put_files(&refs).await.map_err(infra)?;
-            let mut hb = handlebars::Handlebars::new();
-            hb.register_escape_fn(handlebars::no_escape);
-            hb.set_strict_mode(true);
-            let vars = serde_json::json!({
-                "script": script_path,
-                "prompt_file": prompt_file,
-                "model": agent.model.clone().unwrap_or_default(),
-                "workdir": "/testbed",
-            });
-            let command = hb
-                .render_template(harness.command.as_deref().unwrap_or(""), &vars)
-                .map_err(|e| {
-                    infra(format!(
-                        "cannot render the command of harness `{}`: {e}",
-                        harness.name
-                    ))
-                })?;
-            let mut env: HashMap<String, String> = HashMap::from([
-                ("HOME".into(), "/root".into()),
-                ("BENCH_PROBLEM_FILE".into(), prompt_file),
-                (
-                    "BENCH_PROBLEM_STATEMENT".into(),
-                    task.problem_statement.clone(),
-                ),
-                ("BENCH_PROMPT".into(), prompt),
-                ("BENCH_WORKDIR".into(), "/testbed".into()),
-                ("GIT_AUTHOR_NAME".into(), "bench".into()),
-                ("GIT_AUTHOR_EMAIL".into(), "bench@localhost".into()),
-                ("GIT_COMMITTER_NAME".into(), "bench".into()),
-                ("GIT_COMMITTER_EMAIL".into(), "bench@localhost".into()),
-            ]);
-            if let Some(model) = &agent.model {
-                env.insert("BENCH_MODEL".into(), model.clone());
-            }
-            for var in &harness.env {
-                if let Ok(v) = std::env::var(var) {
-                    env.insert(var.clone(), v);
-                }
-            }
-            let env: Vec<(String, String)> = env.into_iter().collect();
-            let r = run(c, &in_repo(&command), &env, timeout, cancel).await?;
-            Ok((r.exit_code, r.output, r.timed_out))
-        }
-    }
 }

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::backend::{Workspace, exec, git_env};
 use crate::graph::GradeOutput;
-use crate::parsers::{TestStatus, parse_log};
+use crate::parsers::{Statuses, TestStatus, parse_log};
 use crate::store::Store;
 use crate::tasks::{Task, TaskBase};
 
@@ -27,7 +27,7 @@ fn infra(e: impl std::fmt::Display) -> WorkError {
 /// Applies the verdict rule to parsed statuses.
 pub fn verdict(
     task: &Task,
-    statuses: &BTreeMap<String, TestStatus>,
+    statuses: &Statuses,
     patch_applied: bool,
     timed_out: bool,
 ) -> GradeOutput {

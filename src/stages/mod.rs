@@ -1,5 +1,6 @@
 //! The work of each node kind: what runs when a node is not in the store.
 
+mod agent_image;
 mod docker;
 mod grade;
 mod report;

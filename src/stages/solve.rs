@@ -1,15 +1,17 @@
-//! Solving on the local backend: teams of agent runs in fresh workspaces holding only the base
-//! tree, under the solve timeout, and the patch collected as the diff against the start
-//! snapshot.
+//! Solving: teams of agent runs, each in a fresh sandbox holding only the task's base, under the
+//! solve timeout; the patch is the diff against the start snapshot. A sandbox is a local git
+//! workspace (local backend) or a container of the agent's image whose history was stripped
+//! (docker backend, see `docker.rs`); the team logic below is the same on both.
 //!
 //! Topologies: `solo` (one worker); `review` (the coder works; a reviewer reads the diff
-//! against the issue in its own workspace and answers APPROVE or REQUEST_CHANGES; the coder
+//! against the issue in its own sandbox and answers APPROVE or REQUEST_CHANGES; the coder
 //! fixes; up to `rounds` reviews); `best-of` (n workers from the same start, each in its own
-//! workspace; a judge reads their diffs and answers `PICK: n`; the other candidates are kept as
+//! sandbox; a judge reads their diffs and answers `PICK: n`; the other candidates are kept as
 //! artifacts). A timeout or a crash is an outcome (graded on what was left), not an error; a run
 //! that never reached its model (no token used and an error) is an infrastructure error.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use handlebars::Handlebars;
@@ -74,6 +76,8 @@ struct Ledger {
     deadline: Instant,
     timed_out: bool,
     crashed: Option<String>,
+    /// A solo worker's exit code.
+    exit_code: Option<i32>,
 }
 
 impl Ledger {
@@ -128,14 +132,170 @@ pub async fn solve_local(
     budget_share: Option<f64>,
     cancel: &CancellationToken,
 ) -> Result<WorkOutput, WorkError> {
-    let started = Instant::now();
     let TaskBase::Dir { path, .. } = &task.base else {
         return Err(infra(
             "the local backend solves tasks with a local base tree only",
         ));
     };
-    let tmp = store.tmp_dir();
-    let new_ws = || Workspace::create(&tmp, path, cancel);
+    let place = Place::Local {
+        tmp: store.tmp_dir(),
+        base: path,
+    };
+    solve_team(store, m, task, team, timeout, budget_share, &place, cancel).await
+}
+
+/// Where a team's sandboxes come from.
+pub(crate) enum Place<'a> {
+    /// Fresh git workspaces under `tmp` holding the base tree at `base`.
+    Local { tmp: PathBuf, base: &'a Path },
+    /// Fresh containers, prepared by [`super::docker::DockerPlace::sandbox`].
+    Docker(super::docker::DockerPlace<'a>),
+}
+
+impl Place<'_> {
+    /// A fresh sandbox for `agent`'s harness (on docker, a container of its image).
+    async fn sandbox(
+        &self,
+        agent: &Agent,
+        cancel: &CancellationToken,
+    ) -> Result<Sandbox, WorkError> {
+        match self {
+            Place::Local { tmp, base } => Workspace::create(tmp, base, cancel)
+                .await
+                .map(Sandbox::Local)
+                .map_err(infra),
+            Place::Docker(d) => d.sandbox(&agent.harness, cancel).await.map(Sandbox::Docker),
+        }
+    }
+}
+
+/// One agent's sandbox: a local workspace or a prepared container.
+pub(crate) enum Sandbox {
+    Local(Workspace),
+    Docker(super::docker::DockerSandbox),
+}
+
+impl Sandbox {
+    /// Applies a patch to the repository with `git apply`: exit code and output.
+    async fn apply(
+        &self,
+        name: &str,
+        patch: &[u8],
+        cancel: &CancellationToken,
+    ) -> Result<(Option<i32>, Vec<u8>), WorkError> {
+        match self {
+            Sandbox::Local(ws) => {
+                let p = ws.write_side(name, patch).map_err(infra)?;
+                let r = ws
+                    .git(
+                        &format!("git apply --whitespace=nowarn {}", p.display()),
+                        cancel,
+                    )
+                    .await
+                    .map_err(infra)?;
+                if r.cancelled {
+                    return Err(WorkError::Cancelled);
+                }
+                Ok((r.exit_code, r.output))
+            }
+            Sandbox::Docker(s) => s.apply(name, patch, cancel).await,
+        }
+    }
+
+    /// Everything changed since the start.
+    async fn diff(&self, cancel: &CancellationToken) -> Result<Vec<u8>, WorkError> {
+        match self {
+            Sandbox::Local(ws) => ws.diff(cancel).await.map_err(infra),
+            Sandbox::Docker(s) => s.diff(cancel).await,
+        }
+    }
+
+    /// Writes a file beside the repository (not in it); returns its path as the agent sees it.
+    async fn write_side(&self, name: &str, bytes: &[u8], mode: u32) -> Result<String, WorkError> {
+        match self {
+            Sandbox::Local(ws) => {
+                let p = ws.write_side(name, bytes).map_err(infra)?;
+                if mode & 0o111 != 0 {
+                    use std::os::unix::fs::PermissionsExt;
+                    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode))
+                        .map_err(infra)?;
+                }
+                Ok(p.display().to_string())
+            }
+            Sandbox::Docker(s) => s.write_side(name, bytes, mode).await,
+        }
+    }
+
+    /// The repository's path, the side directory's, and the environment every agent run gets
+    /// (HOME, PATH, LANG, git identity).
+    fn layout(&self) -> (String, String, Vec<(String, String)>) {
+        match self {
+            Sandbox::Local(ws) => {
+                let mut env = git_env(&ws.home());
+                env.retain(|(k, _)| matches!(k.as_str(), "PATH" | "HOME" | "LANG"));
+                (
+                    ws.dir.display().to_string(),
+                    ws.side().display().to_string(),
+                    env,
+                )
+            }
+            Sandbox::Docker(s) => s.layout(),
+        }
+    }
+
+    /// Runs an agent's command line in the repository.
+    async fn exec(
+        &self,
+        command: &str,
+        env: &[(String, String)],
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<crate::backend::ExecResult, WorkError> {
+        let r = match self {
+            Sandbox::Local(ws) => exec(command, &ws.dir, env, timeout, cancel)
+                .await
+                .map_err(infra)?,
+            Sandbox::Docker(s) => s.exec(command, env, timeout, cancel).await?,
+        };
+        if r.cancelled {
+            return Err(WorkError::Cancelled);
+        }
+        Ok(r)
+    }
+
+    /// The files the agent left in its home directory (its own run logs).
+    async fn home_files(&self) -> Vec<(String, Vec<u8>)> {
+        match self {
+            Sandbox::Local(ws) => home_files(&ws.home()),
+            Sandbox::Docker(s) => s.home_files(HOME_FILES_CAP).await,
+        }
+    }
+
+    /// Removes the sandbox.
+    async fn close(self) -> Result<(), WorkError> {
+        match self {
+            Sandbox::Local(ws) => {
+                drop(ws);
+                Ok(())
+            }
+            Sandbox::Docker(s) => s.close().await,
+        }
+    }
+}
+
+/// Runs `team` on `task`: the team logic shared by both backends.
+#[expect(clippy::too_many_arguments, reason = "the solve's whole context")]
+pub(crate) async fn solve_team(
+    store: &Store,
+    m: &Manifest,
+    task: &Task,
+    team: &Team,
+    timeout: Duration,
+    budget_share: Option<f64>,
+    place: &Place<'_>,
+    cancel: &CancellationToken,
+) -> Result<WorkOutput, WorkError> {
+    let started = Instant::now();
     let prompt = render_prompt(m, task).map_err(infra)?;
     let mut ledger = Ledger {
         trajectory: Vec::new(),
@@ -145,6 +305,7 @@ pub async fn solve_local(
         deadline: Instant::now() + timeout,
         timed_out: false,
         crashed: None,
+        exit_code: None,
     };
     let mut blobs = BTreeMap::new();
     let ctx = RunCtx {
@@ -155,75 +316,90 @@ pub async fn solve_local(
     };
     let patch: Vec<u8> = match &team.topology {
         Topology::Solo { worker } => {
-            let ws = new_ws().await.map_err(infra)?;
-            let run = ctx.run(worker, &ws, &prompt, ledger.remaining()).await?;
-            ledger.record("worker", worker, &run);
-            ws.diff(cancel).await.map_err(infra)?
+            let ws = place.sandbox(worker, cancel).await?;
+            let result = async {
+                let run = ctx.run(worker, &ws, &prompt, ledger.remaining()).await?;
+                ledger.record("worker", worker, &run);
+                ledger.exit_code = run.exit_code;
+                ws.diff(cancel).await
+            }
+            .await;
+            finish(ws, result).await?
         }
         Topology::Review {
             coder,
             reviewer,
             rounds,
         } => {
-            let ws = new_ws().await.map_err(infra)?;
-            let run = ctx.run(coder, &ws, &prompt, ledger.remaining()).await?;
-            ledger.record("coder", coder, &run);
-            for round in 1..=*rounds {
-                if ledger.timed_out {
-                    break;
+            let ws = place.sandbox(coder, cancel).await?;
+            let result = async {
+                let run = ctx.run(coder, &ws, &prompt, ledger.remaining()).await?;
+                ledger.record("coder", coder, &run);
+                for round in 1..=*rounds {
+                    if ledger.timed_out {
+                        break;
+                    }
+                    let diff = ws.diff(cancel).await?;
+                    let review_prompt = render(
+                        &m.prompts.review,
+                        &serde_json::json!({
+                            "problem_statement": task.problem_statement,
+                            "diff": String::from_utf8_lossy(&diff),
+                        }),
+                    )
+                    .map_err(infra)?;
+                    // The reviewer reads the coder's work in a sandbox of its own.
+                    let review_ws = place.sandbox(reviewer, cancel).await?;
+                    let review = async {
+                        if !diff.is_empty() {
+                            let (code, out) =
+                                review_ws.apply("candidate.patch", &diff, cancel).await?;
+                            if code != Some(0) {
+                                return Err(infra(format!(
+                                    "cannot give the reviewer the coder's changes: {}",
+                                    String::from_utf8_lossy(&out).trim()
+                                )));
+                            }
+                        }
+                        ctx.run(reviewer, &review_ws, &review_prompt, ledger.remaining())
+                            .await
+                    }
+                    .await;
+                    let review = finish(review_ws, review).await?;
+                    ledger.record(&format!("reviewer (round {round})"), reviewer, &review);
+                    let verdict = review.final_message();
+                    if ledger.timed_out || approves(&verdict) {
+                        break;
+                    }
+                    let fix_prompt = render(
+                        &m.prompts.fix,
+                        &serde_json::json!({
+                            "problem_statement": task.problem_statement,
+                            "review": verdict,
+                        }),
+                    )
+                    .map_err(infra)?;
+                    let fix = ctx.run(coder, &ws, &fix_prompt, ledger.remaining()).await?;
+                    ledger.record(&format!("coder (fix {round})"), coder, &fix);
                 }
-                let diff = ws.diff(cancel).await.map_err(infra)?;
-                let review_ws = new_ws().await.map_err(infra)?;
-                if !diff.is_empty() {
-                    let p = review_ws
-                        .write_side("candidate.patch", &diff)
-                        .map_err(infra)?;
-                    review_ws
-                        .git(
-                            &format!("git apply --whitespace=nowarn {}", p.display()),
-                            cancel,
-                        )
-                        .await
-                        .map_err(infra)?;
-                }
-                let review_prompt = render(
-                    &m.prompts.review,
-                    &serde_json::json!({
-                        "problem_statement": task.problem_statement,
-                        "diff": String::from_utf8_lossy(&diff),
-                    }),
-                )
-                .map_err(infra)?;
-                let review = ctx
-                    .run(reviewer, &review_ws, &review_prompt, ledger.remaining())
-                    .await?;
-                ledger.record(&format!("reviewer (round {round})"), reviewer, &review);
-                let verdict = review.final_message();
-                if ledger.timed_out || approves(&verdict) {
-                    break;
-                }
-                let fix_prompt = render(
-                    &m.prompts.fix,
-                    &serde_json::json!({
-                        "problem_statement": task.problem_statement,
-                        "review": verdict,
-                    }),
-                )
-                .map_err(infra)?;
-                let fix = ctx.run(coder, &ws, &fix_prompt, ledger.remaining()).await?;
-                ledger.record(&format!("coder (fix {round})"), coder, &fix);
+                ws.diff(cancel).await
             }
-            ws.diff(cancel).await.map_err(infra)?
+            .await;
+            finish(ws, result).await?
         }
         Topology::BestOf { workers, judge } => {
             let mut candidates = Vec::new();
             for (i, w) in workers.iter().enumerate() {
-                let ws = new_ws().await.map_err(infra)?;
-                if !ledger.timed_out {
-                    let run = ctx.run(w, &ws, &prompt, ledger.remaining()).await?;
-                    ledger.record(&format!("worker {}", i + 1), w, &run);
+                let ws = place.sandbox(w, cancel).await?;
+                let result = async {
+                    if !ledger.timed_out {
+                        let run = ctx.run(w, &ws, &prompt, ledger.remaining()).await?;
+                        ledger.record(&format!("worker {}", i + 1), w, &run);
+                    }
+                    ws.diff(cancel).await
                 }
-                let diff = ws.diff(cancel).await.map_err(infra)?;
+                .await;
+                let diff = finish(ws, result).await?;
                 blobs.insert(
                     format!("candidate_{}", i + 1),
                     store
@@ -257,10 +433,11 @@ pub async fn solve_local(
                     }),
                 )
                 .map_err(infra)?;
-                let judge_ws = new_ws().await.map_err(infra)?;
+                let judge_ws = place.sandbox(judge, cancel).await?;
                 let run = ctx
                     .run(judge, &judge_ws, &judge_prompt, ledger.remaining())
-                    .await?;
+                    .await;
+                let run = finish(judge_ws, run).await?;
                 ledger.record("judge", judge, &run);
                 picked(&run.final_message(), candidates.len())
                     .filter(|i| !candidates[*i].is_empty())
@@ -285,7 +462,7 @@ pub async fn solve_local(
         } else {
             ledger.crashed.clone()
         },
-        exit_code: None,
+        exit_code: ledger.exit_code,
         cost_usd: if ledger.timed_out { None } else { ledger.cost },
         input_tokens: Some(ledger.input_tokens),
         output_tokens: Some(ledger.output_tokens),
@@ -296,6 +473,14 @@ pub async fn solve_local(
         output: serde_json::to_value(&out).expect("solve outputs serialize"),
         blobs,
     })
+}
+
+/// Removes a sandbox after its work, keeping the work's error if both failed.
+async fn finish<T>(sandbox: Sandbox, result: Result<T, WorkError>) -> Result<T, WorkError> {
+    let closed = sandbox.close().await;
+    let value = result?;
+    closed?;
+    Ok(value)
 }
 
 /// What a solve stored: the scrubbed patch's digest and size, and whether scrubbing changed
@@ -330,7 +515,11 @@ pub(crate) fn store_scrubbed(
     })
 }
 
-/// Files under an agent's home, sorted, at most 64 MiB in all (the rest is noted, not kept).
+/// How much of an agent's home directory a trajectory keeps.
+const HOME_FILES_CAP: usize = 64 << 20;
+
+/// Files under an agent's home, sorted, at most [`HOME_FILES_CAP`] in all (the rest is noted,
+/// not kept).
 fn home_files(home: &std::path::Path) -> Vec<(String, Vec<u8>)> {
     fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
         for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
@@ -345,7 +534,7 @@ fn home_files(home: &std::path::Path) -> Vec<(String, Vec<u8>)> {
     let mut paths = Vec::new();
     walk(home, &mut paths);
     paths.sort();
-    let mut budget: usize = 64 << 20;
+    let mut budget: usize = HOME_FILES_CAP;
     let mut out = Vec::new();
     for p in paths {
         let rel = p.strip_prefix(home).unwrap_or(&p).display().to_string();
@@ -397,25 +586,15 @@ impl RunCtx<'_> {
     /// An "agent" that applies a given patch (the oracle, a predictions file).
     async fn apply_patch(
         &self,
-        ws: &Workspace,
+        ws: &Sandbox,
         name: &str,
         patch: &[u8],
     ) -> Result<AgentRun, WorkError> {
-        let p = ws.write_side(name, patch).map_err(infra)?;
-        let r = ws
-            .git(
-                &format!("git apply --whitespace=nowarn {}", p.display()),
-                self.cancel,
-            )
-            .await
-            .map_err(infra)?;
-        if r.cancelled {
-            return Err(WorkError::Cancelled);
-        }
+        let (exit_code, output) = ws.apply(name, patch, self.cancel).await?;
         Ok(AgentRun {
             files: Vec::new(),
-            exit_code: r.exit_code,
-            output: r.output,
+            exit_code,
+            output,
             timed_out: false,
             usage: None,
             cost_usd: Some(0.0),
@@ -426,14 +605,11 @@ impl RunCtx<'_> {
     async fn run(
         &self,
         agent: &Agent,
-        ws: &Workspace,
+        ws: &Sandbox,
         prompt: &str,
         timeout: Duration,
     ) -> Result<AgentRun, WorkError> {
         let harness = &self.m.harnesses[&agent.harness];
-        let prompt_file = ws
-            .write_side("prompt.md", prompt.as_bytes())
-            .map_err(infra)?;
         if timeout.is_zero() {
             return Ok(AgentRun {
                 files: Vec::new(),
@@ -476,90 +652,109 @@ impl RunCtx<'_> {
                 self.apply_patch(ws, "prediction.patch", patch.as_bytes())
                     .await
             }
-            HarnessKind::Command => {
-                let mut hb = Handlebars::new();
-                hb.register_escape_fn(handlebars::no_escape);
-                hb.set_strict_mode(true);
-                let vars = serde_json::json!({
-                    "script": harness.script.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
-                    "prompt_file": prompt_file.display().to_string(),
-                    "model": agent.model.clone().unwrap_or_default(),
-                    "workdir": ws.dir.display().to_string(),
-                    "side_dir": ws.side().display().to_string(),
-                    "max_cost_usd": self.budget_share.map(|b| format!("{b:.4}")).unwrap_or_default(),
-                });
-                let command = hb
-                    .render_template(harness.command.as_deref().unwrap_or(""), &vars)
-                    .map_err(|e| {
-                        infra(format!(
-                            "cannot render the command of harness `{}`: {e}",
-                            harness.name
-                        ))
-                    })?;
-                let mut env = git_env(&ws.home());
-                env.retain(|(k, _)| matches!(k.as_str(), "PATH" | "HOME" | "LANG"));
-                env.push((
-                    "BENCH_PROBLEM_FILE".into(),
-                    prompt_file.display().to_string(),
-                ));
-                env.push((
-                    "BENCH_PROBLEM_STATEMENT".into(),
-                    self.task.problem_statement.clone(),
-                ));
-                env.push(("BENCH_PROMPT".into(), prompt.to_string()));
-                env.push(("BENCH_WORKDIR".into(), ws.dir.display().to_string()));
-                env.push(("BENCH_SIDE_DIR".into(), ws.side().display().to_string()));
-                env.push(("IS_SANDBOX".into(), "1".into()));
-                if let Some(model) = &agent.model {
-                    env.push(("BENCH_MODEL".into(), model.clone()));
-                }
-                if let Some(b) = self.budget_share {
-                    env.push(("BENCH_MAX_COST_USD".into(), format!("{b:.4}")));
-                }
-                for var in &harness.env {
-                    if let Ok(v) = std::env::var(var) {
-                        env.push((var.clone(), v));
-                    }
-                }
-                let r = exec(&command, &ws.dir, &env, timeout, self.cancel)
-                    .await
-                    .map_err(infra)?;
-                if r.cancelled {
-                    return Err(WorkError::Cancelled);
-                }
-                let text = String::from_utf8_lossy(&r.output);
-                let usage = harness
-                    .usage
-                    .and_then(|f| parse_usage(f, &text, agent.model.as_deref(), &self.m.pricing));
-                if let (Some(_), Some(u)) = (harness.usage, &usage)
-                    && !r.timed_out
-                    && u.tokens() == 0
-                    && (u.is_error || r.exit_code != Some(0))
-                {
-                    return Err(infra(format!(
-                        "harness `{}` never reached its model (no token used): {}",
-                        harness.name,
-                        scrub::scrub(u.final_message.as_bytes(), &scrub::secret_values())
-                            .0
-                            .escape_ascii()
-                    )));
-                }
-                let cost_usd = match (harness.usage, &usage) {
-                    (None, _) if agent.model.is_none() => Some(0.0),
-                    (None, _) => None,
-                    (Some(_), Some(u)) => u.cost_usd,
-                    (Some(_), None) => None,
-                };
-                Ok(AgentRun {
-                    files: home_files(&ws.home()),
-                    exit_code: r.exit_code,
-                    output: r.output,
-                    timed_out: r.timed_out,
-                    usage,
-                    cost_usd,
-                })
+            HarnessKind::Command => self.run_command(agent, harness, ws, prompt, timeout).await,
+        }
+    }
+
+    /// Runs a `command` harness: its command line, rendered, in the repository; then its
+    /// usage read from the output.
+    async fn run_command(
+        &self,
+        agent: &Agent,
+        harness: &crate::manifest::Harness,
+        ws: &Sandbox,
+        prompt: &str,
+        timeout: Duration,
+    ) -> Result<AgentRun, WorkError> {
+        let prompt_file = ws.write_side("prompt.md", prompt.as_bytes(), 0o644).await?;
+        let script = match &harness.script {
+            Some(p) if matches!(ws, Sandbox::Local(_)) => p.display().to_string(),
+            Some(p) => {
+                let bytes = std::fs::read(p).map_err(|e| {
+                    infra(format!(
+                        "cannot read the harness script {}: {e}",
+                        p.display()
+                    ))
+                })?;
+                let name = p
+                    .file_name()
+                    .map_or("script".into(), |n| n.to_string_lossy().into_owned());
+                ws.write_side(&format!("agent-{name}"), &bytes, 0o755).await?
+            }
+            None => String::new(),
+        };
+        let (workdir, side_dir, mut env) = ws.layout();
+        let mut hb = Handlebars::new();
+        hb.register_escape_fn(handlebars::no_escape);
+        hb.set_strict_mode(true);
+        let vars = serde_json::json!({
+            "script": script,
+            "prompt_file": prompt_file,
+            "model": agent.model.clone().unwrap_or_default(),
+            "workdir": workdir,
+            "side_dir": side_dir,
+            "max_cost_usd": self.budget_share.map(|b| format!("{b:.4}")).unwrap_or_default(),
+        });
+        let command = hb
+            .render_template(harness.command.as_deref().unwrap_or(""), &vars)
+            .map_err(|e| {
+                infra(format!(
+                    "cannot render the command of harness `{}`: {e}",
+                    harness.name
+                ))
+            })?;
+        env.push(("BENCH_PROBLEM_FILE".into(), prompt_file));
+        env.push((
+            "BENCH_PROBLEM_STATEMENT".into(),
+            self.task.problem_statement.clone(),
+        ));
+        env.push(("BENCH_PROMPT".into(), prompt.to_string()));
+        env.push(("BENCH_WORKDIR".into(), workdir));
+        env.push(("BENCH_SIDE_DIR".into(), side_dir));
+        env.push(("IS_SANDBOX".into(), "1".into()));
+        if let Some(model) = &agent.model {
+            env.push(("BENCH_MODEL".into(), model.clone()));
+        }
+        if let Some(b) = self.budget_share {
+            env.push(("BENCH_MAX_COST_USD".into(), format!("{b:.4}")));
+        }
+        for var in &harness.env {
+            if let Ok(v) = std::env::var(var) {
+                env.push((var.clone(), v));
             }
         }
+        let r = ws.exec(&command, &env, timeout, self.cancel).await?;
+        let text = String::from_utf8_lossy(&r.output);
+        let usage = harness
+            .usage
+            .and_then(|f| parse_usage(f, &text, agent.model.as_deref(), &self.m.pricing));
+        if let (Some(_), Some(u)) = (harness.usage, &usage)
+            && !r.timed_out
+            && u.tokens() == 0
+            && (u.is_error || r.exit_code != Some(0))
+        {
+            return Err(infra(format!(
+                "harness `{}` never reached its model (no token used): {}",
+                harness.name,
+                scrub::scrub(u.final_message.as_bytes(), &scrub::secret_values())
+                    .0
+                    .escape_ascii()
+            )));
+        }
+        let cost_usd = match (harness.usage, &usage) {
+            (None, _) if agent.model.is_none() => Some(0.0),
+            (None, _) => None,
+            (Some(_), Some(u)) => u.cost_usd,
+            (Some(_), None) => None,
+        };
+        Ok(AgentRun {
+            files: ws.home_files().await,
+            exit_code: r.exit_code,
+            output: r.output,
+            timed_out: r.timed_out,
+            usage,
+            cost_usd,
+        })
     }
 }
 

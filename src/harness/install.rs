@@ -1,0 +1,75 @@
+//! What a harness's `install_files` put into the install container: every file under the listed
+//! files and directories, with its mode, in a stable order, and the digest of all of it (part of
+//! the agent image's tag and of docker solve keys).
+
+use std::path::Path;
+
+/// One file for the install container: path relative to `/tmp/bench-install`, bytes, mode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstallFile {
+    pub path: String,
+    pub bytes: Vec<u8>,
+    pub mode: u32,
+}
+
+/// Reads `paths` (files or directories): a file `x/claude` becomes `claude`; a directory
+/// `tools/` contributes `tools/...` for every file below it. Sorted by path; symlinks are
+/// followed; an unreadable path is an error naming it.
+pub fn install_files(paths: &[impl AsRef<Path>]) -> Result<Vec<InstallFile>, String> {
+    let mut out = Vec::new();
+    for p in paths {
+        let p = p.as_ref();
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .ok_or_else(|| format!("install file {} has no file name", p.display()))?;
+        collect(p, &name, &mut out)?;
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    if let Some(w) = out.windows(2).find(|w| w[0].path == w[1].path) {
+        return Err(format!(
+            "two install files would both be /tmp/bench-install/{}",
+            w[0].path
+        ));
+    }
+    Ok(out)
+}
+
+fn collect(p: &Path, rel: &str, out: &mut Vec<InstallFile>) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+    if meta.is_dir() {
+        let mut entries: Vec<_> = std::fs::read_dir(p)
+            .map_err(|e| format!("cannot read {}: {e}", p.display()))?
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .collect();
+        entries.sort();
+        for e in entries {
+            let name = e.file_name().unwrap_or_default().to_string_lossy().into_owned();
+            collect(&e, &format!("{rel}/{name}"), out)?;
+        }
+    } else {
+        let bytes = std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+        out.push(InstallFile {
+            path: rel.to_string(),
+            bytes,
+            // Only the executable bits matter to an install; keep keys independent of umask.
+            mode: if meta.permissions().mode() & 0o111 != 0 {
+                0o755
+            } else {
+                0o644
+            },
+        });
+    }
+    Ok(())
+}
+
+/// The digest of the files: path, mode and content digest of each, in order.
+pub fn files_digest(files: &[InstallFile]) -> String {
+    let listing: Vec<(String, u32, String)> = files
+        .iter()
+        .map(|f| (f.path.clone(), f.mode, crate::key::digest(&f.bytes)))
+        .collect();
+    crate::key::digest_of(&listing)
+}
