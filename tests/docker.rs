@@ -996,3 +996,80 @@ install = ["install -m 0755 codex /usr/local/bin/codex"]
     assert!(text.contains("solve/ok/cx/"), "{text}");
     assert!(!text.contains("solve/ok/solo/"), "{text}");
 }
+
+/// On docker as on local: an agent past the team's timeout is stopped and its solve recorded as
+/// `timed_out` with unknown cost (graded on what it left); an agent that never reached its model
+/// is an infrastructure error, not recorded, so the next apply retries it.
+#[test]
+fn agent_timeout_is_an_outcome_and_no_model_is_an_error_on_docker() {
+    if !docker_ready() {
+        return;
+    }
+    let (base, _) = shas();
+    let dir = tempfile::tempdir().unwrap();
+    write_task(&dir.path().join("tasks"), IMAGE, &base, &fx("ok", FIX));
+    let fakes = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes");
+    let m = format!(
+        r#"version = 1
+name = "docker-agent-failures"
+
+[backend]
+kind = "docker"
+cpus = 1
+memory = "1GiB"
+
+[datasets.fx]
+format = "local"
+path = "tasks"
+
+[stages.sample]
+kind = "sample"
+dataset = "fx"
+since = 2026-07-01
+seed = 1
+
+[stages.solve]
+kind = "solve"
+needs = ["sample"]
+teams = ["slow", "nokey"]
+timeout = "6s"
+
+[teams]
+slow = "solo:worker=claude@sleep"
+nokey = "solo:worker=claude@nokey"
+
+[harnesses.claude-code]
+install_files = ["{fakes}/claude"]
+install = ["install -m 0755 claude /usr/local/bin/claude"]
+"#,
+        fakes = fakes.display()
+    );
+    std::fs::write(dir.path().join("m.toml"), &m).unwrap();
+    let out = bench_agents(dir.path(), &["apply", "m.toml"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("never reached its model"), "{err}");
+    assert!(!err.contains(AGENT_SECRET), "{err}");
+    assert!(
+        bench_containers("label=bench.run").is_empty(),
+        "containers survived"
+    );
+    let acts = actions(dir.path());
+    let solves: Vec<&serde_json::Value> = acts.iter().filter(|a| a["node"] == "solve").collect();
+    assert_eq!(solves.len(), 1, "only the timed-out solve is recorded");
+    let slow = &solves[0];
+    assert!(slow["address"].as_str().unwrap().contains("/slow/"));
+    assert_eq!(slow["output"]["timed_out"], true);
+    assert!(slow["output"]["cost_usd"].is_null());
+    // The next apply retries the failed node only.
+    let out = bench_agents(dir.path(), &["plan", "--json", "m.toml"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let to_run: Vec<&str> = v["to_run"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["address"].as_str().unwrap())
+        .collect();
+    assert_eq!(to_run.len(), 1, "{to_run:?}");
+    assert!(to_run[0].contains("/nokey/"), "{to_run:?}");
+}
