@@ -876,7 +876,9 @@ install = ["install -m 0755 codex /usr/local/bin/codex"]
     std::fs::write(dir.path().join("m.toml"), &m).unwrap();
     // Start without agent images, so the first apply builds them.
     for id in agent_images() {
-        let _ = Command::new("docker").args(["image", "rm", "-f", &id]).output();
+        let _ = Command::new("docker")
+            .args(["image", "rm", "-f", &id])
+            .output();
     }
 
     let out = bench_agents(dir.path(), &["apply", "m.toml"]);
@@ -896,7 +898,12 @@ install = ["install -m 0755 codex /usr/local/bin/codex"]
     let patch_of = |team: &str| -> Vec<String> {
         let v: Vec<String> = solves
             .iter()
-            .filter(|a| a["address"].as_str().unwrap().contains(&format!("/{team}/")))
+            .filter(|a| {
+                a["address"]
+                    .as_str()
+                    .unwrap()
+                    .contains(&format!("/{team}/"))
+            })
             .map(|a| blob(dir.path(), a["output"]["patch"].as_str().unwrap()))
             .collect();
         assert_eq!(v.len(), 2, "team {team}: one patch per replicate");
@@ -920,13 +927,22 @@ install = ["install -m 0755 codex /usr/local/bin/codex"]
     let cost = |team: &str| -> Vec<f64> {
         solves
             .iter()
-            .filter(|a| a["address"].as_str().unwrap().contains(&format!("/{team}/")))
+            .filter(|a| {
+                a["address"]
+                    .as_str()
+                    .unwrap()
+                    .contains(&format!("/{team}/"))
+            })
             .map(|a| a["output"]["cost_usd"].as_f64().unwrap())
             .collect()
     };
     assert!(cost("solo").iter().all(|c| (c - 0.01).abs() < 1e-9));
     // coder, reviewer (changes), fix, reviewer (approve)
-    assert!(cost("review").iter().all(|c| (c - 0.04).abs() < 1e-9), "{:?}", cost("review"));
+    assert!(
+        cost("review").iter().all(|c| (c - 0.04).abs() < 1e-9),
+        "{:?}",
+        cost("review")
+    );
     assert!(cost("best").iter().all(|c| (c - 0.04).abs() < 1e-9));
     let codex = (500000.0 * 0.10 + 500000.0 * 0.01 + 100000.0 * 0.50) / 1e6;
     assert!(cost("cx").iter().all(|c| (c - codex).abs() < 1e-9));
@@ -942,11 +958,23 @@ install = ["install -m 0755 codex /usr/local/bin/codex"]
     ]
     .concat();
     let hay = String::from_utf8_lossy(&all);
-    assert!(!hay.contains(AGENT_SECRET), "the API key leaked into the store");
-    assert!(!hay.contains("codex-key-value-docker"), "the codex key leaked");
-    assert!(!hay.contains("sk-ant-api03-LEAKED"), "a key-shaped string leaked");
+    assert!(
+        !hay.contains(AGENT_SECRET),
+        "the API key leaked into the store"
+    );
+    assert!(
+        !hay.contains("codex-key-value-docker"),
+        "the codex key leaked"
+    );
+    assert!(
+        !hay.contains("sk-ant-api03-LEAKED"),
+        "a key-shaped string leaked"
+    );
     assert!(hay.contains("\"redacted\": true"));
-    assert!(hay.contains(".claude/projects/fake/session.jsonl"), "no agent run log kept");
+    assert!(
+        hay.contains(".claude/projects/fake/session.jsonl"),
+        "no agent run log kept"
+    );
     // Grading containers got no key.
     let grade_logs: Vec<String> = acts
         .iter()

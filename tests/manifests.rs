@@ -112,3 +112,24 @@ worker = "nop"
         "{err}"
     );
 }
+
+#[test]
+fn missing_install_files_are_named_at_their_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("claude"), "#!/bin/sh\n").unwrap();
+    std::fs::write(
+        dir.path().join("m.toml"),
+        r#"version = 1
+[harnesses.claude-code]
+install_files = ["claude", "tools/missing"]
+install = ["install -m 0755 claude /usr/local/bin/claude"]
+"#,
+    )
+    .unwrap();
+    let o = bench_in(dir.path(), &["validate", "m.toml"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("m.toml:3:28"), "{err}");
+    assert!(err.contains("tools/missing does not exist"), "{err}");
+    assert!(!err.contains("claude does not exist"), "{err}");
+}

@@ -46,7 +46,11 @@ fn collect(p: &Path, rel: &str, out: &mut Vec<InstallFile>) -> Result<(), String
             .collect();
         entries.sort();
         for e in entries {
-            let name = e.file_name().unwrap_or_default().to_string_lossy().into_owned();
+            let name = e
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
             collect(&e, &format!("{rel}/{name}"), out)?;
         }
     } else {
@@ -72,4 +76,43 @@ pub fn files_digest(files: &[InstallFile]) -> String {
         .map(|f| (f.path.clone(), f.mode, crate::key::digest(&f.bytes)))
         .collect();
     crate::key::digest_of(&listing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_and_directories_become_sorted_relative_paths() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let tool = d.path().join("tool");
+        std::fs::create_dir_all(tool.join("lib")).unwrap();
+        std::fs::write(tool.join("lib/b.py"), "b").unwrap();
+        std::fs::write(tool.join("a.sh"), "a").unwrap();
+        std::fs::set_permissions(tool.join("a.sh"), std::fs::Permissions::from_mode(0o700))
+            .unwrap();
+        let cli = d.path().join("claude");
+        std::fs::write(&cli, "c").unwrap();
+        let files = install_files(&[tool.clone(), cli.clone()]).unwrap();
+        let listed: Vec<(&str, u32)> = files.iter().map(|f| (f.path.as_str(), f.mode)).collect();
+        assert_eq!(
+            listed,
+            [
+                ("claude", 0o644),
+                ("tool/a.sh", 0o755),
+                ("tool/lib/b.py", 0o644)
+            ]
+        );
+        let before = files_digest(&files);
+        std::fs::write(tool.join("lib/b.py"), "changed").unwrap();
+        assert_ne!(
+            files_digest(&install_files(&[tool.clone(), cli.clone()]).unwrap()),
+            before
+        );
+        // Two paths landing on the same name are refused.
+        let err = install_files(&[cli.clone(), cli]).unwrap_err();
+        assert!(err.contains("/tmp/bench-install/claude"), "{err}");
+        assert!(install_files(&[d.path().join("nope")]).is_err());
+    }
 }

@@ -169,8 +169,11 @@ impl Statuses {
 
     /// All entries, sorted by name.
     pub fn sorted(&self) -> Vec<(&str, TestStatus)> {
-        let mut v: Vec<(&str, TestStatus)> =
-            self.entries.iter().map(|e| (self.name(e), e.status)).collect();
+        let mut v: Vec<(&str, TestStatus)> = self
+            .entries
+            .iter()
+            .map(|e| (self.name(e), e.status))
+            .collect();
         v.sort_unstable_by(|a, b| a.0.cmp(b.0));
         v
     }

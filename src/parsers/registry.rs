@@ -1,7 +1,6 @@
 //! The table of built-in parsers: name lookup, the [`parse_log`] entry point, and the
 //! "did you mean" suggestion for unknown names.
 
-
 use super::common::{Collector, Statuses, clean_log};
 use super::{cargo, ctest, dotnet, go, jest, junit_xml, maven, pytest, tap, unittest, vitest};
 

@@ -352,7 +352,11 @@ fn live_normalisation_and_json() {
     assert_eq!(normalize_live_status("ERROR"), Fail);
     assert_eq!(normalize_live_status("xfail"), Fail);
     assert_eq!(normalize_live_status(""), Fail);
-    let json = statuses_to_json(&map(&[("b", Skip), ("a", Pass), ("c", Fail)]).into_iter().collect());
+    let json = statuses_to_json(
+        &map(&[("b", Skip), ("a", Pass), ("c", Fail)])
+            .into_iter()
+            .collect(),
+    );
     assert_eq!(
         json,
         "{\n  \"a\": \"pass\",\n  \"b\": \"skip\",\n  \"c\": \"fail\"\n}"

@@ -88,7 +88,11 @@ async fn build(
     let spec = ContainerSpec {
         image: base_image_id.to_string(),
         name: format!("bench-{}-install-{tag}", ctx.run_id),
-        labels: ContainerSpec::labels(&ctx.run_id, &format!("install/{}", harness.name), &ctx.store_label),
+        labels: ContainerSpec::labels(
+            &ctx.run_id,
+            &format!("install/{}", harness.name),
+            &ctx.store_label,
+        ),
         cpus: m.backend.cpus,
         memory_bytes: m.backend.memory_bytes,
         pids: m.backend.pids,

@@ -465,7 +465,9 @@ impl DockerPlace<'_> {
         harness: &str,
         cancel: &CancellationToken,
     ) -> Result<DockerSandbox, WorkError> {
-        let n = self.count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let n = self
+            .count
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let spec = ContainerSpec {
             image: self.images[harness].clone(),
             name: format!(

@@ -679,7 +679,8 @@ impl RunCtx<'_> {
                 let name = p
                     .file_name()
                     .map_or("script".into(), |n| n.to_string_lossy().into_owned());
-                ws.write_side(&format!("agent-{name}"), &bytes, 0o755).await?
+                ws.write_side(&format!("agent-{name}"), &bytes, 0o755)
+                    .await?
             }
             None => String::new(),
         };
