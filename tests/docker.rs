@@ -1101,3 +1101,59 @@ install = ["install -m 0755 claude /usr/local/bin/claude"]
     assert_eq!(to_run.len(), 1, "{to_run:?}");
     assert!(to_run[0].contains("/nokey/"), "{to_run:?}");
 }
+
+/// A budgeted stage gives each docker solve its even share of what is left, as
+/// `{{max_cost_usd}}` and `BENCH_MAX_COST_USD`, as on the local backend.
+#[test]
+fn budget_shares_reach_docker_agents() {
+    if !docker_ready() {
+        return;
+    }
+    let (base, _) = shas();
+    let dir = tempfile::tempdir().unwrap();
+    write_task(&dir.path().join("tasks"), IMAGE, &base, &fx("ok", FIX));
+    let m = r#"version = 1
+name = "docker-budget"
+
+[backend]
+kind = "docker"
+cpus = 1
+memory = "1GiB"
+
+[datasets.fx]
+format = "local"
+path = "tasks"
+
+[stages.sample]
+kind = "sample"
+dataset = "fx"
+since = 2026-07-01
+seed = 1
+
+[stages.solve]
+kind = "solve"
+needs = ["sample"]
+teams = ["share"]
+timeout = "60s"
+max_cost_usd = 3.0
+
+[teams.share]
+topology = "solo"
+worker = "share"
+
+[harnesses.share]
+kind = "command"
+command = "echo \"template={{max_cost_usd}} env=$BENCH_MAX_COST_USD home=$HOME\" > share.txt"
+"#;
+    std::fs::write(dir.path().join("m.toml"), m).unwrap();
+    let out = bench_in(dir.path(), &["apply", "m.toml"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let acts = actions(dir.path());
+    let solve = acts.iter().find(|a| a["node"] == "solve").unwrap();
+    let patch = blob(dir.path(), solve["output"]["patch"].as_str().unwrap());
+    assert!(
+        patch.contains("+template=3.0000 env=3.0000 home=/tmp/bench/home"),
+        "{patch}"
+    );
+}
