@@ -93,7 +93,22 @@ fn plan(cli: &Cli, file: &Path, explain: bool, json: bool) -> Result<u8, Report>
     let (datasets, unavailable) =
         run::load_datasets(&m, store.as_ref(), false).map_err(|e| miette!("{e}"))?;
     resolve_images(&mut m, &datasets)?;
-    let report = run::plan(&m, store.as_ref(), &datasets, unavailable, explain);
+    let mut report = run::plan(&m, store.as_ref(), &datasets, unavailable, explain);
+    if !report.agent_images.is_empty() {
+        let host = m.backend.host.clone();
+        let images = std::mem::take(&mut report.agent_images);
+        report.agent_images = docker_runtime()?
+            .block_on(async {
+                let d = crate::backend::docker::DockerHost::connect(host.as_deref()).await?;
+                let mut out = Vec::new();
+                for mut i in images {
+                    i.exists = d.image_id(&i.image).await?.is_some();
+                    out.push(i);
+                }
+                Ok::<_, String>(out)
+            })
+            .map_err(|e| miette!("{e}"))?;
+    }
     if json {
         println!(
             "{}",
@@ -117,6 +132,16 @@ fn plan(cli: &Cli, file: &Path, explain: bool, json: bool) -> Result<u8, Report>
         for d in &report.unavailable_datasets {
             println!(
                 "  note: dataset `{d}` is not available on this machine; its sample cannot be computed"
+            );
+        }
+        for i in &report.agent_images {
+            let base = i.base.strip_prefix("sha256:").unwrap_or(&i.base);
+            println!(
+                "  agent image {} (harness `{}` on {}): {}",
+                i.image,
+                i.harness,
+                &base[..12.min(base.len())],
+                if i.exists { "exists" } else { "to build" }
             );
         }
         if explain {

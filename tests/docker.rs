@@ -880,6 +880,12 @@ install = ["install -m 0755 codex /usr/local/bin/codex"]
             .args(["image", "rm", "-f", &id])
             .output();
     }
+    // The plan names the images it needs.
+    let out = bench_agents(dir.path(), &["plan", "m.toml"]);
+    let text = stdout(&out);
+    assert_eq!(text.matches(": to build").count(), 2, "{text}");
+    assert!(text.contains("(harness `claude-code` on "), "{text}");
+    assert!(text.contains("(harness `codex` on "), "{text}");
 
     let out = bench_agents(dir.path(), &["apply", "m.toml"]);
     let err = stderr(&out);
@@ -1023,6 +1029,15 @@ install = ["install -m 0755 codex /usr/local/bin/codex"]
     let text = stdout(&out);
     assert!(text.contains("solve/ok/cx/"), "{text}");
     assert!(!text.contains("solve/ok/solo/"), "{text}");
+    assert!(text.contains("(harness `codex` on "), "{text}");
+    assert!(text.contains(": to build"), "{text}");
+    assert!(!text.contains("(harness `claude-code` on "), "{text}");
+    // An image already built shows as existing.
+    std::fs::write(dir.path().join("m.toml"), m.replace("rounds=2", "rounds=1")).unwrap();
+    let text = stdout(&bench_agents(dir.path(), &["plan", "m.toml"]));
+    assert!(text.contains("(harness `claude-code` on "), "{text}");
+    assert!(text.contains(": exists"), "{text}");
+    assert!(!text.contains(": to build"), "{text}");
 }
 
 /// On docker as on local: an agent past the team's timeout is stopped and its solve recorded as

@@ -7,7 +7,7 @@ mod progress;
 
 pub use apply::{ApplyOptions, ApplyResult, apply, report_inputs};
 pub use datasets::load_datasets;
-pub use plan::{PlanEntry, PlanReport, plan};
+pub use plan::{AgentImagePlan, PlanEntry, PlanReport, plan};
 pub use progress::Progress;
 
 use crate::manifest::{Agent, Manifest, UsageFormat};

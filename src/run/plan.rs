@@ -27,6 +27,20 @@ pub struct PlanReport {
     pub to_run: Vec<PlanEntry>,
     pub orphaned: Vec<String>,
     pub unavailable_datasets: Vec<String>,
+    /// Docker: the agent images the solves to run need (harnesses that install a CLI).
+    pub agent_images: Vec<AgentImagePlan>,
+}
+
+/// An agent image a plan needs.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+pub struct AgentImagePlan {
+    /// `bench-agent:<tag>`.
+    pub image: String,
+    pub harness: String,
+    /// The task image it is built on (ID).
+    pub base: String,
+    /// Whether it is on the daemon already (filled by the caller, which talks to Docker).
+    pub exists: bool,
 }
 
 impl PlanReport {
@@ -49,9 +63,29 @@ pub fn plan(
     let index = store.map(|s| s.load_index(&m.path)).unwrap_or_default();
     let stages = graph.summaries(&index.nodes);
     let mut to_run = Vec::new();
+    let mut agent_images = std::collections::BTreeSet::new();
     for node in &graph.nodes {
         if !matches!(node.state, NodeState::WillRun) {
             continue;
+        }
+        if let NodeKind::Solve { task, team, .. } = &node.kind
+            && let crate::tasks::TaskBase::Image { image, .. } = &task.base
+            && let Some(base) = m.backend.images.get(image)
+        {
+            for agent in m.teams[team].topology.agents() {
+                let h = &m.harnesses[&agent.harness];
+                if h.install.is_empty() && h.install_files.is_empty() {
+                    continue;
+                }
+                if let Ok(tag) = crate::stages::agent_tag(base, h) {
+                    agent_images.insert(AgentImagePlan {
+                        image: format!("{}:{tag}", crate::stages::AGENT_REPO),
+                        harness: h.name.clone(),
+                        base: base.clone(),
+                        exists: false,
+                    });
+                }
+            }
         }
         let reasons = if explain {
             reasons(&graph, node, store, &index.nodes, &unavailable)
@@ -84,6 +118,7 @@ pub fn plan(
         to_run,
         orphaned,
         unavailable_datasets: unavailable,
+        agent_images: agent_images.into_iter().collect(),
     }
 }
 

@@ -6,6 +6,7 @@ mod grade;
 mod report;
 mod solve;
 
+pub use agent_image::{AGENT_REPO, agent_tag};
 pub use docker::{
     CHECK_SCRIPT, DockerRun, STRIP_SCRIPT, collect_patch, grade_docker, prepare_sandbox,
     solve_docker,
