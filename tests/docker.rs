@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{bench_in, executed, stderr, stdout};
+use common::{bench_in, everything, executed, stderr, stdout};
 
 const IMAGE: &str = "bench-test-calc:1";
 
@@ -257,29 +257,13 @@ echo "changed" > build_output.txt
 
 fn manifest(timeout: &str, teams: bool) -> String {
     let mut m = format!(
-        r#"version = 1
-name = "docker-fixtures"
-
-[backend]
-kind = "docker"
-cpus = 1
-memory = "1GiB"
-
-[datasets.fx]
-format = "local"
-path = "tasks"
-
-[stages.sample]
-kind = "sample"
-dataset = "fx"
-since = 2026-07-01
-seed = 1
-
+        r#"{header}
 [stages.gold]
 kind = "gold"
 needs = ["sample"]
 timeout = "{timeout}"
-"#
+"#,
+        header = docker_header("docker-fixtures")
     );
     if teams {
         m.push_str(
@@ -755,18 +739,28 @@ fn unreachable_daemon_is_a_clear_error_and_local_plans_need_no_docker() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
 
-/// Every file under `dir`, concatenated.
-fn everything(dir: &Path) -> Vec<u8> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(everything(&p));
-        } else {
-            out.extend(std::fs::read(&p).unwrap_or_default());
-        }
-    }
-    out
+/// The start of the docker manifests: the fixture tasks and their sample.
+fn docker_header(name: &str) -> String {
+    format!(
+        r#"version = 1
+name = "{name}"
+
+[backend]
+kind = "docker"
+cpus = 1
+memory = "1GiB"
+
+[datasets.fx]
+format = "local"
+path = "tasks"
+
+[stages.sample]
+kind = "sample"
+dataset = "fx"
+since = 2026-07-01
+seed = 1
+"#
+    )
 }
 
 fn agent_images() -> Vec<String> {
@@ -823,24 +817,7 @@ fn agent_teams_with_fake_clis_in_agent_images() {
     );
     let fakes = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes");
     let m = format!(
-        r#"version = 1
-name = "docker-agents"
-
-[backend]
-kind = "docker"
-cpus = 1
-memory = "1GiB"
-
-[datasets.fx]
-format = "local"
-path = "tasks"
-
-[stages.sample]
-kind = "sample"
-dataset = "fx"
-since = 2026-07-01
-seed = 1
-
+        r#"{header}
 [stages.solve]
 kind = "solve"
 needs = ["sample"]
@@ -871,6 +848,7 @@ install = ["install -m 0755 claude /usr/local/bin/claude"]
 install_files = ["{fakes}/codex"]
 install = ["install -m 0755 codex /usr/local/bin/codex"]
 "#,
+        header = docker_header("docker-agents"),
         fakes = fakes.display()
     );
     std::fs::write(dir.path().join("m.toml"), &m).unwrap();
@@ -1053,24 +1031,7 @@ fn agent_timeout_is_an_outcome_and_no_model_is_an_error_on_docker() {
     write_task(&dir.path().join("tasks"), IMAGE, &base, &fx("ok", FIX));
     let fakes = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes");
     let m = format!(
-        r#"version = 1
-name = "docker-agent-failures"
-
-[backend]
-kind = "docker"
-cpus = 1
-memory = "1GiB"
-
-[datasets.fx]
-format = "local"
-path = "tasks"
-
-[stages.sample]
-kind = "sample"
-dataset = "fx"
-since = 2026-07-01
-seed = 1
-
+        r#"{header}
 [stages.solve]
 kind = "solve"
 needs = ["sample"]
@@ -1085,6 +1046,7 @@ nokey = "solo:worker=claude@nokey"
 install_files = ["{fakes}/claude"]
 install = ["install -m 0755 claude /usr/local/bin/claude"]
 "#,
+        header = docker_header("docker-agent-failures"),
         fakes = fakes.display()
     );
     std::fs::write(dir.path().join("m.toml"), &m).unwrap();
@@ -1127,24 +1089,8 @@ fn budget_shares_reach_docker_agents() {
     let (base, _) = shas();
     let dir = tempfile::tempdir().unwrap();
     write_task(&dir.path().join("tasks"), IMAGE, &base, &fx("ok", FIX));
-    let m = r#"version = 1
-name = "docker-budget"
-
-[backend]
-kind = "docker"
-cpus = 1
-memory = "1GiB"
-
-[datasets.fx]
-format = "local"
-path = "tasks"
-
-[stages.sample]
-kind = "sample"
-dataset = "fx"
-since = 2026-07-01
-seed = 1
-
+    let m = docker_header("docker-budget")
+        + r#"
 [stages.solve]
 kind = "solve"
 needs = ["sample"]
@@ -1160,7 +1106,7 @@ worker = "share"
 kind = "command"
 command = "echo \"template={{max_cost_usd}} env=$BENCH_MAX_COST_USD home=$HOME\" > share.txt"
 "#;
-    std::fs::write(dir.path().join("m.toml"), m).unwrap();
+    std::fs::write(dir.path().join("m.toml"), &m).unwrap();
     let out = bench_in(dir.path(), &["apply", "m.toml"]);
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");

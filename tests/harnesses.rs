@@ -59,20 +59,6 @@ fn team<'a>(r: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
         .unwrap()
 }
 
-/// Every file under `dir`, concatenated.
-fn everything(dir: &Path) -> Vec<u8> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(everything(&p));
-        } else {
-            out.extend(std::fs::read(&p).unwrap_or_default());
-        }
-    }
-    out
-}
-
 fn patches(sb: &Sandbox, team: &str) -> Vec<String> {
     // The solve records' patch blobs, read from the store.
     let store = bench::store::Store::open_existing(&sb.path(".bench")).unwrap();

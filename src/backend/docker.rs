@@ -439,8 +439,8 @@ impl Container {
             .map_err(|e| format!("cannot copy files into {}: {e}", self.name))
     }
 
-    /// Reads one regular file through the archive API.
-    pub async fn get_file(&self, path: &str) -> Result<Vec<u8>, String> {
+    /// The archive API's tar of `path`; `None` when the path does not exist.
+    async fn download(&self, path: &str) -> Result<Option<Vec<u8>>, String> {
         let mut stream = self.host.client.download_from_container(
             &self.id,
             Some(DownloadFromContainerOptions {
@@ -449,10 +449,23 @@ impl Container {
         );
         let mut data = Vec::new();
         while let Some(chunk) = stream.next().await {
-            data.extend_from_slice(
-                &chunk.map_err(|e| format!("cannot copy {path} out of {}: {e}", self.name))?,
-            );
+            match chunk {
+                Ok(c) => data.extend_from_slice(&c),
+                Err(bollard::errors::Error::DockerResponseServerError {
+                    status_code: 404, ..
+                }) => return Ok(None),
+                Err(e) => return Err(format!("cannot copy {path} out of {}: {e}", self.name)),
+            }
         }
+        Ok(Some(data))
+    }
+
+    /// Reads one regular file through the archive API.
+    pub async fn get_file(&self, path: &str) -> Result<Vec<u8>, String> {
+        let data = self
+            .download(path)
+            .await?
+            .ok_or_else(|| format!("{path} does not exist in {}", self.name))?;
         let mut archive = tar::Archive::new(std::io::Cursor::new(data));
         let entries = archive
             .entries()
@@ -473,22 +486,9 @@ impl Container {
     /// directory, bytes), sorted, at most `cap` bytes in all (larger files are replaced by a
     /// note). A missing directory gives nothing.
     pub async fn get_dir(&self, path: &str, cap: usize) -> Result<Vec<(String, Vec<u8>)>, String> {
-        let mut stream = self.host.client.download_from_container(
-            &self.id,
-            Some(DownloadFromContainerOptions {
-                path: path.to_string(),
-            }),
-        );
-        let mut data = Vec::new();
-        while let Some(chunk) = stream.next().await {
-            match chunk {
-                Ok(c) => data.extend_from_slice(&c),
-                Err(bollard::errors::Error::DockerResponseServerError {
-                    status_code: 404, ..
-                }) => return Ok(Vec::new()),
-                Err(e) => return Err(format!("cannot copy {path} out of {}: {e}", self.name)),
-            }
-        }
+        let Some(data) = self.download(path).await? else {
+            return Ok(Vec::new());
+        };
         let mut archive = tar::Archive::new(std::io::Cursor::new(data));
         let entries = archive
             .entries()

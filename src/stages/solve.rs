@@ -38,6 +38,17 @@ fn render(template: &str, vars: &serde_json::Value) -> Result<String, String> {
         .map_err(|e| format!("cannot render a prompt: {e}"))
 }
 
+/// Renders a team prompt (review, fix, judge): the problem statement and one more variable.
+fn render_about(template: &str, task: &Task, name: &str, value: &str) -> Result<String, WorkError> {
+    let mut vars = serde_json::Map::new();
+    vars.insert(
+        "problem_statement".into(),
+        task.problem_statement.clone().into(),
+    );
+    vars.insert(name.into(), value.into());
+    render(template, &serde_json::Value::Object(vars)).map_err(infra)
+}
+
 /// Renders the instruction prompt for a task (solver-visible fields only).
 pub fn render_prompt(m: &Manifest, task: &Task) -> Result<String, String> {
     render(
@@ -340,14 +351,12 @@ pub(crate) async fn solve_team(
                         break;
                     }
                     let diff = ws.diff(cancel).await?;
-                    let review_prompt = render(
+                    let review_prompt = render_about(
                         &m.prompts.review,
-                        &serde_json::json!({
-                            "problem_statement": task.problem_statement,
-                            "diff": String::from_utf8_lossy(&diff),
-                        }),
-                    )
-                    .map_err(infra)?;
+                        task,
+                        "diff",
+                        &String::from_utf8_lossy(&diff),
+                    )?;
                     // The reviewer reads the coder's work in a sandbox of its own.
                     let review_ws = place.sandbox(reviewer, cancel).await?;
                     let review = async {
@@ -371,14 +380,7 @@ pub(crate) async fn solve_team(
                     if ledger.timed_out || approves(&verdict) {
                         break;
                     }
-                    let fix_prompt = render(
-                        &m.prompts.fix,
-                        &serde_json::json!({
-                            "problem_statement": task.problem_statement,
-                            "review": verdict,
-                        }),
-                    )
-                    .map_err(infra)?;
+                    let fix_prompt = render_about(&m.prompts.fix, task, "review", &verdict)?;
                     let fix = ctx.run(coder, &ws, &fix_prompt, ledger.remaining()).await?;
                     ledger.record(&format!("coder (fix {round})"), coder, &fix);
                 }
@@ -425,14 +427,7 @@ pub(crate) async fn solve_team(
                         )
                     })
                     .collect();
-                let judge_prompt = render(
-                    &m.prompts.judge,
-                    &serde_json::json!({
-                        "problem_statement": task.problem_statement,
-                        "candidates": listing,
-                    }),
-                )
-                .map_err(infra)?;
+                let judge_prompt = render_about(&m.prompts.judge, task, "candidates", &listing)?;
                 let judge_ws = place.sandbox(judge, cancel).await?;
                 let run = ctx
                     .run(judge, &judge_ws, &judge_prompt, ledger.remaining())

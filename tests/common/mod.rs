@@ -105,3 +105,17 @@ pub fn executed(o: &Output) -> Vec<String> {
     v.sort();
     v
 }
+
+/// Every file under `dir`, concatenated.
+pub fn everything(dir: &Path) -> Vec<u8> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(everything(&p));
+        } else {
+            out.extend(std::fs::read(&p).unwrap_or_default());
+        }
+    }
+    out
+}
