@@ -1118,3 +1118,51 @@ command = "echo \"template={{max_cost_usd}} env=$BENCH_MAX_COST_USD home=$HOME\"
         "{patch}"
     );
 }
+
+/// `limits.containers` counts the two containers a review solve holds while its reviewer runs:
+/// with a cap of 2, a solo solve waits for the review solve that started first.
+#[test]
+fn a_review_solve_counts_two_containers_against_the_limit() {
+    if !docker_ready() {
+        return;
+    }
+    let (base, _) = shas();
+    let dir = tempfile::tempdir().unwrap();
+    write_task(&dir.path().join("tasks"), IMAGE, &base, &fx("ok", FIX));
+    let fakes = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes");
+    let m = format!(
+        r#"{header}
+[limits]
+containers = 2
+agents = 4
+
+[stages.solve]
+kind = "solve"
+needs = ["sample"]
+teams = ["review", "solo"]
+timeout = "120s"
+
+[teams]
+review = "review:coder=claude@claude-haiku-5-5,reviewer=claude@claude-sonnet-5-5,rounds=2"
+solo = "solo:worker=claude@claude-haiku-5-5"
+
+[harnesses.claude-code]
+install_files = ["{fakes}/claude"]
+install = ["install -m 0755 claude /usr/local/bin/claude"]
+"#,
+        header = docker_header("docker-container-limit"),
+        fakes = fakes.display()
+    );
+    std::fs::write(dir.path().join("m.toml"), &m).unwrap();
+    let out = bench_agents(dir.path(), &["apply", "m.toml"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let done: Vec<&str> = err
+        .lines()
+        .filter_map(|l| l.strip_prefix("done    "))
+        .filter(|l| l.starts_with("solve/"))
+        .collect();
+    assert_eq!(done.len(), 2, "{err}");
+    assert!(done[0].starts_with("solve/ok/review/"), "{err}");
+    assert!(done[1].starts_with("solve/ok/solo/"), "{err}");
+}

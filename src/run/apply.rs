@@ -101,6 +101,8 @@ pub async fn apply(
     let mut queue: VecDeque<usize> = VecDeque::new();
     let mut running: HashMap<Pool, usize> = HashMap::new();
     let mut running_per_stage: HashMap<String, usize> = HashMap::new();
+    // docker: containers the running nodes may hold at once (see `containers_held`).
+    let mut containers: usize = 0;
     let mut inflight: HashMap<String, usize> = HashMap::new();
     let mut waiters: HashMap<String, Vec<usize>> = HashMap::new();
     let mut failed = Vec::new();
@@ -176,9 +178,11 @@ pub async fn apply(
                 };
                 let used = running.get(&pool).copied().unwrap_or(0);
                 let used_stage = running_per_stage.get(&node.stage).copied().unwrap_or(0);
-                // docker: every running node may hold a container; `limits.containers` caps them.
+                // docker: `limits.containers` caps the containers running nodes hold; a node
+                // that needs more than the cap still runs when nothing else does.
+                let held = containers_held(&m, &node.kind);
                 let containers_full =
-                    docker.is_some() && running.values().sum::<usize>() >= m.limits.containers;
+                    docker.is_some() && containers > 0 && containers + held > m.limits.containers;
                 if used >= cap || used_stage >= stage_cap || containers_full {
                     deferred.push_back(id);
                     continue;
@@ -224,6 +228,7 @@ pub async fn apply(
                 }
                 *running.entry(pool).or_default() += 1;
                 *running_per_stage.entry(node.stage.clone()).or_default() += 1;
+                containers += held;
                 progress.started(&node.stage, &node.address);
                 let mut job = prepare(&graph, id, &m, &store)?;
                 if let Job::Solve { budget_share, .. } = &mut job.job {
@@ -273,6 +278,7 @@ pub async fn apply(
             _ => Pool::Jobs,
         };
         *running.get_mut(&pool).expect("pool was used") -= 1;
+        containers -= containers_held(&m, &node.kind);
         *running_per_stage
             .get_mut(&node.stage)
             .expect("stage was used") -= 1;
@@ -402,6 +408,22 @@ pub async fn apply(
         reports,
         counts,
     })
+}
+
+/// How many containers a node holds at once on the docker backend: a review solve keeps the
+/// coder's container while its reviewer's runs; every other node holds one at a time.
+fn containers_held(m: &Manifest, kind: &NodeKind) -> usize {
+    match kind {
+        NodeKind::Solve { team, .. }
+            if matches!(
+                m.teams[team].topology,
+                crate::manifest::Topology::Review { .. }
+            ) =>
+        {
+            2
+        }
+        _ => 1,
+    }
 }
 
 /// Connects to the manifest's Docker daemon and removes leftovers: containers of this store
