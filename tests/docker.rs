@@ -763,6 +763,15 @@ seed = 1
     )
 }
 
+/// A manifest's `[harnesses.NAME]` installing the fake CLI `tests/fakes/<cli>` into agent images.
+fn fake_cli_harness(harness: &str, cli: &str) -> String {
+    let fakes = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes");
+    format!(
+        "[harnesses.{harness}]\ninstall_files = [\"{}/{cli}\"]\ninstall = [\"install -m 0755 {cli} /usr/local/bin/{cli}\"]\n",
+        fakes.display()
+    )
+}
+
 fn agent_images() -> Vec<String> {
     let out = Command::new("docker")
         .args(["images", "-q", "--no-trunc", "bench-agent"])
@@ -815,7 +824,6 @@ fn agent_teams_with_fake_clis_in_agent_images() {
             ..fx("ok", FIX)
         },
     );
-    let fakes = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes");
     let m = format!(
         r#"{header}
 [stages.solve]
@@ -840,16 +848,13 @@ review = "review:coder=claude@claude-haiku-5-5,reviewer=claude@claude-sonnet-5-5
 best = "best:workers=claude@m1+claude@m2+claude@m3,judge=claude@judge"
 cx = "solo:worker=codex@gpt-6-luna"
 
-[harnesses.claude-code]
-install_files = ["{fakes}/claude"]
-install = ["install -m 0755 claude /usr/local/bin/claude"]
+{claude}
 
-[harnesses.codex]
-install_files = ["{fakes}/codex"]
-install = ["install -m 0755 codex /usr/local/bin/codex"]
+{codex}
 "#,
         header = docker_header("docker-agents"),
-        fakes = fakes.display()
+        claude = fake_cli_harness("claude-code", "claude"),
+        codex = fake_cli_harness("codex", "codex"),
     );
     std::fs::write(dir.path().join("m.toml"), &m).unwrap();
     // Start without agent images, so the first apply builds them.
@@ -1029,7 +1034,6 @@ fn agent_timeout_is_an_outcome_and_no_model_is_an_error_on_docker() {
     let (base, _) = shas();
     let dir = tempfile::tempdir().unwrap();
     write_task(&dir.path().join("tasks"), IMAGE, &base, &fx("ok", FIX));
-    let fakes = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes");
     let m = format!(
         r#"{header}
 [stages.solve]
@@ -1042,12 +1046,10 @@ timeout = "6s"
 slow = "solo:worker=claude@sleep"
 nokey = "solo:worker=claude@nokey"
 
-[harnesses.claude-code]
-install_files = ["{fakes}/claude"]
-install = ["install -m 0755 claude /usr/local/bin/claude"]
+{claude}
 "#,
         header = docker_header("docker-agent-failures"),
-        fakes = fakes.display()
+        claude = fake_cli_harness("claude-code", "claude"),
     );
     std::fs::write(dir.path().join("m.toml"), &m).unwrap();
     let out = bench_agents(dir.path(), &["apply", "m.toml"]);
@@ -1129,7 +1131,6 @@ fn a_review_solve_counts_two_containers_against_the_limit() {
     let (base, _) = shas();
     let dir = tempfile::tempdir().unwrap();
     write_task(&dir.path().join("tasks"), IMAGE, &base, &fx("ok", FIX));
-    let fakes = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes");
     let m = format!(
         r#"{header}
 [limits]
@@ -1146,12 +1147,10 @@ timeout = "120s"
 review = "review:coder=claude@claude-haiku-5-5,reviewer=claude@claude-sonnet-5-5,rounds=2"
 solo = "solo:worker=claude@claude-haiku-5-5"
 
-[harnesses.claude-code]
-install_files = ["{fakes}/claude"]
-install = ["install -m 0755 claude /usr/local/bin/claude"]
+{claude}
 "#,
         header = docker_header("docker-container-limit"),
-        fakes = fakes.display()
+        claude = fake_cli_harness("claude-code", "claude"),
     );
     std::fs::write(dir.path().join("m.toml"), &m).unwrap();
     let out = bench_agents(dir.path(), &["apply", "m.toml"]);

@@ -64,6 +64,8 @@ pub fn plan(
     let stages = graph.summaries(&index.nodes);
     let mut to_run = Vec::new();
     let mut agent_images = std::collections::BTreeSet::new();
+    // (task image, harness) pairs already looked at: the tag reads the install files, once.
+    let mut seen = std::collections::HashSet::new();
     for node in &graph.nodes {
         if !matches!(node.state, NodeState::WillRun) {
             continue;
@@ -74,7 +76,9 @@ pub fn plan(
         {
             for agent in m.teams[team].topology.agents() {
                 let h = &m.harnesses[&agent.harness];
-                if h.install.is_empty() && h.install_files.is_empty() {
+                if (h.install.is_empty() && h.install_files.is_empty())
+                    || !seen.insert((base.as_str(), h.name.as_str()))
+                {
                     continue;
                 }
                 if let Ok(tag) = crate::stages::agent_tag(base, h) {

@@ -222,17 +222,15 @@ impl Sandbox {
     }
 
     /// Writes a file beside the repository (not in it); returns its path as the agent sees it.
+    /// `mode` applies in a container; locally only prompts are written (a harness's script runs
+    /// from its own path).
     async fn write_side(&self, name: &str, bytes: &[u8], mode: u32) -> Result<String, WorkError> {
         match self {
-            Sandbox::Local(ws) => {
-                let p = ws.write_side(name, bytes).map_err(infra)?;
-                if mode & 0o111 != 0 {
-                    use std::os::unix::fs::PermissionsExt;
-                    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode))
-                        .map_err(infra)?;
-                }
-                Ok(p.display().to_string())
-            }
+            Sandbox::Local(ws) => Ok(ws
+                .write_side(name, bytes)
+                .map_err(infra)?
+                .display()
+                .to_string()),
             Sandbox::Docker(s) => s.write_side(name, bytes, mode).await,
         }
     }
