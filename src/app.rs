@@ -86,14 +86,54 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
     }
 }
 
-fn plan(cli: &Cli, file: &Path, explain: bool, json: bool) -> Result<u8, Report> {
+/// What every command that reads results works from: the manifest with its backend facts
+/// resolved (docker image IDs), its store (if one exists), and its datasets.
+struct Loaded {
+    m: Manifest,
+    store_root: PathBuf,
+    store: Option<Store>,
+    datasets: BTreeMap<String, crate::tasks::TaskSet>,
+    unavailable: Vec<String>,
+}
+
+/// Loads a manifest, opens its existing store, reads its datasets (without fetching) and
+/// resolves its backend facts: the same for plan, status, report, export and gc, so all of
+/// them compute the keys apply computes.
+fn load_for_reading(cli_store: &Option<PathBuf>, file: &Path) -> Result<Loaded, Report> {
     let mut m = load(file)?;
-    let store_root = store_path(&cli.store, &m);
+    let store_root = store_path(cli_store, &m);
     let store = Store::open_existing(&store_root);
     let (datasets, unavailable) =
         run::load_datasets(&m, store.as_ref(), false).map_err(|e| miette!("{e}"))?;
     resolve_images(&mut m, &datasets)?;
-    let mut report = run::plan(&m, store.as_ref(), &datasets, unavailable, explain);
+    Ok(Loaded {
+        m,
+        store_root,
+        store,
+        datasets,
+        unavailable,
+    })
+}
+
+/// A graph of `l` in plan mode, expanded as far as the store allows.
+fn planned<'a>(l: &'a Loaded) -> Result<Graph<'a>, Report> {
+    let mut graph =
+        Graph::new(&l.m, l.store.as_ref(), &l.datasets, Mode::Plan).map_err(|e| miette!("{e}"))?;
+    while !graph.advance().is_empty() {}
+    Ok(graph)
+}
+
+fn plan(cli: &Cli, file: &Path, explain: bool, json: bool) -> Result<u8, Report> {
+    let loaded = load_for_reading(&cli.store, file)?;
+    let Loaded {
+        m,
+        store_root,
+        store,
+        datasets,
+        unavailable,
+    } = &loaded;
+    let mut report = run::plan(m, store.as_ref(), datasets, unavailable.clone(), explain)
+        .map_err(|e| miette!("{e}"))?;
     if !report.agent_images.is_empty() {
         let host = m.backend.host.clone();
         let images = std::mem::take(&mut report.agent_images);
@@ -124,10 +164,18 @@ fn plan(cli: &Cli, file: &Path, explain: bool, json: bool) -> Result<u8, Report>
             } else {
                 ""
             };
+            let shared = if s.shared > 0 {
+                format!(" (+{} sharing a run)", s.shared)
+            } else {
+                String::new()
+            };
             println!(
-                "  {:<12} {:<7} to run {:>6}   cached {:>6}   orphaned {:>6}{approx}",
+                "  {:<12} {:<7} to run {:>6}   cached {:>6}   orphaned {:>6}{shared}{approx}",
                 s.stage, s.kind, s.to_run, s.cached, s.orphaned
             );
+        }
+        for r in &report.invalid_records {
+            println!("  note: record {r}; removed, its node will run");
         }
         for d in &report.unavailable_datasets {
             println!(
@@ -261,8 +309,15 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
         );
     }
     // Holding the lock, anything in tmp/ was left by a dead run (partial dataset downloads in
-    // tmp/downloads are kept: the fetch resumes them).
+    // tmp/downloads are kept: the fetch resumes them), and so is any temp file of a write that
+    // never finished.
     crate::backend::sweep_workspaces(&store.tmp_dir());
+    if lock.took_over_from.is_some() || store.has_dead_runs() {
+        let n = store.sweep_temp_files();
+        if n > 0 && !quiet {
+            eprintln!("note: removed {n} temp files left by a dead writer");
+        }
+    }
     // Hub datasets are fetched (into the store, under the lock) before anything runs.
     let (datasets, unavailable) =
         run::load_datasets(&m, Some(&store), true).map_err(|e| miette!("{e}"))?;
@@ -272,11 +327,17 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
         .enable_all()
         .build()
         .into_diagnostic()?;
+    let run_id = run::new_run_id();
+    let backend = runtime
+        .block_on(backend_for(&m, &store, &run_id, quiet))
+        .map_err(|e| miette!("{e}"))?;
     let result = runtime
         .block_on(run::apply(
             Arc::new(m),
             store,
             Arc::new(datasets),
+            backend,
+            run_id,
             ApplyOptions { command, quiet },
         ))
         .map_err(|e| miette!("{e}"))?;
@@ -313,20 +374,33 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
 }
 
 fn status(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {
-    let mut m = load(file)?;
-    let store_root = store_path(&cli.store, &m);
-    let store = Store::open_existing(&store_root);
-    let (datasets, _) =
-        run::load_datasets(&m, store.as_ref(), false).map_err(|e| miette!("{e}"))?;
-    resolve_images(&mut m, &datasets)?;
-    let mut graph = Graph::new(&m, store.as_ref(), &datasets, Mode::Plan);
-    while !graph.advance().is_empty() {}
+    let loaded = load_for_reading(&cli.store, file)?;
+    let graph = planned(&loaded)?;
+    let (m, store_root, store) = (&loaded.m, &loaded.store_root, &loaded.store);
     let last_run = store.as_ref().and_then(|s| {
         s.runs()
             .into_iter()
             .rev()
             .find(|r| r.manifest_path == m.path.display().to_string())
     });
+    // A run still marked running is either the apply holding the store's lock, or dead.
+    let live = store
+        .as_ref()
+        .and_then(|s| crate::store::StoreLock::holder(s.root()));
+    let run_state = |r: &crate::store::RunRecord| -> String {
+        match r.status {
+            crate::store::RunStatus::Running
+                if live.as_ref().is_some_and(|h| h.pid == r.pid && h.host == r.host) =>
+            {
+                "running".into()
+            }
+            crate::store::RunStatus::Running => "died (killed before it finished; its completed work is kept)".into(),
+            other => serde_json::to_value(other)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default(),
+        }
+    };
     let mut rows = Vec::new();
     for stage in &m.stage_order {
         let (mut done, mut failed, mut pending) = (0, 0, 0);
@@ -339,7 +413,7 @@ fn status(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {
                     let f = last_run
                         .as_ref()
                         .and_then(|r| r.nodes.get(&n.address))
-                        .filter(|rn| rn.status == "failed");
+                        .filter(|rn| rn.status == crate::store::NodeStatus::Failed);
                     match f {
                         Some(rn) => {
                             failed += 1;
@@ -366,7 +440,7 @@ fn status(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {
     let doc = serde_json::json!({
         "manifest": m.path.display().to_string(),
         "store": store_root.display().to_string(),
-        "last_run": last_run.as_ref().map(|r| serde_json::json!({"id": r.id, "status": r.status, "started_at": r.started_at, "ended_at": r.ended_at})),
+        "last_run": last_run.as_ref().map(|r| serde_json::json!({"id": r.id, "status": run_state(r), "started_at": r.started_at, "ended_at": r.ended_at})),
         "stages": rows,
     });
     if json {
@@ -374,7 +448,7 @@ fn status(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {
     } else {
         println!("status of {} (store {})", m.name, store_root.display());
         if let Some(r) = &last_run {
-            println!("  last apply {} {} ({})", r.id, r.status, r.started_at);
+            println!("  last apply {} {} ({})", r.id, run_state(r), r.started_at);
         } else {
             println!("  never applied on this store");
         }
@@ -446,7 +520,8 @@ fn gc(cli: &Cli, files: &[PathBuf], delete: bool, json: bool) -> Result<u8, Repo
                         path.display()
                     ));
                 }
-                let mut graph = Graph::new(&m, Some(&store), &datasets, Mode::Plan);
+                let mut graph = Graph::new(&m, Some(&store), &datasets, Mode::Plan)
+                    .map_err(|e| miette!("{e}"))?;
                 while !graph.advance().is_empty() {}
                 for n in &graph.nodes {
                     if let Some(r) = n.state.record() {
@@ -490,6 +565,46 @@ fn gc(cli: &Cli, files: &[PathBuf], delete: bool, json: bool) -> Result<u8, Repo
         }
     }
     Ok(exit_codes::OK)
+}
+
+/// The backend an apply runs on. Docker: connect, and sweep leftovers of dead runs before
+/// starting (the caller holds the store's lock).
+async fn backend_for(
+    m: &Manifest,
+    store: &Store,
+    run_id: &str,
+    quiet: bool,
+) -> Result<Arc<dyn crate::backend::Backend>, String> {
+    match m.backend.kind {
+        BackendKind::Local => Ok(Arc::new(crate::backend::LocalBackend {
+            tmp: store.tmp_dir(),
+        })),
+        BackendKind::Docker => {
+            let host = crate::backend::docker::DockerHost::connect(m.backend.host.as_deref()).await?;
+            let store_label =
+                crate::key::digest(store.root().display().to_string().as_bytes())[..16].to_string();
+            let removed = host.sweep(Some(&store_label), Some(run_id)).await?;
+            if !removed.is_empty() && !quiet {
+                eprintln!(
+                    "note: removed {} containers left by dead runs: {}",
+                    removed.len(),
+                    removed.join(", ")
+                );
+            }
+            Ok(Arc::new(crate::backend::DockerBackend::new(
+                host,
+                run_id.to_string(),
+                store_label,
+                m.backend.images.clone(),
+                crate::backend::Resources {
+                    cpus: m.backend.cpus,
+                    memory_bytes: m.backend.memory_bytes,
+                    pids: m.backend.pids,
+                },
+                m.limits.containers,
+            )))
+        }
+    }
 }
 
 // ---- docker backend (issue 3) ----
@@ -652,12 +767,14 @@ fn tasks(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {
 }
 
 fn export(cli: &Cli, file: &Path, out: Option<&Path>) -> Result<u8, Report> {
-    let m = load(file)?;
-    let store_root = store_path(&cli.store, &m);
-    let store = Store::open_existing(&store_root)
-        .ok_or_else(|| miette!("{} is not a bench store: apply first", store_root.display()))?;
-    let (datasets, _) = run::load_datasets(&m, Some(&store), false).map_err(|e| miette!("{e}"))?;
-    let preds = crate::datasets::predictions::export_predictions(&m, &store, &datasets)
+    let loaded = load_for_reading(&cli.store, file)?;
+    let store = loaded.store.as_ref().ok_or_else(|| {
+        miette!(
+            "{} is not a bench store: apply first",
+            loaded.store_root.display()
+        )
+    })?;
+    let preds = crate::datasets::predictions::export_predictions(&loaded.m, store, &loaded.datasets)
         .map_err(|e| miette!("{e}"))?;
     let text = crate::datasets::predictions::to_jsonl(&preds);
     match out {
@@ -688,7 +805,7 @@ fn parse_log(parser: Option<&str>, script: Option<&Path>, file: &Path) -> Result
                 .map_err(|e| miette!("parser script {} failed: {e}", s.display()))?;
             let statuses = raw
                 .iter()
-                .map(|(k, v)| (k.clone(), crate::parsers::normalize_live_status(v)))
+                .map(|(k, v)| (k.clone(), crate::protocols::script_status(v)))
                 .collect();
             println!("{}", crate::parsers::statuses_to_json(&statuses));
         }
@@ -707,20 +824,16 @@ fn compare_reports(cli: &Cli, files: &[PathBuf], json: bool) -> Result<u8, Repor
     use crate::report::compare::{Experiment, compare, render};
     let mut experiments = Vec::new();
     for file in files {
-        let m = load(file)?;
-        let store_root = store_path(&cli.store, &m);
-        let store = Store::open_existing(&store_root);
-        let (datasets, _) =
-            run::load_datasets(&m, store.as_ref(), false).map_err(|e| miette!("{e}"))?;
-        let mut graph = Graph::new(&m, store.as_ref(), &datasets, Mode::Plan);
-        while !graph.advance().is_empty() {}
+        let loaded = load_for_reading(&cli.store, file)?;
+        let graph = planned(&loaded)?;
+        let m = &loaded.m;
         let Some((stage, r)) = m.stage_order.iter().find_map(|s| match &m.stages[s].kind {
             StageKind::Report(r) => Some((&m.stages[s], r)),
             _ => None,
         }) else {
             return Err(miette!("{} has no report stage", file.display()));
         };
-        let inputs = run::report_inputs(&graph, &m, &stage.needs, r);
+        let inputs = crate::graph::report_inputs(&graph, &stage.needs, r).priced();
         experiments.push(Experiment {
             label: m.name.clone(),
             path: file.display().to_string(),

@@ -1,9 +1,18 @@
-//! Where commands run. `local`: host processes in throwaway git workspaces (`exec`,
-//! `workspace`). `docker`: containers on a Docker daemon through bollard (`docker`).
+//! Where commands run, behind one seam (`sandbox.rs`: the [`Sandbox`] and [`Backend`] traits).
+//! `local.rs`: throwaway git workspaces on the host. `docker_backend.rs`: containers on a
+//! Docker daemon, with agent images, over the bollard primitives of `docker.rs`. `repo.rs`: the
+//! repository steps every sandbox shares (strip, check, snapshot, diff).
 
 pub mod docker;
+mod docker_backend;
 mod exec;
+mod local;
+pub mod repo;
+mod sandbox;
 mod workspace;
 
+pub use docker_backend::{AGENT_REPO, DockerBackend, Resources, agent_tag, docker_facts};
 pub use exec::{ExecResult, exec, sweep_workspaces};
-pub use workspace::{Workspace, git_env};
+pub use local::{LocalBackend, LocalSandbox, files_under};
+pub use sandbox::{Backend, Sandbox, SandboxError, SandboxPaths, SandboxSpec};
+pub use workspace::{git_env, shell_quote};

@@ -125,7 +125,7 @@ pub fn export_predictions(
     datasets: &BTreeMap<String, crate::tasks::TaskSet>,
 ) -> Result<Vec<Prediction>, String> {
     use crate::graph::{Graph, Mode, NodeKind};
-    let mut graph = Graph::new(m, Some(store), datasets, Mode::Plan);
+    let mut graph = Graph::new(m, Some(store), datasets, Mode::Plan)?;
     while !graph.advance().is_empty() {}
     let mut out = std::collections::BTreeSet::new();
     for n in &graph.nodes {

@@ -10,14 +10,45 @@
 //! writes to the store.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::key::Keyed;
+use crate::jobs::{GradeJob, Job, PatchInput, ProtocolId, ReportJob, SampleJob, SolveJob};
 use crate::manifest::{Manifest, StageKind};
-use crate::store::{ActionRecord, Store};
+use crate::store::{ActionRecord, Lookup, Store};
 use crate::tasks::{Task, TaskSet};
 
-use super::keys::{self, GradeOutput, SampleOutput, SolveOutput};
+use super::jobs::{JobBuilder, protocol_of};
+
+/// A node's job, by kind.
+#[derive(Debug, Clone)]
+pub enum NodeJob {
+    Sample(SampleJob),
+    Grade(GradeJob),
+    Solve(SolveJob),
+    Report(Box<ReportJob>),
+}
+
+impl NodeJob {
+    pub fn key(&self) -> String {
+        match self {
+            NodeJob::Sample(j) => j.key(),
+            NodeJob::Grade(j) => j.key(),
+            NodeJob::Solve(j) => j.key(),
+            NodeJob::Report(j) => j.key(),
+        }
+    }
+
+    /// What `plan --explain` compares and records keep.
+    pub fn explain(&self) -> serde_json::Value {
+        match self {
+            NodeJob::Sample(j) => j.explain(),
+            NodeJob::Grade(j) => j.explain(),
+            NodeJob::Solve(j) => j.explain(),
+            NodeJob::Report(j) => j.explain(),
+        }
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -94,6 +125,9 @@ pub enum NodeState {
     WillRun,
     /// Not run: the budget halted launches.
     NotRun(String),
+    /// Withdrawn: the result it was made from is being recomputed (a corrupt input); a new
+    /// node takes its place.
+    Retracted,
 }
 
 impl NodeState {
@@ -116,8 +150,10 @@ pub struct Node {
     pub address: String,
     pub stage: String,
     pub kind: NodeKind,
-    /// `None` when the key depends on an output that is not known yet (plan only).
-    pub keyed: Option<Keyed>,
+    /// `None` when the job depends on an output that is not known yet (plan only).
+    pub job: Option<NodeJob>,
+    /// The job's key.
+    pub key: Option<String>,
     pub state: NodeState,
 }
 
@@ -131,6 +167,8 @@ pub struct StageSummary {
     pub done: usize,
     pub failed: usize,
     pub not_run: usize,
+    /// Nodes that will run with a key an earlier node runs: they wait for that one run.
+    pub shared: usize,
     pub orphaned: usize,
     /// Counts depend on outcomes not known yet (e.g. which gold patches pass).
     pub estimated: bool,
@@ -162,22 +200,28 @@ pub struct Graph<'a> {
     gold_nodes: HashMap<String, HashMap<String, Vec<usize>>>,
     /// Sample stage -> ordered tasks.
     samples: HashMap<String, Vec<Arc<Task>>>,
-    /// Records read from the store, by key (shared grades are read once).
+    /// Records read from the store or completed by this apply, by key (shared keys are read
+    /// once; a key completed earlier in this apply is a hit).
     records: HashMap<String, Option<Arc<ActionRecord>>>,
-    /// Team name -> its key inputs, computed once.
-    team_keys: HashMap<String, keys::TeamKeyed>,
-    /// Keep the key inputs of nodes that will run (for `plan --explain`).
+    jobs: JobBuilder<'a>,
+    /// Task id -> the protocol of the dataset it was sampled from.
+    protocols: HashMap<String, ProtocolId>,
+    /// Records that failed verification: (path, reason). Their nodes recompute.
+    pub invalid: Vec<(PathBuf, String)>,
+    /// Keep the jobs of nodes that will not run (for `plan --explain` they are not needed;
+    /// dropping them keeps big plans small).
     pub keep_inputs: bool,
 }
 
 impl<'a> Graph<'a> {
+    /// Errors: a harness file (script, install files) that cannot be read.
     pub fn new(
         manifest: &'a Manifest,
         store: Option<&'a Store>,
         datasets: &'a BTreeMap<String, TaskSet>,
         mode: Mode,
-    ) -> Self {
-        Graph {
+    ) -> Result<Self, String> {
+        Ok(Graph {
             manifest,
             store,
             mode,
@@ -191,44 +235,39 @@ impl<'a> Graph<'a> {
             gold_nodes: HashMap::new(),
             samples: HashMap::new(),
             records: HashMap::new(),
-            team_keys: HashMap::new(),
+            jobs: JobBuilder::new(manifest)?,
+            protocols: HashMap::new(),
+            invalid: Vec::new(),
             keep_inputs: false,
-        }
+        })
     }
 
-    fn add(
-        &mut self,
-        stage: &str,
-        address: String,
-        kind: NodeKind,
-        mut keyed: Option<Keyed>,
-    ) -> usize {
+    fn add(&mut self, stage: &str, address: String, kind: NodeKind, job: Option<NodeJob>) -> usize {
         let id = self.nodes.len();
-        let state = match (&keyed, self.mode) {
-            (Some(k), _) => match self.lookup(&k.key) {
+        let key = job.as_ref().map(NodeJob::key);
+        let state = match (&key, self.mode) {
+            (Some(k), _) => match self.lookup(k) {
                 Some(rec) => NodeState::Cached(rec),
                 None if self.mode == Mode::Plan => NodeState::WillRun,
                 None => NodeState::Ready,
             },
             (None, Mode::Plan) => NodeState::WillRun,
-            (None, Mode::Apply) => unreachable!("apply creates nodes only when their key is known"),
+            (None, Mode::Apply) => unreachable!("apply creates nodes only when their job is known"),
         };
-        // Key inputs are kept only where they are read: for records about to be written (apply)
-        // and for explanations (plan --explain). Dropping the rest keeps big plans small.
-        let keep = match state {
-            NodeState::Ready => true,
-            NodeState::WillRun => self.keep_inputs,
-            _ => false,
+        // Jobs are kept only where they are read: by nodes about to run (apply), and for
+        // explanations (plan --explain). Dropping the rest keeps big plans small.
+        let keep = match self.mode {
+            // A finished node may be reopened (a corrupt input): apply keeps every job.
+            Mode::Apply => true,
+            Mode::Plan => matches!(state, NodeState::WillRun) && self.keep_inputs,
         };
-        if !keep && let Some(k) = keyed.as_mut() {
-            k.inputs = serde_json::Value::Null;
-        }
         self.nodes.push(Node {
             id,
             address,
             stage: stage.to_string(),
             kind,
-            keyed,
+            job: if keep { job } else { None },
+            key,
             state,
         });
         self.stages
@@ -241,14 +280,76 @@ impl<'a> Graph<'a> {
 
     fn lookup(&mut self, key: &str) -> Option<Arc<ActionRecord>> {
         let store = self.store?;
-        self.records
-            .entry(key.to_string())
-            .or_insert_with(|| store.get_action_light(key).map(Arc::new))
-            .clone()
+        if let Some(r) = self.records.get(key) {
+            return r.clone();
+        }
+        let rec = match store.get_action_light(key) {
+            Lookup::Hit(r) => Some(Arc::new(r)),
+            Lookup::Miss => None,
+            Lookup::Invalid { path, reason } => {
+                self.invalid.push((path, reason));
+                None
+            }
+        };
+        self.records.insert(key.to_string(), rec.clone());
+        rec
     }
 
-    /// Marks a node finished (apply).
+    /// A result this apply computed: later nodes with the same key reuse it.
+    pub fn remember(&mut self, key: &str, rec: Arc<ActionRecord>) {
+        self.records.insert(key.to_string(), Some(rec));
+    }
+
+    /// Recomputes a finished node whose stored result turned out unusable (a corrupt blob): its
+    /// record is forgotten, it becomes ready to run again, and what was built from it (the grade
+    /// of a solve, the report) is withdrawn and rebuilt once it completes.
+    pub fn reopen(&mut self, id: usize) {
+        if let Some(k) = self.nodes[id].key.clone() {
+            self.records.insert(k, None);
+        }
+        self.nodes[id].state = NodeState::Ready;
+        let dependents: Vec<usize> = self
+            .nodes
+            .iter()
+            .filter(|n| match &n.kind {
+                NodeKind::Grade { source, .. } => *source == id,
+                NodeKind::Report => true,
+                _ => false,
+            })
+            .map(|n| n.id)
+            .collect();
+        for d in dependents {
+            if matches!(self.nodes[d].state, NodeState::Running) {
+                continue;
+            }
+            self.nodes[d].state = NodeState::Retracted;
+            let stage = self.nodes[d].stage.clone();
+            let rt = self.stages.get_mut(&stage).expect("stage exists");
+            rt.nodes.retain(|n| *n != d);
+            rt.seen.remove(&id.to_string());
+            if matches!(self.nodes[d].kind, NodeKind::Report) {
+                rt.expanded = false;
+            }
+        }
+    }
+
+    /// The job builder (team specs).
+    pub fn jobs(&self) -> &JobBuilder<'a> {
+        &self.jobs
+    }
+
+    /// The job of a node that is about to run; jobs of cached nodes are not kept.
+    pub fn job_of(&self, id: usize) -> Option<&NodeJob> {
+        self.nodes[id].job.as_ref()
+    }
+
+    /// Marks a node finished (apply). A result is remembered for later nodes of its key.
     pub fn complete(&mut self, id: usize, state: NodeState) {
+        if let (NodeState::Done(rec) | NodeState::Cached(rec), Some(k)) =
+            (&state, self.nodes[id].key.clone())
+        {
+            self.remember(&k, rec.clone());
+        }
         self.nodes[id].state = state;
     }
 
@@ -270,7 +371,7 @@ impl<'a> Graph<'a> {
                 StageKind::Sample(s) => self.expand_sample(name, &s.dataset),
                 StageKind::Gold(g) => {
                     let up = stage.needs[0].clone();
-                    self.expand_gold(name, &up, g.empty, g.timeout.as_secs())
+                    self.expand_gold(name, &up, g.empty, g.timeout)
                 }
                 StageKind::Solve(s) => {
                     let up = stage.needs[0].clone();
@@ -278,7 +379,7 @@ impl<'a> Graph<'a> {
                 }
                 StageKind::Grade(g) => {
                     let needs = stage.needs.clone();
-                    self.expand_grade(name, &needs, g.timeout.as_secs())
+                    self.expand_grade(name, &needs, g.timeout)
                 }
                 StageKind::Report(r) => {
                     let needs = stage.needs.clone();
@@ -331,19 +432,19 @@ impl<'a> Graph<'a> {
             self.stages.get_mut(stage).expect("stage").expanded = true;
             return;
         };
-        let format = serde_json::to_value(ds.format)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_default();
-        let keyed = keys::sample_key(&format, &set.snapshot, &s.filters);
+        let job = self.jobs.sample(dataset, set, &s.filters);
+        let protocol = protocol_of(ds.format);
         let id = self.add(
             stage,
             stage.to_string(),
             NodeKind::Sample {
                 dataset: dataset.to_string(),
             },
-            Some(keyed),
+            Some(NodeJob::Sample(job)),
         );
+        for t in set.tasks.keys() {
+            self.protocols.insert(t.clone(), protocol);
+        }
         self.stages.get_mut(stage).expect("stage").expanded = true;
         if self.mode == Mode::Plan && matches!(self.nodes[id].state, NodeState::WillRun) {
             // The sample is a pure function of the dataset: plan computes it to count what
@@ -368,9 +469,8 @@ impl<'a> Graph<'a> {
             return;
         };
         let set = &self.datasets[dataset];
-        let out: SampleOutput = match serde_json::from_value(rec.output.clone()) {
-            Ok(o) => o,
-            Err(_) => return,
+        let Some(out) = rec.sample() else {
+            return;
         };
         let tasks = out
             .tasks
@@ -385,7 +485,14 @@ impl<'a> Graph<'a> {
         self.samples.get(stage)
     }
 
-    fn expand_gold(&mut self, stage: &str, up: &str, empty: bool, timeout_s: u64) {
+    fn protocol(&self, task: &Task) -> ProtocolId {
+        self.protocols
+            .get(&task.instance_id)
+            .copied()
+            .unwrap_or(ProtocolId::Local)
+    }
+
+    fn expand_gold(&mut self, stage: &str, up: &str, empty: bool, timeout: std::time::Duration) {
         if self.stages[stage].expanded {
             return;
         }
@@ -394,8 +501,11 @@ impl<'a> Graph<'a> {
         };
         let mut by_task: HashMap<String, Vec<usize>> = HashMap::new();
         for task in tasks {
-            let gold_digest = crate::key::digest(task.gold_patch.as_bytes());
-            let k = keys::grade_key(self.manifest, &task, &gold_digest, timeout_s);
+            let protocol = self.protocol(&task);
+            let gold = crate::jobs::GoldPatch::new(&task);
+            let job = self
+                .jobs
+                .grade(protocol, &task, PatchInput::Gold(gold), timeout);
             let id = self.add(
                 stage,
                 format!("{stage}/{}", task.instance_id),
@@ -403,11 +513,11 @@ impl<'a> Graph<'a> {
                     task: task.clone(),
                     empty: false,
                 },
-                Some(k),
+                Some(NodeJob::Grade(job)),
             );
             let mut ids = vec![id];
             if empty {
-                let k = keys::grade_key(self.manifest, &task, &crate::key::digest(b""), timeout_s);
+                let job = self.jobs.grade(protocol, &task, PatchInput::Empty, timeout);
                 ids.push(self.add(
                     stage,
                     format!("{stage}/{}/empty", task.instance_id),
@@ -415,7 +525,7 @@ impl<'a> Graph<'a> {
                         task: task.clone(),
                         empty: true,
                     },
-                    Some(k),
+                    Some(NodeJob::Grade(job)),
                 ));
             }
             by_task.insert(task.instance_id.clone(), ids);
@@ -435,11 +545,11 @@ impl<'a> Graph<'a> {
             match &node.state {
                 NodeState::Ready | NodeState::Running => return None,
                 NodeState::WillRun => {}
-                NodeState::Failed(_) | NodeState::NotRun(_) => valid = false,
+                NodeState::Failed(_) | NodeState::NotRun(_) | NodeState::Retracted => {
+                    valid = false
+                }
                 NodeState::Cached(r) | NodeState::Done(r) => {
-                    let resolved = serde_json::from_value::<GradeOutput>(r.output.clone())
-                        .map(|g| g.resolved)
-                        .unwrap_or(false);
+                    let resolved = r.grade().is_some_and(|g| g.resolved);
                     // The gold patch must resolve; the empty patch must not.
                     valid &= resolved != empty;
                 }
@@ -508,31 +618,22 @@ impl<'a> Graph<'a> {
                 continue;
             }
             for team_name in &s.teams {
-                let team = &self.manifest.teams[team_name];
-                let manifest = self.manifest;
-                let team_key = self
-                    .team_keys
-                    .entry(team_name.clone())
-                    .or_insert_with(|| keys::TeamKeyed::new(manifest, team))
-                    .clone();
                 for rep in 0..s.replicates {
-                    let k = keys::solve_key_with(
-                        self.manifest,
-                        &task,
-                        &team_key,
-                        s.timeout.as_secs(),
-                        rep,
-                    );
-                    self.add(
-                        stage,
-                        format!("{stage}/{}/{team_name}/{rep}", task.instance_id),
-                        NodeKind::Solve {
-                            task: task.clone(),
-                            team: team_name.clone(),
-                            replicate: rep,
-                        },
-                        Some(k),
-                    );
+                    let address = format!("{stage}/{}/{team_name}/{rep}", task.instance_id);
+                    let kind = NodeKind::Solve {
+                        task: task.clone(),
+                        team: team_name.clone(),
+                        replicate: rep,
+                    };
+                    match self.jobs.solve(&task, team_name, s.timeout, rep) {
+                        Ok(job) => {
+                            self.add(stage, address, kind, Some(NodeJob::Solve(job)));
+                        }
+                        Err(e) => {
+                            let id = self.add(stage, address, kind, None);
+                            self.nodes[id].state = NodeState::Failed(e);
+                        }
+                    }
                 }
             }
         }
@@ -542,7 +643,7 @@ impl<'a> Graph<'a> {
         }
     }
 
-    fn expand_grade(&mut self, stage: &str, needs: &[String], timeout_s: u64) {
+    fn expand_grade(&mut self, stage: &str, needs: &[String], timeout: std::time::Duration) {
         let mut sources = Vec::new();
         for up in needs {
             for id in &self.stages[up].nodes {
@@ -580,11 +681,16 @@ impl<'a> Graph<'a> {
             };
             match &src.state {
                 NodeState::Cached(r) | NodeState::Done(r) => {
-                    let patch = serde_json::from_value::<SolveOutput>(r.output.clone())
-                        .map(|o| o.patch)
-                        .unwrap_or_default();
-                    let k = keys::grade_key(self.manifest, task, &patch, timeout_s);
-                    self.add(stage, address, kind, Some(k));
+                    let Some(out) = r.solve() else {
+                        continue;
+                    };
+                    let job = self.jobs.grade(
+                        self.protocol(task),
+                        task,
+                        PatchInput::Stored(out.patch.clone()),
+                        timeout,
+                    );
+                    self.add(stage, address, kind, Some(NodeJob::Grade(job)));
                 }
                 NodeState::WillRun => {
                     self.add(stage, address, kind, None);
@@ -600,33 +706,19 @@ impl<'a> Graph<'a> {
         if self.stages[stage].expanded || !needs.iter().all(|n| self.settled(n)) {
             return;
         }
-        let mut inputs = BTreeMap::new();
-        let mut unknown = false;
-        for n in self.report_input_stages(needs) {
-            for id in &self.stages[&n].nodes {
-                let node = &self.nodes[*id];
-                let v = match &node.state {
-                    NodeState::Cached(rec) | NodeState::Done(rec) => rec.key.clone(),
-                    NodeState::Failed(e) => format!("failed: {e}"),
-                    NodeState::NotRun(e) => format!("not run: {e}"),
-                    _ => {
-                        unknown = true;
-                        String::new()
-                    }
-                };
-                inputs.insert(node.address.clone(), v);
-            }
-        }
-        let keyed = (!unknown).then(|| {
-            keys::report_key(
-                r.baseline.as_deref(),
-                r.count_errors_as_failures,
-                &self.manifest.name,
-                r.promote.as_ref(),
-                &inputs,
-            )
+        let unknown = self.report_input_stages(needs).iter().any(|n| {
+            self.stages[n]
+                .nodes
+                .iter()
+                .any(|id| matches!(self.nodes[*id].state, NodeState::WillRun))
         });
-        self.add(stage, stage.to_string(), NodeKind::Report, keyed);
+        let job = (!unknown).then(|| {
+            NodeJob::Report(Box::new(ReportJob::new(
+                super::report::report_inputs(self, needs, r),
+                r.out.clone(),
+            )))
+        });
+        self.add(stage, stage.to_string(), NodeKind::Report, job);
         self.stages.get_mut(stage).expect("stage").expanded = true;
     }
 
@@ -662,6 +754,7 @@ impl<'a> Graph<'a> {
     /// Counts per stage, with orphans from the index (addresses seen before, absent now).
     pub fn summaries(&self, previous: &BTreeMap<String, String>) -> Vec<StageSummary> {
         let present: HashSet<&str> = self.nodes.iter().map(|n| n.address.as_str()).collect();
+        let mut to_run_keys: HashSet<&str> = HashSet::new();
         self.manifest
             .stage_order
             .iter()
@@ -674,12 +767,21 @@ impl<'a> Graph<'a> {
                     ..Default::default()
                 };
                 for id in &rt.nodes {
-                    match &self.nodes[*id].state {
+                    let node = &self.nodes[*id];
+                    match &node.state {
                         NodeState::Cached(_) => s.cached += 1,
                         NodeState::Done(_) => s.done += 1,
                         NodeState::Failed(_) => s.failed += 1,
                         NodeState::NotRun(_) => s.not_run += 1,
-                        NodeState::WillRun | NodeState::Ready | NodeState::Running => s.to_run += 1,
+                        NodeState::Retracted => {}
+                        NodeState::WillRun | NodeState::Ready | NodeState::Running => {
+                            // Plan counts distinct keys: a node whose key an earlier node
+                            // runs shares that run.
+                            match &node.key {
+                                Some(k) if !to_run_keys.insert(k.as_str()) => s.shared += 1,
+                                _ => s.to_run += 1,
+                            }
+                        }
                     }
                 }
                 let prefix = format!("{name}/");

@@ -1,12 +1,27 @@
-//! The node DAG: stages expand into nodes as their inputs become known, each node keyed by a
-//! content hash of everything that determines its output. `plan` and `apply` share this code:
-//! plan stops where outputs are unknown, apply runs them.
+//! The node DAG: stages expand into nodes as their inputs become known, each node carrying its
+//! typed job (`jobs.rs` builds them from the manifest) whose hash is its key. `plan` and `apply`
+//! share this code: plan stops where outputs are unknown, apply runs them. `report.rs` gathers
+//! what a report reads from the graph.
 
 mod expand;
-mod keys;
+mod jobs;
+mod report;
 
-pub use expand::{Graph, Mode, Node, NodeKind, NodeState, StageSummary};
-pub use keys::{
-    GradeOutput, SampleOutput, SolveOutput, grade_key, label_inputs, report_key, sample_key,
-    solve_key,
-};
+pub use expand::{Graph, Mode, Node, NodeJob, NodeKind, NodeState, StageSummary};
+pub use jobs::{JobBuilder, protocol_of};
+pub use report::report_inputs;
+
+/// Human labels for the top-level groups of job fields, given the node's context
+/// (`team` -> `team review`).
+pub fn label_inputs(path: &str, _stage: &str, team: Option<&str>) -> String {
+    let (head, rest) = path.split_once('.').unwrap_or((path, ""));
+    let head = match head {
+        "team" => format!("team {}", team.unwrap_or("?")),
+        other => other.to_string(),
+    };
+    if rest.is_empty() {
+        head
+    } else {
+        format!("{head}: {rest}")
+    }
+}

@@ -2,7 +2,9 @@
 //! (`pricing.toml`), usage and cost adapters for the agent CLIs' real output formats, and the
 //! scrubbing of everything agents leave behind.
 
+pub mod pricing;
 pub mod scrub;
+pub mod teams;
 pub mod usage;
 
 /// The built-in harness definitions, as TOML.
@@ -12,3 +14,16 @@ pub const BUILTIN_HARNESSES: &str = include_str!("builtin.toml");
 pub const BUILTIN_PRICING: &str = include_str!("pricing.toml");
 
 pub mod install;
+
+/// The version of bench's adapter for a harness: how it is invoked and how its output is read.
+/// Part of the keys of the solves that run it.
+pub fn adapter_version(
+    kind: crate::manifest::HarnessKind,
+    usage: Option<crate::manifest::UsageFormat>,
+) -> u32 {
+    use crate::manifest::HarnessKind;
+    match (kind, usage) {
+        (HarnessKind::Command, Some(u)) => 100 + u.version(),
+        _ => 1,
+    }
+}

@@ -47,7 +47,7 @@ impl Manifest {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BackendKind {
     Local,
@@ -73,6 +73,36 @@ pub struct Backend {
     /// docker: image reference -> image ID (`sha256:...`) as the daemon resolved it before
     /// planning; keys hold the ID, never the tag. Empty for local manifests.
     pub images: std::collections::BTreeMap<String, String>,
+}
+
+impl Backend {
+    /// The facts of this backend that enter the keys of a task's nodes: on docker the task
+    /// image's ID and the outcome-changing limits, on local nothing but the kind.
+    pub fn facts(&self, base: &crate::tasks::TaskBase) -> crate::jobs::BackendFacts {
+        match self.kind {
+            BackendKind::Local => crate::jobs::BackendFacts {
+                kind: BackendKind::Local,
+                image: None,
+                memory_bytes: None,
+                pids: None,
+            },
+            BackendKind::Docker => crate::backend::docker_facts(
+                &self.images,
+                base,
+                &crate::backend::Resources {
+                    cpus: self.cpus,
+                    memory_bytes: self.memory_bytes,
+                    pids: self.pids,
+                },
+            ),
+        }
+    }
+
+    /// Whether agents run in images built from their harness's install (docker); elsewhere an
+    /// install changes nothing a solve produces.
+    pub fn builds_agent_images(&self) -> bool {
+        self.kind == BackendKind::Docker
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -180,7 +210,7 @@ impl StageKind {
 }
 
 /// Filters and order of a sample; all of it is part of the sample's key.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct SampleFilters {
     /// Inclusive lower bound on `created_at`, RFC 3339.
     pub since: Option<String>,
@@ -240,7 +270,7 @@ pub struct Promote {
 }
 
 /// An agent: a harness and, for model-driven harnesses, a model.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Agent {
     pub harness: String,
     pub model: Option<String>,
@@ -255,7 +285,7 @@ impl fmt::Display for Agent {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[serde(tag = "topology", rename_all = "kebab-case")]
 pub enum Topology {
     Solo {
@@ -293,7 +323,7 @@ pub struct Team {
     pub topology: Topology,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum HarnessKind {
     Oracle,
@@ -326,7 +356,7 @@ impl HarnessKind {
 }
 
 /// How a harness reports usage and cost.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum UsageFormat {
     /// `claude -p --output-format json`: `total_cost_usd` and `usage`.
@@ -340,6 +370,22 @@ pub enum UsageFormat {
 }
 
 impl UsageFormat {
+    /// Whether the CLI's own dollar figure is exact (kept as reported); otherwise cost is
+    /// derived from its token counts and the pricing table where the model is priced.
+    pub fn reports_exact_cost(self) -> bool {
+        matches!(self, UsageFormat::ClaudeJson)
+    }
+
+    /// Version of bench's reader of this format (part of the keys of the solves it reads).
+    pub fn version(self) -> u32 {
+        match self {
+            UsageFormat::ClaudeJson => 1,
+            UsageFormat::CodexJsonl => 1,
+            UsageFormat::Aider => 1,
+            UsageFormat::MiniSweAgent => 1,
+        }
+    }
+
     pub const NAMES: [&'static str; 5] = [
         "claude-json",
         "codex-jsonl",
@@ -379,7 +425,7 @@ pub struct Harness {
 }
 
 /// Prices in dollars per million tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct Price {
     pub input: f64,
     pub cached_input: f64,

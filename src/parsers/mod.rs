@@ -20,6 +20,7 @@ mod registry;
 mod script;
 mod tap;
 mod unittest;
+mod versions;
 mod vitest;
 
 #[cfg(test)]
@@ -28,3 +29,4 @@ mod tests;
 pub use common::{Statuses, TestStatus, normalize_live_status, statuses_to_json};
 pub use registry::{ParserError, builtin_parser_names, parse_log};
 pub use script::{ScriptError, ScriptLimits, run_script_parser};
+pub use versions::{SCRIPT_RUNNER_VERSION, is_builtin, parser_ref_name, parser_version};

@@ -1,13 +1,18 @@
-//! Running a manifest: loading its datasets, planning, and the apply dispatcher.
+//! Running a manifest: loading its datasets, planning, and the apply dispatcher with its
+//! pools and budgets.
 
 mod apply;
+mod budget;
 mod datasets;
 mod plan;
+mod pools;
 mod progress;
 
-pub use apply::{ApplyOptions, ApplyResult, apply, report_inputs};
+pub use apply::{ApplyOptions, ApplyResult, Dispatcher, apply, new_run_id};
+pub use budget::{Budget, Budgets};
 pub use datasets::load_datasets;
 pub use plan::{AgentImagePlan, PlanEntry, PlanReport, plan};
+pub use pools::{Demand, Pool, Pools};
 pub use progress::Progress;
 
 use crate::manifest::{Agent, Manifest, UsageFormat};

@@ -29,6 +29,8 @@ pub struct PlanReport {
     pub unavailable_datasets: Vec<String>,
     /// Docker: the agent images the solves to run need (harnesses that install a CLI).
     pub agent_images: Vec<AgentImagePlan>,
+    /// Records that failed verification (removed; their nodes are counted to run).
+    pub invalid_records: Vec<String>,
 }
 
 /// An agent image a plan needs.
@@ -56,8 +58,8 @@ pub fn plan(
     datasets: &BTreeMap<String, TaskSet>,
     unavailable: Vec<String>,
     explain: bool,
-) -> PlanReport {
-    let mut graph = Graph::new(m, store, datasets, Mode::Plan);
+) -> Result<PlanReport, String> {
+    let mut graph = Graph::new(m, store, datasets, Mode::Plan)?;
     graph.keep_inputs = explain;
     while !graph.advance().is_empty() {}
     let index = store.map(|s| s.load_index(&m.path)).unwrap_or_default();
@@ -75,16 +77,19 @@ pub fn plan(
             && let Some(base) = m.backend.images.get(image)
         {
             for agent in m.teams[team].topology.agents() {
-                let h = &m.harnesses[&agent.harness];
-                if (h.install.is_empty() && h.install_files.is_empty())
-                    || !seen.insert((base.as_str(), h.name.as_str()))
-                {
+                if !seen.insert((base.as_str(), agent.harness.as_str())) {
                     continue;
                 }
-                if let Ok(tag) = crate::stages::agent_tag(base, h) {
+                let install = graph
+                    .jobs()
+                    .team(team)
+                    .and_then(|t| t.get().harnesses.get(&agent.harness))
+                    .and_then(|h| h.install.as_ref());
+                if let Some(install) = install {
+                    let tag = crate::backend::agent_tag(base, install);
                     agent_images.insert(AgentImagePlan {
-                        image: format!("{}:{tag}", crate::stages::AGENT_REPO),
-                        harness: h.name.clone(),
+                        image: format!("{}:{tag}", crate::backend::AGENT_REPO),
+                        harness: agent.harness.clone(),
                         base: base.clone(),
                         exists: false,
                     });
@@ -99,7 +104,7 @@ pub fn plan(
         to_run.push(PlanEntry {
             address: node.address.clone(),
             stage: node.stage.clone(),
-            key: node.keyed.as_ref().map(|k| k.key.clone()),
+            key: node.key.clone(),
             reasons,
         });
     }
@@ -112,8 +117,12 @@ pub fn plan(
         .cloned()
         .collect();
     // Planning ends the process: skip freeing the node graph, node by node.
+    let invalid = std::mem::take(&mut graph.invalid)
+        .into_iter()
+        .map(|(p, r)| format!("{}: {r}", p.display()))
+        .collect();
     std::mem::forget(graph);
-    PlanReport {
+    Ok(PlanReport {
         manifest: m.path.display().to_string(),
         store: store
             .map(|s| s.root().display().to_string())
@@ -123,7 +132,8 @@ pub fn plan(
         orphaned,
         unavailable_datasets: unavailable,
         agent_images: agent_images.into_iter().collect(),
-    }
+        invalid_records: invalid,
+    })
 }
 
 fn reasons(
@@ -133,7 +143,7 @@ fn reasons(
     index: &BTreeMap<String, String>,
     unavailable: &[String],
 ) -> Vec<String> {
-    let Some(keyed) = &node.keyed else {
+    let (Some(key), Some(job)) = (&node.key, &node.job) else {
         return vec![match &node.kind {
             NodeKind::Sample { dataset } if unavailable.contains(dataset) => {
                 format!("dataset `{dataset}` is not available on this machine yet")
@@ -148,17 +158,17 @@ fn reasons(
     let Some(old_key) = index.get(&node.address) else {
         return vec!["new".to_string()];
     };
-    if old_key == &keyed.key {
+    if old_key == key {
         return vec!["not completed before (interrupted or failed)".to_string()];
     }
-    let Some(old) = store.and_then(|s| s.get_action(old_key)) else {
+    let Some(crate::store::Lookup::Hit(old)) = store.map(|s| s.get_action(old_key)) else {
         return vec![format!(
             "inputs changed (the previous result {} is gone)",
             &old_key[..12]
         )];
     };
     let team = node.kind.team();
-    let diffs = crate::key::diff(&old.inputs, &keyed.inputs);
+    let diffs = crate::key::diff(&old.job, &job.explain());
     if diffs.is_empty() {
         return vec!["key changed".to_string()];
     }

@@ -14,18 +14,22 @@ use crate::report::document::{Context, ReportDocument};
 use crate::report::results::{NodeRow, Prediction, predictions_jsonl, results_parquet};
 use crate::report::stats::{PairOutcome, PairState, StatsOptions, team_statistics};
 use crate::report::{html, markdown};
-use crate::store::{Store, write_atomic};
+use crate::jobs::{ReportJob, ReportOutput};
+use crate::store::{Output, Store, write_atomic};
 
 use super::{WorkError, WorkOutput};
 
-/// Everything a report reads, gathered by the dispatcher from the node graph.
-#[derive(Debug, Clone, Serialize)]
+/// Everything a report reads (and so everything it prints), gathered from the node graph. It
+/// is the report job's content: its key hashes all of it.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct ReportInputs {
     pub manifest: String,
     pub description: Option<String>,
     pub bench_version: String,
     pub backend: String,
     pub datasets: Vec<String>,
+    /// The sample stages' filters (cutoffs, repos, languages, ids, limit, seed).
+    pub filters: Vec<crate::manifest::SampleFilters>,
     pub since: Option<String>,
     pub teams: Vec<String>,
     pub baseline: Option<String>,
@@ -39,10 +43,55 @@ pub struct ReportInputs {
     pub artifacts: Vec<PairArtifacts>,
     /// The promotion rule, if any.
     pub promote: Option<Promote>,
+    /// Per solve: what its agent runs recorded of their model use (cost is derived from it at
+    /// render time).
+    pub usage: Vec<PairUsage>,
+    /// Prices of the models the runs used.
+    pub pricing: BTreeMap<String, crate::manifest::Price>,
+}
+
+/// The model use of one solve.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct PairUsage {
+    pub task: String,
+    pub team: String,
+    pub replicate: u32,
+    pub runs: Vec<crate::jobs::RunUsage>,
+}
+
+impl ReportInputs {
+    /// Fills in every pair's and solve row's cost from the recorded usage and the prices.
+    pub fn priced(&self) -> ReportInputs {
+        let mut out = self.clone();
+        let costs: BTreeMap<(&str, &str, u32), Option<f64>> = self
+            .usage
+            .iter()
+            .map(|u| {
+                let cost = u
+                    .runs
+                    .iter()
+                    .map(|r| r.cost_usd(&self.pricing))
+                    .sum::<Option<f64>>();
+                ((u.task.as_str(), u.team.as_str(), u.replicate), cost)
+            })
+            .collect();
+        let cost = |task: &str, team: &str, rep: u32| costs.get(&(task, team, rep)).copied().flatten();
+        for p in &mut out.pairs {
+            if p.cost_usd.is_none() {
+                p.cost_usd = cost(&p.task, &p.team, p.replicate);
+            }
+        }
+        for r in &mut out.rows {
+            if r.node == "solve" {
+                r.cost_usd = cost(&r.task, &r.team, r.replicate);
+            }
+        }
+        out
+    }
 }
 
 /// The stored files of one pair (blob digests), for `artifacts/<team>/<task>/`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct PairArtifacts {
     pub task: String,
     pub team: String,
@@ -98,6 +147,7 @@ pub fn render_report(
     inputs: &ReportInputs,
     read_blob: &dyn Fn(&str) -> Result<Vec<u8>, String>,
 ) -> Result<RenderedReport, String> {
+    let inputs = &inputs.priced();
     let opts = StatsOptions {
         baseline: inputs.baseline.clone(),
         count_errors_as_failures: inputs.count_errors_as_failures,
@@ -183,15 +233,22 @@ pub fn render_report(
     })
 }
 
-/// Computes the report and writes its files to `out`.
-pub fn write_report(
-    store: &Store,
-    inputs: &ReportInputs,
-    out: &Path,
-) -> Result<WorkOutput, WorkError> {
+/// The report executor: computes the report and writes its files to the job's `out`.
+pub fn write_report(store: &Store, job: &ReportJob) -> Result<WorkOutput, WorkError> {
+    let out = job.out.as_path();
     let infra = |e: &dyn std::fmt::Display| WorkError::Infra(e.to_string());
-    let rendered = render_report(inputs, &|d| store.get_blob(d).map_err(|e| e.to_string()))
-        .map_err(|e| infra(&e))?;
+    let corrupt = std::cell::RefCell::new(None);
+    let rendered = render_report(&job.inputs, &|d| {
+        store.get_blob(d).map_err(|e| {
+            *corrupt.borrow_mut() = Some(d.to_string());
+            e.to_string()
+        })
+    });
+    let rendered = match (rendered, corrupt.into_inner()) {
+        (Ok(r), _) => r,
+        (Err(message), Some(digest)) => return Err(WorkError::CorruptInput { digest, message }),
+        (Err(e), None) => return Err(infra(&e)),
+    };
     let mut blobs = BTreeMap::new();
     for (name, bytes) in &rendered.files {
         blobs.insert(name.clone(), store.put_blob(bytes).map_err(|e| infra(&e))?);
@@ -209,11 +266,11 @@ pub fn write_report(
         .as_ref()
         .map(|p| p.summary.clone());
     Ok(WorkOutput {
-        output: serde_json::json!({
-            "out": out.display().to_string(),
-            "files": rendered.files.keys().collect::<Vec<_>>(),
-            "artifacts": rendered.linked.len(),
-            "promotion": promotion,
+        output: Output::Report(ReportOutput {
+            out: out.display().to_string(),
+            files: rendered.files.keys().cloned().collect(),
+            artifacts: rendered.linked.len(),
+            promotion,
         }),
         blobs,
     })

@@ -1,31 +1,24 @@
-//! Solving: teams of agent runs, each in a fresh sandbox holding only the task's base, under the
-//! solve timeout; the patch is the diff against the start snapshot. A sandbox is a local git
-//! workspace (local backend) or a container of the agent's image whose history was stripped
-//! (docker backend, see `docker.rs`); the team logic below is the same on both.
-//!
-//! Topologies: `solo` (one worker); `review` (the coder works; a reviewer reads the diff
-//! against the issue in its own sandbox and answers APPROVE or REQUEST_CHANGES; the coder
-//! fixes; up to `rounds` reviews); `best-of` (n workers from the same start, each in its own
-//! sandbox; a judge reads their diffs and answers `PICK: n`; the other candidates are kept as
-//! artifacts). A timeout or a crash is an outcome (graded on what was left), not an error; a run
-//! that never reached its model (no token used and an error) is an infrastructure error.
+//! The solve executor: a team (`harness::teams`) run on one task, each agent in a fresh sandbox
+//! of its harness's image holding only the task's base (history stripped and checked), under the
+//! solve timeout; the patch is the diff against the start snapshot. One agent run is
+//! [`RunCtx::run`]: the oracle applies the gold patch, a predictions harness its file's patch
+//! for the task, nop nothing, a command harness runs its command line and is read for usage. A
+//! timeout or a crash is an outcome (graded on what was left), not an error; a run that never
+//! reached its model (no token used and an error) is an infrastructure error.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use handlebars::Handlebars;
 use tokio_util::sync::CancellationToken;
 
-use crate::backend::{Workspace, exec, git_env};
-use crate::graph::SolveOutput;
+use super::{WorkError, WorkOutput};
+use crate::backend::{Backend, Sandbox, SandboxSpec, repo};
 use crate::harness::scrub;
 use crate::harness::usage::{Usage, parse_usage};
-use crate::manifest::{Agent, HarnessKind, Manifest, Team, Topology};
-use crate::store::Store;
-use crate::tasks::{Task, TaskBase};
-
-use super::{WorkError, WorkOutput};
+use crate::jobs::{HarnessSpec, RunUsage, SolveJob, SolveOutput, Tokens};
+use crate::manifest::{Agent, HarnessKind};
+use crate::store::{Output, Store};
 
 fn infra(e: impl std::fmt::Display) -> WorkError {
     WorkError::Infra(e.to_string())
@@ -39,38 +32,43 @@ fn render(template: &str, vars: &serde_json::Value) -> Result<String, String> {
 }
 
 /// Renders a team prompt (review, fix, judge): the problem statement and one more variable.
-fn render_about(template: &str, task: &Task, name: &str, value: &str) -> Result<String, WorkError> {
+pub fn render_about(
+    template: &str,
+    job: &SolveJob,
+    name: &str,
+    value: &str,
+) -> Result<String, WorkError> {
     let mut vars = serde_json::Map::new();
     vars.insert(
         "problem_statement".into(),
-        task.problem_statement.clone().into(),
+        job.task.problem_statement().into(),
     );
     vars.insert(name.into(), value.into());
     render(template, &serde_json::Value::Object(vars)).map_err(infra)
 }
 
 /// Renders the instruction prompt for a task (solver-visible fields only).
-pub fn render_prompt(m: &Manifest, task: &Task) -> Result<String, String> {
+pub fn render_prompt(template: &str, problem_statement: &str, repo: &str) -> Result<String, String> {
     render(
-        &m.prompts.instruction,
-        &serde_json::json!({ "problem_statement": task.problem_statement, "repo": task.repo }),
+        template,
+        &serde_json::json!({ "problem_statement": problem_statement, "repo": repo }),
     )
 }
 
 /// One agent run.
-struct AgentRun {
+pub struct AgentRun {
     /// Files the agent left in its home directory (relative path, content), capped.
-    files: Vec<(String, Vec<u8>)>,
-    exit_code: Option<i32>,
-    output: Vec<u8>,
-    timed_out: bool,
-    usage: Option<Usage>,
-    /// Cost of this run: `None` when unknown.
-    cost_usd: Option<f64>,
+    pub files: Vec<(String, Vec<u8>)>,
+    pub exit_code: Option<i32>,
+    pub output: Vec<u8>,
+    pub timed_out: bool,
+    pub usage: Option<Usage>,
+    /// What the run recorded of its model use.
+    pub recorded: RunUsage,
 }
 
 impl AgentRun {
-    fn final_message(&self) -> String {
+    pub fn final_message(&self) -> String {
         match &self.usage {
             Some(u) if !u.final_message.is_empty() => u.final_message.clone(),
             _ => String::from_utf8_lossy(&self.output).into_owned(),
@@ -79,24 +77,33 @@ impl AgentRun {
 }
 
 /// The team's state as runs accumulate.
-struct Ledger {
-    trajectory: Vec<u8>,
-    cost: Option<f64>,
-    input_tokens: u64,
-    output_tokens: u64,
-    deadline: Instant,
-    timed_out: bool,
-    crashed: Option<String>,
+pub struct Ledger {
+    pub trajectory: Vec<u8>,
+    pub runs: Vec<RunUsage>,
+    pub deadline: Instant,
+    pub timed_out: bool,
+    pub crashed: Option<String>,
     /// A solo worker's exit code.
-    exit_code: Option<i32>,
+    pub exit_code: Option<i32>,
 }
 
 impl Ledger {
-    fn remaining(&self) -> Duration {
+    pub fn new(timeout: Duration) -> Ledger {
+        Ledger {
+            trajectory: Vec::new(),
+            runs: Vec::new(),
+            deadline: Instant::now() + timeout,
+            timed_out: false,
+            crashed: None,
+            exit_code: None,
+        }
+    }
+
+    pub fn remaining(&self) -> Duration {
         self.deadline.saturating_duration_since(Instant::now())
     }
 
-    fn record(&mut self, role: &str, agent: &Agent, run: &AgentRun) {
+    pub fn record(&mut self, role: &str, agent: &Agent, run: &AgentRun) {
         self.trajectory
             .extend_from_slice(format!("===== {role}: {agent} =====\n").as_bytes());
         self.trajectory.extend_from_slice(&run.output);
@@ -114,14 +121,9 @@ impl Ledger {
                 self.trajectory.push(b'\n');
             }
         }
-        self.cost = match (self.cost, run.cost_usd) {
-            (Some(a), Some(b)) if !run.timed_out => Some(a + b),
-            _ => None,
-        };
-        if let Some(u) = &run.usage {
-            self.input_tokens += u.input_tokens;
-            self.output_tokens += u.output_tokens;
-        }
+        let mut recorded = run.recorded.clone();
+        recorded.role = role.to_string();
+        self.runs.push(recorded);
         if run.timed_out {
             self.timed_out = true;
         } else if run.exit_code != Some(0) && self.crashed.is_none() {
@@ -133,318 +135,95 @@ impl Ledger {
     }
 }
 
-/// Runs `team` on `task` in local workspaces.
-pub async fn solve_local(
-    store: &Store,
-    m: &Manifest,
-    task: &Task,
-    team: &Team,
-    timeout: Duration,
-    budget_share: Option<f64>,
-    cancel: &CancellationToken,
-) -> Result<WorkOutput, WorkError> {
-    let TaskBase::Dir { path, .. } = &task.base else {
-        return Err(infra(
-            "the local backend solves tasks with a local base tree only",
-        ));
-    };
-    let place = Place::Local {
-        tmp: store.tmp_dir(),
-        base: path,
-    };
-    solve_team(store, m, task, team, timeout, budget_share, &place, cancel).await
+/// How much of an agent's home directory a trajectory keeps.
+const HOME_FILES_CAP: usize = 64 << 20;
+
+/// Where a solve's sandboxes come from: the backend, and the image each harness runs in.
+pub struct Sandboxes<'a> {
+    backend: &'a dyn Backend,
+    job: &'a SolveJob,
+    images: BTreeMap<String, Option<String>>,
+    address: &'a str,
+    key: &'a str,
 }
 
-/// Where a team's sandboxes come from.
-pub(crate) enum Place<'a> {
-    /// Fresh git workspaces under `tmp` holding the base tree at `base`.
-    Local { tmp: PathBuf, base: &'a Path },
-    /// Fresh containers, prepared by [`super::docker::DockerPlace::sandbox`].
-    Docker(super::docker::DockerPlace<'a>),
-}
-
-impl Place<'_> {
-    /// A fresh sandbox for `agent`'s harness (on docker, a container of its image).
-    async fn sandbox(
+impl Sandboxes<'_> {
+    /// A fresh, prepared sandbox for `agent`'s harness.
+    pub async fn sandbox(
         &self,
         agent: &Agent,
         cancel: &CancellationToken,
-    ) -> Result<Sandbox, WorkError> {
-        match self {
-            Place::Local { tmp, base } => Workspace::create(tmp, base, cancel)
-                .await
-                .map(Sandbox::Local)
-                .map_err(infra),
-            Place::Docker(d) => d.sandbox(&agent.harness, cancel).await.map(Sandbox::Docker),
-        }
-    }
-}
-
-/// One agent's sandbox: a local workspace or a prepared container.
-pub(crate) enum Sandbox {
-    Local(Workspace),
-    Docker(super::docker::DockerSandbox),
-}
-
-impl Sandbox {
-    /// Applies a patch to the repository with `git apply`: exit code and output.
-    async fn apply(
-        &self,
-        name: &str,
-        patch: &[u8],
-        cancel: &CancellationToken,
-    ) -> Result<(Option<i32>, Vec<u8>), WorkError> {
-        match self {
-            Sandbox::Local(ws) => {
-                let p = ws.write_side(name, patch).map_err(infra)?;
-                let r = ws
-                    .git(
-                        &format!("git apply --whitespace=nowarn {}", p.display()),
-                        cancel,
-                    )
-                    .await
-                    .map_err(infra)?;
-                if r.cancelled {
-                    return Err(WorkError::Cancelled);
-                }
-                Ok((r.exit_code, r.output))
-            }
-            Sandbox::Docker(s) => s.apply(name, patch, cancel).await,
-        }
-    }
-
-    /// Everything changed since the start.
-    async fn diff(&self, cancel: &CancellationToken) -> Result<Vec<u8>, WorkError> {
-        match self {
-            Sandbox::Local(ws) => ws.diff(cancel).await.map_err(infra),
-            Sandbox::Docker(s) => s.diff(cancel).await,
-        }
-    }
-
-    /// Writes a file beside the repository (not in it); returns its path as the agent sees it.
-    /// `mode` applies in a container; locally only prompts are written (a harness's script runs
-    /// from its own path).
-    async fn write_side(&self, name: &str, bytes: &[u8], mode: u32) -> Result<String, WorkError> {
-        match self {
-            Sandbox::Local(ws) => Ok(ws
-                .write_side(name, bytes)
-                .map_err(infra)?
-                .display()
-                .to_string()),
-            Sandbox::Docker(s) => s.write_side(name, bytes, mode).await,
-        }
-    }
-
-    /// The repository's path, the side directory's, and the environment every agent run gets
-    /// (HOME, PATH, LANG, git identity).
-    fn layout(&self) -> (String, String, Vec<(String, String)>) {
-        match self {
-            Sandbox::Local(ws) => {
-                let mut env = git_env(&ws.home());
-                env.retain(|(k, _)| matches!(k.as_str(), "PATH" | "HOME" | "LANG"));
-                (
-                    ws.dir.display().to_string(),
-                    ws.side().display().to_string(),
-                    env,
-                )
-            }
-            Sandbox::Docker(s) => s.layout(),
-        }
-    }
-
-    /// Runs an agent's command line in the repository.
-    async fn exec(
-        &self,
-        command: &str,
-        env: &[(String, String)],
-        timeout: Duration,
-        cancel: &CancellationToken,
-    ) -> Result<crate::backend::ExecResult, WorkError> {
-        let r = match self {
-            Sandbox::Local(ws) => exec(command, &ws.dir, env, timeout, cancel)
-                .await
-                .map_err(infra)?,
-            Sandbox::Docker(s) => s.exec(command, env, timeout, cancel).await?,
+    ) -> Result<Box<dyn Sandbox>, WorkError> {
+        let base = self.job.task.base();
+        let spec = SandboxSpec {
+            base,
+            image: self.images.get(&agent.harness).cloned().flatten(),
+            address: self.address,
+            key: self.key,
         };
-        if r.cancelled {
-            return Err(WorkError::Cancelled);
+        let s = self.backend.create(&spec, cancel).await?;
+        let commit = self.backend.base_commit(base);
+        if let Err(e) = repo::prepare(s.as_ref(), commit.as_deref(), cancel).await {
+            let _ = s.destroy().await;
+            return Err(e.into());
         }
-        Ok(r)
-    }
-
-    /// The files the agent left in its home directory (its own run logs).
-    async fn home_files(&self) -> Vec<(String, Vec<u8>)> {
-        match self {
-            Sandbox::Local(ws) => home_files(&ws.home()),
-            Sandbox::Docker(s) => s.home_files(HOME_FILES_CAP).await,
-        }
-    }
-
-    /// Removes the sandbox.
-    async fn close(self) -> Result<(), WorkError> {
-        match self {
-            Sandbox::Local(ws) => {
-                drop(ws);
-                Ok(())
-            }
-            Sandbox::Docker(s) => s.close().await,
-        }
+        Ok(s)
     }
 }
 
-/// Runs `team` on `task`: the team logic shared by both backends.
-#[expect(clippy::too_many_arguments, reason = "the solve's whole context")]
-pub(crate) async fn solve_team(
+/// Removes a sandbox after its work, keeping the work's error if both failed.
+pub async fn finish<T>(
+    sandbox: Box<dyn Sandbox>,
+    result: Result<T, WorkError>,
+) -> Result<T, WorkError> {
+    let closed = sandbox.destroy().await;
+    let value = result?;
+    closed?;
+    Ok(value)
+}
+
+/// Runs the job's team on its task.
+pub async fn solve(
+    job: &SolveJob,
     store: &Store,
-    m: &Manifest,
-    task: &Task,
-    team: &Team,
-    timeout: Duration,
+    backend: &dyn Backend,
     budget_share: Option<f64>,
-    place: &Place<'_>,
+    address: &str,
+    key: &str,
     cancel: &CancellationToken,
 ) -> Result<WorkOutput, WorkError> {
     let started = Instant::now();
-    let prompt = render_prompt(m, task).map_err(infra)?;
-    let mut ledger = Ledger {
-        trajectory: Vec::new(),
-        cost: Some(0.0),
-        input_tokens: 0,
-        output_tokens: 0,
-        deadline: Instant::now() + timeout,
-        timed_out: false,
-        crashed: None,
-        exit_code: None,
+    let team = job.team.get();
+    let mut images = BTreeMap::new();
+    for (name, h) in &team.harnesses {
+        let image = match &h.install {
+            Some(install) => backend
+                .agent_image(job.task.base(), install, cancel)
+                .await
+                .map_err(|e| match WorkError::from(e) {
+                    WorkError::Infra(m) => infra(format!("harness `{name}`: {m}")),
+                    other => other,
+                })?,
+            None => None,
+        };
+        images.insert(name.clone(), image);
+    }
+    let sandboxes = Sandboxes {
+        backend,
+        job,
+        images,
+        address,
+        key,
     };
-    let mut blobs = BTreeMap::new();
     let ctx = RunCtx {
-        m,
-        task,
+        job,
         budget_share,
         cancel,
     };
-    let patch: Vec<u8> = match &team.topology {
-        Topology::Solo { worker } => {
-            let ws = place.sandbox(worker, cancel).await?;
-            let result = async {
-                let run = ctx.run(worker, &ws, &prompt, ledger.remaining()).await?;
-                ledger.record("worker", worker, &run);
-                ledger.exit_code = run.exit_code;
-                ws.diff(cancel).await
-            }
-            .await;
-            finish(ws, result).await?
-        }
-        Topology::Review {
-            coder,
-            reviewer,
-            rounds,
-        } => {
-            let ws = place.sandbox(coder, cancel).await?;
-            let result = async {
-                let run = ctx.run(coder, &ws, &prompt, ledger.remaining()).await?;
-                ledger.record("coder", coder, &run);
-                for round in 1..=*rounds {
-                    if ledger.timed_out {
-                        break;
-                    }
-                    let diff = ws.diff(cancel).await?;
-                    let review_prompt = render_about(
-                        &m.prompts.review,
-                        task,
-                        "diff",
-                        &String::from_utf8_lossy(&diff),
-                    )?;
-                    // The reviewer reads the coder's work in a sandbox of its own.
-                    let review_ws = place.sandbox(reviewer, cancel).await?;
-                    let review = async {
-                        if !diff.is_empty() {
-                            let (code, out) =
-                                review_ws.apply("candidate.patch", &diff, cancel).await?;
-                            if code != Some(0) {
-                                return Err(infra(format!(
-                                    "cannot give the reviewer the coder's changes: {}",
-                                    String::from_utf8_lossy(&out).trim()
-                                )));
-                            }
-                        }
-                        ctx.run(reviewer, &review_ws, &review_prompt, ledger.remaining())
-                            .await
-                    }
-                    .await;
-                    let review = finish(review_ws, review).await?;
-                    ledger.record(&format!("reviewer (round {round})"), reviewer, &review);
-                    let verdict = review.final_message();
-                    if ledger.timed_out || approves(&verdict) {
-                        break;
-                    }
-                    let fix_prompt = render_about(&m.prompts.fix, task, "review", &verdict)?;
-                    let fix = ctx.run(coder, &ws, &fix_prompt, ledger.remaining()).await?;
-                    ledger.record(&format!("coder (fix {round})"), coder, &fix);
-                }
-                ws.diff(cancel).await
-            }
-            .await;
-            finish(ws, result).await?
-        }
-        Topology::BestOf { workers, judge } => {
-            let mut candidates = Vec::new();
-            for (i, w) in workers.iter().enumerate() {
-                let ws = place.sandbox(w, cancel).await?;
-                let result = async {
-                    if !ledger.timed_out {
-                        let run = ctx.run(w, &ws, &prompt, ledger.remaining()).await?;
-                        ledger.record(&format!("worker {}", i + 1), w, &run);
-                    }
-                    ws.diff(cancel).await
-                }
-                .await;
-                let diff = finish(ws, result).await?;
-                blobs.insert(
-                    format!("candidate_{}", i + 1),
-                    store
-                        .put_blob(&scrub::scrub(&diff, &scrub::secret_values()).0)
-                        .map_err(infra)?,
-                );
-                candidates.push(diff);
-            }
-            let nonempty: Vec<usize> = (0..candidates.len())
-                .filter(|i| !candidates[*i].is_empty())
-                .collect();
-            let pick = if ledger.timed_out || nonempty.len() <= 1 {
-                nonempty.first().copied().unwrap_or(0)
-            } else {
-                let listing: String = candidates
-                    .iter()
-                    .enumerate()
-                    .map(|(i, d)| {
-                        format!(
-                            "<candidate number=\"{}\">\n{}\n</candidate>\n",
-                            i + 1,
-                            String::from_utf8_lossy(d)
-                        )
-                    })
-                    .collect();
-                let judge_prompt = render_about(&m.prompts.judge, task, "candidates", &listing)?;
-                let judge_ws = place.sandbox(judge, cancel).await?;
-                let run = ctx
-                    .run(judge, &judge_ws, &judge_prompt, ledger.remaining())
-                    .await;
-                let run = finish(judge_ws, run).await?;
-                ledger.record("judge", judge, &run);
-                picked(&run.final_message(), candidates.len())
-                    .filter(|i| !candidates[*i].is_empty())
-                    .unwrap_or(nonempty[0])
-            };
-            blobs.insert(
-                "picked".to_string(),
-                store
-                    .put_blob(format!("{}\n", pick + 1).as_bytes())
-                    .map_err(infra)?,
-            );
-            candidates.swap_remove(pick)
-        }
-    };
+    let mut ledger = Ledger::new(job.timeout());
+    let mut blobs = BTreeMap::new();
+    let patch =
+        crate::harness::teams::run(&ctx, &sandboxes, &mut ledger, store, &mut blobs).await?;
     let stored = store_scrubbed(store, &mut blobs, &patch, &ledger.trajectory)?;
     let out = SolveOutput {
         patch: stored.patch,
@@ -456,24 +235,15 @@ pub(crate) async fn solve_team(
             ledger.crashed.clone()
         },
         exit_code: ledger.exit_code,
-        cost_usd: if ledger.timed_out { None } else { ledger.cost },
-        input_tokens: Some(ledger.input_tokens),
-        output_tokens: Some(ledger.output_tokens),
+        runs: ledger.runs,
         redacted: stored.redacted,
         duration_ms: started.elapsed().as_millis() as u64,
+        budget_share_usd: budget_share,
     };
     Ok(WorkOutput {
-        output: serde_json::to_value(&out).expect("solve outputs serialize"),
+        output: Output::Solve(out),
         blobs,
     })
-}
-
-/// Removes a sandbox after its work, keeping the work's error if both failed.
-async fn finish<T>(sandbox: Sandbox, result: Result<T, WorkError>) -> Result<T, WorkError> {
-    let closed = sandbox.close().await;
-    let value = result?;
-    closed?;
-    Ok(value)
 }
 
 /// What a solve stored: the scrubbed patch's digest and size, and whether scrubbing changed
@@ -496,10 +266,13 @@ pub(crate) fn store_scrubbed(
     let secrets = scrub::secret_values();
     let (patch, patch_redacted) = scrub::scrub(patch, &secrets);
     let (trajectory, traj_redacted) = scrub::scrub(trajectory, &secrets);
-    blobs.insert("patch".to_string(), store.put_blob(&patch).map_err(infra)?);
+    blobs.insert(
+        "patch".to_string(),
+        store.put_blob(&patch).map_err(WorkError::store)?,
+    );
     blobs.insert(
         "trajectory".to_string(),
-        store.put_blob(&trajectory).map_err(infra)?,
+        store.put_blob(&trajectory).map_err(WorkError::store)?,
     );
     Ok(Stored {
         patch: crate::key::digest(&patch),
@@ -508,101 +281,56 @@ pub(crate) fn store_scrubbed(
     })
 }
 
-/// How much of an agent's home directory a trajectory keeps.
-const HOME_FILES_CAP: usize = 64 << 20;
+/// What every agent run of one solve shares.
+pub struct RunCtx<'a> {
+    pub job: &'a SolveJob,
+    pub budget_share: Option<f64>,
+    pub cancel: &'a CancellationToken,
+}
 
-/// Files under an agent's home, sorted, at most [`HOME_FILES_CAP`] in all (the rest is noted,
-/// not kept).
-fn home_files(home: &std::path::Path) -> Vec<(String, Vec<u8>)> {
-    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            let p = e.path();
-            match e.file_type() {
-                Ok(t) if t.is_dir() => walk(&p, out),
-                Ok(t) if t.is_file() => out.push(p),
-                _ => {}
-            }
-        }
+/// The usage record of a run that drives no model.
+fn no_model(harness: &str) -> RunUsage {
+    RunUsage {
+        role: String::new(),
+        harness: harness.to_string(),
+        model: None,
+        tokens: None,
+        reported_cost_usd: None,
+        reported_exact: false,
+        no_model: true,
+        timed_out: false,
     }
-    let mut paths = Vec::new();
-    walk(home, &mut paths);
-    paths.sort();
-    let mut budget: usize = HOME_FILES_CAP;
-    let mut out = Vec::new();
-    for p in paths {
-        let rel = p.strip_prefix(home).unwrap_or(&p).display().to_string();
-        match std::fs::read(&p) {
-            Ok(b) if b.len() <= budget => {
-                budget -= b.len();
-                out.push((rel, b));
-            }
-            Ok(b) => out.push((
-                rel,
-                format!("[bench: {} bytes not kept]", b.len()).into_bytes(),
-            )),
-            Err(_) => {}
-        }
-    }
-    out
-}
-
-/// Whether a reviewer's message approves: an `APPROVE` line and no `REQUEST_CHANGES`.
-pub fn approves(message: &str) -> bool {
-    let upper = message.to_uppercase();
-    !upper.contains("REQUEST_CHANGES")
-        && upper
-            .lines()
-            .any(|l| l.trim().trim_matches(['*', '`', '.']).trim() == "APPROVE")
-}
-
-/// The 0-based candidate a judge picked (`PICK: n`, 1-based), if valid.
-pub fn picked(message: &str, n: usize) -> Option<usize> {
-    let upper = message.to_uppercase();
-    let at = upper.rfind("PICK:")?;
-    let digits: String = upper[at + 5..]
-        .trim_start()
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
-    let k: usize = digits.parse().ok()?;
-    (1..=n).contains(&k).then(|| k - 1)
-}
-
-struct RunCtx<'a> {
-    m: &'a Manifest,
-    task: &'a Task,
-    budget_share: Option<f64>,
-    cancel: &'a CancellationToken,
 }
 
 impl RunCtx<'_> {
     /// An "agent" that applies a given patch (the oracle, a predictions file).
     async fn apply_patch(
         &self,
-        ws: &Sandbox,
+        agent: &Agent,
+        ws: &dyn Sandbox,
         name: &str,
         patch: &[u8],
     ) -> Result<AgentRun, WorkError> {
-        let (exit_code, output) = ws.apply(name, patch, self.cancel).await?;
+        let (exit_code, output) = repo::apply(ws, name, patch, self.cancel).await?;
         Ok(AgentRun {
             files: Vec::new(),
             exit_code,
             output,
             timed_out: false,
             usage: None,
-            cost_usd: Some(0.0),
+            recorded: no_model(&agent.harness),
         })
     }
 
     /// Runs one agent in `ws` with `prompt`.
-    async fn run(
+    pub async fn run(
         &self,
         agent: &Agent,
-        ws: &Sandbox,
+        ws: &dyn Sandbox,
         prompt: &str,
         timeout: Duration,
     ) -> Result<AgentRun, WorkError> {
-        let harness = &self.m.harnesses[&agent.harness];
+        let harness = &self.job.team.get().harnesses[&agent.harness];
         if timeout.is_zero() {
             return Ok(AgentRun {
                 files: Vec::new(),
@@ -610,7 +338,12 @@ impl RunCtx<'_> {
                 output: b"[bench: no time left for this run]\n".to_vec(),
                 timed_out: true,
                 usage: None,
-                cost_usd: None,
+                recorded: RunUsage {
+                    timed_out: true,
+                    no_model: agent.model.is_none() && harness.usage.is_none(),
+                    model: agent.model.clone(),
+                    ..no_model(&agent.harness)
+                },
             });
         }
         match harness.kind {
@@ -620,30 +353,35 @@ impl RunCtx<'_> {
                 output: b"nop: no change\n".to_vec(),
                 timed_out: false,
                 usage: None,
-                cost_usd: Some(0.0),
+                recorded: no_model(&agent.harness),
             }),
             HarnessKind::Oracle => {
-                self.apply_patch(ws, "gold.patch", self.task.gold_patch.as_bytes())
+                let gold = self.job.gold_patch.as_ref().ok_or_else(|| {
+                    infra("internal error: an oracle solve without the gold patch in its job")
+                })?;
+                self.apply_patch(agent, ws, "gold.patch", gold.text().as_bytes())
                     .await
             }
             HarnessKind::Predictions => {
                 // The "agent" writes the file's patch for this task; no prediction: no change.
-                let Some(patch) =
-                    crate::datasets::predictions::prediction_for(harness, &self.task.instance_id)
-                        .map_err(infra)?
-                else {
-                    return Ok(AgentRun {
+                match self.job.predictions.get(&agent.harness).cloned().flatten() {
+                    Some(patch) => {
+                        self.apply_patch(agent, ws, "prediction.patch", patch.bytes())
+                            .await
+                    }
+                    None => Ok(AgentRun {
                         files: Vec::new(),
                         exit_code: Some(0),
-                        output: format!("predictions: no patch for {}\n", self.task.instance_id)
-                            .into_bytes(),
+                        output: format!(
+                            "predictions: no patch for {}\n",
+                            self.job.task.instance_id()
+                        )
+                        .into_bytes(),
                         timed_out: false,
                         usage: None,
-                        cost_usd: Some(0.0),
-                    });
-                };
-                self.apply_patch(ws, "prediction.patch", patch.as_bytes())
-                    .await
+                        recorded: no_model(&agent.harness),
+                    }),
+                }
             }
             HarnessKind::Command => self.run_command(agent, harness, ws, prompt, timeout).await,
         }
@@ -654,58 +392,48 @@ impl RunCtx<'_> {
     async fn run_command(
         &self,
         agent: &Agent,
-        harness: &crate::manifest::Harness,
-        ws: &Sandbox,
+        harness: &HarnessSpec,
+        ws: &dyn Sandbox,
         prompt: &str,
         timeout: Duration,
     ) -> Result<AgentRun, WorkError> {
-        let prompt_file = ws.write_side("prompt.md", prompt.as_bytes(), 0o644).await?;
-        let script = match &harness.script {
-            Some(p) if matches!(ws, Sandbox::Local(_)) => p.display().to_string(),
-            Some(p) => {
-                let bytes = std::fs::read(p).map_err(|e| {
-                    infra(format!(
-                        "cannot read the harness script {}: {e}",
-                        p.display()
-                    ))
-                })?;
-                let name = p
-                    .file_name()
-                    .map_or("script".into(), |n| n.to_string_lossy().into_owned());
-                ws.write_side(&format!("agent-{name}"), &bytes, 0o755)
-                    .await?
-            }
-            None => String::new(),
-        };
-        let (workdir, side_dir, mut env) = ws.layout();
+        let paths = ws.paths().clone();
+        let prompt_file = format!("{}/prompt.md", paths.side);
+        let script = harness
+            .script
+            .as_ref()
+            .map(|s| format!("{}/agent-{}", paths.side, s.name));
+        let mut files: Vec<(&str, &[u8], u32)> = vec![(prompt_file.as_str(), prompt.as_bytes(), 0o644)];
+        if let (Some(path), Some(s)) = (&script, &harness.script) {
+            files.push((path.as_str(), s.content.bytes(), 0o755));
+        }
+        ws.put_files(&files).await?;
         let mut hb = Handlebars::new();
         hb.register_escape_fn(handlebars::no_escape);
         hb.set_strict_mode(true);
         let vars = serde_json::json!({
-            "script": script,
+            "script": script.clone().unwrap_or_default(),
             "prompt_file": prompt_file,
             "model": agent.model.clone().unwrap_or_default(),
-            "workdir": workdir,
-            "side_dir": side_dir,
+            "workdir": paths.repo,
+            "side_dir": paths.side,
             "max_cost_usd": self.budget_share.map(|b| format!("{b:.4}")).unwrap_or_default(),
         });
+        let name = &agent.harness;
         let command = hb
             .render_template(harness.command.as_deref().unwrap_or(""), &vars)
-            .map_err(|e| {
-                infra(format!(
-                    "cannot render the command of harness `{}`: {e}",
-                    harness.name
-                ))
-            })?;
-        env.push(("BENCH_PROBLEM_FILE".into(), prompt_file));
-        env.push((
-            "BENCH_PROBLEM_STATEMENT".into(),
-            self.task.problem_statement.clone(),
-        ));
-        env.push(("BENCH_PROMPT".into(), prompt.to_string()));
-        env.push(("BENCH_WORKDIR".into(), workdir));
-        env.push(("BENCH_SIDE_DIR".into(), side_dir));
-        env.push(("IS_SANDBOX".into(), "1".into()));
+            .map_err(|e| infra(format!("cannot render the command of harness `{name}`: {e}")))?;
+        let mut env = vec![
+            ("BENCH_PROBLEM_FILE".to_string(), prompt_file.clone()),
+            (
+                "BENCH_PROBLEM_STATEMENT".to_string(),
+                self.job.task.problem_statement().to_string(),
+            ),
+            ("BENCH_PROMPT".to_string(), prompt.to_string()),
+            ("BENCH_WORKDIR".to_string(), paths.repo.clone()),
+            ("BENCH_SIDE_DIR".to_string(), paths.side.clone()),
+            ("IS_SANDBOX".to_string(), "1".to_string()),
+        ];
         if let Some(model) = &agent.model {
             env.push(("BENCH_MODEL".into(), model.clone()));
         }
@@ -721,54 +449,49 @@ impl RunCtx<'_> {
         let text = String::from_utf8_lossy(&r.output);
         let usage = harness
             .usage
-            .and_then(|f| parse_usage(f, &text, agent.model.as_deref(), &self.m.pricing));
+            .and_then(|f| parse_usage(f, &text, agent.model.as_deref(), &BTreeMap::new()));
         if let (Some(_), Some(u)) = (harness.usage, &usage)
             && !r.timed_out
             && u.tokens() == 0
             && (u.is_error || r.exit_code != Some(0))
         {
             return Err(infra(format!(
-                "harness `{}` never reached its model (no token used): {}",
-                harness.name,
+                "harness `{name}` never reached its model (no token used): {}",
                 scrub::scrub(u.final_message.as_bytes(), &scrub::secret_values())
                     .0
                     .escape_ascii()
             )));
         }
-        let cost_usd = match (harness.usage, &usage) {
-            (None, _) if agent.model.is_none() => Some(0.0),
-            (None, _) => None,
-            (Some(_), Some(u)) => u.cost_usd,
-            (Some(_), None) => None,
+        let recorded = RunUsage {
+            role: String::new(),
+            harness: name.clone(),
+            model: agent.model.clone(),
+            tokens: usage.as_ref().map(|u| Tokens {
+                input: u.input_tokens,
+                cached_input: u.cached_input_tokens,
+                cache_write: 0,
+                output: u.output_tokens,
+            }),
+            reported_cost_usd: usage.as_ref().and_then(|u| u.cost_usd),
+            reported_exact: harness.usage.is_some_and(|f| f.reports_exact_cost()),
+            no_model: harness.usage.is_none() && agent.model.is_none(),
+            timed_out: r.timed_out,
         };
         Ok(AgentRun {
-            files: ws.home_files().await,
+            files: ws
+                .get_dir(&paths.home, HOME_FILES_CAP)
+                .await
+                .unwrap_or_else(|e| {
+                    vec![(
+                        "[bench]".to_string(),
+                        format!("cannot read the agent's home: {e}").into_bytes(),
+                    )]
+                }),
             exit_code: r.exit_code,
             output: r.output,
             timed_out: r.timed_out,
             usage,
-            cost_usd,
+            recorded,
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn review_verdicts() {
-        assert!(approves("Looks good.\nAPPROVE\n"));
-        assert!(approves("**APPROVE**"));
-        assert!(!approves("REQUEST_CHANGES\nAPPROVE once fixed"));
-        assert!(!approves("I would not approve this"));
-    }
-
-    #[test]
-    fn judge_picks() {
-        assert_eq!(picked("I think PICK: 2", 3), Some(1));
-        assert_eq!(picked("pick: 3.", 3), Some(2));
-        assert_eq!(picked("PICK: 4", 3), None);
-        assert_eq!(picked("no idea", 3), None);
     }
 }

@@ -33,7 +33,7 @@ pub fn gc(
     let mut live_blobs = BTreeSet::new();
     for key in store.action_keys() {
         if reachable.contains(&key) {
-            if let Some(rec) = store.get_action(&key) {
+            if let super::Lookup::Hit(rec) = store.get_action_light(&key) {
                 live_blobs.extend(rec.blobs.values().cloned());
             }
             report.kept_actions += 1;

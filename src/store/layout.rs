@@ -19,15 +19,90 @@ use thiserror::Error;
 use super::atomic::write_atomic;
 use super::records::{ActionRecord, Index, RECORD_SCHEMA, RunRecord};
 
+/// The first word of an action record's header line.
+const RECORD_MAGIC: &str = "bench-record";
+
+/// The result of looking a key up.
+#[derive(Debug)]
+pub enum Lookup {
+    Hit(ActionRecord),
+    Miss,
+    /// A record exists but is not a valid one: it was removed, and the node recomputes.
+    Invalid { path: PathBuf, reason: String },
+}
+
+/// Decodes and verifies a record file.
+fn decode_record(bytes: &[u8], key: &str, light: bool) -> Result<ActionRecord, String> {
+    let nl = memchr::memchr(b'\n', bytes).ok_or("it has no header line")?;
+    let header = std::str::from_utf8(&bytes[..nl]).map_err(|_| "its header is not text")?;
+    let body = &bytes[nl + 1..];
+    let mut words = header.split(' ');
+    if words.next() != Some(RECORD_MAGIC) {
+        return Err("it is not a bench record (no header)".into());
+    }
+    let schema = words.next().and_then(|w| w.parse::<u32>().ok());
+    if schema != Some(RECORD_SCHEMA) {
+        return Err(format!(
+            "its format version is {}, this bench reads {RECORD_SCHEMA}",
+            schema.map_or("unknown".to_string(), |s| s.to_string())
+        ));
+    }
+    let sum = words.next().unwrap_or("");
+    let actual = crate::key::digest(body);
+    if sum != actual {
+        return Err(format!(
+            "its content does not match its checksum (edited or torn: {} != {})",
+            &actual[..12],
+            &sum[..12.min(sum.len())]
+        ));
+    }
+    let rec: ActionRecord = if light {
+        #[derive(serde::Deserialize)]
+        struct Light {
+            schema: u32,
+            key: String,
+            #[serde(rename = "job")]
+            _job: serde::de::IgnoredAny,
+            output: super::records::Output,
+            blobs: std::collections::BTreeMap<String, String>,
+            bench_version: String,
+            started_at: String,
+            duration_ms: u64,
+        }
+        let l: Light = serde_json::from_slice(body).map_err(|e| format!("its body does not parse: {e}"))?;
+        ActionRecord {
+            schema: l.schema,
+            key: l.key,
+            job: serde_json::Value::Null,
+            output: l.output,
+            blobs: l.blobs,
+            bench_version: l.bench_version,
+            started_at: l.started_at,
+            duration_ms: l.duration_ms,
+        }
+    } else {
+        serde_json::from_slice(body).map_err(|e| format!("its body does not parse: {e}"))?
+    };
+    if rec.key != key {
+        return Err(format!("it holds the result of another key ({})", rec.key));
+    }
+    Ok(rec)
+}
+
 /// Errors of store operations; every one names the path involved.
 #[derive(Debug, Error)]
 pub enum StoreError {
-    #[error("store I/O failed")]
+    #[error("store I/O failed: {0}")]
     Io(#[from] std::io::Error),
     #[error(
-        "blob {digest} is corrupt (content hash {actual}); it was removed and will be recomputed"
+        "blob {} is corrupt (its content hashes to {actual}); it was removed and its producer recomputes",
+        path.display()
     )]
-    Corrupt { digest: String, actual: String },
+    Corrupt {
+        digest: String,
+        path: PathBuf,
+        actual: String,
+    },
     #[error("record {path} is not valid JSON: {source}")]
     BadRecord {
         path: PathBuf,
@@ -115,64 +190,88 @@ impl Store {
             let _ = fs_err::remove_file(&path);
             return Err(StoreError::Corrupt {
                 digest: digest.to_string(),
+                path,
                 actual,
             });
         }
         Ok(bytes)
     }
 
+    /// Removes the temp files of dead writers (`.tmp-*` left by a process killed mid-write) from
+    /// every directory of the store. Call it holding the apply lock. Returns how many it removed.
+    pub fn sweep_temp_files(&self) -> usize {
+        fn walk(dir: &Path, depth: u32, removed: &mut usize) {
+            for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                match e.file_type() {
+                    Ok(t) if t.is_file() && name.starts_with(".tmp-") => {
+                        if std::fs::remove_file(e.path()).is_ok() {
+                            *removed += 1;
+                        }
+                    }
+                    Ok(t) if t.is_dir() && depth > 0 => walk(&e.path(), depth - 1, removed),
+                    _ => {}
+                }
+            }
+        }
+        let mut removed = 0;
+        for d in ["objects", "actions", "runs", "index", "datasets"] {
+            walk(&self.root.join(d), 1, &mut removed);
+        }
+        walk(&self.root, 0, &mut removed);
+        removed
+    }
+
     pub fn has_blob(&self, digest: &str) -> bool {
         self.blob_path(digest).is_file()
     }
 
-    /// The cached result of a key. A record that cannot be read is treated as absent (and will
-    /// be overwritten by a rerun), never as a result.
-    pub fn get_action(&self, key: &str) -> Option<ActionRecord> {
-        let bytes = std::fs::read(self.action_path(key)).ok()?;
-        let rec: ActionRecord = serde_json::from_slice(&bytes).ok()?;
-        (rec.key == key && rec.schema == RECORD_SCHEMA).then_some(rec)
+    /// The cached result of a key, verified: the record's checksum over its body, its schema,
+    /// its key and its output's type. Anything else than a valid record is reported (with its
+    /// path) as [`Lookup::Invalid`] and removed, so the node recomputes.
+    pub fn get_action(&self, key: &str) -> Lookup {
+        self.read_action(key, false)
     }
 
-    /// Like [`Store::get_action`], without the key inputs (`inputs` is null): what planning and
-    /// applying need, at a fraction of the parsing cost.
-    pub fn get_action_light(&self, key: &str) -> Option<ActionRecord> {
-        #[derive(serde::Deserialize)]
-        struct Light {
-            schema: u32,
-            key: String,
-            node: String,
-            address: String,
-            #[serde(rename = "inputs")]
-            _inputs: serde::de::IgnoredAny,
-            output: serde_json::Value,
-            blobs: std::collections::BTreeMap<String, String>,
-            bench_version: String,
-            started_at: String,
-            duration_ms: u64,
+    /// Like [`Store::get_action`], without the job (`job` is null): what planning and applying
+    /// need, at a fraction of the parsing cost. The checksum still covers the whole body.
+    pub fn get_action_light(&self, key: &str) -> Lookup {
+        self.read_action(key, true)
+    }
+
+    fn read_action(&self, key: &str, light: bool) -> Lookup {
+        let path = self.action_path(key);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lookup::Miss,
+            Err(e) => {
+                return Lookup::Invalid {
+                    path,
+                    reason: format!("cannot read it: {e}"),
+                };
+            }
+        };
+        match decode_record(&bytes, key, light) {
+            Ok(rec) => Lookup::Hit(rec),
+            Err(reason) => {
+                // Quarantine: the node recomputes and rewrites it.
+                let _ = std::fs::remove_file(&path);
+                Lookup::Invalid { path, reason }
+            }
         }
-        let bytes = std::fs::read(self.action_path(key)).ok()?;
-        let l: Light = serde_json::from_slice(&bytes).ok()?;
-        (l.key == key && l.schema == RECORD_SCHEMA).then_some(ActionRecord {
-            schema: l.schema,
-            key: l.key,
-            node: l.node,
-            address: l.address,
-            inputs: serde_json::Value::Null,
-            output: l.output,
-            blobs: l.blobs,
-            bench_version: l.bench_version,
-            started_at: l.started_at,
-            duration_ms: l.duration_ms,
-        })
     }
 
     pub fn has_action(&self, key: &str) -> bool {
         self.action_path(key).is_file()
     }
 
-    /// Records a result atomically.
+    /// Records a result atomically: a header with the body's checksum, then the body.
     pub fn put_action(&self, record: &ActionRecord) -> Result<(), StoreError> {
-        let bytes = serde_json::to_vec_pretty(record).expect("records serialize");
+        let body = serde_json::to_vec_pretty(record).expect("records serialize");
+        let mut bytes = format!("{RECORD_MAGIC} {} {}\n", RECORD_SCHEMA, crate::key::digest(&body))
+            .into_bytes();
+        bytes.extend_from_slice(&body);
         write_atomic(&self.action_path(&record.key), &bytes)?;
         Ok(())
     }
@@ -210,7 +309,7 @@ impl Store {
         Ok(())
     }
 
-    /// Every run record, oldest first. Unreadable ones are skipped.
+    /// Every run record, oldest first (by start time, then id). Unreadable ones are skipped.
     pub fn runs(&self) -> Vec<RunRecord> {
         let mut paths: Vec<PathBuf> = std::fs::read_dir(self.root.join("runs"))
             .into_iter()
@@ -220,10 +319,23 @@ impl Store {
             .filter(|p| p.extension().is_some_and(|e| e == "json"))
             .collect();
         paths.sort();
-        paths
+        let mut runs: Vec<RunRecord> = paths
             .iter()
             .filter_map(|p| serde_json::from_slice(&std::fs::read(p).ok()?).ok())
-            .collect()
+            .collect();
+        runs.sort_by(|a, b| {
+            let t = |r: &RunRecord| r.started_at.parse::<jiff::Timestamp>().ok();
+            (t(a), &a.id).cmp(&(t(b), &b.id))
+        });
+        runs
+    }
+
+    /// Whether a run record says "running" while no apply holds the store's lock: an apply
+    /// died (its temp files may remain). Call it holding the lock.
+    pub fn has_dead_runs(&self) -> bool {
+        self.runs()
+            .iter()
+            .any(|r| r.status == super::records::RunStatus::Running && r.pid != std::process::id())
     }
 
     /// Every action key in the store.

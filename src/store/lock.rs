@@ -99,6 +99,26 @@ impl StoreLock {
     }
 }
 
+impl StoreLock {
+    /// Who holds the store's apply lock now, if anyone (probed without taking it for long).
+    pub fn holder(store_root: &Path) -> Option<Holder> {
+        let path = store_root.join("locks").join("apply.lock");
+        let mut file = OpenOptions::new().read(true).write(true).open(&path).ok()?;
+        match file.try_lock() {
+            Ok(()) => {
+                let _ = file.unlock();
+                None
+            }
+            Err(TryLockError::WouldBlock) => {
+                let mut text = String::new();
+                let _ = file.read_to_string(&mut text);
+                serde_json::from_str(&text).ok()
+            }
+            Err(TryLockError::Error(_)) => None,
+        }
+    }
+}
+
 impl Drop for StoreLock {
     fn drop(&mut self) {
         // Clear the holder so a later apply does not report a takeover.

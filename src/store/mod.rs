@@ -9,6 +9,8 @@ mod records;
 
 pub use atomic::write_atomic;
 pub use gc::{GcReport, gc};
-pub use layout::{Store, StoreError, default_store_path};
+pub use layout::{Lookup, Store, StoreError, default_store_path};
 pub use lock::{LockError, StoreLock};
-pub use records::{ActionRecord, Index, RECORD_SCHEMA, RunNode, RunRecord};
+pub use records::{
+    ActionRecord, Index, NodeStatus, Output, RECORD_SCHEMA, RunNode, RunRecord, RunStatus,
+};

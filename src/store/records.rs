@@ -1,28 +1,51 @@
 //! The records the store keeps: action records (one per completed node key), the run log (one
-//! per apply) and the per-manifest index.
+//! per apply) and the per-manifest index (address -> key).
+//!
+//! An action record is keyed by its key alone and holds no address: several addresses may share
+//! a key (a gold check and the oracle's grade), and the index maps each to it. Its output is
+//! typed by node kind. On disk a record is a header line carrying the blake3 of the JSON body
+//! after it, so an edited record (a flipped verdict) is detected on read.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::jobs::{GradeOutput, Kind, ReportOutput, SampleOutput, SolveOutput};
+
 /// Version of the record formats.
-pub const RECORD_SCHEMA: u32 = 1;
+pub const RECORD_SCHEMA: u32 = 2;
+
+/// A node's typed output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Output {
+    Sample(SampleOutput),
+    Grade(GradeOutput),
+    Solve(SolveOutput),
+    Report(ReportOutput),
+}
+
+impl Output {
+    pub fn kind(&self) -> Kind {
+        match self {
+            Output::Sample(_) => Kind::Sample,
+            Output::Grade(_) => Kind::Grade,
+            Output::Solve(_) => Kind::Solve,
+            Output::Report(_) => Kind::Report,
+        }
+    }
+}
 
 /// The cached result of one node key. Only outcomes are recorded here; infrastructure errors are
 /// kept in the run log and retried.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ActionRecord {
     pub schema: u32,
     pub key: String,
-    /// Node kind: sample, grade, solve, report.
-    pub node: String,
-    /// The address of the node that first produced this result.
-    pub address: String,
-    /// The key inputs (what `plan --explain` compares).
-    pub inputs: Value,
-    /// Kind-specific result (verdict, usage, patch digest, ...).
-    pub output: Value,
+    /// The job (what `plan --explain` compares); `Null` when read without it.
+    pub job: Value,
+    pub output: Output,
     /// Named blobs of this result (logs, patches, trajectories): name -> digest.
     pub blobs: BTreeMap<String, String>,
     pub bench_version: String,
@@ -30,14 +53,61 @@ pub struct ActionRecord {
     pub duration_ms: u64,
 }
 
+impl ActionRecord {
+    pub fn kind(&self) -> Kind {
+        self.output.kind()
+    }
+
+    pub fn grade(&self) -> Option<&GradeOutput> {
+        match &self.output {
+            Output::Grade(g) => Some(g),
+            _ => None,
+        }
+    }
+
+    pub fn solve(&self) -> Option<&SolveOutput> {
+        match &self.output {
+            Output::Solve(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn sample(&self) -> Option<&SampleOutput> {
+        match &self.output {
+            Output::Sample(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// What an apply did with a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeStatus {
+    Cached,
+    Done,
+    Failed,
+    NotRun,
+    Interrupted,
+}
+
 /// One node of a run, as the run log records it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RunNode {
     pub key: Option<String>,
-    /// cached, done, failed, skipped, interrupted.
-    pub status: String,
+    pub status: NodeStatus,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error: Option<String>,
+}
+
+/// How an apply ended (`Running` while it runs, and forever if it died).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Running,
+    Complete,
+    Failed,
+    Interrupted,
 }
 
 /// The provenance of one apply.
@@ -52,10 +122,10 @@ pub struct RunRecord {
     pub command: String,
     pub host: String,
     pub pid: u32,
+    /// RFC 3339 with sub-second precision: runs are ordered by it.
     pub started_at: String,
     pub ended_at: Option<String>,
-    /// running, complete, failed, interrupted.
-    pub status: String,
+    pub status: RunStatus,
     pub nodes: BTreeMap<String, RunNode>,
 }
 

@@ -56,6 +56,7 @@ pub struct Task {
 pub struct TaskDigests {
     solver: std::sync::OnceLock<String>,
     grading: std::sync::OnceLock<String>,
+    gold: std::sync::OnceLock<String>,
 }
 
 impl Clone for TaskDigests {
@@ -101,6 +102,14 @@ impl Task {
             problem_statement: &self.problem_statement,
             base: &self.base,
         })
+    }
+
+    /// Digest of the reference patch.
+    pub fn gold_digest(&self) -> String {
+        self.digests
+            .gold
+            .get_or_init(|| crate::key::digest(self.gold_patch.as_bytes()))
+            .clone()
     }
 
     /// Digest of what grading reads.

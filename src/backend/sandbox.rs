@@ -1,0 +1,116 @@
+//! The `Sandbox` seam: where a protocol grades and an agent works, whatever the backend.
+//!
+//! A [`Backend`] creates sandboxes from a task's base (a directory or an image) with resources
+//! and labels; a [`Sandbox`] runs commands in its repository with a timeout, takes and gives
+//! files, and is destroyed on every path. History stripping, the start snapshot and the diff
+//! since start are written once over the trait (`repo.rs`). Code above this seam never asks
+//! which backend it has.
+//!
+//! Not here: what runs in a sandbox (protocols, teams), or network policies beyond the default.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+
+use super::ExecResult;
+use crate::jobs::{BackendFacts, InstallSpec};
+use crate::tasks::TaskBase;
+
+/// Why a sandbox operation failed: always an infrastructure error (never an outcome).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SandboxError {
+    #[error("{0}")]
+    Failed(String),
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// Paths inside a sandbox, as its commands see them.
+#[derive(Debug, Clone)]
+pub struct SandboxPaths {
+    /// The repository (commands run here).
+    pub repo: String,
+    /// Where a task's own commands start (`/testbed` in SWE-bench images; the repository
+    /// elsewhere).
+    pub workdir: String,
+    /// bench's own files (snapshots, patches): outside the repository.
+    pub state: String,
+    /// Files beside the repository an agent may read (prompt, scripts).
+    pub side: String,
+    /// The agent's home directory (its own run logs).
+    pub home: String,
+}
+
+/// What a sandbox is made from.
+#[derive(Debug, Clone)]
+pub struct SandboxSpec<'a> {
+    pub base: &'a TaskBase,
+    /// Docker: the image to start (an agent image built on the task's), else the task's.
+    pub image: Option<String>,
+    /// The node it serves (labels, names).
+    pub address: &'a str,
+    pub key: &'a str,
+}
+
+/// A place to run commands in a task's repository.
+#[async_trait]
+pub trait Sandbox: Send + Sync {
+    fn paths(&self) -> &SandboxPaths;
+
+    /// The environment every command gets besides its own (PATH, HOME, LANG, git identity).
+    fn base_env(&self) -> Vec<(String, String)>;
+
+    /// Runs `sh -c script` in the repository with `env` added to [`Sandbox::base_env`].
+    /// A timeout kills the command and everything it started; cancellation too.
+    async fn exec(
+        &self,
+        script: &str,
+        env: &[(String, String)],
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<ExecResult, SandboxError>;
+
+    /// Writes files (absolute paths inside the sandbox) with modes.
+    async fn put_files(&self, files: &[(&str, &[u8], u32)]) -> Result<(), SandboxError>;
+
+    async fn get_file(&self, path: &str) -> Result<Vec<u8>, SandboxError>;
+
+    /// Regular files under `path` (relative names, sorted), at most `cap` bytes in all.
+    async fn get_dir(&self, path: &str, cap: usize) -> Result<Vec<(String, Vec<u8>)>, SandboxError>;
+
+    /// Removes the sandbox and everything running in it.
+    async fn destroy(self: Box<Self>) -> Result<(), SandboxError>;
+}
+
+/// Where sandboxes come from.
+#[async_trait]
+pub trait Backend: Send + Sync {
+    /// The facts of this backend that enter the keys of a task's nodes.
+    fn facts(&self, base: &TaskBase) -> BackendFacts;
+
+    /// The commit a fresh sandbox of `base` is checked out at (what history is stripped to).
+    fn base_commit(&self, base: &TaskBase) -> Option<String>;
+
+    /// A fresh sandbox; its repository holds the base exactly.
+    async fn create(
+        &self,
+        spec: &SandboxSpec<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<Box<dyn Sandbox>, SandboxError>;
+
+    /// The image an agent whose harness installs `install` runs in on `base` (built now unless
+    /// it exists); `None` where the backend runs agents on the host's tools (local).
+    async fn agent_image(
+        &self,
+        base: &TaskBase,
+        install: &InstallSpec,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, SandboxError>;
+
+    /// How many sandboxes a node may hold at once is capped here (`None`: no cap).
+    fn sandbox_cap(&self) -> Option<usize>;
+
+    /// Removes what this apply's nodes left behind (a crash of a node's task).
+    async fn finish(&self);
+}

@@ -1,0 +1,196 @@
+//! Building each node's typed job from the manifest: the one place where manifest settings
+//! become key inputs. Team specs (harness scripts and install files read and digested) are built
+//! once per team; predictions files are read once per process.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use crate::jobs::{
+    BackendFacts, Blob, DatasetFacts, Digested, GoldPatch, GradeJob, GradingTask, HarnessSpec,
+    InstallFile, InstallSpec, PatchInput, PromptSet, ProtocolId, SampleJob, ScriptSpec, SolveJob,
+    SolverTask, TeamSpec,
+};
+use crate::manifest::{DatasetFormat, HarnessKind, Manifest, SampleFilters, Team, Topology};
+use crate::tasks::{Task, TaskBase, TaskSet};
+
+/// The grading protocol of a dataset format.
+pub fn protocol_of(format: DatasetFormat) -> ProtocolId {
+    match format {
+        DatasetFormat::Local => ProtocolId::Local,
+        DatasetFormat::SweBenchLive | DatasetFormat::SweBenchLivePython | DatasetFormat::SweBench => {
+            ProtocolId::SweBenchLive
+        }
+    }
+}
+
+/// Makes the jobs of one manifest's nodes.
+pub struct JobBuilder<'a> {
+    m: &'a Manifest,
+    teams: HashMap<String, Digested<TeamSpec>>,
+}
+
+impl<'a> JobBuilder<'a> {
+    /// Reads every team's harness files (scripts, install files). An unreadable file is an error
+    /// naming it.
+    pub fn new(m: &'a Manifest) -> Result<JobBuilder<'a>, String> {
+        let mut teams = HashMap::new();
+        for (name, team) in &m.teams {
+            teams.insert(name.clone(), Digested::new(team_spec(m, team)?));
+        }
+        Ok(JobBuilder { m, teams })
+    }
+
+    /// A team's spec, as its solves run it.
+    pub fn team(&self, name: &str) -> Option<&Digested<TeamSpec>> {
+        self.teams.get(name)
+    }
+
+    pub fn facts(&self, base: &TaskBase) -> BackendFacts {
+        self.m.backend.facts(base)
+    }
+
+    pub fn sample(&self, dataset: &str, set: &TaskSet, filters: &SampleFilters) -> SampleJob {
+        let format = serde_json::to_value(self.m.datasets[dataset].format)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        SampleJob::new(
+            DatasetFacts {
+                format,
+                snapshot: set.snapshot.clone(),
+            },
+            filters.clone(),
+        )
+    }
+
+    pub fn grade(
+        &self,
+        protocol: ProtocolId,
+        task: &Arc<Task>,
+        patch: PatchInput,
+        timeout: std::time::Duration,
+    ) -> GradeJob {
+        GradeJob::new(
+            protocol,
+            self.facts(&task.base),
+            GradingTask::new(task),
+            patch,
+            timeout,
+        )
+    }
+
+    /// The solve job of `team` on `task`. Errors: a predictions file that cannot be read.
+    pub fn solve(
+        &self,
+        task: &Arc<Task>,
+        team: &str,
+        timeout: std::time::Duration,
+        replicate: u32,
+    ) -> Result<SolveJob, String> {
+        let spec = &self.teams[team];
+        let mut gold = None;
+        let mut predictions = BTreeMap::new();
+        for agent in spec.get().topology.agents() {
+            let h = &self.m.harnesses[&agent.harness];
+            match h.kind {
+                HarnessKind::Oracle => gold = Some(GoldPatch::new(task)),
+                HarnessKind::Predictions => {
+                    let p = crate::datasets::predictions::prediction_for(h, &task.instance_id)?;
+                    predictions.insert(h.name.clone(), p.map(|p| Blob::new(p.into_bytes())));
+                }
+                _ => {}
+            }
+        }
+        Ok(SolveJob::new(
+            self.facts(&task.base),
+            SolverTask::new(task),
+            spec.clone(),
+            gold,
+            predictions,
+            timeout,
+            replicate,
+        ))
+    }
+}
+
+/// A team as its solves run it: the topology, every harness it uses, and the prompt templates
+/// it renders.
+fn team_spec(m: &Manifest, team: &Team) -> Result<TeamSpec, String> {
+    let mut harnesses = BTreeMap::new();
+    let mut reads_prompt = false;
+    for agent in team.topology.agents() {
+        let h = &m.harnesses[&agent.harness];
+        reads_prompt |= h.kind.reads_prompt();
+        if harnesses.contains_key(&h.name) {
+            continue;
+        }
+        let script = match &h.script {
+            Some(p) => Some(ScriptSpec {
+                name: p
+                    .file_name()
+                    .map_or("script".into(), |n| n.to_string_lossy().into_owned()),
+                content: Blob::new(std::fs::read(p).map_err(|e| {
+                    format!(
+                        "harness `{}`: cannot read its script {}: {e}",
+                        h.name,
+                        p.display()
+                    )
+                })?),
+            }),
+            None => None,
+        };
+        let install = if m.backend.builds_agent_images()
+            && !(h.install.is_empty() && h.install_files.is_empty())
+        {
+            let files = crate::harness::install::install_files(&h.install_files)
+                .map_err(|e| format!("harness `{}`: {e}", h.name))?;
+            Some(InstallSpec {
+                commands: h.install.clone(),
+                files: files
+                    .into_iter()
+                    .map(|f| InstallFile {
+                        path: f.path,
+                        mode: f.mode,
+                        content: Blob::new(f.bytes),
+                    })
+                    .collect(),
+            })
+        } else {
+            None
+        };
+        harnesses.insert(
+            h.name.clone(),
+            HarnessSpec {
+                kind: h.kind,
+                adapter_version: crate::harness::adapter_version(h.kind, h.usage),
+                command: h.command.clone(),
+                script,
+                env: h.env.clone(),
+                usage: h.usage,
+                version: h.version.clone(),
+                install,
+            },
+        );
+    }
+    let p = &m.prompts;
+    let prompts = if reads_prompt {
+        PromptSet {
+            instruction: Some(p.instruction.clone()),
+            review: matches!(team.topology, Topology::Review { .. }).then(|| p.review.clone()),
+            fix: matches!(team.topology, Topology::Review { .. }).then(|| p.fix.clone()),
+            judge: matches!(team.topology, Topology::BestOf { .. }).then(|| p.judge.clone()),
+        }
+    } else {
+        PromptSet {
+            instruction: None,
+            review: None,
+            fix: None,
+            judge: None,
+        }
+    };
+    Ok(TeamSpec {
+        topology: team.topology.clone(),
+        harnesses,
+        prompts,
+    })
+}

@@ -1,0 +1,271 @@
+//! What a report reads, gathered from the node graph: its settings, the manifest's facts it
+//! prints (name, description, backend, datasets with revisions, the samples' filters), and per
+//! pair its outcome, rows, artifacts and recorded model use. This is the report job's content,
+//! so everything the report prints is in its key. In plan mode (`bench report`), pairs not
+//! graded yet count as not run.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+use super::{Graph, NodeKind, NodeState};
+use crate::manifest::StageKind;
+use crate::report::results::NodeRow;
+use crate::report::stats::{PairOutcome, PairState};
+use crate::stages::{PairArtifacts, ReportInputs};
+use crate::stages::PairUsage;
+use crate::tasks::Task;
+
+fn row_status(state: &NodeState) -> &'static str {
+    match state {
+        NodeState::Cached(_) | NodeState::Done(_) => "ok",
+        NodeState::Failed(_) => "failed",
+        _ => "not_run",
+    }
+}
+
+fn artifact_entry<'a>(
+    artifacts: &'a mut BTreeMap<(String, String, u32), PairArtifacts>,
+    task: &Task,
+    team: &str,
+    replicate: u32,
+) -> &'a mut PairArtifacts {
+    artifacts
+        .entry((task.instance_id.clone(), team.to_string(), replicate))
+        .or_insert_with(|| PairArtifacts {
+            task: task.instance_id.clone(),
+            team: team.to_string(),
+            replicate,
+            ..Default::default()
+        })
+}
+
+/// Gathers the report's inputs for a report stage with `needs`.
+pub fn report_inputs(
+    graph: &Graph<'_>,
+    needs: &[String],
+    r: &crate::manifest::ReportStage,
+) -> ReportInputs {
+    let m = graph.manifest;
+    let stages = graph.report_input_stages(needs);
+    let mut teams: Vec<String> = Vec::new();
+    let mut gold = BTreeMap::new();
+    let mut pairs = Vec::new();
+    let mut rows = Vec::new();
+    let mut usage = Vec::new();
+    let mut models = BTreeSet::new();
+    // Solve nodes that have a grade node (whose pair the grade reports).
+    let graded: HashSet<usize> = graph
+        .nodes
+        .iter()
+        .filter(|n| !matches!(n.state, NodeState::Retracted))
+        .filter_map(|n| match &n.kind {
+            NodeKind::Grade { source, .. } => Some(*source),
+            _ => None,
+        })
+        .collect();
+    let mut artifacts: BTreeMap<(String, String, u32), PairArtifacts> = BTreeMap::new();
+    let mut since = None;
+    let mut datasets = Vec::new();
+    let mut filters = Vec::new();
+    for s in &m.stage_order {
+        match &m.stages[s].kind {
+            StageKind::Sample(sample) => {
+                since = since.or(sample.filters.since.clone());
+                filters.push(sample.filters.clone());
+                datasets.push(match &m.datasets[&sample.dataset].source {
+                    crate::manifest::DatasetSource::Path(_) => {
+                        format!("{} (local)", sample.dataset)
+                    }
+                    crate::manifest::DatasetSource::Hub { repo, revision, .. } => {
+                        format!("{repo}@{revision}")
+                    }
+                });
+            }
+            StageKind::Solve(solve) if stages.contains(s) => {
+                for t in &solve.teams {
+                    if !teams.contains(t) {
+                        teams.push(t.clone());
+                    }
+                    for a in m.teams[t].topology.agents() {
+                        if let Some(model) = &a.model {
+                            models.insert(model.clone());
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    for s in &stages {
+        for id in graph.stage_nodes(s) {
+            let node = &graph.nodes[*id];
+            match &node.kind {
+                NodeKind::Gold { task, empty } => {
+                    let v = graph.gold_verdict(s, &task.instance_id);
+                    let failed = matches!(node.state, NodeState::Failed(_));
+                    if !*empty {
+                        gold.insert(task.instance_id.clone(), if failed { None } else { v });
+                    }
+                }
+                NodeKind::Grade {
+                    task,
+                    source,
+                    team,
+                    replicate,
+                } => {
+                    let solve_out = graph.nodes[*source].state.record().and_then(|r| r.solve());
+                    let grade_out = node.state.record().and_then(|r| r.grade());
+                    let solve_timed_out = solve_out.is_some_and(|o| o.timed_out);
+                    let state = match (&node.state, grade_out) {
+                        (NodeState::Cached(_) | NodeState::Done(_), Some(g)) => {
+                            if g.resolved {
+                                PairState::Resolved
+                            } else {
+                                PairState::Unresolved {
+                                    timed_out: g.timed_out || solve_timed_out,
+                                }
+                            }
+                        }
+                        // Plan mode (`bench report`): not graded yet.
+                        (NodeState::NotRun(_) | NodeState::WillRun, _) => PairState::NotRun,
+                        (NodeState::Failed(e), _) => PairState::Errored {
+                            reason: format!("grading: {e}"),
+                        },
+                        _ => PairState::Errored {
+                            reason: "not graded".into(),
+                        },
+                    };
+                    rows.push(NodeRow {
+                        node: "grade".into(),
+                        address: node.address.clone(),
+                        key: node.state.record().map(|r| r.key.clone()),
+                        task: task.instance_id.clone(),
+                        repo: Some(task.repo.clone()),
+                        language: task.language.clone(),
+                        team: team.clone(),
+                        replicate: *replicate,
+                        status: row_status(&node.state).into(),
+                        resolved: grade_out.map(|g| g.resolved),
+                        timed_out: grade_out.map(|g| g.timed_out || solve_timed_out),
+                        errored: matches!(node.state, NodeState::Failed(_)),
+                        error: match &node.state {
+                            NodeState::Failed(e) => Some(e.clone()),
+                            _ => None,
+                        },
+                        patch_applied: grade_out.map(|g| g.patch_applied),
+                        cost_usd: None,
+                        input_tokens: None,
+                        output_tokens: None,
+                        patch_bytes: None,
+                        duration_s: grade_out.map(|g| g.duration_ms as f64 / 1000.0),
+                    });
+                    if let Some(rec) = node.state.record() {
+                        artifact_entry(&mut artifacts, task, team, *replicate).log =
+                            rec.blobs.get("log").cloned();
+                    }
+                    pairs.push(PairOutcome {
+                        task: task.instance_id.clone(),
+                        team: team.clone(),
+                        replicate: *replicate,
+                        state,
+                        // Derived from `usage` and the prices when the report renders.
+                        cost_usd: None,
+                        wall_time_s: solve_out.map(|o| o.duration_ms as f64 / 1000.0),
+                        language: task.language.clone(),
+                        repo: Some(task.repo.clone()),
+                        score: None,
+                    });
+                }
+                NodeKind::Solve {
+                    task,
+                    team,
+                    replicate,
+                } => {
+                    let solve_out = node.state.record().and_then(|r| r.solve());
+                    let tokens = solve_out.map(|o| o.tokens());
+                    rows.push(NodeRow {
+                        node: "solve".into(),
+                        address: node.address.clone(),
+                        key: node.state.record().map(|r| r.key.clone()),
+                        task: task.instance_id.clone(),
+                        repo: Some(task.repo.clone()),
+                        language: task.language.clone(),
+                        team: team.clone(),
+                        replicate: *replicate,
+                        status: row_status(&node.state).into(),
+                        resolved: None,
+                        timed_out: solve_out.map(|o| o.timed_out),
+                        errored: matches!(node.state, NodeState::Failed(_)),
+                        error: match &node.state {
+                            NodeState::Failed(e) => Some(e.clone()),
+                            _ => solve_out.and_then(|o| o.solve_error.clone()),
+                        },
+                        patch_applied: None,
+                        cost_usd: None,
+                        input_tokens: tokens.map(|t| t.0),
+                        output_tokens: tokens.map(|t| t.1),
+                        patch_bytes: solve_out.map(|o| o.patch_bytes),
+                        duration_s: solve_out.map(|o| o.duration_ms as f64 / 1000.0),
+                    });
+                    if let (Some(rec), Some(out)) = (node.state.record(), solve_out) {
+                        let a = artifact_entry(&mut artifacts, task, team, *replicate);
+                        a.patch = Some(out.patch.clone());
+                        a.trajectory = rec.blobs.get("trajectory").cloned();
+                        usage.push(PairUsage {
+                            task: task.instance_id.clone(),
+                            team: team.clone(),
+                            replicate: *replicate,
+                            runs: out.runs.clone(),
+                        });
+                    }
+                    let reason = match &node.state {
+                        NodeState::Failed(e) => Some(PairState::Errored {
+                            reason: format!("solving: {e}"),
+                        }),
+                        NodeState::NotRun(_) => Some(PairState::NotRun),
+                        NodeState::WillRun if !graded.contains(id) => Some(PairState::NotRun),
+                        _ => None,
+                    };
+                    if let Some(state) = reason {
+                        pairs.push(PairOutcome {
+                            task: task.instance_id.clone(),
+                            team: team.clone(),
+                            replicate: *replicate,
+                            state,
+                            cost_usd: None,
+                            wall_time_s: None,
+                            language: task.language.clone(),
+                            repo: Some(task.repo.clone()),
+                            score: None,
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    pairs.sort_by(|a, b| (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate)));
+    usage.sort_by(|a, b| (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate)));
+    let pricing = models
+        .into_iter()
+        .filter_map(|mo| m.pricing.get(&mo).map(|p| (mo, *p)))
+        .collect();
+    ReportInputs {
+        manifest: m.name.clone(),
+        description: m.description.clone(),
+        bench_version: env!("CARGO_PKG_VERSION").to_string(),
+        backend: m.backend.kind.to_string(),
+        datasets,
+        filters,
+        since,
+        teams,
+        baseline: r.baseline.clone(),
+        count_errors_as_failures: r.count_errors_as_failures,
+        gold,
+        pairs,
+        rows,
+        artifacts: artifacts.into_values().collect(),
+        promote: r.promote.clone(),
+        usage,
+        pricing,
+    }
+}

@@ -1,0 +1,212 @@
+//! Team topologies, written once over the [`Sandbox`](crate::backend::Sandbox) trait:
+//!
+//! - `solo`: one worker.
+//! - `review`: the coder works; a reviewer reads the diff against the issue in a sandbox of its
+//!   own (the coder's diff applied) and answers APPROVE or REQUEST_CHANGES; the coder fixes; up
+//!   to `rounds` reviews.
+//! - `best-of`: n workers from the same start, each in its own sandbox; a judge reads their
+//!   diffs and answers `PICK: n`; the other candidates are kept as artifacts.
+//!
+//! Not here: how one agent runs (`stages/solve.rs`), where sandboxes come from (the backend).
+
+use std::collections::BTreeMap;
+
+use crate::backend::repo;
+use crate::harness::scrub;
+use crate::manifest::Topology;
+use crate::stages::solve_parts::{Ledger, RunCtx, Sandboxes, finish, render_about, render_prompt};
+use crate::stages::WorkError;
+use crate::store::Store;
+
+fn infra(e: impl std::fmt::Display) -> WorkError {
+    WorkError::Infra(e.to_string())
+}
+
+/// Runs the job's team and returns the patch it produced (candidates and the judge's pick go
+/// into `blobs`).
+pub async fn run(
+    ctx: &RunCtx<'_>,
+    place: &Sandboxes<'_>,
+    ledger: &mut Ledger,
+    store: &Store,
+    blobs: &mut BTreeMap<String, String>,
+) -> Result<Vec<u8>, WorkError> {
+    let job = ctx.job;
+    let cancel = ctx.cancel;
+    let team = job.team.get();
+    let template = |t: &Option<String>, what: &str| {
+        t.clone()
+            .ok_or_else(|| infra(format!("internal error: the team's job holds no {what} prompt")))
+    };
+    let prompt = match &team.prompts.instruction {
+        Some(t) => render_prompt(t, job.task.problem_statement(), job.task.repo()).map_err(infra)?,
+        None => String::new(),
+    };
+    match &team.topology {
+        Topology::Solo { worker } => {
+            let ws = place.sandbox(worker, cancel).await?;
+            let result = async {
+                let run = ctx.run(worker, ws.as_ref(), &prompt, ledger.remaining()).await?;
+                ledger.record("worker", worker, &run);
+                ledger.exit_code = run.exit_code;
+                Ok(repo::diff(ws.as_ref(), cancel).await?)
+            }
+            .await;
+            finish(ws, result).await
+        }
+        Topology::Review {
+            coder,
+            reviewer,
+            rounds,
+        } => {
+            let review_t = template(&team.prompts.review, "review")?;
+            let fix_t = template(&team.prompts.fix, "fix")?;
+            let ws = place.sandbox(coder, cancel).await?;
+            let result = async {
+                let run = ctx.run(coder, ws.as_ref(), &prompt, ledger.remaining()).await?;
+                ledger.record("coder", coder, &run);
+                for round in 1..=*rounds {
+                    if ledger.timed_out {
+                        break;
+                    }
+                    let diff = repo::diff(ws.as_ref(), cancel).await?;
+                    let review_prompt =
+                        render_about(&review_t, job, "diff", &String::from_utf8_lossy(&diff))?;
+                    // The reviewer reads the coder's work in a sandbox of its own.
+                    let review_ws = place.sandbox(reviewer, cancel).await?;
+                    let review = async {
+                        if !diff.is_empty() {
+                            let (code, out) =
+                                repo::apply(review_ws.as_ref(), "candidate.patch", &diff, cancel)
+                                    .await?;
+                            if code != Some(0) {
+                                return Err(infra(format!(
+                                    "cannot give the reviewer the coder's changes: {}",
+                                    String::from_utf8_lossy(&out).trim()
+                                )));
+                            }
+                        }
+                        ctx.run(reviewer, review_ws.as_ref(), &review_prompt, ledger.remaining())
+                            .await
+                    }
+                    .await;
+                    let review = finish(review_ws, review).await?;
+                    ledger.record(&format!("reviewer (round {round})"), reviewer, &review);
+                    let verdict = review.final_message();
+                    if ledger.timed_out || approves(&verdict) {
+                        break;
+                    }
+                    let fix_prompt = render_about(&fix_t, job, "review", &verdict)?;
+                    let fix = ctx
+                        .run(coder, ws.as_ref(), &fix_prompt, ledger.remaining())
+                        .await?;
+                    ledger.record(&format!("coder (fix {round})"), coder, &fix);
+                }
+                Ok(repo::diff(ws.as_ref(), cancel).await?)
+            }
+            .await;
+            finish(ws, result).await
+        }
+        Topology::BestOf { workers, judge } => {
+            let mut candidates = Vec::new();
+            for (i, w) in workers.iter().enumerate() {
+                let ws = place.sandbox(w, cancel).await?;
+                let result = async {
+                    if !ledger.timed_out {
+                        let run = ctx.run(w, ws.as_ref(), &prompt, ledger.remaining()).await?;
+                        ledger.record(&format!("worker {}", i + 1), w, &run);
+                    }
+                    Ok(repo::diff(ws.as_ref(), cancel).await?)
+                }
+                .await;
+                let diff = finish(ws, result).await?;
+                blobs.insert(
+                    format!("candidate_{}", i + 1),
+                    store
+                        .put_blob(&scrub::scrub(&diff, &scrub::secret_values()).0)
+                        .map_err(WorkError::store)?,
+                );
+                candidates.push(diff);
+            }
+            let nonempty: Vec<usize> = (0..candidates.len())
+                .filter(|i| !candidates[*i].is_empty())
+                .collect();
+            let pick = if ledger.timed_out || nonempty.len() <= 1 {
+                nonempty.first().copied().unwrap_or(0)
+            } else {
+                let judge_t = template(&team.prompts.judge, "judge")?;
+                let listing: String = candidates
+                    .iter()
+                    .enumerate()
+                    .map(|(i, d)| {
+                        format!(
+                            "<candidate number=\"{}\">\n{}\n</candidate>\n",
+                            i + 1,
+                            String::from_utf8_lossy(d)
+                        )
+                    })
+                    .collect();
+                let judge_prompt = render_about(&judge_t, job, "candidates", &listing)?;
+                let judge_ws = place.sandbox(judge, cancel).await?;
+                let run = ctx
+                    .run(judge, judge_ws.as_ref(), &judge_prompt, ledger.remaining())
+                    .await;
+                let run = finish(judge_ws, run).await?;
+                ledger.record("judge", judge, &run);
+                picked(&run.final_message(), candidates.len())
+                    .filter(|i| !candidates[*i].is_empty())
+                    .unwrap_or(nonempty[0])
+            };
+            blobs.insert(
+                "picked".to_string(),
+                store
+                    .put_blob(format!("{}\n", pick + 1).as_bytes())
+                    .map_err(WorkError::store)?,
+            );
+            Ok(candidates.swap_remove(pick))
+        }
+    }
+}
+
+/// Whether a reviewer's message approves: an `APPROVE` line and no `REQUEST_CHANGES`.
+pub fn approves(message: &str) -> bool {
+    let upper = message.to_uppercase();
+    !upper.contains("REQUEST_CHANGES")
+        && upper
+            .lines()
+            .any(|l| l.trim().trim_matches(['*', '`', '.']).trim() == "APPROVE")
+}
+
+/// The 0-based candidate a judge picked (`PICK: n`, 1-based), if valid.
+pub fn picked(message: &str, n: usize) -> Option<usize> {
+    let upper = message.to_uppercase();
+    let at = upper.rfind("PICK:")?;
+    let digits: String = upper[at + 5..]
+        .trim_start()
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    let k: usize = digits.parse().ok()?;
+    (1..=n).contains(&k).then(|| k - 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn review_verdicts() {
+        assert!(approves("Looks good.\nAPPROVE\n"));
+        assert!(approves("**APPROVE**"));
+        assert!(!approves("REQUEST_CHANGES\nAPPROVE once fixed"));
+        assert!(!approves("I would not approve this"));
+    }
+
+    #[test]
+    fn judge_picks() {
+        assert_eq!(picked("I think PICK: 2", 3), Some(1));
+        assert_eq!(picked("pick: 3.", 3), Some(2));
+        assert_eq!(picked("PICK: 4", 3), None);
+        assert_eq!(picked("no idea", 3), None);
+    }
+}

@@ -1,0 +1,267 @@
+//! Content-addressed parts of jobs: values that enter a key by their digest (a Merkle link)
+//! while the executor reads the content itself. A job that holds one of these hashes exactly
+//! what its executor can read, without re-serializing large content for every node.
+//!
+//! Not here: where the content lives on disk (a task's base tree is located by path, which is
+//! never keyed; its content digest is).
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::tasks::{Task, TaskBase};
+
+/// Bytes that enter a key by their blake3 digest.
+#[derive(Clone)]
+pub struct Blob {
+    digest: String,
+    /// `None` only for a blob read back from its digest (a stored job): never executed.
+    bytes: Option<Arc<Vec<u8>>>,
+}
+
+impl Blob {
+    pub fn new(bytes: Vec<u8>) -> Blob {
+        Blob {
+            digest: crate::key::digest(&bytes),
+            bytes: Some(Arc::new(bytes)),
+        }
+    }
+
+    pub fn digest(&self) -> &str {
+        &self.digest
+    }
+
+    /// The content. Jobs built for execution always hold it.
+    pub fn bytes(&self) -> &[u8] {
+        self.bytes
+            .as_deref()
+            .expect("jobs built for execution hold their content")
+    }
+}
+
+impl PartialEq for Blob {
+    fn eq(&self, other: &Self) -> bool {
+        self.digest == other.digest
+    }
+}
+
+impl fmt::Debug for Blob {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Blob({})", self.digest)
+    }
+}
+
+impl Serialize for Blob {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.digest)
+    }
+}
+
+impl<'de> Deserialize<'de> for Blob {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Blob {
+            digest: String::deserialize(d)?,
+            bytes: None,
+        })
+    }
+}
+
+/// A value that enters a key by the digest of its canonical encoding (computed once).
+pub struct Digested<T> {
+    digest: String,
+    value: Option<Arc<T>>,
+}
+
+impl<T: Serialize> Digested<T> {
+    pub fn new(value: T) -> Digested<T> {
+        Digested {
+            digest: crate::key::digest_of(&value),
+            value: Some(Arc::new(value)),
+        }
+    }
+
+    pub fn digest(&self) -> &str {
+        &self.digest
+    }
+
+    pub fn get(&self) -> &T {
+        self.value
+            .as_deref()
+            .expect("jobs built for execution hold their content")
+    }
+
+    /// The value's own encoding (what `plan --explain` compares field by field).
+    pub fn expanded(&self) -> serde_json::Value {
+        match &self.value {
+            Some(v) => serde_json::to_value(&**v).expect("job parts serialize"),
+            None => serde_json::Value::String(self.digest.clone()),
+        }
+    }
+}
+
+impl<T> Clone for Digested<T> {
+    fn clone(&self) -> Self {
+        Digested {
+            digest: self.digest.clone(),
+            value: self.value.clone(),
+        }
+    }
+}
+
+impl<T> PartialEq for Digested<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.digest == other.digest
+    }
+}
+
+impl<T> fmt::Debug for Digested<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Digested({})", self.digest)
+    }
+}
+
+impl<T> Serialize for Digested<T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.digest)
+    }
+}
+
+impl<'de, T> Deserialize<'de> for Digested<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Digested {
+            digest: String::deserialize(d)?,
+            value: None,
+        })
+    }
+}
+
+/// Declares a view of a task that exposes only some of its fields and enters keys by the
+/// task's memoized digest of exactly those fields.
+macro_rules! task_view {
+    ($(#[$doc:meta])* $name:ident, $digest:ident) => {
+        $(#[$doc])*
+        #[derive(Clone)]
+        pub struct $name {
+            digest: String,
+            task: Option<Arc<Task>>,
+        }
+
+        impl $name {
+            pub fn new(task: &Arc<Task>) -> $name {
+                $name {
+                    digest: task.$digest(),
+                    task: Some(task.clone()),
+                }
+            }
+
+            pub fn digest(&self) -> &str {
+                &self.digest
+            }
+
+            fn task(&self) -> &Task {
+                self.task
+                    .as_deref()
+                    .expect("jobs built for execution hold their task")
+            }
+        }
+
+        impl PartialEq for $name {
+            fn eq(&self, other: &Self) -> bool {
+                self.digest == other.digest
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}({})", stringify!($name), self.digest)
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&self.digest)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                Ok($name {
+                    digest: String::deserialize(d)?,
+                    task: None,
+                })
+            }
+        }
+    };
+}
+
+task_view!(
+    /// What grading reads of a task (`Task::grading_digest`): never the problem statement or
+    /// the gold patch.
+    GradingTask,
+    grading_digest
+);
+
+impl GradingTask {
+    pub fn instance_id(&self) -> &str {
+        &self.task().instance_id
+    }
+    pub fn base(&self) -> &TaskBase {
+        &self.task().base
+    }
+    pub fn test_patch(&self) -> &str {
+        &self.task().test_patch
+    }
+    pub fn rebuild_cmds(&self) -> &[String] {
+        &self.task().rebuild_cmds
+    }
+    pub fn test_cmds(&self) -> &[String] {
+        &self.task().test_cmds
+    }
+    pub fn print_cmds(&self) -> &[String] {
+        &self.task().print_cmds
+    }
+    pub fn log_parser(&self) -> &str {
+        &self.task().log_parser
+    }
+    pub fn fail_to_pass(&self) -> &[String] {
+        &self.task().fail_to_pass
+    }
+    pub fn pass_to_pass(&self) -> &[String] {
+        &self.task().pass_to_pass
+    }
+}
+
+task_view!(
+    /// What an agent may see of a task (`Task::solver_digest`): never tests, test lists or the
+    /// gold patch.
+    SolverTask,
+    solver_digest
+);
+
+impl SolverTask {
+    pub fn instance_id(&self) -> &str {
+        &self.task().instance_id
+    }
+    pub fn repo(&self) -> &str {
+        &self.task().repo
+    }
+    pub fn problem_statement(&self) -> &str {
+        &self.task().problem_statement
+    }
+    pub fn base(&self) -> &TaskBase {
+        &self.task().base
+    }
+}
+
+task_view!(
+    /// A task's reference patch (`Task::gold_digest`), for the oracle harness only.
+    GoldPatch,
+    gold_digest
+);
+
+impl GoldPatch {
+    pub fn text(&self) -> &str {
+        &self.task().gold_patch
+    }
+}

@@ -1,0 +1,147 @@
+//! The grade node's job: one patch graded on one task by the task's protocol. Gold checks,
+//! empty-patch checks and grades of agents' patches are all grade jobs, so identical patches
+//! share one key (and one run).
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::{BackendFacts, GoldPatch, GradingTask, Job, KEY_SCHEMA, Kind};
+
+/// The grading protocols (`src/protocols/`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProtocolId {
+    /// bench's local task format.
+    Local,
+    /// SWE-bench-Live's `evaluation.py` (MultiLang and Python rows).
+    SweBenchLive,
+}
+
+impl ProtocolId {
+    pub fn name(self) -> &'static str {
+        match self {
+            ProtocolId::Local => "local",
+            ProtocolId::SweBenchLive => "swe-bench-live",
+        }
+    }
+}
+
+/// A protocol and the version of its implementation.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ProtocolRef {
+    pub name: ProtocolId,
+    pub version: u32,
+}
+
+/// The log parser a grade uses (a built-in name, or `script` for a dataset's Python source,
+/// which is part of the task) and the version of its implementation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ParserRef {
+    pub name: String,
+    pub version: u32,
+}
+
+/// The patch to grade, keyed by its digest whatever its source: the gold patch, the empty
+/// patch, or a patch in the store (an agent's).
+#[derive(Debug, Clone, PartialEq)]
+pub enum PatchInput {
+    Gold(GoldPatch),
+    Empty,
+    Stored(String),
+}
+
+impl PatchInput {
+    pub fn digest(&self) -> String {
+        match self {
+            PatchInput::Gold(g) => g.digest().to_string(),
+            PatchInput::Empty => crate::key::digest(b""),
+            PatchInput::Stored(d) => d.clone(),
+        }
+    }
+}
+
+impl Serialize for PatchInput {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.digest())
+    }
+}
+
+impl<'de> Deserialize<'de> for PatchInput {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(PatchInput::Stored(String::deserialize(d)?))
+    }
+}
+
+/// How long a grade may take: apply, rebuild and tests together (the print step and a parser
+/// script get their own bounded time).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct GradeTimeout {
+    pub ms: u64,
+}
+
+impl GradeTimeout {
+    pub fn duration(self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.ms)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GradeJob {
+    pub schema: u32,
+    pub protocol: ProtocolRef,
+    pub parser: ParserRef,
+    pub backend: BackendFacts,
+    pub task: GradingTask,
+    pub patch: PatchInput,
+    pub timeout: GradeTimeout,
+}
+
+impl GradeJob {
+    pub fn new(
+        protocol: ProtocolId,
+        backend: BackendFacts,
+        task: GradingTask,
+        patch: PatchInput,
+        timeout: std::time::Duration,
+    ) -> GradeJob {
+        let parser = ParserRef {
+            name: crate::parsers::parser_ref_name(task.log_parser()).to_string(),
+            version: crate::parsers::parser_version(task.log_parser()),
+        };
+        GradeJob {
+            schema: KEY_SCHEMA,
+            protocol: ProtocolRef {
+                name: protocol,
+                version: crate::protocols::version(protocol),
+            },
+            parser,
+            backend,
+            task,
+            patch,
+            timeout: GradeTimeout {
+                ms: super::millis(timeout),
+            },
+        }
+    }
+}
+
+/// Output of a grade (or gold) node.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GradeOutput {
+    pub resolved: bool,
+    pub patch_applied: bool,
+    pub empty_patch: bool,
+    pub timed_out: bool,
+    pub fail_to_pass_success: Vec<String>,
+    pub fail_to_pass_failure: Vec<String>,
+    pub pass_to_pass_success: Vec<String>,
+    pub pass_to_pass_failure: Vec<String>,
+    pub pass_to_pass_missing: Vec<String>,
+    pub test_exit_code: Option<i32>,
+    pub duration_ms: u64,
+}
+
+impl Job for GradeJob {
+    const KIND: Kind = Kind::Grade;
+    type Output = GradeOutput;
+}

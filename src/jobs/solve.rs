@@ -1,0 +1,216 @@
+//! The solve node's job: a team run once on one task (replicate `i` of it). The job holds the
+//! solver-visible task, the whole team (topology, every harness used, the prompt templates it
+//! renders), the gold patch when an oracle runs, this task's prediction when a predictions file
+//! is replayed, the timeout and the replicate index. A rollout is nondeterministic, so the store
+//! keeps the first rollout of each (task, team, replicate).
+//!
+//! Not here: the runtime budget share an attempt is offered (a scheduling decision recorded in
+//! the output, like a time slot), and prices (cost is derived when the report renders).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::{BackendFacts, Blob, Digested, GoldPatch, Job, KEY_SCHEMA, Kind, SolverTask};
+use crate::manifest::{HarnessKind, Price, Topology, UsageFormat};
+
+/// A harness as a solve runs it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HarnessSpec {
+    pub kind: HarnessKind,
+    /// Version of bench's adapter for this harness (how it is invoked and read).
+    pub adapter_version: u32,
+    pub command: Option<String>,
+    pub script: Option<ScriptSpec>,
+    /// Names of the variables passed from bench's environment (values are never keyed or
+    /// stored).
+    pub env: Vec<String>,
+    pub usage: Option<UsageFormat>,
+    pub version: Option<String>,
+    /// What the agent image is built from (docker; `None` where nothing is installed).
+    pub install: Option<InstallSpec>,
+}
+
+/// A harness's script, by content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScriptSpec {
+    pub name: String,
+    pub content: Blob,
+}
+
+/// An agent image's recipe: commands run as root over the task image, with files copied in
+/// first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InstallSpec {
+    pub commands: Vec<String>,
+    pub files: Vec<InstallFile>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InstallFile {
+    /// Path relative to the install directory.
+    pub path: String,
+    pub mode: u32,
+    pub content: Blob,
+}
+
+/// The prompt templates a team renders (`None`: the team never renders it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PromptSet {
+    pub instruction: Option<String>,
+    pub review: Option<String>,
+    pub fix: Option<String>,
+    pub judge: Option<String>,
+}
+
+/// A team as solves run it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TeamSpec {
+    pub topology: Topology,
+    pub harnesses: BTreeMap<String, HarnessSpec>,
+    pub prompts: PromptSet,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SolveJob {
+    pub schema: u32,
+    /// Version of the team logic (`harness/teams.rs`).
+    pub version: u32,
+    pub backend: BackendFacts,
+    pub task: SolverTask,
+    pub team: Digested<TeamSpec>,
+    /// The reference patch, when the team runs an oracle.
+    pub gold_patch: Option<GoldPatch>,
+    /// Per predictions harness: this task's patch in its file (`None`: no prediction).
+    pub predictions: BTreeMap<String, Option<Blob>>,
+    pub timeout_ms: u64,
+    pub replicate: u32,
+}
+
+impl SolveJob {
+    pub fn new(
+        backend: BackendFacts,
+        task: SolverTask,
+        team: Digested<TeamSpec>,
+        gold_patch: Option<GoldPatch>,
+        predictions: BTreeMap<String, Option<Blob>>,
+        timeout: std::time::Duration,
+        replicate: u32,
+    ) -> SolveJob {
+        SolveJob {
+            schema: KEY_SCHEMA,
+            version: super::versions::SOLVE,
+            backend,
+            task,
+            team,
+            gold_patch,
+            predictions,
+            timeout_ms: super::millis(timeout),
+            replicate,
+        }
+    }
+
+    pub fn timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.timeout_ms)
+    }
+}
+
+impl Job for SolveJob {
+    const KIND: Kind = Kind::Solve;
+    type Output = SolveOutput;
+
+    fn explain(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).expect("jobs serialize");
+        v["team"] = self.team.expanded();
+        v
+    }
+}
+
+/// Token counts of one agent run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Tokens {
+    /// Every input token, cached ones included.
+    pub input: u64,
+    pub cached_input: u64,
+    pub cache_write: u64,
+    pub output: u64,
+}
+
+/// What one agent run recorded of its model use.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunUsage {
+    /// `worker`, `coder`, `reviewer (round 1)`, ...
+    pub role: String,
+    pub harness: String,
+    pub model: Option<String>,
+    /// `None` when the run reported no token counts.
+    pub tokens: Option<Tokens>,
+    /// The harness's own dollar figure, if it printed one.
+    pub reported_cost_usd: Option<f64>,
+    /// Whether that figure is exact (not rounded for display).
+    pub reported_exact: bool,
+    /// The run drives no model (oracle, nop, predictions, a command without a model).
+    pub no_model: bool,
+    pub timed_out: bool,
+}
+
+impl RunUsage {
+    /// The run's cost: nothing for a run without a model; the harness's exact figure; else the
+    /// tokens at the table's price; else the harness's rounded figure; else unknown.
+    pub fn cost_usd(&self, pricing: &BTreeMap<String, Price>) -> Option<f64> {
+        if self.no_model {
+            return Some(0.0);
+        }
+        if self.reported_exact
+            && let Some(c) = self.reported_cost_usd
+        {
+            return Some(c);
+        }
+        if let (Some(t), Some(p)) = (
+            self.tokens,
+            self.model.as_ref().and_then(|m| pricing.get(m)),
+        ) {
+            return Some(crate::harness::pricing::cost_of(&t, p));
+        }
+        self.reported_cost_usd
+    }
+}
+
+/// Output of a solve node.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SolveOutput {
+    /// Digest of the patch blob (possibly empty).
+    pub patch: String,
+    pub patch_bytes: u64,
+    pub timed_out: bool,
+    /// Set when the agent crashed (non-zero exit): an outcome, not an error.
+    pub solve_error: Option<String>,
+    pub exit_code: Option<i32>,
+    /// Every agent run, in order.
+    pub runs: Vec<RunUsage>,
+    pub redacted: bool,
+    pub duration_ms: u64,
+    /// The budget share this attempt was offered, if the stage has a budget.
+    pub budget_share_usd: Option<f64>,
+}
+
+impl SolveOutput {
+    /// The team's cost: the sum over its runs, unknown when any run's is.
+    pub fn cost_usd(&self, pricing: &BTreeMap<String, Price>) -> Option<f64> {
+        self.runs
+            .iter()
+            .map(|r| r.cost_usd(pricing))
+            .sum::<Option<f64>>()
+    }
+
+    /// Input and output tokens over the runs that reported them.
+    pub fn tokens(&self) -> (u64, u64) {
+        self.runs
+            .iter()
+            .filter_map(|r| r.tokens)
+            .fold((0, 0), |(i, o), t| (i + t.input, o + t.output))
+    }
+}

@@ -1,0 +1,15 @@
+//! Implementation versions. Each is part of the keys of the nodes its code serves, so a change
+//! to what the code produces reruns exactly those nodes. A golden test
+//! (`tests/implementations.rs`) digests each implementation's output on its own fixtures and
+//! fails when the output changes while the version does not: bump the version, then update
+//! `tests/golden/implementations.json` (`BENCH_UPDATE_GOLDEN=1`).
+//!
+//! Versions that live beside their code: each built-in parser's (`parsers::parser_version`),
+//! each protocol's (`protocols::version`), each harness adapter's (`harness::adapter_version`).
+
+/// The sampler (`tasks::sample`).
+pub const SAMPLE: u32 = 2;
+/// The team logic (`harness::teams`): how topologies run agents and pick a patch.
+pub const SOLVE: u32 = 2;
+/// The report renderer (`report/`, `stages/report.rs`).
+pub const REPORT: u32 = 3;

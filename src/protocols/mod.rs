@@ -1,0 +1,58 @@
+//! Grading protocols, each a module written once over the [`Sandbox`] trait, so a task grades
+//! the same on every backend:
+//!
+//! - `local.rs`: bench's local task format.
+//! - `swe_bench_live.rs`: SWE-bench-Live's `evaluation.py`.
+//! - `steps.rs`: the steps they share (patches, rebuild, tests, print, parse), under one time
+//!   budget that bounds apply + rebuild + tests.
+//! - `verdict.rs`: the verdict rule; `status.rs`: the status rule for parser scripts.
+//!
+//! Not here: creating and removing the sandbox (the grade executor in `stages/grade.rs`).
+
+mod local;
+mod status;
+mod steps;
+mod swe_bench_live;
+mod verdict;
+
+pub use status::script_status;
+pub use steps::Graded;
+pub use verdict::verdict;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::backend::{Sandbox, SandboxError};
+use crate::jobs::{GradeJob, ProtocolId};
+
+/// The implementation version of a protocol (part of its grades' keys).
+pub fn version(p: ProtocolId) -> u32 {
+    match p {
+        ProtocolId::Local => local::VERSION,
+        ProtocolId::SweBenchLive => swe_bench_live::VERSION,
+    }
+}
+
+/// Why grading produced no verdict.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum GradeError {
+    /// The task cannot be graded as given (its test patch does not apply, its parser fails):
+    /// an infrastructure error, retried.
+    #[error("{0}")]
+    Task(String),
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
+}
+
+/// Grades `patch` in a fresh sandbox of the job's task, by the job's protocol.
+pub async fn grade(
+    job: &GradeJob,
+    patch: &[u8],
+    sandbox: &dyn Sandbox,
+    cancel: &CancellationToken,
+) -> Result<Graded, GradeError> {
+    let recipe = match job.protocol.name {
+        ProtocolId::Local => local::RECIPE,
+        ProtocolId::SweBenchLive => swe_bench_live::RECIPE,
+    };
+    steps::grade(&recipe, job, patch, sandbox, cancel).await
+}
