@@ -244,6 +244,11 @@ pub fn report_inputs(
         }
     }
     pairs.sort_by(|a, b| (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate)));
+    // Creation order follows completion order: sort, so the job (and its key) is stable.
+    rows.sort_by(|a, b| {
+        (&a.task, &a.team, a.replicate, &a.node, &a.address)
+            .cmp(&(&b.task, &b.team, b.replicate, &b.node, &b.address))
+    });
     usage.sort_by(|a, b| (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate)));
     let pricing = models
         .into_iter()

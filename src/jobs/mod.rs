@@ -20,7 +20,7 @@ mod sample;
 mod solve;
 pub mod versions;
 
-pub use content::{Blob, Digested, GoldPatch, GradingTask, SolverTask};
+pub use content::{Blob, Digested, GoldPatch, GradingTask, Location, SolverTask};
 pub use grade::{
     GradeJob, GradeOutput, GradeTimeout, ParserRef, PatchInput, ProtocolId, ProtocolRef,
 };

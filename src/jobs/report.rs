@@ -16,7 +16,7 @@ pub struct ReportJob {
     pub inputs: ReportInputs,
     /// Where the files are written: a location, not an input.
     #[serde(skip)]
-    pub out: std::path::PathBuf,
+    pub out: super::Location,
 }
 
 impl ReportJob {
@@ -25,7 +25,7 @@ impl ReportJob {
             schema: KEY_SCHEMA,
             version: super::versions::REPORT,
             inputs,
-            out,
+            out: super::Location(out),
         }
     }
 }

@@ -421,7 +421,7 @@ impl Executor {
                 let store = self.store.clone();
                 let mut j = (**j).clone();
                 if let Some(out) = out_dir {
-                    j.out = out;
+                    j.out = crate::jobs::Location(out);
                 }
                 tokio::task::spawn_blocking(move || crate::stages::write_report(&store, &j))
                     .await

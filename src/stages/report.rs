@@ -235,7 +235,7 @@ pub fn render_report(
 
 /// The report executor: computes the report and writes its files to the job's `out`.
 pub fn write_report(store: &Store, job: &ReportJob) -> Result<WorkOutput, WorkError> {
-    let out = job.out.as_path();
+    let out = job.out.0.as_path();
     let infra = |e: &dyn std::fmt::Display| WorkError::Infra(e.to_string());
     let corrupt = std::cell::RefCell::new(None);
     let rendered = render_report(&job.inputs, &|d| {
