@@ -390,11 +390,15 @@ fn status(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {
     let run_state = |r: &crate::store::RunRecord| -> String {
         match r.status {
             crate::store::RunStatus::Running
-                if live.as_ref().is_some_and(|h| h.pid == r.pid && h.host == r.host) =>
+                if live
+                    .as_ref()
+                    .is_some_and(|h| h.pid == r.pid && h.host == r.host) =>
             {
                 "running".into()
             }
-            crate::store::RunStatus::Running => "died (killed before it finished; its completed work is kept)".into(),
+            crate::store::RunStatus::Running => {
+                "died (killed before it finished; its completed work is kept)".into()
+            }
             other => serde_json::to_value(other)
                 .ok()
                 .and_then(|v| v.as_str().map(String::from))
@@ -580,7 +584,8 @@ async fn backend_for(
             tmp: store.tmp_dir(),
         })),
         BackendKind::Docker => {
-            let host = crate::backend::docker::DockerHost::connect(m.backend.host.as_deref()).await?;
+            let host =
+                crate::backend::docker::DockerHost::connect(m.backend.host.as_deref()).await?;
             let store_label =
                 crate::key::digest(store.root().display().to_string().as_bytes())[..16].to_string();
             let removed = host.sweep(Some(&store_label), Some(run_id)).await?;
@@ -774,8 +779,9 @@ fn export(cli: &Cli, file: &Path, out: Option<&Path>) -> Result<u8, Report> {
             loaded.store_root.display()
         )
     })?;
-    let preds = crate::datasets::predictions::export_predictions(&loaded.m, store, &loaded.datasets)
-        .map_err(|e| miette!("{e}"))?;
+    let preds =
+        crate::datasets::predictions::export_predictions(&loaded.m, store, &loaded.datasets)
+            .map_err(|e| miette!("{e}"))?;
     let text = crate::datasets::predictions::to_jsonl(&preds);
     match out {
         Some(p) => {

@@ -569,18 +569,36 @@ fn agent_sandbox_reveals_nothing_of_the_fix() {
         .build()
         .unwrap();
     rt.block_on(async {
-        use bench::backend::docker::{ContainerSpec, DockerHost};
+        use bench::backend::docker::DockerHost;
+        use bench::backend::{Backend, DockerBackend, Resources, SandboxSpec, repo};
         let host = DockerHost::connect(None).await.unwrap();
+        let id = host.image_id(IMAGE).await.unwrap().expect("test image");
+        let backend = DockerBackend::new(
+            host,
+            "test".into(),
+            "test".into(),
+            std::collections::BTreeMap::from([(IMAGE.to_string(), id)]),
+            Resources {
+                cpus: 1.0,
+                memory_bytes: 1 << 30,
+                pids: 512,
+            },
+            4,
+        );
         let cancel = tokio_util::sync::CancellationToken::new();
-        let spec = |name: &str| ContainerSpec {
+        let task_base = bench::tasks::TaskBase::Image {
             image: IMAGE.into(),
-            name: format!("bench-test-{name}-{}", std::process::id()),
-            labels: ContainerSpec::labels("test", name, "test"),
-            cpus: 1.0,
-            memory_bytes: 1 << 30,
-            pids: 512,
+            base_commit: base.clone(),
         };
-        let c = bench::stages::prepare_sandbox(&host, &spec("sandbox"), &base, &cancel)
+        let key = format!("sandbox{}", std::process::id());
+        let spec = SandboxSpec {
+            base: &task_base,
+            image: None,
+            address: "sandbox",
+            key: &key,
+        };
+        let c = backend.create(&spec, &cancel).await.unwrap();
+        repo::prepare(c.as_ref(), Some(&base), &cancel)
             .await
             .unwrap_or_else(|e| panic!("{e:?}"));
         let r = c
@@ -591,7 +609,6 @@ fn agent_sandbox_reveals_nothing_of_the_fix() {
                      git tag; git branch -a; git remote -v; cat .git/packed-refs; \
                      grep -r SECRET .git 2>/dev/null; git cat-file --batch-all-objects --batch-check"
                 ),
-                "/",
                 &[],
                 Duration::from_secs(60),
                 &cancel,
@@ -608,9 +625,11 @@ fn agent_sandbox_reveals_nothing_of_the_fix() {
         c.destroy().await.unwrap();
 
         // An image not checked out at the task's base commit is refused.
-        let err = bench::stages::prepare_sandbox(&host, &spec("wrongbase"), &fix, &cancel)
+        let c = backend.create(&spec, &cancel).await.unwrap();
+        let err = repo::prepare(c.as_ref(), Some(&fix), &cancel)
             .await
             .expect_err("wrong base accepted");
+        drop(c);
         let msg = format!("{err:?}");
         assert!(msg.contains("not the task's base commit"), "{msg}");
     });

@@ -2,9 +2,74 @@
 
 mod common;
 
-use bench::graph::{grade_key, sample_key, solve_key};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bench::graph::JobBuilder;
+use bench::jobs::{DatasetFacts, Job, PatchInput, ProtocolId, SampleJob};
 use bench::manifest::{Agent, BackendKind, Topology};
 use common::Sandbox;
+
+struct Keyed {
+    key: String,
+    inputs: serde_json::Value,
+}
+
+fn solve_key(
+    m: &bench::manifest::Manifest,
+    task: &bench::tasks::Task,
+    team: &bench::manifest::Team,
+    timeout_s: u64,
+    rep: u32,
+) -> Keyed {
+    let mut m = m.clone();
+    m.teams.insert(team.name.clone(), team.clone());
+    let job = JobBuilder::new(&m)
+        .unwrap()
+        .solve(
+            &Arc::new(task.clone()),
+            &team.name,
+            Duration::from_secs(timeout_s),
+            rep,
+        )
+        .unwrap();
+    Keyed {
+        key: job.key(),
+        inputs: job.explain(),
+    }
+}
+
+fn grade_key(
+    m: &bench::manifest::Manifest,
+    task: &bench::tasks::Task,
+    patch: &str,
+    timeout_s: u64,
+) -> Keyed {
+    let job = JobBuilder::new(m).unwrap().grade(
+        ProtocolId::Local,
+        &Arc::new(task.clone()),
+        PatchInput::Stored(patch.into()),
+        Duration::from_secs(timeout_s),
+    );
+    Keyed {
+        key: job.key(),
+        inputs: job.explain(),
+    }
+}
+
+fn sample_key(format: &str, snapshot: &str, f: &bench::manifest::SampleFilters) -> Keyed {
+    let job = SampleJob::new(
+        DatasetFacts {
+            format: format.into(),
+            snapshot: snapshot.into(),
+        },
+        f.clone(),
+    );
+    Keyed {
+        key: job.key(),
+        inputs: job.explain(),
+    }
+}
 
 fn setup() -> (Sandbox, bench::manifest::Manifest, bench::tasks::Task) {
     let sb = Sandbox::quickstart();
@@ -80,7 +145,8 @@ fn solve_key_fields() {
         "problem statement"
     );
 
-    // What the agent cannot see does not change its key.
+    // What the agent cannot see does not change its key (the gold patch is read by the
+    // oracle only).
     let mut t4 = task.clone();
     t4.test_patch.push('\n');
     t4.gold_patch.push('\n');
@@ -106,6 +172,27 @@ fn solve_key_fields() {
         solve_key(&m5, &task, &team, 120, 0).key,
         "speed and location"
     );
+
+    // The oracle reads the gold patch: editing it changes the oracle's key.
+    let oracle = m.teams["oracle"].clone();
+    let mut t6 = task.clone();
+    t6.gold_patch.push('\n');
+    assert_ne!(
+        solve_key(&m, &task, &oracle, 120, 0).key,
+        solve_key(&m, &t6, &oracle, 120, 0).key,
+        "gold patch (oracle)"
+    );
+
+    // Outcome-changing limits enter docker keys.
+    let mut d = m.clone();
+    d.backend.kind = BackendKind::Docker;
+    let mut d2 = d.clone();
+    d2.backend.memory_bytes += 1;
+    let mut d3 = d.clone();
+    d3.backend.pids += 1;
+    let dk = solve_key(&d, &task, &team, 120, 0).key;
+    assert_ne!(dk, solve_key(&d2, &task, &team, 120, 0).key, "memory");
+    assert_ne!(dk, solve_key(&d3, &task, &team, 120, 0).key, "pids");
 
     // The prompt does not matter to harnesses that do not read it.
     let oracle = m.teams["oracle"].clone();
@@ -253,6 +340,7 @@ fn image_id_enters_docker_keys_not_the_tag() {
     let grade = grade_key(&m, &task, "p1", 120);
     let solve = solve_key(&m, &task, &team, 120, 0).key;
     assert_eq!(grade.inputs["backend"]["image"], "sha256:a");
+    let _ = &grade.inputs;
     // Rebuilt under the same tag: new ID, new keys.
     m.backend
         .images
@@ -262,5 +350,5 @@ fn image_id_enters_docker_keys_not_the_tag() {
     // Local manifests carry no image field (their keys are unchanged by the docker backend).
     let (_sb2, m2, task2) = setup();
     let local = grade_key(&m2, &task2, "p1", 120);
-    assert!(local.inputs["backend"].get("image").is_none());
+    assert!(local.inputs["backend"]["image"].is_null());
 }

@@ -48,12 +48,27 @@ fn a_predictions_file_is_graded_beside_the_other_teams_and_exported() {
 
     // Cached like any solve: a rerun runs nothing.
     assert!(plan_to_run(&sb).is_empty());
-    // Editing the file reruns the imported team's solves only.
+    // Reformatting the file changes no task's prediction: nothing reruns.
     let mut text = sb.read("preds.jsonl");
     text.push('\n');
-    std::fs::write(sb.path("preds.jsonl"), text).unwrap();
+    std::fs::write(sb.path("preds.jsonl"), &text).unwrap();
+    assert!(plan_to_run(&sb).is_empty());
+    // Editing one task's prediction reruns that task's imported solve only.
+    std::fs::write(
+        sb.path("preds.jsonl"),
+        text.replace("not a patch", "still not a patch"),
+    )
+    .unwrap();
     let to_run = plan_to_run(&sb);
-    assert!(!to_run.is_empty());
+    assert!(
+        to_run.contains(&"solve/quickstart__slugify-1/imported/0".to_string()),
+        "{to_run:?}"
+    );
+    assert_eq!(
+        to_run.iter().filter(|a| a.starts_with("solve/")).count(),
+        1,
+        "{to_run:?}"
+    );
     assert!(
         to_run
             .iter()

@@ -153,7 +153,7 @@ fn edits_rerun_exactly_what_they_touch() {
     );
     let explain = sb.bench(&["plan", "--explain", "quickstart.toml"]);
     assert!(
-        stdout(&explain).contains("stage grade: timeout_s 120 -> 180"),
+        stdout(&explain).contains("timeout_ms 120000 -> 180000"),
         "{}",
         stdout(&explain)
     );

@@ -170,6 +170,9 @@ fn synthetic_inputs(name: &str) -> ReportInputs {
         rows,
         artifacts,
         promote: None,
+        filters: Vec::new(),
+        usage: Vec::new(),
+        pricing: BTreeMap::new(),
     }
 }
 
@@ -742,15 +745,19 @@ fn frontier_keeps_only_undominated_teams() {
 
 #[test]
 fn the_promotion_rule_is_part_of_the_report_key() {
-    let inputs = BTreeMap::from([("grade/a/solo/0".to_string(), "k".to_string())]);
+    use bench::jobs::{Job, ReportJob};
+    let base_inputs = synthetic_inputs("two_teams_50_tasks");
     let rule = |drop: f64| Promote {
         candidate: "cheap".into(),
         baseline: "solo".into(),
         max_drop_points: drop,
         min_cost_saving_percent: 10.0,
     };
-    let key =
-        |p: Option<&Promote>| bench::graph::report_key(Some("solo"), false, "m", p, &inputs).key;
+    let key = |p: Option<&Promote>| {
+        let mut inputs = base_inputs.clone();
+        inputs.promote = p.cloned();
+        ReportJob::new(inputs, "/out".into()).key()
+    };
     assert_ne!(key(None), key(Some(&rule(2.0))));
     assert_ne!(key(Some(&rule(2.0))), key(Some(&rule(3.0))));
     assert_eq!(key(Some(&rule(2.0))), key(Some(&rule(2.0))));

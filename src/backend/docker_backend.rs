@@ -242,7 +242,9 @@ impl Backend for DockerBackend {
             )
             .await;
         let repo = match r {
-            Ok(r) if r.exit_code == Some(0) => String::from_utf8_lossy(&r.output).trim().to_string(),
+            Ok(r) if r.exit_code == Some(0) => {
+                String::from_utf8_lossy(&r.output).trim().to_string()
+            }
             Ok(r) if r.cancelled => {
                 let _ = c.destroy().await;
                 return Err(SandboxError::Cancelled);
@@ -295,7 +297,11 @@ impl Backend for DockerBackend {
 
     async fn finish(&self) {
         // Every node removed its containers; this catches anything a crash of a node left.
-        if let Ok(left) = self.host.list(&[format!("bench.run={}", self.run_id)]).await {
+        if let Ok(left) = self
+            .host
+            .list(&[format!("bench.run={}", self.run_id)])
+            .await
+        {
             for (id, _, _) in left {
                 let _ = self.host.remove(&id).await;
             }
@@ -373,7 +379,11 @@ impl Sandbox for DockerSandbox {
         self.c.get_file(path).await.map_err(failed)
     }
 
-    async fn get_dir(&self, path: &str, cap: usize) -> Result<Vec<(String, Vec<u8>)>, SandboxError> {
+    async fn get_dir(
+        &self,
+        path: &str,
+        cap: usize,
+    ) -> Result<Vec<(String, Vec<u8>)>, SandboxError> {
         self.c.get_dir(path, cap).await.map_err(failed)
     }
 

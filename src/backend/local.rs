@@ -46,7 +46,12 @@ impl LocalSandbox {
         let root = tempfile::Builder::new()
             .prefix("ws-")
             .tempdir_in(tmp)
-            .map_err(|e| failed(format!("cannot create a workspace in {}: {e}", tmp.display())))?
+            .map_err(|e| {
+                failed(format!(
+                    "cannot create a workspace in {}: {e}",
+                    tmp.display()
+                ))
+            })?
             .keep();
         let p = |n: &str| root.join(n).display().to_string();
         let sandbox = LocalSandbox {
@@ -134,7 +139,11 @@ impl Sandbox for LocalSandbox {
         fs_err::read(path).map_err(failed)
     }
 
-    async fn get_dir(&self, path: &str, cap: usize) -> Result<Vec<(String, Vec<u8>)>, SandboxError> {
+    async fn get_dir(
+        &self,
+        path: &str,
+        cap: usize,
+    ) -> Result<Vec<(String, Vec<u8>)>, SandboxError> {
         Ok(files_under(Path::new(path), cap))
     }
 
@@ -204,7 +213,9 @@ impl Backend for LocalBackend {
                 "the local backend runs tasks with a local base tree only; set `[backend] kind = \"docker\"` for image tasks",
             ));
         };
-        Ok(Box::new(LocalSandbox::create(&self.tmp, path, cancel).await?))
+        Ok(Box::new(
+            LocalSandbox::create(&self.tmp, path, cancel).await?,
+        ))
     }
 
     async fn agent_image(

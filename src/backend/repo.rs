@@ -129,7 +129,14 @@ pub async fn prepare(
 /// The patch: everything changed in the repository since [`prepare`].
 pub async fn diff(s: &dyn Sandbox, cancel: &CancellationToken) -> Result<Vec<u8>, SandboxError> {
     let env = state_env(s, "");
-    step(s, DIFF_SCRIPT, &env, "cannot read the agent's changes", cancel).await?;
+    step(
+        s,
+        DIFF_SCRIPT,
+        &env,
+        "cannot read the agent's changes",
+        cancel,
+    )
+    .await?;
     s.get_file(&format!("{}/patch.diff", s.paths().state)).await
 }
 

@@ -77,7 +77,8 @@ pub trait Sandbox: Send + Sync {
     async fn get_file(&self, path: &str) -> Result<Vec<u8>, SandboxError>;
 
     /// Regular files under `path` (relative names, sorted), at most `cap` bytes in all.
-    async fn get_dir(&self, path: &str, cap: usize) -> Result<Vec<(String, Vec<u8>)>, SandboxError>;
+    async fn get_dir(&self, path: &str, cap: usize)
+    -> Result<Vec<(String, Vec<u8>)>, SandboxError>;
 
     /// Removes the sandbox and everything running in it.
     async fn destroy(self: Box<Self>) -> Result<(), SandboxError>;

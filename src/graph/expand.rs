@@ -545,9 +545,7 @@ impl<'a> Graph<'a> {
             match &node.state {
                 NodeState::Ready | NodeState::Running => return None,
                 NodeState::WillRun => {}
-                NodeState::Failed(_) | NodeState::NotRun(_) | NodeState::Retracted => {
-                    valid = false
-                }
+                NodeState::Failed(_) | NodeState::NotRun(_) | NodeState::Retracted => valid = false,
                 NodeState::Cached(r) | NodeState::Done(r) => {
                     let resolved = r.grade().is_some_and(|g| g.resolved);
                     // The gold patch must resolve; the empty patch must not.

@@ -13,12 +13,15 @@ pub use report::report_inputs;
 
 /// Human labels for the top-level groups of job fields, given the node's context
 /// (`team` -> `team review`).
-pub fn label_inputs(path: &str, _stage: &str, team: Option<&str>) -> String {
+pub fn label_inputs(path: &str, stage: &str, team: Option<&str>) -> String {
     let (head, rest) = path.split_once('.').unwrap_or((path, ""));
     let head = match head {
         "team" => format!("team {}", team.unwrap_or("?")),
+        "filters" => format!("stage {stage}"),
         other => other.to_string(),
     };
+    // A team's topology fields read as the manifest writes them (`team review: reviewer`).
+    let rest = rest.strip_prefix("topology.").unwrap_or(rest);
     if rest.is_empty() {
         head
     } else {

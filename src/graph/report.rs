@@ -10,8 +10,8 @@ use super::{Graph, NodeKind, NodeState};
 use crate::manifest::StageKind;
 use crate::report::results::NodeRow;
 use crate::report::stats::{PairOutcome, PairState};
-use crate::stages::{PairArtifacts, ReportInputs};
 use crate::stages::PairUsage;
+use crate::stages::{PairArtifacts, ReportInputs};
 use crate::tasks::Task;
 
 fn row_status(state: &NodeState) -> &'static str {
@@ -246,8 +246,13 @@ pub fn report_inputs(
     pairs.sort_by(|a, b| (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate)));
     // Creation order follows completion order: sort, so the job (and its key) is stable.
     rows.sort_by(|a, b| {
-        (&a.task, &a.team, a.replicate, &a.node, &a.address)
-            .cmp(&(&b.task, &b.team, b.replicate, &b.node, &b.address))
+        (&a.task, &a.team, a.replicate, &a.node, &a.address).cmp(&(
+            &b.task,
+            &b.team,
+            b.replicate,
+            &b.node,
+            &b.address,
+        ))
     });
     usage.sort_by(|a, b| (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate)));
     let pricing = models

@@ -8,8 +8,7 @@ use crate::manifest::Price;
 /// `cached_input`; every other input token (cache writes included) at `input`.
 pub fn cost_of(t: &Tokens, p: &Price) -> f64 {
     let uncached = t.input.saturating_sub(t.cached_input) as f64;
-    (uncached * p.input + t.cached_input as f64 * p.cached_input + t.output as f64 * p.output)
-        / 1e6
+    (uncached * p.input + t.cached_input as f64 * p.cached_input + t.output as f64 * p.output) / 1e6
 }
 
 #[cfg(test)]

@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 use crate::backend::repo;
 use crate::harness::scrub;
 use crate::manifest::Topology;
-use crate::stages::solve_parts::{Ledger, RunCtx, Sandboxes, finish, render_about, render_prompt};
 use crate::stages::WorkError;
+use crate::stages::solve_parts::{Ledger, RunCtx, Sandboxes, finish, render_about, render_prompt};
 use crate::store::Store;
 
 fn infra(e: impl std::fmt::Display) -> WorkError {
@@ -35,18 +35,25 @@ pub async fn run(
     let cancel = ctx.cancel;
     let team = job.team.get();
     let template = |t: &Option<String>, what: &str| {
-        t.clone()
-            .ok_or_else(|| infra(format!("internal error: the team's job holds no {what} prompt")))
+        t.clone().ok_or_else(|| {
+            infra(format!(
+                "internal error: the team's job holds no {what} prompt"
+            ))
+        })
     };
     let prompt = match &team.prompts.instruction {
-        Some(t) => render_prompt(t, job.task.problem_statement(), job.task.repo()).map_err(infra)?,
+        Some(t) => {
+            render_prompt(t, job.task.problem_statement(), job.task.repo()).map_err(infra)?
+        }
         None => String::new(),
     };
     match &team.topology {
         Topology::Solo { worker } => {
             let ws = place.sandbox(worker, cancel).await?;
             let result = async {
-                let run = ctx.run(worker, ws.as_ref(), &prompt, ledger.remaining()).await?;
+                let run = ctx
+                    .run(worker, ws.as_ref(), &prompt, ledger.remaining())
+                    .await?;
                 ledger.record("worker", worker, &run);
                 ledger.exit_code = run.exit_code;
                 Ok(repo::diff(ws.as_ref(), cancel).await?)
@@ -63,7 +70,9 @@ pub async fn run(
             let fix_t = template(&team.prompts.fix, "fix")?;
             let ws = place.sandbox(coder, cancel).await?;
             let result = async {
-                let run = ctx.run(coder, ws.as_ref(), &prompt, ledger.remaining()).await?;
+                let run = ctx
+                    .run(coder, ws.as_ref(), &prompt, ledger.remaining())
+                    .await?;
                 ledger.record("coder", coder, &run);
                 for round in 1..=*rounds {
                     if ledger.timed_out {
@@ -86,8 +95,13 @@ pub async fn run(
                                 )));
                             }
                         }
-                        ctx.run(reviewer, review_ws.as_ref(), &review_prompt, ledger.remaining())
-                            .await
+                        ctx.run(
+                            reviewer,
+                            review_ws.as_ref(),
+                            &review_prompt,
+                            ledger.remaining(),
+                        )
+                        .await
                     }
                     .await;
                     let review = finish(review_ws, review).await?;

@@ -78,19 +78,6 @@ impl<'de> Deserialize<'de> for PatchInput {
     }
 }
 
-/// How long a grade may take: apply, rebuild and tests together (the print step and a parser
-/// script get their own bounded time).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct GradeTimeout {
-    pub ms: u64,
-}
-
-impl GradeTimeout {
-    pub fn duration(self) -> std::time::Duration {
-        std::time::Duration::from_millis(self.ms)
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GradeJob {
     pub schema: u32,
@@ -99,7 +86,9 @@ pub struct GradeJob {
     pub backend: BackendFacts,
     pub task: GradingTask,
     pub patch: PatchInput,
-    pub timeout: GradeTimeout,
+    /// How long a grade may take, at full precision: apply, rebuild and tests together (the
+    /// print step and a parser script get their own bounded time).
+    pub timeout_ms: u64,
 }
 
 impl GradeJob {
@@ -124,10 +113,12 @@ impl GradeJob {
             backend,
             task,
             patch,
-            timeout: GradeTimeout {
-                ms: super::millis(timeout),
-            },
+            timeout_ms: super::millis(timeout),
         }
+    }
+
+    pub fn timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.timeout_ms)
     }
 }
 

@@ -49,7 +49,11 @@ fn leaves(v: &Value, path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
             }
         }
         Value::Array(a) => {
-            assert!(!a.is_empty(), "empty list at {}: set it in the fixture", path.join("."));
+            assert!(
+                !a.is_empty(),
+                "empty list at {}: set it in the fixture",
+                path.join(".")
+            );
             for (i, x) in a.iter().enumerate() {
                 path.push(i.to_string());
                 leaves(x, path, out);
@@ -94,7 +98,10 @@ where
 {
     let v = serde_json::to_value(fixture).unwrap();
     let back: T = serde_json::from_value(v.clone()).unwrap();
-    assert_eq!(&back, fixture, "a field does not round-trip: it is not in the key");
+    assert_eq!(
+        &back, fixture,
+        "a field does not round-trip: it is not in the key"
+    );
     let base = key(fixture);
     let mut paths = Vec::new();
     leaves(&v, &mut Vec::new(), &mut paths);
@@ -104,7 +111,12 @@ where
             let mut w = v.clone();
             *at(&mut w, &path) = m;
             if let Ok(t) = serde_json::from_value::<T>(w) {
-                assert_ne!(key(&t), base, "changing {} does not change the key", path.join("."));
+                assert_ne!(
+                    key(&t),
+                    base,
+                    "changing {} does not change the key",
+                    path.join(".")
+                );
                 changed = true;
                 break;
             }

@@ -21,14 +21,12 @@ mod solve;
 pub mod versions;
 
 pub use content::{Blob, Digested, GoldPatch, GradingTask, Location, SolverTask};
-pub use grade::{
-    GradeJob, GradeOutput, GradeTimeout, ParserRef, PatchInput, ProtocolId, ProtocolRef,
-};
+pub use grade::{GradeJob, GradeOutput, ParserRef, PatchInput, ProtocolId, ProtocolRef};
 pub use report::{ReportJob, ReportOutput};
 pub use sample::{DatasetFacts, SampleJob, SampleOutput};
 pub use solve::{
-    HarnessSpec, InstallFile, InstallSpec, PromptSet, RunUsage, ScriptSpec, SolveJob,
-    SolveOutput, TeamSpec, Tokens,
+    HarnessSpec, InstallFile, InstallSpec, PromptSet, RunUsage, ScriptSpec, SolveJob, SolveOutput,
+    TeamSpec, Tokens,
 };
 
 use serde::de::DeserializeOwned;

@@ -270,10 +270,33 @@ pub struct Promote {
 }
 
 /// An agent: a harness and, for model-driven harnesses, a model.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+/// Encoded as the manifest writes it: `harness@model`, or `harness` alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Agent {
     pub harness: String,
     pub model: Option<String>,
+}
+
+impl Serialize for Agent {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Agent {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Ok(match s.split_once('@') {
+            Some((h, m)) => Agent {
+                harness: h.to_string(),
+                model: Some(m.to_string()),
+            },
+            None => Agent {
+                harness: s,
+                model: None,
+            },
+        })
+    }
 }
 
 impl fmt::Display for Agent {

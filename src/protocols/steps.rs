@@ -56,7 +56,7 @@ pub async fn grade(
     cancel: &CancellationToken,
 ) -> Result<Graded, GradeError> {
     let started = Instant::now();
-    let budget = job.timeout.duration();
+    let budget = job.timeout();
     let left = || {
         budget
             .saturating_sub(started.elapsed())

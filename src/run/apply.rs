@@ -126,8 +126,9 @@ impl<'a> Dispatcher<'a> {
                     if let (true, StageKind::Report(r)) = (is_report, &m.stages[&stage].kind)
                         && let Err(e) = materialize(&self.store, &rec.blobs, &r.out)
                     {
-                        self.progress
-                            .note(&format!("note: cannot write the cached report: {e}; recomputing it"));
+                        self.progress.note(&format!(
+                            "note: cannot write the cached report: {e}; recomputing it"
+                        ));
                         let _ = self.store.remove_action(&rec.key);
                         self.graph.reopen(id);
                         self.enqueue(id);
@@ -172,7 +173,13 @@ impl<'a> Dispatcher<'a> {
         }
     }
 
-    fn note(&mut self, address: &str, key: Option<String>, status: NodeStatus, error: Option<String>) {
+    fn note(
+        &mut self,
+        address: &str,
+        key: Option<String>,
+        status: NodeStatus,
+        error: Option<String>,
+    ) {
         self.run
             .nodes
             .insert(address.to_string(), RunNode { key, status, error });
@@ -245,12 +252,22 @@ impl<'a> Dispatcher<'a> {
         let (stage, address, key) = (node.stage.clone(), node.address.clone(), node.key.clone());
         self.progress
             .finished(&stage, &address, false, &format!("not run: {reason}"));
-        self.note(&address, key.clone(), NodeStatus::NotRun, Some(reason.clone()));
+        self.note(
+            &address,
+            key.clone(),
+            NodeStatus::NotRun,
+            Some(reason.clone()),
+        );
         let key = key.unwrap_or_default();
         self.inflight.remove(&key);
         for w in self.waiters.remove(&key).unwrap_or_default() {
             let a = self.graph.nodes[w].address.clone();
-            self.note(&a, Some(key.clone()), NodeStatus::NotRun, Some(reason.clone()));
+            self.note(
+                &a,
+                Some(key.clone()),
+                NodeStatus::NotRun,
+                Some(reason.clone()),
+            );
             self.graph.complete(w, NodeState::NotRun(reason.clone()));
         }
         self.graph.complete(id, NodeState::NotRun(reason));
@@ -320,7 +337,8 @@ impl<'a> Dispatcher<'a> {
                     other => (NodeStatus::Failed, other.message()),
                 };
                 if !matches!(err, WorkError::Cancelled) {
-                    self.progress.finished(&node.stage, &node.address, false, &msg);
+                    self.progress
+                        .finished(&node.stage, &node.address, false, &msg);
                 }
                 for nid in &same_key {
                     let address = self.graph.nodes[*nid].address.clone();
@@ -392,7 +410,11 @@ impl Executor {
                     .datasets
                     .values()
                     .find(|s| s.snapshot == j.dataset.snapshot)
-                    .ok_or_else(|| WorkError::Infra("internal error: the sample's dataset is not loaded".into()))?;
+                    .ok_or_else(|| {
+                        WorkError::Infra(
+                            "internal error: the sample's dataset is not loaded".into(),
+                        )
+                    })?;
                 let out = j.run(set).map_err(WorkError::Infra)?;
                 let bytes = serde_json::to_vec(&out.tasks).expect("ids serialize");
                 let digest = self.store.put_blob(&bytes).map_err(WorkError::store)?;
@@ -402,8 +424,15 @@ impl Executor {
                 }
             }
             NodeJob::Grade(j) => {
-                crate::stages::grade(j, &self.store, self.backend.as_ref(), &address, &key, &self.cancel)
-                    .await?
+                crate::stages::grade(
+                    j,
+                    &self.store,
+                    self.backend.as_ref(),
+                    &address,
+                    &key,
+                    &self.cancel,
+                )
+                .await?
             }
             NodeJob::Solve(j) => {
                 crate::stages::solve(

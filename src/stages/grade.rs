@@ -49,7 +49,10 @@ pub async fn grade(
     removed?;
     let mut blobs = BTreeMap::new();
     let mut put = |name: &str, bytes: &[u8]| -> Result<(), WorkError> {
-        blobs.insert(name.to_string(), store.put_blob(bytes).map_err(WorkError::store)?);
+        blobs.insert(
+            name.to_string(),
+            store.put_blob(bytes).map_err(WorkError::store)?,
+        );
         Ok(())
     };
     for (name, bytes) in &graded.logs {

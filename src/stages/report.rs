@@ -9,12 +9,12 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::jobs::{ReportJob, ReportOutput};
 use crate::manifest::Promote;
 use crate::report::document::{Context, ReportDocument};
 use crate::report::results::{NodeRow, Prediction, predictions_jsonl, results_parquet};
 use crate::report::stats::{PairOutcome, PairState, StatsOptions, team_statistics};
 use crate::report::{html, markdown};
-use crate::jobs::{ReportJob, ReportOutput};
 use crate::store::{Output, Store, write_atomic};
 
 use super::{WorkError, WorkOutput};
@@ -75,15 +75,17 @@ impl ReportInputs {
                 ((u.task.as_str(), u.team.as_str(), u.replicate), cost)
             })
             .collect();
-        let cost = |task: &str, team: &str, rep: u32| costs.get(&(task, team, rep)).copied().flatten();
+        let cost = |task: &str, team: &str, rep: u32| costs.get(&(task, team, rep)).copied();
         for p in &mut out.pairs {
-            if p.cost_usd.is_none() {
-                p.cost_usd = cost(&p.task, &p.team, p.replicate);
+            if let Some(c) = cost(&p.task, &p.team, p.replicate) {
+                p.cost_usd = c;
             }
         }
         for r in &mut out.rows {
-            if r.node == "solve" {
-                r.cost_usd = cost(&r.task, &r.team, r.replicate);
+            if r.node == "solve"
+                && let Some(c) = cost(&r.task, &r.team, r.replicate)
+            {
+                r.cost_usd = c;
             }
         }
         out

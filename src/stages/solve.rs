@@ -48,7 +48,11 @@ pub fn render_about(
 }
 
 /// Renders the instruction prompt for a task (solver-visible fields only).
-pub fn render_prompt(template: &str, problem_statement: &str, repo: &str) -> Result<String, String> {
+pub fn render_prompt(
+    template: &str,
+    problem_statement: &str,
+    repo: &str,
+) -> Result<String, String> {
     render(
         template,
         &serde_json::json!({ "problem_statement": problem_statement, "repo": repo }),
@@ -403,7 +407,8 @@ impl RunCtx<'_> {
             .script
             .as_ref()
             .map(|s| format!("{}/agent-{}", paths.side, s.name));
-        let mut files: Vec<(&str, &[u8], u32)> = vec![(prompt_file.as_str(), prompt.as_bytes(), 0o644)];
+        let mut files: Vec<(&str, &[u8], u32)> =
+            vec![(prompt_file.as_str(), prompt.as_bytes(), 0o644)];
         if let (Some(path), Some(s)) = (&script, &harness.script) {
             files.push((path.as_str(), s.content.bytes(), 0o755));
         }
@@ -422,7 +427,11 @@ impl RunCtx<'_> {
         let name = &agent.harness;
         let command = hb
             .render_template(harness.command.as_deref().unwrap_or(""), &vars)
-            .map_err(|e| infra(format!("cannot render the command of harness `{name}`: {e}")))?;
+            .map_err(|e| {
+                infra(format!(
+                    "cannot render the command of harness `{name}`: {e}"
+                ))
+            })?;
         let mut env = vec![
             ("BENCH_PROBLEM_FILE".to_string(), prompt_file.clone()),
             (

@@ -28,7 +28,10 @@ pub enum Lookup {
     Hit(ActionRecord),
     Miss,
     /// A record exists but is not a valid one: it was removed, and the node recomputes.
-    Invalid { path: PathBuf, reason: String },
+    Invalid {
+        path: PathBuf,
+        reason: String,
+    },
 }
 
 /// Decodes and verifies a record file.
@@ -69,7 +72,8 @@ fn decode_record(bytes: &[u8], key: &str, light: bool) -> Result<ActionRecord, S
             started_at: String,
             duration_ms: u64,
         }
-        let l: Light = serde_json::from_slice(body).map_err(|e| format!("its body does not parse: {e}"))?;
+        let l: Light =
+            serde_json::from_slice(body).map_err(|e| format!("its body does not parse: {e}"))?;
         ActionRecord {
             schema: l.schema,
             key: l.key,
@@ -269,8 +273,12 @@ impl Store {
     /// Records a result atomically: a header with the body's checksum, then the body.
     pub fn put_action(&self, record: &ActionRecord) -> Result<(), StoreError> {
         let body = serde_json::to_vec_pretty(record).expect("records serialize");
-        let mut bytes = format!("{RECORD_MAGIC} {} {}\n", RECORD_SCHEMA, crate::key::digest(&body))
-            .into_bytes();
+        let mut bytes = format!(
+            "{RECORD_MAGIC} {} {}\n",
+            RECORD_SCHEMA,
+            crate::key::digest(&body)
+        )
+        .into_bytes();
         bytes.extend_from_slice(&body);
         write_atomic(&self.action_path(&record.key), &bytes)?;
         Ok(())
