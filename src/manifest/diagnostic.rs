@@ -22,6 +22,11 @@ impl Sources {
         self.files.len() - 1
     }
 
+    /// How many files are registered (the index the next one gets).
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
     /// The text of file `i`.
     pub fn text(&self, i: usize) -> Arc<String> {
         self.files[i].1.clone()
