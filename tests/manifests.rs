@@ -133,3 +133,195 @@ install = ["install -m 0755 claude /usr/local/bin/claude"]
     assert!(err.contains("tools/missing does not exist"), "{err}");
     assert!(!err.contains("claude does not exist"), "{err}");
 }
+
+/// Long enough for a debug build on a loaded machine; a blocked read would never finish.
+const HANG: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// miette wraps messages at 100 columns: stderr with each run of whitespace (and the `│` that
+/// starts a continued line) made one space, so a test can look for a whole message.
+fn flat(text: &str) -> String {
+    text.split_whitespace()
+        .filter(|w| *w != "│")
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Writes `m.toml` extending `target` and validates it, with a timeout; stderr is [`flat`].
+fn validate_extending(dir: &std::path::Path, target: &str) -> (std::process::Output, String) {
+    std::fs::write(
+        dir.join("m.toml"),
+        format!("version = 1\nextends = \"{target}\"\n"),
+    )
+    .unwrap();
+    let o = bench_timed(dir, &["validate", "m.toml"], HANG);
+    let err = flat(&stderr(&o));
+    (o, err)
+}
+
+#[test]
+fn extends_of_a_fifo_is_an_error_and_never_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("base.toml");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let started = std::time::Instant::now();
+    let (o, err) = validate_extending(dir.path(), "base.toml");
+    assert!(started.elapsed() < HANG, "bench hung on the FIFO");
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("m.toml:2:11: extended manifest")
+            && err.contains("base.toml is a FIFO, not a regular file"),
+        "{err}"
+    );
+    assert!(err.contains("never read"), "{err}");
+
+    // The top-level manifest follows the same rule.
+    let o = bench_timed(dir.path(), &["validate", "base.toml"], HANG);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(flat(&stderr(&o)).contains("is a FIFO, not a regular file"));
+}
+
+#[test]
+fn extends_of_dev_zero_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (o, err) = validate_extending(dir.path(), "/dev/zero");
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("m.toml:2:11: extended manifest /dev/zero is a character device"),
+        "{err}"
+    );
+}
+
+#[test]
+fn extends_of_a_file_over_the_size_limit_says_by_how_much() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = std::fs::File::create(dir.path().join("big.toml")).unwrap();
+    big.set_len(bench::manifest::MAX_MANIFEST_BYTES + 100)
+        .unwrap();
+    let (o, err) = validate_extending(dir.path(), "big.toml");
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("m.toml:2:11: extended manifest"), "{err}");
+    assert!(err.contains("100 bytes over the limit"), "{err}");
+}
+
+#[test]
+fn a_file_that_is_not_a_manifest_is_named_but_never_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let secret_lines = [
+        "root:$6$Zq1hunter2Secret$9xVbq0:19800:0:99999:7:::",
+        "deploy:$6$ANOTHERsecretHASH$77:19800:0:99999:7:::",
+    ];
+    std::fs::write(dir.path().join("shadow"), secret_lines.join("\n") + "\n").unwrap();
+    // Valid TOML, but not a bench manifest.
+    std::fs::write(
+        dir.path().join("creds.toml"),
+        "[default]\naws_secret_access_key = \"wJalrXUtnFEMI-K7MDENG\"\n",
+    )
+    .unwrap();
+    for (target, reason) in [
+        ("shadow", "is not valid TOML (at line 1, column"),
+        ("creds.toml", "has no top-level `version` key"),
+    ] {
+        let (o, err) = validate_extending(dir.path(), target);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains("m.toml:2:11: extended manifest"), "{err}");
+        assert!(err.contains(target) && err.contains(reason), "{err}");
+        for secret in [
+            "hunter2",
+            "Secret",
+            "secret",
+            "wJalrXUtnFEMI",
+            "deploy",
+            "root:",
+        ] {
+            assert!(
+                !err.contains(secret),
+                "{target}: stderr shows {secret:?}:\n{err}"
+            );
+        }
+        // Named on the command line, it is not printed either.
+        let err = flat(&stderr(&bench_timed(
+            dir.path(),
+            &["validate", target],
+            HANG,
+        )));
+        assert!(err.contains(reason), "{err}");
+        for secret in ["hunter2", "wJalrXUtnFEMI", "deploy"] {
+            assert!(
+                !err.contains(secret),
+                "{target}: stderr shows {secret:?}:\n{err}"
+            );
+        }
+    }
+
+    // A syntax error in a real manifest still shows its snippet.
+    std::fs::write(dir.path().join("base.toml"), "version = 1\nname = \"x\n").unwrap();
+    let (_, err) = validate_extending(dir.path(), "base.toml");
+    assert!(err.contains("base.toml:2:10: invalid TOML"), "{err}");
+    assert!(err.contains("1 version = 1 2 name = \"x"), "{err}");
+}
+
+#[test]
+fn an_out_of_range_integer_is_reported_at_the_value() {
+    let sb = Sandbox::quickstart();
+    sb.edit(
+        "quickstart.toml",
+        "seed = 7",
+        "seed = 7\nlimit = 5000000000",
+    );
+    let line = sb
+        .read("quickstart.toml")
+        .lines()
+        .position(|l| l == "limit = 5000000000")
+        .unwrap()
+        + 1;
+    let o = sb.bench(&["validate", "quickstart.toml"]);
+    let err = flat(&stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "quickstart.toml:{line}:9: `limit` must be at most 4294967295, found 5000000000"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains(":1:1:"), "{err}");
+}
+
+#[test]
+fn thousands_of_identical_problems_are_folded_and_output_stays_small() {
+    let dir = tempfile::tempdir().unwrap();
+    let head = "version = 1\n[datasets.d]\nformat = \"local\"\npath = \".\"\n\
+                [stages.s]\nkind = \"sample\"\ndataset = \"d\"\n\
+                [teams.t]\ntopology = \"solo\"\nworker = \"nop\"\n";
+    // 5,000 duplicate team entries on one line: a snippet per problem would print that line
+    // 5,000 times.
+    let teams = vec!["\"t\""; 5001].join(", ");
+    let duplicates =
+        format!("{head}[stages.v]\nkind = \"solve\"\nneeds = [\"s\"]\nteams = [{teams}]\n");
+    // 5,000 unknown keys of the same name in an array of tables.
+    let mut unknown = format!("{head}[teams.b]\ntopology = \"best-of\"\njudge = \"nop\"\n");
+    for _ in 0..5000 {
+        unknown.push_str("[[teams.b.workers]]\nharness = \"nop\"\nbogus = 1\n");
+    }
+    for (text, folded) in [
+        (
+            duplicates,
+            "… and 4997 more like this: team `t` is listed twice",
+        ),
+        (
+            unknown,
+            "… and 4997 more like this: unknown key `bogus` in item 4 of `workers`",
+        ),
+    ] {
+        std::fs::write(dir.path().join("m.toml"), text).unwrap();
+        let o = bench_timed(dir.path(), &["validate", "m.toml"], HANG);
+        assert!(
+            o.stderr.len() < 64 * 1024,
+            "{} bytes of stderr",
+            o.stderr.len()
+        );
+        let err = flat(&stderr(&o));
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains("m.toml has 5000 problems"), "{err}");
+        assert!(err.contains(folded), "{err}");
+    }
+}

@@ -95,21 +95,41 @@ pub fn suggest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
 }
 
 impl<'s> Checker<'s> {
+    /// Follows `$ref`s, and the one-element `allOf` that schemars wraps around a reference
+    /// with its own description (`{"allOf": [{"$ref": ...}], "description": ...}`), to the
+    /// schema that says what the value is.
     fn resolve(&self, schema: &'s Json) -> &'s Json {
         let mut s = schema;
-        while let Some(Json::String(r)) = s.get("$ref") {
-            let Some(ptr) = r.strip_prefix('#') else {
+        loop {
+            if let Some(Json::String(r)) = s.get("$ref") {
+                let Some(target) = r.strip_prefix('#').and_then(|ptr| self.root.pointer(ptr))
+                else {
+                    break;
+                };
+                s = target;
+            } else if let Some(Json::Array(all)) = s.get("allOf")
+                && let [only] = all.as_slice()
+                && s.get("type").is_none()
+                && s.get("properties").is_none()
+            {
+                s = only;
+            } else {
                 break;
-            };
-            match self.root.pointer(ptr) {
-                Some(target) => s = target,
-                None => break,
             }
         }
         s
     }
 
+    /// The description of a property: its own, or that of what it refers to.
+    fn description(&self, schema: &'s Json) -> Option<&'s str> {
+        schema
+            .get("description")
+            .or_else(|| self.resolve(schema).get("description"))
+            .and_then(Json::as_str)
+    }
+
     fn node(&mut self, node: &Node, schema: &'s Json, what: &str) {
+        let description = self.description(schema);
         let schema = self.resolve(schema);
         if let Some(variants) = schema
             .get("oneOf")
@@ -132,7 +152,7 @@ impl<'s> Checker<'s> {
             );
             if schema.get("format").and_then(Json::as_str) == Some("date") {
                 diag = diag.help("write a TOML date without quotes, e.g. `since = 2026-07-01`");
-            } else if let Some(desc) = schema.get("description").and_then(Json::as_str) {
+            } else if let Some(desc) = description {
                 diag = diag.help(desc.to_string());
             }
             self.push(diag);
@@ -156,20 +176,26 @@ impl<'s> Checker<'s> {
                 }
             }
             Value::Integer(i) => {
-                if let Some(min) = schema.get("minimum").and_then(Json::as_f64)
-                    && (*i as f64) < min
-                {
-                    {
-                        self.push(
-                            Diag::new(
-                                "manifest::range",
-                                format!("{what} must be at least {min}, found {i}"),
-                                node.loc.clone(),
-                                "out of range",
-                            )
-                            .help("use a non-negative number"),
-                        );
-                    }
+                let (min, max) = integer_bounds(schema);
+                let i = i128::from(*i);
+                let problem = if i < min {
+                    Some(format!("{what} must be at least {min}, found {i}"))
+                } else if i > max {
+                    Some(format!("{what} must be at most {max}, found {i}"))
+                } else {
+                    None
+                };
+                if let Some(message) = problem {
+                    let help = match description {
+                        Some(d) => {
+                            format!("{} Use a whole number from {min} to {max}.", d.trim_end())
+                        }
+                        None => format!("use a whole number from {min} to {max}"),
+                    };
+                    self.push(
+                        Diag::new("manifest::range", message, node.loc.clone(), "out of range")
+                            .help(help),
+                    );
                 }
             }
             _ => {}
@@ -300,9 +326,7 @@ impl<'s> Checker<'s> {
                 if !entries.contains_key(key) {
                     let help = props
                         .get(key)
-                        .map(|p| self.resolve(p))
-                        .and_then(|p| p.get("description"))
-                        .and_then(Json::as_str)
+                        .and_then(|p| self.description(p))
                         .map_or_else(
                             || format!("add `{key} = ...`"),
                             |d| format!("add `{key}`: {d}"),
@@ -424,6 +448,29 @@ impl<'s> Checker<'s> {
             }
         }
     }
+}
+
+/// The smallest and largest integer a schema accepts: its `format` (`uint32`, `int64`, ...)
+/// narrowed by `minimum` and `maximum`.
+fn integer_bounds(schema: &Json) -> (i128, i128) {
+    let (mut min, mut max): (i128, i128) = match schema.get("format").and_then(Json::as_str) {
+        Some("int8") => (i8::MIN.into(), i8::MAX.into()),
+        Some("int16") => (i16::MIN.into(), i16::MAX.into()),
+        Some("int32") => (i32::MIN.into(), i32::MAX.into()),
+        Some("uint8") => (0, u8::MAX.into()),
+        Some("uint16") => (0, u16::MAX.into()),
+        Some("uint32") => (0, u32::MAX.into()),
+        Some("uint64" | "uint") => (0, u64::MAX.into()),
+        _ => (i64::MIN.into(), i64::MAX.into()),
+    };
+    // Bounds written as floats (`minimum: 0.0`) round inwards.
+    if let Some(m) = schema.get("minimum").and_then(Json::as_f64) {
+        min = min.max(m.ceil() as i128);
+    }
+    if let Some(m) = schema.get("maximum").and_then(Json::as_f64) {
+        max = max.min(m.floor() as i128);
+    }
+    (min, max)
 }
 
 /// The property that tells variants apart (`kind`, `topology`), if every variant has a `const`.

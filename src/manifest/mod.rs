@@ -4,6 +4,7 @@
 mod check;
 mod diagnostic;
 mod model;
+mod read;
 mod schema;
 mod tree;
 mod types;
@@ -11,5 +12,7 @@ mod validate;
 
 pub use diagnostic::{ManifestError, RenderedDiag};
 pub use model::*;
+pub use read::MAX_MANIFEST_BYTES;
 pub use schema::{manifest_schema, manifest_schema_text};
+pub use tree::MAX_EXTENDS_DEPTH;
 pub use validate::{load, parse_duration};

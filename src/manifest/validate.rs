@@ -35,15 +35,22 @@ pub fn load(path: &Path) -> Result<Manifest, ManifestError> {
             return Err(ManifestError::new(shown, &sources, structural));
         }
         Err(err) => {
+            // The schema check passed but serde did not: a gap in the checker. Still point at
+            // the value serde names, not at the top of the file.
+            let (keys, message) = serde_error_keys(&err);
+            let loc = nearest_loc(&root, &keys);
             return Err(ManifestError::new(
                 shown,
                 &sources,
-                vec![Diag::new(
-                    "manifest::invalid",
-                    format!("manifest does not fit its schema: {err}"),
-                    root.loc.clone(),
-                    "in this file",
-                )],
+                vec![
+                    Diag::new(
+                        "manifest::invalid",
+                        format!("manifest does not fit its schema: {message}"),
+                        loc,
+                        "here",
+                    )
+                    .help("see schemas/manifest.schema.json for what this value may be"),
+                ],
             ));
         }
     };
@@ -59,6 +66,33 @@ pub fn load(path: &Path) -> Result<Manifest, ManifestError> {
         return Err(ManifestError::new(shown, &sources, all));
     }
     Ok(manifest.expect("no diagnostics means a manifest"))
+}
+
+/// The key path and message of a deserialization error: toml prints the path as a last line
+/// "in `stages.s.limit`" and keeps it private otherwise.
+fn serde_error_keys(err: &toml::de::Error) -> (Vec<String>, String) {
+    let text = err.to_string();
+    let message = err.message().trim_end().to_string();
+    let keys = text
+        .lines()
+        .last()
+        .and_then(|l| l.strip_prefix("in `")?.strip_suffix('`'))
+        .map(|path| path.split('.').map(str::to_string).collect())
+        .unwrap_or_default();
+    (keys, message)
+}
+
+/// The location of the value at `keys`, or of the nearest enclosing value that exists (a key
+/// with a dot in it ends the walk early, at its table).
+fn nearest_loc(root: &Node, keys: &[String]) -> Loc {
+    let mut node = root;
+    for k in keys {
+        match node.get(k) {
+            Some(e) => node = &e.node,
+            None => break,
+        }
+    }
+    node.loc.clone()
 }
 
 /// Parses a duration written as a string: "90m", "1h 30m", "45s".
@@ -1053,6 +1087,22 @@ impl Validator<'_> {
                             "set `baseline` in `promote` or in the report stage".into(),
                         );
                     }
+                    for (v, k) in [
+                        (p.max_drop_points, "max_drop_points"),
+                        (p.min_cost_saving_percent, "min_cost_saving_percent"),
+                    ] {
+                        if let Some(v) = v
+                            && !v.is_finite()
+                        {
+                            self.err(
+                                "manifest::range",
+                                format!("`{k}` must be a finite number, found {v}"),
+                                self.loc(&["stages", name, "promote", k]),
+                                "not a finite number",
+                                "percent or percentage points, e.g. `2.0`".into(),
+                            );
+                        }
+                    }
                     Some(Promote {
                         candidate: p.candidate,
                         baseline: baseline?,
@@ -1376,4 +1426,163 @@ pub fn parse_team_shorthand(s: &str) -> Result<Topology, String> {
         return Err(format!("unknown field `{k}` for this topology"));
     }
     Ok(top)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A manifest that validates and sets every section with a numeric field.
+    const BASE: &str = r#"version = 1
+[backend]
+[limits]
+[datasets.d]
+format = "local"
+path = "."
+[stages.s]
+kind = "sample"
+dataset = "d"
+[stages.v]
+kind = "solve"
+needs = ["s"]
+teams = ["r"]
+[stages.g]
+kind = "grade"
+needs = ["v"]
+[stages.rep]
+kind = "report"
+needs = ["g"]
+baseline = "r"
+[stages.rep.promote]
+candidate = "r"
+[teams.r]
+topology = "review"
+coder = "nop"
+reviewer = "nop"
+[pricing.m]
+input = 1.0
+output = 2.0
+"#;
+
+    fn load_text(text: &str) -> (PathBuf, Result<Manifest, ManifestError>, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.toml");
+        std::fs::write(&path, text).unwrap();
+        let loaded = load(&path);
+        (path, loaded, dir)
+    }
+
+    #[test]
+    fn the_base_manifest_of_these_tests_is_valid() {
+        let (_, loaded, _dir) = load_text(BASE);
+        if let Err(e) = loaded {
+            panic!("{:?}", e.lines());
+        }
+    }
+
+    #[test]
+    fn every_numeric_field_out_of_range_is_reported_at_its_value() {
+        // (line of BASE to put the case after, or to replace; the line written; replace?)
+        let cases: &[(&str, &str, bool)] = &[
+            ("version = 1", "version = 5000000000", true),
+            ("version = 1", "version = -1", true),
+            ("version = 1", "version = 2", true),
+            ("[backend]", "cpus = 0", false),
+            ("[backend]", "cpus = -1.5", false),
+            ("[backend]", "cpus = inf", false),
+            ("[backend]", "pids = -1", false),
+            ("[limits]", "jobs = 0", false),
+            ("[limits]", "jobs = 5000000000", false),
+            ("[limits]", "containers = -1", false),
+            ("[limits]", "agents = 4294967296", false),
+            ("[stages.s]", "limit = 5000000000", false),
+            ("[stages.s]", "limit = -1", false),
+            ("[stages.s]", "seed = -1", false),
+            ("[stages.s]", "seed = 99999999999999999999", false),
+            ("[stages.v]", "replicates = 0", false),
+            ("[stages.v]", "replicates = 5000000000", false),
+            ("[stages.v]", "limit = 4294967296", false),
+            ("[stages.v]", "concurrency = 0", false),
+            ("[stages.v]", "concurrency = -3", false),
+            ("[stages.v]", "max_cost_usd = -1", false),
+            ("[stages.v]", "max_cost_usd = nan", false),
+            ("[stages.rep.promote]", "max_drop_points = nan", false),
+            (
+                "[stages.rep.promote]",
+                "min_cost_saving_percent = -inf",
+                false,
+            ),
+            ("[teams.r]", "rounds = 0", false),
+            ("[teams.r]", "rounds = 5000000000", false),
+            ("[teams.r]", "rounds = -2", false),
+            ("input = 1.0", "input = -1", true),
+            ("output = 2.0", "output = -0.5", true),
+            ("[pricing.m]", "cached_input = nan", false),
+        ];
+        for (anchor, line, replace) in cases {
+            let mut lines: Vec<&str> = BASE.lines().collect();
+            let at = lines
+                .iter()
+                .position(|l| l == anchor)
+                .expect("anchor in BASE");
+            let line_no = if *replace {
+                lines[at] = line;
+                at + 1
+            } else {
+                lines.insert(at + 1, line);
+                at + 2
+            };
+            let text = lines.join("\n") + "\n";
+            let (path, loaded, _dir) = load_text(&text);
+            let err = match loaded {
+                Ok(_) => panic!("`{line}` validates"),
+                Err(e) => e,
+            };
+            let col = line.find('=').unwrap() + 3;
+            let want = format!("{}:{line_no}:{col}: ", path.display());
+            let got = err.lines();
+            assert!(
+                got.len() == 1 && got[0].starts_with(&want),
+                "`{line}`: expected one problem at {want}, got {got:#?}"
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_keys_in_team_and_agent_tables_are_reported_at_the_key() {
+        let text = BASE.replace(
+            "coder = \"nop\"",
+            "coder = { harness = \"nop\", modle = \"m\" }\nbogus = 1",
+        );
+        let (path, loaded, _dir) = load_text(&text);
+        let err = loaded.expect_err("invalid");
+        let lines = err.lines();
+        let d = path.display();
+        assert!(
+            lines.contains(&format!("{d}:25:28: unknown key `modle` in `coder`")),
+            "{lines:#?}"
+        );
+        assert!(
+            lines.contains(&format!("{d}:26:1: unknown key `bogus` in team `r`")),
+            "{lines:#?}"
+        );
+    }
+
+    #[test]
+    fn a_serde_error_the_checker_missed_points_at_the_value_serde_names() {
+        let (_, _, dir) = load_text(BASE);
+        let mut sources = Sources::default();
+        let text = BASE.replace("[stages.s]\n", "[stages.s]\nlimit = 5000000000\n");
+        let path = dir.path().join("m.toml");
+        std::fs::write(&path, &text).unwrap();
+        let root = tree::load(&path, &mut sources).unwrap();
+        // Straight to serde, skipping the checker that would catch it.
+        let err = root.to_toml().try_into::<ManifestFile>().unwrap_err();
+        let (keys, message) = serde_error_keys(&err);
+        assert_eq!(keys, ["stages", "s"], "{err}");
+        assert!(message.contains("5000000000"), "{message}");
+        let loc = nearest_loc(&root, &keys);
+        assert_eq!(sources.line_col(&loc).0, 7, "{loc:?}");
+        assert_ne!(nearest_loc(&root, &[]), loc);
+    }
 }

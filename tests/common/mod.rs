@@ -72,6 +72,19 @@ pub fn bench_in(dir: &Path, args: &[&str]) -> Output {
         .expect("run bench")
 }
 
+/// Runs the real binary like [`bench_in`], killed after `timeout` (a hang fails the test instead
+/// of stalling the suite: the exit status is then a signal, not a code).
+pub fn bench_timed(dir: &Path, args: &[&str], timeout: std::time::Duration) -> Output {
+    assert_cmd::Command::new(bench_bin())
+        .args(args)
+        .current_dir(dir)
+        .env_remove("BENCH_STORE")
+        .env("NO_COLOR", "1")
+        .timeout(timeout)
+        .output()
+        .expect("run bench")
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
