@@ -311,6 +311,7 @@ impl<'a> Graph<'a> {
         let dependents: Vec<usize> = self
             .nodes
             .iter()
+            .filter(|n| n.id != id)
             .filter(|n| match &n.kind {
                 NodeKind::Grade { source, .. } => *source == id,
                 NodeKind::Report => true,

@@ -368,6 +368,10 @@ impl<'a> Dispatcher<'a> {
             .map(|n| n.id)
             .collect();
         for p in producers {
+            // Reopening an earlier producer may have withdrawn this one (the report).
+            if self.graph.nodes[p].state.record().is_none() {
+                continue;
+            }
             if let Some(k) = self.graph.nodes[p].key.clone() {
                 let _ = self.store.remove_action(&k);
             }

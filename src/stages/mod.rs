@@ -7,8 +7,8 @@ mod solve;
 
 pub use grade::{grade, patch_bytes};
 pub use report::{
-    PairArtifacts, PairUsage, RenderedReport, ReportInputs, artifact_dir, materialize,
-    render_report, write_report,
+    MaterializeError, PairArtifacts, PairUsage, RenderedReport, ReportInputs, artifact_dir,
+    materialize, render_report, write_report,
 };
 pub use solve::solve;
 

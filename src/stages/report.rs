@@ -256,11 +256,12 @@ pub fn write_report(store: &Store, job: &ReportJob) -> Result<WorkOutput, WorkEr
         blobs.insert(name.clone(), store.put_blob(bytes).map_err(|e| infra(&e))?);
     }
     blobs.extend(rendered.linked.clone());
-    materialize(store, &blobs, out).map_err(|e| {
-        infra(&format!(
+    materialize(store, &blobs, out).map_err(|e| match e {
+        MaterializeError::Blob { digest, message } => WorkError::CorruptInput { digest, message },
+        MaterializeError::Io(e) => infra(&format!(
             "cannot write the report to {}: {e}",
             out.display()
-        ))
+        )),
     })?;
     let promotion = rendered
         .document
@@ -278,12 +279,22 @@ pub fn write_report(store: &Store, job: &ReportJob) -> Result<WorkOutput, WorkEr
     })
 }
 
+/// Why a report's files could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum MaterializeError {
+    /// A blob of the report is missing or corrupt: whatever produced it recomputes.
+    #[error("{message}")]
+    Blob { digest: String, message: String },
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
 /// Writes a cached report's files again if they are missing or differ.
 pub fn materialize(
     store: &Store,
     blobs: &BTreeMap<String, String>,
     out: &Path,
-) -> std::io::Result<()> {
+) -> Result<(), MaterializeError> {
     // A stamp in the store records what was last written to `out` (digest, size, mtime): a file
     // whose size and mtime still match its stamp and whose digest is the record's is left alone
     // without reading it. Anything else (missing, edited, another digest) is rewritten.
@@ -315,7 +326,10 @@ pub fn materialize(
             _ => false,
         };
         if !fresh {
-            let bytes = store.get_blob(digest).map_err(std::io::Error::other)?;
+            let bytes = store.get_blob(digest).map_err(|e| MaterializeError::Blob {
+                digest: digest.clone(),
+                message: e.to_string(),
+            })?;
             if std::fs::read(&path).ok().as_deref() != Some(&bytes[..]) {
                 write_atomic(&path, &bytes)?;
             }

@@ -1,0 +1,363 @@
+//! The engine's promises, end to end through the binary: a cached result is never stale (every
+//! input of a node is in its key, and an edit reruns what it touches), each key runs once per
+//! apply, and the store verifies what it reads (an edited record or a corrupt blob is caught
+//! and recomputed on the same apply, never a dead end).
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+
+use common::*;
+
+/// The quickstart on its first three sampled tasks.
+fn small() -> Sandbox {
+    let sb = Sandbox::quickstart();
+    sb.edit("quickstart.toml", "seed = 7", "seed = 7\nlimit = 3");
+    sb
+}
+
+fn apply(sb: &Sandbox) -> std::process::Output {
+    let o = sb.bench(&["apply", "quickstart.toml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    o
+}
+
+fn sampled(sb: &Sandbox) -> Vec<String> {
+    let o = sb.bench(&["tasks", "--json", "quickstart.toml"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("tasks json");
+    v[0]["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["instance_id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn store(sb: &Sandbox) -> bench::store::Store {
+    bench::store::Store::open_existing(&sb.path(".bench")).expect("a store")
+}
+
+/// The key the index holds for an address.
+fn key_at(sb: &Sandbox, address: &str) -> String {
+    let manifest = std::fs::canonicalize(sb.manifest()).unwrap();
+    store(sb).load_index(&manifest).nodes[address].clone()
+}
+
+fn record_path(sb: &Sandbox, key: &str) -> PathBuf {
+    sb.path(&format!(".bench/actions/{}/{}.json", &key[..2], &key[2..]))
+}
+
+#[test]
+fn a_gold_edit_reruns_the_gold_check_and_the_oracle_with_the_new_patch() {
+    let sb = small();
+    apply(&sb);
+    let task = sampled(&sb)[0].clone();
+    // The same fix, plus a new file: still resolves, but it is another patch.
+    let mut gold = sb.read(&format!("quickstart/tasks/{task}/gold.patch"));
+    gold.push_str("diff --git a/NOTE.txt b/NOTE.txt\nnew file mode 100644\n--- /dev/null\n+++ b/NOTE.txt\n@@ -0,0 +1 @@\n+edited gold\n");
+    std::fs::write(
+        sb.path(&format!("quickstart/tasks/{task}/gold.patch")),
+        gold,
+    )
+    .unwrap();
+    let to_run = plan_to_run(&sb);
+    assert!(to_run.contains(&format!("gold/{task}")), "{to_run:?}");
+    assert!(
+        to_run.contains(&format!("solve/{task}/oracle/0")),
+        "{to_run:?}"
+    );
+    assert!(
+        to_run
+            .iter()
+            .all(|a| a.contains(&task) || a == "report" || !a.starts_with("solve/")),
+        "{to_run:?}"
+    );
+    apply(&sb);
+    let patch = sb.read(&format!(
+        "reports/quickstart/artifacts/oracle/{task}/patch.diff"
+    ));
+    assert!(patch.contains("edited gold"), "{patch}");
+    assert!(plan_to_run(&sb).is_empty());
+}
+
+#[test]
+fn description_and_cutoff_edits_reach_the_report() {
+    let sb = small();
+    apply(&sb);
+    sb.edit(
+        "quickstart.toml",
+        "description = \"oracle, nop and a scripted fixer on eight bundled local tasks\"",
+        "description = \"a new description\"",
+    );
+    assert_eq!(plan_to_run(&sb), ["report"]);
+    apply(&sb);
+    assert!(
+        sb.read("reports/quickstart/report.md")
+            .contains("a new description")
+    );
+    // An earlier cutoff that admits no new task: only the sample and the report rerun.
+    sb.edit(
+        "quickstart.toml",
+        "since = 2026-07-01",
+        "since = 2026-06-01",
+    );
+    let to_run = plan_to_run(&sb);
+    assert_eq!(to_run, ["report", "sample"], "{to_run:?}");
+    apply(&sb);
+    let md = sb.read("reports/quickstart/report.md");
+    assert!(md.contains("2026-06-01"), "{md}");
+}
+
+#[test]
+fn sub_second_timeouts_are_part_of_keys() {
+    let sb = small();
+    apply(&sb);
+    sb.edit(
+        "quickstart.toml",
+        "needs = [\"solve\"]\ntimeout = \"2m\"",
+        "needs = [\"solve\"]\ntimeout = \"2m 900ms\"",
+    );
+    let to_run = plan_to_run(&sb);
+    assert!(to_run.iter().any(|a| a.starts_with("grade/")), "{to_run:?}");
+    assert!(
+        !to_run.iter().any(|a| a.starts_with("solve/")),
+        "{to_run:?}"
+    );
+}
+
+const PRICED: &str = r#"
+[teams.priced]
+topology = "solo"
+worker = "priced@m-test"
+
+[harnesses.priced]
+kind = "command"
+command = "python3 {{script}}"
+script = "priced.py"
+usage = "codex-jsonl"
+
+[pricing."m-test"]
+input = 1.0
+cached_input = 0.5
+output = 2.0
+"#;
+
+fn team_cost(sb: &Sandbox, team: &str) -> f64 {
+    let r = sb.report_json();
+    let t = r["teams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == team)
+        .unwrap()
+        .clone();
+    t["cost"]["mean_usd"].as_f64().unwrap()
+}
+
+#[test]
+fn a_price_edit_rerenders_the_report_and_reruns_no_solve() {
+    let sb = small();
+    std::fs::write(
+        sb.path("priced.py"),
+        "import json\nprint(json.dumps({'type': 'turn.completed', 'usage': {'input_tokens': 1000, 'cached_input_tokens': 200, 'output_tokens': 500}}))\n",
+    )
+    .unwrap();
+    sb.edit(
+        "quickstart.toml",
+        "teams = [\"oracle\", \"nop\", \"fixer\"]",
+        "teams = [\"oracle\", \"nop\", \"fixer\", \"priced\"]",
+    );
+    sb.append("quickstart.toml", PRICED);
+    apply(&sb);
+    let want = (800.0 * 1.0 + 200.0 * 0.5 + 500.0 * 2.0) / 1e6;
+    assert!((team_cost(&sb, "priced") - want).abs() < 1e-12);
+    sb.edit("quickstart.toml", "input = 1.0", "input = 3.0");
+    assert_eq!(plan_to_run(&sb), ["report"]);
+    let o = apply(&sb);
+    assert_eq!(executed(&o), ["report"]);
+    let want = (800.0 * 3.0 + 200.0 * 0.5 + 500.0 * 2.0) / 1e6;
+    assert!((team_cost(&sb, "priced") - want).abs() < 1e-12);
+}
+
+#[test]
+fn a_gold_check_and_the_oracle_grade_share_one_run() {
+    let sb = small();
+    let o = apply(&sb);
+    let ran = executed(&o);
+    for t in sampled(&sb) {
+        assert!(ran.contains(&format!("gold/{t}")), "{ran:?}");
+        // Same patch (the gold one), same task: the oracle's grade reuses the gold check's run.
+        assert!(
+            !ran.contains(&format!("grade/solve/{t}/oracle/0")),
+            "{ran:?}"
+        );
+        assert_eq!(
+            key_at(&sb, &format!("gold/{t}")),
+            key_at(&sb, &format!("grade/solve/{t}/oracle/0"))
+        );
+    }
+    // The plan counts distinct keys: an edit of the grade timeout reruns each distinct patch
+    // once.
+    sb.edit(
+        "quickstart.toml",
+        "needs = [\"solve\"]\ntimeout = \"2m\"",
+        "needs = [\"solve\"]\ntimeout = \"3m\"",
+    );
+    let plan = sb.bench(&["plan", "quickstart.toml"]);
+    assert!(stdout(&plan).contains("sharing a run"), "{}", stdout(&plan));
+}
+
+#[test]
+fn an_edited_record_is_caught_and_recomputed() {
+    let sb = small();
+    apply(&sb);
+    let t = &sampled(&sb)[0];
+    let key = key_at(&sb, &format!("grade/solve/{t}/nop/0"));
+    let path = record_path(&sb, &key);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("\"resolved\": false"), "{text}");
+    // Flip the verdict into another valid record.
+    std::fs::write(
+        &path,
+        text.replacen("\"resolved\": false", "\"resolved\": true", 1),
+    )
+    .unwrap();
+    let plan = sb.bench(&["plan", "quickstart.toml"]);
+    let out = stdout(&plan);
+    assert!(out.contains(&path.display().to_string()), "{out}");
+    assert!(out.contains("checksum"), "{out}");
+    let o = apply(&sb);
+    assert!(executed(&o).contains(&format!("grade/solve/{t}/nop/0")));
+    let r = sb.report_json();
+    let nop = r["teams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "nop")
+        .unwrap();
+    assert_eq!(nop["resolved"], 0, "{r}");
+    assert!(plan_to_run(&sb).is_empty());
+}
+
+#[test]
+fn a_corrupt_blob_is_recomputed_on_the_same_apply() {
+    let sb = small();
+    apply(&sb);
+    // The oracle's patch is not empty: corrupt its blob.
+    let t = &sampled(&sb)[0];
+    let key = key_at(&sb, &format!("solve/{t}/oracle/0"));
+    let bench::store::Lookup::Hit(rec) = store(&sb).get_action(&key) else {
+        panic!("no record")
+    };
+    let digest = rec.solve().unwrap().patch.clone();
+    let blob = sb.path(&format!(".bench/objects/{}/{}", &digest[..2], &digest[2..]));
+    std::fs::write(&blob, "garbage").unwrap();
+    // Grading reruns (a new timeout) and reads the patch: its producer recomputes first.
+    sb.edit(
+        "quickstart.toml",
+        "needs = [\"solve\"]\ntimeout = \"2m\"",
+        "needs = [\"solve\"]\ntimeout = \"3m\"",
+    );
+    let o = apply(&sb);
+    let err = stderr(&o);
+    assert!(err.contains("corrupt"), "{err}");
+    assert!(
+        executed(&o).contains(&format!("solve/{t}/oracle/0")),
+        "{err}"
+    );
+    let r = sb.report_json();
+    let oracle = r["teams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "oracle")
+        .unwrap();
+    assert_eq!(oracle["resolved"], 3, "{r}");
+    // The next apply succeeds and runs nothing.
+    assert!(plan_to_run(&sb).is_empty());
+    let o = apply(&sb);
+    assert!(executed(&o).is_empty(), "{:?}", executed(&o));
+
+    // A corrupt blob only the report reads (its artifacts): the report is rewritten from a
+    // recomputed producer.
+    let key = key_at(&sb, &format!("solve/{t}/oracle/0"));
+    let bench::store::Lookup::Hit(rec) = store(&sb).get_action(&key) else {
+        panic!("no record")
+    };
+    let traj = rec.blobs["trajectory"].clone();
+    std::fs::write(
+        sb.path(&format!(".bench/objects/{}/{}", &traj[..2], &traj[2..])),
+        "garbage",
+    )
+    .unwrap();
+    std::fs::remove_dir_all(sb.path("reports")).unwrap();
+    let o = apply(&sb);
+    assert!(
+        sb.path("reports/quickstart/report.md").is_file(),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        !sb.read(&format!(
+            "reports/quickstart/artifacts/oracle/{t}/trajectory.txt"
+        ))
+        .contains("garbage")
+    );
+}
+
+#[test]
+fn store_files_follow_the_umask_and_dead_writers_are_swept() {
+    let sb = small();
+    let o = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "umask 022; exec {} apply quickstart.toml",
+            bench_bin().display()
+        ))
+        .current_dir(sb.dir.path())
+        .env_remove("BENCH_STORE")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let key = key_at(&sb, "sample");
+    let mode = std::fs::metadata(record_path(&sb, &key))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o644, "{mode:o}");
+
+    // A writer killed mid-write leaves a temp file; an apply that died leaves a run record
+    // that says "running".
+    let tmp = sb.path(&format!(".bench/actions/{}/.tmp-deadbeef", &key[..2]));
+    std::fs::write(&tmp, "torn").unwrap();
+    let runs = sb.path(".bench/runs");
+    let last = std::fs::read_dir(&runs)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let mut run: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&last).unwrap()).unwrap();
+    run["id"] = "29990101T000000.000Z-dead".into();
+    run["status"] = "running".into();
+    run["pid"] = 999_999.into();
+    run["started_at"] = "2999-01-01T00:00:00Z".into();
+    run["ended_at"] = serde_json::Value::Null;
+    std::fs::write(runs.join("29990101T000000.000Z-dead.json"), run.to_string()).unwrap();
+    // Status tells a dead apply from a running one, and orders applies by start time.
+    let s = sb.bench(&["status", "quickstart.toml"]);
+    assert!(
+        stdout(&s).contains("29990101T000000.000Z-dead died"),
+        "{}",
+        stdout(&s)
+    );
+    let o = apply(&sb);
+    assert!(!tmp.exists(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("temp files left by a dead writer"),
+        "{}",
+        stderr(&o)
+    );
+}
