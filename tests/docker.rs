@@ -306,19 +306,34 @@ script = "agent.sh"
     m
 }
 
-/// Every action record in the store under `dir/.bench`.
+/// Every completed node of `dir/m.toml` in the store under `dir/.bench`: its address (from the
+/// index; records hold none), kind, key, and output, with a solve's cost derived from its
+/// recorded usage and the manifest's prices (as the report derives it).
 fn actions(dir: &Path) -> Vec<serde_json::Value> {
+    let store = bench::store::Store::open_existing(&dir.join(".bench")).expect("a store");
+    let manifest = std::fs::canonicalize(dir.join("m.toml")).unwrap();
+    let m = bench::manifest::load(&manifest).unwrap();
     let mut out = Vec::new();
-    let root = dir.join(".bench/actions");
-    for shard in std::fs::read_dir(&root).into_iter().flatten().flatten() {
-        for f in std::fs::read_dir(shard.path())
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            let text = std::fs::read_to_string(f.path()).unwrap();
-            out.push(serde_json::from_str(&text).unwrap());
+    for (address, key) in store.load_index(&manifest).nodes {
+        let bench::store::Lookup::Hit(rec) = store.get_action(&key) else {
+            panic!("no valid record for {address}");
+        };
+        let (node, mut output) = match &rec.output {
+            bench::store::Output::Sample(o) => ("sample", serde_json::to_value(o).unwrap()),
+            bench::store::Output::Grade(o) => ("grade", serde_json::to_value(o).unwrap()),
+            bench::store::Output::Solve(o) => ("solve", serde_json::to_value(o).unwrap()),
+            bench::store::Output::Report(o) => ("report", serde_json::to_value(o).unwrap()),
+        };
+        if let Some(s) = rec.solve() {
+            output["cost_usd"] = serde_json::json!(s.cost_usd(&m.pricing));
         }
+        out.push(serde_json::json!({
+            "address": address,
+            "node": node,
+            "key": key,
+            "output": output,
+            "blobs": rec.blobs,
+        }));
     }
     out
 }
@@ -1183,4 +1198,164 @@ solo = "solo:worker=claude@claude-haiku-5-5"
     assert_eq!(done.len(), 2, "{err}");
     assert!(done[0].starts_with("solve/ok/review/"), "{err}");
     assert!(done[1].starts_with("solve/ok/solo/"), "{err}");
+}
+
+/// Runs the docker CLI; its trimmed stdout.
+fn docker_cli(args: &[&str]) -> String {
+    let o = Command::new("docker").args(args).output().expect("docker");
+    assert!(
+        o.status.success(),
+        "docker {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// The pipeline of the cross-backend test, for one backend.
+fn cross_manifest(backend: &str, dataset: &str) -> String {
+    format!(
+        r#"version = 1
+name = "cross-{backend}"
+
+[backend]
+kind = "{backend}"
+
+[datasets.fx]
+format = "local"
+path = "{dataset}"
+
+[stages.sample]
+kind = "sample"
+dataset = "fx"
+since = 2026-07-01
+
+[stages.gold]
+kind = "gold"
+needs = ["sample"]
+empty = true
+timeout = "60s"
+
+[stages.solve]
+kind = "solve"
+needs = ["gold"]
+teams = ["oracle", "nop"]
+timeout = "60s"
+
+[stages.grade]
+kind = "grade"
+needs = ["solve"]
+timeout = "60s"
+
+[stages.report]
+kind = "report"
+needs = ["grade"]
+out = "reports-{backend}"
+
+[teams.oracle]
+topology = "solo"
+worker = "oracle"
+
+[teams.nop]
+topology = "solo"
+worker = "nop"
+"#
+    )
+}
+
+/// The stored grade of `address` under `manifest`: its output without the duration, and its
+/// parsed statuses.
+fn stored_grade(dir: &Path, manifest: &str, address: &str) -> (serde_json::Value, String) {
+    let store = bench::store::Store::open_existing(&dir.join(".bench")).unwrap();
+    let path = std::fs::canonicalize(dir.join(manifest)).unwrap();
+    let key = store.load_index(&path).nodes[address].clone();
+    let bench::store::Lookup::Hit(rec) = store.get_action(&key) else {
+        panic!("no record for {address}")
+    };
+    let mut out = serde_json::to_value(rec.grade().unwrap()).unwrap();
+    out["duration_ms"] = serde_json::Value::Null;
+    let statuses = String::from_utf8(store.get_blob(&rec.blobs["statuses"]).unwrap()).unwrap();
+    (out, statuses)
+}
+
+#[test]
+fn local_and_docker_grade_a_task_to_the_same_verdict_and_report_and_export_find_it() {
+    if !docker_ready() {
+        return;
+    }
+    let (base, _) = shas();
+    let dir = tempfile::tempdir().unwrap();
+    // The same repository twice: as the image's /testbed at the base commit, and as a tree.
+    let cid = docker_cli(&["create", IMAGE, "true"]);
+    let copy = dir.path().join("copy");
+    docker_cli(&[
+        "cp",
+        &format!("{cid}:/testbed"),
+        &copy.display().to_string(),
+    ]);
+    docker_cli(&["rm", &cid]);
+    for (kind, with_image) in [("local", false), ("docker", true)] {
+        let d = dir.path().join(format!("tasks-{kind}/cross"));
+        std::fs::create_dir_all(&d).unwrap();
+        if !with_image {
+            std::fs::create_dir_all(d.join("repo")).unwrap();
+            let st = Command::new("sh")
+                .arg("-c")
+                .arg(format!(
+                    "git -C {} archive {base} | tar -x -C {}",
+                    copy.display(),
+                    d.join("repo").display()
+                ))
+                .status()
+                .unwrap();
+            assert!(st.success());
+        }
+        let base_line = if with_image {
+            format!("image = {IMAGE:?}\nbase_commit = {base:?}\n")
+        } else {
+            String::new()
+        };
+        std::fs::write(
+            d.join("task.toml"),
+            format!(
+                "instance_id = \"cross\"\nrepo = \"fixture/calc\"\nlanguage = \"python\"\ncreated_at = 2026-08-01T00:00:00Z\n\
+problem_statement = \"add() subtracts\"\n{base_line}\
+rebuild_cmds = [\"echo rebuilt > rebuilt.txt\"]\n\
+test_cmds = [\"test -f rebuilt.txt && python3 -m unittest -v tests.test_add tests.test_mul > unittest.log 2>&1\"]\n\
+print_cmds = [\"cat unittest.log\"]\nlog_parser = '''\n{PARSER}'''\n\
+FAIL_TO_PASS = [\"tests.test_add.T.test_add\"]\nPASS_TO_PASS = [\"tests.test_mul.T.test_mul\"]\n"
+            ),
+        )
+        .unwrap();
+        std::fs::write(d.join("gold.patch"), FIX).unwrap();
+        std::fs::write(d.join("test.patch"), TEST_PATCH).unwrap();
+        std::fs::write(
+            dir.path().join(format!("{kind}.toml")),
+            cross_manifest(kind, &format!("tasks-{kind}")),
+        )
+        .unwrap();
+        let out = bench_in(dir.path(), &["apply", &format!("{kind}.toml")]);
+        assert!(out.status.success(), "{kind}: {}", stderr(&out));
+    }
+    for address in ["gold/cross", "gold/cross/empty", "grade/solve/cross/nop/0"] {
+        let local = stored_grade(dir.path(), "local.toml", address);
+        let docker = stored_grade(dir.path(), "docker.toml", address);
+        assert_eq!(local, docker, "{address}");
+    }
+    let (gold, statuses) = stored_grade(dir.path(), "docker.toml", "gold/cross");
+    assert_eq!(gold["resolved"], true, "{gold}");
+    assert!(statuses.contains("tests.test_add.T.test_add"), "{statuses}");
+
+    // `bench report` and `bench export` resolve the docker manifest's keys as apply does.
+    let out = bench_in(dir.path(), &["report", "--json", "docker.toml"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("\"common_tasks\""), "{text}");
+    assert!(text.contains("cross"), "{text}");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["common_tasks"].as_array().unwrap().len(), 1, "{text}");
+    let out = bench_in(dir.path(), &["export", "docker.toml"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let preds = stdout(&out);
+    assert_eq!(preds.lines().count(), 2, "{preds}");
+    assert!(preds.contains("return a + b"), "{preds}");
 }
