@@ -209,10 +209,6 @@ fn short(id: &str) -> &str {
 
 #[async_trait]
 impl Backend for DockerBackend {
-    fn facts(&self, base: &TaskBase) -> BackendFacts {
-        docker_facts(&self.images, base, &self.resources)
-    }
-
     fn base_commit(&self, base: &TaskBase) -> Option<String> {
         match base {
             TaskBase::Image { base_commit, .. } => Some(base_commit.clone()),

@@ -14,8 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::exec::{ExecResult, exec};
 use super::sandbox::{Backend, Sandbox, SandboxError, SandboxPaths, SandboxSpec};
 use super::workspace::{git_env, shell_quote};
-use crate::jobs::{BackendFacts, InstallSpec};
-use crate::manifest::BackendKind;
+use crate::jobs::InstallSpec;
 use crate::tasks::TaskBase;
 
 /// Local sandboxes under `tmp`.
@@ -190,15 +189,6 @@ pub fn files_under(dir: &Path, cap: usize) -> Vec<(String, Vec<u8>)> {
 
 #[async_trait]
 impl Backend for LocalBackend {
-    fn facts(&self, _base: &TaskBase) -> BackendFacts {
-        BackendFacts {
-            kind: BackendKind::Local,
-            image: None,
-            memory_bytes: None,
-            pids: None,
-        }
-    }
-
     fn base_commit(&self, _base: &TaskBase) -> Option<String> {
         None
     }

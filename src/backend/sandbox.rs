@@ -14,7 +14,7 @@ use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
 use super::ExecResult;
-use crate::jobs::{BackendFacts, InstallSpec};
+use crate::jobs::InstallSpec;
 use crate::tasks::TaskBase;
 
 /// Why a sandbox operation failed: always an infrastructure error (never an outcome).
@@ -87,9 +87,6 @@ pub trait Sandbox: Send + Sync {
 /// Where sandboxes come from.
 #[async_trait]
 pub trait Backend: Send + Sync {
-    /// The facts of this backend that enter the keys of a task's nodes.
-    fn facts(&self, base: &TaskBase) -> BackendFacts;
-
     /// The commit a fresh sandbox of `base` is checked out at (what history is stripped to).
     fn base_commit(&self, base: &TaskBase) -> Option<String>;
 

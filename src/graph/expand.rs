@@ -284,7 +284,7 @@ impl<'a> Graph<'a> {
             return r.clone();
         }
         let rec = match store.get_action_light(key) {
-            Lookup::Hit(r) => Some(Arc::new(r)),
+            Lookup::Hit(r) => Some(Arc::from(r)),
             Lookup::Miss => None,
             Lookup::Invalid { path, reason } => {
                 self.invalid.push((path, reason));

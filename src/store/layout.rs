@@ -25,7 +25,7 @@ const RECORD_MAGIC: &str = "bench-record";
 /// The result of looking a key up.
 #[derive(Debug)]
 pub enum Lookup {
-    Hit(ActionRecord),
+    Hit(Box<ActionRecord>),
     Miss,
     /// A record exists but is not a valid one: it was removed, and the node recomputes.
     Invalid {
@@ -209,10 +209,12 @@ impl Store {
                 let name = e.file_name();
                 let name = name.to_string_lossy();
                 match e.file_type() {
-                    Ok(t) if t.is_file() && name.starts_with(".tmp-") => {
-                        if std::fs::remove_file(e.path()).is_ok() {
-                            *removed += 1;
-                        }
+                    Ok(t)
+                        if t.is_file()
+                            && name.starts_with(".tmp-")
+                            && std::fs::remove_file(e.path()).is_ok() =>
+                    {
+                        *removed += 1;
                     }
                     Ok(t) if t.is_dir() && depth > 0 => walk(&e.path(), depth - 1, removed),
                     _ => {}
@@ -257,7 +259,7 @@ impl Store {
             }
         };
         match decode_record(&bytes, key, light) {
-            Ok(rec) => Lookup::Hit(rec),
+            Ok(rec) => Lookup::Hit(Box::new(rec)),
             Err(reason) => {
                 // Quarantine: the node recomputes and rewrites it.
                 let _ = std::fs::remove_file(&path);
