@@ -391,3 +391,133 @@ fn list_sharded(dir: &Path, ext: &str) -> Vec<String> {
     out.sort();
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jobs::SampleOutput;
+    use crate::store::Output;
+
+    fn record(key: &str) -> ActionRecord {
+        ActionRecord {
+            schema: RECORD_SCHEMA,
+            key: key.to_string(),
+            job: serde_json::json!({"x": 1}),
+            output: Output::Sample(SampleOutput {
+                tasks: vec!["a".into(), "b".into()],
+            }),
+            blobs: Default::default(),
+            bench_version: "t".into(),
+            started_at: "2026-01-01T00:00:00Z".into(),
+            duration_ms: 1,
+        }
+    }
+
+    #[test]
+    fn a_record_reads_back_whole_and_light() {
+        let d = tempfile::tempdir().unwrap();
+        let s = Store::open(d.path()).unwrap();
+        let key = crate::key::digest(b"k");
+        s.put_action(&record(&key)).unwrap();
+        match s.get_action(&key) {
+            Lookup::Hit(r) => assert_eq!(*r, record(&key)),
+            other => panic!("{other:?}"),
+        }
+        match s.get_action_light(&key) {
+            Lookup::Hit(r) => {
+                assert!(r.job.is_null());
+                assert_eq!(r.output, record(&key).output);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            s.get_action(&crate::key::digest(b"none")),
+            Lookup::Miss
+        ));
+    }
+
+    #[test]
+    fn an_edited_record_is_invalid_named_and_removed() {
+        let d = tempfile::tempdir().unwrap();
+        let s = Store::open(d.path()).unwrap();
+        let key = crate::key::digest(b"k");
+        s.put_action(&record(&key)).unwrap();
+        let path = s.action_path(&key);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replace("\"a\"", "\"z\"")).unwrap();
+        match s.get_action_light(&key) {
+            Lookup::Invalid { path: p, reason } => {
+                assert_eq!(p, path);
+                assert!(reason.contains("checksum"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(!path.exists(), "an invalid record is removed");
+        // A valid record filed under another key is refused too.
+        let other = crate::key::digest(b"other");
+        s.put_action(&record(&other)).unwrap();
+        std::fs::create_dir_all(s.action_path(&key).parent().unwrap()).unwrap();
+        std::fs::copy(s.action_path(&other), s.action_path(&key)).unwrap();
+        assert!(matches!(s.get_action(&key), Lookup::Invalid { .. }));
+        // A record without the header (an older format) is refused, not believed.
+        std::fs::write(s.action_path(&key), b"{}").unwrap();
+        assert!(matches!(s.get_action(&key), Lookup::Invalid { .. }));
+    }
+
+    #[test]
+    fn a_corrupt_blob_is_an_error_naming_its_path() {
+        let d = tempfile::tempdir().unwrap();
+        let s = Store::open(d.path()).unwrap();
+        let digest = s.put_blob(b"patch").unwrap();
+        assert_eq!(s.get_blob(&digest).unwrap(), b"patch");
+        std::fs::write(s.blob_path(&digest), b"garbage").unwrap();
+        let e = s.get_blob(&digest).unwrap_err().to_string();
+        assert!(
+            e.contains(&s.blob_path(&digest).display().to_string()),
+            "{e}"
+        );
+        assert!(!s.has_blob(&digest), "a corrupt blob is removed");
+        // Written again, it is whole again.
+        s.put_blob(b"patch").unwrap();
+        assert_eq!(s.get_blob(&digest).unwrap(), b"patch");
+    }
+
+    #[test]
+    fn temp_files_of_dead_writers_are_swept() {
+        let d = tempfile::tempdir().unwrap();
+        let s = Store::open(d.path()).unwrap();
+        let digest = s.put_blob(b"x").unwrap();
+        let shard = s.blob_path(&digest).parent().unwrap().to_path_buf();
+        std::fs::write(shard.join(".tmp-abc"), b"torn").unwrap();
+        std::fs::write(d.path().join("runs/.tmp-def"), b"torn").unwrap();
+        assert_eq!(s.sweep_temp_files(), 2);
+        assert!(s.has_blob(&digest));
+    }
+
+    #[test]
+    fn runs_are_ordered_by_start_time_not_id() {
+        let d = tempfile::tempdir().unwrap();
+        let s = Store::open(d.path()).unwrap();
+        let run = |id: &str, started: &str| RunRecord {
+            schema: RECORD_SCHEMA,
+            id: id.into(),
+            manifest_path: "m".into(),
+            manifest_hash: "h".into(),
+            resolved_manifest: serde_json::Value::Null,
+            bench_version: "t".into(),
+            command: "c".into(),
+            host: "h".into(),
+            pid: 1,
+            started_at: started.into(),
+            ended_at: None,
+            status: super::super::RunStatus::Complete,
+            nodes: Default::default(),
+        };
+        s.save_run(&run("b-first", "2026-01-01T00:00:00.100Z"))
+            .unwrap();
+        s.save_run(&run("a-second", "2026-01-01T00:00:00.900Z"))
+            .unwrap();
+        let ids: Vec<String> = s.runs().into_iter().map(|r| r.id).collect();
+        assert_eq!(ids, ["b-first", "a-second"]);
+    }
+}
