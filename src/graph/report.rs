@@ -22,6 +22,42 @@ fn row_status(state: &NodeState) -> &'static str {
     }
 }
 
+/// A report row of a solve or grade node; the kind-specific fields are the caller's. `error` is
+/// the outcome's own error, shown when the node did not fail.
+fn row(
+    kind: &str,
+    node: &super::Node,
+    task: &Task,
+    team: &str,
+    replicate: u32,
+    error: Option<String>,
+) -> NodeRow {
+    NodeRow {
+        node: kind.into(),
+        address: node.address.clone(),
+        key: node.state.record().map(|r| r.key.clone()),
+        task: task.instance_id.clone(),
+        repo: Some(task.repo.clone()),
+        language: task.language.clone(),
+        team: team.to_string(),
+        replicate,
+        status: row_status(&node.state).into(),
+        resolved: None,
+        timed_out: None,
+        errored: matches!(node.state, NodeState::Failed(_)),
+        error: match &node.state {
+            NodeState::Failed(e) => Some(e.clone()),
+            _ => error,
+        },
+        patch_applied: None,
+        cost_usd: None,
+        input_tokens: None,
+        output_tokens: None,
+        patch_bytes: None,
+        duration_s: None,
+    }
+}
+
 fn artifact_entry<'a>(
     artifacts: &'a mut BTreeMap<(String, String, u32), PairArtifacts>,
     task: &Task,
@@ -135,28 +171,11 @@ pub fn report_inputs(
                         },
                     };
                     rows.push(NodeRow {
-                        node: "grade".into(),
-                        address: node.address.clone(),
-                        key: node.state.record().map(|r| r.key.clone()),
-                        task: task.instance_id.clone(),
-                        repo: Some(task.repo.clone()),
-                        language: task.language.clone(),
-                        team: team.clone(),
-                        replicate: *replicate,
-                        status: row_status(&node.state).into(),
                         resolved: grade_out.map(|g| g.resolved),
                         timed_out: grade_out.map(|g| g.timed_out || solve_timed_out),
-                        errored: matches!(node.state, NodeState::Failed(_)),
-                        error: match &node.state {
-                            NodeState::Failed(e) => Some(e.clone()),
-                            _ => None,
-                        },
                         patch_applied: grade_out.map(|g| g.patch_applied),
-                        cost_usd: None,
-                        input_tokens: None,
-                        output_tokens: None,
-                        patch_bytes: None,
                         duration_s: grade_out.map(|g| g.duration_ms as f64 / 1000.0),
+                        ..row("grade", node, task, team, *replicate, None)
                     });
                     if let Some(rec) = node.state.record() {
                         artifact_entry(&mut artifacts, task, team, *replicate).log =
@@ -182,29 +201,14 @@ pub fn report_inputs(
                 } => {
                     let solve_out = node.state.record().and_then(|r| r.solve());
                     let tokens = solve_out.map(|o| o.tokens());
+                    let error = solve_out.and_then(|o| o.solve_error.clone());
                     rows.push(NodeRow {
-                        node: "solve".into(),
-                        address: node.address.clone(),
-                        key: node.state.record().map(|r| r.key.clone()),
-                        task: task.instance_id.clone(),
-                        repo: Some(task.repo.clone()),
-                        language: task.language.clone(),
-                        team: team.clone(),
-                        replicate: *replicate,
-                        status: row_status(&node.state).into(),
-                        resolved: None,
                         timed_out: solve_out.map(|o| o.timed_out),
-                        errored: matches!(node.state, NodeState::Failed(_)),
-                        error: match &node.state {
-                            NodeState::Failed(e) => Some(e.clone()),
-                            _ => solve_out.and_then(|o| o.solve_error.clone()),
-                        },
-                        patch_applied: None,
-                        cost_usd: None,
                         input_tokens: tokens.map(|t| t.0),
                         output_tokens: tokens.map(|t| t.1),
                         patch_bytes: solve_out.map(|o| o.patch_bytes),
                         duration_s: solve_out.map(|o| o.duration_ms as f64 / 1000.0),
+                        ..row("solve", node, task, team, *replicate, error)
                     });
                     if let (Some(rec), Some(out)) = (node.state.record(), solve_out) {
                         let a = artifact_entry(&mut artifacts, task, team, *replicate);
