@@ -112,6 +112,10 @@ struct HarnessKey {
     env: Vec<String>,
     usage: Option<crate::manifest::UsageFormat>,
     version: Option<String>,
+    /// The files the CLI writes for itself (kept out of the patch). Absent when there are none,
+    /// so the keys of other harnesses are unchanged.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    own_files: Vec<String>,
     /// `predictions`: the predictions file's content digest. Absent otherwise, so the keys of
     /// other harnesses are unchanged.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -199,6 +203,7 @@ fn team_key(m: &Manifest, team: &Team) -> (TeamKey, bool) {
                 env: h.env.clone(),
                 usage: h.usage,
                 version: h.version.clone(),
+                own_files: h.own_files.clone(),
                 path: h.path.as_ref().map(|p| {
                     std::fs::read(p)
                         .map_or_else(|e| format!("unreadable: {e}"), |b| crate::key::digest(&b))

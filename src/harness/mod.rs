@@ -2,6 +2,9 @@
 //! (`pricing.toml`), usage and cost adapters for the agent CLIs' real output formats, and the
 //! scrubbing of everything agents leave behind.
 
+pub mod evidence;
+pub mod own_files;
+pub mod pricing;
 pub mod scrub;
 pub mod usage;
 

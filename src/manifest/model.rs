@@ -374,6 +374,8 @@ pub struct Harness {
     /// Files and directories copied into the install container, absolute.
     pub install_files: Vec<PathBuf>,
     pub version: Option<String>,
+    /// Git glob patterns of the files the CLI writes for itself (kept out of the patch).
+    pub own_files: Vec<String>,
     /// `predictions`: the predictions file, absolute.
     pub path: Option<PathBuf>,
 }
@@ -381,8 +383,12 @@ pub struct Harness {
 /// Prices in dollars per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Price {
+    /// Uncached input tokens.
     pub input: f64,
+    /// Input tokens served from the provider's prompt cache.
     pub cached_input: f64,
+    /// Input tokens written to the provider's prompt cache.
+    pub cache_write: f64,
     pub output: f64,
 }
 

@@ -527,6 +527,7 @@ impl Validator<'_> {
                     install: o.install.or(b.install),
                     install_files: o.install_files.or(b.install_files),
                     version: o.version.or(b.version),
+                    own_files: o.own_files.or(b.own_files),
                     path: o.path,
                 },
                 (Some(b), None) => b,
@@ -550,6 +551,7 @@ impl Validator<'_> {
             install,
             install_files,
             version,
+            own_files,
             path,
         } = h;
         let at = |k: &'static str| ["harnesses", name, k];
@@ -687,6 +689,7 @@ impl Validator<'_> {
             install: install.unwrap_or_default(),
             install_files,
             version,
+            own_files: own_files.unwrap_or_default(),
             path,
         })
     }
@@ -699,6 +702,7 @@ impl Validator<'_> {
             for (v, k) in [
                 (Some(p.input), "input"),
                 (p.cached_input, "cached_input"),
+                (p.cache_write, "cache_write"),
                 (Some(p.output), "output"),
             ] {
                 if let Some(v) = v
@@ -718,6 +722,7 @@ impl Validator<'_> {
                 Price {
                     input: p.input,
                     cached_input: p.cached_input.unwrap_or(p.input),
+                    cache_write: p.cache_write.unwrap_or(p.input),
                     output: p.output,
                 },
             );

@@ -8,7 +8,8 @@
 //! fixes; up to `rounds` reviews); `best-of` (n workers from the same start, each in its own
 //! sandbox; a judge reads their diffs and answers `PICK: n`; the other candidates are kept as
 //! artifacts). A timeout or a crash is an outcome (graded on what was left), not an error; a run
-//! that never reached its model (no token used and an error) is an infrastructure error.
+//! that never reached its model (no model call in what it recorded, see `harness::evidence`) is
+//! an infrastructure error.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -718,33 +719,44 @@ impl RunCtx<'_> {
             }
         }
         let r = ws.exec(&command, &env, timeout, self.cancel).await?;
-        let text = String::from_utf8_lossy(&r.output);
-        let usage = harness
-            .usage
-            .and_then(|f| parse_usage(f, &text, agent.model.as_deref(), &self.m.pricing));
-        if let (Some(_), Some(u)) = (harness.usage, &usage)
-            && !r.timed_out
-            && u.tokens() == 0
-            && (u.is_error || r.exit_code != Some(0))
+        // ---- issue 13: own files, outcome from evidence, exact cost ----
+        let mut output = r.output;
+        // The CLI's own files leave the workspace (kept in the trajectory) before any diff.
+        let cleanup = crate::harness::own_files::cleanup_script(&harness.own_files);
+        if !cleanup.is_empty() {
+            let c = ws
+                .exec(&cleanup, &env, Duration::from_secs(120), self.cancel)
+                .await?;
+            output.extend_from_slice(&c.output);
+        }
+        let text = String::from_utf8_lossy(&output);
+        let usage = harness.usage.and_then(|f| parse_usage(f, &text));
+        if harness.usage.is_some()
+            && let Err(why) =
+                crate::harness::evidence::judge(usage.as_ref(), r.exit_code, r.timed_out, &text)
         {
             return Err(infra(format!(
-                "harness `{}` never reached its model (no token used): {}",
+                "harness `{}` never reached its model ({why})",
                 harness.name,
-                scrub::scrub(u.final_message.as_bytes(), &scrub::secret_values())
-                    .0
-                    .escape_ascii()
+                why = String::from_utf8_lossy(
+                    &scrub::scrub(why.as_bytes(), &scrub::secret_values()).0
+                )
+                .replace(|c: char| c.is_control(), " ")
             )));
         }
         let cost_usd = match (harness.usage, &usage) {
             (None, _) if agent.model.is_none() => Some(0.0),
             (None, _) => None,
-            (Some(_), Some(u)) => u.cost_usd,
+            (Some(_), Some(u)) => {
+                crate::harness::pricing::run_cost(u, agent.model.as_deref(), &self.m.pricing)
+            }
             (Some(_), None) => None,
         };
+        // ---- end issue 13 ----
         Ok(AgentRun {
             files: ws.home_files().await,
             exit_code: r.exit_code,
-            output: r.output,
+            output,
             timed_out: r.timed_out,
             usage,
             cost_usd,
