@@ -8,8 +8,11 @@ Listens on an ephemeral port (written to PORT_FILE once it accepts connections) 
 
     {"replies": [REPLY, ...], "then": REPLY}
 
-The n-th request gets `replies[n]` (`then` once they run out; without `then`, a 500). A REPLY is
-one of:
+The n-th request gets `replies[n]` (`then` once they run out; without `then`, a 500). With
+`"match": [{"model": "fake-a", "contains": "text", "replies": [...], "then": REPLY}, ...]`, a
+request whose model is `model` (when given) and whose messages contain `contains` is answered
+from that entry's own replies instead (so concurrent conversations each get their script). A
+REPLY is one of:
 
     {"content": "text", "tool_calls": [{"name": "bash", "arguments": {...}}],
      "usage": {"prompt_tokens": 1200, "completion_tokens": 80,
@@ -46,14 +49,43 @@ LOCK = threading.Lock()
 COUNT = [0]
 
 
-def next_reply():
+MATCH_COUNTS = {}
+NO_MORE = {"status": 500, "message": "the script has no more replies"}
+
+
+def text_of(body):
+    parts = []
+    for m in body.get("messages", []):
+        c = m.get("content")
+        if isinstance(c, str):
+            parts.append(c)
+        elif isinstance(c, list):
+            parts.extend(p.get("text", "") for p in c if isinstance(p, dict))
+    return "\n".join(parts)
+
+
+def next_reply(body):
+    """(request index, entry index or None, reply)."""
+    text = text_of(body)
+    model = body.get("model")
     with LOCK:
         n = COUNT[0]
         COUNT[0] += 1
+        for i, e in enumerate(SCRIPT.get("match", [])):
+            if e.get("model") not in (None, model) or e.get("contains", "") not in text:
+                continue
+            k = MATCH_COUNTS.get(i, 0)
+            MATCH_COUNTS[i] = k + 1
+            replies = e.get("replies", [])
+            if k < len(replies):
+                return n, i, replies[k]
+            return n, i, e.get("then", SCRIPT.get("then", NO_MORE))
+        k = MATCH_COUNTS.get(None, 0)
+        MATCH_COUNTS[None] = k + 1
     replies = SCRIPT.get("replies", [])
-    if n < len(replies):
-        return n, replies[n]
-    return n, SCRIPT.get("then", {"status": 500, "message": "the script has no more replies"})
+    if k < len(replies):
+        return n, None, replies[k]
+    return n, None, SCRIPT.get("then", NO_MORE)
 
 
 def wire_usage(u):
@@ -97,6 +129,7 @@ class Handler(BaseHTTPRequestHandler):
     def record(self, n, body, status, usage):
         entry = {
             "n": n,
+            "match": self.match,
             "path": self.path,
             "authorization": self.headers.get("Authorization"),
             "model": body.get("model"),
@@ -137,7 +170,7 @@ class Handler(BaseHTTPRequestHandler):
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self.send_json(404, {"error": {"message": f"no route {self.path}"}})
             return
-        n, reply = next_reply()
+        n, self.match, reply = next_reply(body)
         if reply.get("hang"):
             self.record(n, body, "hang", None)
             time.sleep(3600)
