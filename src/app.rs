@@ -76,7 +76,7 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
             json,
         } => gc(&cli, files, *delete, *json),
         Command::Tasks { file, json } => tasks(&cli, file, *json),
-        Command::Export { file, out } => export(&cli, file, out.as_deref()),
+        Command::Export { file, teams, out } => export(&cli, file, teams, out.as_deref()),
         Command::Clean { file } => clean(file.as_deref()),
         Command::ParseLog {
             parser,
@@ -651,21 +651,64 @@ fn tasks(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {
     Ok(exit_codes::OK)
 }
 
-fn export(cli: &Cli, file: &Path, out: Option<&Path>) -> Result<u8, Report> {
+fn export(cli: &Cli, file: &Path, teams: &[String], out: Option<&Path>) -> Result<u8, Report> {
+    use crate::datasets::predictions::{by_team, export_predictions, to_jsonl};
     let m = load(file)?;
+    if let Some(t) = teams.iter().find(|t| !m.teams.contains_key(*t)) {
+        return Err(miette!(
+            help = format!(
+                "teams of {}: {}",
+                file.display(),
+                m.teams.keys().cloned().collect::<Vec<_>>().join(", ")
+            ),
+            "no team `{t}` in {}",
+            file.display()
+        ));
+    }
     let store_root = store_path(&cli.store, &m);
     let store = Store::open_existing(&store_root)
         .ok_or_else(|| miette!("{} is not a bench store: apply first", store_root.display()))?;
     let (datasets, _) = run::load_datasets(&m, Some(&store), false).map_err(|e| miette!("{e}"))?;
-    let preds = crate::datasets::predictions::export_predictions(&m, &store, &datasets)
-        .map_err(|e| miette!("{e}"))?;
-    let text = crate::datasets::predictions::to_jsonl(&preds);
-    match out {
-        Some(p) => {
-            crate::store::write_atomic(p, text.as_bytes()).into_diagnostic()?;
-            eprintln!("wrote {} predictions to {}", preds.len(), p.display());
+    let preds = export_predictions(&m, &store, &datasets).map_err(|e| miette!("{e}"))?;
+    let mut groups = by_team(preds);
+    if !teams.is_empty() {
+        groups.retain(|t, _| teams.contains(t));
+        for t in teams {
+            groups.entry(t.clone()).or_default();
         }
-        None => print!("{text}"),
+    }
+    if groups.len() <= 1 {
+        let preds = groups.into_values().next().unwrap_or_default();
+        let text = to_jsonl(&preds);
+        match out {
+            Some(p) => {
+                crate::store::write_atomic(p, text.as_bytes()).into_diagnostic()?;
+                eprintln!("wrote {} predictions to {}", preds.len(), p.display());
+            }
+            None => print!("{text}"),
+        }
+        return Ok(exit_codes::OK);
+    }
+    // Several teams: one file each (an evaluator keeps one prediction per instance).
+    let dir = match out {
+        Some(d) => d.to_path_buf(),
+        None => m
+            .path
+            .parent()
+            .unwrap_or(Path::new("."))
+            .join("predictions")
+            .join(&m.name),
+    };
+    fs_err::create_dir_all(&dir).into_diagnostic()?;
+    for (team, preds) in &groups {
+        let p = dir.join(format!("{team}.jsonl"));
+        crate::store::write_atomic(&p, to_jsonl(preds).as_bytes()).into_diagnostic()?;
+        println!("{}", p.display());
+        eprintln!(
+            "wrote {} predictions of team {team} to {}",
+            preds.len(),
+            p.display()
+        );
     }
     Ok(exit_codes::OK)
 }

@@ -212,6 +212,11 @@ fn budget_halts_across_applies_and_unknown_cost_halts() {
         .filter(|a| a.starts_with("solve/"))
         .count();
     assert_eq!(solves, 3, "{}", stderr(&o));
+    // Budget-skipped solves are not failures: they say so, and apply exits 0.
+    let err = stderr(&o);
+    assert_eq!(err.matches("not run (budget)  solve/").count(), 5, "{err}");
+    assert!(!err.contains("FAILED"), "{err}");
+    assert!(err.contains("5 not run (budget)"), "{err}");
     let r = report(&sb);
     assert_eq!(r["not_run"].as_array().unwrap().len(), 5);
     // A second apply (a restart) still halts: spend is read from the store.

@@ -456,7 +456,7 @@ fn a_429_storm_is_an_uncached_error() {
         &server,
         &bin,
         &["apply", "quickstart.toml"],
-        &[("MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT", "2")],
+        &[("MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT", "1")],
     );
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let err = stderr(&o);

@@ -194,7 +194,7 @@ pub async fn apply(
                     if let Some(reason) = b.halted() {
                         let address = node.address.clone();
                         let stage = node.stage.clone();
-                        progress.finished(&stage, &address, false, &format!("not run: {reason}"));
+                        progress.not_run(&stage, &address, &reason);
                         run.nodes.insert(
                             address,
                             RunNode {
