@@ -211,6 +211,15 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
                         missing_env.insert(v.clone());
                     }
                 }
+                if let Some(model) = &a.model
+                    && let Some(var) = crate::harness::provider::key_var(h.usage, model)
+                    && !h.env.iter().any(|v| v == var)
+                {
+                    problems.push(format!(
+                        "team `{t}` runs `{a}`, which reads its key from {var}, but `[harnesses.{}] env` does not pass it; add `env = [\"{var}\"]` (and the endpoint's variable, e.g. OPENAI_API_BASE)",
+                        a.harness
+                    ));
+                }
                 if s.max_cost_usd.is_some() && !s.allow_unpriced && !crate::run::priced(m, a) {
                     problems.push(format!(
                         "stage `{}` has a budget, but team `{t}` runs `{a}`, whose cost cannot be priced; add `[pricing.\"{}\"]`, or set `allow_unpriced = true` to count priced spend only",

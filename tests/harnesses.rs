@@ -328,3 +328,27 @@ fn walk_count(dir: &Path) -> usize {
         })
         .sum()
 }
+
+#[test]
+fn a_provider_key_the_harness_does_not_pass_is_named_before_anything_runs() {
+    let sb = Sandbox::quickstart();
+    let body = PIPELINE.replace("TEAMS", r#"["a", "m"]"#)
+        + "\n[teams]\na = \"solo:worker=aider@openai/gpt-x\"\nm = \"solo:worker=mini-swe-agent@anthropic/claude-x\"\n\n[pricing.\"openai/gpt-x\"]\ninput = 1\noutput = 1\n";
+    manifest(&sb, &body);
+    let o = run(&sb, &["apply", "agents.toml"], &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // miette wraps long lines: compare the words.
+    let text = stderr(&o);
+    let err = text
+        .split_whitespace()
+        .filter(|w| *w != "│")
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(err.contains("reads its key from OPENAI_API_KEY"), "{err}");
+    assert!(
+        err.contains("reads its key from ANTHROPIC_API_KEY"),
+        "{err}"
+    );
+    assert!(err.contains("[harnesses.aider] env"), "{err}");
+    assert!(!sb.path(".bench/actions").exists() || walk_count(&sb.path(".bench/actions")) == 0);
+}

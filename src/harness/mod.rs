@@ -5,6 +5,7 @@
 pub mod evidence;
 pub mod own_files;
 pub mod pricing;
+pub mod provider;
 pub mod scrub;
 pub mod usage;
 
