@@ -134,6 +134,9 @@ fn plan(cli: &Cli, file: &Path, explain: bool, json: bool) -> Result<u8, Report>
                 "  note: dataset `{d}` is not available on this machine; its sample cannot be computed"
             );
         }
+        for line in run::spend::render(&report.spend) {
+            println!("  {line}");
+        }
         for i in &report.agent_images {
             let base = i.base.strip_prefix("sha256:").unwrap_or(&i.base);
             println!(

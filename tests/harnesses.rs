@@ -352,3 +352,48 @@ fn a_provider_key_the_harness_does_not_pass_is_named_before_anything_runs() {
     assert!(err.contains("[harnesses.aider] env"), "{err}");
     assert!(!sb.path(".bench/actions").exists() || walk_count(&sb.path(".bench/actions")) == 0);
 }
+
+#[test]
+fn plan_prices_pending_solves_from_stored_costs_of_the_same_team() {
+    let sb = Sandbox::quickstart();
+    let body = PIPELINE.replace("TEAMS", r#"["solo"]"#)
+        + "\n[teams]\nsolo = \"solo:worker=claude@claude-haiku-5-5\"\nother = \"solo:worker=claude@claude-sonnet-5-5\"\n";
+    manifest(&sb, &body);
+    let o = run(&sb, &["apply", "agents.toml"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Two more tasks for the same team, and a team with no history.
+    let text = sb
+        .read("agents.toml")
+        .replace("limit = 2", "limit = 4")
+        .replace(r#"teams = ["solo"]"#, r#"teams = ["solo", "other"]"#);
+    std::fs::write(sb.path("agents.toml"), text).unwrap();
+    let plan = run(&sb, &["plan", "agents.toml"], &[]);
+    assert_eq!(plan.status.code(), Some(2));
+    let out = stdout(&plan);
+    assert!(
+        out.contains(
+            "expected spend: at least $0.0200 for 6 solves (no stored cost of team other)"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "team solo: 2 to run x $0.0100 a task (range $0.0100-$0.0100 over 2 stored solves)"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("team other: 4 to run, no stored cost"),
+        "{out}"
+    );
+    let json = run(&sb, &["plan", "--json", "agents.toml"], &[]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let solo = v["spend"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["team"] == "solo")
+        .unwrap();
+    assert_eq!(solo["pending"], 2);
+    assert!((solo["expected_usd"].as_f64().unwrap() - 0.02).abs() < 1e-12);
+}

@@ -136,10 +136,8 @@ fn codex(output: &str) -> Option<Usage> {
                     .or_else(|| s(&v, "/message"))
                     .or_else(|| Some(line.trim().to_string()));
             }
-            Some("item.completed") => {
-                if s(&v, "/item/type").as_deref() == Some("agent_message") {
-                    usage.final_message = s(&v, "/item/text").unwrap_or_default();
-                }
+            Some("item.completed") if s(&v, "/item/type").as_deref() == Some("agent_message") => {
+                usage.final_message = s(&v, "/item/text").unwrap_or_default();
             }
             _ => {}
         }

@@ -4,6 +4,7 @@ mod apply;
 mod datasets;
 mod plan;
 mod progress;
+pub mod spend;
 
 pub use apply::{ApplyOptions, ApplyResult, apply, report_inputs};
 pub use datasets::load_datasets;
