@@ -128,6 +128,9 @@ struct HarnessKey {
 
 #[derive(Serialize, Clone)]
 struct InstallKey {
+    /// The runtime tarball (URL and sha256); absent without one, so other keys are unchanged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    runtime: Option<crate::manifest::Runtime>,
     commands: Vec<String>,
     /// Digest of the `install_files` (paths, modes, contents).
     files: String,
@@ -208,15 +211,16 @@ fn team_key(m: &Manifest, team: &Team) -> (TeamKey, bool) {
                     std::fs::read(p)
                         .map_or_else(|e| format!("unreadable: {e}"), |b| crate::key::digest(&b))
                 }),
-                install: (m.backend.kind == crate::manifest::BackendKind::Docker
-                    && !(h.install.is_empty() && h.install_files.is_empty()))
-                .then(|| InstallKey {
-                    commands: h.install.clone(),
-                    files: crate::harness::install::install_files(&h.install_files).map_or_else(
-                        |e| format!("unreadable: {e}"),
-                        |f| crate::harness::install::files_digest(&f),
-                    ),
-                }),
+                install: (m.backend.kind == crate::manifest::BackendKind::Docker && h.installs())
+                    .then(|| InstallKey {
+                        runtime: h.runtime.clone(),
+                        commands: h.install.clone(),
+                        files: crate::harness::install::install_files(&h.install_files)
+                            .map_or_else(
+                                |e| format!("unreadable: {e}"),
+                                |f| crate::harness::install::files_digest(&f),
+                            ),
+                    }),
             },
         );
     }

@@ -6,6 +6,7 @@ pub mod evidence;
 pub mod own_files;
 pub mod pricing;
 pub mod provider;
+pub mod runtime;
 pub mod scrub;
 pub mod usage;
 

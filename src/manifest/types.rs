@@ -320,11 +320,29 @@ pub struct HarnessFile {
     /// trajectory and taken out of the workspace (new files removed, edits reverted), so the
     /// patch is the agent's change only.
     pub own_files: Option<Vec<String>>,
+    /// A self-contained runtime unpacked into the agent image before the `install` commands
+    /// (docker backend): a release tarball by URL and sha256, e.g. Node.js
+    /// `{ name = "node", url = "https://nodejs.org/dist/v22.12.0/node-v22.12.0-linux-x64.tar.gz",
+    /// sha256 = "..." }`. bench downloads and verifies it on the host; its `bin/` is first on the
+    /// install commands' PATH and linked into `/usr/local/bin`.
+    pub runtime: Option<RuntimeFile>,
     /// For `predictions`: a SWE-bench predictions file (relative to this manifest) whose
     /// `model_patch` for each task is the team's patch: a JSON list, a JSON object keyed by
     /// instance id, or JSON lines, with `instance_id` and `model_patch`. Its content is part of
     /// every key that uses the harness.
     pub path: Option<String>,
+}
+
+/// A runtime tarball.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RuntimeFile {
+    /// Its name: it is unpacked under `/opt/bench/<name>`.
+    pub name: String,
+    /// The release tarball (`https://`, `http://` or `file://`), one top directory holding `bin/`.
+    pub url: String,
+    /// Its sha256, hex.
+    pub sha256: String,
 }
 
 /// Prompt templates.

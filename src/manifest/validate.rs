@@ -528,6 +528,7 @@ impl Validator<'_> {
                     install_files: o.install_files.or(b.install_files),
                     version: o.version.or(b.version),
                     own_files: o.own_files.or(b.own_files),
+                    runtime: o.runtime.or(b.runtime),
                     path: o.path,
                 },
                 (Some(b), None) => b,
@@ -552,6 +553,7 @@ impl Validator<'_> {
             install_files,
             version,
             own_files,
+            runtime,
             path,
         } = h;
         let at = |k: &'static str| ["harnesses", name, k];
@@ -690,6 +692,45 @@ impl Validator<'_> {
             install_files,
             version,
             own_files: own_files.unwrap_or_default(),
+            runtime: runtime.map(|r| {
+                let ok_name = !r.name.is_empty()
+                    && r.name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+                let ok_sha =
+                    r.sha256.len() == 64 && r.sha256.chars().all(|c| c.is_ascii_hexdigit());
+                let ok_url = ["https://", "http://", "file://"]
+                    .iter()
+                    .any(|p| r.url.starts_with(p));
+                for (ok, what, help) in [
+                    (ok_name, "name", "letters, digits, `-` and `_`, e.g. `node`"),
+                    (
+                        ok_sha,
+                        "sha256",
+                        "64 hex digits, from the release's SHASUMS256.txt",
+                    ),
+                    (
+                        ok_url,
+                        "url",
+                        "an https://, http:// or file:// URL of the tarball",
+                    ),
+                ] {
+                    if !ok {
+                        self.err(
+                            "manifest::harness",
+                            format!("harness `{name}` has an invalid runtime {what}"),
+                            self.loc(&at("runtime")),
+                            "invalid runtime",
+                            help.into(),
+                        );
+                    }
+                }
+                crate::manifest::Runtime {
+                    name: r.name,
+                    url: r.url,
+                    sha256: r.sha256,
+                }
+            }),
             path,
         })
     }

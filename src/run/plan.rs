@@ -82,9 +82,7 @@ pub fn plan(
         {
             for agent in m.teams[team].topology.agents() {
                 let h = &m.harnesses[&agent.harness];
-                if (h.install.is_empty() && h.install_files.is_empty())
-                    || !seen.insert((base.as_str(), h.name.as_str()))
-                {
+                if !h.installs() || !seen.insert((base.as_str(), h.name.as_str())) {
                     continue;
                 }
                 if let Ok(tag) = crate::stages::agent_tag(base, h) {

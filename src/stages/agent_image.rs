@@ -33,12 +33,17 @@ fn infra(e: impl std::fmt::Display) -> WorkError {
 /// digits of the digest of everything it is built from).
 pub fn agent_tag(base_image_id: &str, harness: &Harness) -> Result<String, String> {
     let files = install_files(&harness.install_files)?;
-    let digest = crate::key::digest_of(&serde_json::json!({
+    let mut inputs = serde_json::json!({
         "schema": 1,
         "base": base_image_id,
         "install": harness.install,
         "files": files_digest(&files),
-    }));
+    });
+    // Only with a runtime: the tags of other agent images are unchanged.
+    if let Some(rt) = &harness.runtime {
+        inputs["runtime"] = serde_json::json!(rt);
+    }
+    let digest = crate::key::digest_of(&inputs);
     Ok(digest[..16].to_string())
 }
 
@@ -54,7 +59,7 @@ pub async fn image_for(
     harness: &Harness,
     cancel: &CancellationToken,
 ) -> Result<String, WorkError> {
-    if harness.install.is_empty() && harness.install_files.is_empty() {
+    if !harness.installs() {
         return Ok(base_image_id.to_string());
     }
     let tag = agent_tag(base_image_id, harness).map_err(|e| {
@@ -84,7 +89,20 @@ async fn build(
     if let Some(id) = ctx.host.image_id(&reference).await.map_err(infra)? {
         return Ok(id);
     }
-    let files = install_files(&harness.install_files).map_err(infra)?;
+    let mut files = install_files(&harness.install_files).map_err(infra)?;
+    // The runtime tarball, downloaded and verified on the host (the container may have no
+    // network, or no curl).
+    if let Some(rt) = harness.runtime.clone() {
+        let bytes = tokio::task::spawn_blocking(move || crate::harness::runtime::fetch(&rt))
+            .await
+            .map_err(infra)?
+            .map_err(|e| infra(format!("harness `{}`: {e}", harness.name)))?;
+        files.push(crate::harness::install::InstallFile {
+            path: crate::harness::runtime::tarball_path(harness.runtime.as_ref().expect("set")),
+            bytes: bytes.to_vec(),
+            mode: 0o644,
+        });
+    }
     let spec = ContainerSpec {
         image: base_image_id.to_string(),
         name: format!("bench-{}-install-{tag}", ctx.run_id),
@@ -111,8 +129,15 @@ async fn build(
         // The directory exists even without files.
         put.push(("/tmp/bench-install/.bench", b"", 0o644));
         c.put_files(&put).await.map_err(infra)?;
+        let (unpack, link) = match &harness.runtime {
+            Some(rt) => (
+                crate::harness::runtime::unpack_script(rt),
+                crate::harness::runtime::link_script(rt),
+            ),
+            None => (String::new(), String::new()),
+        };
         let script = format!(
-            "set -e\ncd /tmp/bench-install\n{}\ncd /\nrm -rf /tmp/bench-install\n",
+            "set -e\ncd /tmp/bench-install\n{unpack}{}\n{link}\ncd /\nrm -rf /tmp/bench-install\n",
             harness.install.join("\n")
         );
         let env = [("HOME".to_string(), "/root".to_string())];
