@@ -1271,10 +1271,11 @@ solo = "solo:worker=nodeagent"
 
 [harnesses.nodeagent]
 kind = "command"
-command = "node-agent"
+command = "node-agent; PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin command -v node || echo image PATH has no node"
 runtime = {{ name = "node", url = "{url}", sha256 = "{sha}" }}
 install_files = ["{cli}"]
-install = ["install -m 0755 node-agent.js /usr/local/bin/node-agent"]
+# As `npm install -g` would: into the runtime's bin/.
+install = ["install -m 0755 node-agent.js \"$(dirname \"$(command -v node)\")/node-agent\""]
 "#,
             header = docker_header("docker-node-runtime"),
             cli = cli.display(),

@@ -2,9 +2,12 @@
 //! image whatever the image ships: a harness's `runtime` names a release tarball (a Node.js
 //! `node-vX-linux-x64.tar.gz`, a python-build-standalone `install_only` build) by URL and sha256.
 //! bench downloads it on the host, verifies the checksum, copies it into the install container
-//! and unpacks it under `/opt/bench/<name>` (its `bin/` linked into `/usr/local/bin`) before the
-//! install commands run, so `npm install -g` or `pip install` use it. Not where the image is
-//! built (`stages/agent_image.rs`).
+//! and unpacks it under `/opt/bench/<name>` before the install commands run, with its `bin/`
+//! first on their PATH, so `npm install -g` or `python3 -m pip install` use it. The programs the
+//! install commands add to that `bin/` (the agent CLIs) get wrappers in `/usr/local/bin` that run
+//! them with the runtime first on PATH; the runtime's own `node` or `python3` are not put on the
+//! image's PATH, so they never shadow the task's toolchain. Not where the image is built
+//! (`stages/agent_image.rs`).
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -23,22 +26,30 @@ pub fn tarball_path(rt: &Runtime) -> String {
 }
 
 /// Shell lines that unpack the runtime (run in `/tmp/bench-install` before the install
-/// commands) and put its `bin/` first on PATH.
+/// commands), note what its `bin/` holds, and put it first on PATH.
 pub fn unpack_script(rt: &Runtime) -> String {
     let dir = format!("/opt/bench/{}", rt.name);
     format!(
-        "mkdir -p {dir}\ntar -xf {tar} -C {dir} --strip-components=1 --no-same-owner\nrm -f {tar}\nexport PATH={dir}/bin:$PATH\n{link}\n",
+        "mkdir -p {dir}/bin\ntar -xf {tar} -C {dir} --strip-components=1 --no-same-owner\nrm -f {tar}\nls -1 {dir}/bin > {dir}/.bench-own-programs\nexport PATH={dir}/bin:$PATH\n",
         tar = tarball_path(rt),
-        link = link_script(rt)
     )
 }
 
-/// Shell lines that link every program of the runtime's `bin/` (those the install commands
-/// added too) into `/usr/local/bin`, so agents find them on the image's own PATH.
+/// Shell lines (run after the install commands) that give every program the install commands
+/// added to the runtime's `bin/` a wrapper in `/usr/local/bin` running it with the runtime first
+/// on PATH.
 pub fn link_script(rt: &Runtime) -> String {
+    let dir = format!("/opt/bench/{}", rt.name);
     format!(
-        "mkdir -p /usr/local/bin\nfor f in /opt/bench/{}/bin/*; do [ -e \"$f\" ] && ln -sf \"$f\" /usr/local/bin/; done",
-        rt.name
+        r#"mkdir -p /usr/local/bin
+for f in {dir}/bin/*; do
+  p=$(basename "$f")
+  grep -qxF "$p" {dir}/.bench-own-programs && continue
+  printf '#!/bin/sh
+PATH="{dir}/bin:$PATH" exec "%s" "$@"
+' "$f" > "/usr/local/bin/$p"
+  chmod 0755 "/usr/local/bin/$p"
+done"#
     )
 }
 
@@ -134,6 +145,8 @@ mod tests {
             s.contains("tar -xf .bench-runtime/node.tar -C /opt/bench/node --strip-components=1")
         );
         assert!(s.contains("export PATH=/opt/bench/node/bin:$PATH"));
-        assert!(s.contains("ln -sf \"$f\" /usr/local/bin/"));
+        assert!(
+            link_script(&rt("x")).contains("grep -qxF \"$p\" /opt/bench/node/.bench-own-programs")
+        );
     }
 }
