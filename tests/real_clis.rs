@@ -505,7 +505,7 @@ fn aider_with_cache_hits_and_writes_is_priced_from_exact_tokens() {
     )
     .unwrap();
     let server = ModelServer::start(&json!({"match": [{"contains": line,
-        "replies": aider_fix(&id, [usage(2466, 301, 0, 512), usage(2790, 301, 896, 512)]),
+        "replies": aider_fix(&id, [usage(2466, 301, 896, 512), usage(2790, 301, 896, 512)]),
         "then": {"content": "Done.", "usage": usage(980, 3, 640, 0)}}]}));
     let sb = quickstart_with(
         &[("aider", "aider@openai/fake-aider")],
@@ -528,7 +528,11 @@ fn aider_with_cache_hits_and_writes_is_priced_from_exact_tokens() {
     let stored = trajectories(&sb);
     assert!(
         stored.contains("cache write, 896 cache hit, 301 received.\nCost: $"),
-        "aider printed its cache line"
+        "aider printed its cache line: {:?}",
+        stored
+            .lines()
+            .filter(|l| l.starts_with("Tokens:") || l.starts_with("Cost:"))
+            .collect::<Vec<_>>()
     );
     let t = team(&sb.report_json(), "aider").clone();
     let want = server.cost("fake-aider", PRICE);
