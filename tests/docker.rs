@@ -1273,6 +1273,7 @@ solo = "solo:worker=nodeagent"
 kind = "command"
 command = "node-agent; PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin command -v node || echo image PATH has no node"
 runtime = {{ name = "node", url = "{url}", sha256 = "{sha}" }}
+own_files = [".node-agent*", ".gitignore"]
 install_files = ["{cli}"]
 # As `npm install -g` would: into the runtime's bin/.
 install = ["install -m 0755 node-agent.js \"$(dirname \"$(command -v node)\")/node-agent\""]
@@ -1304,7 +1305,17 @@ install = ["install -m 0755 node-agent.js \"$(dirname \"$(command -v node)\")/no
     let solve = acts.iter().find(|a| a["node"] == "solve").expect("a solve");
     let patch = blob(dir.path(), solve["output"]["patch"].as_str().unwrap());
     assert!(patch.contains("+    return a + b"), "{patch}");
+    // The CLI's own files are kept out of the patch (on docker too), and in the trajectory.
+    assert!(
+        !patch.contains(".node-agent") && !patch.contains(".gitignore"),
+        "{patch}"
+    );
     let traj = blob(dir.path(), solve["blobs"]["trajectory"].as_str().unwrap());
+    assert!(
+        traj.contains("own file .node-agent.history (12 bytes, new)"),
+        "{traj}"
+    );
+    assert!(traj.contains("+.node-agent.history"), "{traj}");
     assert!(
         traj.contains(&format!(
             "node-agent on node {version} at /opt/bench/node/bin/node"
