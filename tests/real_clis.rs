@@ -442,12 +442,16 @@ fn a_401_after_two_calls_is_a_result_with_its_cost() {
 }
 
 #[test]
-fn a_429_storm_is_an_uncached_error() {
+fn a_429_storm_or_500s_are_uncached_errors() {
     let Some(bin) = agents_bin() else { return };
-    let server = ModelServer::start(&json!({"then":
-        {"status": 429, "retry_after": 0, "message": "Rate limit reached for requests"}}));
+    let server = ModelServer::start(&json!({
+        "match": [{"model": "fake-500", "then": {"status": 500, "message": "upstream exploded"}}],
+        "then": {"status": 429, "retry_after": 0, "message": "Rate limit reached for requests"}}));
     let sb = quickstart_with(
-        &[("mini", "mini-swe-agent@openai/fake-mini")],
+        &[
+            ("mini", "mini-swe-agent@openai/fake-mini"),
+            ("m500", "mini-swe-agent@openai/fake-500"),
+        ],
         "limit = 1",
         &["MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT"],
     );
@@ -460,11 +464,52 @@ fn a_429_storm_is_an_uncached_error() {
     );
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let err = stderr(&o);
-    assert!(err.contains("never reached its model"), "{err}");
-    assert!(err.contains("RateLimitError"), "{err}");
-    assert!(server.served().len() >= 2, "retried before giving up");
+    for (team, why) in [("mini", "RateLimitError"), ("m500", "InternalServerError")] {
+        assert!(
+            err.contains(&format!(
+                "{team}/0: harness `mini-swe-agent` never reached its model (no model call recorded: {why}"
+            )),
+            "{err}"
+        );
+    }
+    let served = server.served();
+    for (model, status) in [("fake-mini", 429), ("fake-500", 500)] {
+        let n = served
+            .iter()
+            .filter(|r| r["model"] == model && r["status"] == status)
+            .count();
+        assert!(n >= 2, "{model}: retried before giving up ({n} requests)");
+    }
     let plan = bench(&sb, &server, &bin, &["plan", "quickstart.toml"]);
     assert_eq!(plan.status.code(), Some(2));
+}
+
+#[test]
+fn a_hanging_model_is_a_timed_out_result() {
+    let Some(bin) = agents_bin() else { return };
+    let server = ModelServer::start(&json!({"then": {"hang": true}}));
+    let sb = quickstart_with(
+        &[("mini", "mini-swe-agent@openai/fake-mini")],
+        "limit = 1",
+        &[],
+    );
+    sb.edit(
+        "quickstart.toml",
+        "limit = 1\ntimeout = \"2m\"",
+        "limit = 1\ntimeout = \"90s\"",
+    );
+    let started = Instant::now();
+    let o = bench(&sb, &server, &bin, &["apply", "quickstart.toml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(started.elapsed() < Duration::from_secs(240));
+    let r = sb.report_json();
+    let t = team(&r, "mini");
+    assert_eq!(t["timed_out"], 1, "{t}");
+    assert_eq!(
+        t["cost"]["priced_runs"], 0,
+        "a timed-out run's cost is unknown: {t}"
+    );
+    assert!(server.served().iter().any(|r| r["status"] == "hang"));
 }
 
 #[test]
