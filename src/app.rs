@@ -76,7 +76,7 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
             json,
         } => gc(&cli, files, *delete, *json),
         Command::Tasks { file, json } => tasks(&cli, file, *json),
-        Command::Export { file, out } => export(&cli, file, out.as_deref()),
+        Command::Export { file, teams, out } => export(&cli, file, teams, out.as_deref()),
         Command::Clean { file } => clean(file.as_deref()),
         Command::ParseLog {
             parser,
@@ -182,6 +182,9 @@ fn plan(cli: &Cli, file: &Path, explain: bool, json: bool) -> Result<u8, Report>
                 "  note: dataset `{d}` is not available on this machine; its sample cannot be computed"
             );
         }
+        for line in run::spend::render(&report.spend) {
+            println!("  {line}");
+        }
         for i in &report.agent_images {
             let base = i.base.strip_prefix("sha256:").unwrap_or(&i.base);
             println!(
@@ -258,6 +261,15 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
                     if std::env::var_os(v).is_none() {
                         missing_env.insert(v.clone());
                     }
+                }
+                if let Some(model) = &a.model
+                    && let Some(var) = crate::harness::provider::key_var(h.usage, model)
+                    && !h.env.iter().any(|v| v == var)
+                {
+                    problems.push(format!(
+                        "team `{t}` runs `{a}`, which reads its key from {var}, but `[harnesses.{}] env` does not pass it; add `env = [\"{var}\"]` (and the endpoint's variable, e.g. OPENAI_API_BASE)",
+                        a.harness
+                    ));
                 }
                 if s.max_cost_usd.is_some() && !s.allow_unpriced && !crate::run::priced(m, a) {
                     problems.push(format!(
@@ -771,24 +783,67 @@ fn tasks(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {
     Ok(exit_codes::OK)
 }
 
-fn export(cli: &Cli, file: &Path, out: Option<&Path>) -> Result<u8, Report> {
+fn export(cli: &Cli, file: &Path, teams: &[String], out: Option<&Path>) -> Result<u8, Report> {
+    use crate::datasets::predictions::{by_team, export_predictions, to_jsonl};
     let loaded = load_for_reading(&cli.store, file)?;
+    let m = &loaded.m;
+    if let Some(t) = teams.iter().find(|t| !m.teams.contains_key(*t)) {
+        return Err(miette!(
+            help = format!(
+                "teams of {}: {}",
+                file.display(),
+                m.teams.keys().cloned().collect::<Vec<_>>().join(", ")
+            ),
+            "no team `{t}` in {}",
+            file.display()
+        ));
+    }
     let store = loaded.store.as_ref().ok_or_else(|| {
         miette!(
             "{} is not a bench store: apply first",
             loaded.store_root.display()
         )
     })?;
-    let preds =
-        crate::datasets::predictions::export_predictions(&loaded.m, store, &loaded.datasets)
-            .map_err(|e| miette!("{e}"))?;
-    let text = crate::datasets::predictions::to_jsonl(&preds);
-    match out {
-        Some(p) => {
-            crate::store::write_atomic(p, text.as_bytes()).into_diagnostic()?;
-            eprintln!("wrote {} predictions to {}", preds.len(), p.display());
+    let preds = export_predictions(m, store, &loaded.datasets).map_err(|e| miette!("{e}"))?;
+    let mut groups = by_team(preds);
+    if !teams.is_empty() {
+        groups.retain(|t, _| teams.contains(t));
+        for t in teams {
+            groups.entry(t.clone()).or_default();
         }
-        None => print!("{text}"),
+    }
+    if groups.len() <= 1 {
+        let preds = groups.into_values().next().unwrap_or_default();
+        let text = to_jsonl(&preds);
+        match out {
+            Some(p) => {
+                crate::store::write_atomic(p, text.as_bytes()).into_diagnostic()?;
+                eprintln!("wrote {} predictions to {}", preds.len(), p.display());
+            }
+            None => print!("{text}"),
+        }
+        return Ok(exit_codes::OK);
+    }
+    // Several teams: one file each (an evaluator keeps one prediction per instance).
+    let dir = match out {
+        Some(d) => d.to_path_buf(),
+        None => m
+            .path
+            .parent()
+            .unwrap_or(Path::new("."))
+            .join("predictions")
+            .join(&m.name),
+    };
+    fs_err::create_dir_all(&dir).into_diagnostic()?;
+    for (team, preds) in &groups {
+        let p = dir.join(format!("{team}.jsonl"));
+        crate::store::write_atomic(&p, to_jsonl(preds).as_bytes()).into_diagnostic()?;
+        println!("{}", p.display());
+        eprintln!(
+            "wrote {} predictions of team {team} to {}",
+            preds.len(),
+            p.display()
+        );
     }
     Ok(exit_codes::OK)
 }

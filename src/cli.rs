@@ -80,11 +80,17 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Write every team's patches (from the store) as SWE-bench predictions JSON lines
-    /// (`model_name_or_path` = team name), sorted by team then instance id.
+    /// Write teams' patches (from the store) as SWE-bench predictions JSON lines
+    /// (`model_name_or_path` = team name), sorted by instance id: one team to one file (or
+    /// stdout), several teams to one file per team, so an evaluator sees one prediction per
+    /// instance.
     Export {
         file: PathBuf,
-        /// Output file (default: stdout).
+        /// Export only this team (repeatable; default: every team with stored patches).
+        #[arg(long = "team", value_name = "NAME")]
+        teams: Vec<String>,
+        /// One team: the output file (default: stdout). Several: the directory that gets
+        /// `<team>.jsonl` each (default: `predictions/<manifest name>/` beside the manifest).
         #[arg(long)]
         out: Option<PathBuf>,
     },

@@ -1353,9 +1353,167 @@ FAIL_TO_PASS = [\"tests.test_add.T.test_add\"]\nPASS_TO_PASS = [\"tests.test_mul
     assert!(text.contains("cross"), "{text}");
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(v["common_tasks"].as_array().unwrap().len(), 1, "{text}");
-    let out = bench_in(dir.path(), &["export", "docker.toml"]);
+    let out = bench_in(dir.path(), &["export", "--team", "oracle", "docker.toml"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let preds = stdout(&out);
-    assert_eq!(preds.lines().count(), 2, "{preds}");
+    assert_eq!(preds.lines().count(), 1, "{preds}");
     assert!(preds.contains("return a + b"), "{preds}");
+}
+
+/// A Node.js-based CLI on a task image without Node.js: the harness's `runtime` (a tarball laid
+/// out like an official `node-vX-linux-x64.tar.gz`, made from this host's `node` and served on
+/// loopback) is downloaded on the host, checksum-verified, unpacked into the agent image, and the
+/// fake CLI (tests/fakes/node-agent.js) runs on it. A wrong checksum stops the build, uncached.
+#[test]
+fn a_node_runtime_tarball_runs_a_node_cli_on_an_image_without_node() {
+    if !docker_ready() {
+        return;
+    }
+    let no_node = Command::new("docker")
+        .args(["run", "--rm", IMAGE, "sh", "-c", "command -v node"])
+        .output()
+        .unwrap();
+    assert!(
+        !no_node.status.success(),
+        "the test image must not have node"
+    );
+    let node = String::from_utf8(
+        Command::new("sh")
+            .args(["-c", "command -v node"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let node = node.trim();
+    if node.is_empty() {
+        assert!(!ci(), "CI=true but no host node to build the tarball from");
+        eprintln!("skipped: no host node");
+        return;
+    }
+    let version = String::from_utf8(Command::new(node).arg("--version").output().unwrap().stdout)
+        .unwrap()
+        .trim()
+        .to_string();
+    // The tarball, laid out like the official release, and its sha256.
+    let www = tempfile::tempdir().unwrap();
+    let top = format!("node-{version}-linux-x64");
+    std::fs::create_dir_all(www.path().join(&top).join("bin")).unwrap();
+    std::fs::copy(node, www.path().join(&top).join("bin/node")).unwrap();
+    let tarball = format!("{top}.tar.gz");
+    let ok = Command::new("tar")
+        .args(["-czf", &tarball, &top])
+        .current_dir(www.path())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let sum = String::from_utf8(
+        Command::new("sha256sum")
+            .arg(www.path().join(&tarball))
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let sha = sum.split_whitespace().next().unwrap().to_string();
+    // Served on loopback (bench downloads on the host).
+    let port_file = www.path().join("port");
+    let mut server = Command::new("python3")
+        .args([
+            "-c",
+            "import http.server, functools, os, sys\n\
+h = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])\n\
+s = http.server.ThreadingHTTPServer(('127.0.0.1', 0), h)\n\
+open(sys.argv[2] + '.tmp', 'w').write(str(s.server_address[1])); os.replace(sys.argv[2] + '.tmp', sys.argv[2])\n\
+s.serve_forever()",
+        ])
+        .arg(www.path())
+        .arg(&port_file)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let port = loop {
+        if let Ok(p) = std::fs::read_to_string(&port_file) {
+            break p;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "no file server"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let url = format!("http://127.0.0.1:{port}/{tarball}");
+
+    let (base, _) = shas();
+    let dir = tempfile::tempdir().unwrap();
+    write_task(&dir.path().join("tasks"), IMAGE, &base, &fx("ok", FIX));
+    let cli = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes/node-agent.js");
+    let manifest = |sha: &str| {
+        format!(
+            r#"{header}
+[stages.solve]
+kind = "solve"
+needs = ["sample"]
+teams = ["solo"]
+timeout = "2m"
+
+[teams]
+solo = "solo:worker=nodeagent"
+
+[harnesses.nodeagent]
+kind = "command"
+command = "node-agent; PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin command -v node || echo image PATH has no node"
+runtime = {{ name = "node", url = "{url}", sha256 = "{sha}" }}
+own_files = [".node-agent*", ".gitignore"]
+install_files = ["{cli}"]
+# As `npm install -g` would: into the runtime's bin/.
+install = ["install -m 0755 node-agent.js \"$(dirname \"$(command -v node)\")/node-agent\""]
+"#,
+            header = docker_header("docker-node-runtime"),
+            cli = cli.display(),
+        )
+    };
+    // A wrong pin: the build stops before any container, and nothing is cached.
+    let wrong = format!("{:0>64}", "0");
+    std::fs::write(dir.path().join("m.toml"), manifest(&wrong)).unwrap();
+    let out = bench_agents(dir.path(), &["apply", "m.toml"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains(&format!("sha256 is {sha}, the pin says {wrong}")),
+        "{err}"
+    );
+    assert!(actions(dir.path()).iter().all(|a| a["node"] != "solve"));
+
+    std::fs::write(dir.path().join("m.toml"), manifest(&sha)).unwrap();
+    let out = bench_agents(dir.path(), &["apply", "m.toml"]);
+    let _ = server.kill();
+    let _ = server.wait();
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("built agent image"), "{err}");
+    let acts = actions(dir.path());
+    let solve = acts.iter().find(|a| a["node"] == "solve").expect("a solve");
+    let patch = blob(dir.path(), solve["output"]["patch"].as_str().unwrap());
+    assert!(patch.contains("+    return a + b"), "{patch}");
+    // The CLI's own files are kept out of the patch (on docker too), and in the trajectory.
+    assert!(
+        !patch.contains(".node-agent") && !patch.contains(".gitignore"),
+        "{patch}"
+    );
+    let traj = blob(dir.path(), solve["blobs"]["trajectory"].as_str().unwrap());
+    assert!(
+        traj.contains("own file .node-agent.history (12 bytes, new)"),
+        "{traj}"
+    );
+    assert!(traj.contains("+.node-agent.history"), "{traj}");
+    assert!(
+        traj.contains(&format!(
+            "node-agent on node {version} at /opt/bench/node/bin/node"
+        )),
+        "{traj}"
+    );
 }

@@ -216,6 +216,11 @@ fn budget_halts_across_applies_and_unknown_cost_halts() {
         .filter(|a| a.starts_with("solve/"))
         .count();
     assert_eq!(solves, 3, "{}", stderr(&o));
+    // Budget-skipped solves are not failures: they say so, and apply exits 0.
+    let err = stderr(&o);
+    assert_eq!(err.matches("not run (budget)  solve/").count(), 5, "{err}");
+    assert!(!err.contains("FAILED"), "{err}");
+    assert!(err.contains("5 not run (budget)"), "{err}");
     let r = report(&sb);
     assert_eq!(r["not_run"].as_array().unwrap().len(), 5);
     // A second apply (a restart) still halts: spend is read from the store.
@@ -326,4 +331,73 @@ fn walk_count(dir: &Path) -> usize {
             }
         })
         .sum()
+}
+
+#[test]
+fn a_provider_key_the_harness_does_not_pass_is_named_before_anything_runs() {
+    let sb = Sandbox::quickstart();
+    let body = PIPELINE.replace("TEAMS", r#"["a", "m"]"#)
+        + "\n[teams]\na = \"solo:worker=aider@openai/gpt-x\"\nm = \"solo:worker=mini-swe-agent@anthropic/claude-x\"\n\n[pricing.\"openai/gpt-x\"]\ninput = 1\noutput = 1\n";
+    manifest(&sb, &body);
+    let o = run(&sb, &["apply", "agents.toml"], &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // miette wraps long lines: compare the words.
+    let text = stderr(&o);
+    let err = text
+        .split_whitespace()
+        .filter(|w| *w != "│")
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(err.contains("reads its key from OPENAI_API_KEY"), "{err}");
+    assert!(
+        err.contains("reads its key from ANTHROPIC_API_KEY"),
+        "{err}"
+    );
+    assert!(err.contains("[harnesses.aider] env"), "{err}");
+    assert!(!sb.path(".bench/actions").exists() || walk_count(&sb.path(".bench/actions")) == 0);
+}
+
+#[test]
+fn plan_prices_pending_solves_from_stored_costs_of_the_same_team() {
+    let sb = Sandbox::quickstart();
+    let body = PIPELINE.replace("TEAMS", r#"["solo"]"#)
+        + "\n[teams]\nsolo = \"solo:worker=claude@claude-haiku-5-5\"\nother = \"solo:worker=claude@claude-sonnet-5-5\"\n";
+    manifest(&sb, &body);
+    let o = run(&sb, &["apply", "agents.toml"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Two more tasks for the same team, and a team with no history.
+    let text = sb
+        .read("agents.toml")
+        .replace("limit = 2", "limit = 4")
+        .replace(r#"teams = ["solo"]"#, r#"teams = ["solo", "other"]"#);
+    std::fs::write(sb.path("agents.toml"), text).unwrap();
+    let plan = run(&sb, &["plan", "agents.toml"], &[]);
+    assert_eq!(plan.status.code(), Some(2));
+    let out = stdout(&plan);
+    assert!(
+        out.contains(
+            "expected spend: at least $0.0200 for 6 solves (no stored cost of team other)"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "team solo: 2 to run x $0.0100 a task (range $0.0100-$0.0100 over 2 stored solves)"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("team other: 4 to run, no stored cost"),
+        "{out}"
+    );
+    let json = run(&sb, &["plan", "--json", "agents.toml"], &[]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let solo = v["spend"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["team"] == "solo")
+        .unwrap();
+    assert_eq!(solo["pending"], 2);
+    assert!((solo["expected_usd"].as_f64().unwrap() - 0.02).abs() < 1e-12);
 }

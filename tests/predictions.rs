@@ -92,42 +92,86 @@ fn a_predictions_file_is_graded_beside_the_other_teams_and_exported() {
         "path = \"preds.jsonl\"",
     );
 
-    // Export: every team's patches, SWE-bench format, sorted, deterministic.
-    let e = sb.bench(&["export", "quickstart.toml", "--out", "out.jsonl"]);
+    // Export, several teams: one file per team (an evaluator keeps one prediction per
+    // instance), SWE-bench format, sorted by instance id, deterministic.
+    let e = sb.bench(&["export", "quickstart.toml", "--out", "out"]);
     assert!(e.status.success(), "{}", stderr(&e));
-    let out = sb.read("out.jsonl");
-    let rows: Vec<serde_json::Value> = out
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
+    let mut files: Vec<String> = std::fs::read_dir(sb.path("out"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(rows.len(), 4 * 8);
-    let keys: Vec<(String, String)> = rows
+    files.sort();
+    assert_eq!(files.len(), 4, "{files:?}");
+    assert!(
+        files.contains(&"oracle.jsonl".to_string()) && files.contains(&"nop.jsonl".to_string())
+    );
+    let rows = |text: &str| -> Vec<serde_json::Value> {
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    for f in &files {
+        let team = f.trim_end_matches(".jsonl");
+        let r = rows(&sb.read(&format!("out/{f}")));
+        assert_eq!(r.len(), 8, "{f}");
+        assert!(r.iter().all(|p| p["model_name_or_path"] == team));
+        let ids: Vec<&str> = r
+            .iter()
+            .map(|p| p["instance_id"].as_str().unwrap())
+            .collect();
+        let mut sorted = ids.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(ids, sorted, "one prediction per instance, sorted");
+    }
+    let oracle = rows(&sb.read("out/oracle.jsonl"));
+    let oracle_roman = oracle
         .iter()
-        .map(|r| {
-            (
-                r["model_name_or_path"].as_str().unwrap().to_string(),
-                r["instance_id"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
-    let mut sorted = keys.clone();
-    sorted.sort();
-    assert_eq!(keys, sorted);
-    let oracle_roman = rows
-        .iter()
-        .find(|r| r["model_name_or_path"] == "oracle" && r["instance_id"] == "quickstart__roman-1")
+        .find(|r| r["instance_id"] == "quickstart__roman-1")
         .unwrap();
     assert_eq!(oracle_roman["model_patch"], gold("quickstart__roman-1"));
     assert!(
-        rows.iter()
-            .filter(|r| r["model_name_or_path"] == "nop")
+        rows(&sb.read("out/nop.jsonl"))
+            .iter()
             .all(|r| r["model_patch"] == "")
     );
-    let again = sb.bench(&["export", "quickstart.toml"]);
+    // Without --out, the files go beside the manifest, and stdout lists them.
+    let e = sb.bench(&["export", "quickstart.toml"]);
+    assert!(e.status.success(), "{}", stderr(&e));
+    assert!(
+        stdout(&e).contains("predictions/quickstart/oracle.jsonl"),
+        "{}",
+        stdout(&e)
+    );
+    assert_eq!(
+        sb.read("predictions/quickstart/oracle.jsonl"),
+        sb.read("out/oracle.jsonl")
+    );
+
+    // One team: `--team` to a file or to stdout, byte-identical.
+    let e = sb.bench(&[
+        "export",
+        "quickstart.toml",
+        "--team",
+        "oracle",
+        "--out",
+        "out.jsonl",
+    ]);
+    assert!(e.status.success(), "{}", stderr(&e));
+    let out = sb.read("out.jsonl");
+    assert_eq!(out, sb.read("out/oracle.jsonl"));
+    let again = sb.bench(&["export", "quickstart.toml", "--team", "oracle"]);
     assert_eq!(stdout(&again), out);
+    let bad = sb.bench(&["export", "quickstart.toml", "--team", "nosuch"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(
+        stderr(&bad).contains("no team `nosuch`"),
+        "{}",
+        stderr(&bad)
+    );
 
     // The export reads back as a predictions team: oracle's patches resolve everything.
     std::fs::copy(sb.path("out.jsonl"), sb.path("preds.jsonl")).unwrap();
     let p = bench::datasets::predictions::load_predictions(&sb.path("preds.jsonl")).unwrap();
-    assert_eq!(p.len(), 8, "one patch per id (the last team's wins)");
+    assert_eq!(p.len(), 8, "one patch per id");
 }

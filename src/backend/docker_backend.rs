@@ -125,6 +125,21 @@ impl DockerBackend {
         }
         let mut spec = self.spec(base_id.to_string(), &format!("install/{tag}"), tag);
         spec.name = format!("bench-{}-install-{tag}", self.run_id);
+        // The runtime tarball, downloaded and verified on the host (the container may have no
+        // network, or no curl).
+        let runtime = match install.runtime.clone() {
+            Some(rt) => Some(
+                tokio::task::spawn_blocking(move || crate::harness::runtime::fetch(&rt))
+                    .await
+                    .map_err(failed)?
+                    .map_err(failed)?,
+            ),
+            None => None,
+        };
+        let runtime_path = install
+            .runtime
+            .as_ref()
+            .map(|rt| format!("/tmp/bench-install/{}", crate::harness::runtime::tarball_path(rt)));
         let c = Container::start(&self.host, &spec).await.map_err(failed)?;
         let result = async {
             let paths: Vec<String> = install
@@ -138,11 +153,21 @@ impl DockerBackend {
                 .zip(&paths)
                 .map(|(f, p)| (p.as_str(), f.content.bytes(), f.mode))
                 .collect();
+            if let (Some(path), Some(bytes)) = (&runtime_path, &runtime) {
+                put.push((path.as_str(), bytes.as_slice(), 0o644));
+            }
             // The directory exists even without files.
             put.push(("/tmp/bench-install/.bench", b"", 0o644));
             c.put_files(&put).await.map_err(failed)?;
+            let (unpack, link) = match &install.runtime {
+                Some(rt) => (
+                    crate::harness::runtime::unpack_script(rt),
+                    crate::harness::runtime::link_script(rt),
+                ),
+                None => (String::new(), String::new()),
+            };
             let script = format!(
-                "set -e\ncd /tmp/bench-install\n{}\ncd /\nrm -rf /tmp/bench-install\n",
+                "set -e\ncd /tmp/bench-install\n{unpack}{}\n{link}\ncd /\nrm -rf /tmp/bench-install\n",
                 install.commands.join("\n")
             );
             let env = [("HOME".to_string(), "/root".to_string())];
@@ -193,12 +218,17 @@ pub fn agent_tag(base_image_id: &str, install: &InstallSpec) -> String {
         .iter()
         .map(|f| (f.path.as_str(), f.mode, f.content.digest()))
         .collect();
-    let digest = crate::key::digest_of(&serde_json::json!({
+    let mut inputs = serde_json::json!({
         "schema": 1,
         "base": base_image_id,
         "install": install.commands,
         "files": crate::key::digest_of(&listing),
-    }));
+    });
+    // Only with a runtime: the tags of other agent images are unchanged.
+    if let Some(rt) = &install.runtime {
+        inputs["runtime"] = serde_json::json!(rt);
+    }
+    let digest = crate::key::digest_of(&inputs);
     digest[..16].to_string()
 }
 

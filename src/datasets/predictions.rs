@@ -117,6 +117,18 @@ pub fn to_jsonl(preds: &[Prediction]) -> String {
         .collect()
 }
 
+/// Predictions grouped by team (`model_name_or_path`), each sorted by instance id.
+pub fn by_team(preds: Vec<Prediction>) -> BTreeMap<String, Vec<Prediction>> {
+    let mut out: BTreeMap<String, Vec<Prediction>> = BTreeMap::new();
+    for p in preds {
+        out.entry(p.model_name_or_path.clone()).or_default().push(p);
+    }
+    for v in out.values_mut() {
+        v.sort_by(|a, b| a.instance_id.cmp(&b.instance_id));
+    }
+    out
+}
+
 /// Every stored patch of the manifest's solve stages (replicate 0), as predictions named by
 /// team, sorted by team then instance id. Solves not in the store are skipped.
 pub fn export_predictions(

@@ -139,12 +139,11 @@ fn team_spec(m: &Manifest, team: &Team) -> Result<TeamSpec, String> {
             }),
             None => None,
         };
-        let install = if m.backend.builds_agent_images()
-            && !(h.install.is_empty() && h.install_files.is_empty())
-        {
+        let install = if m.backend.builds_agent_images() && h.installs() {
             let files = crate::harness::install::install_files(&h.install_files)
                 .map_err(|e| format!("harness `{}`: {e}", h.name))?;
             Some(InstallSpec {
+                runtime: h.runtime.clone(),
                 commands: h.install.clone(),
                 files: files
                     .into_iter()
@@ -168,6 +167,7 @@ fn team_spec(m: &Manifest, team: &Team) -> Result<TeamSpec, String> {
                 env: h.env.clone(),
                 usage: h.usage,
                 version: h.version.clone(),
+                own_files: h.own_files.clone(),
                 install,
             },
         );

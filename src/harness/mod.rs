@@ -1,8 +1,14 @@
 //! Agent harnesses: the built-in definitions (data, in `builtin.toml`), the pricing table
-//! (`pricing.toml`), usage and cost adapters for the agent CLIs' real output formats, and the
-//! scrubbing of everything agents leave behind.
+//! (`pricing.toml`), usage readers for the agent CLIs' real output formats (`usage`), the cost of
+//! a run (`pricing`), whether a run reached its model (`evidence`), the files a CLI writes for
+//! itself (`own_files`), provider keys (`provider`), runtime tarballs for agent images
+//! (`runtime`), and the scrubbing of everything agents leave behind.
 
+pub mod evidence;
+pub mod own_files;
 pub mod pricing;
+pub mod provider;
+pub mod runtime;
 pub mod scrub;
 pub mod teams;
 pub mod usage;

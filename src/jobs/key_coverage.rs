@@ -203,7 +203,13 @@ fn team() -> TeamSpec {
                 env: vec!["KEY".into()],
                 usage: Some(UsageFormat::CodexJsonl),
                 version: Some("1.0".into()),
+                own_files: vec![".aider*".into()],
                 install: Some(InstallSpec {
+                    runtime: Some(crate::manifest::Runtime {
+                        name: "node".into(),
+                        url: "http://x/node.tar.gz".into(),
+                        sha256: "ab".into(),
+                    }),
                     commands: vec!["pip install x".into()],
                     files: vec![InstallFile {
                         path: "x".into(),
@@ -354,6 +360,7 @@ fn report_job() {
             Price {
                 input: 1.0,
                 cached_input: 0.5,
+                cache_write: 1.5,
                 output: 2.0,
             },
         )]),

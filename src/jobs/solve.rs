@@ -27,6 +27,8 @@ pub struct HarnessSpec {
     pub env: Vec<String>,
     pub usage: Option<UsageFormat>,
     pub version: Option<String>,
+    /// Git globs of the files the CLI writes for itself (kept out of the patch).
+    pub own_files: Vec<String>,
     /// What the agent image is built from (docker; `None` where nothing is installed).
     pub install: Option<InstallSpec>,
 }
@@ -42,6 +44,8 @@ pub struct ScriptSpec {
 /// first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InstallSpec {
+    /// A runtime tarball (by URL and sha256, so by content) unpacked before the commands.
+    pub runtime: Option<crate::manifest::Runtime>,
     pub commands: Vec<String>,
     pub files: Vec<InstallFile>,
 }
@@ -172,7 +176,7 @@ impl RunUsage {
             self.tokens,
             self.model.as_ref().and_then(|m| pricing.get(m)),
         ) {
-            return Some(crate::harness::pricing::cost_of(&t, p));
+            return Some(crate::harness::pricing::cost_of_tokens(&t, p));
         }
         self.reported_cost_usd
     }

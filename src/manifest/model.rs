@@ -443,15 +443,38 @@ pub struct Harness {
     /// Files and directories copied into the install container, absolute.
     pub install_files: Vec<PathBuf>,
     pub version: Option<String>,
+    /// Git glob patterns of the files the CLI writes for itself (kept out of the patch).
+    pub own_files: Vec<String>,
+    /// A runtime tarball unpacked into the agent image before `install`.
+    pub runtime: Option<Runtime>,
     /// `predictions`: the predictions file, absolute.
     pub path: Option<PathBuf>,
+}
+
+impl Harness {
+    /// Whether the harness builds an agent image on the docker backend.
+    pub fn installs(&self) -> bool {
+        !(self.install.is_empty() && self.install_files.is_empty() && self.runtime.is_none())
+    }
+}
+
+/// A runtime tarball for agent images (see `harness::runtime`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Runtime {
+    pub name: String,
+    pub url: String,
+    pub sha256: String,
 }
 
 /// Prices in dollars per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct Price {
+    /// Uncached input tokens.
     pub input: f64,
+    /// Input tokens served from the provider's prompt cache.
     pub cached_input: f64,
+    /// Input tokens written to the provider's prompt cache.
+    pub cache_write: f64,
     pub output: f64,
 }
 

@@ -315,11 +315,34 @@ pub struct HarnessFile {
     pub install_files: Option<Vec<String>>,
     /// A version pin of the agent CLI; part of every key that uses the harness.
     pub version: Option<String>,
+    /// Files the agent CLI writes in the repository for itself (git glob patterns relative to
+    /// the repository root, e.g. `.aider*`, `.gitignore`): after each run they are kept in the
+    /// trajectory and taken out of the workspace (new files removed, edits reverted), so the
+    /// patch is the agent's change only.
+    pub own_files: Option<Vec<String>>,
+    /// A self-contained runtime unpacked into the agent image before the `install` commands
+    /// (docker backend): a release tarball by URL and sha256, e.g. Node.js
+    /// `{ name = "node", url = "https://nodejs.org/dist/v22.12.0/node-v22.12.0-linux-x64.tar.gz",
+    /// sha256 = "..." }`. bench downloads and verifies it on the host; its `bin/` is first on the
+    /// install commands' PATH and linked into `/usr/local/bin`.
+    pub runtime: Option<RuntimeFile>,
     /// For `predictions`: a SWE-bench predictions file (relative to this manifest) whose
     /// `model_patch` for each task is the team's patch: a JSON list, a JSON object keyed by
     /// instance id, or JSON lines, with `instance_id` and `model_patch`. Its content is part of
     /// every key that uses the harness.
     pub path: Option<String>,
+}
+
+/// A runtime tarball.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RuntimeFile {
+    /// Its name: it is unpacked under `/opt/bench/<name>`.
+    pub name: String,
+    /// The release tarball (`https://`, `http://` or `file://`), one top directory holding `bin/`.
+    pub url: String,
+    /// Its sha256, hex.
+    pub sha256: String,
 }
 
 /// Prompt templates.
@@ -344,8 +367,10 @@ pub struct PromptsFile {
 pub struct PriceFile {
     /// Input tokens.
     pub input: f64,
-    /// Cached input tokens (defaults to `input`).
+    /// Cached input tokens, read from the provider's prompt cache (defaults to `input`).
     pub cached_input: Option<f64>,
+    /// Input tokens written to the provider's prompt cache (defaults to `input`).
+    pub cache_write: Option<f64>,
     /// Output tokens.
     pub output: f64,
 }

@@ -561,6 +561,8 @@ impl Validator<'_> {
                     install: o.install.or(b.install),
                     install_files: o.install_files.or(b.install_files),
                     version: o.version.or(b.version),
+                    own_files: o.own_files.or(b.own_files),
+                    runtime: o.runtime.or(b.runtime),
                     path: o.path,
                 },
                 (Some(b), None) => b,
@@ -584,6 +586,8 @@ impl Validator<'_> {
             install,
             install_files,
             version,
+            own_files,
+            runtime,
             path,
         } = h;
         let at = |k: &'static str| ["harnesses", name, k];
@@ -721,6 +725,46 @@ impl Validator<'_> {
             install: install.unwrap_or_default(),
             install_files,
             version,
+            own_files: own_files.unwrap_or_default(),
+            runtime: runtime.map(|r| {
+                let ok_name = !r.name.is_empty()
+                    && r.name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+                let ok_sha =
+                    r.sha256.len() == 64 && r.sha256.chars().all(|c| c.is_ascii_hexdigit());
+                let ok_url = ["https://", "http://", "file://"]
+                    .iter()
+                    .any(|p| r.url.starts_with(p));
+                for (ok, what, help) in [
+                    (ok_name, "name", "letters, digits, `-` and `_`, e.g. `node`"),
+                    (
+                        ok_sha,
+                        "sha256",
+                        "64 hex digits, from the release's SHASUMS256.txt",
+                    ),
+                    (
+                        ok_url,
+                        "url",
+                        "an https://, http:// or file:// URL of the tarball",
+                    ),
+                ] {
+                    if !ok {
+                        self.err(
+                            "manifest::harness",
+                            format!("harness `{name}` has an invalid runtime {what}"),
+                            self.loc(&at("runtime")),
+                            "invalid runtime",
+                            help.into(),
+                        );
+                    }
+                }
+                crate::manifest::Runtime {
+                    name: r.name,
+                    url: r.url,
+                    sha256: r.sha256,
+                }
+            }),
             path,
         })
     }
@@ -733,6 +777,7 @@ impl Validator<'_> {
             for (v, k) in [
                 (Some(p.input), "input"),
                 (p.cached_input, "cached_input"),
+                (p.cache_write, "cache_write"),
                 (Some(p.output), "output"),
             ] {
                 if let Some(v) = v
@@ -752,6 +797,7 @@ impl Validator<'_> {
                 Price {
                     input: p.input,
                     cached_input: p.cached_input.unwrap_or(p.input),
+                    cache_write: p.cache_write.unwrap_or(p.input),
                     output: p.output,
                 },
             );

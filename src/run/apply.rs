@@ -250,8 +250,7 @@ impl<'a> Dispatcher<'a> {
     fn not_run(&mut self, id: usize, reason: String) {
         let node = &self.graph.nodes[id];
         let (stage, address, key) = (node.stage.clone(), node.address.clone(), node.key.clone());
-        self.progress
-            .finished(&stage, &address, false, &format!("not run: {reason}"));
+        self.progress.not_run(&stage, &address, &reason);
         self.note(
             &address,
             key.clone(),

@@ -7,6 +7,7 @@ mod datasets;
 mod plan;
 mod pools;
 mod progress;
+pub mod spend;
 
 pub use apply::{ApplyOptions, ApplyResult, Dispatcher, apply, new_run_id};
 pub use budget::{Budget, Budgets};
@@ -17,13 +18,14 @@ pub use progress::Progress;
 
 use crate::manifest::{Agent, Manifest, UsageFormat};
 
-/// Whether an agent's cost can be known: the harness reports dollars, or reports tokens for a
-/// model in the pricing table, or drives no model at all.
+/// Whether an agent's cost can be known: the harness reports exact dollars (claude), or reports
+/// tokens for a model in the pricing table (codex, aider, mini-swe-agent: their own figures are
+/// rounded or estimates), or drives no model at all.
 pub fn priced(m: &Manifest, agent: &Agent) -> bool {
     let h = &m.harnesses[&agent.harness];
     match h.usage {
-        Some(UsageFormat::ClaudeJson | UsageFormat::Aider | UsageFormat::MiniSweAgent) => true,
-        Some(UsageFormat::CodexJsonl) => agent
+        Some(UsageFormat::ClaudeJson) => true,
+        Some(UsageFormat::CodexJsonl | UsageFormat::Aider | UsageFormat::MiniSweAgent) => agent
             .model
             .as_ref()
             .is_some_and(|mo| m.pricing.contains_key(mo)),

@@ -31,6 +31,8 @@ pub struct PlanReport {
     pub agent_images: Vec<AgentImagePlan>,
     /// Records that failed verification (removed; their nodes are counted to run).
     pub invalid_records: Vec<String>,
+    /// The expected spend of the solves to run, per team, from stored costs.
+    pub spend: Vec<super::spend::SpendEstimate>,
 }
 
 /// An agent image a plan needs.
@@ -68,9 +70,13 @@ pub fn plan(
     let mut agent_images = std::collections::BTreeSet::new();
     // (task image, harness) pairs already looked at: the tag reads the install files, once.
     let mut seen = std::collections::HashSet::new();
+    let mut pending_solves: BTreeMap<String, u64> = BTreeMap::new();
     for node in &graph.nodes {
         if !matches!(node.state, NodeState::WillRun) {
             continue;
+        }
+        if let NodeKind::Solve { team, .. } = &node.kind {
+            *pending_solves.entry(team.clone()).or_default() += 1;
         }
         if let NodeKind::Solve { task, team, .. } = &node.kind
             && let crate::tasks::TaskBase::Image { image, .. } = &task.base
@@ -133,6 +139,7 @@ pub fn plan(
         unavailable_datasets: unavailable,
         agent_images: agent_images.into_iter().collect(),
         invalid_records: invalid,
+        spend: super::spend::estimate(m, store, &pending_solves),
     })
 }
 

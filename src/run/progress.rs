@@ -13,6 +13,8 @@ struct Counts {
     running: u64,
     done: u64,
     failed: u64,
+    /// Not launched: a budget halted the stage (not a failure: apply exits 0).
+    not_run: u64,
 }
 
 /// Reports node events.
@@ -57,9 +59,14 @@ impl Progress {
         if let (Some((_, bars)), Some(c)) = (&self.bars, self.counts.get(stage)) {
             let b = &bars[stage];
             b.set_length(c.total);
-            b.set_position(c.cached + c.done + c.failed);
+            b.set_position(c.cached + c.done + c.failed + c.not_run);
+            let not_run = if c.not_run > 0 {
+                format!(" not run {}", c.not_run)
+            } else {
+                String::new()
+            };
             b.set_message(format!(
-                "cached {} running {} done {} failed {}",
+                "cached {} running {} done {} failed {}{not_run}",
                 c.cached, c.running, c.done, c.failed
             ));
         }
@@ -109,6 +116,13 @@ impl Progress {
         }
     }
 
+    /// A node the budget kept from launching: not a failure.
+    pub fn not_run(&mut self, stage: &str, address: &str, reason: &str) {
+        self.counts.entry(stage.to_string()).or_default().not_run += 1;
+        self.redraw(stage);
+        self.line(format!("not run (budget)  {address}  {reason}"));
+    }
+
     /// A message line (warnings, summaries).
     pub fn note(&self, text: &str) {
         self.line(text.to_string());
@@ -125,8 +139,13 @@ impl Progress {
                 .counts
                 .iter()
                 .map(|(s, c)| {
+                    let not_run = if c.not_run > 0 {
+                        format!(", {} not run (budget)", c.not_run)
+                    } else {
+                        String::new()
+                    };
                     format!(
-                        "{s}: {} cached, {} done, {} failed",
+                        "{s}: {} cached, {} done, {} failed{not_run}",
                         c.cached, c.done, c.failed
                     )
                 })

@@ -4,7 +4,8 @@
 //! [`RunCtx::run`]: the oracle applies the gold patch, a predictions harness its file's patch
 //! for the task, nop nothing, a command harness runs its command line and is read for usage. A
 //! timeout or a crash is an outcome (graded on what was left), not an error; a run that never
-//! reached its model (no token used and an error) is an infrastructure error.
+//! reached its model (no model call in what it recorded, see `harness::evidence`) is an
+//! infrastructure error.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -455,20 +456,28 @@ impl RunCtx<'_> {
             }
         }
         let r = ws.exec(&command, &env, timeout, self.cancel).await?;
-        let text = String::from_utf8_lossy(&r.output);
-        let usage = harness
-            .usage
-            .and_then(|f| parse_usage(f, &text, agent.model.as_deref(), &BTreeMap::new()));
-        if let (Some(_), Some(u)) = (harness.usage, &usage)
-            && !r.timed_out
-            && u.tokens() == 0
-            && (u.is_error || r.exit_code != Some(0))
+        // The CLI's own files leave the workspace (kept in the trajectory) before any diff.
+        let mut output = r.output;
+        let cleanup = crate::harness::own_files::cleanup_script(&harness.own_files);
+        if !cleanup.is_empty() {
+            let c = ws
+                .exec(&cleanup, &env, Duration::from_secs(120), self.cancel)
+                .await?;
+            output.extend_from_slice(&c.output);
+        }
+        // Outcome from evidence: what the run recorded, not its exit code.
+        let text = String::from_utf8_lossy(&output);
+        let usage = harness.usage.and_then(|f| parse_usage(f, &text));
+        if harness.usage.is_some()
+            && let Err(why) =
+                crate::harness::evidence::judge(usage.as_ref(), r.exit_code, r.timed_out, &text)
         {
             return Err(infra(format!(
-                "harness `{name}` never reached its model (no token used): {}",
-                scrub::scrub(u.final_message.as_bytes(), &scrub::secret_values())
-                    .0
-                    .escape_ascii()
+                "harness `{name}` never reached its model ({why})",
+                why = String::from_utf8_lossy(
+                    &scrub::scrub(why.as_bytes(), &scrub::secret_values()).0
+                )
+                .replace(|c: char| c.is_control(), " ")
             )));
         }
         let recorded = RunUsage {
@@ -478,11 +487,12 @@ impl RunCtx<'_> {
             tokens: usage.as_ref().map(|u| Tokens {
                 input: u.input_tokens,
                 cached_input: u.cached_input_tokens,
-                cache_write: 0,
+                cache_write: u.cache_write_tokens,
                 output: u.output_tokens,
             }),
-            reported_cost_usd: usage.as_ref().and_then(|u| u.cost_usd),
-            reported_exact: harness.usage.is_some_and(|f| f.reports_exact_cost()),
+            // Only an exact figure is reported (claude's `total_cost_usd`).
+            reported_cost_usd: usage.as_ref().and_then(|u| u.reported_cost_usd),
+            reported_exact: true,
             no_model: harness.usage.is_none() && agent.model.is_none(),
             timed_out: r.timed_out,
         };
@@ -497,7 +507,7 @@ impl RunCtx<'_> {
                     )]
                 }),
             exit_code: r.exit_code,
-            output: r.output,
+            output,
             timed_out: r.timed_out,
             usage,
             recorded,

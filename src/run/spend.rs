@@ -1,0 +1,172 @@
+//! The expected spend of a plan's pending solves, from the costs already stored for the same
+//! team (the same topology of the same `harness@model` agents, in any manifest sharing the
+//! store): per team, the mean cost of a stored solve and its range, times the solves to run. So
+//! an experiment prices itself before it runs. Not a budget (that is apply's) and not a promise:
+//! a team with no stored priced solve has no estimate, never $0.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::manifest::Manifest;
+use crate::store::{Lookup, Store};
+
+/// One team's expected spend.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SpendEstimate {
+    pub team: String,
+    /// Solves of the team the plan would run.
+    pub pending: u64,
+    /// Stored priced solves of the same team the estimate is drawn from.
+    pub samples: u64,
+    /// Mean cost of one solve (one task), when there are samples.
+    pub mean_usd: Option<f64>,
+    pub min_usd: Option<f64>,
+    pub max_usd: Option<f64>,
+    /// `pending x mean`, when there are samples.
+    pub expected_usd: Option<f64>,
+}
+
+/// A team's identity for cost history: its topology, agents as `harness@model` (how solve jobs
+/// record it), canonical.
+fn signature(topology: &serde_json::Value) -> String {
+    crate::key::digest_of(topology)
+}
+
+/// Stored priced solve costs by team signature (timed-out and unpriced solves are left out:
+/// their cost is unknown), priced by the manifest's table.
+fn stored_costs(m: &Manifest, store: &Store) -> BTreeMap<String, Vec<f64>> {
+    let mut out: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for key in store.action_keys() {
+        let Lookup::Hit(rec) = store.get_action(&key) else {
+            continue;
+        };
+        let Some(solve) = rec.solve() else {
+            continue;
+        };
+        if solve.timed_out {
+            continue;
+        }
+        let Some(cost) = solve.cost_usd(&m.pricing) else {
+            continue;
+        };
+        let Some(topology) = rec.job.get("team").and_then(|t| t.get("topology")) else {
+            continue;
+        };
+        out.entry(signature(topology)).or_default().push(cost);
+    }
+    out
+}
+
+/// The expected spend of `pending` solves (team -> count) from what `store` holds.
+pub fn estimate(
+    m: &Manifest,
+    store: Option<&Store>,
+    pending: &BTreeMap<String, u64>,
+) -> Vec<SpendEstimate> {
+    if pending.is_empty() {
+        return Vec::new();
+    }
+    let history = store.map(|s| stored_costs(m, s)).unwrap_or_default();
+    pending
+        .iter()
+        .map(|(team, &n)| {
+            let sig = signature(
+                &serde_json::to_value(&m.teams[team].topology).expect("topologies serialize"),
+            );
+            let costs = history.get(&sig).map(Vec::as_slice).unwrap_or(&[]);
+            let mean = (!costs.is_empty()).then(|| costs.iter().sum::<f64>() / costs.len() as f64);
+            SpendEstimate {
+                team: team.clone(),
+                pending: n,
+                samples: costs.len() as u64,
+                mean_usd: mean,
+                min_usd: costs.iter().copied().reduce(f64::min),
+                max_usd: costs.iter().copied().reduce(f64::max),
+                expected_usd: mean.map(|c| c * n as f64),
+            }
+        })
+        .collect()
+}
+
+/// The plan's spend lines: a total over the teams with an estimate, then one line per team.
+pub fn render(estimates: &[SpendEstimate]) -> Vec<String> {
+    if estimates.is_empty() {
+        return Vec::new();
+    }
+    let known: f64 = estimates.iter().filter_map(|e| e.expected_usd).sum();
+    let pending: u64 = estimates.iter().map(|e| e.pending).sum();
+    let unknown: Vec<&str> = estimates
+        .iter()
+        .filter(|e| e.expected_usd.is_none())
+        .map(|e| e.team.as_str())
+        .collect();
+    let mut out = vec![if unknown.is_empty() {
+        format!("expected spend: ${known:.4} for {pending} solves")
+    } else if unknown.len() == estimates.len() {
+        format!("expected spend: unknown for {pending} solves (no stored cost of these teams)")
+    } else {
+        format!(
+            "expected spend: at least ${known:.4} for {pending} solves (no stored cost of team {})",
+            unknown.join(", ")
+        )
+    }];
+    for e in estimates {
+        out.push(match (e.mean_usd, e.min_usd, e.max_usd) {
+            (Some(mean), Some(lo), Some(hi)) => format!(
+                "  team {}: {} to run x ${mean:.4} a task (range ${lo:.4}-${hi:.4} over {} stored solves)",
+                e.team, e.pending, e.samples
+            ),
+            _ => format!("  team {}: {} to run, no stored cost", e.team, e.pending),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signatures_match_between_manifest_and_stored_keys() {
+        let manifest_side = serde_json::json!({"topology": "review",
+            "coder": {"harness": "aider", "model": "openai/x"},
+            "reviewer": {"harness": "claude-code", "model": null}, "rounds": 2});
+        let stored_side = serde_json::json!({"topology": "review", "coder": "aider@openai/x",
+            "reviewer": "claude-code", "rounds": 2, "harnesses": {"aider": {"kind": "command"}}});
+        assert_eq!(signature(&manifest_side), signature(&stored_side));
+        let other = serde_json::json!({"topology": "review", "coder": "aider@openai/y",
+            "reviewer": "claude-code", "rounds": 2});
+        assert_ne!(signature(&other), signature(&stored_side));
+    }
+
+    #[test]
+    fn lines_say_what_is_known() {
+        let e = |team: &str, costs: &[f64], pending: u64| {
+            let mean = (!costs.is_empty()).then(|| costs.iter().sum::<f64>() / costs.len() as f64);
+            SpendEstimate {
+                team: team.into(),
+                pending,
+                samples: costs.len() as u64,
+                mean_usd: mean,
+                min_usd: costs.iter().copied().reduce(f64::min),
+                max_usd: costs.iter().copied().reduce(f64::max),
+                expected_usd: mean.map(|c| c * pending as f64),
+            }
+        };
+        let lines = render(&[e("a", &[0.01, 0.03], 4), e("b", &[], 2)]);
+        assert_eq!(
+            lines,
+            [
+                "expected spend: at least $0.0800 for 6 solves (no stored cost of team b)",
+                "  team a: 4 to run x $0.0200 a task (range $0.0100-$0.0300 over 2 stored solves)",
+                "  team b: 2 to run, no stored cost",
+            ]
+        );
+        assert_eq!(
+            render(&[e("a", &[0.5], 2)])[0],
+            "expected spend: $1.0000 for 2 solves"
+        );
+        assert!(render(&[]).is_empty());
+    }
+}

@@ -1,0 +1,590 @@
+//! The real agent CLIs, mini-swe-agent 2.4.6 and aider-chat 0.86.2 (installed from PyPI by
+//! `scripts/install-agent-clis.sh`, run by .ci/run, into /opt/bench-agents or `$BENCH_AGENTS`),
+//! driven by bench's built-in harnesses against a scripted OpenAI-compatible server on loopback
+//! (tests/fakes/model_server.py). The manifests add only the provider's variables to the
+//! harnesses' `env` and a price. Under CI=true a missing CLI is a failure; elsewhere these tests
+//! print a note and pass.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output};
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::{Value, json};
+
+const KEY: &str = "sk-test-fakeKEYvalue0123456789abcdef";
+
+fn ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+/// The directory holding `mini` and `aider`, or `None` (a note; a panic under CI) without them.
+fn agents_bin() -> Option<PathBuf> {
+    let root = std::env::var_os("BENCH_AGENTS")
+        .map_or_else(|| PathBuf::from("/opt/bench-agents"), PathBuf::from);
+    let bin = root.join("bin");
+    let missing: Vec<&str> = ["mini", "aider"]
+        .into_iter()
+        .filter(|c| !bin.join(c).exists())
+        .collect();
+    if missing.is_empty() {
+        return Some(bin);
+    }
+    let why = format!(
+        "{} not installed in {} (run scripts/install-agent-clis.sh)",
+        missing.join(" and "),
+        bin.display()
+    );
+    if ci() {
+        panic!("CI=true but {why}");
+    }
+    eprintln!("skipped: {why}");
+    None
+}
+
+/// The scripted model server, killed on drop.
+struct ModelServer {
+    child: Child,
+    port: u16,
+    log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl ModelServer {
+    fn start(script: &Value) -> ModelServer {
+        let dir = tempfile::tempdir().unwrap();
+        let script_path = dir.path().join("script.json");
+        std::fs::write(&script_path, serde_json::to_vec(script).unwrap()).unwrap();
+        let port_file = dir.path().join("port");
+        let log = dir.path().join("served.jsonl");
+        let child = Command::new("python3")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes/model_server.py"))
+            .arg(&script_path)
+            .arg(&port_file)
+            .arg(&log)
+            .spawn()
+            .expect("python3 runs the model server");
+        let started = Instant::now();
+        let port = loop {
+            if let Ok(p) = std::fs::read_to_string(&port_file) {
+                break p.trim().parse().unwrap();
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "the model server did not start"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        ModelServer {
+            child,
+            port,
+            log,
+            _dir: dir,
+        }
+    }
+
+    fn base(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+
+    /// Every request served, in order.
+    fn served(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    /// What the successful requests for `model` cost at `price` (input, cached, write, output per
+    /// million), from the usage the server returned.
+    fn cost(&self, model: &str, price: [f64; 4]) -> f64 {
+        self.served()
+            .iter()
+            .filter(|r| r["model"] == model && r["status"] == 200)
+            .map(|r| {
+                let u = &r["usage"];
+                let n = |v: &Value| v.as_u64().unwrap_or(0) as f64;
+                let prompt = n(&u["prompt_tokens"]);
+                let cached = n(&u["prompt_tokens_details"]["cached_tokens"]);
+                let write = n(&u["cache_creation_input_tokens"]);
+                ((prompt - cached) * price[0]
+                    + cached * price[1]
+                    + write * price[2]
+                    + n(&u["completion_tokens"]) * price[3])
+                    / 1e6
+            })
+            .sum()
+    }
+}
+
+impl Drop for ModelServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A task's files after its gold patch: (path, content) of each file the patch touches.
+fn fixed_files(task: &str) -> Vec<(String, String)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/quickstart/tasks");
+    let d = tempfile::tempdir().unwrap();
+    let ok = Command::new("cp")
+        .arg("-a")
+        .arg(src.join(task).join("repo"))
+        .arg(d.path().join("repo"))
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let patch = src.join(task).join("gold.patch");
+    let ok = Command::new("git")
+        .args(["apply"])
+        .arg(&patch)
+        .current_dir(d.path().join("repo"))
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "gold patch of {task} applies");
+    std::fs::read_to_string(&patch)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.strip_prefix("+++ b/"))
+        .map(|p| {
+            (
+                p.to_string(),
+                std::fs::read_to_string(d.path().join("repo").join(p)).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Every quickstart task: (id, a line of its problem statement that names it).
+fn tasks() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/quickstart/tasks");
+    let mut out: Vec<(String, String)> = std::fs::read_dir(&root)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            let id = e.file_name().to_string_lossy().into_owned();
+            let t: toml::Value =
+                toml::from_str(&std::fs::read_to_string(e.path().join("task.toml")).unwrap())
+                    .unwrap();
+            let statement = t["problem_statement"].as_str().unwrap();
+            let line = statement
+                .lines()
+                .find(|l| l.trim().len() > 20)
+                .unwrap()
+                .trim()
+                .to_string();
+            (id, line)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// mini's script for a task: one bash call writing the fixed files, then the submit command.
+fn mini_fix(task: &str, usage: [Value; 2]) -> Vec<Value> {
+    let write: Vec<String> = fixed_files(task)
+        .iter()
+        .map(|(p, c)| format!("cat > '{p}' <<'BENCH_EOF'\n{c}BENCH_EOF"))
+        .collect();
+    let [first, second] = usage;
+    vec![
+        json!({"content": "I will write the fix.", "tool_calls": [
+            {"name": "bash", "arguments": {"command": write.join(" && ")}}], "usage": first}),
+        json!({"content": "Done.", "tool_calls": [
+            {"name": "bash", "arguments": {"command": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"}}],
+            "usage": second}),
+    ]
+}
+
+/// aider's script for a task: the fixed files in its `whole` edit format, twice (aider first adds
+/// a mentioned file to the chat and asks again).
+fn aider_fix(task: &str, usage: [Value; 2]) -> Vec<Value> {
+    let body: String = fixed_files(task)
+        .iter()
+        .map(|(p, c)| format!("{p}\n```\n{c}```\n\n"))
+        .collect();
+    usage
+        .into_iter()
+        .map(|u| json!({"content": format!("Here is the fix.\n\n{body}"), "usage": u}))
+        .collect()
+}
+
+fn usage(prompt: u64, completion: u64, cached: u64, write: u64) -> Value {
+    json!({"prompt_tokens": prompt, "completion_tokens": completion,
+           "cached_tokens": cached, "cache_write_tokens": write})
+}
+
+/// Runs bench with the CLIs on PATH and the provider's variables set.
+fn bench(sb: &Sandbox, server: &ModelServer, bin: &Path, args: &[&str]) -> Output {
+    bench_env(sb, server, bin, args, &[])
+}
+
+fn bench_env(
+    sb: &Sandbox,
+    server: &ModelServer,
+    bin: &Path,
+    args: &[&str],
+    extra: &[(&str, &str)],
+) -> Output {
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let mut cmd = Command::new(bench_bin());
+    cmd.args(args)
+        .current_dir(sb.dir.path())
+        .env("PATH", path)
+        .env("OPENAI_API_KEY", KEY)
+        .env("OPENAI_API_BASE", server.base())
+        .env("NO_COLOR", "1")
+        .env_remove("BENCH_STORE");
+    for (k, v) in extra {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+const PRICE: [f64; 4] = [2.0, 0.5, 2.5, 8.0];
+
+/// The quickstart with the real CLIs as teams: only the provider's variables in `env`, and a
+/// price. `solve` is the solve stage's extra lines.
+fn quickstart_with(teams: &[(&str, &str)], solve: &str, harness_env: &[&str]) -> Sandbox {
+    let sb = Sandbox::quickstart();
+    // The quickstart's report compares against `nop`: keep it.
+    let names: Vec<String> = std::iter::once("nop")
+        .chain(teams.iter().map(|(n, _)| *n))
+        .map(|n| format!("\"{n}\""))
+        .collect();
+    sb.edit(
+        "quickstart.toml",
+        "teams = [\"oracle\", \"nop\", \"fixer\"]",
+        &format!("teams = [{}]\n{solve}", names.join(", ")),
+    );
+    let mut extra = String::new();
+    for (name, agent) in teams {
+        extra.push_str(&format!(
+            "\n[teams.{name}]\ntopology = \"solo\"\nworker = \"{agent}\"\n"
+        ));
+    }
+    let env: Vec<String> = ["OPENAI_API_KEY", "OPENAI_API_BASE"]
+        .iter()
+        .chain(harness_env)
+        .map(|v| format!("\"{v}\""))
+        .collect();
+    for h in ["mini-swe-agent", "aider"] {
+        extra.push_str(&format!("\n[harnesses.{h}]\nenv = [{}]\n", env.join(", ")));
+    }
+    for model in ["openai/fake-mini", "openai/fake-aider"] {
+        extra.push_str(&format!(
+            "\n[pricing.\"{model}\"]\ninput = {}\ncached_input = {}\ncache_write = {}\noutput = {}\n",
+            PRICE[0], PRICE[1], PRICE[2], PRICE[3]
+        ));
+    }
+    sb.append("quickstart.toml", &extra);
+    sb
+}
+
+fn team<'a>(r: &'a Value, name: &str) -> &'a Value {
+    r["teams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("no team {name} in {r}"))
+}
+
+fn solve_patches(sb: &Sandbox, team: &str) -> Vec<String> {
+    // Records hold no address: the index maps addresses to keys.
+    let store = bench::store::Store::open_existing(&sb.path(".bench")).unwrap();
+    let manifest = std::fs::canonicalize(sb.manifest()).unwrap();
+    let mut out = Vec::new();
+    for (address, key) in store.load_index(&manifest).nodes {
+        if address.starts_with("solve/") && address.contains(&format!("/{team}/")) {
+            let bench::store::Lookup::Hit(rec) = store.get_action(&key) else {
+                panic!("no record for {address}");
+            };
+            let d = &rec.solve().unwrap().patch;
+            out.push(String::from_utf8(store.get_blob(d).unwrap()).unwrap());
+        }
+    }
+    out
+}
+
+fn trajectories(sb: &Sandbox) -> String {
+    String::from_utf8_lossy(&everything(&sb.path(".bench/objects"))).into_owned()
+}
+
+#[test]
+fn real_mini_and_aider_solve_quickstart_tasks_with_exact_costs() {
+    let Some(bin) = agents_bin() else { return };
+    let mut matches = Vec::new();
+    for (id, line) in tasks() {
+        matches.push(json!({"model": "fake-mini", "contains": line,
+            "replies": mini_fix(&id, [usage(1834, 212, 0, 0), usage(2391, 35, 1792, 0)])}));
+        matches.push(json!({"model": "fake-aider", "contains": line,
+            "replies": aider_fix(&id, [usage(2466, 301, 0, 0), usage(2790, 301, 0, 0)]),
+            "then": {"content": "Done.", "usage": usage(120, 3, 0, 0)}}));
+    }
+    let server = ModelServer::start(&json!({"match": matches}));
+    let sb = quickstart_with(
+        &[
+            ("mini", "mini-swe-agent@openai/fake-mini"),
+            ("aider", "aider@openai/fake-aider"),
+        ],
+        "limit = 2",
+        &[],
+    );
+    let o = bench(&sb, &server, &bin, &["apply", "quickstart.toml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let r = sb.report_json();
+    for (name, model) in [("mini", "fake-mini"), ("aider", "fake-aider")] {
+        let t = team(&r, name);
+        assert_eq!(t["resolved"], 2, "{name}: {t}");
+        assert_eq!(t["cost"]["priced_runs"], 2, "{name}: {t}");
+        let want = server.cost(model, PRICE);
+        let got = t["cost"]["total_priced_usd"].as_f64().unwrap();
+        assert!(want > 0.0);
+        assert!(
+            (got - want).abs() < 1e-9,
+            "{name}: report ${got} != served usage x price ${want}"
+        );
+    }
+    // Each request carried the user's key.
+    for req in server.served() {
+        assert_eq!(req["authorization"], format!("Bearer {KEY}"));
+    }
+    // The patch is the agent's change only; aider's own files are kept in the trajectory.
+    for p in solve_patches(&sb, "aider") {
+        assert!(!p.contains(".aider") && !p.contains(".gitignore"), "{p}");
+        assert!(p.contains("diff --git"), "{p}");
+    }
+    let stored = trajectories(&sb);
+    assert!(stored.contains("own file .aider.chat.history.md"));
+    assert!(!stored.contains(KEY), "the key leaked into the store");
+    // A rerun runs nothing.
+    let plan = bench(&sb, &server, &bin, &["plan", "quickstart.toml"]);
+    assert_eq!(plan.status.code(), Some(0), "{}", stdout(&plan));
+}
+
+#[test]
+fn a_401_on_the_first_call_is_an_uncached_error_naming_the_agents_message() {
+    let Some(bin) = agents_bin() else { return };
+    let server = ModelServer::start(&json!({"then":
+        {"status": 401, "message": "Incorrect API key provided: sk-test***"}}));
+    let sb = quickstart_with(
+        &[
+            ("mini", "mini-swe-agent@openai/fake-mini"),
+            ("aider", "aider@openai/fake-aider"),
+        ],
+        "limit = 1",
+        &[],
+    );
+    let o = bench(&sb, &server, &bin, &["apply", "quickstart.toml"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let err = stderr(&o);
+    // mini exits 1, aider exits 0: both are errors, each named by the agent's own message.
+    assert!(
+        err.contains("harness `mini-swe-agent` never reached its model (no model call recorded: AuthenticationError"),
+        "{err}"
+    );
+    assert!(
+        err.contains("harness `aider` never reached its model (no model call recorded:"),
+        "{err}"
+    );
+    assert!(err.contains("Incorrect API key provided"), "{err}");
+    // Not cached: the plan still has the solves to run.
+    let plan = bench(&sb, &server, &bin, &["plan", "--json", "quickstart.toml"]);
+    assert_eq!(plan.status.code(), Some(2));
+    let v: Value = serde_json::from_slice(&plan.stdout).unwrap();
+    let solves = v["to_run"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["address"].as_str().unwrap().starts_with("solve/"))
+        .count();
+    assert_eq!(solves, 2, "{v}");
+}
+
+#[test]
+fn a_401_after_two_calls_is_a_result_with_its_cost() {
+    let Some(bin) = agents_bin() else { return };
+    let (id, line) = tasks().remove(0);
+    let mut replies = mini_fix(&id, [usage(1834, 212, 0, 0), usage(2391, 35, 0, 0)]);
+    // Both calls answered, but the second asks for more work instead of submitting.
+    replies[1] = json!({"content": "Let me check.", "tool_calls": [
+        {"name": "bash", "arguments": {"command": "git diff --stat"}}], "usage": usage(2391, 35, 0, 0)});
+    let server = ModelServer::start(&json!({
+        "match": [{"contains": line, "replies": replies,
+                   "then": {"status": 401, "message": "Incorrect API key provided"}}],
+        "then": {"status": 401, "message": "Incorrect API key provided"}}));
+    let sb = quickstart_with(&[("mini", "mini-swe-agent@openai/fake-mini")], "", &[]);
+    // Only the task the script knows.
+    sb.edit(
+        "quickstart.toml",
+        "seed = 7",
+        &format!("seed = 7\ninstance_ids = [\"{id}\"]"),
+    );
+    let o = bench(&sb, &server, &bin, &["apply", "quickstart.toml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = sb.report_json();
+    let t = team(&r, "mini");
+    assert_eq!(
+        t["resolved"], 1,
+        "the fix written before the 401 counts: {t}"
+    );
+    let want = server.cost("fake-mini", PRICE);
+    let got = t["cost"]["total_priced_usd"].as_f64().unwrap();
+    assert!((got - want).abs() < 1e-9, "${got} != ${want}");
+    // 2 calls, 1834 + 2391 input and 212 + 35 output tokens: cached, no rerun.
+    assert!((want - ((1834.0 + 2391.0) * 2.0 + 247.0 * 8.0) / 1e6).abs() < 1e-12);
+    let plan = bench(&sb, &server, &bin, &["plan", "quickstart.toml"]);
+    assert_eq!(plan.status.code(), Some(0), "{}", stdout(&plan));
+}
+
+#[test]
+fn a_429_storm_or_500s_are_uncached_errors() {
+    let Some(bin) = agents_bin() else { return };
+    let server = ModelServer::start(&json!({
+        "match": [{"model": "fake-500", "then": {"status": 500, "message": "upstream exploded"}}],
+        "then": {"status": 429, "retry_after": 0, "message": "Rate limit reached for requests"}}));
+    let sb = quickstart_with(
+        &[
+            ("mini", "mini-swe-agent@openai/fake-mini"),
+            ("m500", "mini-swe-agent@openai/fake-500"),
+        ],
+        "limit = 1",
+        &["MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT"],
+    );
+    let o = bench_env(
+        &sb,
+        &server,
+        &bin,
+        &["apply", "quickstart.toml"],
+        &[("MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT", "1")],
+    );
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let err = stderr(&o);
+    for (team, why) in [("mini", "RateLimitError"), ("m500", "InternalServerError")] {
+        assert!(
+            err.contains(&format!(
+                "{team}/0: harness `mini-swe-agent` never reached its model (no model call recorded: {why}"
+            )),
+            "{err}"
+        );
+    }
+    let served = server.served();
+    for (model, status) in [("fake-mini", 429), ("fake-500", 500)] {
+        let n = served
+            .iter()
+            .filter(|r| r["model"] == model && r["status"] == status)
+            .count();
+        assert!(n >= 2, "{model}: retried before giving up ({n} requests)");
+    }
+    let plan = bench(&sb, &server, &bin, &["plan", "quickstart.toml"]);
+    assert_eq!(plan.status.code(), Some(2));
+}
+
+#[test]
+fn a_hanging_model_is_a_timed_out_result() {
+    let Some(bin) = agents_bin() else { return };
+    let server = ModelServer::start(&json!({"then": {"hang": true}}));
+    let sb = quickstart_with(
+        &[("mini", "mini-swe-agent@openai/fake-mini")],
+        "limit = 1",
+        &[],
+    );
+    sb.edit(
+        "quickstart.toml",
+        "limit = 1\ntimeout = \"2m\"",
+        "limit = 1\ntimeout = \"90s\"",
+    );
+    let started = Instant::now();
+    let o = bench(&sb, &server, &bin, &["apply", "quickstart.toml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(started.elapsed() < Duration::from_secs(240));
+    let r = sb.report_json();
+    let t = team(&r, "mini");
+    assert_eq!(t["timed_out"], 1, "{t}");
+    assert_eq!(
+        t["cost"]["priced_runs"], 0,
+        "a timed-out run's cost is unknown: {t}"
+    );
+    assert!(server.served().iter().any(|r| r["status"] == "hang"));
+}
+
+#[test]
+fn an_unpriced_model_under_a_budget_is_refused_before_anything_runs() {
+    let Some(bin) = agents_bin() else { return };
+    let server = ModelServer::start(&json!({}));
+    let sb = quickstart_with(
+        &[("aider", "aider@openai/unpriced")],
+        "max_cost_usd = 0.01",
+        &[],
+    );
+    let o = bench(&sb, &server, &bin, &["apply", "quickstart.toml"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("runs `aider@openai/unpriced`, whose cost"),
+        "{err}"
+    );
+    assert!(err.contains("nothing was run"), "{err}");
+    assert!(server.served().is_empty());
+    assert!(!sb.path(".bench/actions").exists());
+}
+
+#[test]
+fn aider_with_cache_hits_and_writes_is_priced_from_exact_tokens() {
+    let Some(bin) = agents_bin() else { return };
+    let (id, line) = tasks().remove(0);
+    // aider prints `Cost:` on its own line when a reply has both cache hits and writes; it knows
+    // the model's price from a metadata file (passed by its own environment variable).
+    let meta = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        meta.path(),
+        json!({"openai/fake-aider": {"max_input_tokens": 100000, "max_output_tokens": 4096,
+            "input_cost_per_token": 2e-6, "output_cost_per_token": 8e-6,
+            "cache_read_input_token_cost": 5e-7, "cache_creation_input_token_cost": 2.5e-6,
+            "litellm_provider": "openai", "mode": "chat"}})
+        .to_string(),
+    )
+    .unwrap();
+    let server = ModelServer::start(&json!({"match": [{"contains": line,
+        "replies": aider_fix(&id, [usage(2466, 301, 896, 512), usage(2790, 301, 896, 512)]),
+        "then": {"content": "Done.", "usage": usage(980, 3, 640, 0)}}]}));
+    let sb = quickstart_with(
+        &[("aider", "aider@openai/fake-aider")],
+        "",
+        &["AIDER_MODEL_METADATA_FILE"],
+    );
+    sb.edit(
+        "quickstart.toml",
+        "seed = 7",
+        &format!("seed = 7\ninstance_ids = [\"{id}\"]"),
+    );
+    let o = bench_env(
+        &sb,
+        &server,
+        &bin,
+        &["apply", "quickstart.toml"],
+        &[("AIDER_MODEL_METADATA_FILE", meta.path().to_str().unwrap())],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stored = trajectories(&sb);
+    assert!(
+        stored.contains("cache write, 896 cache hit, 301 received.\nCost: $"),
+        "aider printed its cache line: {:?}",
+        stored
+            .lines()
+            .filter(|l| l.starts_with("Tokens:") || l.starts_with("Cost:"))
+            .collect::<Vec<_>>()
+    );
+    let t = team(&sb.report_json(), "aider").clone();
+    let want = server.cost("fake-aider", PRICE);
+    let got = t["cost"]["total_priced_usd"].as_f64().unwrap();
+    assert!((got - want).abs() < 1e-9, "${got} != ${want}: {t}");
+}
