@@ -128,16 +128,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn signatures_match_between_manifest_and_stored_keys() {
-        let manifest_side = serde_json::json!({"topology": "review",
-            "coder": {"harness": "aider", "model": "openai/x"},
-            "reviewer": {"harness": "claude-code", "model": null}, "rounds": 2});
-        let stored_side = serde_json::json!({"topology": "review", "coder": "aider@openai/x",
-            "reviewer": "claude-code", "rounds": 2, "harnesses": {"aider": {"kind": "command"}}});
-        assert_eq!(signature(&manifest_side), signature(&stored_side));
+    fn signatures_match_between_manifest_and_stored_jobs() {
+        use crate::manifest::{Agent, Topology};
+        let t = Topology::Review {
+            coder: Agent {
+                harness: "aider".into(),
+                model: Some("openai/x".into()),
+            },
+            reviewer: Agent {
+                harness: "claude-code".into(),
+                model: None,
+            },
+            rounds: 2,
+        };
+        // A stored solve job's team spec holds the topology as the manifest's own encoding.
+        let stored = serde_json::json!({"topology": "review", "coder": "aider@openai/x",
+            "reviewer": "claude-code", "rounds": 2});
+        assert_eq!(signature(&serde_json::to_value(&t).unwrap()), signature(&stored));
         let other = serde_json::json!({"topology": "review", "coder": "aider@openai/y",
             "reviewer": "claude-code", "rounds": 2});
-        assert_ne!(signature(&other), signature(&stored_side));
+        assert_ne!(signature(&other), signature(&stored));
     }
 
     #[test]
