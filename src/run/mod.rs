@@ -6,7 +6,7 @@ mod plan;
 mod progress;
 
 pub use apply::{ApplyOptions, ApplyResult, apply, report_inputs};
-pub use datasets::load_datasets;
+pub use datasets::{load_datasets, load_summaries};
 pub use plan::{AgentImagePlan, PlanEntry, PlanReport, plan};
 pub use progress::Progress;
 
