@@ -1,8 +1,9 @@
 //! Times loading and filtering a MultiLang-shaped parquet file:
-//! `datasets_bench [rows] [runs]` (default 100000 rows, 5 runs).
+//! `datasets_bench [rows] [runs]` (default 100000 rows, 5 runs), or
+//! `datasets_bench --file PATH [runs]` for an existing file.
 //!
 //! Writes `rows` rows (8 languages' worth of ids, dates over 2025-2026, snappy) to a temp file
-//! with the test fixtures' writer, then times, best of `runs`: reading the file into tasks
+//! with the test fixtures' writer (or takes the given file), then times, best of `runs`: reading the file into tasks
 //! (`read_file`), building the task set (every task's digest and the snapshot), and the seeded
 //! sample with since/until/languages filters and a limit. Prints one Markdown table.
 
@@ -26,11 +27,21 @@ fn best<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, T) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let n: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(100_000);
-    let runs: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(5);
+    let mut args: Vec<String> = std::env::args().collect();
+    let given = (args.get(1).map(String::as_str) == Some("--file")).then(|| {
+        let path = std::path::PathBuf::from(&args[2]);
+        args.drain(1..3);
+        path
+    });
+    let arg = |i: usize| args.get(i).and_then(|a| a.parse().ok());
+    let (n, runs): (usize, usize) = match given {
+        Some(_) => (0, arg(1).unwrap_or(5)),
+        None => (arg(1).unwrap_or(100_000), arg(2).unwrap_or(5)),
+    };
     let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("rust-00000-of-00001.parquet");
+    let path = given
+        .clone()
+        .unwrap_or_else(|| dir.path().join("rust-00000-of-00001.parquet"));
     let langs = ["c", "cpp", "cs", "go", "java", "js", "rust", "ts"];
     let rows: Vec<Row> = (0..n)
         .map(|i| {
@@ -48,7 +59,9 @@ fn main() {
             r
         })
         .collect();
-    write_parquet(&path, Shape::MultiLang, &rows).expect("write parquet");
+    if given.is_none() {
+        write_parquet(&path, Shape::MultiLang, &rows).expect("write parquet");
+    }
     drop(rows);
     let size = std::fs::metadata(&path).map_or(0, |m| m.len());
 

@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # Benchmarks bench's built-in `pytest` log parser (Rust) against SWE-bench-Live's default
-# pytest parser (SWE-bench's parse_log_pytest + Live's status mapping) as a Python parser
-# script, on the same generated ~50 MB pytest log: parse time only (best of RUNS, the log
-# already in memory), plus a hand-tuned Python variant, plus end to end through
-# `bench parse-log --parser` vs `bench parse-log --script`.
+# pytest parser (SWE-bench's parse_log_pytest + Live's status mapping), on the same generated
+# ~50 MB pytest log: whole processes side by side, interleaved rounds, medians and ratios
+# (scripts/bench_compare.py): `bench parse-log --parser pytest` against the floor, `grep -c -E`
+# of the status words over the same log, and the upstream parser run as a process (read the
+# file, parse, print the sorted JSON); plus `bench parse-log --script` with the upstream
+# parser. With IN_PROCESS=1 first the parse time only (best of RUNS, the log already in
+# memory; the `parse_log_bench` example, which needs the dev-dependencies built in release),
+# plus a hand-tuned Python variant.
 #
 # Usage: scripts/bench-parsers.sh [SIZE_MB]      (default 50)
 # Env:   BENCH_CRATE  crate to build the `parse_log_bench` example and `bench` from (default: this repo)
 #        RUNS         Python parse repetitions, best time reported (default 5)
 #        RUST_RUNS    Rust parse repetitions, best time reported (default 30)
+#        ROUNDS       interleaved rounds of the whole-process comparison (default 7)
 #        WITH_CARGO=1 also time the `cargo` parser on a generated cargo log
 set -euo pipefail
 
@@ -147,49 +152,50 @@ print(f"python parser={sys.argv[4]} tests={len(result)} pass={count('pass')} "
 PY
 
 echo "log: $(du -m "$WORK/pytest.log" | cut -f1) MB, $(wc -l <"$WORK/pytest.log") lines"
-(cd "$CRATE" && cargo build -q --release --example parse_log_bench --bin bench)
+(cd "$CRATE" && cargo build -q --release --bin bench)
 TARGET="$(cd "$CRATE" && cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/release"
 BIN="$TARGET/examples/parse_log_bench"
 
-# 1. Parse time only (the log already in memory; best of RUNS).
+# 1. With IN_PROCESS=1: parse time only (the log already in memory; best of RUNS).
 # The Rust parse takes ~50 ms, so it gets more repetitions (RUST_RUNS) for a stable minimum on a
 # shared machine; the Python parse takes ~3 s and gets RUNS.
-rust_out=$("$BIN" pytest "$WORK/pytest.log" "${RUST_RUNS:-30}")
-up_out=$(python3 "$WORK/run_python.py" "$WORK" "$WORK/pytest.log" "$RUNS" live_pytest_upstream)
-tuned_out=$(python3 "$WORK/run_python.py" "$WORK" "$WORK/pytest.log" "$RUNS" live_pytest_tuned)
-echo "$rust_out"
-echo "$up_out"
-echo "$tuned_out"
-
-# 2. End to end through the CLI, as grading runs them: `bench parse-log --parser pytest` against
-#    `bench parse-log --script` with the upstream script (isolated python3 process, the log
-#    passed as a file, JSON back). Both read the file and print the sorted JSON. Best of 3.
-best_of3() {
-  python3 - "$@" <<'PY'
-import subprocess, sys, time
-best = float("inf")
-for _ in range(3):
-    t = time.perf_counter()
-    subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)
-    best = min(best, time.perf_counter() - t)
-print(f"{best * 1e3:.0f}")
-PY
-}
-cli_rust=$(best_of3 "$TARGET/bench" parse-log --parser pytest "$WORK/pytest.log")
-cli_py=$(best_of3 "$TARGET/bench" parse-log --script "$WORK/live_pytest_upstream.py" "$WORK/pytest.log")
-
-python3 - "$rust_out" "$up_out" "$tuned_out" "$cli_rust" "$cli_py" <<'PY'
+if [ "${IN_PROCESS:-0}" = 1 ]; then
+  (cd "$CRATE" && cargo build -q --release --example parse_log_bench)
+  rust_out=$("$BIN" pytest "$WORK/pytest.log" "${RUST_RUNS:-30}")
+  up_out=$(python3 "$WORK/run_python.py" "$WORK" "$WORK/pytest.log" "$RUNS" live_pytest_upstream)
+  tuned_out=$(python3 "$WORK/run_python.py" "$WORK" "$WORK/pytest.log" "$RUNS" live_pytest_tuned)
+  echo "$rust_out"
+  echo "$up_out"
+  echo "$tuned_out"
+  python3 - "$rust_out" "$up_out" "$tuned_out" <<'PY'
 import re, sys
 ms = lambda s: float(re.search(r"best_parse_ms=([\d.]+)", s).group(1))
 r, up, tuned = ms(sys.argv[1]), ms(sys.argv[2]), ms(sys.argv[3])
-cr, cp = float(sys.argv[4]), float(sys.argv[5])
 print(f"parse only: rust {r:.1f} ms; python upstream {up:.0f} ms -> {up / r:.0f}x; "
       f"python hand-tuned {tuned:.0f} ms -> {tuned / r:.1f}x")
-print(f"end to end (bench parse-log, read + parse + sorted JSON): --parser pytest {cr:.0f} ms; "
-      f"--script upstream {cp:.0f} ms -> {cp / cr:.0f}x")
 PY
-echo "(the Rust parser also reads -v lines, so it names skipped tests that the Python parsers"
-echo " record under the bogus key '[1]'; counts differ by that)"
+  echo "(the Rust parser also reads -v lines, so it names skipped tests that the Python parsers"
+  echo " record under the bogus key '[1]'; counts differ by that)"
+fi
+
+# 2. Whole processes side by side (interleaved rounds, medians, ratios to the grep floor):
+#    `bench parse-log --parser pytest` (read, parse, print the sorted JSON); `grep -c -E` of the
+#    status words (reads the same bytes and matches the same words: the floor of any parser);
+#    the upstream parser as a process (python3 reads the file, parses, prints the sorted JSON);
+#    `bench parse-log --script` with the upstream script (grading's isolated python3 process).
+cat >"$WORK/upstream_cli.py" <<'PY'
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from live_pytest_upstream import parser
+log = open(sys.argv[2], encoding="utf-8", errors="replace").read()
+print(json.dumps(dict(sorted(parser(log).items())), indent=2, ensure_ascii=False))
+PY
+python3 "$ROOT/scripts/bench_compare.py" --rounds "${ROUNDS:-7}" --baseline "grep -c -E" \
+  "bench parse-log=$TARGET/bench parse-log --parser pytest $WORK/pytest.log" \
+  "grep -c -E=grep -c -E 'PASSED|FAILED|SKIPPED|ERROR|XFAIL|XPASS' $WORK/pytest.log" \
+  "upstream parser (python3 process)=python3 $WORK/upstream_cli.py $WORK $WORK/pytest.log" \
+  "bench parse-log --script upstream=$TARGET/bench parse-log --script $WORK/live_pytest_upstream.py $WORK/pytest.log"
+
 
 if [ "${WITH_CARGO:-0}" = 1 ]; then
   python3 - "$WORK/cargo.log" "$SIZE_MB" <<'PY'
@@ -208,5 +214,6 @@ with open(path, "w") as f:
             s += "some captured output line from a test that printed things\n"
         f.write(s); written += len(s); i += 1
 PY
+  (cd "$CRATE" && cargo build -q --release --example parse_log_bench)
   "$BIN" cargo "$WORK/cargo.log" "$RUNS"
 fi

@@ -2,7 +2,7 @@
 //! diagnostics on stderr, and returns an exit code (see `exit_codes.rs`).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -693,6 +693,24 @@ fn clean(file: Option<&Path>) -> Result<u8, Report> {
 
 // ---- end docker backend ----
 
+/// One sample stage as `bench tasks` lists it (fields in the order of the JSON output).
+#[derive(serde::Serialize)]
+struct StageListing<'a> {
+    by_language: BTreeMap<&'a str, usize>,
+    by_month: BTreeMap<&'a str, usize>,
+    dataset: &'a str,
+    stage: &'a str,
+    tasks: Vec<TaskListing<'a>>,
+}
+
+#[derive(serde::Serialize)]
+struct TaskListing<'a> {
+    created_at: &'a str,
+    instance_id: &'a str,
+    language: Option<&'a str>,
+    repo: &'a str,
+}
+
 fn tasks(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {
     let m = load(file)?;
     // Hub datasets are fetched into the store (no Docker, no credentials needed for public ones).
@@ -709,77 +727,108 @@ fn tasks(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {
     } else {
         None
     };
+    let samples: Vec<(&str, &manifest::SampleStage)> = m
+        .stages_of(crate::manifest::StageKindName::Sample)
+        .filter_map(|stage| match &stage.kind {
+            StageKind::Sample(s) => Some((stage.name.as_str(), s)),
+            _ => None,
+        })
+        .collect();
+    // Only the listing fields are read, and only of rows some sample stage keeps: nothing
+    // here is keyed, so no task set (digests, snapshot) is built.
+    let mut filters: BTreeMap<&str, Vec<crate::tasks::Filter<'_>>> = BTreeMap::new();
+    for (_, s) in &samples {
+        filters
+            .entry(s.dataset.as_str())
+            .or_default()
+            .push(crate::tasks::Filter::new(&s.filters));
+    }
+    let keep = |dataset: &str, row: &crate::tasks::SampleRow<'_>| {
+        filters
+            .get(dataset)
+            .is_some_and(|fs| fs.iter().any(|f| f.keeps(row)))
+    };
     let (datasets, unavailable) =
-        run::load_datasets(&m, store.as_ref(), true).map_err(|e| miette!("{e}"))?;
+        run::load_summaries(&m, store.as_ref(), true, &keep).map_err(|e| miette!("{e}"))?;
     let mut out = Vec::new();
-    for stage in m.stages_of(crate::manifest::StageKindName::Sample) {
-        let StageKind::Sample(s) = &stage.kind else {
-            continue;
-        };
-        let Some(set) = datasets.get(&s.dataset) else {
+    for (stage, s) in samples {
+        let Some(rows) = datasets.get(&s.dataset) else {
             return Err(miette!(
                 "dataset `{}` is not available on this machine ({})",
                 s.dataset,
                 unavailable.join(", ")
             ));
         };
-        let ids = crate::tasks::sample(set, &s.filters);
-        let tasks: Vec<_> = ids.iter().map(|i| &set.tasks[i]).collect();
-        let mut by_language: BTreeMap<String, usize> = BTreeMap::new();
-        let mut by_month: BTreeMap<String, usize> = BTreeMap::new();
-        for t in &tasks {
-            *by_language
-                .entry(t.language.clone().unwrap_or_else(|| "(none)".into()))
+        let by_id: std::collections::HashMap<&str, &crate::datasets::TaskSummary> =
+            rows.iter().map(|t| (t.instance_id.as_str(), t)).collect();
+        let ids = crate::tasks::sample_rows(rows.iter().map(|t| t.row()), &s.filters);
+        let mut listing = StageListing {
+            by_language: BTreeMap::new(),
+            by_month: BTreeMap::new(),
+            dataset: &s.dataset,
+            stage,
+            tasks: Vec::with_capacity(ids.len()),
+        };
+        for id in ids {
+            let t = by_id[id];
+            *listing
+                .by_language
+                .entry(t.language.as_deref().unwrap_or("(none)"))
                 .or_default() += 1;
-            *by_month
-                .entry(t.created_at.chars().take(7).collect())
-                .or_default() += 1;
+            let month = t
+                .created_at
+                .char_indices()
+                .nth(7)
+                .map_or(t.created_at.as_str(), |(i, _)| &t.created_at[..i]);
+            *listing.by_month.entry(month).or_default() += 1;
+            listing.tasks.push(TaskListing {
+                created_at: &t.created_at,
+                instance_id: &t.instance_id,
+                language: t.language.as_deref(),
+                repo: &t.repo,
+            });
         }
-        out.push(serde_json::json!({
-            "stage": stage.name,
-            "dataset": s.dataset,
-            "tasks": tasks.iter().map(|t| serde_json::json!({
-                "instance_id": t.instance_id, "repo": t.repo, "language": t.language, "created_at": t.created_at,
-            })).collect::<Vec<_>>(),
-            "by_language": by_language,
-            "by_month": by_month,
-        }));
+        out.push(listing);
     }
+    let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     if json {
-        println!("{}", serde_json::to_string_pretty(&out).expect("json"));
+        // Written as it renders: a listing of every row of a big dataset is never one string.
+        serde_json::to_writer_pretty(&mut stdout, &out)
+            .map_err(std::io::Error::from)
+            .into_diagnostic()?;
+        writeln!(stdout).into_diagnostic()?;
     } else {
         for s in &out {
-            println!(
+            writeln!(
+                stdout,
                 "stage {} (dataset {}): {} tasks",
-                s["stage"].as_str().unwrap_or(""),
-                s["dataset"].as_str().unwrap_or(""),
-                s["tasks"].as_array().map_or(0, Vec::len)
-            );
-            for t in s["tasks"].as_array().into_iter().flatten() {
-                println!(
+                s.stage,
+                s.dataset,
+                s.tasks.len()
+            )
+            .into_diagnostic()?;
+            for t in &s.tasks {
+                writeln!(
+                    stdout,
                     "  {:<40} {:<28} {:<10} {}",
-                    t["instance_id"].as_str().unwrap_or(""),
-                    t["repo"].as_str().unwrap_or(""),
-                    t["language"].as_str().unwrap_or("-"),
-                    t["created_at"].as_str().unwrap_or("")
-                );
+                    t.instance_id,
+                    t.repo,
+                    t.language.unwrap_or("-"),
+                    t.created_at
+                )
+                .into_diagnostic()?;
             }
-            let langs: Vec<String> = s["by_language"]
-                .as_object()
-                .into_iter()
-                .flatten()
+            let langs: Vec<String> = s
+                .by_language
+                .iter()
                 .map(|(k, v)| format!("{k} {v}"))
                 .collect();
-            let months: Vec<String> = s["by_month"]
-                .as_object()
-                .into_iter()
-                .flatten()
-                .map(|(k, v)| format!("{k} {v}"))
-                .collect();
-            println!("  per language: {}", langs.join(", "));
-            println!("  per month: {}", months.join(", "));
+            let months: Vec<String> = s.by_month.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            writeln!(stdout, "  per language: {}", langs.join(", ")).into_diagnostic()?;
+            writeln!(stdout, "  per month: {}", months.join(", ")).into_diagnostic()?;
         }
     }
+    stdout.flush().into_diagnostic()?;
     Ok(exit_codes::OK)
 }
 
@@ -849,18 +898,25 @@ fn export(cli: &Cli, file: &Path, teams: &[String], out: Option<&Path>) -> Resul
 }
 
 fn parse_log(parser: Option<&str>, script: Option<&Path>, file: &Path) -> Result<u8, Report> {
-    let bytes = fs_err::read(file).into_diagnostic()?;
-    // Valid UTF-8 (the usual case) is taken as is, without the slower lossy pass.
-    let log = match String::from_utf8(bytes) {
-        Ok(text) => text,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    };
     match (parser, script) {
         (Some(p), None) => {
-            let statuses = crate::parsers::parse_log(p, &log).map_err(|e| miette!("{e}"))?;
-            println!("{}", crate::parsers::statuses_to_json(&statuses));
+            // Line-local parsers read the file in chunks; the JSON is written as it renders.
+            let mut f = fs_err::File::open(file).into_diagnostic()?;
+            let size = f.metadata().map_or(0, |m| m.len() as usize);
+            let statuses =
+                crate::parsers::parse_log_stream(p, &mut f, size).map_err(|e| miette!("{e}"))?;
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+            crate::parsers::write_statuses_json(&statuses, &mut out)
+                .and_then(|()| std::io::Write::flush(&mut out))
+                .into_diagnostic()?;
         }
         (None, Some(s)) => {
+            let bytes = fs_err::read(file).into_diagnostic()?;
+            // Valid UTF-8 (the usual case) is taken as is, without the slower lossy pass.
+            let log = match String::from_utf8(bytes) {
+                Ok(text) => text,
+                Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+            };
             let source = fs_err::read_to_string(s).into_diagnostic()?;
             let raw = crate::parsers::run_script_parser(&source, &log, &Default::default())
                 .map_err(|e| miette!("parser script {} failed: {e}", s.display()))?;

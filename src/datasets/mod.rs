@@ -1,6 +1,7 @@
 //! Dataset adapters: SWE-bench-Live (MultiLang and Python), classic SWE-bench / Verified, read
 //! from parquet or JSON lines, from a local path or a pinned Hugging Face Hub revision (fetched
-//! into the store by content hash, see `hub`). Each produces [`crate::tasks::Task`] values.
+//! into the store by content hash, see `hub`). Each produces [`crate::tasks::Task`] values, or
+//! for listings only the fields the sample filters read ([`TaskSummary`]).
 
 mod common;
 mod error;
@@ -9,6 +10,7 @@ pub mod hub;
 mod jsonl;
 mod parquet;
 pub mod predictions;
+mod summary;
 mod swe_bench;
 mod swe_bench_live;
 mod table;
@@ -17,6 +19,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 pub use error::{CellProblem, DatasetError};
+pub use summary::{TaskSummary, read_summaries};
 pub use table::normalize_date;
 
 use crate::manifest::DatasetFormat;
@@ -86,9 +89,14 @@ fn is_data_file(name: &str) -> bool {
 /// Reads a local file, or every `.parquet` / `.jsonl` / `.json` file under a directory (sorted;
 /// names in errors are relative to it, like `data/rust-00000-of-00001.parquet`).
 pub fn read_local(format: DatasetFormat, path: &Path) -> Result<Vec<Task>, DatasetError> {
+    read_files(format, &local_files(path)?)
+}
+
+/// The files [`read_local`] reads, with their names.
+pub fn local_files(path: &Path) -> Result<Vec<(String, PathBuf)>, DatasetError> {
     if path.is_file() {
         let name = path.display().to_string();
-        return read_files(format, &[(name, path.to_path_buf())]);
+        return Ok(vec![(name, path.to_path_buf())]);
     }
     let mut files = Vec::new();
     walk(path, path, &mut files).map_err(|source| DatasetError::Io {
@@ -101,7 +109,7 @@ pub fn read_local(format: DatasetFormat, path: &Path) -> Result<Vec<Task>, Datas
             path: path.display().to_string(),
         });
     }
-    read_files(format, &files)
+    Ok(files)
 }
 
 fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) -> std::io::Result<()> {

@@ -1,61 +1,181 @@
-//! Parquet files (the Hub's format) into a [`Table`]: only the wanted columns are decoded
-//! (projection), strings and lists of strings are mapped, other types are kept as
-//! "unsupported" so reading them names the type.
+//! Parquet files (the Hub's format): only the wanted columns are decoded (projection), in
+//! parallel (row groups split across threads, or columns when the file has one row group),
+//! into arrow arrays ([`read_arrays`]) or into a [`Table`] ([`read_parquet`]), where strings
+//! and lists of strings are mapped and other types are kept as "unsupported" so reading them
+//! names the type. Not here: what a row means (the row mappers).
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::path::Path;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type};
-use arrow_array::{Array, ArrayRef};
+use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::DataType;
 use parquet::arrow::ProjectionMask;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+};
 
 use super::error::DatasetError;
 use super::table::{Column, Table};
 
+/// Rows per decoded batch.
+const BATCH: usize = 16 * 1024;
+
+/// The decoded columns of one file.
+pub struct Arrays {
+    /// Every top-level column of the file, in schema order (to check required columns without
+    /// decoding them).
+    pub all_columns: Vec<String>,
+    /// The wanted columns the file has, in schema order: each a run of arrays that together
+    /// hold every row in order. All columns are split at the same rows.
+    pub columns: Vec<(String, Vec<ArrayRef>)>,
+    pub rows: usize,
+}
+
+/// One thread's share: some row groups, some columns (indexes into the schema, ascending).
+struct Unit {
+    row_groups: Range<usize>,
+    columns: Vec<usize>,
+}
+
+fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+}
+
+/// Splits the work over `threads`: by row groups when there are several, else by columns.
+fn units(row_groups: usize, columns: &[usize], threads: usize) -> Vec<Unit> {
+    if threads > 1 && row_groups > 1 {
+        let n = threads.min(row_groups);
+        (0..n)
+            .map(|i| Unit {
+                row_groups: row_groups * i / n..row_groups * (i + 1) / n,
+                columns: columns.to_vec(),
+            })
+            .collect()
+    } else if threads > 1 && columns.len() > 1 {
+        let n = threads.min(columns.len());
+        (0..n)
+            .map(|i| Unit {
+                row_groups: 0..row_groups,
+                columns: columns.iter().copied().skip(i).step_by(n).collect(),
+            })
+            .collect()
+    } else {
+        vec![Unit {
+            row_groups: 0..row_groups,
+            columns: columns.to_vec(),
+        }]
+    }
+}
+
 /// Reads the columns of `wanted` that the file has.
-pub fn read_parquet(path: &Path, file: &str, wanted: &[&str]) -> Result<Table, DatasetError> {
+pub fn read_arrays(path: &Path, file: &str, wanted: &[&str]) -> Result<Arrays, DatasetError> {
     let perr = |e: &dyn std::fmt::Display| DatasetError::Parquet {
         file: file.to_string(),
         message: e.to_string(),
     };
-    let f = std::fs::File::open(path).map_err(|source| DatasetError::Io {
-        file: file.to_string(),
-        source,
-    })?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| perr(&e))?;
-    let schema = builder.schema().clone();
-    let mut names = Vec::new();
-    let mut indices = Vec::new();
-    for (i, field) in schema.fields().iter().enumerate() {
-        if wanted.contains(&field.name().as_str()) {
-            indices.push(i);
-            names.push(field.name().clone());
+    let open = || {
+        std::fs::File::open(path).map_err(|source| DatasetError::Io {
+            file: file.to_string(),
+            source,
+        })
+    };
+    let meta =
+        ArrowReaderMetadata::load(&open()?, ArrowReaderOptions::default()).map_err(|e| perr(&e))?;
+    let all_columns: Vec<String> = meta
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    let indices: Vec<usize> = (0..all_columns.len())
+        .filter(|&i| wanted.contains(&all_columns[i].as_str()))
+        .collect();
+    let row_groups = meta.metadata().num_row_groups();
+    let read_unit = |unit: &Unit| -> Result<Vec<RecordBatch>, DatasetError> {
+        // A file handle of its own: clones of one handle share the read position.
+        let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(open()?, meta.clone());
+        let mask = ProjectionMask::roots(builder.parquet_schema(), unit.columns.iter().copied());
+        builder
+            .with_projection(mask)
+            .with_row_groups(unit.row_groups.clone().collect())
+            .with_batch_size(BATCH)
+            .build()
+            .map_err(|e| perr(&e))?
+            .map(|b| b.map_err(|e| perr(&e)))
+            .collect()
+    };
+    let units = units(row_groups, &indices, threads());
+    let results: Vec<Result<Vec<RecordBatch>, DatasetError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = units[1..]
+            .iter()
+            .map(|u| s.spawn(|| read_unit(u)))
+            .collect();
+        let mut out = vec![read_unit(&units[0])];
+        out.extend(
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("parquet thread")),
+        );
+        out
+    });
+    let mut columns: Vec<(String, Vec<ArrayRef>)> = indices
+        .iter()
+        .map(|&i| (all_columns[i].clone(), Vec::new()))
+        .collect();
+    for (unit, batches) in units.iter().zip(results) {
+        for batch in batches? {
+            for (&index, array) in unit.columns.iter().zip(batch.columns()) {
+                let slot = indices.binary_search(&index).expect("a projected column");
+                columns[slot].1.push(array.clone());
+            }
         }
     }
-    let mask = ProjectionMask::roots(builder.parquet_schema(), indices);
-    let reader = builder
-        .with_projection(mask)
-        .with_batch_size(8192)
-        .build()
-        .map_err(|e| perr(&e))?;
-    let mut columns: HashMap<String, Column> = HashMap::new();
-    let mut rows = 0;
-    for batch in reader {
-        let batch = batch.map_err(|e| perr(&e))?;
-        rows += batch.num_rows();
-        for (name, array) in names.iter().zip(batch.columns()) {
-            append(
-                columns.entry(name.clone()).or_insert_with(|| empty(array)),
-                array,
-            );
-        }
+    let rows = match columns.first() {
+        Some((_, chunks)) => chunks.iter().map(|a| a.len()).sum(),
+        None => usize::try_from(meta.metadata().file_metadata().num_rows()).unwrap_or(0),
+    };
+    Ok(Arrays {
+        all_columns,
+        columns,
+        rows,
+    })
+}
+
+/// Reads the columns of `wanted` that the file has, as a [`Table`] (columns converted in
+/// parallel).
+pub fn read_parquet(path: &Path, file: &str, wanted: &[&str]) -> Result<Table, DatasetError> {
+    let arrays = read_arrays(path, file, wanted)?;
+    let rows = arrays.rows;
+    let mut pending: Vec<Option<(String, Vec<ArrayRef>)>> =
+        arrays.columns.into_iter().map(Some).collect();
+    let n = threads().min(pending.len()).max(1);
+    // Column i goes to thread i % n; threads return their columns in order.
+    let mut shares: Vec<Vec<(String, Vec<ArrayRef>)>> = (0..n).map(|_| Vec::new()).collect();
+    for (i, c) in pending.iter_mut().enumerate() {
+        shares[i % n].push(c.take().expect("taken once"));
     }
-    for name in names {
-        columns.entry(name).or_insert(Column::Str(Vec::new()));
-    }
+    let convert = |share: Vec<(String, Vec<ArrayRef>)>| -> Vec<(String, Column)> {
+        share
+            .into_iter()
+            .map(|(name, chunks)| (name, to_column(&chunks)))
+            .collect()
+    };
+    let converted: Vec<Vec<(String, Column)>> = std::thread::scope(|s| {
+        let mut shares = shares.into_iter();
+        let first = shares.next().unwrap_or_default();
+        let handles: Vec<_> = shares.map(|sh| s.spawn(move || convert(sh))).collect();
+        let mut out = vec![convert(first)];
+        out.extend(
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("convert thread")),
+        );
+        out
+    });
+    let columns: HashMap<String, Column> = converted.into_iter().flatten().collect();
     Ok(Table {
         file: file.to_string(),
         rows,
@@ -63,8 +183,33 @@ pub fn read_parquet(path: &Path, file: &str, wanted: &[&str]) -> Result<Table, D
     })
 }
 
-fn is_string(t: &DataType) -> bool {
+fn to_column(chunks: &[ArrayRef]) -> Column {
+    let Some(first) = chunks.first() else {
+        return Column::Str(Vec::new());
+    };
+    let mut col = empty(first);
+    for a in chunks {
+        append(&mut col, a);
+    }
+    col
+}
+
+pub fn is_string(t: &DataType) -> bool {
     matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
+}
+
+/// The string at `i` of a string array (`None`: null). `a` must be of a type [`is_string`]
+/// accepts.
+pub fn str_at(a: &dyn Array, i: usize) -> Option<&str> {
+    if a.is_null(i) {
+        return None;
+    }
+    Some(match a.data_type() {
+        DataType::Utf8 => a.as_string::<i32>().value(i),
+        DataType::LargeUtf8 => a.as_string::<i64>().value(i),
+        DataType::Utf8View => a.as_string_view().value(i),
+        other => unreachable!("str_at on a {other} array"),
+    })
 }
 
 fn empty(a: &ArrayRef) -> Column {
@@ -128,5 +273,30 @@ fn append(col: &mut Column, a: &ArrayRef) {
             _ => v.extend(std::iter::repeat_n(None, a.len())),
         },
         Column::Json(_) | Column::Unsupported(_) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn work_splits_by_row_groups_then_columns() {
+        let u = units(5, &[0, 2, 3], 2);
+        assert_eq!(u.len(), 2);
+        assert_eq!(
+            (u[0].row_groups.clone(), u[1].row_groups.clone()),
+            (0..2, 2..5)
+        );
+        assert!(u.iter().all(|u| u.columns == [0, 2, 3]));
+        let u = units(1, &[0, 2, 3], 2);
+        assert_eq!(u.len(), 2);
+        assert_eq!(
+            (u[0].columns.clone(), u[1].columns.clone()),
+            (vec![0, 3], vec![2])
+        );
+        assert!(u.iter().all(|u| u.row_groups == (0..1)));
+        assert_eq!(units(1, &[4], 2).len(), 1);
+        assert_eq!(units(9, &[4], 1).len(), 1);
     }
 }

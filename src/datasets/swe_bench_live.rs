@@ -39,6 +39,20 @@ pub fn python_columns() -> Vec<&'static str> {
     c
 }
 
+/// The columns a MultiLang file must have.
+pub fn multilang_required() -> Vec<&'static str> {
+    let mut required = COMMON_COLUMNS.to_vec();
+    required.extend(["test_cmds", "log_parser", "docker_image"]);
+    required
+}
+
+/// The columns a Python-dataset file must have.
+pub fn python_required() -> Vec<&'static str> {
+    let mut required = COMMON_COLUMNS.to_vec();
+    required.push("test_cmds");
+    required
+}
+
 /// The language a MultiLang file name names, if any.
 pub fn language_of_file(file: &str) -> Option<String> {
     let name = file.rsplit('/').next()?;
@@ -48,9 +62,7 @@ pub fn language_of_file(file: &str) -> Option<String> {
 
 /// MultiLang rows.
 pub fn multilang(t: &mut Table) -> Result<Vec<Task>, DatasetError> {
-    let mut required = COMMON_COLUMNS.to_vec();
-    required.extend(["test_cmds", "log_parser", "docker_image"]);
-    t.require(&required)?;
+    t.require(&multilang_required())?;
     let file_language = language_of_file(&t.file);
     (0..t.rows)
         .map(|row| {
@@ -84,9 +96,7 @@ pub fn multilang(t: &mut Table) -> Result<Vec<Task>, DatasetError> {
 
 /// Python-dataset rows.
 pub fn python(t: &mut Table) -> Result<Vec<Task>, DatasetError> {
-    let mut required = COMMON_COLUMNS.to_vec();
-    required.push("test_cmds");
-    t.require(&required)?;
+    t.require(&python_required())?;
     (0..t.rows)
         .map(|row| {
             let c = Common::take(t, row)?;

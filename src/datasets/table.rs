@@ -156,21 +156,27 @@ impl Table {
 /// with `Z` or an offset, a space instead of `T`, a date-time without offset (taken as UTC), and
 /// a bare date (midnight UTC).
 pub fn normalize_date(s: &str) -> Option<String> {
+    parse_date(s).map(|ts| ts.to_string())
+}
+
+/// The instant a `created_at` value names, read as [`normalize_date`] reads it (whose result is
+/// this instant's RFC 3339 form).
+pub fn parse_date(s: &str) -> Option<jiff::Timestamp> {
     let t = s.trim();
     if let Ok(ts) = t.parse::<jiff::Timestamp>() {
-        return Some(ts.to_string());
+        return Some(ts);
     }
     if let Ok(dt) = t.parse::<jiff::civil::DateTime>() {
         return dt
             .to_zoned(jiff::tz::TimeZone::UTC)
             .ok()
-            .map(|z| z.timestamp().to_string());
+            .map(|z| z.timestamp());
     }
     if let Ok(d) = t.parse::<jiff::civil::Date>() {
         return d
             .to_zoned(jiff::tz::TimeZone::UTC)
             .ok()
-            .map(|z| z.timestamp().to_string());
+            .map(|z| z.timestamp());
     }
     None
 }

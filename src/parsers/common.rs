@@ -67,6 +67,16 @@ pub fn statuses_to_json(statuses: &Statuses) -> String {
     serde_json::to_string_pretty(statuses).unwrap_or_else(|_| String::from("{}"))
 }
 
+/// Writes the text of [`statuses_to_json`] to `out` as it is rendered (no string of the whole
+/// output), followed by a newline.
+pub fn write_statuses_json(
+    statuses: &Statuses,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, statuses).map_err(std::io::Error::from)?;
+    out.write_all(b"\n")
+}
+
 /// Test name -> status, as produced by a parser.
 ///
 /// Built for big logs: the names live once, back to back, in one arena string; a table of

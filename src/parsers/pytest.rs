@@ -40,7 +40,11 @@
 //! where `PASSED`/`XFAIL` count as passed, `FAILED`/`ERROR` as failed, and anything else
 //! (`SKIPPED`, `XPASS`) as neither — which is what `skip` means to a grader.
 
-use super::common::{Collector, TestStatus, lines};
+use std::sync::OnceLock;
+
+use aho_corasick::{AhoCorasick, Input, Span, packed};
+
+use super::common::{Collector, TestStatus};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Outcome {
@@ -78,11 +82,57 @@ pub(crate) fn parse_swebench(log: &str, out: &mut Collector) {
     parse_with(log, out, swebench_status);
 }
 
+const STATUS_WORDS: [&str; 6] = ["PASSED", "FAILED", "SKIPPED", "ERROR", "XFAIL", "XPASS"];
+
+/// Finds status words: every line that names a test holds one (at its start, before its
+/// `(reason)`, or at its end). Teddy (SIMD, all six words at once) where the CPU has it,
+/// else an Aho-Corasick automaton.
+enum StatusWords {
+    Teddy(packed::Searcher),
+    Automaton(AhoCorasick),
+}
+
+impl StatusWords {
+    fn get() -> &'static StatusWords {
+        static WORDS: OnceLock<StatusWords> = OnceLock::new();
+        WORDS.get_or_init(|| match packed::Searcher::new(STATUS_WORDS) {
+            Some(s) => StatusWords::Teddy(s),
+            None => StatusWords::Automaton(
+                AhoCorasick::new(STATUS_WORDS)
+                    .unwrap_or_else(|e| panic!("invalid built-in patterns: {e}")),
+            ),
+        })
+    }
+
+    /// The span of the first status word in `bytes[at..]`.
+    fn find(&self, bytes: &[u8], at: usize) -> Option<(usize, usize)> {
+        let m = match self {
+            StatusWords::Teddy(s) => s.find_in(bytes, Span::from(at..bytes.len())),
+            StatusWords::Automaton(a) => a.find(Input::new(bytes).span(at..bytes.len())),
+        }?;
+        Some((m.start(), m.end()))
+    }
+}
+
+/// Reads only the lines that hold a status word, found by one SIMD scan of the log (most
+/// lines of a pytest log are captured output and tracebacks); each such line is parsed once,
+/// in log order, exactly as a line-by-line walk would.
 fn parse_with(log: &str, out: &mut Collector, map: fn(Outcome) -> TestStatus) {
-    for line in lines(log) {
-        if let Some((name, outcome)) = parse_line(line) {
+    let bytes = log.as_bytes();
+    let words = StatusWords::get();
+    let mut at = 0;
+    while at < bytes.len() {
+        let Some((m_start, m_end)) = words.find(bytes, at) else {
+            break;
+        };
+        // `at` is a line start, so the line holding the match starts at or after it.
+        let start = memchr::memrchr(b'\n', &bytes[at..m_start]).map_or(at, |i| at + i + 1);
+        let end = memchr::memchr(b'\n', &bytes[m_end..]).map_or(bytes.len(), |i| m_end + i);
+        // `\n` is ASCII, so both ends are char boundaries.
+        if let Some((name, outcome)) = parse_line(&log[start..end]) {
             out.record(name, map(outcome));
         }
+        at = end + 1;
     }
 }
 
@@ -253,6 +303,37 @@ mod unit {
         assert_eq!(node_id_prefix("a.py::t[a - b] - msg"), "a.py::t[a - b]");
         assert_eq!(node_id_prefix("a.py::t[x[1]]"), "a.py::t[x[1]]");
         assert_eq!(node_id_prefix("a.py::t[a[ - msg"), "a.py::t[a[");
+    }
+
+    /// The status-word scan finds exactly the records of a walk over every line.
+    #[test]
+    fn scanning_for_status_words_reads_every_named_line() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/logs");
+        let mut logs: Vec<String> = ["pytest", "pytest-swebench"]
+            .iter()
+            .flat_map(|d| std::fs::read_dir(root.join(d)).into_iter().flatten())
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "log"))
+            .map(|p| std::fs::read_to_string(p).expect("fixture"))
+            .collect();
+        logs.push(
+            "PASSED a.py::t\nFAILEDa.py::u PASSED\nxPASSED\n\nb.py::v ERROR\nb.py::w PASSED".into(),
+        );
+        logs.push("c.py::x SKIPPED (why) [ 5%]\n[gw0] [ 9%] XPASS c.py::y - r\n".into());
+        assert!(logs.len() > 3);
+        for log in logs {
+            let walk: Vec<(&str, Outcome)> = super::super::common::lines(&log)
+                .filter_map(parse_line)
+                .collect();
+            let mut scan = Collector::default();
+            parse_with(&log, &mut scan, live_status);
+            let mut want = Collector::default();
+            for (name, outcome) in walk {
+                want.record(name, live_status(outcome));
+            }
+            assert_eq!(scan.finish(), want.finish());
+        }
     }
 
     #[test]

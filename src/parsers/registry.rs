@@ -1,5 +1,9 @@
-//! The table of built-in parsers: name lookup, the [`parse_log`] entry point, and the
-//! "did you mean" suggestion for unknown names.
+//! The table of built-in parsers: name lookup, the [`parse_log`] entry point (a log held in
+//! memory), the [`parse_log_stream`] entry point (a log read in chunks, for the parsers whose
+//! format allows it), and the "did you mean" suggestion for unknown names.
+
+use std::borrow::Cow;
+use std::io::Read;
 
 use super::common::{Collector, Statuses, clean_log};
 use super::{cargo, ctest, dotnet, go, jest, junit_xml, maven, pytest, tap, unittest, vitest};
@@ -24,25 +28,50 @@ fn did_you_mean(suggestion: &Option<String>) -> String {
     }
 }
 
+/// Errors returned by [`parse_log_stream`].
+#[derive(Debug, thiserror::Error)]
+pub enum ReadLogError {
+    /// No built-in parser has this name.
+    #[error(transparent)]
+    Parser(#[from] ParserError),
+    /// Reading the log failed.
+    #[error("failed to read the log: {0}")]
+    Io(#[source] std::io::Error),
+}
+
 type ParseFn = fn(&str, &mut Collector);
 
+/// How much of the log a parser needs at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reads {
+    /// Each line on its own: no state crosses a line break, so the log can be parsed in
+    /// chunks that end at line breaks, with the same result as the whole log.
+    Lines,
+    /// The whole log (state across lines: a suite header, a status on a later line, XML).
+    Whole,
+}
+
 /// Sorted by name; [`builtin_parser_names`] is derived from it.
-const PARSERS: &[(&str, ParseFn)] = &[
-    ("cargo", cargo::parse_human),
-    ("cargo-json", cargo::parse_json),
-    ("ctest", ctest::parse),
-    ("dotnet", dotnet::parse),
-    ("go", go::parse_verbose),
-    ("go-json", go::parse_json),
-    ("jest", jest::parse),
-    ("junit-xml", junit_xml::parse),
-    ("maven", maven::parse),
-    ("pytest", pytest::parse_live),
-    ("pytest-swebench", pytest::parse_swebench),
-    ("tap", tap::parse),
-    ("unittest", unittest::parse),
-    ("vitest", vitest::parse),
+const PARSERS: &[(&str, ParseFn, Reads)] = &[
+    ("cargo", cargo::parse_human, Reads::Whole),
+    ("cargo-json", cargo::parse_json, Reads::Whole),
+    ("ctest", ctest::parse, Reads::Lines),
+    ("dotnet", dotnet::parse, Reads::Lines),
+    ("go", go::parse_verbose, Reads::Lines),
+    ("go-json", go::parse_json, Reads::Lines),
+    ("jest", jest::parse, Reads::Lines),
+    ("junit-xml", junit_xml::parse, Reads::Whole),
+    ("maven", maven::parse, Reads::Lines),
+    ("pytest", pytest::parse_live, Reads::Lines),
+    ("pytest-swebench", pytest::parse_swebench, Reads::Lines),
+    ("tap", tap::parse, Reads::Lines),
+    ("unittest", unittest::parse, Reads::Whole),
+    ("vitest", vitest::parse, Reads::Lines),
 ];
+
+/// Bytes read at a time by [`parse_log_stream`]: small enough to stay in cache, large enough
+/// that a chunk holds thousands of lines.
+const CHUNK: usize = 256 * 1024;
 
 const NAMES: &[&str] = &[
     "cargo",
@@ -96,16 +125,92 @@ pub fn builtin_parser_names() -> &'static [&'static str] {
 /// last occurrence wins**. Every rendering of the result is sorted by name. An unrecognised log is not an error:
 /// it yields an empty map.
 pub fn parse_log(parser: &str, log: &str) -> Result<Statuses, ParserError> {
-    let Some(&(_, parse)) = PARSERS.iter().find(|(name, _)| *name == parser) else {
-        return Err(ParserError::Unknown {
-            name: parser.to_owned(),
-            suggestion: suggest(parser).map(str::to_owned),
-        });
-    };
+    let (parse, _) = lookup(parser)?;
     let cleaned = clean_log(log);
     let mut collector = Collector::for_log(cleaned.len());
     parse(&cleaned, &mut collector);
     Ok(collector.finish())
+}
+
+/// Parses the log that `reader` yields, with the same result as [`parse_log`] on the whole
+/// log decoded as UTF-8 (invalid sequences replaced). `size_hint` is the log's expected length
+/// (sizes the name table).
+///
+/// A line-local parser (pytest, go, tap, …) reads the log in chunks of a reused buffer that
+/// end at line breaks, so a big log is never held whole: cleaning and UTF-8 decoding are
+/// line-local too (no escape sequence or character spans a `\n`). Other parsers read the
+/// whole log first.
+pub fn parse_log_stream(
+    parser: &str,
+    reader: &mut dyn Read,
+    size_hint: usize,
+) -> Result<Statuses, ReadLogError> {
+    let (parse, reads) = lookup(parser)?;
+    match reads {
+        Reads::Lines => parse_chunks(parse, reader, size_hint, CHUNK),
+        Reads::Whole => {
+            let mut bytes = Vec::with_capacity(size_hint.saturating_add(1));
+            reader.read_to_end(&mut bytes).map_err(ReadLogError::Io)?;
+            let mut collector = Collector::for_log(bytes.len());
+            parse_piece(parse, &bytes, &mut collector);
+            Ok(collector.finish())
+        }
+    }
+}
+
+/// Reads `reader` into a buffer of (at first) `chunk` bytes and parses every run of complete
+/// lines as soon as it is read; a line longer than the buffer grows it. The text after the
+/// last line break is parsed last, as [`super::common::lines`] yields it for a whole log
+/// (an empty last line included).
+fn parse_chunks(
+    parse: ParseFn,
+    reader: &mut dyn Read,
+    size_hint: usize,
+    chunk: usize,
+) -> Result<Statuses, ReadLogError> {
+    let mut collector = Collector::for_log(size_hint);
+    let mut buf = vec![0u8; chunk.max(1)];
+    let mut filled = 0;
+    loop {
+        if filled == buf.len() {
+            buf.resize(buf.len() * 2, 0);
+        }
+        let n = match reader.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(ReadLogError::Io(e)),
+        };
+        let searched = filled;
+        filled += n;
+        if let Some(i) = memchr::memrchr(b'\n', &buf[searched..filled]) {
+            let end = searched + i;
+            parse_piece(parse, &buf[..end], &mut collector);
+            buf.copy_within(end + 1..filled, 0);
+            filled -= end + 1;
+        }
+    }
+    parse_piece(parse, &buf[..filled], &mut collector);
+    Ok(collector.finish())
+}
+
+/// Decodes (lossily), cleans and parses one piece of a log that ends at a line break.
+fn parse_piece(parse: ParseFn, bytes: &[u8], collector: &mut Collector) {
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    };
+    parse(&clean_log(&text), collector);
+}
+
+fn lookup(parser: &str) -> Result<(ParseFn, Reads), ParserError> {
+    match PARSERS.iter().find(|(name, _, _)| *name == parser) {
+        Some(&(_, parse, reads)) => Ok((parse, reads)),
+        None => Err(ParserError::Unknown {
+            name: parser.to_owned(),
+            suggestion: suggest(parser).map(str::to_owned),
+        }),
+    }
 }
 
 /// The built-in name closest to `name`, if any is close enough to be a plausible typo.
@@ -159,11 +264,49 @@ mod unit {
 
     #[test]
     fn table_and_names_agree_and_are_sorted() {
-        let table: Vec<&str> = PARSERS.iter().map(|(n, _)| *n).collect();
+        let table: Vec<&str> = PARSERS.iter().map(|(n, _, _)| *n).collect();
         assert_eq!(table, NAMES);
         let mut sorted = NAMES.to_vec();
         sorted.sort_unstable();
         assert_eq!(sorted, NAMES);
+    }
+
+    /// Every fixture log, read in chunks of several sizes (down to one byte, so every line
+    /// crosses a chunk boundary and the buffer grows), parses as the whole log does; also with
+    /// an invalid UTF-8 byte and escape sequences next to line breaks.
+    #[test]
+    fn chunked_reading_matches_the_whole_log() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/logs");
+        let mut checked = 0;
+        for &(name, parse, reads) in PARSERS {
+            if reads != Reads::Lines {
+                continue;
+            }
+            let mut logs: Vec<Vec<u8>> = std::fs::read_dir(root.join(name))
+                .into_iter()
+                .flatten()
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "log"))
+                .map(|p| std::fs::read(p).expect("fixture"))
+                .collect();
+            let mut odd =
+                b"\x1b[32mPASSED\x1b[0m t.py::a\r\nt.py::b \xff PASSED\n\x1b\nok 1 - x\x1b]8;;\n"
+                    .to_vec();
+            odd.extend(b"--- PASS: TestX (0.00s)\n\xe2\x9c\x93 caf\xc3\xa9 works\n");
+            logs.push(odd);
+            for log in logs {
+                let whole = parse_log(name, &String::from_utf8_lossy(&log)).expect("parser");
+                for chunk in [1, 2, 7, 64, 4096] {
+                    let got = parse_chunks(parse, &mut log.as_slice(), log.len(), chunk)
+                        .expect("in memory");
+                    assert_eq!(got, whole, "{name}, chunks of {chunk}");
+                    assert_eq!(format!("{got:?}"), format!("{whole:?}"));
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked > 20, "only {checked} logs checked");
     }
 
     #[test]

@@ -1,12 +1,81 @@
-//! Loading a manifest's datasets into task sets (the inputs of sample keys).
+//! Loading a manifest's datasets: into task sets (the inputs of sample keys, for plan and
+//! apply), or into the listing fields of the rows some filter keeps (`bench tasks`).
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use crate::datasets::hub::{HubConfig, ensure_files};
-use crate::datasets::read_local;
-use crate::manifest::{DatasetFormat, DatasetSource, Manifest};
+use crate::datasets::{TaskSummary, local_files, read_summaries};
+use crate::manifest::{Dataset, DatasetFormat, DatasetSource, Manifest};
 use crate::store::Store;
-use crate::tasks::{TaskSet, load_local_dir};
+use crate::tasks::{SampleRow, TaskSet, load_local_dir};
+
+/// Where a dataset's rows are on this machine.
+enum Rows {
+    /// A directory of local task directories.
+    TaskDirs(PathBuf),
+    /// Dataset files; `origin` is the Hub `repo@revision` they were fetched from.
+    Files {
+        format: DatasetFormat,
+        files: Vec<(String, PathBuf)>,
+        origin: Option<String>,
+    },
+}
+
+impl Rows {
+    /// The prefix of an error about these rows.
+    fn context(&self, name: &str) -> String {
+        match self {
+            Rows::Files {
+                origin: Some(origin),
+                ..
+            } => format!("dataset `{name}` ({origin})"),
+            _ => format!("dataset `{name}`"),
+        }
+    }
+}
+
+/// Finds a dataset's rows; `None`: a Hub dataset not (fully) stored, and not fetched.
+fn locate(
+    name: &str,
+    ds: &Dataset,
+    store: Option<&Store>,
+    fetch: bool,
+) -> Result<Option<Rows>, String> {
+    match (&ds.source, ds.format) {
+        (DatasetSource::Path(p), DatasetFormat::Local) => Ok(Some(Rows::TaskDirs(p.clone()))),
+        (DatasetSource::Path(p), format) => Ok(Some(Rows::Files {
+            format,
+            files: local_files(p).map_err(|e| format!("dataset `{name}`: {e}"))?,
+            origin: None,
+        })),
+        (
+            DatasetSource::Hub {
+                repo,
+                revision,
+                files,
+            },
+            format,
+        ) => {
+            if files.is_empty() {
+                return Err(format!(
+                    "dataset `{name}`: name the files of {repo} to read, e.g. `files = [\"data/test-00000-of-00001.parquet\"]`"
+                ));
+            }
+            let Some(store) = store else {
+                return Ok(None);
+            };
+            let cfg = HubConfig::from_env();
+            Ok(ensure_files(store, &cfg, repo, revision, files, fetch)
+                .map_err(|e| format!("dataset `{name}`: {e}"))?
+                .map(|paths| Rows::Files {
+                    format,
+                    files: paths,
+                    origin: Some(format!("{repo}@{revision}")),
+                }))
+        }
+    }
+}
 
 /// Loads every dataset that can be read on this machine.
 ///
@@ -22,48 +91,63 @@ pub fn load_datasets(
     let mut sets = BTreeMap::new();
     let mut unavailable = Vec::new();
     for (name, ds) in &m.datasets {
-        match (&ds.source, ds.format) {
-            (DatasetSource::Path(p), DatasetFormat::Local) => {
-                let tasks = load_local_dir(p).map_err(|e| format!("dataset `{name}`: {e}"))?;
-                sets.insert(name.clone(), TaskSet::new(tasks));
+        let Some(rows) = locate(name, ds, store, fetch)? else {
+            unavailable.push(name.clone());
+            continue;
+        };
+        let set = match &rows {
+            Rows::TaskDirs(p) => {
+                TaskSet::new(load_local_dir(p).map_err(|e| format!("{}: {e}", rows.context(name)))?)
             }
-            (DatasetSource::Path(p), format) => {
-                let tasks = read_local(format, p).map_err(|e| format!("dataset `{name}`: {e}"))?;
-                sets.insert(name.clone(), TaskSet::new(tasks));
-            }
-            (
-                DatasetSource::Hub {
-                    repo,
-                    revision,
-                    files,
-                },
+            Rows::Files {
                 format,
-            ) => {
-                if files.is_empty() {
-                    return Err(format!(
-                        "dataset `{name}`: name the files of {repo} to read, e.g. `files = [\"data/test-00000-of-00001.parquet\"]`"
-                    ));
-                }
-                let Some(store) = store else {
-                    unavailable.push(name.clone());
-                    continue;
-                };
-                let cfg = HubConfig::from_env();
-                match ensure_files(store, &cfg, repo, revision, files, fetch)
-                    .map_err(|e| format!("dataset `{name}`: {e}"))?
-                {
-                    Some(paths) => {
-                        let tasks = crate::datasets::read_files(format, &paths)
-                            .map_err(|e| format!("dataset `{name}` ({repo}@{revision}): {e}"))?;
-                        sets.insert(
-                            name.clone(),
-                            TaskSet::new(tasks).with_origin(&format!("{repo}@{revision}")),
-                        );
-                    }
-                    None => unavailable.push(name.clone()),
+                files,
+                origin,
+            } => {
+                let tasks = crate::datasets::read_files(*format, files)
+                    .map_err(|e| format!("{}: {e}", rows.context(name)))?;
+                match origin {
+                    Some(origin) => TaskSet::new(tasks).with_origin(origin),
+                    None => TaskSet::new(tasks),
                 }
             }
-        }
+        };
+        sets.insert(name.clone(), set);
     }
     Ok((sets, unavailable))
+}
+
+/// Each loaded dataset's listing rows, and the names of the datasets not available here.
+pub type Summaries = (BTreeMap<String, Vec<TaskSummary>>, Vec<String>);
+
+/// Loads the listing fields of the rows of each dataset that `keep(dataset, row)` accepts,
+/// reading only those columns of dataset files (see [`read_summaries`]); fetching and
+/// unavailable datasets as in [`load_datasets`]. No task set is built: nothing is keyed.
+pub fn load_summaries(
+    m: &Manifest,
+    store: Option<&Store>,
+    fetch: bool,
+    keep: &dyn Fn(&str, &SampleRow<'_>) -> bool,
+) -> Result<Summaries, String> {
+    let mut out = BTreeMap::new();
+    let mut unavailable = Vec::new();
+    for (name, ds) in &m.datasets {
+        let Some(rows) = locate(name, ds, store, fetch)? else {
+            unavailable.push(name.clone());
+            continue;
+        };
+        let keep_row = |r: &SampleRow<'_>| keep(name, r);
+        let summaries = match &rows {
+            Rows::TaskDirs(p) => load_local_dir(p)
+                .map_err(|e| format!("{}: {e}", rows.context(name)))?
+                .iter()
+                .map(TaskSummary::of)
+                .filter(|s| keep_row(&s.row()))
+                .collect(),
+            Rows::Files { format, files, .. } => read_summaries(*format, files, &keep_row)
+                .map_err(|e| format!("{}: {e}", rows.context(name)))?,
+        };
+        out.insert(name.clone(), summaries);
+    }
+    Ok((out, unavailable))
 }

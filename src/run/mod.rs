@@ -11,7 +11,7 @@ pub mod spend;
 
 pub use apply::{ApplyOptions, ApplyResult, Dispatcher, apply, new_run_id};
 pub use budget::{Budget, Budgets};
-pub use datasets::load_datasets;
+pub use datasets::{load_datasets, load_summaries};
 pub use plan::{AgentImagePlan, PlanEntry, PlanReport, plan};
 pub use pools::{Demand, Pool, Pools};
 pub use progress::Progress;

@@ -5,5 +5,5 @@ mod sample;
 mod task;
 
 pub use local::{LocalTaskError, load_local_dir, tree_digest};
-pub use sample::{sample, sample_rank};
+pub use sample::{Filter, SampleRow, sample, sample_rank, sample_rows};
 pub use task::{Task, TaskBase, TaskDigests, TaskSet};
