@@ -401,11 +401,13 @@ impl UsageFormat {
 
     /// Version of bench's reader of this format (part of the keys of the solves it reads).
     pub fn version(self) -> u32 {
+        // 2: per-call tokens with cache reads and writes, exact-only reported cost, the
+        // agent's own error message (issue 13).
         match self {
-            UsageFormat::ClaudeJson => 1,
-            UsageFormat::CodexJsonl => 1,
-            UsageFormat::Aider => 1,
-            UsageFormat::MiniSweAgent => 1,
+            UsageFormat::ClaudeJson => 2,
+            UsageFormat::CodexJsonl => 2,
+            UsageFormat::Aider => 2,
+            UsageFormat::MiniSweAgent => 2,
         }
     }
 
