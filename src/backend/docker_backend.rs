@@ -136,10 +136,12 @@ impl DockerBackend {
             ),
             None => None,
         };
-        let runtime_path = install
-            .runtime
-            .as_ref()
-            .map(|rt| format!("/tmp/bench-install/{}", crate::harness::runtime::tarball_path(rt)));
+        let runtime_path = install.runtime.as_ref().map(|rt| {
+            format!(
+                "/tmp/bench-install/{}",
+                crate::harness::runtime::tarball_path(rt)
+            )
+        });
         let c = Container::start(&self.host, &spec).await.map_err(failed)?;
         let result = async {
             let paths: Vec<String> = install

@@ -41,6 +41,11 @@ pub fn run_cost(
     ))
 }
 
+/// [`cost_of`] over a run's recorded [`Tokens`](crate::jobs::Tokens).
+pub fn cost_of_tokens(t: &crate::jobs::Tokens, price: &Price) -> f64 {
+    cost_of(t.input, t.cached_input, t.cache_write, t.output, price)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,9 +84,4 @@ mod tests {
         u.reported_cost_usd = Some(0.5);
         assert_eq!(run_cost(&u, Some("other"), &pricing), Some(0.5));
     }
-}
-
-/// [`cost_of`] over a run's recorded [`Tokens`](crate::jobs::Tokens).
-pub fn cost_of_tokens(t: &crate::jobs::Tokens, price: &Price) -> f64 {
-    cost_of(t.input, t.cached_input, t.cache_write, t.output, price)
 }

@@ -144,7 +144,10 @@ mod tests {
         // A stored solve job's team spec holds the topology as the manifest's own encoding.
         let stored = serde_json::json!({"topology": "review", "coder": "aider@openai/x",
             "reviewer": "claude-code", "rounds": 2});
-        assert_eq!(signature(&serde_json::to_value(&t).unwrap()), signature(&stored));
+        assert_eq!(
+            signature(&serde_json::to_value(&t).unwrap()),
+            signature(&stored)
+        );
         let other = serde_json::json!({"topology": "review", "coder": "aider@openai/y",
             "reviewer": "claude-code", "rounds": 2});
         assert_ne!(signature(&other), signature(&stored));
