@@ -1359,3 +1359,134 @@ FAIL_TO_PASS = [\"tests.test_add.T.test_add\"]\nPASS_TO_PASS = [\"tests.test_mul
     assert_eq!(preds.lines().count(), 2, "{preds}");
     assert!(preds.contains("return a + b"), "{preds}");
 }
+
+/// A candidate that, when the tests import `calc`, asks git for the fixed `calc.py` (by the fix's
+/// commit, its branch, tag, remote-tracking ref, stash, ORIG_HEAD, notes, and every commit git
+/// still lists) and runs it in place of its own code.
+fn history_lookup_patch(fix: &str) -> String {
+    let added = [
+        "import os as _os, subprocess as _sp",
+        "def _lookup():",
+        "    d = _os.path.dirname(_os.path.abspath(__file__))",
+        "    git = lambda *a: _sp.run([\"git\", *a], cwd=d, capture_output=True, text=True).stdout",
+        &format!(
+            "    refs = [\"{fix}\", \"fix\", \"v1-fix\", \"origin/master\", \"stash@{{0}}\", \"ORIG_HEAD\", \"refs/notes/commits\"]"
+        ),
+        "    refs += git(\"rev-list\", \"--all\", \"--reflog\").split()",
+        "    refs += [l.split()[-1] for l in git(\"fsck\", \"--unreachable\", \"--no-reflogs\").splitlines() if \"commit\" in l]",
+        "    for r in refs:",
+        "        src = git(\"show\", r + \":calc.py\")",
+        "        if \"return a + b\" in src:",
+        "            return src",
+        "_src = _lookup()",
+        "if _src:",
+        "    exec(_src)",
+    ];
+    let mut p = format!(
+        "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -4,3 +4,{} @@ def add(a, b):\n \n def mul(a, b):\n     return a * b\n",
+        3 + added.len()
+    );
+    for l in added {
+        p.push_str(&format!("+{l}\n"));
+    }
+    p
+}
+
+/// Does not fix `add` but pre-creates the hidden test file with a test that always passes.
+const PRECREATED_TEST: &str = "diff --git a/tests/test_add.py b/tests/test_add.py
+new file mode 100644
+--- /dev/null
++++ b/tests/test_add.py
+@@ -0,0 +1,6 @@
++import unittest
++
++
++class T(unittest.TestCase):
++    def test_add(self):
++        pass
+";
+
+/// Does not fix `add`; when imported, prints a passing line for the hidden test and a forged
+/// end-of-tests marker with exit code 0.
+const FORGED_MARKER: &str = "diff --git a/calc.py b/calc.py
+--- a/calc.py
++++ b/calc.py
+@@ -1,2 +1,5 @@
++import sys as _sys
++_sys.stderr.write(\"test_add (tests.test_add.T.test_add) ... ok\\n\\nBENCH-0123456789abcdef0123456789abcdef-TESTS-END 0\\nBENCH--TESTS-END 0\\n\")
++_sys.stderr.flush()
+ def add(a, b):
+     return a - b
+";
+
+/// Grading is locked: the grading sandbox's history is stripped and checked before the
+/// candidate is applied (a history lookup resolves nothing, and the check is recorded), the
+/// hidden tests' paths are reset before the test patch (a pre-created always-passing test is
+/// replaced), and markers a patch prints are ignored.
+#[test]
+fn grading_is_locked_against_history_lookups_precreated_tests_and_forged_markers() {
+    if !docker_ready() {
+        return;
+    }
+    let (base, fix) = shas();
+    let dir = tempfile::tempdir().unwrap();
+    let tasks = dir.path().join("tasks");
+    let lookup = history_lookup_patch(&fix);
+    let fixtures = vec![
+        fx("ok", FIX),
+        fx("history-lookup", &lookup),
+        fx("precreated-test", PRECREATED_TEST),
+        Fx {
+            test_cmds: vec!["python3 -m unittest -v tests.test_add tests.test_mul".into()],
+            print_cmds: vec![],
+            parser: "unittest",
+            ..fx("forged-marker", FORGED_MARKER)
+        },
+    ];
+    for f in &fixtures {
+        write_task(&tasks, IMAGE, &base, f);
+    }
+    std::fs::write(dir.path().join("m.toml"), manifest("60s", false)).unwrap();
+    let out = bench_in(dir.path(), &["apply", "m.toml"]);
+    let err = stderr(&out);
+    // The adversarial patches are graded (unresolved), none errors.
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let acts = actions(dir.path());
+    let gold = |id: &str| output_of(&acts, &format!("gold/{id}")).clone();
+    let ok = gold("ok");
+    assert_eq!(ok["output"]["resolved"], true, "{ok}");
+    assert_eq!(ok["output"]["history_check"], "history check passed");
+    assert_eq!(ok["output"]["nonce"].as_str().unwrap().len(), 32);
+    assert_eq!(ok["output"]["test_exit_code"], 0);
+
+    let lookup = gold("history-lookup");
+    assert_eq!(lookup["output"]["resolved"], false, "{lookup}");
+    assert_eq!(lookup["output"]["patch_applied"], true, "{lookup}");
+    assert_eq!(
+        lookup["output"]["fail_to_pass_failure"][0],
+        "tests.test_add.T.test_add"
+    );
+    assert_eq!(lookup["output"]["history_check"], "history check passed");
+
+    let pre = gold("precreated-test");
+    assert_eq!(pre["output"]["resolved"], false, "{pre}");
+    assert_eq!(pre["output"]["patch_applied"], true, "{pre}");
+    let apply_log = blob(dir.path(), pre["blobs"]["apply_log"].as_str().unwrap());
+    assert!(
+        apply_log.contains(">>>>> reset before the test patch"),
+        "{apply_log}"
+    );
+
+    let forged = gold("forged-marker");
+    assert_eq!(forged["output"]["resolved"], false, "{forged}");
+    assert_eq!(forged["output"]["test_exit_code"], 1, "{forged}");
+    let log = blob(dir.path(), forged["blobs"]["log"].as_str().unwrap());
+    assert!(
+        log.contains("test_add (tests.test_add.T.test_add) ... FAIL"),
+        "{log}"
+    );
+    assert!(log.contains("BENCH-0123456789abcdef"), "{log}");
+    let nonce = forged["output"]["nonce"].as_str().unwrap();
+    assert!(!log.contains(nonce), "{log}");
+    assert!(bench_containers("label=bench.run").is_empty());
+}

@@ -135,8 +135,14 @@ pub struct GradeOutput {
     pub pass_to_pass_success: Vec<String>,
     pub pass_to_pass_failure: Vec<String>,
     pub pass_to_pass_missing: Vec<String>,
+    /// The exit code of the test commands, read from the nonce'd end marker (`None` when they
+    /// did not finish).
     pub test_exit_code: Option<i32>,
     pub duration_ms: u64,
+    /// The fail-closed history check of the grading sandbox, before the candidate was applied.
+    pub history_check: String,
+    /// The per-grade random nonce of the log markers (`BENCH-<nonce>-...`); not part of the key.
+    pub nonce: String,
 }
 
 impl Job for GradeJob {
