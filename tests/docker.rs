@@ -1488,5 +1488,93 @@ fn grading_is_locked_against_history_lookups_precreated_tests_and_forged_markers
     assert!(log.contains("BENCH-0123456789abcdef"), "{log}");
     let nonce = forged["output"]["nonce"].as_str().unwrap();
     assert!(!log.contains(nonce), "{log}");
-    assert!(bench_containers("label=bench.run").is_empty());
+}
+
+/// Rewrites the test runner (the tests package's `__init__.py` turns every `assertEqual` into a
+/// no-op): the hidden test then passes without a fix. Nothing in a fresh grade catches it.
+const RUNNER_REWRITE: &str = "diff --git a/tests/__init__.py b/tests/__init__.py
+--- a/tests/__init__.py
++++ b/tests/__init__.py
+@@ -0,0 +1,2 @@
++import unittest
++unittest.TestCase.assertEqual = lambda self, a, b, msg=None: None
+";
+
+/// A runner-rewriting patch resolves under the default `audit = "flag"` (the gold check) but is
+/// flagged, and the same patch graded under `audit = "strict"` is unresolved; the flags reach
+/// report.md, report.html and report.json.
+#[test]
+fn a_runner_rewriting_patch_is_flagged_and_unresolved_under_strict() {
+    if !docker_ready() {
+        return;
+    }
+    let (base, _) = shas();
+    let dir = tempfile::tempdir().unwrap();
+    write_task(
+        &dir.path().join("tasks"),
+        IMAGE,
+        &base,
+        &fx("rewrite", RUNNER_REWRITE),
+    );
+    let m = format!(
+        r#"{header}
+[stages.gold]
+kind = "gold"
+needs = ["sample"]
+timeout = "60s"
+
+[stages.solve]
+kind = "solve"
+needs = ["gold"]
+teams = ["oracle"]
+timeout = "60s"
+
+[stages.grade]
+kind = "grade"
+needs = ["solve"]
+timeout = "60s"
+audit = "strict"
+
+[stages.report]
+kind = "report"
+needs = ["grade"]
+
+[teams.oracle]
+topology = "solo"
+worker = "oracle"
+"#,
+        header = docker_header("audit")
+    );
+    std::fs::write(dir.path().join("m.toml"), m).unwrap();
+    let out = bench_in(dir.path(), &["apply", "m.toml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let acts = actions(dir.path());
+    let gold = &output_of(&acts, "gold/rewrite")["output"];
+    assert_eq!(
+        gold["resolved"], true,
+        "the exploit works unflagged: {gold}"
+    );
+    let flags = gold["audit"].as_array().unwrap();
+    assert_eq!(flags.len(), 1, "{gold}");
+    assert_eq!(flags[0]["path"], "tests/__init__.py");
+    assert_eq!(flags[0]["reason"], "changes a test file");
+    let grade = acts
+        .iter()
+        .find(|a| a["node"] == "grade" && a["address"].as_str().unwrap().starts_with("grade/"))
+        .expect("a grade");
+    assert_eq!(grade["output"]["resolved"], false, "{grade}");
+    assert_eq!(grade["output"]["audit"], gold["audit"]);
+    let reports = dir.path().join("reports/audit");
+    let md = std::fs::read_to_string(reports.join("report.md")).unwrap();
+    assert!(
+        md.contains("- rewrite × oracle (replicate 0): `tests/__init__.py` changes a test file"),
+        "{md}"
+    );
+    let html = std::fs::read_to_string(reports.join("report.html")).unwrap();
+    assert!(html.contains("Audit flags") && html.contains("tests/__init__.py"));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(reports.join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["audit"][0]["flags"][0]["path"], "tests/__init__.py");
+    assert_eq!(json["teams"][0]["resolved"], 0);
 }

@@ -103,6 +103,7 @@ fn protocols(out: &mut BTreeMap<String, Entry>) {
                 GradingTask::new(&task),
                 patch,
                 Duration::from_secs(120),
+                bench::manifest::AuditMode::Flag,
             );
             let graded = rt.block_on(async {
                 use bench::backend::Backend;

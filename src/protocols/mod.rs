@@ -9,6 +9,7 @@
 //!
 //! Not here: creating and removing the sandbox (the grade executor in `stages/grade.rs`).
 
+mod audit;
 mod local;
 mod paths;
 mod status;
@@ -16,6 +17,7 @@ mod steps;
 mod swe_bench_live;
 mod verdict;
 
+pub use audit::{AuditFlag, audit};
 pub use status::script_status;
 pub use steps::Graded;
 pub use verdict::verdict;

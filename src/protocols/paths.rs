@@ -9,6 +9,8 @@ pub struct PatchFile {
     pub new: Option<String>,
     /// Lines the diff adds to this file (`+` lines of its hunks, without the `+`).
     pub added: Vec<String>,
+    /// Lines the diff removes from this file (`-` lines of its hunks, without the `-`).
+    pub removed: Vec<String>,
 }
 
 impl PatchFile {
@@ -55,6 +57,7 @@ pub fn patch_files(patch: &str) -> Vec<PatchFile> {
                 old,
                 new,
                 added: Vec::new(),
+                removed: Vec::new(),
             });
             in_header = true;
             continue;
@@ -65,6 +68,7 @@ pub fn patch_files(patch: &str) -> Vec<PatchFile> {
                     old: None,
                     new: None,
                     added: Vec::new(),
+                    removed: Vec::new(),
                 });
             }
             let f = out.last_mut().expect("a file");
@@ -96,6 +100,8 @@ pub fn patch_files(patch: &str) -> Vec<PatchFile> {
         }
         if let (Some(add), Some(f)) = (line.strip_prefix('+'), out.last_mut()) {
             f.added.push(add.to_string());
+        } else if let (Some(rm), Some(f)) = (line.strip_prefix('-'), out.last_mut()) {
+            f.removed.push(rm.to_string());
         }
     }
     out

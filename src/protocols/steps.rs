@@ -24,6 +24,7 @@ use super::GradeError;
 use super::paths::{PatchFile, patch_files};
 use crate::backend::{ExecResult, Sandbox, repo, shell_quote};
 use crate::jobs::{GradeJob, GradeOutput};
+use crate::manifest::AuditMode;
 use crate::parsers::{ScriptLimits, Statuses, parse_log, run_script_parser};
 
 /// How a protocol runs the steps.
@@ -213,6 +214,15 @@ pub async fn grade(
     output.empty_patch = empty;
     output.test_exit_code = test_end.and_then(|e| e.trim().parse().ok());
     output.history_check = history_check;
+    let commands: Vec<&str> = [task.rebuild_cmds(), task.test_cmds(), task.print_cmds()]
+        .into_iter()
+        .flatten()
+        .map(String::as_str)
+        .collect();
+    output.audit = super::audit(&String::from_utf8_lossy(patch), &commands);
+    if job.audit == AuditMode::Strict && !output.audit.is_empty() {
+        output.resolved = false;
+    }
     output.nonce = nonce;
     output.duration_ms = started.elapsed().as_millis() as u64;
     let logs = BTreeMap::from([
