@@ -1273,6 +1273,8 @@ fn stored_grade(dir: &Path, manifest: &str, address: &str) -> (serde_json::Value
     };
     let mut out = serde_json::to_value(rec.grade().unwrap()).unwrap();
     out["duration_ms"] = serde_json::Value::Null;
+    // Per grade, not an outcome: the log markers' nonce.
+    out["nonce"] = serde_json::Value::Null;
     let statuses = String::from_utf8(store.get_blob(&rec.blobs["statuses"]).unwrap()).unwrap();
     (out, statuses)
 }
@@ -1516,4 +1518,223 @@ install = ["install -m 0755 node-agent.js \"$(dirname \"$(command -v node)\")/no
         )),
         "{traj}"
     );
+}
+
+/// A candidate that, when the tests import `calc`, asks git for the fixed `calc.py` (by the fix's
+/// commit, its branch, tag, remote-tracking ref, stash, ORIG_HEAD, notes, and every commit git
+/// still lists) and runs it in place of its own code.
+fn history_lookup_patch(fix: &str) -> String {
+    let added = [
+        "import os as _os, subprocess as _sp",
+        "def _lookup():",
+        "    d = _os.path.dirname(_os.path.abspath(__file__))",
+        "    git = lambda *a: _sp.run([\"git\", *a], cwd=d, capture_output=True, text=True).stdout",
+        &format!(
+            "    refs = [\"{fix}\", \"fix\", \"v1-fix\", \"origin/master\", \"stash@{{0}}\", \"ORIG_HEAD\", \"refs/notes/commits\"]"
+        ),
+        "    refs += git(\"rev-list\", \"--all\", \"--reflog\").split()",
+        "    refs += [l.split()[-1] for l in git(\"fsck\", \"--unreachable\", \"--no-reflogs\").splitlines() if \"commit\" in l]",
+        "    for r in refs:",
+        "        src = git(\"show\", r + \":calc.py\")",
+        "        if \"return a + b\" in src:",
+        "            return src",
+        "_src = _lookup()",
+        "if _src:",
+        "    exec(_src)",
+    ];
+    let mut p = format!(
+        "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -4,3 +4,{} @@ def add(a, b):\n \n def mul(a, b):\n     return a * b\n",
+        3 + added.len()
+    );
+    for l in added {
+        p.push_str(&format!("+{l}\n"));
+    }
+    p
+}
+
+/// Does not fix `add` but pre-creates the hidden test file with a test that always passes.
+const PRECREATED_TEST: &str = "diff --git a/tests/test_add.py b/tests/test_add.py
+new file mode 100644
+--- /dev/null
++++ b/tests/test_add.py
+@@ -0,0 +1,6 @@
++import unittest
++
++
++class T(unittest.TestCase):
++    def test_add(self):
++        pass
+";
+
+/// Does not fix `add`; when imported, prints a passing line for the hidden test and a forged
+/// end-of-tests marker with exit code 0.
+const FORGED_MARKER: &str = "diff --git a/calc.py b/calc.py
+--- a/calc.py
++++ b/calc.py
+@@ -1,2 +1,5 @@
++import sys as _sys
++_sys.stderr.write(\"test_add (tests.test_add.T.test_add) ... ok\\n\\nBENCH-0123456789abcdef0123456789abcdef-TESTS-END 0\\nBENCH--TESTS-END 0\\n\")
++_sys.stderr.flush()
+ def add(a, b):
+     return a - b
+";
+
+/// Grading is locked: the grading sandbox's history is stripped and checked before the
+/// candidate is applied (a history lookup resolves nothing, and the check is recorded), the
+/// hidden tests' paths are reset before the test patch (a pre-created always-passing test is
+/// replaced), and markers a patch prints are ignored.
+#[test]
+fn grading_is_locked_against_history_lookups_precreated_tests_and_forged_markers() {
+    if !docker_ready() {
+        return;
+    }
+    let (base, fix) = shas();
+    let dir = tempfile::tempdir().unwrap();
+    let tasks = dir.path().join("tasks");
+    let lookup = history_lookup_patch(&fix);
+    let fixtures = vec![
+        fx("ok", FIX),
+        fx("history-lookup", &lookup),
+        fx("precreated-test", PRECREATED_TEST),
+        Fx {
+            test_cmds: vec!["python3 -m unittest -v tests.test_add tests.test_mul".into()],
+            print_cmds: vec![],
+            parser: "unittest",
+            ..fx("forged-marker", FORGED_MARKER)
+        },
+    ];
+    for f in &fixtures {
+        write_task(&tasks, IMAGE, &base, f);
+    }
+    std::fs::write(dir.path().join("m.toml"), manifest("60s", false)).unwrap();
+    let out = bench_in(dir.path(), &["apply", "m.toml"]);
+    let err = stderr(&out);
+    // The adversarial patches are graded (unresolved), none errors.
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let acts = actions(dir.path());
+    let gold = |id: &str| output_of(&acts, &format!("gold/{id}")).clone();
+    let ok = gold("ok");
+    assert_eq!(ok["output"]["resolved"], true, "{ok}");
+    assert_eq!(ok["output"]["history_check"], "history check passed");
+    assert_eq!(ok["output"]["nonce"].as_str().unwrap().len(), 32);
+    assert_eq!(ok["output"]["test_exit_code"], 0);
+
+    let lookup = gold("history-lookup");
+    assert_eq!(lookup["output"]["resolved"], false, "{lookup}");
+    assert_eq!(lookup["output"]["patch_applied"], true, "{lookup}");
+    assert_eq!(
+        lookup["output"]["fail_to_pass_failure"][0],
+        "tests.test_add.T.test_add"
+    );
+    assert_eq!(lookup["output"]["history_check"], "history check passed");
+
+    let pre = gold("precreated-test");
+    assert_eq!(pre["output"]["resolved"], false, "{pre}");
+    assert_eq!(pre["output"]["patch_applied"], true, "{pre}");
+    let apply_log = blob(dir.path(), pre["blobs"]["apply_log"].as_str().unwrap());
+    assert!(
+        apply_log.contains(">>>>> reset before the test patch"),
+        "{apply_log}"
+    );
+
+    let forged = gold("forged-marker");
+    assert_eq!(forged["output"]["resolved"], false, "{forged}");
+    assert_eq!(forged["output"]["test_exit_code"], 1, "{forged}");
+    let log = blob(dir.path(), forged["blobs"]["log"].as_str().unwrap());
+    assert!(
+        log.contains("test_add (tests.test_add.T.test_add) ... FAIL"),
+        "{log}"
+    );
+    assert!(log.contains("BENCH-0123456789abcdef"), "{log}");
+    let nonce = forged["output"]["nonce"].as_str().unwrap();
+    assert!(!log.contains(nonce), "{log}");
+}
+
+/// Rewrites the test runner (the tests package's `__init__.py` turns every `assertEqual` into a
+/// no-op): the hidden test then passes without a fix. Nothing in a fresh grade catches it.
+const RUNNER_REWRITE: &str = "diff --git a/tests/__init__.py b/tests/__init__.py
+--- a/tests/__init__.py
++++ b/tests/__init__.py
+@@ -0,0 +1,2 @@
++import unittest
++unittest.TestCase.assertEqual = lambda self, a, b, msg=None: None
+";
+
+/// A runner-rewriting patch resolves under the default `audit = "flag"` (the gold check) but is
+/// flagged, and the same patch graded under `audit = "strict"` is unresolved; the flags reach
+/// report.md, report.html and report.json.
+#[test]
+fn a_runner_rewriting_patch_is_flagged_and_unresolved_under_strict() {
+    if !docker_ready() {
+        return;
+    }
+    let (base, _) = shas();
+    let dir = tempfile::tempdir().unwrap();
+    write_task(
+        &dir.path().join("tasks"),
+        IMAGE,
+        &base,
+        &fx("rewrite", RUNNER_REWRITE),
+    );
+    let m = format!(
+        r#"{header}
+[stages.gold]
+kind = "gold"
+needs = ["sample"]
+timeout = "60s"
+
+[stages.solve]
+kind = "solve"
+needs = ["gold"]
+teams = ["oracle"]
+timeout = "60s"
+
+[stages.grade]
+kind = "grade"
+needs = ["solve"]
+timeout = "60s"
+audit = "strict"
+
+[stages.report]
+kind = "report"
+needs = ["grade"]
+
+[teams.oracle]
+topology = "solo"
+worker = "oracle"
+"#,
+        header = docker_header("audit")
+    );
+    std::fs::write(dir.path().join("m.toml"), m).unwrap();
+    let out = bench_in(dir.path(), &["apply", "m.toml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let acts = actions(dir.path());
+    let gold = &output_of(&acts, "gold/rewrite")["output"];
+    assert_eq!(
+        gold["resolved"], true,
+        "the exploit works unflagged: {gold}"
+    );
+    let flags = gold["audit"].as_array().unwrap();
+    assert_eq!(flags.len(), 1, "{gold}");
+    assert_eq!(flags[0]["path"], "tests/__init__.py");
+    assert_eq!(flags[0]["reason"], "changes a test file");
+    let grade = acts
+        .iter()
+        .find(|a| a["node"] == "grade" && a["address"].as_str().unwrap().starts_with("grade/"))
+        .expect("a grade");
+    assert_eq!(grade["output"]["resolved"], false, "{grade}");
+    assert_eq!(grade["output"]["audit"], gold["audit"]);
+    let reports = dir.path().join("reports/audit");
+    let md = std::fs::read_to_string(reports.join("report.md")).unwrap();
+    assert!(
+        md.contains("- rewrite × oracle (replicate 0): `tests/__init__.py` changes a test file"),
+        "{md}"
+    );
+    let html = std::fs::read_to_string(reports.join("report.html")).unwrap();
+    assert!(html.contains("Audit flags") && html.contains("tests/__init__.py"));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(reports.join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["audit"][0]["flags"][0]["path"], "tests/__init__.py");
+    assert_eq!(json["teams"][0]["resolved"], 0);
 }

@@ -103,6 +103,7 @@ fn protocols(out: &mut BTreeMap<String, Entry>) {
                 GradingTask::new(&task),
                 patch,
                 Duration::from_secs(120),
+                bench::manifest::AuditMode::Flag,
             );
             let graded = rt.block_on(async {
                 use bench::backend::Backend;
@@ -114,7 +115,7 @@ fn protocols(out: &mut BTreeMap<String, Entry>) {
                     key: "golden",
                 };
                 let s = backend.create(&spec, &cancel).await.unwrap();
-                let g = bench::protocols::grade(&job, &bytes, s.as_ref(), &cancel)
+                let g = bench::protocols::grade(&job, &bytes, s.as_ref(), None, &cancel)
                     .await
                     .unwrap();
                 s.destroy().await.unwrap();
@@ -122,6 +123,7 @@ fn protocols(out: &mut BTreeMap<String, Entry>) {
             });
             let mut o = serde_json::to_value(&graded.output).unwrap();
             o["duration_ms"] = 0.into();
+            o["nonce"] = "".into();
             all.push_str(&format!(
                 "{o}\n{}\n",
                 bench::parsers::statuses_to_json(&graded.statuses)

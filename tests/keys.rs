@@ -50,6 +50,7 @@ fn grade_key(
         &Arc::new(task.clone()),
         PatchInput::Stored(patch.into()),
         Duration::from_secs(timeout_s),
+        bench::manifest::AuditMode::Flag,
     );
     Keyed {
         key: job.key(),

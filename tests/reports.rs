@@ -173,6 +173,7 @@ fn synthetic_inputs(name: &str) -> ReportInputs {
         filters: Vec::new(),
         usage: Vec::new(),
         pricing: BTreeMap::new(),
+        audit: Vec::new(),
     }
 }
 

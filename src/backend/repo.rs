@@ -92,13 +92,15 @@ async fn step(
     Ok(())
 }
 
-/// Prepares an agent's repository: history stripped to `base` (the current HEAD when `None`)
-/// and checked fail-closed, then the start snapshot taken.
-pub async fn prepare(
+/// Strips the repository's history to `base` (the current HEAD when `None`) and checks it
+/// fail-closed: the check's report (`history check passed`), or an error naming what remains.
+/// Agent workspaces and grading sandboxes (before the candidate is applied) both go through it.
+pub async fn clean(
     s: &dyn Sandbox,
     base: Option<&str>,
+    what: &str,
     cancel: &CancellationToken,
-) -> Result<(), SandboxError> {
+) -> Result<(String, String), SandboxError> {
     let base = match base {
         Some(b) => b.to_string(),
         None => {
@@ -111,11 +113,29 @@ pub async fn prepare(
         s,
         &format!("mkdir -p \"$BENCH_STATE\"\n{STRIP_SCRIPT}"),
         &env,
-        "cannot prepare the agent workspace",
+        &format!("cannot strip the history of the {what}"),
         cancel,
     )
     .await?;
-    step(s, CHECK_SCRIPT, &env, "refusing to start the agent", cancel).await?;
+    let r = s.exec(CHECK_SCRIPT, &env, LIMIT, cancel).await?;
+    let report = String::from_utf8_lossy(&r.output).trim().to_string();
+    if r.exit_code != Some(0) {
+        return Err(SandboxError::Failed(format!(
+            "refusing the {what}: {report}"
+        )));
+    }
+    Ok((base, report))
+}
+
+/// Prepares an agent's repository: history stripped to `base` (the current HEAD when `None`)
+/// and checked fail-closed, then the start snapshot taken.
+pub async fn prepare(
+    s: &dyn Sandbox,
+    base: Option<&str>,
+    cancel: &CancellationToken,
+) -> Result<(), SandboxError> {
+    let (base, _) = clean(s, base, "agent workspace", cancel).await?;
+    let env = state_env(s, &base);
     step(
         s,
         SNAPSHOT_SCRIPT,

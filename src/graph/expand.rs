@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::jobs::{GradeJob, Job, PatchInput, ProtocolId, ReportJob, SampleJob, SolveJob};
+use crate::manifest::AuditMode;
 use crate::manifest::{Manifest, StageKind};
 use crate::store::{ActionRecord, Lookup, Store};
 use crate::tasks::{Task, TaskSet};
@@ -380,7 +381,7 @@ impl<'a> Graph<'a> {
                 }
                 StageKind::Grade(g) => {
                     let needs = stage.needs.clone();
-                    self.expand_grade(name, &needs, g.timeout)
+                    self.expand_grade(name, &needs, g.timeout, g.audit)
                 }
                 StageKind::Report(r) => {
                     let needs = stage.needs.clone();
@@ -504,9 +505,13 @@ impl<'a> Graph<'a> {
         for task in tasks {
             let protocol = self.protocol(&task);
             let gold = crate::jobs::GoldPatch::new(&task);
-            let job = self
-                .jobs
-                .grade(protocol, &task, PatchInput::Gold(gold), timeout);
+            let job = self.jobs.grade(
+                protocol,
+                &task,
+                PatchInput::Gold(gold),
+                timeout,
+                AuditMode::Flag,
+            );
             let id = self.add(
                 stage,
                 format!("{stage}/{}", task.instance_id),
@@ -518,7 +523,9 @@ impl<'a> Graph<'a> {
             );
             let mut ids = vec![id];
             if empty {
-                let job = self.jobs.grade(protocol, &task, PatchInput::Empty, timeout);
+                let job =
+                    self.jobs
+                        .grade(protocol, &task, PatchInput::Empty, timeout, AuditMode::Flag);
                 ids.push(self.add(
                     stage,
                     format!("{stage}/{}/empty", task.instance_id),
@@ -642,7 +649,13 @@ impl<'a> Graph<'a> {
         }
     }
 
-    fn expand_grade(&mut self, stage: &str, needs: &[String], timeout: std::time::Duration) {
+    fn expand_grade(
+        &mut self,
+        stage: &str,
+        needs: &[String],
+        timeout: std::time::Duration,
+        audit: AuditMode,
+    ) {
         let mut sources = Vec::new();
         for up in needs {
             for id in &self.stages[up].nodes {
@@ -688,6 +701,7 @@ impl<'a> Graph<'a> {
                         task,
                         PatchInput::Stored(out.patch.clone()),
                         timeout,
+                        audit,
                     );
                     self.add(stage, address, kind, Some(NodeJob::Grade(job)));
                 }

@@ -10,7 +10,9 @@ use crate::jobs::{
     InstallFile, InstallSpec, PatchInput, PromptSet, ProtocolId, SampleJob, ScriptSpec, SolveJob,
     SolverTask, TeamSpec,
 };
-use crate::manifest::{DatasetFormat, HarnessKind, Manifest, SampleFilters, Team, Topology};
+use crate::manifest::{
+    AuditMode, DatasetFormat, HarnessKind, Manifest, SampleFilters, Team, Topology,
+};
 use crate::tasks::{Task, TaskBase, TaskSet};
 
 /// The grading protocol of a dataset format.
@@ -69,6 +71,7 @@ impl<'a> JobBuilder<'a> {
         task: &Arc<Task>,
         patch: PatchInput,
         timeout: std::time::Duration,
+        audit: AuditMode,
     ) -> GradeJob {
         GradeJob::new(
             protocol,
@@ -76,6 +79,7 @@ impl<'a> JobBuilder<'a> {
             GradingTask::new(task),
             patch,
             timeout,
+            audit,
         )
     }
 

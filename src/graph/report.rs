@@ -88,6 +88,7 @@ pub fn report_inputs(
     let mut rows = Vec::new();
     let mut usage = Vec::new();
     let mut models = BTreeSet::new();
+    let mut audit = Vec::new();
     // Solve nodes that have a grade node (whose pair the grade reports).
     let graded: HashSet<usize> = graph
         .nodes
@@ -181,6 +182,14 @@ pub fn report_inputs(
                         artifact_entry(&mut artifacts, task, team, *replicate).log =
                             rec.blobs.get("log").cloned();
                     }
+                    if let Some(g) = grade_out.filter(|g| !g.audit.is_empty()) {
+                        audit.push(crate::report::AuditedPair {
+                            task: task.instance_id.clone(),
+                            team: team.clone(),
+                            replicate: *replicate,
+                            flags: g.audit.clone(),
+                        });
+                    }
                     pairs.push(PairOutcome {
                         task: task.instance_id.clone(),
                         team: team.clone(),
@@ -258,6 +267,9 @@ pub fn report_inputs(
             &b.address,
         ))
     });
+    audit.sort_by(|a: &crate::report::AuditedPair, b| {
+        (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate))
+    });
     usage.sort_by(|a, b| (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate)));
     let pricing = models
         .into_iter()
@@ -281,5 +293,6 @@ pub fn report_inputs(
         promote: r.promote.clone(),
         usage,
         pricing,
+        audit,
     }
 }

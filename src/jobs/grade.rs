@@ -4,6 +4,9 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::manifest::AuditMode;
+use crate::protocols::AuditFlag;
+
 use super::{BackendFacts, GoldPatch, GradingTask, Job, KEY_SCHEMA, Kind};
 
 /// The grading protocols (`src/protocols/`).
@@ -86,6 +89,8 @@ pub struct GradeJob {
     pub backend: BackendFacts,
     pub task: GradingTask,
     pub patch: PatchInput,
+    /// Whether audit flags make the pair unresolved.
+    pub audit: AuditMode,
     /// How long a grade may take, at full precision: apply, rebuild and tests together (the
     /// print step and a parser script get their own bounded time).
     pub timeout_ms: u64,
@@ -98,6 +103,7 @@ impl GradeJob {
         task: GradingTask,
         patch: PatchInput,
         timeout: std::time::Duration,
+        audit: AuditMode,
     ) -> GradeJob {
         let parser = ParserRef {
             name: crate::parsers::parser_ref_name(task.log_parser()).to_string(),
@@ -113,6 +119,7 @@ impl GradeJob {
             backend,
             task,
             patch,
+            audit,
             timeout_ms: super::millis(timeout),
         }
     }
@@ -135,8 +142,16 @@ pub struct GradeOutput {
     pub pass_to_pass_success: Vec<String>,
     pub pass_to_pass_failure: Vec<String>,
     pub pass_to_pass_missing: Vec<String>,
+    /// The exit code of the test commands, read from the nonce'd end marker (`None` when they
+    /// did not finish).
     pub test_exit_code: Option<i32>,
     pub duration_ms: u64,
+    /// The fail-closed history check of the grading sandbox, before the candidate was applied.
+    pub history_check: String,
+    /// The patch audit's flags (under `audit = "strict"` a flagged patch is not resolved).
+    pub audit: Vec<AuditFlag>,
+    /// The per-grade random nonce of the log markers (`BENCH-<nonce>-...`); not part of the key.
+    pub nonce: String,
 }
 
 impl Job for GradeJob {

@@ -21,6 +21,8 @@ use crate::tasks::{Task, TaskBase};
 
 /// Values a string leaf may take when appending to it does not parse (enum variants).
 const ALTERNATIVES: &[&str] = &[
+    "flag",
+    "strict",
     "docker",
     "local",
     "swe-bench-live",
@@ -253,6 +255,7 @@ fn grade_job() {
             GradingTask::new(&t),
             patch,
             std::time::Duration::from_millis(120_900),
+            crate::manifest::AuditMode::Strict,
         );
         assert_every_field_keys(&j, Job::key);
     }
@@ -364,6 +367,15 @@ fn report_job() {
                 output: 2.0,
             },
         )]),
+        audit: vec![crate::report::AuditedPair {
+            task: "t".into(),
+            team: "a".into(),
+            replicate: 0,
+            flags: vec![crate::protocols::AuditFlag {
+                path: "run_tests.sh".into(),
+                reason: "r".into(),
+            }],
+        }],
     };
     let j = ReportJob::new(inputs, "/tmp/out".into());
     assert_every_field_keys(&j, Job::key);
@@ -379,6 +391,7 @@ fn durations_keep_their_milliseconds() {
             GradingTask::new(&t),
             PatchInput::Empty,
             std::time::Duration::from_millis(ms),
+            crate::manifest::AuditMode::Flag,
         )
         .key()
     };

@@ -2,6 +2,7 @@
 //! (stages, teams, harnesses, datasets), durations and sizes are parsed, paths are absolute and
 //! the stage order is topological.
 
+pub use super::types::AuditMode;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::PathBuf;
@@ -249,6 +250,7 @@ pub struct SolveStage {
 #[derive(Debug, Clone)]
 pub struct GradeStage {
     pub timeout: Duration,
+    pub audit: AuditMode,
 }
 
 #[derive(Debug, Clone)]

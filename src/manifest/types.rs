@@ -192,6 +192,20 @@ pub struct GradeFile {
     pub needs: Vec<String>,
     /// Grading budget per patch, e.g. "150m". Default 150m.
     pub timeout: Option<String>,
+    /// What the patch audit's flags do: `flag` (default) reports them, `strict` also counts a
+    /// flagged pair as unresolved.
+    pub audit: Option<AuditMode>,
+}
+
+/// What the patch audit's flags do (`[stages.grade] audit`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum AuditMode {
+    /// Flags are reported; verdicts are unchanged.
+    #[default]
+    Flag,
+    /// A flagged pair is also counted as unresolved.
+    Strict,
 }
 
 /// `kind = "report"`.

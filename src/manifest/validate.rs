@@ -1105,9 +1105,14 @@ impl Validator<'_> {
                     }),
                 )
             }
-            StageFile::Grade(GradeFile { needs, timeout }) => (
+            StageFile::Grade(GradeFile {
+                needs,
+                timeout,
+                audit,
+            }) => (
                 needs,
                 StageKind::Grade(GradeStage {
+                    audit: audit.unwrap_or_default(),
                     timeout: self.duration(
                         timeout.as_ref(),
                         Duration::from_secs(150 * 60),

@@ -9,12 +9,15 @@
 //!
 //! Not here: creating and removing the sandbox (the grade executor in `stages/grade.rs`).
 
+mod audit;
 mod local;
+mod paths;
 mod status;
 mod steps;
 mod swe_bench_live;
 mod verdict;
 
+pub use audit::{AuditFlag, audit};
 pub use status::script_status;
 pub use steps::Graded;
 pub use verdict::verdict;
@@ -43,16 +46,18 @@ pub enum GradeError {
     Sandbox(#[from] SandboxError),
 }
 
-/// Grades `patch` in a fresh sandbox of the job's task, by the job's protocol.
+/// Grades `patch` in a fresh sandbox of the job's task, by the job's protocol; `base` is the
+/// commit the sandbox's history is stripped to (`Backend::base_commit`; `None`: its HEAD).
 pub async fn grade(
     job: &GradeJob,
     patch: &[u8],
     sandbox: &dyn Sandbox,
+    base: Option<&str>,
     cancel: &CancellationToken,
 ) -> Result<Graded, GradeError> {
     let recipe = match job.protocol.name {
         ProtocolId::Local => local::RECIPE,
         ProtocolId::SweBenchLive => swe_bench_live::RECIPE,
     };
-    steps::grade(&recipe, job, patch, sandbox, cancel).await
+    steps::grade(&recipe, job, patch, sandbox, base, cancel).await
 }

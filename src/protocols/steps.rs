@@ -1,8 +1,16 @@
-//! The grading steps the protocols share, over the [`Sandbox`] trait: write the patches beside
-//! the repository; apply the hidden test patch (an empty one is skipped) and then the candidate;
-//! run `rebuild_cmds` and `test_cmds` in one shell from the task's workdir; print the log
-//! (`print_cmds`, or the tests' own output); parse it (a built-in parser, or the task's Python
-//! script through [`script_status`](super::script_status)); apply the verdict rule.
+//! The grading steps the protocols share, over the [`Sandbox`] trait: strip the repository's
+//! history to the base commit and check it fail-closed (`repo::clean`, as for agents: a patch's
+//! code runs during grading and must find no other commit); write the patches beside the
+//! repository; apply the candidate; reset what the hidden test patch touches (paths it modifies
+//! back to the base, paths it creates deleted), stale `.git` locks and Python bytecode; apply the
+//! hidden test patch (an empty one is skipped); run `rebuild_cmds` and `test_cmds` in one shell
+//! from the task's workdir; print the log (`print_cmds`, or the tests' own output); parse it (a
+//! built-in parser, or the task's Python script through [`script_status`](super::script_status));
+//! apply the verdict rule.
+//!
+//! The boundaries bench reads in the output (where the tests' output starts and ends, their exit
+//! code, where the printed log starts and ends) are lines carrying a per-grade random nonce
+//! (`BENCH-<nonce>-...`), so a patch that prints a marker cannot cut or forge the log.
 //!
 //! One budget (the grade's timeout) bounds applying, rebuilding and testing together; printing
 //! and a parser script get at most the budget and at most 10 minutes and 2 minutes.
@@ -13,8 +21,10 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::GradeError;
-use crate::backend::{ExecResult, Sandbox};
+use super::paths::{PatchFile, patch_files};
+use crate::backend::{ExecResult, Sandbox, repo, shell_quote};
 use crate::jobs::{GradeJob, GradeOutput};
+use crate::manifest::AuditMode;
 use crate::parsers::{ScriptLimits, Statuses, parse_log, run_script_parser};
 
 /// How a protocol runs the steps.
@@ -53,9 +63,13 @@ pub async fn grade(
     job: &GradeJob,
     patch: &[u8],
     s: &dyn Sandbox,
+    base: Option<&str>,
     cancel: &CancellationToken,
 ) -> Result<Graded, GradeError> {
     let started = Instant::now();
+    // Nothing of the image's history beyond the base is reachable by the patch's code.
+    let (_, history_check) = repo::clean(s, base, "grading sandbox", cancel).await?;
+    let nonce = nonce();
     let budget = job.timeout();
     let left = || {
         budget
@@ -79,6 +93,38 @@ pub async fn grade(
     s.put_files(&files).await?;
 
     let mut apply_log = Vec::new();
+    let patch_applied = if empty {
+        apply_log.extend_from_slice(b">>>>> candidate patch is empty\n");
+        true
+    } else {
+        let r = run(
+            s,
+            &format!("{} '{candidate_path}'", recipe.candidate_apply),
+            left(),
+            cancel,
+        )
+        .await?;
+        apply_log.extend_from_slice(b">>>>> candidate patch\n");
+        apply_log.extend_from_slice(&r.output);
+        if r.exit_code != Some(0) {
+            apply_log.extend_from_slice(b"<<<<<< PATCH FAILED TO APPLY CLEANLY >>>>>>\n");
+        }
+        r.exit_code == Some(0)
+    };
+
+    // Whatever the candidate did to the hidden tests' paths is undone before they arrive.
+    let reset = reset_script(&patch_files(task.test_patch()));
+    let r = run(s, &reset, left(), cancel).await?;
+    apply_log.extend_from_slice(b">>>>> reset before the test patch\n");
+    apply_log.extend_from_slice(&r.output);
+    if r.exit_code != Some(0) {
+        return Err(GradeError::Task(format!(
+            "cannot reset the paths of the hidden test patch of {}: {}",
+            task.instance_id(),
+            String::from_utf8_lossy(&r.output).trim()
+        )));
+    }
+
     apply_log.extend_from_slice(b">>>>> test patch\n");
     if task.test_patch().trim().is_empty() {
         apply_log.extend_from_slice(b"no hidden test patch\n");
@@ -104,24 +150,6 @@ pub async fn grade(
             )));
         }
     }
-    let patch_applied = if empty {
-        apply_log.extend_from_slice(b">>>>> candidate patch is empty\n");
-        true
-    } else {
-        let r = run(
-            s,
-            &format!("{} '{candidate_path}'", recipe.candidate_apply),
-            left(),
-            cancel,
-        )
-        .await?;
-        apply_log.extend_from_slice(b">>>>> candidate patch\n");
-        apply_log.extend_from_slice(&r.output);
-        if r.exit_code != Some(0) {
-            apply_log.extend_from_slice(b"<<<<<< PATCH FAILED TO APPLY CLEANLY >>>>>>\n");
-        }
-        r.exit_code == Some(0)
-    };
 
     // One shell for rebuild + tests (state such as cwd carries over, as in upstream's session).
     let mut script = format!("cd '{workdir}'\n");
@@ -131,6 +159,9 @@ pub async fn grade(
         script.push('\n');
     }
     let test = task.test_cmds().join(" ; ");
+    let tests_start = format!("BENCH-{nonce}-TESTS-START");
+    let tests_end = format!("BENCH-{nonce}-TESTS-END ");
+    script.push_str(&format!("printf '\\n%s\\n' '{tests_start}'\n"));
     let print = if !task.print_cmds().is_empty() {
         script.push_str(&test);
         script.push('\n');
@@ -145,26 +176,31 @@ pub async fn grade(
         script.push('\n');
         None
     };
+    script.push_str(&format!("printf '\\n%s%s\\n' '{tests_end}' \"$?\"\n"));
     if print.is_some() {
         script.push_str(&format!("pwd -P > '{state}/cwd'\n"));
     }
     let tests = run(s, &script, left(), cancel).await?;
     let timed_out = tests.timed_out;
+    let (test_log, test_end) = between(&tests.output, &tests_start, &tests_end);
     let log = match &print {
         Some(print) => {
+            let log_start = format!("BENCH-{nonce}-LOG-START");
+            let log_end = format!("BENCH-{nonce}-LOG-END");
             let print_script = format!(
-                "cd \"$(cat '{state}/cwd' 2>/dev/null || echo '{workdir}')\" 2>/dev/null || cd '{workdir}'\n{print}\n"
+                "cd \"$(cat '{state}/cwd' 2>/dev/null || echo '{workdir}')\" 2>/dev/null || cd '{workdir}'\nprintf '%s\\n' '{log_start}'\n{print}\nprintf '\\n%s\\n' '{log_end}'\n"
             );
-            run(
+            let out = run(
                 s,
                 &print_script,
                 budget.min(Duration::from_secs(600)),
                 cancel,
             )
             .await?
-            .output
+            .output;
+            between(&out, &log_start, &log_end).0
         }
-        None => tests.output.clone(),
+        None => test_log,
     };
     let text = String::from_utf8_lossy(&log).into_owned();
     let statuses = parse(job, text, budget).await?;
@@ -176,7 +212,18 @@ pub async fn grade(
         timed_out,
     );
     output.empty_patch = empty;
-    output.test_exit_code = tests.exit_code;
+    output.test_exit_code = test_end.and_then(|e| e.trim().parse().ok());
+    output.history_check = history_check;
+    let commands: Vec<&str> = [task.rebuild_cmds(), task.test_cmds(), task.print_cmds()]
+        .into_iter()
+        .flatten()
+        .map(String::as_str)
+        .collect();
+    output.audit = super::audit(&String::from_utf8_lossy(patch), &commands);
+    if job.audit == AuditMode::Strict && !output.audit.is_empty() {
+        output.resolved = false;
+    }
+    output.nonce = nonce;
     output.duration_ms = started.elapsed().as_millis() as u64;
     let logs = BTreeMap::from([
         ("log".to_string(), log),
@@ -188,6 +235,86 @@ pub async fn grade(
         statuses,
         logs,
     })
+}
+
+/// A fresh random nonce (128 bits, hex) for one grade's markers.
+fn nonce() -> String {
+    let mut b = [0u8; 16];
+    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
+        use std::io::Read;
+        let _ = f.read_exact(&mut b);
+    }
+    if b == [0u8; 16] {
+        // No /dev/urandom: the clock and the process, hashed (still unknown to a patch).
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let d = blake3::hash(format!("{t:?}/{}", std::process::id()).as_bytes());
+        b.copy_from_slice(&d.as_bytes()[..16]);
+    }
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// The part of `out` between the first line that is exactly `start` and the last line that
+/// begins with `end` (to the end of `out` when there is none), and the rest of that end line.
+/// Without a start line, nothing. Lines that merely contain a marker are ignored.
+pub(crate) fn between(out: &[u8], start: &str, end: &str) -> (Vec<u8>, Option<String>) {
+    let mut lines = Vec::new();
+    let mut at = 0;
+    for line in out.split_inclusive(|&b| b == b'\n') {
+        lines.push((at, line));
+        at += line.len();
+    }
+    let trim = |l: &[u8]| -> Vec<u8> {
+        let l = l.strip_suffix(b"\n").unwrap_or(l);
+        l.strip_suffix(b"\r").unwrap_or(l).to_vec()
+    };
+    let Some(si) = lines.iter().position(|(_, l)| trim(l) == start.as_bytes()) else {
+        return (Vec::new(), None);
+    };
+    let from = lines[si].0 + lines[si].1.len();
+    let last_end = lines[si + 1..]
+        .iter()
+        .rposition(|(_, l)| trim(l).starts_with(end.as_bytes()));
+    match last_end {
+        Some(i) => {
+            let (pos, line) = lines[si + 1 + i];
+            let rest = String::from_utf8_lossy(&trim(line)[end.len()..]).into_owned();
+            // The marker is printed after a newline of its own: drop that one.
+            let mut body = out[from..pos].to_vec();
+            if body.ends_with(b"\n") {
+                body.pop();
+            }
+            (body, Some(rest))
+        }
+        None => (out[from..].to_vec(), None),
+    }
+}
+
+/// Before the hidden test patch: every path it touches back to the base (`HEAD`, the stripped
+/// base commit) and every path it creates removed, whatever the candidate did to them; stale
+/// `.git` lock files and Python bytecode removed.
+fn reset_script(files: &[PatchFile]) -> String {
+    let mut paths: Vec<&str> = files
+        .iter()
+        .flat_map(|f| [f.old.as_deref(), f.new.as_deref()])
+        .flatten()
+        .collect();
+    paths.sort_unstable();
+    paths.dedup();
+    let mut script = String::from("set -e\n");
+    for p in paths {
+        let q = shell_quote(p);
+        script.push_str(&format!(
+            "rm -rf -- {q}\nif git cat-file -e HEAD:{q} 2>/dev/null; then git checkout -q HEAD -- {q}; fi\n"
+        ));
+    }
+    script.push_str(
+        "find .git -name '*.lock' -type f -delete\n\
+         find . -path ./.git -prune -o -type d -name __pycache__ -prune -exec rm -rf {} + \n\
+         find . -path ./.git -prune -o -type f -name '*.pyc' -exec rm -f {} + \n",
+    );
+    script
 }
 
 /// Parses a test log with the task's parser.
@@ -215,4 +342,50 @@ async fn parse(job: &GradeJob, log: String, budget: Duration) -> Result<Statuses
         .iter()
         .map(|(k, v)| (k.clone(), super::script_status(v)))
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_exact_nonced_markers_bound_the_log() {
+        let out = b"build\nBENCH-n1-TESTS-START\nBENCH-xx-TESTS-END 0\nreal\nBENCH-n1-TESTS-START\nmore\n\nBENCH-n1-TESTS-END 1\n";
+        let (log, end) = between(out, "BENCH-n1-TESTS-START", "BENCH-n1-TESTS-END ");
+        assert_eq!(
+            String::from_utf8_lossy(&log),
+            "BENCH-xx-TESTS-END 0\nreal\nBENCH-n1-TESTS-START\nmore\n"
+        );
+        assert_eq!(end.as_deref(), Some("1"));
+        // A forged end line after the real one that only contains the marker does not count.
+        let out = b"BENCH-n1-TESTS-START\nok\n\nBENCH-n1-TESTS-END 1\necho BENCH-n1-TESTS-END 0\n";
+        let (log, end) = between(out, "BENCH-n1-TESTS-START", "BENCH-n1-TESTS-END ");
+        assert_eq!(String::from_utf8_lossy(&log), "ok\n");
+        assert_eq!(end.as_deref(), Some("1"));
+        // Killed before the end: everything after the start; never started: nothing.
+        let (log, end) = between(b"x\nBENCH-n-S\npartial", "BENCH-n-S", "BENCH-n-E");
+        assert_eq!((log, end), (b"partial".to_vec(), None));
+        assert_eq!(between(b"no markers\n", "S", "E"), (Vec::new(), None));
+    }
+
+    #[test]
+    fn nonces_differ() {
+        let (a, b) = (nonce(), nonce());
+        assert_eq!(a.len(), 32);
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn reset_restores_modified_and_removes_created_paths() {
+        let files = patch_files(
+            "diff --git a/tests/test_add.py b/tests/test_add.py\nnew file mode 100644\n--- /dev/null\n+++ b/tests/test_add.py\n@@ -0,0 +1 @@\n+x\ndiff --git a/tests/it's.py b/tests/it's.py\n--- a/tests/it's.py\n+++ b/tests/it's.py\n@@ -1 +1 @@\n-a\n+b\n",
+        );
+        let s = reset_script(&files);
+        assert!(s.contains("rm -rf -- 'tests/test_add.py'"), "{s}");
+        assert!(
+            s.contains("git checkout -q HEAD -- 'tests/it'\\''s.py'"),
+            "{s}"
+        );
+        assert!(s.contains("__pycache__") && s.contains("*.lock"), "{s}");
+    }
 }

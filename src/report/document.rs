@@ -53,6 +53,8 @@ pub struct ReportDocument {
     pub by_repo: BTreeMap<String, BTreeMap<String, GroupReport>>,
     /// The promotion verdict, when the report stage has a `promote` rule.
     pub promotion: Option<PromotionVerdict>,
+    /// Pairs whose patch the audit flagged (counted unresolved under `audit = "strict"`).
+    pub audit: Vec<AuditedPair>,
 }
 
 /// Gold self-check verdicts.
@@ -275,6 +277,17 @@ pub struct Context<'a> {
     pub since: Option<&'a str>,
     pub gold: &'a BTreeMap<String, Option<bool>>,
     pub promote: Option<&'a Promote>,
+    pub audit: &'a [AuditedPair],
+}
+
+/// A pair whose patch the audit flagged (see `src/protocols/audit.rs`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AuditedPair {
+    pub task: String,
+    pub team: String,
+    pub replicate: u32,
+    pub flags: Vec<crate::protocols::AuditFlag>,
 }
 
 impl ReportDocument {
@@ -360,6 +373,7 @@ impl ReportDocument {
             by_language: group(&summary.by_language),
             by_repo: group(&summary.by_repo),
             promotion,
+            audit: ctx.audit.to_vec(),
         }
     }
 

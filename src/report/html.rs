@@ -462,6 +462,20 @@ pub fn render(
                 .map(|e| format!("{} × {}", e.task, e.team))
                 .collect(),
         ),
+        (
+            "Audit flags",
+            doc.audit
+                .iter()
+                .flat_map(|a| {
+                    a.flags.iter().map(move |f| {
+                        format!(
+                            "{} × {} (replicate {}): {} {}",
+                            a.task, a.team, a.replicate, f.path, f.reason
+                        )
+                    })
+                })
+                .collect(),
+        ),
     ];
     for (title, items) in lists {
         if items.is_empty() {

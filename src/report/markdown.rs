@@ -225,6 +225,18 @@ pub fn render(
             let _ = writeln!(md, "- {} × {}", e.task, e.team);
         }
     }
+    if !doc.audit.is_empty() {
+        let _ = writeln!(md, "\nAudit flags:\n");
+        for a in &doc.audit {
+            for f in &a.flags {
+                let _ = writeln!(
+                    md,
+                    "- {} × {} (replicate {}): `{}` {}",
+                    a.task, a.team, a.replicate, f.path, f.reason
+                );
+            }
+        }
+    }
     let _ = writeln!(md, "\n## Per task\n");
     let names: Vec<&str> = doc.teams.iter().map(|t| t.name.as_str()).collect();
     let _ = writeln!(md, "| task | {} |", names.join(" | "));

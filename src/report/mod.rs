@@ -6,3 +6,5 @@ pub mod html;
 pub mod markdown;
 pub mod results;
 pub mod stats;
+
+pub use document::AuditedPair;

@@ -40,7 +40,9 @@ pub async fn grade(
         key,
     };
     let sandbox = backend.create(&spec, cancel).await?;
-    let result = crate::protocols::grade(job, &patch, sandbox.as_ref(), cancel).await;
+    let base = backend.base_commit(job.task.base());
+    let result =
+        crate::protocols::grade(job, &patch, sandbox.as_ref(), base.as_deref(), cancel).await;
     let removed = sandbox.destroy().await;
     let graded = result.map_err(|e| match e {
         GradeError::Task(m) => WorkError::Infra(m),

@@ -48,6 +48,8 @@ pub struct ReportInputs {
     pub usage: Vec<PairUsage>,
     /// Prices of the models the runs used.
     pub pricing: BTreeMap<String, crate::manifest::Price>,
+    /// Pairs whose patch the audit flagged, with the flags.
+    pub audit: Vec<crate::report::AuditedPair>,
 }
 
 /// The model use of one solve.
@@ -165,6 +167,7 @@ pub fn render_report(
             since: inputs.since.as_deref(),
             gold: &inputs.gold,
             promote: inputs.promote.as_ref(),
+            audit: &inputs.audit,
         },
         &summary,
     );
