@@ -297,20 +297,7 @@ fn team<'a>(r: &'a Value, name: &str) -> &'a Value {
 }
 
 fn solve_patches(sb: &Sandbox, team: &str) -> Vec<String> {
-    // Records hold no address: the index maps addresses to keys.
-    let store = bench::store::Store::open_existing(&sb.path(".bench")).unwrap();
-    let manifest = std::fs::canonicalize(sb.manifest()).unwrap();
-    let mut out = Vec::new();
-    for (address, key) in store.load_index(&manifest).nodes {
-        if address.starts_with("solve/") && address.contains(&format!("/{team}/")) {
-            let bench::store::Lookup::Hit(rec) = store.get_action(&key) else {
-                panic!("no record for {address}");
-            };
-            let d = &rec.solve().unwrap().patch;
-            out.push(String::from_utf8(store.get_blob(d).unwrap()).unwrap());
-        }
-    }
-    out
+    stored_patches(&sb.path(".bench"), &sb.manifest(), team)
 }
 
 fn trajectories(sb: &Sandbox) -> String {

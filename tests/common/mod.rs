@@ -132,3 +132,21 @@ pub fn everything(dir: &Path) -> Vec<u8> {
     }
     out
 }
+
+/// The patches the store holds for `team`'s solves of the manifest `manifest` (records hold no
+/// address: the index maps addresses to keys).
+pub fn stored_patches(store_dir: &Path, manifest: &Path, team: &str) -> Vec<String> {
+    let store = bench::store::Store::open_existing(store_dir).expect("a store");
+    let manifest = std::fs::canonicalize(manifest).expect("the manifest");
+    let mut out = Vec::new();
+    for (address, key) in store.load_index(&manifest).nodes {
+        if address.starts_with("solve/") && address.contains(&format!("/{team}/")) {
+            let bench::store::Lookup::Hit(rec) = store.get_action(&key) else {
+                panic!("no record for {address}");
+            };
+            let d = &rec.solve().expect("a solve").patch;
+            out.push(String::from_utf8(store.get_blob(d).unwrap()).unwrap());
+        }
+    }
+    out
+}
