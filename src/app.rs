@@ -592,9 +592,21 @@ async fn backend_for(
     quiet: bool,
 ) -> Result<Arc<dyn crate::backend::Backend>, String> {
     match m.backend.kind {
-        BackendKind::Local => Ok(Arc::new(crate::backend::LocalBackend {
-            tmp: store.tmp_dir(),
-        })),
+        BackendKind::Local => {
+            crate::backend::jail::warn_if_unavailable();
+            // What a local sandbox's commands must not see: the store (gold patches, other
+            // results) and the local datasets (hidden tests, gold patches).
+            let mut hidden = vec![store.root().to_path_buf()];
+            for d in m.datasets.values() {
+                if let crate::manifest::DatasetSource::Path(p) = &d.source {
+                    hidden.push(p.clone());
+                }
+            }
+            Ok(Arc::new(crate::backend::LocalBackend {
+                tmp: store.tmp_dir(),
+                hidden,
+            }))
+        }
         BackendKind::Docker => {
             let host =
                 crate::backend::docker::DockerHost::connect(m.backend.host.as_deref()).await?;

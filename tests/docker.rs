@@ -608,6 +608,7 @@ fn agent_sandbox_reveals_nothing_of_the_fix() {
         let key = format!("sandbox{}", std::process::id());
         let spec = SandboxSpec {
             base: &task_base,
+            phase: bench::backend::Phase::Agent,
             image: None,
             address: "sandbox",
             key: &key,

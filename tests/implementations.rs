@@ -82,6 +82,7 @@ fn protocols(out: &mut BTreeMap<String, Entry>) {
     let tmp = tempfile::tempdir().unwrap();
     let backend = bench::backend::LocalBackend {
         tmp: tmp.path().to_path_buf(),
+        hidden: vec![],
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -109,6 +110,7 @@ fn protocols(out: &mut BTreeMap<String, Entry>) {
                 use bench::backend::Backend;
                 let cancel = tokio_util::sync::CancellationToken::new();
                 let spec = bench::backend::SandboxSpec {
+                    phase: bench::backend::Phase::Grade,
                     base: &task.base,
                     image: None,
                     address: "golden",

@@ -351,6 +351,7 @@ pub fn docker_facts(
         },
         memory_bytes: Some(r.memory_bytes),
         pids: Some(r.pids),
+        isolation: "container".into(),
     }
 }
 

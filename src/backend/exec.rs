@@ -10,6 +10,8 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio_util::sync::CancellationToken;
 
+use super::jail::Jail;
+
 /// The result of one command.
 #[derive(Debug, Clone)]
 pub struct ExecResult {
@@ -22,20 +24,31 @@ pub struct ExecResult {
     pub duration: Duration,
 }
 
-/// Runs `sh -c script` in `cwd` with exactly `env` (the host environment is not inherited).
+/// Runs `sh -c script` in `cwd` with exactly `env` (the host environment is not inherited),
+/// inside `jail` when one is given and bwrap works here (see `jail.rs`).
 pub async fn exec(
     script: &str,
     cwd: &Path,
     env: &[(String, String)],
     timeout: Duration,
     cancel: &CancellationToken,
+    jail: Option<&Jail>,
 ) -> std::io::Result<ExecResult> {
     let start = Instant::now();
     let (mut reader, writer) = std::io::pipe()?;
-    let mut cmd = tokio::process::Command::new("sh");
-    cmd.arg("-c")
-        .arg(script)
-        .current_dir(cwd)
+    let mut cmd = match jail.and_then(|j| j.command(cwd, script)) {
+        Some((bwrap, args)) => {
+            let mut c = tokio::process::Command::new(bwrap);
+            c.args(args);
+            c
+        }
+        None => {
+            let mut c = tokio::process::Command::new("sh");
+            c.arg("-c").arg(script);
+            c
+        }
+    };
+    cmd.current_dir(cwd)
         .env_clear()
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .stdin(Stdio::null())
@@ -99,7 +112,9 @@ pub async fn exec(
 /// they recorded that still run inside them (checked through /proc, so a reused pid is never
 /// hit). Call it holding the store's apply lock.
 pub fn sweep_workspaces(tmp: &Path) {
-    for entry in std::fs::read_dir(tmp).into_iter().flatten().flatten() {
+    // `/proc/<pid>/cwd` is absolute: so must the workspaces be (a relative `--store`).
+    let tmp = super::jail::absolute(tmp);
+    for entry in std::fs::read_dir(&tmp).into_iter().flatten().flatten() {
         if entry.file_name() == "downloads" {
             continue;
         }

@@ -3,7 +3,9 @@
 //! no remotes, no hidden tests). Commands get exactly the environment they are given (the host's
 //! is not inherited) and run in their own process group, killed whole on timeout or cancel.
 //!
-//! Not here (yet): namespaces. A local command can see the host's processes and network.
+//! Every command of a sandbox runs in a bubblewrap jail (`jail.rs`) where bwrap works: its own
+//! namespaces, no network when grading, the store and local datasets hidden, only the sandbox's
+//! directory writable, `TMPDIR` inside it.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -12,15 +14,18 @@ use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
 use super::exec::{ExecResult, exec};
-use super::sandbox::{Backend, Sandbox, SandboxError, SandboxPaths, SandboxSpec};
+use super::jail::{Jail, absolute};
+use super::sandbox::{Backend, Phase, Sandbox, SandboxError, SandboxPaths, SandboxSpec};
 use super::workspace::{git_env, shell_quote};
 use crate::jobs::InstallSpec;
 use crate::tasks::TaskBase;
 
-/// Local sandboxes under `tmp`.
+/// Local sandboxes under `tmp`; `hidden` are the directories their commands must not see (the
+/// store, the manifest's local datasets).
 #[derive(Debug, Clone)]
 pub struct LocalBackend {
     pub tmp: PathBuf,
+    pub hidden: Vec<PathBuf>,
 }
 
 /// A throwaway workspace: `repo/`, `state/`, `side/` and `home/` under one temp directory,
@@ -29,6 +34,7 @@ pub struct LocalBackend {
 pub struct LocalSandbox {
     root: PathBuf,
     paths: SandboxPaths,
+    jail: Jail,
 }
 
 fn failed(e: impl std::fmt::Display) -> SandboxError {
@@ -37,9 +43,13 @@ fn failed(e: impl std::fmt::Display) -> SandboxError {
 
 impl LocalSandbox {
     /// A workspace under `tmp` holding `base` (copied with modes) committed as one commit.
+    /// Its commands run jailed, seeing none of `hidden`, with the host's network only for
+    /// `Phase::Agent`.
     pub async fn create(
         tmp: &Path,
         base: &Path,
+        hidden: &[PathBuf],
+        phase: Phase,
         cancel: &CancellationToken,
     ) -> Result<LocalSandbox, SandboxError> {
         let root = tempfile::Builder::new()
@@ -52,6 +62,7 @@ impl LocalSandbox {
                 ))
             })?
             .keep();
+        let root = absolute(&root);
         let p = |n: &str| root.join(n).display().to_string();
         let sandbox = LocalSandbox {
             paths: SandboxPaths {
@@ -62,17 +73,33 @@ impl LocalSandbox {
                 home: p("home"),
             },
             root: root.clone(),
+            jail: Jail {
+                writable: root.clone(),
+                hidden: hidden.iter().map(|h| absolute(h)).collect(),
+                network: phase == Phase::Agent,
+            },
         };
-        for d in ["repo", "state", "side", "home"] {
+        for d in ["repo", "state", "side", "home", "tmp"] {
             fs_err::create_dir_all(root.join(d)).map_err(failed)?;
         }
         let script = format!(
             "cp -a {}/. . && rm -rf .git && git init -q && git add -A && git commit -q --no-gpg-sign --allow-empty -m base",
             shell_quote(&base.to_string_lossy())
         );
-        let r = sandbox
-            .exec(&script, &[], Duration::from_secs(300), cancel)
-            .await?;
+        // bench's own copy runs outside the jail: the base tree is in a hidden dataset.
+        let r = exec(
+            &script,
+            Path::new(&sandbox.paths.repo),
+            &sandbox.base_env(),
+            Duration::from_secs(300),
+            cancel,
+            None,
+        )
+        .await
+        .map_err(failed)?;
+        if r.cancelled {
+            return Err(SandboxError::Cancelled);
+        }
         if r.exit_code != Some(0) {
             return Err(failed(format!(
                 "cannot prepare a workspace from {}: {}",
@@ -97,7 +124,12 @@ impl Sandbox for LocalSandbox {
     }
 
     fn base_env(&self) -> Vec<(String, String)> {
-        git_env(Path::new(&self.paths.home))
+        let mut env = git_env(Path::new(&self.paths.home));
+        env.push((
+            "TMPDIR".to_string(),
+            self.root.join("tmp").display().to_string(),
+        ));
+        env
     }
 
     async fn exec(
@@ -109,9 +141,16 @@ impl Sandbox for LocalSandbox {
     ) -> Result<ExecResult, SandboxError> {
         let mut all = self.base_env();
         all.extend_from_slice(env);
-        let r = exec(script, Path::new(&self.paths.repo), &all, timeout, cancel)
-            .await
-            .map_err(|e| failed(format!("cannot run a command in {}: {e}", self.paths.repo)))?;
+        let r = exec(
+            script,
+            Path::new(&self.paths.repo),
+            &all,
+            timeout,
+            cancel,
+            Some(&self.jail),
+        )
+        .await
+        .map_err(|e| failed(format!("cannot run a command in {}: {e}", self.paths.repo)))?;
         if r.cancelled {
             return Err(SandboxError::Cancelled);
         }
@@ -204,7 +243,7 @@ impl Backend for LocalBackend {
             ));
         };
         Ok(Box::new(
-            LocalSandbox::create(&self.tmp, path, cancel).await?,
+            LocalSandbox::create(&self.tmp, path, &self.hidden, spec.phase, cancel).await?,
         ))
     }
 

@@ -6,6 +6,7 @@
 pub mod docker;
 mod docker_backend;
 mod exec;
+pub mod jail;
 mod local;
 pub mod repo;
 mod sandbox;
@@ -14,5 +15,5 @@ mod workspace;
 pub use docker_backend::{AGENT_REPO, DockerBackend, Resources, agent_tag, docker_facts};
 pub use exec::{ExecResult, exec, sweep_workspaces};
 pub use local::{LocalBackend, LocalSandbox, files_under};
-pub use sandbox::{Backend, Sandbox, SandboxError, SandboxPaths, SandboxSpec};
+pub use sandbox::{Backend, Phase, Sandbox, SandboxError, SandboxPaths, SandboxSpec};
 pub use workspace::{git_env, shell_quote};

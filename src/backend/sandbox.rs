@@ -42,10 +42,19 @@ pub struct SandboxPaths {
     pub home: String,
 }
 
+/// What a sandbox is for: an agent's work (it reaches its model endpoints) or grading (no
+/// network).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Agent,
+    Grade,
+}
+
 /// What a sandbox is made from.
 #[derive(Debug, Clone)]
 pub struct SandboxSpec<'a> {
     pub base: &'a TaskBase,
+    pub phase: Phase,
     /// Docker: the image to start (an agent image built on the task's), else the task's.
     pub image: Option<String>,
     /// The node it serves (labels, names).

@@ -37,7 +37,12 @@ impl<'a> JobBuilder<'a> {
     pub fn new(m: &'a Manifest) -> Result<JobBuilder<'a>, String> {
         let mut teams = HashMap::new();
         for (name, team) in &m.teams {
-            teams.insert(name.clone(), Digested::new(team_spec(m, team)?));
+            let spec = team_spec(m, team)?;
+            // Whatever is passed to an agent is scrubbed from everything stored, in any phase.
+            for h in spec.harnesses.values() {
+                crate::harness::scrub::register_passed(&h.env);
+            }
+            teams.insert(name.clone(), Digested::new(spec));
         }
         Ok(JobBuilder { m, teams })
     }

@@ -163,6 +163,7 @@ fn facts() -> BackendFacts {
         image: Some("sha256:1".into()),
         memory_bytes: Some(1 << 30),
         pids: Some(512),
+        isolation: "container".into(),
     }
 }
 

@@ -85,6 +85,9 @@ pub struct BackendFacts {
     pub image: Option<String>,
     pub memory_bytes: Option<u64>,
     pub pids: Option<u64>,
+    /// How commands are confined: `container` (docker), `bwrap` or `none` (local: see
+    /// `backend/jail.rs`); a result computed less confined is never reused as a confined one.
+    pub isolation: String,
 }
 
 /// A duration at full precision (milliseconds), as keys hold it.

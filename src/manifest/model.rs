@@ -86,6 +86,7 @@ impl Backend {
                 image: None,
                 memory_bytes: None,
                 pids: None,
+                isolation: crate::backend::jail::isolation().to_string(),
             },
             BackendKind::Docker => crate::backend::docker_facts(
                 &self.images,

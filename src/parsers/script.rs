@@ -173,10 +173,33 @@ pub fn run_script_parser(
     let stdout = fs::File::create(&stdout_path)?;
     let stderr = fs::File::create(&stderr_path)?;
 
-    let mut child = Command::new(&python)
-        .arg("-I")
-        .arg("wrapper.py")
-        .arg(limits.memory_bytes.to_string())
+    // In a jail where bwrap works (no network, its own PID namespace: bench's environment in
+    // /proc is out of reach), else a plain subprocess.
+    let argv = vec![
+        python.display().to_string(),
+        "-I".to_string(),
+        "wrapper.py".to_string(),
+        limits.memory_bytes.to_string(),
+    ];
+    let here = crate::backend::jail::absolute(dir.path());
+    let jail = crate::backend::jail::Jail {
+        writable: here.clone(),
+        hidden: Vec::new(),
+        network: false,
+    };
+    let mut cmd = match jail.wrap(&here, argv.clone()) {
+        Some((bwrap, args)) => {
+            let mut c = Command::new(bwrap);
+            c.args(args);
+            c
+        }
+        None => {
+            let mut c = Command::new(&argv[0]);
+            c.args(&argv[1..]);
+            c
+        }
+    };
+    let mut child = cmd
         .current_dir(dir.path())
         .env_clear()
         .stdin(Stdio::null())

@@ -427,14 +427,13 @@ fn script_that_raises_reports_traceback() {
 
 #[test]
 fn script_that_hangs_is_killed_with_its_children() {
-    let dir = tempfile::tempdir().unwrap();
-    let pid_file = dir.path().join("child.pid");
+    // The grandchild is found by a marker in its command line (in a bwrap jail it is in another
+    // PID namespace and cannot write outside its directory).
+    let marker = format!("600.{}", std::process::id());
     let script = format!(
         "import subprocess, sys, time\n\
-         child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n\
-         open({:?}, 'w').write(str(child.pid))\n\
-         def parser(log):\n    time.sleep(600)\n",
-        pid_file.display().to_string()
+         child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep({marker})'])\n\
+         def parser(log):\n    time.sleep(600)\n"
     );
     let limits = ScriptLimits {
         timeout: Duration::from_secs(2),
@@ -448,28 +447,38 @@ fn script_that_hangs_is_killed_with_its_children() {
         "{result:?}"
     );
     assert!(elapsed < Duration::from_secs(6), "took {elapsed:?}");
-    let pid: u32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let alive = || -> Vec<String> {
+        let mut v = Vec::new();
+        for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+            let state = stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .chars()
+                .next();
+            let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if cmd.contains(&format!("time.sleep({marker})"))
+                && !cmd.contains("bwrap")
+                && !matches!(state, Some('Z') | Some('X'))
+            {
+                v.push(cmd);
+            }
+        }
+        v
+    };
     // The grandchild must be gone (or a zombie awaiting its reaper) shortly after.
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let state = stat
-            .rsplit(')')
-            .next()
-            .unwrap_or("")
-            .trim_start()
-            .chars()
-            .next();
-        if stat.is_empty() || state == Some('Z') || state == Some('X') {
+        let left = alive();
+        if left.is_empty() {
             break;
         }
         assert!(
             Instant::now() < deadline,
-            "grandchild {pid} still alive: {stat}"
+            "grandchild still alive: {left:?}"
         );
         std::thread::sleep(Duration::from_millis(50));
     }

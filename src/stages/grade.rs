@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use tokio_util::sync::CancellationToken;
 
 use super::{WorkError, WorkOutput};
-use crate::backend::{Backend, SandboxSpec};
+use crate::backend::{Backend, Phase, SandboxSpec};
+use crate::harness::scrub;
 use crate::jobs::{GradeJob, PatchInput};
 use crate::protocols::GradeError;
 use crate::store::{Output, Store};
@@ -35,6 +36,7 @@ pub async fn grade(
     let patch = patch_bytes(job, store)?;
     let spec = SandboxSpec {
         base: job.task.base(),
+        phase: Phase::Grade,
         image: None,
         address,
         key,
@@ -44,27 +46,38 @@ pub async fn grade(
     let result =
         crate::protocols::grade(job, &patch, sandbox.as_ref(), base.as_deref(), cancel).await;
     let removed = sandbox.destroy().await;
+    // Grading output is the patch's and the task's: it is scrubbed like an agent's before
+    // anything of it is stored or shown.
     let graded = result.map_err(|e| match e {
-        GradeError::Task(m) => WorkError::Infra(m),
+        GradeError::Task(m) => WorkError::Infra(scrub::scrub_str(&m)),
         GradeError::Sandbox(s) => s.into(),
     })?;
     removed?;
+    let secrets = scrub::secret_values();
     let mut blobs = BTreeMap::new();
-    let mut put = |name: &str, bytes: &[u8]| -> Result<(), WorkError> {
+    let mut put = |name: &str, bytes: &[u8], clean: bool| -> Result<(), WorkError> {
+        let bytes = if clean {
+            bytes.to_vec()
+        } else {
+            scrub::scrub(bytes, &secrets).0
+        };
         blobs.insert(
             name.to_string(),
-            store.put_blob(bytes).map_err(WorkError::store)?,
+            store.put_blob(&bytes).map_err(WorkError::store)?,
         );
         Ok(())
     };
     for (name, bytes) in &graded.logs {
-        put(name, bytes)?;
+        put(name, bytes, false)?;
     }
     put(
         "statuses",
         &serde_json::to_vec_pretty(&graded.statuses).expect("statuses serialize"),
+        false,
     )?;
-    put("patch", &patch)?;
+    // The patch is kept as graded (its digest is the job's): a stored patch was scrubbed when
+    // its solve stored it, and a gold patch is the dataset's.
+    put("patch", &patch, true)?;
     Ok(WorkOutput {
         output: Output::Grade(graded.output),
         blobs,

@@ -162,6 +162,7 @@ impl Sandboxes<'_> {
         let base = self.job.task.base();
         let spec = SandboxSpec {
             base,
+            phase: crate::backend::Phase::Agent,
             image: self.images.get(&agent.harness).cloned().flatten(),
             address: self.address,
             key: self.key,
@@ -450,6 +451,7 @@ impl RunCtx<'_> {
         if let Some(b) = self.budget_share {
             env.push(("BENCH_MAX_COST_USD".into(), format!("{b:.4}")));
         }
+        scrub::register_passed(&harness.env);
         for var in &harness.env {
             if let Ok(v) = std::env::var(var) {
                 env.push((var.clone(), v));

@@ -1,0 +1,150 @@
+//! The local backend's sandbox: bubblewrap (`bwrap`, Debian's `bubblewrap` package) puts every
+//! command of a local sandbox in its own user, PID, mount, IPC, UTS and cgroup namespaces, and
+//! in its own network namespace unless the phase may use the host's network (agents reach their
+//! model endpoints; grading and parser scripts never do).
+//!
+//! Inside, the host's filesystem is read-only, `/proc` shows only the sandbox's processes (so
+//! `/proc/<bench pid>/environ` is out of reach), `/tmp` is empty, the store and the manifest's
+//! local datasets (hidden tests, gold patches) are hidden behind empty directories, and only the
+//! sandbox's own directory is writable. bwrap dies with bench (`--die-with-parent`) and every
+//! process of the sandbox dies with it (the PID namespace's init is gone), so a `setsid`
+//! background process neither outlives a timeout nor delays Ctrl-C, and a `kill -9` of bench
+//! leaves nothing running.
+//!
+//! Where bwrap is missing or cannot create namespaces (some containers forbid it), commands run
+//! unsandboxed, `bench` says so once, and the keys record it (`BackendFacts::isolation`), so a
+//! result computed unsandboxed is never taken for a sandboxed one.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// How a local command is confined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Jail {
+    /// The one writable directory (the sandbox's root).
+    pub writable: PathBuf,
+    /// Directories shown empty inside (the store, local datasets).
+    pub hidden: Vec<PathBuf>,
+    /// Whether the host's network is shared (agents); else only a private loopback.
+    pub network: bool,
+}
+
+/// The isolation local sandboxes get on this machine: `"bwrap"` or `"none"` (part of keys).
+pub fn isolation() -> &'static str {
+    if bwrap().is_some() { "bwrap" } else { "none" }
+}
+
+/// The working `bwrap`, found on PATH and tried once.
+pub fn bwrap() -> Option<&'static Path> {
+    static BWRAP: OnceLock<Option<PathBuf>> = OnceLock::new();
+    BWRAP
+        .get_or_init(|| {
+            if std::env::var_os("BENCH_NO_BWRAP").is_some() {
+                return None;
+            }
+            let path = std::env::var_os("PATH").unwrap_or_default();
+            let found = std::env::split_paths(&path)
+                .map(|d| d.join("bwrap"))
+                .find(|p| p.is_file())?;
+            let ok = std::process::Command::new(&found)
+                .args([
+                    "--die-with-parent",
+                    "--unshare-all",
+                    "--ro-bind",
+                    "/",
+                    "/",
+                    "--proc",
+                    "/proc",
+                    "--dev",
+                    "/dev",
+                    "true",
+                ])
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+            ok.then_some(found)
+        })
+        .as_deref()
+}
+
+/// Prints, once per process, that local sandboxes run without namespaces.
+pub fn warn_if_unavailable() {
+    static WARNED: OnceLock<()> = OnceLock::new();
+    if bwrap().is_none() {
+        WARNED.get_or_init(|| {
+            eprintln!(
+                "warning: bubblewrap (bwrap) is missing or cannot create namespaces here: local sandboxes share bench's processes, network and filesystem (install it: `apt-get install bubblewrap`)"
+            );
+        });
+    }
+}
+
+impl Jail {
+    /// The program and arguments that run `sh -c script` in `cwd` inside the jail, or `None`
+    /// when bwrap is unavailable.
+    pub fn command(&self, cwd: &Path, script: &str) -> Option<(PathBuf, Vec<String>)> {
+        self.wrap(cwd, ["sh", "-c", script].map(String::from).to_vec())
+    }
+
+    /// The program and arguments that run `argv` in `cwd` inside the jail, or `None` when bwrap
+    /// is unavailable.
+    pub fn wrap(&self, cwd: &Path, argv: Vec<String>) -> Option<(PathBuf, Vec<String>)> {
+        let bwrap = bwrap()?;
+        let s = |p: &Path| p.display().to_string();
+        let mut args: Vec<String> = [
+            "--die-with-parent",
+            "--unshare-all",
+            "--new-session",
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--tmpfs",
+            "/tmp",
+        ]
+        .map(String::from)
+        .to_vec();
+        if self.network {
+            args.push("--share-net".into());
+        }
+        let mut hidden: Vec<&PathBuf> = self.hidden.iter().filter(|p| p.is_dir()).collect();
+        hidden.sort();
+        hidden.dedup();
+        for h in hidden {
+            args.extend(["--tmpfs".into(), s(h)]);
+        }
+        args.extend([
+            "--bind".into(),
+            s(&self.writable),
+            s(&self.writable),
+            "--chdir".into(),
+            s(cwd),
+        ]);
+        // bwrap exports PWD whatever it is told: commands get exactly the environment they
+        // are given.
+        if Path::new("/usr/bin/env").is_file() {
+            args.extend(["/usr/bin/env".into(), "-u".into(), "PWD".into()]);
+        }
+        args.extend(argv);
+        Some((bwrap.to_path_buf(), args))
+    }
+}
+
+/// An absolute form of `p` (canonical when it exists), so jail mounts and the sweep's `/proc`
+/// checks work whatever the store path was given as.
+pub fn absolute(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| {
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            std::env::current_dir()
+                .map(|d| d.join(p))
+                .unwrap_or_else(|_| p.to_path_buf())
+        }
+    })
+}

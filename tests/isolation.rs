@@ -1,0 +1,344 @@
+//! The local backend's sandbox (bubblewrap) and scrubbing, with hostile agents and patches:
+//! a patch that dumps every environment it can see at grade time finds none of bench's, nothing
+//! secret reaches the store or the reports in any encoding, an agent's `setsid` background
+//! process neither delays Ctrl-C nor survives it, and the same after `kill -9` of bench with a
+//! relative store.
+//!
+//! Under CI (CI=true) a missing or broken bwrap fails these tests.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use common::{Sandbox, stderr};
+
+fn bwrap_ready() -> bool {
+    let ok = Command::new("bwrap")
+        .args([
+            "--die-with-parent",
+            "--unshare-all",
+            "--ro-bind",
+            "/",
+            "/",
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "true",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        assert!(
+            std::env::var("CI").is_err(),
+            "bwrap is missing or cannot create namespaces, and CI=true: install bubblewrap"
+        );
+        eprintln!("skipping: bwrap unavailable");
+    }
+    ok
+}
+
+fn random(tag: &str) -> String {
+    let mut b = [0u8; 12];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut b))
+        .expect("urandom");
+    format!(
+        "{tag}{}",
+        b.iter().map(|x| format!("{x:02x}")).collect::<String>()
+    )
+}
+
+/// One team whose agent leaks what it is given and plants an environment dump in its patch.
+fn leaky_manifest(sb: &Sandbox) {
+    std::fs::write(
+        sb.path("quickstart/agents/leaky.sh"),
+        r#"set -u
+# The agent itself: what it was passed, raw and encoded, in its output and in its patch.
+for v in "$WIDGET_SETTING" "$LEAK_DB_URL"; do
+  echo "raw: $v"
+  printf '%s' "$v" | base64 -w0; echo
+  printf 'x%s' "$v" | base64 -w0; echo
+  python3 -c 'import sys,urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$v"
+done
+printf '%s\n%s\n' "$WIDGET_SETTING" "$(printf '%s' "$WIDGET_SETTING" | base64 -w0)" > leak.txt
+# The patch: at grade time, when the tests import roman, dump every environment in sight.
+cat >> roman.py <<'PY'
+
+def _dump():
+    import base64, os, sys
+    pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    seen = []
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/environ", "rb") as f:
+                seen.append(f.read())
+        except OSError:
+            pass
+    blob = b"\n".join(seen) + b"\n" + "\n".join(f"{k}={v}" for k, v in os.environ.items()).encode()
+    sys.stderr.write(f"ENVDUMP pids={len(pids)}\n")
+    sys.stderr.write(blob.decode(errors="replace") + "\n")
+    sys.stderr.write(base64.b64encode(blob).decode() + "\n")
+
+_dump()
+PY
+echo done
+"#,
+    )
+    .unwrap();
+    sb.edit(
+        "quickstart.toml",
+        "teams = [\"oracle\", \"nop\", \"fixer\"]",
+        "teams = [\"nop\", \"leaky\"]",
+    );
+    sb.append(
+        "quickstart.toml",
+        r#"
+[teams.leaky]
+topology = "solo"
+worker = "leaky"
+
+[harnesses.leaky]
+kind = "command"
+command = "sh {{script}}"
+script = "quickstart/agents/leaky.sh"
+env = ["WIDGET_SETTING", "LEAK_DB_URL"]
+"#,
+    );
+    sb.edit(
+        "quickstart.toml",
+        "seed = 7",
+        "seed = 7\ninstance_ids = [\"quickstart__roman-1\"]",
+    );
+}
+
+#[test]
+fn a_patch_dumping_every_environment_at_grade_time_finds_no_secret_and_none_is_stored() {
+    if !bwrap_ready() {
+        return;
+    }
+    let sb = Sandbox::quickstart();
+    leaky_manifest(&sb);
+    let api_key = random("fake-service-key-");
+    let passed = random("widget-");
+    let db_pw = random("pw");
+    let db_url = format!("postgres://app:{db_pw}@db:5432/prod");
+    // Named like nothing secret and passed to no agent: only the sandbox keeps it from a patch.
+    let unrelated = random("unrelated-config-");
+    let out = Command::new(common::bench_bin())
+        .args(["apply", "quickstart.toml"])
+        .current_dir(sb.dir.path())
+        .env_remove("BENCH_STORE")
+        .env("NO_COLOR", "1")
+        .env("FAKE_SERVICE_API_KEY", &api_key)
+        .env("WIDGET_SETTING", &passed)
+        .env("LEAK_DB_URL", &db_url)
+        .env("UNRELATED_CONFIG", &unrelated)
+        .output()
+        .expect("bench");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut stored = common::everything(&sb.path(".bench"));
+    stored.extend(common::everything(&sb.path("reports")));
+    let text = String::from_utf8_lossy(&stored);
+    // The dump ran at grade time, inside its own PID namespace (a handful of processes, none of
+    // them bench).
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("ENVDUMP pids="))
+        .expect("the planted dump ran while grading");
+    let pids: usize = line["ENVDUMP pids=".len()..].trim().parse().unwrap();
+    assert!(pids < 10, "the grading code saw {pids} processes");
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    for secret in [&api_key, &passed, &db_pw, &unrelated] {
+        for form in [secret.clone(), b64(secret)] {
+            assert!(!text.contains(&form), "{form} is stored");
+        }
+    }
+    assert!(text.contains("[REDACTED]"), "nothing was scrubbed");
+}
+
+fn processes_with(marker: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if cmd.contains(marker) && !cmd.contains("bwrap") {
+                out.push(format!("{name}: {cmd}"));
+            }
+        }
+    }
+    out
+}
+
+/// An agent that starts `setsid sleep <marker>` in the background and then waits.
+fn lingering_manifest(sb: &Sandbox, secs: &str) {
+    std::fs::write(
+        sb.path("quickstart/agents/linger.sh"),
+        format!("setsid sleep {secs} >/dev/null 2>&1 < /dev/null &\nsleep {secs}\n"),
+    )
+    .unwrap();
+    sb.edit(
+        "quickstart.toml",
+        "teams = [\"oracle\", \"nop\", \"fixer\"]",
+        "teams = [\"nop\", \"linger\"]",
+    );
+    sb.edit(
+        "quickstart.toml",
+        "seed = 7",
+        "seed = 7\ninstance_ids = [\"quickstart__roman-1\"]",
+    );
+    sb.edit(
+        "quickstart.toml",
+        "timeout = \"2m\"\n\n[stages.grade]",
+        "timeout = \"20m\"\n\n[stages.grade]",
+    );
+    sb.append(
+        "quickstart.toml",
+        r#"
+[teams.linger]
+topology = "solo"
+worker = "linger"
+
+[harnesses.linger]
+kind = "command"
+command = "sh {{script}}"
+script = "quickstart/agents/linger.sh"
+"#,
+    );
+}
+
+fn wait_for(marker: &str, child: &mut std::process::Child) {
+    let start = Instant::now();
+    while processes_with(marker).is_empty() {
+        if let Ok(Some(s)) = child.try_wait() {
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                let _ = std::io::Read::read_to_string(&mut e, &mut err);
+            }
+            panic!("bench exited ({s}) before the agent started:\n{err}");
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(180),
+            "the agent never started"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn gone_within(marker: &str, limit: Duration) {
+    let start = Instant::now();
+    loop {
+        let left = processes_with(marker);
+        if left.is_empty() {
+            return;
+        }
+        assert!(start.elapsed() < limit, "still running: {left:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn ctrl_c_ends_apply_promptly_and_kills_an_agents_setsid_process() {
+    if !bwrap_ready() {
+        return;
+    }
+    let sb = Sandbox::quickstart();
+    let secs = "3071.5";
+    lingering_manifest(&sb, secs);
+    let mut child = Command::new(common::bench_bin())
+        .args(["apply", "quickstart.toml"])
+        .current_dir(sb.dir.path())
+        .env_remove("BENCH_STORE")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(secs, &mut child);
+    let sent = Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            sent.elapsed() < Duration::from_secs(30),
+            "apply ignored Ctrl-C for 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(!status.success());
+    gone_within(secs, Duration::from_secs(10));
+}
+
+#[test]
+fn kill_9_leaves_no_jailed_process_and_the_sweep_works_with_a_relative_store() {
+    if !bwrap_ready() {
+        return;
+    }
+    // Jailed: the agent's setsid process dies with bench.
+    let sb = Sandbox::quickstart();
+    let secs = "3072.5";
+    lingering_manifest(&sb, secs);
+    let mut child = Command::new(common::bench_bin())
+        .args(["--store", "./rel-store", "apply", "quickstart.toml"])
+        .current_dir(sb.dir.path())
+        .env_remove("BENCH_STORE")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(secs, &mut child);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    gone_within(secs, Duration::from_secs(10));
+
+    // Unjailed (no bwrap): the agent's process outlives bench's kill -9; the next apply's sweep
+    // kills it although the store was given as a relative path.
+    let sb = Sandbox::quickstart();
+    let secs = "3073.5";
+    lingering_manifest(&sb, secs);
+    std::fs::write(
+        sb.path("quickstart/agents/linger.sh"),
+        format!("sleep {secs}\n"),
+    )
+    .unwrap();
+    let mut child = Command::new(common::bench_bin())
+        .args(["--store", "./rel-store", "apply", "quickstart.toml"])
+        .current_dir(sb.dir.path())
+        .env_remove("BENCH_STORE")
+        .env("BENCH_NO_BWRAP", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(secs, &mut child);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        !processes_with(secs).is_empty(),
+        "without a jail the agent should outlive kill -9 (the sweep has nothing to prove)"
+    );
+    sb.edit("quickstart.toml", "worker = \"linger\"", "worker = \"nop\"");
+    let out = Command::new(common::bench_bin())
+        .args(["--store", "./rel-store", "apply", "quickstart.toml"])
+        .current_dir(sb.dir.path())
+        .env_remove("BENCH_STORE")
+        .env("BENCH_NO_BWRAP", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    gone_within(secs, Duration::from_secs(10));
+}
