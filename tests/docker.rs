@@ -1739,3 +1739,67 @@ worker = "oracle"
     assert_eq!(json["audit"][0]["flags"][0]["path"], "tests/__init__.py");
     assert_eq!(json["teams"][0]["resolved"], 0);
 }
+
+/// Grading has no network: a patch whose code, when the tests import it, fetches a fixed
+/// `calc.py` from a server standing for the outside (a container of the test's own) and runs
+/// it resolves nothing; the same fetch from a container on the default bridge succeeds, so the
+/// test can fail.
+#[test]
+fn grading_has_no_network_a_patch_fetching_the_fix_resolves_nothing() {
+    if !docker_ready() {
+        return;
+    }
+    let (base, _) = shas();
+    let server = docker_cli(&[
+        "run",
+        "-d",
+        "--label",
+        "bench-test=1",
+        "bench-test-base:1",
+        "sh",
+        "-c",
+        "mkdir -p /srv && printf 'def add(a, b):\\n    return a + b\\n\\n\\ndef mul(a, b):\\n    return a * b\\n' > /srv/calc.py && cd /srv && exec python3 -m http.server 8731",
+    ]);
+    let ip = docker_cli(&["inspect", "-f", "{{.NetworkSettings.IPAddress}}", &server]);
+    let url = format!("http://{ip}:8731/calc.py");
+    // Reachable from a container with the default network (waiting for the server to listen).
+    let probe = format!(
+        "import time, urllib.request\nfor _ in range(50):\n    try:\n        print(urllib.request.urlopen('{url}', timeout=2).read().decode()); break\n    except Exception:\n        time.sleep(0.2)\n"
+    );
+    let reached = docker_cli(&["run", "--rm", "bench-test-base:1", "python3", "-c", &probe]);
+    assert!(reached.contains("return a + b"), "{reached}");
+
+    let added = [
+        "import urllib.request as _u".to_string(),
+        "try:".to_string(),
+        format!("    exec(_u.urlopen({url:?}, timeout=5).read().decode())"),
+        "    print('NET-OPEN')".to_string(),
+        "except Exception as _e:".to_string(),
+        "    print('NET-BLOCKED', type(_e).__name__)".to_string(),
+    ];
+    let mut fetch = format!(
+        "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -4,3 +4,{} @@ def add(a, b):\n \n def mul(a, b):\n     return a * b\n",
+        3 + added.len()
+    );
+    for l in &added {
+        fetch.push_str(&format!("+{l}\n"));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tasks = dir.path().join("tasks");
+    write_task(&tasks, IMAGE, &base, &fx("fetch-fix", &fetch));
+    std::fs::write(dir.path().join("m.toml"), manifest("60s", false)).unwrap();
+    let out = bench_in(dir.path(), &["apply", "m.toml"]);
+    let _ = Command::new("docker").args(["rm", "-f", &server]).output();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let acts = actions(dir.path());
+    let g = output_of(&acts, "gold/fetch-fix");
+    assert_eq!(g["output"]["resolved"], false, "{g}");
+    assert_eq!(g["output"]["patch_applied"], true, "{g}");
+    let log = blob(dir.path(), g["blobs"]["log"].as_str().unwrap());
+    let tests = blob(dir.path(), g["blobs"]["test_output"].as_str().unwrap());
+    assert!(
+        format!("{log}{tests}").contains("NET-BLOCKED"),
+        "{log}\n{tests}"
+    );
+    assert!(!format!("{log}{tests}").contains("NET-OPEN"));
+}

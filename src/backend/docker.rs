@@ -210,6 +210,9 @@ pub struct ContainerSpec {
     pub cpus: f64,
     pub memory_bytes: u64,
     pub pids: u64,
+    /// Whether the container has a network (the default bridge); else none at all (no
+    /// interface but loopback, no DNS).
+    pub network: bool,
 }
 
 impl ContainerSpec {
@@ -259,6 +262,7 @@ impl Container {
                 memory: Some(spec.memory_bytes as i64),
                 pids_limit: Some(spec.pids as i64),
                 init: Some(false),
+                network_mode: (!spec.network).then(|| "none".to_string()),
                 ..Default::default()
             }),
             ..Default::default()

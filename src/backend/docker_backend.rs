@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::docker::{Container, ContainerSpec, DockerHost};
 use super::exec::ExecResult;
-use super::sandbox::{Backend, Sandbox, SandboxError, SandboxPaths, SandboxSpec};
+use super::sandbox::{Backend, Phase, Sandbox, SandboxError, SandboxPaths, SandboxSpec};
 use crate::jobs::{BackendFacts, InstallSpec};
 use crate::manifest::BackendKind;
 use crate::tasks::TaskBase;
@@ -84,7 +84,7 @@ impl DockerBackend {
         }
     }
 
-    fn spec(&self, image: String, address: &str, key: &str) -> ContainerSpec {
+    fn spec(&self, image: String, address: &str, key: &str, network: bool) -> ContainerSpec {
         let n = self
             .count
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -95,6 +95,7 @@ impl DockerBackend {
             cpus: self.resources.cpus,
             memory_bytes: self.resources.memory_bytes,
             pids: self.resources.pids,
+            network,
         }
     }
 
@@ -123,7 +124,7 @@ impl DockerBackend {
         if let Some(id) = self.host.image_id(&reference).await.map_err(failed)? {
             return Ok(id);
         }
-        let mut spec = self.spec(base_id.to_string(), &format!("install/{tag}"), tag);
+        let mut spec = self.spec(base_id.to_string(), &format!("install/{tag}"), tag, true);
         spec.name = format!("bench-{}-install-{tag}", self.run_id);
         // The runtime tarball, downloaded and verified on the host (the container may have no
         // network, or no curl).
@@ -257,9 +258,15 @@ impl Backend for DockerBackend {
             Some(i) => i.clone(),
             None => self.image_of(spec.base)?,
         };
-        let c = Container::start(&self.host, &self.spec(image, spec.address, spec.key))
-            .await
-            .map_err(failed)?;
+        // Grading has no network: a patch's code cannot fetch the fix (or anything) at grade
+        // time. Agents keep the default bridge (their model endpoints).
+        let network = spec.phase == Phase::Agent;
+        let c = Container::start(
+            &self.host,
+            &self.spec(image, spec.address, spec.key, network),
+        )
+        .await
+        .map_err(failed)?;
         let r = c
             .exec(
                 &format!("mkdir -p {STATE}/side {STATE}/home\n{CD_REPO}pwd -P"),

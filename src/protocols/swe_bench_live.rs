@@ -11,7 +11,7 @@
 
 use super::steps::Recipe;
 
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 
 pub const RECIPE: Recipe = Recipe {
     test_patch_apply: "git apply --reject --whitespace=nowarn",
