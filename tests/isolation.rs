@@ -81,6 +81,8 @@ def _dump():
             pass
     blob = b"\n".join(seen) + b"\n" + "\n".join(f"{k}={v}" for k, v in os.environ.items()).encode()
     sys.stderr.write(f"ENVDUMP pids={len(pids)}\n")
+    sock = any(os.path.exists(p) for p in ("/run/docker.sock", "/var/run/docker.sock"))
+    sys.stderr.write(f"DOCKERSOCK={sock}\n")
     sys.stderr.write(blob.decode(errors="replace") + "\n")
     sys.stderr.write(base64.b64encode(blob).decode() + "\n")
 
@@ -152,6 +154,11 @@ fn a_patch_dumping_every_environment_at_grade_time_finds_no_secret_and_none_is_s
         .expect("the planted dump ran while grading");
     let pids: usize = line["ENVDUMP pids=".len()..].trim().parse().unwrap();
     assert!(pids < 10, "the grading code saw {pids} processes");
+    // The Docker socket (root on the host) is not in the jail.
+    assert!(
+        text.contains("DOCKERSOCK=False"),
+        "the docker socket is visible"
+    );
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
     for secret in [&api_key, &passed, &db_pw, &unrelated] {
         for form in [secret.clone(), b64(secret)] {

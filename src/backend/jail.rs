@@ -46,24 +46,26 @@ pub fn bwrap() -> Option<&'static Path> {
             let found = std::env::split_paths(&path)
                 .map(|d| d.join("bwrap"))
                 .find(|p| p.is_file())?;
-            let ok = std::process::Command::new(&found)
-                .args([
-                    "--die-with-parent",
-                    "--unshare-all",
-                    "--ro-bind",
-                    "/",
-                    "/",
-                    "--proc",
-                    "/proc",
-                    "--dev",
-                    "/dev",
-                    "true",
-                ])
-                .stdin(std::process::Stdio::null())
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success());
+            // The sandbox this machine's commands would get, tried up to three times (a
+            // transient failure must not flip the keys' isolation).
+            let probe = Jail {
+                writable: std::env::temp_dir(),
+                hidden: Vec::new(),
+                network: false,
+            };
+            let args = probe.args(Path::new("/"), vec!["true".to_string()]);
+            let ok = (0..3).any(|i| {
+                if i > 0 {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                std::process::Command::new(&found)
+                    .args(&args)
+                    .stdin(std::process::Stdio::null())
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success())
+            });
             ok.then_some(found)
         })
         .as_deref()
@@ -92,23 +94,17 @@ impl Jail {
     /// is unavailable.
     pub fn wrap(&self, cwd: &Path, argv: Vec<String>) -> Option<(PathBuf, Vec<String>)> {
         let bwrap = bwrap()?;
+        Some((bwrap.to_path_buf(), self.args(cwd, argv)))
+    }
+
+    /// bwrap's arguments for `argv` in `cwd`.
+    fn args(&self, cwd: &Path, argv: Vec<String>) -> Vec<String> {
         let s = |p: &Path| p.display().to_string();
-        let mut args: Vec<String> = [
-            "--die-with-parent",
-            "--unshare-all",
-            "--new-session",
-            "--ro-bind",
-            "/",
-            "/",
-            "--dev",
-            "/dev",
-            "--proc",
-            "/proc",
-            "--tmpfs",
-            "/tmp",
-        ]
-        .map(String::from)
-        .to_vec();
+        let mut args: Vec<String> = ["--die-with-parent", "--unshare-all", "--new-session"]
+            .map(String::from)
+            .to_vec();
+        root_binds(Path::new("/"), &mut args);
+        args.extend(["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"].map(String::from));
         if self.network {
             args.push("--share-net".into());
         }
@@ -131,7 +127,60 @@ impl Jail {
             args.extend(["/usr/bin/env".into(), "-u".into(), "PWD".into()]);
         }
         args.extend(argv);
-        Some((bwrap.to_path_buf(), args))
+        args
+    }
+}
+
+/// Paths of the host never shown inside: the pseudo filesystems bwrap makes anew, `/tmp`
+/// (empty inside), the container runtimes' state (their mounts come and go while a sandbox
+/// starts, which makes a recursive bind fail) and their sockets (root on the host).
+const NOT_SHOWN: &[&str] = &[
+    "/dev",
+    "/proc",
+    "/tmp",
+    "/var/tmp",
+    "/var/lib/docker",
+    "/var/lib/containerd",
+    "/run/docker",
+    "/run/docker.sock",
+    "/run/containerd",
+    "/run/netns",
+    "/var/run/docker.sock",
+    "/var/run/docker",
+];
+
+/// Read-only binds of the host's tree under `dir`, leaving out [`NOT_SHOWN`]: a directory
+/// that holds a left-out path is descended into, anything else is bound whole (symlinks are
+/// recreated as symlinks).
+fn root_binds(dir: &Path, args: &mut Vec<String>) {
+    let mut entries: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(rd) => rd.flatten().map(|e| e.path()).collect(),
+        Err(_) => return,
+    };
+    entries.sort();
+    for p in entries {
+        let shown = p.display().to_string();
+        if NOT_SHOWN.contains(&shown.as_str()) {
+            continue;
+        }
+        let Ok(meta) = std::fs::symlink_metadata(&p) else {
+            continue;
+        };
+        if meta.file_type().is_symlink() {
+            if let Ok(target) = std::fs::read_link(&p) {
+                args.extend(["--symlink".into(), target.display().to_string(), shown]);
+            }
+            continue;
+        }
+        let holds_hidden = NOT_SHOWN
+            .iter()
+            .any(|n| Path::new(n).starts_with(&p) && Path::new(n) != p);
+        if meta.is_dir() && holds_hidden {
+            args.extend(["--dir".into(), shown]);
+            root_binds(&p, args);
+        } else {
+            args.extend(["--ro-bind".into(), shown.clone(), shown]);
+        }
     }
 }
 
