@@ -203,7 +203,7 @@ mod tests {
         let secret = b"Zq9-very/secret+value=42".to_vec();
         let mut secrets = encodings(&secret);
         secrets.push(secret.clone());
-        secrets.sort_by(|a, b| b.len().cmp(&a.len()));
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
         for prefix in ["", "a", "ab", "abc"] {
             for engine in [
                 &base64::engine::general_purpose::STANDARD,
