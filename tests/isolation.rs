@@ -349,3 +349,81 @@ fn kill_9_leaves_no_jailed_process_and_the_sweep_works_with_a_relative_store() {
     assert!(out.status.success(), "{}", stderr(&out));
     gone_within(secs, Duration::from_secs(10));
 }
+
+/// The agent's environment on the local backend is exactly the README's list (plus what its
+/// shell itself sets): none of bench's own variables, credential-named or not, leak in.
+#[test]
+fn a_local_agent_sees_exactly_the_documented_environment() {
+    let sb = Sandbox::quickstart();
+    std::fs::write(
+        sb.path("quickstart/agents/envnames.sh"),
+        "export -p | sed -n 's/^export \\([A-Za-z_][A-Za-z0-9_]*\\).*/\\1/p' | sort > envnames.txt\n",
+    )
+    .unwrap();
+    sb.edit(
+        "quickstart.toml",
+        "teams = [\"oracle\", \"nop\", \"fixer\"]",
+        "teams = [\"nop\", \"envnames\"]",
+    );
+    sb.edit(
+        "quickstart.toml",
+        "seed = 7",
+        "seed = 7\ninstance_ids = [\"quickstart__roman-1\"]",
+    );
+    sb.append(
+        "quickstart.toml",
+        r#"
+[teams.envnames]
+topology = "solo"
+worker = "envnames"
+
+[harnesses.envnames]
+kind = "command"
+command = "sh {{script}}"
+script = "quickstart/agents/envnames.sh"
+env = ["WIDGET_SETTING"]
+"#,
+    );
+    let out = Command::new(common::bench_bin())
+        .args(["apply", "quickstart.toml"])
+        .current_dir(sb.dir.path())
+        .env_remove("BENCH_STORE")
+        .env("WIDGET_SETTING", "w")
+        .env("SOME_HOST_VARIABLE", "h")
+        .env("OPENAI_API_KEY", "sk-not-passed-0123456789")
+        .output()
+        .expect("bench");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let patches = common::stored_patches(&sb.path(".bench"), &sb.manifest(), "envnames");
+    let patch = patches.first().expect("a stored patch");
+    let mut names: Vec<&str> = patch
+        .lines()
+        .filter_map(|l| l.strip_prefix('+'))
+        .filter(|l| !l.starts_with("++"))
+        .filter(|n| !matches!(*n, "PWD" | "OLDPWD" | "SHLVL" | "_"))
+        .collect();
+    names.sort_unstable();
+    let mut expected = vec![
+        "BENCH_PROBLEM_FILE",
+        "BENCH_PROBLEM_STATEMENT",
+        "BENCH_PROMPT",
+        "BENCH_SIDE_DIR",
+        "BENCH_WORKDIR",
+        "GIT_AUTHOR_DATE",
+        "GIT_AUTHOR_EMAIL",
+        "GIT_AUTHOR_NAME",
+        "GIT_COMMITTER_DATE",
+        "GIT_COMMITTER_EMAIL",
+        "GIT_COMMITTER_NAME",
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_NOSYSTEM",
+        "HOME",
+        "IS_SANDBOX",
+        "LANG",
+        "PATH",
+        "TMPDIR",
+        "WIDGET_SETTING",
+    ];
+    expected.sort_unstable();
+    assert_eq!(names, expected, "{patch}");
+}
