@@ -6,12 +6,14 @@
 pub mod docker;
 mod docker_backend;
 mod exec;
+mod hardening;
 mod local;
 pub mod repo;
 mod sandbox;
 mod workspace;
 
 pub use docker_backend::{AGENT_REPO, DockerBackend, Resources, agent_tag, docker_facts};
+pub use hardening::Hardening;
 pub use exec::{ExecResult, exec, sweep_workspaces};
 pub use local::{LocalBackend, LocalSandbox, files_under};
 pub use sandbox::{Backend, Sandbox, SandboxError, SandboxPaths, SandboxSpec};

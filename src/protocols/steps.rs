@@ -238,7 +238,7 @@ pub async fn grade(
 }
 
 /// A fresh random nonce (128 bits, hex) for one grade's markers.
-fn nonce() -> String {
+pub(super) fn nonce() -> String {
     let mut b = [0u8; 16];
     if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
         use std::io::Read;
