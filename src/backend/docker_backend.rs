@@ -269,9 +269,7 @@ impl Backend for DockerBackend {
         };
         let mut cspec = self.spec(image, spec.address, spec.key);
         cspec.hardening = spec.hardening.cloned();
-        let c = Container::start(&self.host, &cspec)
-            .await
-            .map_err(failed)?;
+        let c = Container::start(&self.host, &cspec).await.map_err(failed)?;
         let repo_dir = spec.repo_dir.unwrap_or(DEFAULT_REPO);
         let r = c
             .exec(

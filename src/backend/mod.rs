@@ -13,8 +13,8 @@ mod sandbox;
 mod workspace;
 
 pub use docker_backend::{AGENT_REPO, DockerBackend, Resources, agent_tag, docker_facts};
-pub use hardening::Hardening;
 pub use exec::{ExecResult, exec, sweep_workspaces};
+pub use hardening::Hardening;
 pub use local::{LocalBackend, LocalSandbox, files_under};
 pub use sandbox::{Backend, Sandbox, SandboxError, SandboxPaths, SandboxSpec};
 pub use workspace::{git_env, shell_quote};

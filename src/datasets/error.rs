@@ -50,9 +50,7 @@ pub enum CellProblem {
     BadDate(String),
     #[error("cannot parse {0:?} as a JSON list of strings")]
     BadList(String),
-    #[error(
-        "cannot read {cell:?} as a Python list of strings: {message} at byte offset {offset}"
-    )]
+    #[error("cannot read {cell:?} as a Python list of strings: {message} at byte offset {offset}")]
     BadPyList {
         offset: usize,
         message: String,

@@ -54,15 +54,15 @@ impl Reader<'_> {
         let start = self.at;
         let mut raw = false;
         let rest = &self.s[self.at..];
-        let prefix_len = rest
-            .chars()
-            .take_while(|c| c.is_ascii_alphabetic())
-            .count();
+        let prefix_len = rest.chars().take_while(|c| c.is_ascii_alphabetic()).count();
         if prefix_len > 0 {
             let prefix = &rest[..prefix_len];
             let next = rest[prefix_len..].chars().next();
             if !matches!(next, Some('\'' | '"')) {
-                return err(start, format!("expected a string literal, found `{prefix}`"));
+                return err(
+                    start,
+                    format!("expected a string literal, found `{prefix}`"),
+                );
             }
             match prefix.to_ascii_lowercase().as_str() {
                 "r" => raw = true,
@@ -239,7 +239,10 @@ pub fn parse_str_list(cell: &str) -> Result<Vec<String>, PyLiteralError> {
     }
     // `(x)` without a comma is a parenthesised string, not a tuple: Python's eval gives a str.
     if close == ')' && out.len() == 1 && commas == 0 {
-        return err(0, "a parenthesised string is not a list (add a trailing comma for a tuple)");
+        return err(
+            0,
+            "a parenthesised string is not a list (add a trailing comma for a tuple)",
+        );
     }
     r.skip_ws();
     if r.at < cell.len() {
@@ -275,8 +278,14 @@ mod tests {
     fn escapes_follow_python() {
         assert_eq!(ok(r"['a\'b']"), ["a'b"]);
         assert_eq!(ok(r#"["a\"b"]"#), ["a\"b"]);
-        assert_eq!(ok(r"['tab\there', 'nl\n', 'bs\\']"), ["tab\there", "nl\n", "bs\\"]);
-        assert_eq!(ok(r"['\x41\u00e9\U0001F600\101\0']"), ["A\u{e9}\u{1F600}A\0"]);
+        assert_eq!(
+            ok(r"['tab\there', 'nl\n', 'bs\\']"),
+            ["tab\there", "nl\n", "bs\\"]
+        );
+        assert_eq!(
+            ok(r"['\x41\u00e9\U0001F600\101\0']"),
+            ["A\u{e9}\u{1F600}A\0"]
+        );
         // Unknown escapes stay as written, as in Python.
         assert_eq!(ok(r"['a\d[0-9]']"), ["a\\d[0-9]"]);
         // Raw strings keep backslashes.

@@ -135,17 +135,13 @@ pub fn rows(t: &mut Table) -> Result<Vec<Task>, DatasetError> {
             let selected_test_files = take_py_list(t, row, "selected_test_files_to_run")?;
             let fail_to_pass = take_py_list(t, row, "fail_to_pass")?;
             let pass_to_pass = take_py_list(t, row, "pass_to_pass")?;
-            let before_repo_set_cmd = t
-                .take_str(row, "before_repo_set_cmd")?
-                .unwrap_or_default();
+            let before_repo_set_cmd = t.take_str(row, "before_repo_set_cmd")?.unwrap_or_default();
             Ok(Task {
                 base: TaskBase::Image {
                     image: format!("{IMAGE_REPO}:{image}"),
                     base_commit: t.req_str(row, "base_commit")?,
                 },
-                language: t
-                    .take_str(row, "repo_language")?
-                    .filter(|l| !l.is_empty()),
+                language: t.take_str(row, "repo_language")?.filter(|l| !l.is_empty()),
                 created_at,
                 problem_statement,
                 gold_patch: t.req_str(row, "patch")?,

@@ -92,9 +92,15 @@ pub fn checkout_from_history(line: &str) -> Option<(String, Vec<String>)> {
     };
     match words.as_slice() {
         ["git", "checkout", rev, "--", paths @ ..]
-            if !paths.is_empty() && plain(rev) && !rev.starts_with('-') && paths.iter().all(|p| plain(p)) =>
+            if !paths.is_empty()
+                && plain(rev)
+                && !rev.starts_with('-')
+                && paths.iter().all(|p| plain(p)) =>
         {
-            Some((rev.to_string(), paths.iter().map(|p| p.to_string()).collect()))
+            Some((
+                rev.to_string(),
+                paths.iter().map(|p| p.to_string()).collect(),
+            ))
         }
         _ => None,
     }
@@ -147,10 +153,8 @@ pub async fn grade(
     let pro = task
         .pro()
         .ok_or_else(|| GradeError::Task(format!("{id} is not a SWE-bench Pro task")))?;
-    let base_commit = task
-        .base_commit()
-        .ok_or_else(|| GradeError::Task(format!("{id} has no base commit")))?
-        .to_string();
+    // The commit the history is stripped to (after the strip, HEAD is it).
+    let base_commit = base.unwrap_or("HEAD").to_string();
     let nonce = nonce();
     let budget = job.timeout();
     let left = || {
@@ -388,7 +392,10 @@ mod tests {
         assert_eq!(strip_binary_hunks(bin), "");
         assert_eq!(strip_binary_hunks(""), "");
         // A preamble before the first diff is kept; whitespace-only sections are not.
-        assert_eq!(strip_binary_hunks(&format!("From x\n\n{text}")), format!("From x\n\n{text}"));
+        assert_eq!(
+            strip_binary_hunks(&format!("From x\n\n{text}")),
+            format!("From x\n\n{text}")
+        );
         assert_eq!(strip_binary_hunks("\n\n"), "");
         // Only whole lines count: text that mentions the markers stays.
         let mention = "diff --git a/r.md b/r.md\n--- a/r.md\n+++ b/r.md\n@@ -1 +1 @@\n-a\n+ GIT binary patch\n";
@@ -408,7 +415,10 @@ mod tests {
         );
         assert_eq!(checkout_from_history("git checkout abc"), None);
         assert_eq!(checkout_from_history("git checkout abc -- 'a b'"), None);
-        assert_eq!(checkout_from_history("git checkout abc -- a; rm -rf /"), None);
+        assert_eq!(
+            checkout_from_history("git checkout abc -- a; rm -rf /"),
+            None
+        );
         assert_eq!(last_line("  one\n"), "one");
         assert_eq!(last_line(""), "");
     }
