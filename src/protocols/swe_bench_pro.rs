@@ -23,7 +23,8 @@
 //!   nonce'd markers in the same command.
 //! - A candidate that does not apply is unresolved (`patch_applied: false`; upstream runs the
 //!   tests on the base then, which fails its FAIL_TO_PASS tests anyway); a run past the
-//!   timeout (upstream's sandbox: 3600 s) is unresolved with `timed_out`.
+//!   stage's timeout, at most upstream's sandbox lifetime of 3600 s, is unresolved with
+//!   `timed_out`.
 //!
 //! Not ported: the Dockerfiles' `ENV` lines as exports (a docker exec already gets the image's
 //! environment).
@@ -41,6 +42,9 @@ use crate::manifest::AuditMode;
 use crate::parsers::{Statuses, TestStatus};
 
 pub const VERSION: u32 = 1;
+
+/// The lifetime of upstream's grading sandbox (`modal.Sandbox.create(timeout=60 * 60)`).
+pub const UPSTREAM_TIMEOUT: Duration = Duration::from_secs(3600);
 
 /// Removes the sections of a git patch that carry binary content (a `Binary files ... differ`
 /// line or a `GIT binary patch` block), keeping the others byte for byte, as upstream's
@@ -156,7 +160,8 @@ pub async fn grade(
     // The commit the history is stripped to (after the strip, HEAD is it).
     let base_commit = base.unwrap_or("HEAD").to_string();
     let nonce = nonce();
-    let budget = job.timeout();
+    // Upstream's sandbox lives 3600 s: a longer run is never resolved there.
+    let budget = job.timeout().min(UPSTREAM_TIMEOUT);
     let left = || {
         budget
             .saturating_sub(started.elapsed())
