@@ -467,6 +467,13 @@ fn pro_tasks_grade_as_upstream_grades_them_and_hostile_patches_do_not_pass() {
         checked += 1;
     }
     assert_eq!(checked, grades.len());
+    // The empty-patch self-check resolves neither task.
+    let empties: Vec<_> = grades
+        .iter()
+        .filter(|(a, _)| a.ends_with("/empty"))
+        .collect();
+    assert_eq!(empties.len(), 2);
+    assert!(empties.iter().all(|(_, r)| !r.grade().unwrap().resolved));
 
     // The quoted test name came through the Python literal and passed under gold.
     let gold_a = grades

@@ -297,6 +297,35 @@ mod tests {
         assert_eq!(ok("['caf\u{e9} \u{1F600}']"), ["caf\u{e9} \u{1F600}"]);
     }
 
+    /// Differential: what Python's own `ast.literal_eval` reads from the same cells.
+    #[test]
+    fn agrees_with_python_on_tricky_cells() {
+        let cells = [
+            r#"['a', "b", '''c''', """d""", r'\d', u'é', 'x' "y", '\x41\u00e9\101\q', ]"#,
+            "(\n  'it\\'s',\n  \"say \\\"hi\\\"\",\n)",
+            r"['tab\t', 'nl\n', 'cr\r', 'nul\0', 'bell\a', 'oct\777', 'U\U0001F600']",
+            "['a\\\nb', 'test/user.js | User .search() should search user']",
+            "[]",
+        ];
+        for cell in cells {
+            let out = std::process::Command::new("python3")
+                .args([
+                    "-c",
+                    "import ast, json, sys; print(json.dumps(list(ast.literal_eval(sys.argv[1]))))",
+                    cell,
+                ])
+                .output()
+                .expect("python3");
+            assert!(
+                out.status.success(),
+                "{cell}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let python: Vec<String> = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(ok(cell), python, "{cell}");
+        }
+    }
+
     #[test]
     fn adversarial_cells_are_errors_with_offsets() {
         for (cell, offset) in [
