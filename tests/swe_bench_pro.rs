@@ -526,6 +526,10 @@ fn pro_tasks_grade_as_upstream_grades_them_and_hostile_patches_do_not_pass() {
         apply_log.contains("stripped binary diff hunks"),
         "{apply_log}"
     );
+    assert!(
+        apply_log.contains(">>>>> reset before the hidden tests"),
+        "{apply_log}"
+    );
 
     // Hardening: only the 7 kept capabilities (CHOWN DAC_OVERRIDE FOWNER FSETID KILL SETGID
     // SETUID = 0xfb), no new privileges, and the PID limit (128) stops the spawning.

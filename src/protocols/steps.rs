@@ -294,7 +294,7 @@ pub(crate) fn between(out: &[u8], start: &str, end: &str) -> (Vec<u8>, Option<St
 /// Before the hidden test patch: every path it touches back to the base (`HEAD`, the stripped
 /// base commit) and every path it creates removed, whatever the candidate did to them; stale
 /// `.git` lock files and Python bytecode removed.
-fn reset_script(files: &[PatchFile]) -> String {
+pub(super) fn reset_script(files: &[PatchFile]) -> String {
     let mut paths: Vec<&str> = files
         .iter()
         .flat_map(|f| [f.old.as_deref(), f.new.as_deref()])

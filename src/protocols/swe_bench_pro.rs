@@ -21,6 +21,9 @@
 //!   applied and parser.py after the tests ran, so nothing the candidate or its tests did can
 //!   replace them, and output.json is removed before the parser runs and read back between
 //!   nonce'd markers in the same command.
+//! - Before the hidden tests, the paths the row's `test_patch` touches are reset to the base
+//!   (created ones removed) and `.git` locks and Python bytecode removed, as in the other
+//!   protocols (a candidate's forged `.pyc` of a hidden test is not loaded).
 //! - A candidate that does not apply is unresolved (`patch_applied: false`; upstream runs the
 //!   tests on the base then, which fails its FAIL_TO_PASS tests anyway); a run past the
 //!   stage's timeout, at most upstream's sandbox lifetime of 3600 s, is unresolved with
@@ -35,7 +38,8 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use super::GradeError;
-use super::steps::{Graded, between, nonce};
+use super::paths::patch_files;
+use super::steps::{Graded, between, nonce, reset_script};
 use crate::backend::{ExecResult, Sandbox, repo, shell_quote};
 use crate::jobs::{GradeJob, GradeOutput};
 use crate::manifest::AuditMode;
@@ -244,6 +248,21 @@ pub async fn grade(
         }
         r.exit_code == Some(0)
     };
+
+    // bench's reset before the hidden tests: whatever the candidate did to the paths the test
+    // patch touches is undone, stale `.git` locks and Python bytecode (a forged `.pyc` of a
+    // hidden test) removed.
+    let reset = format!(
+        "cd {}\n{}",
+        q(&repo_dir),
+        reset_script(&patch_files(task.test_patch()))
+    );
+    let r = run(s, &reset, left(), cancel).await?;
+    apply_log.extend_from_slice(b">>>>> reset before the hidden tests\n");
+    apply_log.extend_from_slice(&r.output);
+    if r.exit_code != Some(0) {
+        return Err(task_error(id, "resetting the hidden tests' paths", &r));
+    }
 
     // 3. The hidden tests: the last line of before_repo_set_cmd.
     let script = match &capture {
