@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # Reproducible benchmark: bench's overhead per docker grade against a bare bollard loop and the
-# docker CLI doing the same container work (see examples/docker_overhead.rs). Usage:
+# docker CLI doing the same container work (see examples/docker_overhead.rs), then a SWE-bench Pro
+# grade against a bare loop running upstream's entry script (examples/pro_overhead.rs). Usage:
 #   scripts/bench-docker-overhead.sh [grades per run, default 20]
+# BENCH_PROFILE=debug uses debug builds (for machines where a release build is not wanted).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build-test-images.sh
-cargo build --release --quiet --bin bench --example docker_overhead
-BENCH_BIN=target/release/bench target/release/examples/docker_overhead "${1:-20}"
+profile=${BENCH_PROFILE:-release}
+flag=--release
+[ "$profile" = release ] || flag=
+cargo build $flag --quiet --bin bench --example docker_overhead --example pro_overhead
+BENCH_BIN=target/$profile/bench target/$profile/examples/docker_overhead "${1:-20}"
+BENCH_BIN=target/$profile/bench target/$profile/examples/pro_overhead "${1:-20}"

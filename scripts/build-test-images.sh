@@ -17,8 +17,9 @@ if ! docker image inspect "$BASE" >/dev/null 2>&1; then
   $SUDO tar -C "$dir" -c . | docker import -c 'CMD ["/bin/bash"]' - "$BASE" >/dev/null
 fi
 
-# Fixture task images: scripts/test-images/<name>.sh builds a repository under /testbed inside
-# a container of the base, and the container is committed as bench-test-<name>:1.
+# Fixture task images: scripts/test-images/<name>.sh builds a repository under /testbed (or the
+# directory a `# workdir: DIR` line of the script names) inside a container of the base, and
+# the container is committed as bench-test-<name>:1 with that WORKDIR.
 for script in scripts/test-images/*.sh; do
   [ -e "$script" ] || continue
   name=$(basename "$script" .sh)
@@ -32,6 +33,7 @@ for script in scripts/test-images/*.sh; do
     docker rm -f "$cid" >/dev/null; echo "failed: $tag" >&2; exit 1
   fi
   docker exec "$cid" rm -f /build.sh
-  docker commit -c 'CMD ["sleep","infinity"]' -c 'WORKDIR /testbed' "$cid" "$tag" >/dev/null
+  workdir=$(sed -n 's/^# workdir: *//p' "$script" | head -n 1)
+  docker commit -c 'CMD ["sleep","infinity"]' -c "WORKDIR ${workdir:-/testbed}" "$cid" "$tag" >/dev/null
   docker rm -f "$cid" >/dev/null
 done

@@ -612,6 +612,8 @@ fn agent_sandbox_reveals_nothing_of_the_fix() {
             image: None,
             address: "sandbox",
             key: &key,
+            repo_dir: None,
+            hardening: None,
         };
         let c = backend.create(&spec, &cancel).await.unwrap();
         repo::prepare(c.as_ref(), Some(&base), &cancel)

@@ -115,6 +115,8 @@ fn protocols(out: &mut BTreeMap<String, Entry>) {
                     image: None,
                     address: "golden",
                     key: "golden",
+                    repo_dir: None,
+                    hardening: None,
                 };
                 let s = backend.create(&spec, &cancel).await.unwrap();
                 let g = bench::protocols::grade(&job, &bytes, s.as_ref(), None, &cancel)

@@ -213,6 +213,8 @@ pub struct ContainerSpec {
     /// Whether the container has a network (the default bridge); else none at all (no
     /// interface but loopback, no DNS).
     pub network: bool,
+    /// Capabilities, privileges and swap restricted (grading sandboxes).
+    pub hardening: Option<super::Hardening>,
 }
 
 impl ContainerSpec {
@@ -250,6 +252,7 @@ pub const BASE_ENV: [&str; 5] = [
 impl Container {
     /// Creates and starts a container running an idle PID 1.
     pub async fn start(host: &DockerHost, spec: &ContainerSpec) -> Result<Container, String> {
+        let hardening = spec.hardening.as_ref();
         let body = ContainerCreateBody {
             image: Some(spec.image.clone()),
             entrypoint: Some(vec!["sleep".into(), "infinity".into()]),
@@ -263,6 +266,14 @@ impl Container {
                 pids_limit: Some(spec.pids as i64),
                 init: Some(false),
                 network_mode: (!spec.network).then(|| "none".to_string()),
+                cap_drop: hardening.map(|_| vec!["ALL".to_string()]),
+                cap_add: hardening.map(|h| h.capabilities.clone()),
+                security_opt: hardening
+                    .filter(|h| h.no_new_privileges)
+                    .map(|_| vec!["no-new-privileges".to_string()]),
+                memory_swap: hardening
+                    .filter(|h| h.no_swap)
+                    .map(|_| spec.memory_bytes as i64),
                 ..Default::default()
             }),
             ..Default::default()

@@ -1,7 +1,8 @@
 //! The `docker` backend behind the [`Backend`] trait: sandboxes are containers of the task's
 //! image (or of an agent image built on it), labelled with the run, node and store, limited
-//! (cpus, memory, pids), and removed on every path. The repository is `/testbed`, or the git
-//! root one level below it (RepoLaunch's fallback).
+//! (cpus, memory, pids), and removed on every path. The repository is `/testbed` (or the
+//! task's own directory, `/app` for SWE-bench Pro), or the git root one level below it
+//! (RepoLaunch's fallback). Grading sandboxes get the job's hardening (`hardening.rs`).
 //!
 //! Agent images: a harness's install commands (with its files copied to `/tmp/bench-install/`
 //! first) run once as root on a task image, and the container is committed as
@@ -34,8 +35,16 @@ const INSTALL_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 /// bench's own directory in a container.
 const STATE: &str = "/tmp/bench";
 
-/// Moves to the repository: /testbed, or the directory holding .git one level below it.
-const CD_REPO: &str = "cd /testbed || exit 97\n[ -d .git ] || { g=$(find . -maxdepth 2 -mindepth 2 -type d -name .git -print -quit); [ -n \"$g\" ] && cd \"${g%/.git}\"; }\n";
+/// The repository directory of images that do not name their own.
+const DEFAULT_REPO: &str = "/testbed";
+
+/// Moves to the repository: `dir`, or the directory holding .git one level below it.
+fn cd_repo(dir: &str) -> String {
+    format!(
+        "cd {} || exit 97\n[ -d .git ] || {{ g=$(find . -maxdepth 2 -mindepth 2 -type d -name .git -print -quit); [ -n \"$g\" ] && cd \"${{g%/.git}}\"; }}\n",
+        super::shell_quote(dir)
+    )
+}
 
 fn failed(e: impl std::fmt::Display) -> SandboxError {
     SandboxError::Failed(e.to_string())
@@ -96,6 +105,7 @@ impl DockerBackend {
             memory_bytes: self.resources.memory_bytes,
             pids: self.resources.pids,
             network,
+            hardening: None,
         }
     }
 
@@ -261,15 +271,16 @@ impl Backend for DockerBackend {
         // Grading has no network: a patch's code cannot fetch the fix (or anything) at grade
         // time. Agents keep the default bridge (their model endpoints).
         let network = spec.phase == Phase::Agent;
-        let c = Container::start(
-            &self.host,
-            &self.spec(image, spec.address, spec.key, network),
-        )
-        .await
-        .map_err(failed)?;
+        let mut cspec = self.spec(image, spec.address, spec.key, network);
+        cspec.hardening = spec.hardening.cloned();
+        let c = Container::start(&self.host, &cspec).await.map_err(failed)?;
+        let repo_dir = spec.repo_dir.unwrap_or(DEFAULT_REPO);
         let r = c
             .exec(
-                &format!("mkdir -p {STATE}/side {STATE}/home\n{CD_REPO}pwd -P"),
+                &format!(
+                    "mkdir -p {STATE}/side {STATE}/home\n{}pwd -P",
+                    cd_repo(repo_dir)
+                ),
                 "/",
                 &[],
                 Duration::from_secs(60),
@@ -287,7 +298,7 @@ impl Backend for DockerBackend {
             Ok(r) => {
                 let _ = c.destroy().await;
                 return Err(failed(format!(
-                    "no repository at /testbed in the image: {}",
+                    "no repository at {repo_dir} in the image: {}",
                     String::from_utf8_lossy(&r.output).trim()
                 )));
             }
@@ -300,7 +311,7 @@ impl Backend for DockerBackend {
             c,
             paths: SandboxPaths {
                 repo,
-                workdir: "/testbed".to_string(),
+                workdir: repo_dir.to_string(),
                 state: STATE.to_string(),
                 side: format!("{STATE}/side"),
                 home: format!("{STATE}/home"),

@@ -6,6 +6,7 @@
 pub mod docker;
 mod docker_backend;
 mod exec;
+mod hardening;
 pub mod jail;
 mod local;
 pub mod repo;
@@ -14,6 +15,7 @@ mod workspace;
 
 pub use docker_backend::{AGENT_REPO, DockerBackend, Resources, agent_tag, docker_facts};
 pub use exec::{ExecResult, exec, sweep_workspaces};
+pub use hardening::Hardening;
 pub use local::{LocalBackend, LocalSandbox, files_under};
 pub use sandbox::{Backend, Phase, Sandbox, SandboxError, SandboxPaths, SandboxSpec};
 pub use workspace::{git_env, shell_quote};

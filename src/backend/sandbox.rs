@@ -60,6 +60,11 @@ pub struct SandboxSpec<'a> {
     /// The node it serves (labels, names).
     pub address: &'a str,
     pub key: &'a str,
+    /// The repository directory in the image when not the backend's default (`/testbed`),
+    /// e.g. `/app` for SWE-bench Pro.
+    pub repo_dir: Option<&'a str>,
+    /// Restrictions on the sandbox (grading on docker); `None`: none beyond the limits.
+    pub hardening: Option<&'a super::Hardening>,
 }
 
 /// A place to run commands in a task's repository.

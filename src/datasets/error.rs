@@ -50,6 +50,15 @@ pub enum CellProblem {
     BadDate(String),
     #[error("cannot parse {0:?} as a JSON list of strings")]
     BadList(String),
+    #[error("cannot read {cell:?} as a Python list of strings: {message} at byte offset {offset}")]
+    BadPyList {
+        offset: usize,
+        message: String,
+        /// The cell's first 200 characters.
+        cell: String,
+    },
+    #[error("{0}")]
+    Invalid(String),
     #[error("duplicate instance_id {id:?} (first seen in {first_file}, row {first_row})")]
     Duplicate {
         id: String,

@@ -1,4 +1,5 @@
-//! Dataset adapters: SWE-bench-Live (MultiLang and Python), classic SWE-bench / Verified, read
+//! Dataset adapters: SWE-bench-Live (MultiLang and Python), classic SWE-bench / Verified,
+//! SWE-bench Pro (`swe_bench_pro.rs`, with its Python-literal lists in `py_literal.rs`), read
 //! from parquet or JSON lines, from a local path or a pinned Hugging Face Hub revision (fetched
 //! into the store by content hash, see `hub`). Each produces [`crate::tasks::Task`] values, or
 //! for listings only the fields the sample filters read ([`TaskSummary`]).
@@ -10,9 +11,11 @@ pub mod hub;
 mod jsonl;
 mod parquet;
 pub mod predictions;
+mod py_literal;
 mod summary;
 mod swe_bench;
 mod swe_bench_live;
+pub mod swe_bench_pro;
 mod table;
 
 use std::collections::HashMap;
@@ -36,6 +39,7 @@ pub fn read_file(
         DatasetFormat::SweBenchLive => swe_bench_live::multilang_columns(),
         DatasetFormat::SweBenchLivePython => swe_bench_live::python_columns(),
         DatasetFormat::SweBench | DatasetFormat::Local => swe_bench::columns(),
+        DatasetFormat::SweBenchPro => swe_bench_pro::columns(),
     };
     let mut table = if file.ends_with(".parquet") {
         parquet::read_parquet(path, file, &columns)?
@@ -50,6 +54,7 @@ pub fn read_file(
         DatasetFormat::SweBenchLive => swe_bench_live::multilang(&mut table),
         DatasetFormat::SweBenchLivePython => swe_bench_live::python(&mut table),
         DatasetFormat::SweBench | DatasetFormat::Local => swe_bench::rows(&mut table),
+        DatasetFormat::SweBenchPro => swe_bench_pro::rows(&mut table),
     }
 }
 

@@ -76,6 +76,7 @@ fn required(format: DatasetFormat) -> Vec<&'static str> {
         DatasetFormat::SweBenchLive => swe_bench_live::multilang_required(),
         DatasetFormat::SweBenchLivePython => swe_bench_live::python_required(),
         DatasetFormat::SweBench | DatasetFormat::Local => super::common::COMMON_COLUMNS.to_vec(),
+        DatasetFormat::SweBenchPro => super::swe_bench_pro::required(),
     }
 }
 
@@ -159,7 +160,9 @@ pub fn read_summaries(
 ) -> Result<Vec<TaskSummary>, DatasetError> {
     let mut sources = Vec::with_capacity(files.len());
     for (name, path) in files {
-        let columns = if name.ends_with(".parquet") {
+        // SWE-bench Pro rows have no created_at and their language column is `repo_language`:
+        // they are read whole.
+        let columns = if name.ends_with(".parquet") && format != DatasetFormat::SweBenchPro {
             read_columns(format, path, name)?
         } else {
             None

@@ -39,6 +39,8 @@ pub fn rows(t: &mut Table) -> Result<Vec<Task>, DatasetError> {
                 log_parser: "pytest-swebench".into(),
                 fail_to_pass: c.fail_to_pass,
                 pass_to_pass: c.pass_to_pass,
+                repo_dir: None,
+                pro: None,
                 digests: Default::default(),
             })
         })

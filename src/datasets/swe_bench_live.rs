@@ -88,6 +88,8 @@ pub fn multilang(t: &mut Table) -> Result<Vec<Task>, DatasetError> {
                 log_parser: t.req_str(row, "log_parser")?,
                 fail_to_pass: c.fail_to_pass,
                 pass_to_pass: c.pass_to_pass,
+                repo_dir: None,
+                pro: None,
                 digests: Default::default(),
             })
         })
@@ -124,6 +126,8 @@ pub fn python(t: &mut Table) -> Result<Vec<Task>, DatasetError> {
                     .unwrap_or_else(|| "pytest".into()),
                 fail_to_pass: c.fail_to_pass,
                 pass_to_pass: c.pass_to_pass,
+                repo_dir: None,
+                pro: None,
                 digests: Default::default(),
             })
         })

@@ -22,6 +22,7 @@ pub fn protocol_of(format: DatasetFormat) -> ProtocolId {
         DatasetFormat::SweBenchLive
         | DatasetFormat::SweBenchLivePython
         | DatasetFormat::SweBench => ProtocolId::SweBenchLive,
+        DatasetFormat::SweBenchPro => ProtocolId::SweBenchPro,
     }
 }
 
@@ -78,14 +79,16 @@ impl<'a> JobBuilder<'a> {
         timeout: std::time::Duration,
         audit: AuditMode,
     ) -> GradeJob {
-        GradeJob::new(
+        let mut job = GradeJob::new(
             protocol,
             self.facts(&task.base),
             GradingTask::new(task),
             patch,
             timeout,
             audit,
-        )
+        );
+        job.hardening = self.m.backend.grading_hardening();
+        job
     }
 
     /// The solve job of `team` on `task`. Errors: a predictions file that cannot be read.

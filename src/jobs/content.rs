@@ -230,6 +230,21 @@ impl GradingTask {
     pub fn pass_to_pass(&self) -> &[String] {
         &self.task().pass_to_pass
     }
+    /// The repository directory in the image, when not the backend's default.
+    pub fn repo_dir(&self) -> Option<&str> {
+        self.task().repo_dir.as_deref()
+    }
+    /// SWE-bench Pro's grading inputs.
+    pub fn pro(&self) -> Option<&crate::tasks::ProSpec> {
+        self.task().pro.as_ref()
+    }
+    /// The commit the task's repository is at (image tasks).
+    pub fn base_commit(&self) -> Option<&str> {
+        match &self.task().base {
+            TaskBase::Image { base_commit, .. } => Some(base_commit),
+            TaskBase::Dir { .. } => None,
+        }
+    }
 }
 
 task_view!(
@@ -251,6 +266,10 @@ impl SolverTask {
     }
     pub fn base(&self) -> &TaskBase {
         &self.task().base
+    }
+    /// The repository directory in the image, when not the backend's default.
+    pub fn repo_dir(&self) -> Option<&str> {
+        self.task().repo_dir.as_deref()
     }
 }
 

@@ -17,6 +17,8 @@ pub enum ProtocolId {
     Local,
     /// SWE-bench-Live's `evaluation.py` (MultiLang and Python rows).
     SweBenchLive,
+    /// SWE-bench Pro's `swe_bench_pro_eval.py` (the public set).
+    SweBenchPro,
 }
 
 impl ProtocolId {
@@ -24,6 +26,7 @@ impl ProtocolId {
         match self {
             ProtocolId::Local => "local",
             ProtocolId::SweBenchLive => "swe-bench-live",
+            ProtocolId::SweBenchPro => "swe-bench-pro",
         }
     }
 }
@@ -94,6 +97,9 @@ pub struct GradeJob {
     /// How long a grade may take, at full precision: apply, rebuild and tests together (the
     /// print step and a parser script get their own bounded time).
     pub timeout_ms: u64,
+    /// The grading container's hardening (docker; `None` elsewhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hardening: Option<crate::backend::Hardening>,
 }
 
 impl GradeJob {
@@ -121,6 +127,7 @@ impl GradeJob {
             patch,
             audit,
             timeout_ms: super::millis(timeout),
+            hardening: None,
         }
     }
 

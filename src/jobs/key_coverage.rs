@@ -153,6 +153,14 @@ fn task() -> Arc<Task> {
         log_parser: "pytest".into(),
         fail_to_pass: vec!["a".into()],
         pass_to_pass: vec!["b".into()],
+        repo_dir: Some("/app".into()),
+        pro: Some(crate::tasks::ProSpec {
+            before_repo_set_cmd: "git checkout fix -- t.py".into(),
+            instance_info: "Instance ID: o__r-1".into(),
+            parser_py: "import json".into(),
+            run_script: "python -m unittest".into(),
+            selected_test_files: vec!["t.py".into()],
+        }),
         digests: Default::default(),
     })
 }
@@ -250,7 +258,7 @@ fn grade_job() {
         PatchInput::Stored("d".into()),
         PatchInput::Gold(GoldPatch::new(&t)),
     ] {
-        let j = GradeJob::new(
+        let mut j = GradeJob::new(
             ProtocolId::SweBenchLive,
             facts(),
             GradingTask::new(&t),
@@ -258,6 +266,7 @@ fn grade_job() {
             std::time::Duration::from_millis(120_900),
             crate::manifest::AuditMode::Strict,
         );
+        j.hardening = Some(crate::backend::Hardening::grading());
         assert_every_field_keys(&j, Job::key);
     }
 }

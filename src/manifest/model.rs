@@ -100,6 +100,11 @@ impl Backend {
         }
     }
 
+    /// The hardening of grading sandboxes on this backend (docker; none on local).
+    pub fn grading_hardening(&self) -> Option<crate::backend::Hardening> {
+        (self.kind == BackendKind::Docker).then(crate::backend::Hardening::grading)
+    }
+
     /// Whether agents run in images built from their harness's install (docker); elsewhere an
     /// install changes nothing a solve produces.
     pub fn builds_agent_images(&self) -> bool {
@@ -121,14 +126,16 @@ pub enum DatasetFormat {
     SweBenchLive,
     SweBenchLivePython,
     SweBench,
+    SweBenchPro,
 }
 
 impl DatasetFormat {
-    pub const NAMES: [&'static str; 4] = [
+    pub const NAMES: [&'static str; 5] = [
         "local",
         "swe-bench-live",
         "swe-bench-live-python",
         "swe-bench",
+        "swe-bench-pro",
     ];
 
     pub fn parse(s: &str) -> Option<Self> {
@@ -137,6 +144,7 @@ impl DatasetFormat {
             "swe-bench-live" => DatasetFormat::SweBenchLive,
             "swe-bench-live-python" => DatasetFormat::SweBenchLivePython,
             "swe-bench" => DatasetFormat::SweBench,
+            "swe-bench-pro" => DatasetFormat::SweBenchPro,
             _ => return None,
         })
     }
@@ -159,6 +167,8 @@ pub struct Dataset {
     pub name: String,
     pub format: DatasetFormat,
     pub source: DatasetSource,
+    /// `swe-bench-pro`: the SWE-bench_Pro-os checkout holding `run_scripts/<instance_id>/`.
+    pub run_scripts: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

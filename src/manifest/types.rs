@@ -100,6 +100,9 @@ pub struct DatasetFile {
     pub revision: Option<String>,
     /// Files of the repository to read.
     pub files: Option<Vec<String>>,
+    /// `swe-bench-pro`: a local checkout of scaleapi/SWE-bench_Pro-os (relative to this
+    /// manifest) holding `run_scripts/<instance_id>/{run_script.sh, parser.py, instance_info.txt}`.
+    pub run_scripts: Option<String>,
 }
 
 /// One stage of the pipeline.

@@ -406,6 +406,7 @@ impl Validator<'_> {
             repo,
             revision,
             files,
+            run_scripts,
         } = d;
         let at = |k: &'static str| ["datasets", name, k];
         let (mut fmt, mut repo, mut files) = (format, repo, files);
@@ -424,6 +425,7 @@ impl Validator<'_> {
                     vec![],
                 )),
                 "swe-bench/verified" => Some(("swe-bench", "SWE-bench/SWE-bench_Verified", vec![])),
+                "swe-bench-pro/public" => Some(("swe-bench-pro", "ScaleAI/SWE-bench_Pro", vec![])),
                 _ => None,
             };
             match preset {
@@ -444,6 +446,7 @@ impl Validator<'_> {
                         "swe-bench-live/multilang",
                         "swe-bench-live/python",
                         "swe-bench/verified",
+                        "swe-bench-pro/public",
                     ];
                     self.err(
                         "manifest::dataset",
@@ -537,11 +540,61 @@ impl Validator<'_> {
                 "add `path = \"tasks\"`".into(),
             );
         }
+        let run_scripts = self.run_scripts(name, format, run_scripts);
         Some(Dataset {
             name: name.to_string(),
             format,
             source,
+            run_scripts,
         })
+    }
+
+    /// A `swe-bench-pro` dataset's harness checkout: required there, refused elsewhere; the
+    /// directory must hold `run_scripts/` (each task's files are checked when rows are read).
+    fn run_scripts(
+        &mut self,
+        name: &str,
+        format: DatasetFormat,
+        run_scripts: Option<String>,
+    ) -> Option<std::path::PathBuf> {
+        let at = ["datasets", name, "run_scripts"];
+        match (format, run_scripts) {
+            (DatasetFormat::SweBenchPro, None) => {
+                self.err(
+                    "manifest::dataset",
+                    format!("dataset `{name}` (swe-bench-pro) names no harness checkout"),
+                    self.loc(&["datasets", name]),
+                    "no `run_scripts`",
+                    "add `run_scripts = \"path/to/SWE-bench_Pro-os\"`, a checkout of scaleapi/SWE-bench_Pro-os at a pinned commit (its run_scripts/<instance_id>/ grade each task)".into(),
+                );
+                None
+            }
+            (DatasetFormat::SweBenchPro, Some(p)) => {
+                let abs = self.path(&p, &at);
+                if !abs.join("run_scripts").is_dir() {
+                    self.err(
+                        "manifest::dataset",
+                        format!("{} holds no run_scripts/ directory", abs.display()),
+                        self.loc(&at),
+                        "not a SWE-bench_Pro-os checkout",
+                        "point `run_scripts` at a checkout of scaleapi/SWE-bench_Pro-os (relative to this manifest)".into(),
+                    );
+                    return None;
+                }
+                Some(abs)
+            }
+            (_, Some(_)) => {
+                self.err(
+                    "manifest::dataset",
+                    format!("`run_scripts` is for `swe-bench-pro` datasets, not `{name}`"),
+                    self.loc(&at),
+                    "not a swe-bench-pro dataset",
+                    "remove `run_scripts`".into(),
+                );
+                None
+            }
+            (_, None) => None,
+        }
     }
 
     fn harnesses(&mut self, defs: BTreeMap<String, HarnessFile>) -> BTreeMap<String, Harness> {

@@ -15,6 +15,7 @@ mod paths;
 mod status;
 mod steps;
 mod swe_bench_live;
+mod swe_bench_pro;
 mod verdict;
 
 pub use audit::{AuditFlag, audit};
@@ -32,6 +33,7 @@ pub fn version(p: ProtocolId) -> u32 {
     match p {
         ProtocolId::Local => local::VERSION,
         ProtocolId::SweBenchLive => swe_bench_live::VERSION,
+        ProtocolId::SweBenchPro => swe_bench_pro::VERSION,
     }
 }
 
@@ -58,6 +60,9 @@ pub async fn grade(
     let recipe = match job.protocol.name {
         ProtocolId::Local => local::RECIPE,
         ProtocolId::SweBenchLive => swe_bench_live::RECIPE,
+        ProtocolId::SweBenchPro => {
+            return swe_bench_pro::grade(job, patch, sandbox, base, cancel).await;
+        }
     };
     steps::grade(&recipe, job, patch, sandbox, base, cancel).await
 }

@@ -104,8 +104,12 @@ pub fn load_datasets(
                 files,
                 origin,
             } => {
-                let tasks = crate::datasets::read_files(*format, files)
+                let mut tasks = crate::datasets::read_files(*format, files)
                     .map_err(|e| format!("{}: {e}", rows.context(name)))?;
+                if let Some(dir) = &ds.run_scripts {
+                    crate::datasets::swe_bench_pro::attach_harness(&mut tasks, dir)
+                        .map_err(|e| format!("{}: {e}", rows.context(name)))?;
+                }
                 match origin {
                     Some(origin) => TaskSet::new(tasks).with_origin(origin),
                     None => TaskSet::new(tasks),

@@ -40,6 +40,8 @@ pub async fn grade(
         image: None,
         address,
         key,
+        repo_dir: job.task.repo_dir(),
+        hardening: job.hardening.as_ref(),
     };
     let sandbox = backend.create(&spec, cancel).await?;
     let base = backend.base_commit(job.task.base());

@@ -166,6 +166,8 @@ impl Sandboxes<'_> {
             image: self.images.get(&agent.harness).cloned().flatten(),
             address: self.address,
             key: self.key,
+            repo_dir: self.job.task.repo_dir(),
+            hardening: None,
         };
         let s = self.backend.create(&spec, cancel).await?;
         let commit = self.backend.base_commit(base);

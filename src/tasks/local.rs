@@ -169,6 +169,8 @@ fn load_task(dir: &Path) -> Result<Task, LocalTaskError> {
         log_parser: f.log_parser,
         fail_to_pass: f.fail_to_pass,
         pass_to_pass: f.pass_to_pass,
+        repo_dir: None,
+        pro: None,
         digests: Default::default(),
     })
 }

@@ -1,9 +1,11 @@
 //! Tasks: the common task model, dataset readers, and the seeded sample.
 
 mod local;
+mod pro;
 mod sample;
 mod task;
 
 pub use local::{LocalTaskError, load_local_dir, tree_digest};
+pub use pro::{PRO_REPO_DIR, ProSpec};
 pub use sample::{Filter, SampleRow, sample, sample_rank, sample_rows};
 pub use task::{Task, TaskBase, TaskDigests, TaskSet};

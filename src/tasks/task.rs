@@ -45,6 +45,13 @@ pub struct Task {
     pub log_parser: String,
     pub fail_to_pass: Vec<String>,
     pub pass_to_pass: Vec<String>,
+    /// The repository directory inside the task's image when it is not the backend's default
+    /// (`/testbed`): `/app` for SWE-bench Pro.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repo_dir: Option<String>,
+    /// SWE-bench Pro's grading inputs (`None` for other formats).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pro: Option<super::ProSpec>,
     /// Memoized digests (computed on first use).
     #[serde(skip)]
     pub digests: TaskDigests,
@@ -71,6 +78,8 @@ struct SolverView<'a> {
     repo: &'a str,
     problem_statement: &'a str,
     base: &'a TaskBase,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    repo_dir: &'a Option<String>,
 }
 
 #[derive(Serialize)]
@@ -84,6 +93,10 @@ struct GradingView<'a> {
     log_parser: &'a str,
     fail_to_pass: &'a [String],
     pass_to_pass: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    repo_dir: &'a Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pro: &'a Option<super::ProSpec>,
 }
 
 impl Task {
@@ -101,6 +114,7 @@ impl Task {
             repo: &self.repo,
             problem_statement: &self.problem_statement,
             base: &self.base,
+            repo_dir: &self.repo_dir,
         })
     }
 
@@ -131,6 +145,8 @@ impl Task {
             log_parser: &self.log_parser,
             fail_to_pass: &self.fail_to_pass,
             pass_to_pass: &self.pass_to_pass,
+            repo_dir: &self.repo_dir,
+            pro: &self.pro,
         })
     }
 
@@ -167,9 +183,13 @@ impl Task {
             log_parser: &'a str,
             pass_to_pass: &'a [String],
             print_cmds: &'a [String],
+            #[serde(skip_serializing_if = "Option::is_none")]
+            pro: &'a Option<super::ProSpec>,
             problem_statement: &'a str,
             rebuild_cmds: &'a [String],
             repo: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            repo_dir: &'a Option<String>,
             test_cmds: &'a [String],
             test_patch: &'a str,
         }
@@ -194,9 +214,11 @@ impl Task {
             log_parser: &self.log_parser,
             pass_to_pass: &self.pass_to_pass,
             print_cmds: &self.print_cmds,
+            pro: &self.pro,
             problem_statement: &self.problem_statement,
             rebuild_cmds: &self.rebuild_cmds,
             repo: &self.repo,
+            repo_dir: &self.repo_dir,
             test_cmds: &self.test_cmds,
             test_patch: &self.test_patch,
         })
@@ -270,6 +292,8 @@ mod tests {
             log_parser: "pytest".into(),
             fail_to_pass: vec!["a".into()],
             pass_to_pass: vec!["b".into(), "c".into()],
+            repo_dir: None,
+            pro: None,
             digests: Default::default(),
         }
     }
@@ -287,6 +311,20 @@ mod tests {
             }),
             Task {
                 language: None,
+                ..task(TaskBase::Image {
+                    image: "i".into(),
+                    base_commit: "c".into(),
+                })
+            },
+            Task {
+                repo_dir: Some("/app".into()),
+                pro: Some(crate::tasks::ProSpec {
+                    before_repo_set_cmd: "git checkout x -- t".into(),
+                    instance_info: "Instance ID: x".into(),
+                    parser_py: "print(1)".into(),
+                    run_script: "echo".into(),
+                    selected_test_files: vec!["t".into()],
+                }),
                 ..task(TaskBase::Image {
                     image: "i".into(),
                     base_commit: "c".into(),

@@ -1,0 +1,449 @@
+//! SWE-bench Pro's grading, ported from `swe_bench_pro_eval.py` (`create_entryscript`,
+//! `strip_binary_hunks`, the verdict of `main`), over the [`Sandbox`] trait:
+//!
+//! 1. `cd /app`, `git reset --hard {base}`, `git checkout {base}`;
+//! 2. the candidate, its binary hunks stripped, applied with `git apply -v`;
+//! 3. the LAST line of the row's `before_repo_set_cmd` (usually `git checkout <fix> -- <test
+//!    files>`: the hidden tests);
+//! 4. `bash run_script.sh <selected test files, comma-joined> > stdout.log 2> stderr.log`;
+//! 5. `python parser.py stdout.log stderr.log output.json`;
+//! 6. resolved = (fail_to_pass ∪ pass_to_pass) ⊆ {names whose status is `PASSED`}; a missing
+//!    or unreadable output.json is unresolved.
+//!
+//! bench's locked protocol on top:
+//! - The image's history beyond the base is stripped and checked fail-closed (`repo::clean`)
+//!   before the candidate exists. The hidden tests' `git checkout <fix> -- <paths>` needs the fix
+//!   commit, so before the strip bench checks exactly those paths at `<fix>` out into its own
+//!   directory, and step 3 copies them over the candidate (the same files as the checkout);
+//!   any other last line runs as written, after the strip.
+//! - The grader's files live in a per-grade directory `/tmp/bench/pro-<nonce>/`, outside the
+//!   repository (a patch cannot write there); run_script.sh is written after the candidate is
+//!   applied and parser.py after the tests ran, so nothing the candidate or its tests did can
+//!   replace them, and output.json is removed before the parser runs and read back between
+//!   nonce'd markers in the same command.
+//! - Before the hidden tests, the paths the row's `test_patch` touches are reset to the base
+//!   (created ones removed) and `.git` locks and Python bytecode removed, as in the other
+//!   protocols (a candidate's forged `.pyc` of a hidden test is not loaded).
+//! - A candidate that does not apply is unresolved (`patch_applied: false`; upstream runs the
+//!   tests on the base then, which fails its FAIL_TO_PASS tests anyway); a run past the
+//!   stage's timeout, at most upstream's sandbox lifetime of 3600 s, is unresolved with
+//!   `timed_out`.
+//!
+//! Not ported: the Dockerfiles' `ENV` lines as exports (a docker exec already gets the image's
+//! environment).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+
+use super::GradeError;
+use super::paths::patch_files;
+use super::steps::{Graded, between, nonce, reset_script};
+use crate::backend::{ExecResult, Sandbox, repo, shell_quote};
+use crate::jobs::{GradeJob, GradeOutput};
+use crate::manifest::AuditMode;
+use crate::parsers::{Statuses, TestStatus};
+
+pub const VERSION: u32 = 1;
+
+/// The lifetime of upstream's grading sandbox (`modal.Sandbox.create(timeout=60 * 60)`).
+pub const UPSTREAM_TIMEOUT: Duration = Duration::from_secs(3600);
+
+/// Removes the sections of a git patch that carry binary content (a `Binary files ... differ`
+/// line or a `GIT binary patch` block), keeping the others byte for byte, as upstream's
+/// `strip_binary_hunks` does: the patch is cut before every line starting `diff --git `, and
+/// whitespace-only sections are dropped.
+pub fn strip_binary_hunks(patch: &str) -> String {
+    if patch.is_empty() {
+        return String::new();
+    }
+    let mut cuts = vec![0];
+    let mut at = 0;
+    for line in patch.split_inclusive('\n') {
+        if at > 0 && line.starts_with("diff --git ") {
+            cuts.push(at);
+        }
+        at += line.len();
+    }
+    cuts.push(patch.len());
+    let mut kept = String::new();
+    for w in cuts.windows(2) {
+        let section = &patch[w[0]..w[1]];
+        if section.trim().is_empty() {
+            continue;
+        }
+        let binary = section.split('\n').any(|l| {
+            l == "GIT binary patch"
+                || (l.len() >= 20 && l.starts_with("Binary files ") && l.ends_with(" differ"))
+        });
+        if !binary {
+            kept.push_str(section);
+        }
+    }
+    kept
+}
+
+/// The last line of `before_repo_set_cmd`, as upstream takes it: `.strip().split("\n")[-1]`.
+pub fn last_line(cmd: &str) -> &str {
+    let trimmed = cmd.trim();
+    trimmed.rsplit('\n').next().unwrap_or("")
+}
+
+/// `git checkout <rev> -- <paths...>` (plain words only): the revision and the paths.
+pub fn checkout_from_history(line: &str) -> Option<(String, Vec<String>)> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let plain = |w: &str| {
+        !w.is_empty()
+            && w.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./+@:,=".contains(c))
+    };
+    match words.as_slice() {
+        ["git", "checkout", rev, "--", paths @ ..]
+            if !paths.is_empty()
+                && plain(rev)
+                && !rev.starts_with('-')
+                && paths.iter().all(|p| plain(p)) =>
+        {
+            Some((
+                rev.to_string(),
+                paths.iter().map(|p| p.to_string()).collect(),
+            ))
+        }
+        _ => None,
+    }
+}
+
+async fn run(
+    s: &dyn Sandbox,
+    script: &str,
+    limit: Duration,
+    cancel: &CancellationToken,
+) -> Result<ExecResult, GradeError> {
+    Ok(s.exec(script, &[], limit, cancel).await?)
+}
+
+fn task_error(id: &str, what: &str, r: &ExecResult) -> GradeError {
+    GradeError::Task(format!(
+        "{what} of {id} failed ({}): {}",
+        if r.timed_out {
+            "timed out".to_string()
+        } else {
+            format!("exit {:?}", r.exit_code)
+        },
+        String::from_utf8_lossy(&r.output).trim()
+    ))
+}
+
+/// One test of upstream's output.json.
+#[derive(serde::Deserialize)]
+struct OutputTest {
+    name: String,
+    status: String,
+}
+
+#[derive(serde::Deserialize)]
+struct Output {
+    tests: Vec<OutputTest>,
+}
+
+/// Grades `patch` on a SWE-bench Pro task.
+pub async fn grade(
+    job: &GradeJob,
+    patch: &[u8],
+    s: &dyn Sandbox,
+    base: Option<&str>,
+    cancel: &CancellationToken,
+) -> Result<Graded, GradeError> {
+    let started = Instant::now();
+    let task = &job.task;
+    let id = task.instance_id();
+    let pro = task
+        .pro()
+        .ok_or_else(|| GradeError::Task(format!("{id} is not a SWE-bench Pro task")))?;
+    // The commit the history is stripped to (after the strip, HEAD is it).
+    let base_commit = base.unwrap_or("HEAD").to_string();
+    let nonce = nonce();
+    // Upstream's sandbox lives 3600 s: a longer run is never resolved there.
+    let budget = job.timeout().min(UPSTREAM_TIMEOUT);
+    let left = || {
+        budget
+            .saturating_sub(started.elapsed())
+            .max(Duration::from_millis(100))
+    };
+    let repo_dir = s.paths().workdir.clone();
+    let work = format!("{}/pro-{nonce}", s.paths().state);
+    let q = |p: &str| shell_quote(p);
+    let mut apply_log = Vec::new();
+
+    // Before anything of the candidate exists: the files the hidden-test checkout takes from
+    // history, archived outside the repository.
+    let last = last_line(&pro.before_repo_set_cmd).to_string();
+    let capture = checkout_from_history(&last);
+    let hidden = format!("{work}/hidden-tests");
+    let mut script = format!("set -e\nmkdir -p {}\n", q(&work));
+    if let Some((rev, paths)) = &capture {
+        let paths: Vec<String> = paths.iter().map(|p| q(p)).collect();
+        script.push_str(&format!(
+            "cd {repo}\ngit rev-parse --verify -q {rev}^{{commit}} >/dev/null || {{ echo \"bench: the hidden tests' revision {rev} is not in the image\" >&2; exit 3; }}\ngit ls-tree -r -z --name-only {rev} -- {paths} > {list}\nexport GIT_INDEX_FILE={index}\ngit read-tree {rev}\nmkdir -p {hidden}\ngit checkout-index -z --stdin --prefix={hidden}/ < {list}\nunset GIT_INDEX_FILE\n",
+            repo = q(&repo_dir),
+            rev = q(rev),
+            paths = paths.join(" "),
+            list = q(&format!("{work}/hidden-tests.list")),
+            index = q(&format!("{work}/hidden-tests.index")),
+            hidden = q(&hidden),
+        ));
+    }
+    let r = run(s, &script, left(), cancel).await?;
+    if r.exit_code != Some(0) {
+        return Err(task_error(id, "reading the hidden tests", &r));
+    }
+
+    // Nothing of the image's history beyond the base is reachable by the candidate's code.
+    let (_, history_check) = repo::clean(s, base, "grading sandbox", cancel).await?;
+
+    // 1. The repository at the base.
+    let r = run(
+        s,
+        &format!(
+            "cd {}\ngit reset --hard {b}\ngit checkout {b}\n",
+            q(&repo_dir),
+            b = q(&base_commit)
+        ),
+        left(),
+        cancel,
+    )
+    .await?;
+    apply_log.extend_from_slice(b">>>>> reset to the base\n");
+    apply_log.extend_from_slice(&r.output);
+    if r.exit_code != Some(0) {
+        return Err(task_error(id, "resetting the repository to the base", &r));
+    }
+
+    // 2. The candidate, without its binary hunks.
+    let text = String::from_utf8_lossy(patch).into_owned();
+    let empty = text.trim().is_empty();
+    let stripped = strip_binary_hunks(&text);
+    let patch_path = format!("{work}/patch.diff");
+    let patch_applied = if empty {
+        apply_log.extend_from_slice(b">>>>> candidate patch is empty\n");
+        true
+    } else {
+        if stripped.len() != text.len() {
+            apply_log.extend_from_slice(b">>>>> stripped binary diff hunks from the patch\n");
+        }
+        s.put_files(&[(patch_path.as_str(), stripped.as_bytes(), 0o644)])
+            .await?;
+        let r = run(
+            s,
+            &format!("cd {}\ngit apply -v {}\n", q(&repo_dir), q(&patch_path)),
+            left(),
+            cancel,
+        )
+        .await?;
+        apply_log.extend_from_slice(b">>>>> candidate patch (git apply -v)\n");
+        apply_log.extend_from_slice(&r.output);
+        if r.exit_code != Some(0) {
+            apply_log.extend_from_slice(b"<<<<<< PATCH FAILED TO APPLY >>>>>>\n");
+        }
+        r.exit_code == Some(0)
+    };
+
+    // bench's reset before the hidden tests: whatever the candidate did to the paths the test
+    // patch touches is undone, stale `.git` locks and Python bytecode (a forged `.pyc` of a
+    // hidden test) removed.
+    let reset = format!(
+        "cd {}\n{}",
+        q(&repo_dir),
+        reset_script(&patch_files(task.test_patch()))
+    );
+    let r = run(s, &reset, left(), cancel).await?;
+    apply_log.extend_from_slice(b">>>>> reset before the hidden tests\n");
+    apply_log.extend_from_slice(&r.output);
+    if r.exit_code != Some(0) {
+        return Err(task_error(id, "resetting the hidden tests' paths", &r));
+    }
+
+    // 3. The hidden tests: the last line of before_repo_set_cmd.
+    let script = match &capture {
+        Some(_) => format!(
+            "cd {}\ncp -a {hidden}/. .\n",
+            q(&repo_dir),
+            hidden = q(&hidden)
+        ),
+        None => format!("cd {}\n{last}\n", q(&repo_dir)),
+    };
+    let r = run(s, &script, left(), cancel).await?;
+    apply_log.extend_from_slice(format!(">>>>> hidden tests: {last}\n").as_bytes());
+    apply_log.extend_from_slice(&r.output);
+    if capture.is_some() && r.exit_code != Some(0) {
+        return Err(task_error(id, "installing the hidden tests", &r));
+    }
+
+    // 4. The tests, with bench's run_script.sh written now (after the candidate).
+    let run_script = format!("{work}/run_script.sh");
+    s.put_files(&[(run_script.as_str(), pro.run_script.as_bytes(), 0o755)])
+        .await?;
+    let stdout_log = format!("{work}/stdout.log");
+    let stderr_log = format!("{work}/stderr.log");
+    let tests_end = format!("BENCH-{nonce}-TESTS-END ");
+    let tests_start = format!("BENCH-{nonce}-TESTS-START");
+    let selected = pro.selected_test_files.join(",");
+    let script = format!(
+        "cd {repo}\nprintf '%s\\n' '{tests_start}'\nbash {rs} {sel} > {out} 2> {err}\nprintf '\\n%s%s\\n' '{tests_end}' \"$?\"\n",
+        repo = q(&repo_dir),
+        rs = q(&run_script),
+        sel = q(&selected),
+        out = q(&stdout_log),
+        err = q(&stderr_log),
+    );
+    let tests = run(s, &script, left(), cancel).await?;
+    let timed_out = tests.timed_out;
+    let (_, test_end) = between(&tests.output, &tests_start, &tests_end);
+
+    // 5. The parser, written now (after the tests), its output read in the same command.
+    let parser = format!("{work}/parser.py");
+    let output_json = format!("{work}/output.json");
+    let mut parsed: Option<Vec<u8>> = None;
+    let mut parse_log = Vec::new();
+    if !timed_out {
+        s.put_files(&[(parser.as_str(), pro.parser_py.as_bytes(), 0o644)])
+            .await?;
+        let out_start = format!("BENCH-{nonce}-OUTPUT-START");
+        let out_end = format!("BENCH-{nonce}-OUTPUT-END");
+        let script = format!(
+            "cd {repo}\nrm -f {oj}\npython {p} {out} {err} {oj}\ncode=$?\nif [ -f {oj} ]; then printf '\\n%s\\n' '{out_start}'; cat {oj}; printf '\\n%s\\n' '{out_end}'; fi\nexit $code\n",
+            repo = q(&repo_dir),
+            p = q(&parser),
+            out = q(&stdout_log),
+            err = q(&stderr_log),
+            oj = q(&output_json),
+        );
+        let r = run(s, &script, left().min(Duration::from_secs(600)), cancel).await?;
+        let (json, end) = between(&r.output, &out_start, &out_end);
+        if end.is_some() {
+            parsed = Some(json);
+        }
+        parse_log = r.output;
+    }
+    let stdout = s.get_file(&stdout_log).await.unwrap_or_default();
+    let stderr = s.get_file(&stderr_log).await.unwrap_or_default();
+
+    // 6. The verdict.
+    let tests_out: Option<Output> = parsed
+        .as_deref()
+        .and_then(|b| serde_json::from_slice(b).ok());
+    let mut statuses: Vec<(String, TestStatus)> = Vec::new();
+    let mut passed = BTreeSet::new();
+    if let Some(o) = &tests_out {
+        for t in &o.tests {
+            if t.status == "PASSED" {
+                passed.insert(t.name.clone());
+            }
+            let st = match t.status.as_str() {
+                "PASSED" => TestStatus::Pass,
+                "SKIPPED" => TestStatus::Skip,
+                _ => TestStatus::Fail,
+            };
+            statuses.push((t.name.clone(), st));
+        }
+    }
+    let mut output = GradeOutput {
+        patch_applied,
+        timed_out,
+        empty_patch: empty,
+        ..Default::default()
+    };
+    for t in task.fail_to_pass() {
+        if passed.contains(t) {
+            output.fail_to_pass_success.push(t.clone());
+        } else {
+            output.fail_to_pass_failure.push(t.clone());
+        }
+    }
+    for t in task.pass_to_pass() {
+        if passed.contains(t) {
+            output.pass_to_pass_success.push(t.clone());
+        } else {
+            output.pass_to_pass_failure.push(t.clone());
+        }
+    }
+    output.resolved = tests_out.is_some()
+        && patch_applied
+        && !timed_out
+        && output.fail_to_pass_failure.is_empty()
+        && output.pass_to_pass_failure.is_empty();
+    output.test_exit_code = test_end.and_then(|e| e.trim().parse().ok());
+    output.history_check = history_check;
+    let commands = [pro.run_script.as_str(), last.as_str()];
+    output.audit = super::audit(&text, &commands);
+    if job.audit == AuditMode::Strict && !output.audit.is_empty() {
+        output.resolved = false;
+    }
+    output.nonce = nonce;
+    output.duration_ms = started.elapsed().as_millis() as u64;
+    let statuses: Statuses = statuses.into_iter().collect();
+    let mut logs = BTreeMap::from([
+        ("log".to_string(), stdout.clone()),
+        ("stdout".to_string(), stdout),
+        ("stderr".to_string(), stderr),
+        ("test_output".to_string(), tests.output),
+        ("apply_log".to_string(), apply_log),
+        ("parse_log".to_string(), parse_log),
+    ]);
+    if let Some(json) = parsed {
+        logs.insert("output_json".to_string(), json);
+    }
+    Ok(Graded {
+        output,
+        statuses,
+        logs,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binary_sections_are_dropped_and_text_kept() {
+        let text = "diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x\n+y\n";
+        let bin = "diff --git a/logo.png b/logo.png\nnew file mode 100644\nindex 0000000..1111111\nGIT binary patch\nliteral 3\nKcmZ?wbN~Po\n\nliteral 0\nHcmV?d00001\n\n";
+        let bin2 = "diff --git a/x.bin b/x.bin\nindex 1..2 100644\nBinary files a/x.bin and b/x.bin differ\n";
+        let p = format!("{text}{bin}{bin2}{text}");
+        assert_eq!(strip_binary_hunks(&p), format!("{text}{text}"));
+        assert_eq!(strip_binary_hunks(text), text);
+        assert_eq!(strip_binary_hunks(bin), "");
+        assert_eq!(strip_binary_hunks(""), "");
+        // A preamble before the first diff is kept; whitespace-only sections are not.
+        assert_eq!(
+            strip_binary_hunks(&format!("From x\n\n{text}")),
+            format!("From x\n\n{text}")
+        );
+        assert_eq!(strip_binary_hunks("\n\n"), "");
+        // Only whole lines count: text that mentions the markers stays.
+        let mention = "diff --git a/r.md b/r.md\n--- a/r.md\n+++ b/r.md\n@@ -1 +1 @@\n-a\n+ GIT binary patch\n";
+        assert_eq!(strip_binary_hunks(mention), mention);
+    }
+
+    #[test]
+    fn the_last_line_and_its_checkout() {
+        let cmd = "git reset --hard X\ngit clean -fd \ngit checkout X \ngit checkout abc123 -- test/a.ts test/b.ts\n";
+        assert_eq!(last_line(cmd), "git checkout abc123 -- test/a.ts test/b.ts");
+        assert_eq!(
+            checkout_from_history(last_line(cmd)),
+            Some((
+                "abc123".to_string(),
+                vec!["test/a.ts".to_string(), "test/b.ts".to_string()]
+            ))
+        );
+        assert_eq!(checkout_from_history("git checkout abc"), None);
+        assert_eq!(checkout_from_history("git checkout abc -- 'a b'"), None);
+        assert_eq!(
+            checkout_from_history("git checkout abc -- a; rm -rf /"),
+            None
+        );
+        assert_eq!(last_line("  one\n"), "one");
+        assert_eq!(last_line(""), "");
+    }
+}
