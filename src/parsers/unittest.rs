@@ -13,7 +13,11 @@
 //!   (`<name> (<dotted.path>)`, an optional subtest suffix, no ` ... `) followed by a line with
 //!   ` ... ` names the test; the second line only carries the status, found after its *last*
 //!   ` ... ` (a docstring may contain ` ... ` itself). If the second line starts with an id of
-//!   its own, the first was output, not an id. (Python 3.11 to 3.14 print this form.)
+//!   its own, the first was output, not an id. Python 3.11 to 3.14 print this form (3.14
+//!   colours statuses and headers on a terminal; escapes are removed first, and 3.12's
+//!   `--durations` table has no ` ... `); CPython PR #121704 (gh-91289, not merged) would
+//!   print `Checks the thing. (m.C.test_x) ... ok` on one line instead, which this parser
+//!   would name by the whole description.
 //! * **Subtests.** A failing or skipped subtest prints an indented line of its own,
 //!   `  test_x (m.C.test_x) (i=1) ... FAIL` (`[msg] (k=v)`, `[msg]` or `(<subtest>)` after the
 //!   id), and its parent prints no status when a subtest failed. A subtest's result belongs to
