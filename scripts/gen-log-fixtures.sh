@@ -4,7 +4,8 @@
 # log and, from the runner's own machine-readable output, the expected parser result
 # (scripts/logfix/truth.py). CI does not run this; the generated files are checked in.
 #
-# Needs: python3 (+ venv/pip, reaching PyPI for pytest and pytest-reportlog), cargo, go,
+# Needs: python3 (+ venv/pip, reaching PyPI for pytest, pytest-reportlog and Django; without
+# Django its fixture is skipped with a message), cargo, go,
 # cmake/ctest (>= 3.21 for --output-junit), node (>= 20). On Debian:
 #   apt-get install -y golang-go cmake nodejs
 # Frameworks whose runner is missing are skipped with a warning.
@@ -69,6 +70,22 @@ say unittest
 )
 $TRUTH unittest "$WORK/unittest.results.jsonl" >"$WORK/unittest.json"
 put unittest verbose "$WORK/unittest.log" "$WORK/unittest.json"
+
+# ---------------------------------------------------------------- Django's runner (unittest)
+# `manage.py test --verbosity 2 --parallel 1`, as SWE-bench runs Django's runtests.py; the
+# project's TEST_RUNNER is Django's DiscoverRunner with the recording result class.
+say django
+if "$WORK/venv/bin/pip" install -q 'django>=5.2,<6'; then
+  (
+    cd "$WORK/django"
+    BENCH_LOGFIX_HELP="$HELP" BENCH_LOGFIX_RESULTS="$WORK/django.results.jsonl" \
+      "$WORK/venv/bin/python" -u manage.py test --verbosity 2 --parallel 1 >"$WORK/django.log" 2>&1 || true
+  )
+  $TRUTH unittest "$WORK/django.results.jsonl" >"$WORK/django.json"
+  put unittest django-verbosity-2 "$WORK/django.log" "$WORK/django.json"
+else
+  say "django could not be installed from PyPI: skipping (the committed fixture stays)"
+fi
 
 # ---------------------------------------------------------------- cargo
 if have cargo; then
@@ -137,8 +154,25 @@ if have node; then
       --test-reporter=junit --test-reporter-destination="$WORK/node.junit.xml" \
       math.test.mjs strings.test.mjs >"$WORK/tap.log" 2>&1 || true
   )
-  $TRUTH node "$WORK/node.events.jsonl" >"$WORK/tap.json"
+  $TRUTH node "$WORK/node.events.jsonl" leaf >"$WORK/tap.json"
   put tap node-test "$WORK/tap.log" "$WORK/tap.json"
+
+  # The spec reporter (node's default on a terminal) to stdout and TAP to a file, in one run
+  # with more nesting: describe blocks, a parent test that fails by itself, a failing `after`
+  # hook, a skipped suite, a passing todo.
+  say node-test
+  (
+    cd "$WORK/tap"
+    node --test --test-reporter=spec --test-reporter-destination=stdout \
+      --test-reporter=tap --test-reporter-destination="$WORK/node-groups.tap.log" \
+      --test-reporter="$HELP/reporter.mjs" --test-reporter-destination="$WORK/node-groups.events.jsonl" \
+      math.test.mjs strings.test.mjs groups.test.mjs >"$WORK/node-spec.log" 2>&1 || true
+  )
+  $TRUTH node "$WORK/node-groups.events.jsonl" path >"$WORK/node-path.json"
+  $TRUTH node "$WORK/node-groups.events.jsonl" leaf >"$WORK/node-leaf.json"
+  put node-test spec "$WORK/node-spec.log" "$WORK/node-path.json"
+  put node-test tap "$WORK/node-groups.tap.log" "$WORK/node-path.json"
+  put tap node-test-groups "$WORK/node-groups.tap.log" "$WORK/node-leaf.json"
 else
   say "node not found: skipping"
 fi

@@ -916,7 +916,16 @@ fn parse_log(parser: Option<&str>, script: Option<&Path>, file: &Path) -> Result
             let mut f = fs_err::File::open(file).into_diagnostic()?;
             let size = f.metadata().map_or(0, |m| m.len() as usize);
             let statuses =
-                crate::parsers::parse_log_stream(p, &mut f, size).map_err(|e| miette!("{e}"))?;
+                crate::parsers::parse_log_stream(p, &mut f, size).map_err(|e| match e {
+                    crate::parsers::ReadLogError::Parser(_) => miette!(
+                        help = format!(
+                            "built-in parsers: {}",
+                            crate::parsers::builtin_parser_names().join(", ")
+                        ),
+                        "{e}"
+                    ),
+                    crate::parsers::ReadLogError::Io(_) => miette!("{e}"),
+                })?;
             let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
             crate::parsers::write_statuses_json(&statuses, &mut out)
                 .and_then(|()| std::io::Write::flush(&mut out))

@@ -97,7 +97,8 @@ pub enum Command {
     /// Parse a test log with a built-in parser (or a dataset's Python parser script) and print
     /// the statuses as JSON.
     ParseLog {
-        /// A built-in parser: pytest, unittest, cargo, go, jest, junit-xml, ...
+        /// A built-in parser: pytest, unittest, cargo, go, jest, vitest, node-test, tap, junit-xml, ...
+        /// (an unknown name lists the closest one)
         #[arg(long, conflicts_with = "script")]
         parser: Option<String>,
         /// A Python file defining `parser(log) -> dict`, run isolated.

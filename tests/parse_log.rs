@@ -76,3 +76,31 @@ fn script_parser_runs_isolated() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("ValueError"), "{}", stderr(&o));
 }
+
+/// `node-test` is accepted by the binary (spec output, read whole), and an unknown name's
+/// error lists the built-in parsers.
+#[test]
+fn node_test_parser_and_the_list_of_parsers() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("spec.log"),
+        "▶ suite\n  ✔ inner (0.1ms)\n  ✖ broken (0.2ms)\n✖ suite (1ms)\n✖ failing tests:\n\n✖ broken (0.2ms)\n",
+    )
+    .unwrap();
+    let o = bench_in(
+        dir.path(),
+        &["parse-log", "--parser", "node-test", "spec.log"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!({"suite > broken": "fail", "suite > inner": "pass"})
+    );
+
+    let o = bench_in(dir.path(), &["parse-log", "--parser", "node", "spec.log"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains("did you mean `node-test`"), "{err}");
+    assert!(err.contains("node-test, pytest"), "{err}");
+}

@@ -10,7 +10,8 @@ stdout.
                                     (summary-only: the log has no -v lines, so tests that
                                     pytest reports as SKIPPED, which the -rA summary names
                                     only as "SKIPPED [N] file:line", are left out)
-    truth.py unittest FILE          (JSONL written by unittest_runner.py)
+    truth.py unittest FILE          (JSONL written by unittest_runner.py, also through
+                                    Django's runner)
     truth.py cargo-json FILE        (cargo test ... --format json 2>&1)
     truth.py go-json FILE [PACKAGES] (go test -json; with PACKAGES, a file listing the
                                     packages as `go list` prints them, events are replayed
@@ -18,7 +19,8 @@ stdout.
                                     in which `go test -v` prints its buffered output)
     truth.py junit FILE...          (JUnit XML files)
     truth.py ctest-junit FILE       (ctest --output-junit, read with CTest's own verdicts)
-    truth.py node FILE              (JSONL written by reporter.mjs)
+    truth.py node FILE {leaf|path}  (JSONL written by reporter.mjs; leaf: a test's own name,
+                                    path: its groups' names and its own joined by ' > ')
 """
 import json
 import sys
@@ -64,12 +66,17 @@ def pytest_reportlog(path, mapping, summary_only=False):
 
 
 def unittest_results(path):
-    out = {}
+    # bench's unittest rule: a test is named by its id (`str(test)`, the first line of the
+    # verbose description, never the docstring line); a subtest's result belongs to its
+    # parent test. Per test: fail if any result of it or of its subtests is a failure, else
+    # pass if any is a pass, else skip (a test whose only result is a skipped subtest).
+    results = {}
     for line in open(path, encoding="utf-8"):
         rec = json.loads(line)
-        # Verbose output prints the description's last line before " ... ".
-        name = rec["description"].split("\n")[-1].strip()
-        out[name] = rec["status"]
+        results.setdefault(rec["id"], set()).add(rec["status"])
+    out = {}
+    for name, statuses in results.items():
+        out[name] = next(s for s in ("fail", "pass", "skip") if s in statuses)
     return out
 
 
@@ -154,15 +161,35 @@ def ctest_junit(path):
     return out
 
 
-def node(path):
-    out = {}
+def node(path, naming):
+    # Events of reporter.mjs, in completion order per file: a test's subtests finish before
+    # it, at nesting + 1. bench's rule (tap.rs, node_test.rs): a test with subtests (a
+    # describe block or a parent test) is a group, not a test, unless it failed while none of
+    # its descendants failed; names are the test's own (`leaf`) or the group names and its
+    # own joined with " > " (`path`).
+    by_file = {}
     for line in open(path, encoding="utf-8"):
         ev = json.loads(line)
-        if ev.get("skip") or ev.get("todo"):
-            status = "skip"
-        else:
-            status = "pass" if ev["type"] == "test:pass" else "fail"
-        out[ev["name"]] = status
+        by_file.setdefault(ev["file"], []).append(ev)
+    out = {}
+    for events in by_file.values():
+        done = []  # [outermost nesting reached, names, status]
+        for ev in events:
+            if ev.get("skip") or ev.get("todo"):
+                status = "skip"
+            else:
+                status = "pass" if ev["type"] == "test:pass" else "fail"
+            n = ev["nesting"]
+            children = [d for d in done if d[0] == n + 1]
+            done = [d for d in done if d[0] != n + 1]
+            for d in children:
+                d[0] = n
+                d[1].insert(0, ev["name"])
+            if not children or (status == "fail" and all(d[2] != "fail" for d in children)):
+                children.append([n, [ev["name"]], status])
+            done.extend(children)
+        for _, names, status in done:
+            out[names[-1] if naming == "leaf" else " > ".join(names)] = status
     return out
 
 
@@ -175,7 +202,7 @@ def main(argv):
         "go-json": lambda: go_json(rest[0], rest[1] if len(rest) > 1 else None),
         "junit": lambda: junit(rest),
         "ctest-junit": lambda: ctest_junit(rest[0]),
-        "node": lambda: node(rest[0]),
+        "node": lambda: node(rest[0], rest[1]),
     }[kind]()
     json.dump(result, sys.stdout, indent=2, sort_keys=True, ensure_ascii=False)
     sys.stdout.write("\n")

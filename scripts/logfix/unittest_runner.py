@@ -1,9 +1,16 @@
 #!/usr/bin/env python3
 """Run unittest discovery with verbose (-v) console output and, in the same run, record each
-result with its description as JSON lines (the ground truth for the `unittest` fixtures).
+result as JSON lines (the ground truth for the `unittest` fixtures). The Django demo project
+(demo/django/site_conf/runner.py) uses the same result class through Django's own runner.
+
+Each record holds `id` (`str(test)`: `test_x (mod.Class.test_x)` on Python >= 3.11), the
+`description` verbose mode prints (the id and, for a test with a docstring, a second line with
+its first line), `subtest` (the description of the subtest when the result is one's, whose
+`id` is then its parent test's) and `status` (pass / fail / skip, unittest's own classes).
 
     python3 -u unittest_runner.py START_DIR RESULTS.jsonl
 """
+import contextlib
 import json
 import sys
 import unittest
@@ -13,7 +20,16 @@ class RecordingResult(unittest.TextTestResult):
     sink = None
 
     def _record(self, test, status):
-        RecordingResult.sink.write(json.dumps({"description": self.getDescription(test), "status": status}) + "\n")
+        subtest = None
+        if isinstance(test, unittest.case._SubTest):
+            subtest = str(test)
+            test = test.test_case
+        RecordingResult.sink.write(json.dumps({
+            "id": str(test),
+            "description": self.getDescription(test),
+            "subtest": subtest,
+            "status": status,
+        }) + "\n")
 
     def addSuccess(self, test):
         super().addSuccess(test)
@@ -45,10 +61,19 @@ class RecordingResult(unittest.TextTestResult):
             self._record(subtest, "skip" if issubclass(err[0], unittest.SkipTest) else "fail")
 
 
+@contextlib.contextmanager
+def open_sink(path):
+    with open(path, "w", encoding="utf-8") as sink:
+        RecordingResult.sink = sink
+        try:
+            yield
+        finally:
+            RecordingResult.sink = None
+
+
 def main():
     start, results = sys.argv[1], sys.argv[2]
-    with open(results, "w", encoding="utf-8") as sink:
-        RecordingResult.sink = sink
+    with open_sink(results):
         suite = unittest.defaultTestLoader.discover(start, top_level_dir=start)
         runner = unittest.TextTestRunner(verbosity=2, resultclass=RecordingResult)
         result = runner.run(suite)

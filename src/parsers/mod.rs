@@ -15,6 +15,7 @@ mod go;
 mod jest;
 mod junit_xml;
 mod maven;
+mod node_test;
 mod pytest;
 mod registry;
 mod script;

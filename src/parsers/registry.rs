@@ -6,7 +6,9 @@ use std::borrow::Cow;
 use std::io::Read;
 
 use super::common::{Collector, Statuses, clean_log};
-use super::{cargo, ctest, dotnet, go, jest, junit_xml, maven, pytest, tap, unittest, vitest};
+use super::{
+    cargo, ctest, dotnet, go, jest, junit_xml, maven, node_test, pytest, tap, unittest, vitest,
+};
 
 /// Errors returned by [`parse_log`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -62,9 +64,10 @@ const PARSERS: &[(&str, ParseFn, Reads)] = &[
     ("jest", jest::parse, Reads::Lines),
     ("junit-xml", junit_xml::parse, Reads::Whole),
     ("maven", maven::parse, Reads::Lines),
+    ("node-test", node_test::parse, Reads::Whole),
     ("pytest", pytest::parse_live, Reads::Lines),
     ("pytest-swebench", pytest::parse_swebench, Reads::Lines),
-    ("tap", tap::parse, Reads::Lines),
+    ("tap", tap::parse, Reads::Whole),
     ("unittest", unittest::parse, Reads::Whole),
     ("vitest", vitest::parse, Reads::Lines),
 ];
@@ -83,6 +86,7 @@ const NAMES: &[&str] = &[
     "jest",
     "junit-xml",
     "maven",
+    "node-test",
     "pytest",
     "pytest-swebench",
     "tap",
@@ -102,8 +106,9 @@ const ALIASES: &[(&str, &str)] = &[
     ("mvn", "maven"),
     ("rust", "cargo"),
     ("libtest", "cargo"),
-    ("node", "tap"),
-    ("node-test", "tap"),
+    ("node", "node-test"),
+    ("nodejs", "node-test"),
+    ("node-tap", "tap"),
     ("nunit", "dotnet"),
     ("xunit", "dotnet"),
     ("mstest", "dotnet"),

@@ -7,6 +7,7 @@
 //! ok 3 - later # SKIP
 //! not ok 4 - someday # TODO not written
 //!     ok 1 - nested subtest
+//! ok 5 - group of the nested subtest
 //! ```
 //!
 //! Result lines are `ok` / `not ok`, an optional test number, an optional `-`, the
@@ -18,43 +19,103 @@
 //!
 //! The name is the description: the number, the `- ` separator and the directive are
 //! removed, and TAP escapes (`\#`, `\\`) are undone, so `ok 3 - a \# b # SKIP` is `a # b`.
-//! Subtests are named by their own description only (parents are results of their own), so
-//! equal descriptions collide and the last one wins. SWE-bench's tap regex instead keeps the
-//! `- ` in the name (`- adds`) and counts `# SKIP` lines as passed.
+//! Subtests are named by their own description only, so equal descriptions collide and the
+//! last one wins (the `node-test` parser names them by their path instead).
+//!
+//! # Groups
+//!
+//! Subtests are printed, indented, before their parent's result line (node:test's
+//! `# Subtest: suite` … `ok 7 - suite`). A result line after more deeply indented result lines
+//! is a **group**, not a test: its outcome is its children's, which are counted. One
+//! exception keeps a failure from being lost: a group that fails while none of its
+//! descendants failed (its own body or an `after` hook threw) is recorded as a failed test
+//! under its own name. node:test's JUnit reporter drops that failure (such a group becomes a
+//! `<testsuite>` with `failures="0"`); its spec reporter lists it under "failing tests".
+//!
+//! SWE-bench's tap regex instead keeps the `- ` in the name (`- adds`), counts `# SKIP`
+//! lines as passed and counts groups as tests.
 
 use std::borrow::Cow;
 
 use super::common::{Collector, TestStatus, lines};
 
-pub(crate) fn parse(log: &str, out: &mut Collector) {
-    for line in lines(log) {
-        let t = line.trim_start();
-        let (ok, rest) = if let Some(r) = t.strip_prefix("not ok") {
-            (false, r)
-        } else if let Some(r) = t.strip_prefix("ok") {
-            (true, r)
-        } else {
-            continue;
-        };
-        if !(rest.is_empty() || rest.starts_with(' ')) {
-            continue;
+/// One `ok` / `not ok` line.
+pub(crate) struct TapResult<'a> {
+    /// Leading spaces (4 per nesting level in node:test's output).
+    pub(crate) indent: usize,
+    /// The unescaped description.
+    pub(crate) name: Cow<'a, str>,
+    pub(crate) status: TestStatus,
+}
+
+/// Reads an `ok` / `not ok` line; `None` for any other line or an empty description.
+pub(crate) fn result_line(line: &str) -> Option<TapResult<'_>> {
+    let t = line.trim_start();
+    let indent = line.len() - t.len();
+    let (ok, rest) = if let Some(r) = t.strip_prefix("not ok") {
+        (false, r)
+    } else if let Some(r) = t.strip_prefix("ok") {
+        (true, r)
+    } else {
+        return None;
+    };
+    if !(rest.is_empty() || rest.starts_with(' ')) {
+        return None;
+    }
+    let rest = rest.trim_start();
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let rest = rest[digits..].trim_start();
+    let rest = rest.strip_prefix("- ").unwrap_or(rest);
+    let rest = if rest == "-" { "" } else { rest };
+    let (description, directive) = split_directive(rest);
+    let status = match directive {
+        Some(d) if starts_with_ignore_case(d, "skip") || starts_with_ignore_case(d, "todo") => {
+            TestStatus::Skip
         }
-        let rest = rest.trim_start();
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        let rest = rest[digits..].trim_start();
-        let rest = rest.strip_prefix("- ").unwrap_or(rest);
-        let rest = if rest == "-" { "" } else { rest };
-        let (description, directive) = split_directive(rest);
-        let status = match directive {
-            Some(d) if starts_with_ignore_case(d, "skip") || starts_with_ignore_case(d, "todo") => {
-                TestStatus::Skip
-            }
-            _ if ok => TestStatus::Pass,
-            _ => TestStatus::Fail,
+        _ if ok => TestStatus::Pass,
+        _ => TestStatus::Fail,
+    };
+    let name = unescape(description.trim());
+    (!name.is_empty()).then_some(TapResult {
+        indent,
+        name,
+        status,
+    })
+}
+
+/// Reads node:test's `# Subtest: <name>` comment (printed before the subtest runs, at the
+/// indentation of its result line): the indent and the unescaped name.
+pub(crate) fn subtest_header(line: &str) -> Option<(usize, Cow<'_, str>)> {
+    let t = line.trim_start();
+    let name = t.strip_prefix("# Subtest: ")?;
+    Some((line.len() - t.len(), unescape(name.trim())))
+}
+
+pub(crate) fn parse(log: &str, out: &mut Collector) {
+    // Per indentation level still open: whether a result at that level or deeper failed.
+    let mut levels: Vec<(usize, bool)> = Vec::new();
+    for line in lines(log) {
+        let Some(result) = result_line(line) else {
+            continue;
         };
-        let name = unescape(description.trim());
-        if !name.is_empty() {
-            out.record(name, status);
+        let mut has_children = false;
+        let mut child_failed = false;
+        while let Some(&(indent, failed)) = levels.last() {
+            if indent <= result.indent {
+                break;
+            }
+            levels.pop();
+            has_children = true;
+            child_failed |= failed;
+        }
+        let failed = result.status == TestStatus::Fail;
+        if !has_children || (failed && !child_failed) {
+            out.record(&result.name, result.status);
+        }
+        let failed_here = failed || child_failed;
+        match levels.last_mut() {
+            Some((indent, any)) if *indent == result.indent => *any |= failed_here,
+            _ => levels.push((result.indent, failed_here)),
         }
     }
 }

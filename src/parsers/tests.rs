@@ -199,6 +199,131 @@ ERROR: test_i (m.T.test_i)
     );
 }
 
+/// Docstrings name nothing, subtests belong to their parent (Python 3.11 output).
+#[test]
+fn unittest_docstrings_and_subtests() {
+    let log = "\
+test_doc (m.T.test_doc)
+Does a thing ... and more. ... ok
+test_doc_late (m.T.test_doc_late)
+Prints first. ... some output
+ok
+test_sub (m.T.test_sub) ... 
+  test_sub (m.T.test_sub) (i=1) ... FAIL
+  test_sub (m.T.test_sub) (i=2) ... skipped 'later'
+test_sub_doc (m.T.test_sub_doc)
+Doc. ... 
+  test_sub_doc (m.T.test_sub_doc) [msg] (k='v')
+Doc. ... ERROR
+test_skip_only (m.T.test_skip_only) ... 
+  test_skip_only (m.T.test_skip_only) (<subtest>) ... skipped 'odd'
+test_sub_ok (m.T.test_sub_ok) ... ok
+looks (like.an.id)
+test_after_output (m.T.test_after_output) ... ok
+======================================================================
+FAIL: test_other (m.T.test_other) (i=3)
+A docstring line after the header.
+----------------------------------------------------------------------
+";
+    assert_eq!(
+        parse_log("unittest", log).unwrap(),
+        map(&[
+            ("test_doc (m.T.test_doc)", Pass),
+            ("test_doc_late (m.T.test_doc_late)", Pass),
+            ("test_sub (m.T.test_sub)", Fail),
+            ("test_sub_doc (m.T.test_sub_doc)", Fail),
+            ("test_skip_only (m.T.test_skip_only)", Skip),
+            ("test_sub_ok (m.T.test_sub_ok)", Pass),
+            ("test_after_output (m.T.test_after_output)", Pass),
+            ("test_other (m.T.test_other)", Fail),
+        ])
+    );
+}
+
+/// A TAP group's line counts only when it failed and none of its children did.
+#[test]
+fn tap_groups_are_not_tests() {
+    let log = "\
+# Subtest: suite
+    # Subtest: inner
+    ok 1 - inner
+    # Subtest: deeper
+        not ok 1 - deepest
+    not ok 2 - deeper
+not ok 1 - suite
+# Subtest: parent
+    ok 1 - child
+not ok 2 - parent
+";
+    let orphan = "    ok 1 - orphan\nok 3 - group of orphan\n";
+    assert_eq!(
+        parse_log("tap", &format!("{log}{orphan}")).unwrap(),
+        map(&[
+            ("inner", Pass),
+            ("deepest", Fail),
+            ("child", Pass),
+            ("parent", Fail),
+            ("orphan", Pass),
+        ])
+    );
+    assert_eq!(
+        parse_log("node-test", &format!("TAP version 13\n{log}")).unwrap(),
+        map(&[
+            ("suite > inner", Pass),
+            ("suite > deeper > deepest", Fail),
+            ("parent > child", Pass),
+            ("parent", Fail),
+        ])
+    );
+}
+
+/// node:test's spec reporter: nesting, todo and skip directives, the "failing tests" list
+/// (not counted again) and a second run after it.
+#[test]
+fn node_test_spec() {
+    let log = "\
+ok 9 - printed by a test, not a result
+▶ outer
+  ▶ inner
+    ✖ fails (1.5ms)
+      Error: no
+    ✔ passes (0.2ms)
+  ✖ inner (2ms)
+  ✔ todo # with hash (0.1ms) # TODO
+  ✖ todo failing (0.1ms) # TODO
+  ﹣ skipped (0.1ms) # not now
+✖ outer (3ms)
+▶ parent
+  ✔ child (0.1ms)
+✖ parent (0.5ms)
+  Error: its own failure
+ℹ tests 5
+✖ failing tests:
+
+test at a.test.mjs:3:5
+✖ fails (1.5ms)
+  Error: no
+✖ todo failing (0.1ms) # TODO
+✖ parent (0.5ms)
+✖ second run fails (1ms)
+✔ second run passes (1ms)
+";
+    assert_eq!(
+        parse_log("node-test", log).unwrap(),
+        map(&[
+            ("outer > inner > fails", Fail),
+            ("outer > inner > passes", Pass),
+            ("outer > todo # with hash", Skip),
+            ("outer > todo failing", Skip),
+            ("outer > skipped", Skip),
+            ("parent > child", Pass),
+            ("parent", Fail),
+            ("second run fails", Fail),
+            ("second run passes", Pass),
+        ])
+    );
+}
+
 #[test]
 fn cargo_mappings() {
     let log = "     Running unittests src/lib.rs (target/debug/deps/a-1)\ntest t::ok ... ok\ntest t::bad ... FAILED\ntest t::ign ... ignored, slow\ntest t::p - should panic ... ok\ntest t::b ... bench:  10 ns/iter (+/- 1)\n";
@@ -239,11 +364,16 @@ fn other_mappings() {
         ),
         (
             "vitest",
-            " ✓ a.test.ts > s > adds 1ms\n × a.test.ts > s > fails 3ms\n ↓ a.test.ts > s > later\n ✓ a.test.ts (3 tests | 1 skipped) 5ms\n",
+            " ✓ a.test.ts > s > adds 1ms\n × a.test.ts > s > fails 3ms\n ↓ a.test.ts > s > later\n ✓ a.test.ts (3 tests | 1 skipped) 5ms\n ✓ a.test.ts > s > flaky 12ms (retry x2)\n ✓ a.test.ts > s > old (retry x1) 1204ms\n ✓ a.test.ts > s > heavy 3ms (repeat x2) 20 MB heap used\n ✓ a.test.ts > s > waits 100ms 102ms\n ✓ a.test.ts > s > slow 1.2s\n ✓ |p| a.test.ts (3 tests) 5ms\n",
             &[
                 ("a.test.ts > s > adds", Pass),
                 ("a.test.ts > s > fails", Fail),
                 ("a.test.ts > s > later", Skip),
+                ("a.test.ts > s > flaky", Pass),
+                ("a.test.ts > s > old", Pass),
+                ("a.test.ts > s > heavy", Pass),
+                ("a.test.ts > s > waits 100ms", Pass),
+                ("a.test.ts > s > slow", Pass),
             ],
         ),
         (

@@ -3,28 +3,50 @@
 //!
 //! # Lines read
 //!
-//! * `<name> ... <status>`, where status is `ok`, `FAIL`, `ERROR`, `skipped 'reason'`,
-//!   `expected failure` or `unexpected success`. The name is the text before the first
-//!   ` ... `, trimmed — SWE-bench's Django convention. For an ordinary test that is
-//!   `test_four (tests.test_roman.TestRoman.test_four)` (Python ≥ 3.11; older Pythons print
-//!   `test_four (tests.test_roman.TestRoman)`); for a test with a docstring, unittest prints
-//!   the id on one line and the docstring's first line before ` ... `, so the name is the
-//!   docstring line (as in SWE-bench's Django test lists). Failing subtests print an
-//!   indented `<name> (i=1) ... FAIL` line of their own.
+//! * `<description> ... <status>`, where status is `ok`, `FAIL`, `ERROR`, `skipped 'reason'`,
+//!   `expected failure` or `unexpected success`. The description is the text before the first
+//!   ` ... `, trimmed: `test_four (tests.test_roman.TestRoman.test_four)` (Python >= 3.11;
+//!   older Pythons print `test_four (tests.test_roman.TestRoman)`).
+//! * **Docstrings.** For a test with a docstring, unittest prints the test's id alone on one
+//!   line and the docstring's first line before ` ... ` on the next
+//!   (`test_x (m.C.test_x)` / `Checks the thing. ... ok`). A line that has the shape of an id
+//!   (`<name> (<dotted.path>)`, an optional subtest suffix, no ` ... `) followed by a line with
+//!   ` ... ` names the test; the second line only carries the status, found after its *last*
+//!   ` ... ` (a docstring may contain ` ... ` itself). If the second line starts with an id of
+//!   its own, the first was output, not an id. Python 3.11 to 3.14 print this form (3.14
+//!   colours statuses and headers on a terminal; escapes are removed first, and 3.12's
+//!   `--durations` table has no ` ... `); CPython PR #121704 (gh-91289, not merged) would
+//!   print `Checks the thing. (m.C.test_x) ... ok` on one line instead, which this parser
+//!   would name by the whole description.
+//! * **Subtests.** A failing or skipped subtest prints an indented line of its own,
+//!   `  test_x (m.C.test_x) (i=1) ... FAIL` (`[msg] (k=v)`, `[msg]` or `(<subtest>)` after the
+//!   id), and its parent prints no status when a subtest failed. A subtest's result belongs to
+//!   its **parent**: a failing subtest fails `test_x (m.C.test_x)`, a skipped one makes it
+//!   skipped unless one of its subtests failed, and the subtest itself gets no name of its
+//!   own. So a test keeps one stable name whether its subtests pass (`... ok` on its own line)
+//!   or not.
 //! * Output between ` ... ` and the status: when the test prints, the status arrives on a
 //!   later line (`test_x (m.C.test_x) ... some output` … `ok`). bench remembers the name from
 //!   a ` ... ` line without a status and gives it the status found on the next line that
 //!   consists of a status alone. A separator line (`====…`, `----…`) or `Ran N tests` forgets
-//!   it. (SWE-bench's Django parser does the same for `ok` only.)
-//! * Failure headers after a `====…` separator: `FAIL: <name>` / `ERROR: <name>` → fail. The
-//!   name is the text after the colon — the whole `test_x (m.C.test_x)`, not just `test_x`
-//!   as SWE-bench's `split()[1]` takes — or, if the next line is not the `----…` separator,
-//!   that next line (the docstring line, consistent with the rule above).
+//!   it.
+//! * Failure headers after a `====…` separator: `FAIL: <description>`, `ERROR: …` and
+//!   `UNEXPECTED SUCCESS: …` → fail, named by the whole description after the colon (a
+//!   subtest's header fails its parent); the docstring line that may follow is ignored.
 //!
 //! # Status mapping
 //!
 //! `ok` and `expected failure` → pass; `FAIL`, `ERROR` and `unexpected success` → fail (as in
 //! unittest's own `wasSuccessful`); `skipped …` → skip.
+//!
+//! # Differences from SWE-bench's `parse_log_django`
+//!
+//! SWE-bench names a docstring'd test by its docstring line (so the test's id is missing and
+//! tests sharing a docstring collide), reads `FAIL:` headers with `split()[1]` (the method name
+//! only), treats only `ok` as a late status, and records failing subtests under their own
+//! `(i=1)` names. The `swebench-*` parsers keep upstream's behaviour.
+
+use std::collections::HashSet;
 
 use super::common::{Collector, TestStatus, lines};
 
@@ -43,15 +65,95 @@ fn is_separator(line: &str, ch: u8) -> bool {
     t.len() >= 20 && t.bytes().all(|b| b == ch)
 }
 
+/// Splits a description into the test's id and whether it names a subtest of it:
+/// `test_x (m.C.test_x) (i=1)` → (`test_x (m.C.test_x)`, true). `None` when the description
+/// does not start with an id (`<name> (<dotted.path>)`).
+fn split_id(desc: &str) -> Option<(&str, bool)> {
+    let open = desc.find(" (")?;
+    if open == 0 || desc[..open].contains(char::is_whitespace) {
+        return None;
+    }
+    let inner_start = open + 2;
+    let close = inner_start + desc[inner_start..].find(')')?;
+    let path = &desc[inner_start..close];
+    if path.is_empty()
+        || !path
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+    {
+        return None;
+    }
+    let id = &desc[..=close];
+    let rest = &desc[close + 1..];
+    if rest.is_empty() {
+        return Some((id, false));
+    }
+    let subtest = (rest.starts_with(" (") || rest.starts_with(" ["))
+        && (rest.ends_with(')') || rest.ends_with(']'));
+    subtest.then_some((id, true))
+}
+
+/// Whether `line` is an id alone (possibly a subtest's): the first line of a docstring'd
+/// test's description.
+fn is_id_line(line: &str) -> bool {
+    !line.contains(" ... ") && split_id(line.trim()).is_some()
+}
+
+/// Records results, giving a subtest's result to its parent test.
+struct Results<'a, 'c> {
+    out: &'c mut Collector,
+    /// Parents with a failing subtest: a later skipped subtest must not hide the failure.
+    failed_parents: HashSet<&'a str>,
+}
+
+impl<'a> Results<'a, '_> {
+    fn record(&mut self, desc: &'a str, status: TestStatus) {
+        match split_id(desc) {
+            Some((parent, true)) => match status {
+                TestStatus::Fail => {
+                    self.failed_parents.insert(parent);
+                    self.out.record(parent, TestStatus::Fail);
+                }
+                TestStatus::Skip if !self.failed_parents.contains(parent) => {
+                    self.out.record(parent, TestStatus::Skip);
+                }
+                _ => {}
+            },
+            _ => self.out.record(desc, status),
+        }
+    }
+}
+
 pub(crate) fn parse(log: &str, out: &mut Collector) {
     let all: Vec<&str> = lines(log).collect();
+    let mut results = Results {
+        out,
+        failed_parents: HashSet::new(),
+    };
     let mut pending: Option<&str> = None;
     for (i, &line) in all.iter().enumerate() {
+        // The second line of a docstring'd test: the id is on the line before.
+        if i > 0
+            && is_id_line(all[i - 1])
+            && let Some(first) = line.find(" ... ")
+            && split_id(line[..first].trim()).is_none()
+        {
+            let id = all[i - 1].trim();
+            let last = line.rfind(" ... ").unwrap_or(first);
+            match status_word(&line[last + 5..]) {
+                Some(status) => {
+                    results.record(id, status);
+                    pending = None;
+                }
+                None => pending = Some(id),
+            }
+            continue;
+        }
         if let Some(idx) = line.find(" ... ") {
             let name = line[..idx].trim();
             match status_word(&line[idx + 5..]) {
                 Some(status) => {
-                    out.record(name, status);
+                    results.record(name, status);
                     pending = None;
                 }
                 None => pending = (!name.is_empty()).then_some(name),
@@ -59,8 +161,13 @@ pub(crate) fn parse(log: &str, out: &mut Collector) {
             continue;
         }
         let trimmed = line.trim_end();
-        if let Some(name) = trimmed.strip_suffix(" ...") {
-            let name = name.trim();
+        if let Some(text) = trimmed.strip_suffix(" ...") {
+            // A docstring line whose status comes later, after the test's output.
+            let name = if i > 0 && is_id_line(all[i - 1]) && split_id(text.trim()).is_none() {
+                all[i - 1].trim()
+            } else {
+                text.trim()
+            };
             pending = (!name.is_empty()).then_some(name);
             continue;
         }
@@ -72,23 +179,50 @@ pub(crate) fn parse(log: &str, out: &mut Collector) {
         if after_separator {
             let header = line
                 .strip_prefix("FAIL: ")
-                .or_else(|| line.strip_prefix("ERROR: "));
+                .or_else(|| line.strip_prefix("ERROR: "))
+                .or_else(|| line.strip_prefix("UNEXPECTED SUCCESS: "));
             if let Some(header) = header {
-                let name = match all.get(i + 1) {
-                    Some(next) if !next.trim().is_empty() && !is_separator(next, b'-') => {
-                        next.trim()
-                    }
-                    _ => header.trim(),
-                };
-                out.record(name, TestStatus::Fail);
+                results.record(header.trim(), TestStatus::Fail);
                 continue;
             }
         }
         if let Some(name) = pending
             && let Some(status) = status_word(line)
         {
-            out.record(name, status);
+            results.record(name, status);
             pending = None;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_id;
+
+    #[test]
+    fn ids_and_subtests() {
+        assert_eq!(
+            split_id("test_a (m.C.test_a)"),
+            Some(("test_a (m.C.test_a)", false))
+        );
+        assert_eq!(split_id("test_a (m.C)"), Some(("test_a (m.C)", false)));
+        for sub in [" (i=1)", " [msg] (k='v')", " [msg]", " (<subtest>)"] {
+            let desc = format!("test_a (m.C.test_a){sub}");
+            assert_eq!(
+                split_id(&desc),
+                Some(("test_a (m.C.test_a)", true)),
+                "{desc}"
+            );
+        }
+        assert_eq!(
+            split_id("System check identified no issues (0 silenced)."),
+            None
+        );
+        assert_eq!(split_id("test_a (m.C.test_a) and more"), None);
+        assert_eq!(split_id("Doctest: m.f"), None);
+        assert_eq!(
+            split_id("test_ü (m.C.test_ü)"),
+            Some(("test_ü (m.C.test_ü)", false))
+        );
     }
 }

@@ -14,11 +14,12 @@ const VERSIONS: &[(&str, u32)] = &[
     ("jest", 1),
     ("junit-xml", 1),
     ("maven", 1),
+    ("node-test", 1),
     ("pytest", 1),
     ("pytest-swebench", 1),
-    ("tap", 1),
-    ("unittest", 1),
-    ("vitest", 1),
+    ("tap", 2),
+    ("unittest", 2),
+    ("vitest", 2),
 ];
 
 /// The version of the runner of datasets' Python parser scripts (`script.rs`: the wrapper, the

@@ -1,4 +1,4 @@
-//! Vitest `--reporter=verbose` logs (v1–v3).
+//! Vitest `--reporter=verbose` logs (v1–v4).
 //!
 //! ```text
 //!  ✓ src/sum.test.ts > sum > adds 1ms
@@ -6,12 +6,25 @@
 //!  ↓ src/sum.test.ts > sum > later
 //! ```
 //!
-//! ✓ (or `√`) → pass, × (or `✕`) → fail, ↓ → skip. A trailing duration (`1ms`, `12 ms`,
-//! `1.5s`) or `[skipped]` is removed. The name is the rest of the line as printed — the file
-//! and the `describe` titles joined with ` > ` — so names are unique across files.
+//! ✓ (or `√`) → pass, × (or `✕`) → fail, ↓ → skip. The name is the rest of the line as
+//! printed — the file and the `describe` titles joined with ` > ` — so names are unique across
+//! files, without the suffixes vitest appends: the duration (`1ms`, `12 ms`, `1.5s`), a retry
+//! or repeat count (`(retry x2)`, `(repeat x3)`; v3+ print them after the duration, the v1/v2
+//! tree before it), the heap figure (`12 MB heap used`, `--logHeapUsage`) and the `[skipped]`
+//! marker. So a flaky test that passed on its third attempt
+//! (`✓ a.test.ts > fetch > retries 40ms (retry x2)`) keeps its name. A skip note
+//! (`↓ a > b [reason]`, from `context.skip('reason')`) stays part of the name: a bracketed
+//! suffix cannot be told from a parameterised title such as `case [1, 2]`. A project name
+//! prefix (`✓ |unit| a.test.ts > b`) stays part of the name, so two projects running one file
+//! do not collide.
 //!
-//! File summary lines that use the same marks (`✓ src/sum.test.ts (3 tests | 1 skipped) 5ms`)
-//! are ignored.
+//! File summary lines that use the same marks (`✓ src/sum.test.ts (3 tests | 1 skipped) 5ms`,
+//! also after a `|project|` prefix) are ignored.
+//!
+//! SWE-bench's `parse_log_vitest` (vuejs/core) strips one trailing `12ms`, `12` or
+//! `[skipped]` only: a bare trailing number leaves the name (`case 12` is named `case`), and a
+//! decimal duration, a retry or repeat count or the heap figure stays in it. The `swebench-*`
+//! parsers keep upstream's behaviour.
 
 use std::sync::OnceLock;
 
@@ -22,15 +35,23 @@ use super::common::{Collector, TestStatus, lines};
 fn line_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"^\s*(✓|√|×|✕|↓)\s+(.+?)(?:\s+(?:\d+(?:\.\d+)?\s*m?s|\[skipped\]))?\s*$")
-            .unwrap_or_else(|e| panic!("invalid built-in regex: {e}"))
+        Regex::new(concat!(
+            r"^\s*(✓|√|×|✕|↓)\s+(.+?)",
+            // v1/v2 tree order: retry, [skipped], duration, heap.
+            r"(?:\s+\(retry x\d+\))?(?:\s+\[skipped\])?",
+            r"(?:\s+\d+(?:\.\d+)?\s*m?s)?",
+            // v3+ order: duration (above), retry, repeat, heap, note.
+            r"(?:\s+\(retry x\d+\))?(?:\s+\(repeat x\d+\))?",
+            r"(?:\s+\d+ MB heap used)?(?:\s+\[skipped\])?\s*$",
+        ))
+        .unwrap_or_else(|e| panic!("invalid built-in regex: {e}"))
     })
 }
 
 fn file_summary_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"^\S+ \(\d+ tests?(?: \| [^)]*)?\)$")
+        Regex::new(r"^(?:\|[^|]+\| )?\S+ \(\d+ tests?(?: \| [^)]*)?\)$")
             .unwrap_or_else(|e| panic!("invalid built-in regex: {e}"))
     })
 }

@@ -45,6 +45,29 @@ class TestRoman(unittest.TestCase):
             with self.subTest(i=i):
                 self.assertNotEqual(i, 1)
 
+    def test_subtests_pass(self):
+        for i in range(3):
+            with self.subTest(i=i):
+                self.assertLess(i, 3)
+
+    def test_subtests_docstring(self):
+        """Subtests of a test with a docstring ... that has dots."""
+        for word in ["a", "bb"]:
+            with self.subTest(word=word):
+                self.assertEqual(len(word), 1)
+
+    def test_subtest_message_and_bare(self):
+        with self.subTest("lookup", key="k"):
+            {}["k"]
+        with self.subTest():
+            self.fail("bare subtest")
+
+    def test_subtest_skipped(self):
+        for i in range(2):
+            with self.subTest(i=i):
+                if i:
+                    self.skipTest("odd")
+
 
 class TestBrokenClass(unittest.TestCase):
     @classmethod
