@@ -22,7 +22,7 @@ head=$(git rev-parse --verify -q HEAD) || fail "the repository has no HEAD"
 git checkout -q --detach || fail "cannot detach HEAD"
 git for-each-ref --format='%(refname)' | while IFS= read -r r; do git update-ref -d "$r" || exit 1; done || fail "cannot delete refs"
 for r in $(git remote); do git config --remove-section "remote.$r" || fail "cannot remove remote $r"; done
-gone .git/packed-refs .git/FETCH_HEAD .git/ORIG_HEAD .git/MERGE_HEAD .git/CHERRY_PICK_HEAD .git/REVERT_HEAD .git/BISECT_LOG .git/COMMIT_EDITMSG .git/MERGE_MSG .git/SQUASH_MSG .git/TAG_EDITMSG .git/gitk.cache .git/logs .git/refs/original .git/objects/info/alternates .git/worktrees .git/rr-cache || fail "cannot remove leftover git state"
+gone .git/packed-refs .git/FETCH_HEAD .git/ORIG_HEAD .git/MERGE_HEAD .git/CHERRY_PICK_HEAD .git/REVERT_HEAD .git/BISECT_LOG .git/COMMIT_EDITMSG .git/MERGE_MSG .git/SQUASH_MSG .git/TAG_EDITMSG .git/gitk.cache .git/logs .git/refs/original .git/objects/info/alternates .git/objects/info/http-alternates .git/worktrees .git/rr-cache .git/rebase-merge .git/rebase-apply .git/sequencer $(find .git -maxdepth 1 -name '*_HEAD' ! -name HEAD) || fail "cannot remove leftover git state"
 git reflog expire --expire=now --expire-unreachable=now --all || fail "git reflog expire failed"
 git -c gc.auto=0 -c gc.cruftPacks=false gc --prune=now --quiet || fail "git gc --prune=now failed"
 git checkout -q -b main || fail "cannot create the branch"
@@ -35,7 +35,8 @@ pub const CHECK_SCRIPT: &str = r#"fail() { echo "bench: history check failed: $*
 refs=$(git for-each-ref --format='%(refname)') || fail "cannot list refs"
 [ "$refs" = "refs/heads/main" ] || fail "refs other than refs/heads/main remain: $refs"
 [ -z "$(git remote)" ] || fail "remotes remain"
-for f in packed-refs FETCH_HEAD ORIG_HEAD MERGE_HEAD COMMIT_EDITMSG MERGE_MSG SQUASH_MSG TAG_EDITMSG objects/info/alternates logs; do [ ! -e ".git/$f" ] || fail ".git/$f remains"; done
+for f in packed-refs FETCH_HEAD ORIG_HEAD MERGE_HEAD CHERRY_PICK_HEAD REVERT_HEAD BISECT_LOG COMMIT_EDITMSG MERGE_MSG SQUASH_MSG TAG_EDITMSG gitk.cache objects/info/alternates objects/info/http-alternates logs worktrees rr-cache refs/original rebase-merge rebase-apply sequencer; do [ ! -e ".git/$f" ] || fail ".git/$f remains"; done
+[ -z "$(find .git -maxdepth 1 -name '*_HEAD' ! -name HEAD ! -name FETCH_HEAD -print -quit)" ] || fail "a *_HEAD file remains: $(find .git -maxdepth 1 -name '*_HEAD' ! -name HEAD -print | head -3)"
 [ -z "$(git stash list)" ] || fail "stash entries remain"
 u=$(git fsck --unreachable --no-reflogs --no-progress 2>&1) || fail "git fsck failed: $u"
 ! printf '%s\n' "$u" | grep -q '^unreachable ' || fail "unreachable objects remain"
