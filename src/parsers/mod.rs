@@ -18,6 +18,7 @@ mod maven;
 mod pytest;
 mod registry;
 mod script;
+pub mod swebench;
 mod tap;
 mod unittest;
 mod versions;

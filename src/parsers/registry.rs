@@ -7,6 +7,7 @@ use std::io::Read;
 
 use super::common::{Collector, Statuses, clean_log};
 use super::{cargo, ctest, dotnet, go, jest, junit_xml, maven, pytest, tap, unittest, vitest};
+use super::swebench::bench as swebench;
 
 /// Errors returned by [`parse_log`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -49,6 +50,8 @@ enum Reads {
     Lines,
     /// The whole log (state across lines: a suite header, a status on a later line, XML).
     Whole,
+    /// The whole log, uncleaned (the upstream-compatible SWE-bench parsers clean as upstream does).
+    Raw,
 }
 
 /// Sorted by name; [`builtin_parser_names`] is derived from it.
@@ -64,6 +67,13 @@ const PARSERS: &[(&str, ParseFn, Reads)] = &[
     ("maven", maven::parse, Reads::Lines),
     ("pytest", pytest::parse_live, Reads::Lines),
     ("pytest-swebench", pytest::parse_swebench, Reads::Lines),
+    ("swebench-django", swebench::django, Reads::Raw),
+    ("swebench-matplotlib", swebench::matplotlib, Reads::Raw),
+    ("swebench-pytest", swebench::pytest, Reads::Raw),
+    ("swebench-pytest-options", swebench::pytest_options, Reads::Raw),
+    ("swebench-pytest-v2", swebench::pytest_v2, Reads::Raw),
+    ("swebench-seaborn", swebench::seaborn, Reads::Raw),
+    ("swebench-sympy", swebench::sympy, Reads::Raw),
     ("tap", tap::parse, Reads::Lines),
     ("unittest", unittest::parse, Reads::Whole),
     ("vitest", vitest::parse, Reads::Lines),
@@ -85,6 +95,13 @@ const NAMES: &[&str] = &[
     "maven",
     "pytest",
     "pytest-swebench",
+    "swebench-django",
+    "swebench-matplotlib",
+    "swebench-pytest",
+    "swebench-pytest-options",
+    "swebench-pytest-v2",
+    "swebench-seaborn",
+    "swebench-sympy",
     "tap",
     "unittest",
     "vitest",
@@ -125,8 +142,12 @@ pub fn builtin_parser_names() -> &'static [&'static str] {
 /// last occurrence wins**. Every rendering of the result is sorted by name. An unrecognised log is not an error:
 /// it yields an empty map.
 pub fn parse_log(parser: &str, log: &str) -> Result<Statuses, ParserError> {
-    let (parse, _) = lookup(parser)?;
-    let cleaned = clean_log(log);
+    let (parse, reads) = lookup(parser)?;
+    let cleaned = if reads == Reads::Raw {
+        Cow::Borrowed(log)
+    } else {
+        clean_log(log)
+    };
     let mut collector = Collector::for_log(cleaned.len());
     parse(&cleaned, &mut collector);
     Ok(collector.finish())
@@ -148,6 +169,11 @@ pub fn parse_log_stream(
     let (parse, reads) = lookup(parser)?;
     match reads {
         Reads::Lines => parse_chunks(parse, reader, size_hint, CHUNK),
+        Reads::Raw => {
+            let mut bytes = Vec::with_capacity(size_hint.saturating_add(1));
+            reader.read_to_end(&mut bytes).map_err(ReadLogError::Io)?;
+            Ok(parse_log(parser, &String::from_utf8_lossy(&bytes))?)
+        }
         Reads::Whole => {
             let mut bytes = Vec::with_capacity(size_hint.saturating_add(1));
             reader.read_to_end(&mut bytes).map_err(ReadLogError::Io)?;
