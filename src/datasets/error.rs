@@ -50,6 +50,10 @@ pub enum CellProblem {
     BadDate(String),
     #[error("cannot parse {0:?} as a JSON list of strings")]
     BadList(String),
+    /// A value of the right type that bench cannot use (an unknown parser name, a config
+    /// without a test command): the message says which and how to fix it.
+    #[error("{0}")]
+    Invalid(String),
     #[error("duplicate instance_id {id:?} (first seen in {first_file}, row {first_row})")]
     Duplicate {
         id: String,

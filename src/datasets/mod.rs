@@ -13,6 +13,7 @@ pub mod predictions;
 mod summary;
 mod swe_bench;
 mod swe_bench_live;
+mod swe_rebench;
 mod table;
 
 use std::collections::HashMap;
@@ -36,6 +37,7 @@ pub fn read_file(
         DatasetFormat::SweBenchLive => swe_bench_live::multilang_columns(),
         DatasetFormat::SweBenchLivePython => swe_bench_live::python_columns(),
         DatasetFormat::SweBench | DatasetFormat::Local => swe_bench::columns(),
+        DatasetFormat::SweRebench => swe_rebench::columns(),
     };
     let mut table = if file.ends_with(".parquet") {
         parquet::read_parquet(path, file, &columns)?
@@ -50,6 +52,7 @@ pub fn read_file(
         DatasetFormat::SweBenchLive => swe_bench_live::multilang(&mut table),
         DatasetFormat::SweBenchLivePython => swe_bench_live::python(&mut table),
         DatasetFormat::SweBench | DatasetFormat::Local => swe_bench::rows(&mut table),
+        DatasetFormat::SweRebench => swe_rebench::rows(&mut table),
     }
 }
 

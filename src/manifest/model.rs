@@ -120,14 +120,17 @@ pub enum DatasetFormat {
     SweBenchLive,
     SweBenchLivePython,
     SweBench,
+    /// SWE-rebench rows (nebius/SWE-rebench): SWE-bench fields plus `install_config`.
+    SweRebench,
 }
 
 impl DatasetFormat {
-    pub const NAMES: [&'static str; 4] = [
+    pub const NAMES: [&'static str; 5] = [
         "local",
         "swe-bench-live",
         "swe-bench-live-python",
         "swe-bench",
+        "swe-rebench",
     ];
 
     pub fn parse(s: &str) -> Option<Self> {
@@ -136,6 +139,7 @@ impl DatasetFormat {
             "swe-bench-live" => DatasetFormat::SweBenchLive,
             "swe-bench-live-python" => DatasetFormat::SweBenchLivePython,
             "swe-bench" => DatasetFormat::SweBench,
+            "swe-rebench" => DatasetFormat::SweRebench,
             _ => return None,
         })
     }
