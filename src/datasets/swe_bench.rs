@@ -1,8 +1,13 @@
-//! Classic SWE-bench / SWE-bench Verified rows (parquet or JSON lines): every field a string,
-//! FAIL_TO_PASS / PASS_TO_PASS JSON-encoded (real lists are accepted too). The image is
-//! `swebench/sweb.eval.x86_64.<id with __ -> _1776_, lowercased>:latest`; `test_cmds` is empty
-//! (the swe-bench protocol builds its own eval script); the log parser is `pytest-swebench`.
+//! Classic SWE-bench rows (full, Verified, Lite, Multilingual; parquet or JSON lines): every
+//! field a string, FAIL_TO_PASS / PASS_TO_PASS JSON-encoded (real lists are accepted too). The
+//! image is `swebench/sweb.eval.x86_64.<id with __ -> _1776_, lowercased>:latest`. The row's
+//! `repo` and `version` select its spec in the swe-bench protocol's table
+//! (`protocols/swe_bench/specs.toml`): the setup lines of the eval script become `rebuild_cmds`,
+//! the test command with the test patch's directives the one `test_cmds`, and the repository's
+//! parser the `log_parser`. A row whose repository or version is not in the table reads (it can
+//! be listed and sampled) with no test command: grading it is an error naming the task.
 
+use crate::protocols::swe_bench::specs;
 use crate::tasks::{Task, TaskBase};
 
 use super::common::{COMMON_COLUMNS, Common, image_key};
@@ -10,7 +15,33 @@ use super::error::DatasetError;
 use super::table::Table;
 
 pub fn columns() -> Vec<&'static str> {
-    COMMON_COLUMNS.to_vec()
+    let mut c = COMMON_COLUMNS.to_vec();
+    c.push("version");
+    c
+}
+
+/// The eval parts of a row from its spec: setup lines, the test command, the parser.
+pub fn eval_parts(
+    repo: &str,
+    version: Option<&str>,
+    base_commit: &str,
+    test_patch: &str,
+) -> (Vec<String>, Vec<String>, String) {
+    match version.and_then(|v| specs::spec(repo, v)) {
+        Some((spec, parser)) => (
+            specs::setup_commands(spec, base_commit),
+            vec![specs::test_command(&spec.test_cmd, repo, test_patch)],
+            parser.to_string(),
+        ),
+        None => (
+            Vec::new(),
+            Vec::new(),
+            specs::table()
+                .get(repo)
+                .map_or("swebench-pytest", |r| r.parser.as_str())
+                .to_string(),
+        ),
+    }
 }
 
 pub fn rows(t: &mut Table) -> Result<Vec<Task>, DatasetError> {
@@ -18,6 +49,9 @@ pub fn rows(t: &mut Table) -> Result<Vec<Task>, DatasetError> {
     (0..t.rows)
         .map(|row| {
             let c = Common::take(t, row)?;
+            let version = t.take_str(row, "version")?;
+            let (rebuild_cmds, test_cmds, log_parser) =
+                eval_parts(&c.repo, version.as_deref(), &c.base_commit, &c.test_patch);
             Ok(Task {
                 base: TaskBase::Image {
                     image: format!(
@@ -33,10 +67,10 @@ pub fn rows(t: &mut Table) -> Result<Vec<Task>, DatasetError> {
                 problem_statement: c.problem_statement,
                 gold_patch: c.patch,
                 test_patch: c.test_patch,
-                rebuild_cmds: Vec::new(),
-                test_cmds: Vec::new(),
+                rebuild_cmds,
+                test_cmds,
                 print_cmds: Vec::new(),
-                log_parser: "pytest-swebench".into(),
+                log_parser,
                 fail_to_pass: c.fail_to_pass,
                 pass_to_pass: c.pass_to_pass,
                 digests: Default::default(),

@@ -3,6 +3,7 @@
 //!
 //! - `local.rs`: bench's local task format.
 //! - `swe_bench_live.rs`: SWE-bench-Live's `evaluation.py`.
+//! - `swe_bench.rs`: the official SWE-bench harness (its own steps, the shared helpers).
 //! - `steps.rs`: the steps they share (patches, rebuild, tests, print, parse), under one time
 //!   budget that bounds apply + rebuild + tests.
 //! - `verdict.rs`: the verdict rule; `status.rs`: the status rule for parser scripts.
@@ -14,6 +15,7 @@ mod local;
 mod paths;
 mod status;
 mod steps;
+pub mod swe_bench;
 mod swe_bench_live;
 mod verdict;
 
@@ -32,6 +34,7 @@ pub fn version(p: ProtocolId) -> u32 {
     match p {
         ProtocolId::Local => local::VERSION,
         ProtocolId::SweBenchLive => swe_bench_live::VERSION,
+        ProtocolId::SweBench => swe_bench::VERSION,
     }
 }
 
@@ -58,6 +61,7 @@ pub async fn grade(
     let recipe = match job.protocol.name {
         ProtocolId::Local => local::RECIPE,
         ProtocolId::SweBenchLive => swe_bench_live::RECIPE,
+        ProtocolId::SweBench => return swe_bench::grade(job, patch, sandbox, base, cancel).await,
     };
     steps::grade(&recipe, job, patch, sandbox, base, cancel).await
 }

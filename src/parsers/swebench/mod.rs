@@ -12,12 +12,71 @@
 
 mod python;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use super::common::{Collector, TestStatus};
 
-/// Test name -> the status word upstream's parser recorded (later lines win, as in a dict).
-pub type RawStatuses = BTreeMap<String, String>;
+/// Test name -> the status word upstream's parser recorded: a Python dict's semantics (a later
+/// status replaces an earlier one and keeps the name's first position; iteration in insertion
+/// order, which upstream's truncated-id prefix match depends on).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RawStatuses {
+    entries: Vec<(String, String)>,
+    index: HashMap<String, usize>,
+}
+
+impl RawStatuses {
+    pub fn new() -> RawStatuses {
+        RawStatuses::default()
+    }
+
+    pub fn insert(&mut self, name: impl Into<String>, word: impl Into<String>) {
+        let name = name.into();
+        match self.index.get(&name) {
+            Some(&i) => self.entries[i].1 = word.into(),
+            None => {
+                self.index.insert(name.clone(), self.entries.len());
+                self.entries.push((name, word.into()));
+            }
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.index.get(name).map(|&i| self.entries[i].1.as_str())
+    }
+
+    /// The stored key equal to `name`.
+    pub fn key(&self, name: &str) -> Option<&str> {
+        self.index.get(name).map(|&i| self.entries[i].0.as_str())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// In insertion order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.entries.iter().map(|(n, w)| (n.as_str(), w.as_str()))
+    }
+
+    /// Sorted by name (what is stored and printed).
+    pub fn to_btree(&self) -> BTreeMap<String, String> {
+        self.entries.iter().cloned().collect()
+    }
+}
+
+impl PartialEq<BTreeMap<String, String>> for RawStatuses {
+    fn eq(&self, other: &BTreeMap<String, String>) -> bool {
+        self.len() == other.len()
+            && self
+                .iter()
+                .all(|(n, w)| other.get(n).map(String::as_str) == Some(w))
+    }
+}
 
 /// A parser of upstream's table.
 pub type RawParseFn = fn(&str) -> RawStatuses;
@@ -25,10 +84,22 @@ pub type RawParseFn = fn(&str) -> RawStatuses;
 /// bench's name, upstream's function name, the parser. Sorted by bench name.
 const TABLE: &[(&str, &str, RawParseFn)] = &[
     ("swebench-django", "parse_log_django", python::django),
-    ("swebench-matplotlib", "parse_log_matplotlib", python::matplotlib),
+    (
+        "swebench-matplotlib",
+        "parse_log_matplotlib",
+        python::matplotlib,
+    ),
     ("swebench-pytest", "parse_log_pytest", python::pytest),
-    ("swebench-pytest-options", "parse_log_pytest_options", python::pytest_options),
-    ("swebench-pytest-v2", "parse_log_pytest_v2", python::pytest_v2),
+    (
+        "swebench-pytest-options",
+        "parse_log_pytest_options",
+        python::pytest_options,
+    ),
+    (
+        "swebench-pytest-v2",
+        "parse_log_pytest_v2",
+        python::pytest_v2,
+    ),
     ("swebench-seaborn", "parse_log_seaborn", python::seaborn),
     ("swebench-sympy", "parse_log_sympy", python::sympy),
 ];
@@ -97,8 +168,8 @@ pub fn to_status(word: &str) -> TestStatus {
 }
 
 fn record(parse: RawParseFn, log: &str, out: &mut Collector) {
-    for (name, word) in parse(log) {
-        out.record(name, to_status(&word));
+    for (name, word) in parse(log).iter() {
+        out.record(name, to_status(word));
     }
 }
 

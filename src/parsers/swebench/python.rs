@@ -47,7 +47,7 @@ fn pytest_line(line: &str, map: &mut RawStatuses) {
     if words.len() <= 1 || is_skip_summary(words[0], words[1]) {
         return;
     }
-    map.insert(words[1].to_string(), words[0].to_string());
+    map.insert(words[1], words[0]);
 }
 
 pub fn pytest(log: &str) -> RawStatuses {
@@ -97,7 +97,7 @@ pub fn pytest_options(log: &str) -> RawStatuses {
             }
             None => words[1].to_string(),
         };
-        map.insert(name, words[0].to_string());
+        map.insert(name, words[0]);
     }
     map
 }
@@ -108,7 +108,10 @@ pub fn pytest_v2(log: &str) -> RawStatuses {
     let mut map = RawStatuses::new();
     for line in log.split('\n') {
         let line = color.replace_all(line, "");
-        let line: String = line.chars().filter(|c| !('\u{1}'..='\u{1f}').contains(c)).collect();
+        let line: String = line
+            .chars()
+            .filter(|c| !('\u{1}'..='\u{1f}').contains(c))
+            .collect();
         if starts_with_word(&line) {
             let line = if line.starts_with("FAILED") {
                 line.split(" - ").next().unwrap_or("").to_string()
@@ -117,15 +120,12 @@ pub fn pytest_v2(log: &str) -> RawStatuses {
             };
             let words: Vec<&str> = py_split(&line).collect();
             if words.len() >= 2 && !is_skip_summary(words[0], words[1]) {
-                map.insert(words[1..].join(" "), words[0].to_string());
+                map.insert(words[1..].join(" "), words[0]);
             }
         } else if ends_with_word(&line) {
             let words: Vec<&str> = py_split(&line).collect();
             if words.len() >= 2 {
-                map.insert(
-                    words[..words.len() - 1].join(" "),
-                    words[words.len() - 1].to_string(),
-                );
+                map.insert(words[..words.len() - 1].join(" "), words[words.len() - 1]);
             }
         }
     }
@@ -135,9 +135,7 @@ pub fn pytest_v2(log: &str) -> RawStatuses {
 pub fn django(log: &str) -> RawStatuses {
     let mut map = RawStatuses::new();
     let mut prev_test: Option<String> = None;
-    let put = |map: &mut RawStatuses, k: &str, v: &str| {
-        map.insert(k.to_string(), v.to_string());
-    };
+    let put = |map: &mut RawStatuses, k: &str, v: &str| map.insert(k, v);
     for raw in log.split('\n') {
         let mut line = py_strip(raw).to_string();
         if line.contains("--version is equivalent to version") {
@@ -211,13 +209,13 @@ pub fn seaborn(log: &str) -> RawStatuses {
             continue;
         }
         if line.starts_with("FAILED") {
-            map.insert(parts[1].to_string(), "FAILED".into());
+            map.insert(parts[1], "FAILED");
         } else if line.contains(" PASSED ") {
             if parts[1] == "PASSED" {
-                map.insert(parts[0].to_string(), "PASSED".into());
+                map.insert(parts[0], "PASSED");
             }
         } else if line.starts_with("PASSED") {
-            map.insert(parts[1].to_string(), "PASSED".into());
+            map.insert(parts[1], "PASSED");
         }
     }
     map
@@ -228,7 +226,7 @@ pub fn sympy(log: &str) -> RawStatuses {
     let failure = re(&FAILURE, r"(_*) (.*)\.py:(.*) (_*)");
     let mut map = RawStatuses::new();
     for c in failure.captures_iter(log) {
-        map.insert(format!("{}.py:{}", &c[2], &c[3]), "FAILED".into());
+        map.insert(format!("{}.py:{}", &c[2], &c[3]), "FAILED");
     }
     for line in log.split('\n') {
         let line = py_strip(line);
@@ -237,13 +235,13 @@ pub fn sympy(log: &str) -> RawStatuses {
         }
         let first = py_split(line).next().unwrap_or("");
         if line.ends_with(" E") {
-            map.insert(first.to_string(), "ERROR".into());
+            map.insert(first, "ERROR");
         }
         if line.ends_with(" F") {
-            map.insert(first.to_string(), "FAILED".into());
+            map.insert(first, "FAILED");
         }
         if line.ends_with(" ok") {
-            map.insert(first.to_string(), "PASSED".into());
+            map.insert(first, "PASSED");
         }
     }
     map
@@ -253,7 +251,7 @@ pub fn sympy(log: &str) -> RawStatuses {
 mod tests {
     use super::*;
 
-    fn m(pairs: &[(&str, &str)]) -> RawStatuses {
+    fn m(pairs: &[(&str, &str)]) -> std::collections::BTreeMap<String, String> {
         pairs
             .iter()
             .map(|(a, b)| (a.to_string(), b.to_string()))
@@ -277,7 +275,8 @@ mod tests {
 
     #[test]
     fn pytest_options_shortens_absolute_path_params() {
-        let log = "PASSED t.py::a[/abs/dir/file.txt]\nPASSED t.py::b[//x/y]\nPASSED t.py::c[x]y]z\n";
+        let log =
+            "PASSED t.py::a[/abs/dir/file.txt]\nPASSED t.py::b[//x/y]\nPASSED t.py::c[x]y]z\n";
         assert_eq!(
             pytest_options(log),
             m(&[
@@ -320,7 +319,8 @@ mod tests {
 
     #[test]
     fn sympy_reads_verbose_lines_and_failure_headers() {
-        let log = "test_a ok\ntest_b F\ntest_c E\n________ sympy/core/tests/test_x.py:test_b ________\n";
+        let log =
+            "test_a ok\ntest_b F\ntest_c E\n________ sympy/core/tests/test_x.py:test_b ________\n";
         assert_eq!(
             sympy(log),
             m(&[
