@@ -6,8 +6,8 @@ use std::borrow::Cow;
 use std::io::Read;
 
 use super::common::{Collector, Statuses, clean_log};
-use super::{cargo, ctest, dotnet, go, jest, junit_xml, maven, pytest, tap, unittest, vitest};
 use super::swebench::bench as swebench;
+use super::{cargo, ctest, dotnet, go, jest, junit_xml, maven, pytest, tap, unittest, vitest};
 
 /// Errors returned by [`parse_log`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -70,7 +70,11 @@ const PARSERS: &[(&str, ParseFn, Reads)] = &[
     ("swebench-django", swebench::django, Reads::Raw),
     ("swebench-matplotlib", swebench::matplotlib, Reads::Raw),
     ("swebench-pytest", swebench::pytest, Reads::Raw),
-    ("swebench-pytest-options", swebench::pytest_options, Reads::Raw),
+    (
+        "swebench-pytest-options",
+        swebench::pytest_options,
+        Reads::Raw,
+    ),
     ("swebench-pytest-v2", swebench::pytest_v2, Reads::Raw),
     ("swebench-seaborn", swebench::seaborn, Reads::Raw),
     ("swebench-sympy", swebench::sympy, Reads::Raw),
