@@ -300,6 +300,43 @@ fn eval_script(
     s
 }
 
+/// Upstream's apply chain on the candidate at `path` (in the sandbox): whether it applied, the
+/// command that applied it (`git apply --check --reverse` when it was found already applied),
+/// and the log of every attempt.
+pub async fn apply_candidate(
+    s: &dyn Sandbox,
+    path: &str,
+    budget: Duration,
+    started: Instant,
+    cancel: &CancellationToken,
+) -> Result<(bool, Option<&'static str>, Vec<u8>), GradeError> {
+    let left = || {
+        budget
+            .saturating_sub(started.elapsed())
+            .max(Duration::from_millis(100))
+    };
+    let mut log = Vec::new();
+    for (i, cmd) in APPLY_CHAIN.iter().enumerate() {
+        if i > 0 {
+            run(s, "git checkout -- . ; git clean -fd", left(), cancel).await?;
+        }
+        let r = run(s, &format!("{cmd} '{path}'"), left(), cancel).await?;
+        log.extend_from_slice(format!(">>>>> {cmd}\n").as_bytes());
+        log.extend_from_slice(&r.output);
+        if r.exit_code == Some(0) {
+            log.extend_from_slice(b">>>>> Applied Patch\n");
+            return Ok((true, Some(cmd), log));
+        }
+    }
+    let check = "git apply --check --reverse";
+    let r = run(s, &format!("{check} '{path}'"), left(), cancel).await?;
+    if r.exit_code == Some(0) {
+        log.extend_from_slice(b">>>>> Applied Patch: verified already applied\n");
+        return Ok((true, Some(check), log));
+    }
+    Ok((false, None, log))
+}
+
 /// Grades `patch` on the job's task.
 pub async fn grade(
     job: &GradeJob,
@@ -347,6 +384,7 @@ pub async fn grade(
     let eval = format!("{state}/eval.sh");
 
     let mut apply_log = Vec::new();
+    let mut output_by: Option<&str> = None;
     let mut output = GradeOutput {
         empty_patch: empty,
         history_check,
@@ -357,36 +395,15 @@ pub async fn grade(
         true
     } else {
         s.put_files(&[(candidate.as_str(), patch, 0o644)]).await?;
-        let mut applied = false;
-        for (i, cmd) in APPLY_CHAIN.iter().enumerate() {
-            if i > 0 {
-                run(s, "git checkout -- . ; git clean -fd", left(), cancel).await?;
-            }
-            let r = run(s, &format!("{cmd} '{candidate}'"), left(), cancel).await?;
-            apply_log.extend_from_slice(format!(">>>>> {cmd}\n").as_bytes());
-            apply_log.extend_from_slice(&r.output);
-            if r.exit_code == Some(0) {
-                applied = true;
-                apply_log.extend_from_slice(b">>>>> Applied Patch\n");
-                break;
-            }
-        }
-        if !applied {
-            let r = run(
-                s,
-                &format!("git apply --check --reverse '{candidate}'"),
-                left(),
-                cancel,
-            )
-            .await?;
-            applied = r.exit_code == Some(0);
-            if applied {
-                apply_log.extend_from_slice(b">>>>> Applied Patch: verified already applied\n");
-            }
-        }
+        let (applied, by, log) = apply_candidate(s, &candidate, budget, started, cancel).await?;
+        apply_log.extend_from_slice(&log);
+        output_by = by;
         applied
     };
     output.patch_applied = applied;
+    if let Some(by) = output_by {
+        apply_log.extend_from_slice(format!(">>>>> applied by: {by}\n").as_bytes());
+    }
     let commands: Vec<&str> = [task.rebuild_cmds(), task.test_cmds()]
         .into_iter()
         .flatten()
@@ -500,6 +517,109 @@ pub async fn grade(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Runs the apply chain in a local sandbox whose base holds `file` = `base`; `setup` runs
+    /// first (e.g. to store a blob 3way needs). Returns the command that applied and the file.
+    async fn chain(base: &str, setup: &str, patch: &str) -> (Option<&'static str>, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src");
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::write(src.join("f.txt"), base).unwrap();
+        let cancel = CancellationToken::new();
+        let sb = crate::backend::LocalSandbox::create(dir.path(), &src, &cancel)
+            .await
+            .unwrap();
+        let s: &dyn Sandbox = &sb;
+        let p = format!("{}/c.patch", s.paths().state);
+        s.put_files(&[(p.as_str(), patch.as_bytes(), 0o644)])
+            .await
+            .unwrap();
+        if !setup.is_empty() {
+            let r = run(s, setup, Duration::from_secs(60), &cancel)
+                .await
+                .unwrap();
+            assert_eq!(
+                r.exit_code,
+                Some(0),
+                "{}",
+                String::from_utf8_lossy(&r.output)
+            );
+        }
+        let (applied, by, log) =
+            apply_candidate(s, &p, Duration::from_secs(60), Instant::now(), &cancel)
+                .await
+                .unwrap();
+        assert_eq!(applied, by.is_some(), "{}", String::from_utf8_lossy(&log));
+        let out = run(s, "cat f.txt", Duration::from_secs(10), &cancel)
+            .await
+            .unwrap();
+        (by, String::from_utf8_lossy(&out.output).into_owned())
+    }
+
+    fn lines(n: usize, changed: Option<(usize, &str)>) -> String {
+        (1..=n)
+            .map(|i| match changed {
+                Some((j, t)) if i == j => format!("{t}\n"),
+                _ => format!("line {i}\n"),
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_clean_patch_applies_with_the_first_command() {
+        let patch = "diff --git a/f.txt b/f.txt\n--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n line 1\n-line 2\n+LINE 2\n line 3\n";
+        let (by, f) = chain(&lines(3, None), "", patch).await;
+        assert_eq!(by, Some("git apply --verbose"));
+        assert_eq!(f, lines(3, Some((2, "LINE 2"))));
+    }
+
+    #[tokio::test]
+    async fn only_patch_with_fuzz_applies_a_patch_with_stale_context() {
+        // Context lines 4 and 6 differ from the tree; no index line, so 3way cannot help.
+        let patch = "diff --git a/f.txt b/f.txt\n--- a/f.txt\n+++ b/f.txt\n@@ -4,3 +4,3 @@\n old 4\n-line 5\n+LINE 5\n old 6\n";
+        let (by, f) = chain(&lines(9, None), "", patch).await;
+        assert_eq!(by, Some("patch --batch --forward --fuzz=5 -p1 -i"));
+        assert_eq!(f, lines(9, Some((5, "LINE 5"))));
+    }
+
+    #[tokio::test]
+    async fn only_3way_applies_a_patch_made_against_an_older_blob() {
+        // The patch was made against v1, whose blob is in the object store (as in a real
+        // clone); the tree holds v2, which changed a context line (3) of the hunk, two lines
+        // away from the line the patch changes (6), so a 3-way merge is clean.
+        let v1 = lines(9, None);
+        let v2 = lines(9, Some((3, "line three")));
+        let blob = {
+            let dir = tempfile::tempdir().unwrap();
+            let f = dir.path().join("v1");
+            std::fs::write(&f, &v1).unwrap();
+            let out = std::process::Command::new("git")
+                .arg("hash-object")
+                .arg(&f)
+                .output()
+                .unwrap();
+            String::from_utf8(out.stdout).unwrap().trim().to_string()
+        };
+        let patch = format!(
+            "diff --git a/f.txt b/f.txt\nindex {}..0000001 100644\n--- a/f.txt\n+++ b/f.txt\n@@ -3,7 +3,7 @@\n line 3\n line 4\n line 5\n-line 6\n+LINE 6\n line 7\n line 8\n line 9\n",
+            &blob[..12]
+        );
+        let setup = format!(
+            "printf '{}' > ../state/v1 && git hash-object -w ../state/v1",
+            v1.replace('\n', "\\n")
+        );
+        let (by, f) = chain(&v2, &setup, &patch).await;
+        assert_eq!(by, Some("git apply --verbose --3way"));
+        assert_eq!(f, v2.replace("line 6\n", "LINE 6\n"));
+    }
+
+    #[tokio::test]
+    async fn a_patch_nothing_applies_is_not_applied() {
+        let patch = "diff --git a/f.txt b/f.txt\n--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n zzz\n-yyy\n+xxx\n www\n";
+        let (by, f) = chain(&lines(3, None), "", patch).await;
+        assert_eq!(by, None);
+        assert_eq!(f, lines(3, None));
+    }
 
     fn sm(pairs: &[(&str, &str)]) -> RawStatuses {
         let mut m = RawStatuses::default();
