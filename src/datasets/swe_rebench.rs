@@ -48,9 +48,9 @@ fn with_locale(cmd: &str) -> String {
 
 /// Reads an `install_config` value; the error says what is wrong and how to fix it.
 fn config(v: &serde_json::Value) -> Result<Config, String> {
-    let obj = v
-        .as_object()
-        .ok_or_else(|| format!("expected a JSON object with `test_cmd` and `log_parser`, found {v}"))?;
+    let obj = v.as_object().ok_or_else(|| {
+        format!("expected a JSON object with `test_cmd` and `log_parser`, found {v}")
+    })?;
     let strings = |key: &str| -> Result<Vec<String>, String> {
         match obj.get(key) {
             None | Some(serde_json::Value::Null) => Ok(Vec::new()),
@@ -63,7 +63,9 @@ fn config(v: &serde_json::Value) -> Result<Config, String> {
                         .ok_or_else(|| format!("`{key}` must hold strings, found {x}"))
                 })
                 .collect(),
-            Some(other) => Err(format!("`{key}` must be a string or a list of strings, found {other}")),
+            Some(other) => Err(format!(
+                "`{key}` must be a string or a list of strings, found {other}"
+            )),
         }
     };
     let test_cmd = strings("test_cmd")?;
@@ -109,7 +111,8 @@ pub fn rows(t: &mut Table) -> Result<Vec<Task>, DatasetError> {
             let raw = t
                 .take_json(row, CONFIG)?
                 .ok_or_else(|| t.cell_error(row, CONFIG, CellProblem::Null))?;
-            let cfg = config(&raw).map_err(|m| t.cell_error(row, CONFIG, CellProblem::Invalid(m)))?;
+            let cfg =
+                config(&raw).map_err(|m| t.cell_error(row, CONFIG, CellProblem::Invalid(m)))?;
             let image = match t.take_str(row, "docker_image")? {
                 Some(i) if !i.trim().is_empty() => i,
                 _ => match t.take_str(row, "image_name")? {
@@ -179,7 +182,10 @@ mod tests {
     fn bad_configs_say_what_to_fix() {
         let e = config(&serde_json::json!({"test_cmd": "pytest", "log_parser": "parse_log_nope"}))
             .unwrap_err();
-        assert!(e.contains("parse_log_nope") && e.contains("parse_log_pytest"), "{e}");
+        assert!(
+            e.contains("parse_log_nope") && e.contains("parse_log_pytest"),
+            "{e}"
+        );
         let e = config(&serde_json::json!({"log_parser": "parse_log_pytest"})).unwrap_err();
         assert!(e.contains("test_cmd"), "{e}");
         let e = config(&serde_json::json!({"test_cmd": "pytest"})).unwrap_err();
