@@ -78,3 +78,32 @@ pub fn rows(t: &mut Table) -> Result<Vec<Task>, DatasetError> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::eval_parts;
+
+    #[test]
+    fn a_known_repository_and_version_give_the_eval_parts() {
+        let patch = "diff --git a/tests/queries/tests.py b/tests/queries/tests.py\n";
+        let (setup, test, parser) = eval_parts("django/django", Some("3.0"), "abc123", patch);
+        assert_eq!(parser, "swebench-django");
+        assert_eq!(
+            test,
+            ["./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1 queries.tests"]
+        );
+        assert_eq!(setup[0], "source /opt/miniconda3/bin/activate");
+        assert!(setup.contains(&"git -c core.fileMode=false diff abc123".to_string()));
+        assert_eq!(
+            setup.last().map(String::as_str),
+            Some("python -m pip install -e .")
+        );
+        // An unknown version: no test command, the repository's parser.
+        let (setup, test, parser) = eval_parts("django/django", Some("0.1"), "abc", patch);
+        assert!(setup.is_empty() && test.is_empty());
+        assert_eq!(parser, "swebench-django");
+        let (_, test, parser) = eval_parts("o/r", None, "abc", patch);
+        assert!(test.is_empty());
+        assert_eq!(parser, "swebench-pytest");
+    }
+}
