@@ -577,3 +577,38 @@ fn tasks_list_offline_and_bad_rows_are_named() {
         assert!(err.contains(want), "{want:?} not in {err}");
     }
 }
+
+/// The presets name their Hub repositories and formats; a pinned revision is still required.
+#[test]
+fn presets_validate_with_a_revision_and_ask_for_one_without() {
+    let dir = tempfile::tempdir().unwrap();
+    for source in [
+        "swe-bench/full",
+        "swe-bench/verified",
+        "swe-bench/lite",
+        "swe-bench/multilingual",
+        "swe-rebench/leaderboard",
+        "swe-rebench/full",
+    ] {
+        let m = |pin: &str| {
+            format!(
+                "version = 1\nname = \"p\"\n[datasets.d]\nsource = \"{source}\"\n{pin}\n[stages.sample]\nkind = \"sample\"\ndataset = \"d\"\nseed = 1\n"
+            )
+        };
+        std::fs::write(
+            dir.path().join("m.toml"),
+            m("revision = \"0123456789abcdef0123456789abcdef01234567\""),
+        )
+        .unwrap();
+        let out = bench_in(dir.path(), &["validate", "m.toml"]);
+        assert_eq!(out.status.code(), Some(0), "{source}: {}", stderr(&out));
+        std::fs::write(dir.path().join("m.toml"), m("")).unwrap();
+        let out = bench_in(dir.path(), &["validate", "m.toml"]);
+        assert_eq!(out.status.code(), Some(1), "{source}");
+        assert!(
+            stderr(&out).contains("revision"),
+            "{source}: {}",
+            stderr(&out)
+        );
+    }
+}
