@@ -18,13 +18,15 @@ import sys
 import types
 
 NAMES = {
-    "swebench-django": "parse_log_django",
-    "swebench-matplotlib": "parse_log_matplotlib",
-    "swebench-pytest": "parse_log_pytest",
-    "swebench-pytest-options": "parse_log_pytest_options",
-    "swebench-pytest-v2": "parse_log_pytest_v2",
-    "swebench-seaborn": "parse_log_seaborn",
-    "swebench-sympy": "parse_log_sympy",
+    "swebench-cargo": ("rust", "parse_log_cargo"),
+    "swebench-gotest": ("go", "parse_log_gotest"),
+    "swebench-django": ("python", "parse_log_django"),
+    "swebench-matplotlib": ("python", "parse_log_matplotlib"),
+    "swebench-pytest": ("python", "parse_log_pytest"),
+    "swebench-pytest-options": ("python", "parse_log_pytest_options"),
+    "swebench-pytest-v2": ("python", "parse_log_pytest_v2"),
+    "swebench-seaborn": ("python", "parse_log_seaborn"),
+    "swebench-sympy": ("python", "parse_log_sympy"),
 }
 
 
@@ -46,15 +48,18 @@ def load(root):
         return mod
 
     by_path("swebench.harness.constants", root / "harness/constants/__init__.py")
-    return by_path("swebench.harness.log_parsers.python", root / "harness/log_parsers/python.py")
+    return {
+        lang: by_path(f"swebench.harness.log_parsers.{lang}", root / f"harness/log_parsers/{lang}.py")
+        for lang in ["python", "go", "rust"]
+    }
 
 
 def main(wheel_dir, logs):
-    py = load(wheel_dir)
-    for bench, upstream in NAMES.items():
+    mods = load(wheel_dir)
+    for bench, (lang, upstream) in NAMES.items():
         d = pathlib.Path(logs) / bench
         for log in sorted(d.glob("*.log")):
-            raw = getattr(py, upstream)(log.read_text(), None)
+            raw = getattr(mods[lang], upstream)(log.read_text(), None)
             out = {}
             for k, v in raw.items():
                 out[k] = "pass" if v in ("PASSED", "XFAIL") else "fail" if v in ("FAILED", "ERROR") else "skip"

@@ -10,6 +10,7 @@
 //! Not here: the verdict rules (`protocols/swe_bench/grading.rs`), log cleaning (upstream
 //! parses the raw log, so the protocol does too; the registry cleans for `parse-log`).
 
+mod multilang;
 mod python;
 
 use std::collections::{BTreeMap, HashMap};
@@ -83,7 +84,9 @@ pub type RawParseFn = fn(&str) -> RawStatuses;
 
 /// bench's name, upstream's function name, the parser. Sorted by bench name.
 const TABLE: &[(&str, &str, RawParseFn)] = &[
+    ("swebench-cargo", "parse_log_cargo", multilang::cargo),
     ("swebench-django", "parse_log_django", python::django),
+    ("swebench-gotest", "parse_log_gotest", multilang::gotest),
     (
         "swebench-matplotlib",
         "parse_log_matplotlib",
@@ -183,7 +186,13 @@ macro_rules! adapters {
 
 /// The parsers as bench parsers (the registry's entries).
 pub(crate) mod bench {
-    use super::{Collector, python, record};
+    use super::{Collector, multilang, python, record};
+    pub(crate) fn cargo(log: &str, out: &mut Collector) {
+        record(multilang::cargo, log, out)
+    }
+    pub(crate) fn gotest(log: &str, out: &mut Collector) {
+        record(multilang::gotest, log, out)
+    }
     adapters!(
         django,
         matplotlib,
