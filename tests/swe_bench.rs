@@ -391,13 +391,17 @@ fn oracle_agrees(
             o["pass_to_pass_failure"], ts["PASS_TO_PASS"]["failure"],
             "{a}"
         );
-        // Status by status: the raw words when bench stored them, else their 3-valued reading.
+        // Status by status: the raw words, and their 3-valued reading in `statuses`.
         let oracle: &serde_json::Map<String, serde_json::Value> =
             v["statuses"].as_object().unwrap();
-        if let Some(d) = g.blobs.get("swebench_statuses") {
-            let raw: serde_json::Value = serde_json::from_slice(&blob(dir, d)).unwrap();
-            assert_eq!(&raw, &v["statuses"], "{a}: status words");
-        }
+        let words = g
+            .blobs
+            .get("swebench_statuses")
+            .unwrap_or_else(|| panic!("{a}: no swebench_statuses blob"));
+        let raw: serde_json::Value = serde_json::from_slice(&blob(dir, words)).unwrap();
+        assert_eq!(&raw, &v["statuses"], "{a}: status words");
+        // The eval script bench ran is the one the oracle's TestSpec was built from.
+        assert!(g.blobs.contains_key("eval_script"), "{a}");
         let mine: serde_json::Map<String, serde_json::Value> =
             serde_json::from_slice(&blob(dir, &g.blobs["statuses"])).unwrap();
         let want: serde_json::Map<String, serde_json::Value> = oracle
