@@ -5,6 +5,12 @@
 //! copy the two patches in, `git apply` each, run the tests, print the log, remove the container.
 //! bench additionally resolves the image, labels and limits the container, parses the log,
 //! decides the verdict and writes the store. Grades run one at a time (`limits.jobs = 1`).
+//!
+//! With a second argument `swe-bench`: the swe-bench protocol on `bench-test-swebench-flask:1`
+//! (SWE-rebench-shaped rows, so every row names the same image). The bare loop does upstream's
+//! container work: the patch copied in and applied (`git apply --verbose`), the eval script
+//! (conda stand-in, `git checkout` of the test file, `git apply -v` of the test patch, `pytest
+//! -rA tests/test_helpers.py`, the reset) copied in and run with `/bin/bash`.
 
 use std::path::Path;
 use std::process::Command;
@@ -63,6 +69,154 @@ async fn exec(d: &Docker, id: &str, script: &str) -> (i64, Vec<u8>) {
     }
     let code = d.inspect_exec(&e.id).await.unwrap().exit_code.unwrap_or(-1);
     (code, out)
+}
+
+const FLASK: &str = "bench-test-swebench-flask:1";
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(format!("tests/fixtures/swebench/{name}.diff")).unwrap()
+}
+
+fn flask_eval(base: &str) -> String {
+    format!(
+        "#!/bin/bash\nset -uxo pipefail\nsource /opt/miniconda3/bin/activate\nconda activate testbed\n\
+cd /testbed\ngit status\ngit show\ngit -c core.fileMode=false diff {base}\n\
+git checkout {base} tests/test_helpers.py\ngit apply -v /tmp/bench/test.patch\n\
+: '>>>>> Start Test Output'\npytest -rA tests/test_helpers.py\n: '>>>>> End Test Output'\n\
+git checkout {base} tests/test_helpers.py\n"
+    )
+}
+
+async fn bare_swe_grade(d: &Docker, i: usize, base: &str) {
+    let id = d
+        .create_container(
+            Some(CreateContainerOptions {
+                name: Some(format!("bench-overhead-swe-{i}")),
+                ..Default::default()
+            }),
+            ContainerCreateBody {
+                image: Some(FLASK.into()),
+                entrypoint: Some(vec!["sleep".into(), "infinity".into()]),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap()
+        .id;
+    d.start_container(&id, None).await.unwrap();
+    let (gold, test, eval) = (
+        fixture("flask-gold"),
+        fixture("flask-test"),
+        flask_eval(base),
+    );
+    d.upload_to_container(
+        &id,
+        Some(UploadToContainerOptions {
+            path: "/".into(),
+            ..Default::default()
+        }),
+        bollard::body_full(
+            tar_of(&[
+                ("tmp/bench/test.patch", &test),
+                ("tmp/bench/candidate.patch", &gold),
+                ("tmp/bench/eval.sh", &eval),
+            ])
+            .into(),
+        ),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        exec(
+            d,
+            &id,
+            "cd /testbed && git apply --verbose /tmp/bench/candidate.patch"
+        )
+        .await
+        .0,
+        0
+    );
+    let (_, log) = exec(d, &id, "/bin/bash /tmp/bench/eval.sh 2>&1").await;
+    assert!(
+        String::from_utf8_lossy(&log)
+            .contains("PASSED tests/test_helpers.py::test_url_quote_spaces")
+    );
+    d.remove_container(
+        &id,
+        Some(RemoveContainerOptions {
+            force: true,
+            ..Default::default()
+        }),
+    )
+    .await
+    .unwrap();
+}
+
+fn bench_swe_apply(n: usize, bin: &Path, base: &str) -> Duration {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rows = String::new();
+    for i in 0..n {
+        let row = serde_json::json!({
+            "repo": "pallets/flask", "instance_id": format!("pallets__flask-{}", 80000 + i),
+            "base_commit": base, "patch": fixture("flask-gold"), "test_patch": fixture("flask-test"),
+            "problem_statement": "p", "created_at": "2026-08-01T00:00:00Z", "version": "2.0",
+            "FAIL_TO_PASS": "[\"tests/test_helpers.py::test_url_quote_spaces\"]",
+            "PASS_TO_PASS": "[\"tests/test_helpers.py::test_root_path_main\"]",
+            "install_config": {"test_cmd": "pytest -rA", "log_parser": "parse_log_pytest"},
+            "docker_image": FLASK,
+        });
+        rows.push_str(&format!("{row}\n"));
+    }
+    std::fs::write(dir.path().join("tasks.jsonl"), rows).unwrap();
+    std::fs::write(
+        dir.path().join("m.toml"),
+        "version = 1\nname = \"overhead\"\n[backend]\nkind = \"docker\"\n[limits]\njobs = 1\n\
+[datasets.d]\nformat = \"swe-rebench\"\npath = \"tasks.jsonl\"\n[stages.sample]\nkind = \"sample\"\ndataset = \"d\"\n\
+since = 2026-07-01\nseed = 1\n[stages.gold]\nkind = \"gold\"\nneeds = [\"sample\"]\n",
+    )
+    .unwrap();
+    let t = Instant::now();
+    let o = Command::new(bin)
+        .args(["apply", "m.toml"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let took = t.elapsed();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    took
+}
+
+async fn swe_bench_main(n: usize, bin: &Path) {
+    let d = Docker::connect_with_defaults().unwrap();
+    let base = sh(&["run", "--rm", "--entrypoint", "cat", FLASK, "/fixture-shas"])
+        .lines()
+        .find_map(|l| l.strip_prefix("base=").map(str::to_string))
+        .unwrap();
+    bare_swe_grade(&d, 9999, &base).await;
+    bench_swe_apply(1, bin, &base);
+    let mut rows = Vec::new();
+    for round in 0..2 {
+        let t = Instant::now();
+        for i in 0..n {
+            bare_swe_grade(&d, round * 1000 + i, &base).await;
+        }
+        let bare = t.elapsed();
+        let bench = bench_swe_apply(n, bin, &base);
+        rows.push((bare, bench));
+    }
+    let per = |d: Duration| d.as_secs_f64() * 1000.0 / n as f64;
+    println!("swe-bench protocol, {n} gold grades per run, one at a time; ms per grade");
+    println!("| round | bare bollard | bench apply | bench / bare |");
+    println!("|---|---|---|---|");
+    for (i, (bare, bench)) in rows.iter().enumerate() {
+        println!(
+            "| {} | {:.0} | {:.0} | {:.2}x |",
+            i + 1,
+            per(*bare),
+            per(*bench),
+            per(*bench) / per(*bare)
+        );
+    }
 }
 
 async fn bare_grade(d: &Docker, i: usize) {
@@ -198,6 +352,10 @@ async fn main() {
         .unwrap_or(20);
     let bin = std::env::var("BENCH_BIN").unwrap_or_else(|_| "target/release/bench".into());
     let bin = std::fs::canonicalize(&bin).expect("the bench binary (BENCH_BIN)");
+    if std::env::args().nth(2).as_deref() == Some("swe-bench") {
+        swe_bench_main(n, &bin).await;
+        return;
+    }
     let d = Docker::connect_with_defaults().unwrap();
     // Warm-up: one of each.
     bare_grade(&d, 9999).await;

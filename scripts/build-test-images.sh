@@ -20,20 +20,40 @@ fi
 # Fixture task images: scripts/test-images/<name>.sh builds a repository under /testbed (or the
 # directory a `# workdir: DIR` line of the script names) inside a container of the base, and
 # the container is committed as bench-test-<name>:1 with that WORKDIR.
+# Optional beside it: <name>.wheels, pinned pure-Python wheels downloaded on the host (PyPI) and
+# copied to /wheels in the container (containers have no network); <name>.tags, more names
+# for the committed image (e.g. the SWE-bench image names its fixture rows resolve to).
 for script in scripts/test-images/*.sh; do
   [ -e "$script" ] || continue
   name=$(basename "$script" .sh)
   tag="bench-test-$name:1"
-  docker image inspect "$tag" >/dev/null 2>&1 && continue
+  tags="${script%.sh}.tags"
+  if docker image inspect "$tag" >/dev/null 2>&1; then
+    if [ -f "$tags" ]; then
+      grep -v '^#' "$tags" | while read -r t; do [ -n "$t" ] && docker tag "$tag" "$t"; done
+    fi
+    continue
+  fi
   echo "building $tag" >&2
   cid=$(docker create "$BASE" sleep infinity)
   docker cp "$script" "$cid:/build.sh"
+  wheels="${script%.sh}.wheels"
+  if [ -f "$wheels" ]; then
+    wdir=$(mktemp -d /tmp/bench-wheels.XXXXXX)
+    grep -v '^#' "$wheels" | xargs python3 -m pip download -q --no-deps --only-binary=:all: -d "$wdir" >&2
+    docker cp "$wdir" "$cid:/wheels"
+    rm -rf "$wdir"
+  fi
   docker start "$cid" >/dev/null
   if ! docker exec "$cid" bash /build.sh >&2; then
     docker rm -f "$cid" >/dev/null; echo "failed: $tag" >&2; exit 1
   fi
   docker exec "$cid" rm -f /build.sh
+  docker exec "$cid" rm -rf /wheels
   workdir=$(sed -n 's/^# workdir: *//p' "$script" | head -n 1)
   docker commit -c 'CMD ["sleep","infinity"]' -c "WORKDIR ${workdir:-/testbed}" "$cid" "$tag" >/dev/null
   docker rm -f "$cid" >/dev/null
+  if [ -f "$tags" ]; then
+    grep -v '^#' "$tags" | while read -r t; do [ -n "$t" ] && docker tag "$tag" "$t"; done
+  fi
 done

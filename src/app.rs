@@ -239,10 +239,6 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
             problems.push(format!(
                 "dataset `{name}` holds container-image tasks: solving and grading them needs `[backend] kind = \"docker\"` (`bench tasks` and sample-only manifests work anywhere)"
             ));
-        } else if d.format == manifest::DatasetFormat::SweBench {
-            problems.push(format!(
-                "dataset `{name}` is classic SWE-bench, whose grading protocol (per-repository eval scripts) is not part of this build; SWE-bench-Live datasets grade on docker"
-            ));
         }
     }
     for d in unavailable {

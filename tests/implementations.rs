@@ -88,12 +88,28 @@ fn protocols(out: &mut BTreeMap<String, Entry>) {
         .enable_all()
         .build()
         .unwrap();
-    for protocol in [ProtocolId::Local, ProtocolId::SweBenchLive] {
+    // The swe-bench protocol reads the quickstart's unittest log with SWE-bench's django parser
+    // (the same `name (module.Class.name) ... ok` lines).
+    let swe_task = Arc::new(bench::tasks::Task {
+        log_parser: "swebench-django".into(),
+        ..(*task).clone()
+    });
+    for protocol in [
+        ProtocolId::Local,
+        ProtocolId::SweBenchLive,
+        ProtocolId::SweBench,
+    ] {
+        let task = if protocol == ProtocolId::SweBench {
+            swe_task.clone()
+        } else {
+            task.clone()
+        };
         let mut all = String::new();
         for patch in [
             PatchInput::Gold(bench::jobs::GoldPatch::new(&task)),
             PatchInput::Empty,
         ] {
+            let gold = matches!(patch, PatchInput::Gold(_));
             let bytes = match &patch {
                 PatchInput::Gold(g) => g.text().as_bytes().to_vec(),
                 _ => Vec::new(),
@@ -125,6 +141,15 @@ fn protocols(out: &mut BTreeMap<String, Entry>) {
                 s.destroy().await.unwrap();
                 g
             });
+            if protocol == ProtocolId::SweBench {
+                assert_eq!(graded.output.resolved, gold, "{:?}", graded.output);
+                let want = if gold {
+                    bench::jobs::Resolution::Full
+                } else {
+                    bench::jobs::Resolution::No
+                };
+                assert_eq!(graded.output.resolution, Some(want));
+            }
             let mut o = serde_json::to_value(&graded.output).unwrap();
             o["duration_ms"] = 0.into();
             o["nonce"] = "".into();

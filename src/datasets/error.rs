@@ -57,6 +57,8 @@ pub enum CellProblem {
         /// The cell's first 200 characters.
         cell: String,
     },
+    /// A value of the right type that bench cannot use (an unknown parser name, a config
+    /// without a test command): the message says which and how to fix it.
     #[error("{0}")]
     Invalid(String),
     #[error("duplicate instance_id {id:?} (first seen in {first_file}, row {first_row})")]

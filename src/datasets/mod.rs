@@ -16,6 +16,7 @@ mod summary;
 mod swe_bench;
 mod swe_bench_live;
 pub mod swe_bench_pro;
+mod swe_rebench;
 mod table;
 
 use std::collections::HashMap;
@@ -40,6 +41,7 @@ pub fn read_file(
         DatasetFormat::SweBenchLivePython => swe_bench_live::python_columns(),
         DatasetFormat::SweBench | DatasetFormat::Local => swe_bench::columns(),
         DatasetFormat::SweBenchPro => swe_bench_pro::columns(),
+        DatasetFormat::SweRebench => swe_rebench::columns(),
     };
     let mut table = if file.ends_with(".parquet") {
         parquet::read_parquet(path, file, &columns)?
@@ -55,6 +57,7 @@ pub fn read_file(
         DatasetFormat::SweBenchLivePython => swe_bench_live::python(&mut table),
         DatasetFormat::SweBench | DatasetFormat::Local => swe_bench::rows(&mut table),
         DatasetFormat::SweBenchPro => swe_bench_pro::rows(&mut table),
+        DatasetFormat::SweRebench => swe_rebench::rows(&mut table),
     }
 }
 

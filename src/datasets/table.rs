@@ -145,6 +145,40 @@ impl Table {
         r.map_err(|p| self.cell_error(row, column, p))
     }
 
+    /// A JSON value: an object or list cell of JSON lines as it is, a string cell parsed as
+    /// JSON (SWE-rebench's `install_config` comes either way). `None`: null or no such column.
+    pub fn take_json(
+        &mut self,
+        row: usize,
+        column: &str,
+    ) -> Result<Option<serde_json::Value>, DatasetError> {
+        let r = match self.columns.get_mut(column) {
+            None => Ok(None),
+            Some(Column::Json(v)) => match v[row].take() {
+                None | Some(serde_json::Value::Null) => Ok(None),
+                Some(serde_json::Value::String(s)) => serde_json::from_str(&s)
+                    .map(Some)
+                    .map_err(|e| CellProblem::Invalid(format!("not valid JSON ({e}): {s:?}"))),
+                Some(other) => Ok(Some(other)),
+            },
+            Some(Column::Str(v)) => match v[row].take() {
+                None => Ok(None),
+                Some(s) => serde_json::from_str(&s)
+                    .map(Some)
+                    .map_err(|e| CellProblem::Invalid(format!("not valid JSON ({e}): {s:?}"))),
+            },
+            Some(Column::List(_)) => Err(CellProblem::WrongType {
+                expected: "a JSON object",
+                found: "a list".into(),
+            }),
+            Some(Column::Unsupported(t)) => Err(CellProblem::WrongType {
+                expected: "a JSON object or a JSON string (a parquet struct column is not read: export the column as a JSON string)",
+                found: t.clone(),
+            }),
+        };
+        r.map_err(|p| self.cell_error(row, column, p))
+    }
+
     /// A list that must be present (null counts as an error).
     pub fn req_list(&mut self, row: usize, column: &str) -> Result<Vec<String>, DatasetError> {
         self.take_list(row, column)?

@@ -19,9 +19,8 @@ use crate::tasks::{Task, TaskBase, TaskSet};
 pub fn protocol_of(format: DatasetFormat) -> ProtocolId {
     match format {
         DatasetFormat::Local => ProtocolId::Local,
-        DatasetFormat::SweBenchLive
-        | DatasetFormat::SweBenchLivePython
-        | DatasetFormat::SweBench => ProtocolId::SweBenchLive,
+        DatasetFormat::SweBenchLive | DatasetFormat::SweBenchLivePython => ProtocolId::SweBenchLive,
+        DatasetFormat::SweBench | DatasetFormat::SweRebench => ProtocolId::SweBench,
         DatasetFormat::SweBenchPro => ProtocolId::SweBenchPro,
     }
 }

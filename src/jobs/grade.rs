@@ -19,6 +19,8 @@ pub enum ProtocolId {
     SweBenchLive,
     /// SWE-bench Pro's `swe_bench_pro_eval.py` (the public set).
     SweBenchPro,
+    /// The official SWE-bench harness (full, Verified, Lite, SWE-rebench).
+    SweBench,
 }
 
 impl ProtocolId {
@@ -27,6 +29,7 @@ impl ProtocolId {
             ProtocolId::Local => "local",
             ProtocolId::SweBenchLive => "swe-bench-live",
             ProtocolId::SweBenchPro => "swe-bench-pro",
+            ProtocolId::SweBench => "swe-bench",
         }
     }
 }
@@ -159,6 +162,21 @@ pub struct GradeOutput {
     pub audit: Vec<AuditFlag>,
     /// The per-grade random nonce of the log markers (`BENCH-<nonce>-...`); not part of the key.
     pub nonce: String,
+    /// SWE-bench's resolution status (`get_resolution_status`), for the swe-bench protocol.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<Resolution>,
+}
+
+/// SWE-bench's `ResolvedStatus`: every FAIL_TO_PASS test passes (FULL), some do (PARTIAL), or
+/// neither, with every PASS_TO_PASS test maintained; `resolved` only for FULL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub enum Resolution {
+    #[serde(rename = "RESOLVED_FULL")]
+    Full,
+    #[serde(rename = "RESOLVED_PARTIAL")]
+    Partial,
+    #[serde(rename = "RESOLVED_NO")]
+    No,
 }
 
 impl Job for GradeJob {

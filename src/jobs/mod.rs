@@ -21,7 +21,9 @@ mod solve;
 pub mod versions;
 
 pub use content::{Blob, Digested, GoldPatch, GradingTask, Location, SolverTask};
-pub use grade::{GradeJob, GradeOutput, ParserRef, PatchInput, ProtocolId, ProtocolRef};
+pub use grade::{
+    GradeJob, GradeOutput, ParserRef, PatchInput, ProtocolId, ProtocolRef, Resolution,
+};
 pub use report::{ReportJob, ReportOutput};
 pub use sample::{DatasetFacts, SampleJob, SampleOutput};
 pub use solve::{

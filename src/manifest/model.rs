@@ -127,15 +127,18 @@ pub enum DatasetFormat {
     SweBenchLivePython,
     SweBench,
     SweBenchPro,
+    /// SWE-rebench rows (nebius/SWE-rebench): SWE-bench fields plus `install_config`.
+    SweRebench,
 }
 
 impl DatasetFormat {
-    pub const NAMES: [&'static str; 5] = [
+    pub const NAMES: [&'static str; 6] = [
         "local",
         "swe-bench-live",
         "swe-bench-live-python",
         "swe-bench",
         "swe-bench-pro",
+        "swe-rebench",
     ];
 
     pub fn parse(s: &str) -> Option<Self> {
@@ -145,6 +148,7 @@ impl DatasetFormat {
             "swe-bench-live-python" => DatasetFormat::SweBenchLivePython,
             "swe-bench" => DatasetFormat::SweBench,
             "swe-bench-pro" => DatasetFormat::SweBenchPro,
+            "swe-rebench" => DatasetFormat::SweRebench,
             _ => return None,
         })
     }

@@ -90,7 +90,7 @@ pub struct DatasetFile {
     /// A known upstream dataset, e.g. "swe-bench-live/multilang"; sets `format`, `repo` and `files`.
     pub source: Option<String>,
     /// Row format: `local` (bench's task directories), `swe-bench-live`, `swe-bench-live-python`,
-    /// `swe-bench`.
+    /// `swe-bench`, `swe-rebench`.
     pub format: Option<String>,
     /// Local directory or file (relative to this manifest).
     pub path: Option<String>,

@@ -425,6 +425,15 @@ impl Validator<'_> {
                     vec![],
                 )),
                 "swe-bench/verified" => Some(("swe-bench", "SWE-bench/SWE-bench_Verified", vec![])),
+                "swe-bench/full" => Some(("swe-bench", "SWE-bench/SWE-bench", vec![])),
+                "swe-bench/lite" => Some(("swe-bench", "SWE-bench/SWE-bench_Lite", vec![])),
+                "swe-bench/multilingual" => {
+                    Some(("swe-bench", "SWE-bench/SWE-bench_Multilingual", vec![]))
+                }
+                "swe-rebench/leaderboard" => {
+                    Some(("swe-rebench", "nebius/SWE-rebench-leaderboard", vec![]))
+                }
+                "swe-rebench/full" => Some(("swe-rebench", "nebius/SWE-rebench", vec![])),
                 "swe-bench-pro/public" => Some(("swe-bench-pro", "ScaleAI/SWE-bench_Pro", vec![])),
                 _ => None,
             };
@@ -446,6 +455,11 @@ impl Validator<'_> {
                         "swe-bench-live/multilang",
                         "swe-bench-live/python",
                         "swe-bench/verified",
+                        "swe-bench/full",
+                        "swe-bench/lite",
+                        "swe-bench/multilingual",
+                        "swe-rebench/leaderboard",
+                        "swe-rebench/full",
                         "swe-bench-pro/public",
                     ];
                     self.err(

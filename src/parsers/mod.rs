@@ -19,6 +19,7 @@ mod node_test;
 mod pytest;
 mod registry;
 mod script;
+pub mod swebench;
 mod tap;
 mod unittest;
 mod versions;

@@ -6,6 +6,7 @@ use std::borrow::Cow;
 use std::io::Read;
 
 use super::common::{Collector, Statuses, clean_log};
+use super::swebench::bench as swebench;
 use super::{
     cargo, ctest, dotnet, go, jest, junit_xml, maven, node_test, pytest, tap, unittest, vitest,
 };
@@ -51,6 +52,8 @@ enum Reads {
     Lines,
     /// The whole log (state across lines: a suite header, a status on a later line, XML).
     Whole,
+    /// The whole log, uncleaned (the upstream-compatible SWE-bench parsers clean as upstream does).
+    Raw,
 }
 
 /// Sorted by name; [`builtin_parser_names`] is derived from it.
@@ -67,6 +70,19 @@ const PARSERS: &[(&str, ParseFn, Reads)] = &[
     ("node-test", node_test::parse, Reads::Whole),
     ("pytest", pytest::parse_live, Reads::Lines),
     ("pytest-swebench", pytest::parse_swebench, Reads::Lines),
+    ("swebench-cargo", swebench::cargo, Reads::Raw),
+    ("swebench-django", swebench::django, Reads::Raw),
+    ("swebench-gotest", swebench::gotest, Reads::Raw),
+    ("swebench-matplotlib", swebench::matplotlib, Reads::Raw),
+    ("swebench-pytest", swebench::pytest, Reads::Raw),
+    (
+        "swebench-pytest-options",
+        swebench::pytest_options,
+        Reads::Raw,
+    ),
+    ("swebench-pytest-v2", swebench::pytest_v2, Reads::Raw),
+    ("swebench-seaborn", swebench::seaborn, Reads::Raw),
+    ("swebench-sympy", swebench::sympy, Reads::Raw),
     ("tap", tap::parse, Reads::Whole),
     ("unittest", unittest::parse, Reads::Whole),
     ("vitest", vitest::parse, Reads::Lines),
@@ -89,6 +105,15 @@ const NAMES: &[&str] = &[
     "node-test",
     "pytest",
     "pytest-swebench",
+    "swebench-cargo",
+    "swebench-django",
+    "swebench-gotest",
+    "swebench-matplotlib",
+    "swebench-pytest",
+    "swebench-pytest-options",
+    "swebench-pytest-v2",
+    "swebench-seaborn",
+    "swebench-sympy",
     "tap",
     "unittest",
     "vitest",
@@ -130,8 +155,12 @@ pub fn builtin_parser_names() -> &'static [&'static str] {
 /// last occurrence wins**. Every rendering of the result is sorted by name. An unrecognised log is not an error:
 /// it yields an empty map.
 pub fn parse_log(parser: &str, log: &str) -> Result<Statuses, ParserError> {
-    let (parse, _) = lookup(parser)?;
-    let cleaned = clean_log(log);
+    let (parse, reads) = lookup(parser)?;
+    let cleaned = if reads == Reads::Raw {
+        Cow::Borrowed(log)
+    } else {
+        clean_log(log)
+    };
     let mut collector = Collector::for_log(cleaned.len());
     parse(&cleaned, &mut collector);
     Ok(collector.finish())
@@ -153,6 +182,11 @@ pub fn parse_log_stream(
     let (parse, reads) = lookup(parser)?;
     match reads {
         Reads::Lines => parse_chunks(parse, reader, size_hint, CHUNK),
+        Reads::Raw => {
+            let mut bytes = Vec::with_capacity(size_hint.saturating_add(1));
+            reader.read_to_end(&mut bytes).map_err(ReadLogError::Io)?;
+            Ok(parse_log(parser, &String::from_utf8_lossy(&bytes))?)
+        }
         Reads::Whole => {
             let mut bytes = Vec::with_capacity(size_hint.saturating_add(1));
             reader.read_to_end(&mut bytes).map_err(ReadLogError::Io)?;

@@ -3,6 +3,7 @@
 //!
 //! - `local.rs`: bench's local task format.
 //! - `swe_bench_live.rs`: SWE-bench-Live's `evaluation.py`.
+//! - `swe_bench.rs`: the official SWE-bench harness (its own steps, the shared helpers).
 //! - `steps.rs`: the steps they share (patches, rebuild, tests, print, parse), under one time
 //!   budget that bounds apply + rebuild + tests.
 //! - `verdict.rs`: the verdict rule; `status.rs`: the status rule for parser scripts.
@@ -14,6 +15,7 @@ mod local;
 mod paths;
 mod status;
 mod steps;
+pub mod swe_bench;
 mod swe_bench_live;
 mod swe_bench_pro;
 mod verdict;
@@ -34,6 +36,7 @@ pub fn version(p: ProtocolId) -> u32 {
         ProtocolId::Local => local::VERSION,
         ProtocolId::SweBenchLive => swe_bench_live::VERSION,
         ProtocolId::SweBenchPro => swe_bench_pro::VERSION,
+        ProtocolId::SweBench => swe_bench::VERSION,
     }
 }
 
@@ -63,6 +66,7 @@ pub async fn grade(
         ProtocolId::SweBenchPro => {
             return swe_bench_pro::grade(job, patch, sandbox, base, cancel).await;
         }
+        ProtocolId::SweBench => return swe_bench::grade(job, patch, sandbox, base, cancel).await,
     };
     steps::grade(&recipe, job, patch, sandbox, base, cancel).await
 }

@@ -238,7 +238,7 @@ pub async fn grade(
 }
 
 /// A fresh random nonce (128 bits, hex) for one grade's markers.
-pub(super) fn nonce() -> String {
+pub(crate) fn nonce() -> String {
     let mut b = [0u8; 16];
     if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
         use std::io::Read;
@@ -294,7 +294,7 @@ pub(crate) fn between(out: &[u8], start: &str, end: &str) -> (Vec<u8>, Option<St
 /// Before the hidden test patch: every path it touches back to the base (`HEAD`, the stripped
 /// base commit) and every path it creates removed, whatever the candidate did to them; stale
 /// `.git` lock files and Python bytecode removed.
-pub(super) fn reset_script(files: &[PatchFile]) -> String {
+pub(crate) fn reset_script(files: &[PatchFile]) -> String {
     let mut paths: Vec<&str> = files
         .iter()
         .flat_map(|f| [f.old.as_deref(), f.new.as_deref()])

@@ -1,0 +1,249 @@
+//! The official SWE-bench harness's log parsers (`swebench.harness.log_parsers`, 5.0.2), ported
+//! with their quirks: each returns the upstream status map, test name -> the raw status word
+//! the parser recorded (`PASSED`, `FAILED`, `SKIPPED`, `ERROR`, `XFAIL`, or whatever word a
+//! line started with), because SWE-bench's verdict rules tell these words apart (an `ERROR` is
+//! a failure but not under FAIL_ONLY grading; a `SKIPPED` FAIL_TO_PASS test fails while a
+//! `SKIPPED` PASS_TO_PASS test is maintained). The swe-bench protocol grades on that map; as
+//! bench parsers (`bench parse-log`, other protocols) the words map onto [`TestStatus`]:
+//! `PASSED`/`XFAIL` pass, `FAILED`/`ERROR` fail, anything else skip.
+//!
+//! Not here: the verdict rules (`protocols/swe_bench/grading.rs`), log cleaning (upstream
+//! parses the raw log, so the protocol does too; the registry cleans for `parse-log`).
+
+mod multilang;
+mod python;
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::common::{Collector, TestStatus};
+
+/// Test name -> the status word upstream's parser recorded: a Python dict's semantics (a later
+/// status replaces an earlier one and keeps the name's first position; iteration in insertion
+/// order, which upstream's truncated-id prefix match depends on).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RawStatuses {
+    entries: Vec<(String, String)>,
+    index: HashMap<String, usize>,
+}
+
+impl RawStatuses {
+    pub fn new() -> RawStatuses {
+        RawStatuses::default()
+    }
+
+    pub fn insert(&mut self, name: impl Into<String>, word: impl Into<String>) {
+        let name = name.into();
+        match self.index.get(&name) {
+            Some(&i) => self.entries[i].1 = word.into(),
+            None => {
+                self.index.insert(name.clone(), self.entries.len());
+                self.entries.push((name, word.into()));
+            }
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.index.get(name).map(|&i| self.entries[i].1.as_str())
+    }
+
+    /// The stored key equal to `name`.
+    pub fn key(&self, name: &str) -> Option<&str> {
+        self.index.get(name).map(|&i| self.entries[i].0.as_str())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// In insertion order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.entries.iter().map(|(n, w)| (n.as_str(), w.as_str()))
+    }
+
+    /// Sorted by name (what is stored and printed).
+    pub fn to_btree(&self) -> BTreeMap<String, String> {
+        self.entries.iter().cloned().collect()
+    }
+}
+
+impl PartialEq<BTreeMap<String, String>> for RawStatuses {
+    fn eq(&self, other: &BTreeMap<String, String>) -> bool {
+        self.len() == other.len()
+            && self
+                .iter()
+                .all(|(n, w)| other.get(n).map(String::as_str) == Some(w))
+    }
+}
+
+/// A parser of upstream's table.
+pub type RawParseFn = fn(&str) -> RawStatuses;
+
+/// bench's name, upstream's function name, the parser. Sorted by bench name.
+const TABLE: &[(&str, &str, RawParseFn)] = &[
+    ("swebench-cargo", "parse_log_cargo", multilang::cargo),
+    ("swebench-django", "parse_log_django", python::django),
+    ("swebench-gotest", "parse_log_gotest", multilang::gotest),
+    (
+        "swebench-matplotlib",
+        "parse_log_matplotlib",
+        python::matplotlib,
+    ),
+    ("swebench-pytest", "parse_log_pytest", python::pytest),
+    (
+        "swebench-pytest-options",
+        "parse_log_pytest_options",
+        python::pytest_options,
+    ),
+    (
+        "swebench-pytest-v2",
+        "parse_log_pytest_v2",
+        python::pytest_v2,
+    ),
+    ("swebench-seaborn", "parse_log_seaborn", python::seaborn),
+    ("swebench-sympy", "parse_log_sympy", python::sympy),
+];
+
+/// Upstream's other names for the same functions (`parse_log_flask = parse_log_pytest`, ...),
+/// as SWE-rebench's `install_config.log_parser` may name them.
+const UPSTREAM_ALIASES: &[(&str, &str)] = &[
+    ("parse_log_astroid", "swebench-pytest"),
+    ("parse_log_astropy", "swebench-pytest-v2"),
+    ("parse_log_flask", "swebench-pytest"),
+    ("parse_log_marshmallow", "swebench-pytest"),
+    ("parse_log_pydicom", "swebench-pytest-options"),
+    ("parse_log_pylint", "swebench-pytest-options"),
+    ("parse_log_pvlib", "swebench-pytest"),
+    ("parse_log_pyvista", "swebench-pytest"),
+    ("parse_log_requests", "swebench-pytest-options"),
+    ("parse_log_scikit", "swebench-pytest-v2"),
+    ("parse_log_sphinx", "swebench-pytest-v2"),
+    ("parse_log_sqlfluff", "swebench-pytest"),
+    ("parse_log_xarray", "swebench-pytest"),
+];
+
+/// The upstream-compatible parser called `name` (bench's name).
+pub fn raw_parser(name: &str) -> Option<RawParseFn> {
+    TABLE.iter().find(|(n, _, _)| *n == name).map(|t| t.2)
+}
+
+/// bench's name of upstream's parser function `upstream` (`parse_log_pytest` ->
+/// `swebench-pytest`; aliases included).
+pub fn from_upstream(upstream: &str) -> Option<&'static str> {
+    TABLE
+        .iter()
+        .find(|(_, u, _)| *u == upstream)
+        .map(|t| t.0)
+        .or_else(|| {
+            UPSTREAM_ALIASES
+                .iter()
+                .find(|(u, _)| *u == upstream)
+                .map(|t| t.1)
+        })
+}
+
+/// Upstream's function name of bench's parser `name`.
+pub fn upstream_name(name: &str) -> Option<&'static str> {
+    TABLE.iter().find(|(n, _, _)| *n == name).map(|t| t.1)
+}
+
+/// Every upstream function name bench maps (for error messages).
+pub fn upstream_names() -> Vec<&'static str> {
+    let mut v: Vec<&str> = TABLE
+        .iter()
+        .map(|t| t.1)
+        .chain(UPSTREAM_ALIASES.iter().map(|t| t.0))
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+/// How a raw status word counts as a bench status.
+pub fn to_status(word: &str) -> TestStatus {
+    match word {
+        "PASSED" | "XFAIL" => TestStatus::Pass,
+        "FAILED" | "ERROR" => TestStatus::Fail,
+        _ => TestStatus::Skip,
+    }
+}
+
+fn record(parse: RawParseFn, log: &str, out: &mut Collector) {
+    for (name, word) in parse(log).iter() {
+        out.record(name, to_status(word));
+    }
+}
+
+macro_rules! adapters {
+    ($($f:ident),*) => {$(
+        pub(crate) fn $f(log: &str, out: &mut Collector) {
+            record(python::$f, log, out)
+        }
+    )*};
+}
+
+/// The parsers as bench parsers (the registry's entries).
+pub(crate) mod bench {
+    use super::{Collector, multilang, python, record};
+    pub(crate) fn cargo(log: &str, out: &mut Collector) {
+        record(multilang::cargo, log, out)
+    }
+    pub(crate) fn gotest(log: &str, out: &mut Collector) {
+        record(multilang::gotest, log, out)
+    }
+    adapters!(
+        django,
+        matplotlib,
+        pytest,
+        pytest_options,
+        pytest_v2,
+        seaborn,
+        sympy
+    );
+}
+
+/// Python's `str.split()` (no argument): runs of Python whitespace separate, none at the ends.
+pub(crate) fn py_split(s: &str) -> impl Iterator<Item = &str> {
+    s.split(py_space).filter(|p| !p.is_empty())
+}
+
+/// Python's `str.isspace` for one character (Unicode White_Space plus the ASCII separators
+/// U+001C..U+001F).
+pub(crate) fn py_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
+/// Python's `str.strip()`.
+pub(crate) fn py_strip(s: &str) -> &str {
+    s.trim_matches(py_space)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_map_both_ways() {
+        for (name, upstream, _) in TABLE {
+            assert_eq!(from_upstream(upstream), Some(*name));
+            assert_eq!(upstream_name(name), Some(*upstream));
+        }
+        assert_eq!(from_upstream("parse_log_flask"), Some("swebench-pytest"));
+        assert_eq!(from_upstream("parse_log_nope"), None);
+        let names: Vec<&str> = TABLE.iter().map(|t| t.0).collect();
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        assert_eq!(names, sorted);
+    }
+
+    #[test]
+    fn python_split_and_strip() {
+        assert_eq!(
+            py_split(" a\tb\u{1f}c  ").collect::<Vec<_>>(),
+            ["a", "b", "c"]
+        );
+        assert_eq!(py_strip("\u{1c} x \n"), "x");
+    }
+}

@@ -1,0 +1,771 @@
+//! The official SWE-bench harness's grading (swebench 5.0.2 `run_evaluation.py` and
+//! `grading.py`; the eval script of 4.x's `make_eval_script_list_py`), for SWE-bench full,
+//! Verified, Lite and SWE-rebench rows, inside bench's locked protocol:
+//!
+//! 1. the grading sandbox's history stripped to the base and checked fail-closed;
+//! 2. the candidate applied by upstream's chain (`git apply --verbose`, `--3way`, `--reject`,
+//!    `patch --batch --forward --fuzz=5 -p1 -i`, the tree reset with `git checkout -- . ;
+//!    git clean -fd` between attempts, then `git apply --check --reverse`); none applies: not
+//!    applied, unresolved, no tests run (upstream's `>>>>> Patch Apply Failed`);
+//! 3. the hidden test patch's paths reset (`steps::reset_script`: modified paths back to the
+//!    base, created ones removed, `.git` locks and bytecode cleared);
+//! 4. the eval script: the setup lines the dataset reader built from the specs table
+//!    (`rebuild_cmds`: conda activation, eval commands, install), `git checkout <base> <test
+//!    files>`, the test patch (`git apply -v`; failing is a grading error), upstream's
+//!    `>>>>> Start Test Output` / `>>>>> End Test Output` / `>>>>> Test Exit Code` lines for the
+//!    official grader's sake, the test command with its directives, the reset again. The
+//!    boundaries and the exit code bench reads are nonce'd lines around them;
+//! 5. `get_logs_eval`: a log holding an error marker, or without the (nonce'd) markers, has no
+//!    statuses; the section between the markers is parsed by the row's parser, the whole log
+//!    when that gives nothing; nothing parsed and no sign a suite ran (`SUITE_RAN`): no
+//!    statuses; a non-zero exit with no FAILED/ERROR status: no statuses;
+//! 6. `get_eval_tests_report` and `get_resolution_status`: PASSED/XFAIL pass; a missing, FAILED,
+//!    ERROR or SKIPPED FAIL_TO_PASS test fails; a SKIPPED PASS_TO_PASS test is maintained;
+//!    truncated parametrized ids match by prefix when the candidates agree; FAIL_ONLY_REPOS
+//!    count only an explicit FAILED; rates are 1 when empty; FULL, PARTIAL or NO, resolved only
+//!    for FULL.
+//!
+//! Not here: the specs table and directives (`swe_bench/specs.rs`), the parsers
+//! (`parsers/swebench/`).
+
+pub mod specs;
+
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use regex::Regex;
+use tokio_util::sync::CancellationToken;
+
+use super::GradeError;
+use super::paths::patch_files;
+use super::steps::{Graded, between, nonce, reset_script};
+use crate::backend::{ExecResult, Sandbox, repo, shell_quote};
+use crate::jobs::{GradeJob, GradeOutput, Resolution};
+use crate::manifest::AuditMode;
+use crate::parsers::Statuses;
+use crate::parsers::swebench::{RawStatuses, raw_parser};
+use crate::tasks::TaskBase;
+
+pub const VERSION: u32 = 1;
+
+/// Upstream's `GIT_APPLY_CMDS` (5.x), tried in order.
+pub const APPLY_CHAIN: [&str; 4] = [
+    "git apply --verbose",
+    "git apply --verbose --3way",
+    "git apply --verbose --reject",
+    "patch --batch --forward --fuzz=5 -p1 -i",
+];
+
+/// The error markers that void a log (`get_logs_eval`).
+const BAD_CODES: [&str; 4] = [
+    ">>>>> Patch Apply Failed",
+    ">>>>> Reset Failed",
+    ">>>>> Tests Errored",
+    ">>>>> Tests Timed Out",
+];
+
+/// `grading.SUITE_RAN`: evidence a test runner executed.
+fn suite_ran(log: &str) -> bool {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| {
+        Regex::new(concat!(
+            r"(?m)Executed [1-9]\d* of \d+",
+            r"|TOTAL: [1-9]\d* (?:SUCCESS|FAILED)",
+            r"|[1-9]\d* passing",
+            r"|Tests:\s+[1-9]\d*",
+            r"|Test Suites:\s+(?:\d+ \w+, )*[1-9]\d* total",
+            r"|^# tests [1-9]\d*",
+            r"|[1-9]\d* specs?, \d+ failures?",
+            r"|': ok$",
+        ))
+        .expect("valid pattern")
+    })
+    .is_match(log)
+}
+
+async fn run(
+    s: &dyn Sandbox,
+    script: &str,
+    limit: Duration,
+    cancel: &CancellationToken,
+) -> Result<ExecResult, GradeError> {
+    Ok(s.exec(script, &[], limit, cancel).await?)
+}
+
+/// What `get_logs_eval` found in a test output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogsEval {
+    pub statuses: RawStatuses,
+    pub found: bool,
+}
+
+/// `get_logs_eval` over bench's nonce'd markers: `output` is the eval script's whole output,
+/// `start`/`end` the nonce'd marker lines (the end line carries the test exit code).
+pub fn logs_eval(parser: &str, output: &[u8], start: &str, end: &str) -> LogsEval {
+    let none = LogsEval {
+        statuses: RawStatuses::default(),
+        found: false,
+    };
+    let content = String::from_utf8_lossy(output);
+    if BAD_CODES.iter().any(|c| content.contains(c)) {
+        return none;
+    }
+    let (section, exit) = between(output, start, end);
+    let Some(exit) = exit else {
+        return none;
+    };
+    let section = String::from_utf8_lossy(&section);
+    let Some(mut map) = parse_raw(parser, &section) else {
+        return none;
+    };
+    if map.is_empty() {
+        map = parse_raw(parser, &content).unwrap_or_default();
+    }
+    if map.is_empty() && !suite_ran(&content) {
+        return none;
+    }
+    let exit: Option<i32> = exit.trim().parse().ok();
+    if exit.is_some_and(|c| c != 0)
+        && !map.is_empty()
+        && !map.iter().any(|(_, s)| s == "FAILED" || s == "ERROR")
+    {
+        return none;
+    }
+    LogsEval {
+        statuses: map,
+        found: true,
+    }
+}
+
+/// `_resolve_case`: the key of `case`, or for a truncated parametrized id (more `[` than `]`)
+/// the first key it prefixes when all such keys agree on pass-vs-not.
+fn resolve<'a>(case: &str, sm: &'a RawStatuses) -> Option<&'a str> {
+    if let Some(k) = sm.key(case) {
+        return Some(k);
+    }
+    if case.matches('[').count() > case.matches(']').count() {
+        let matches: Vec<(&str, &str)> = sm.iter().filter(|(k, _)| k.starts_with(case)).collect();
+        let passing = |s: &str| s == "PASSED" || s == "XFAIL";
+        if let Some(first) = matches.first()
+            && matches.iter().all(|(_, s)| passing(s) == passing(first.1))
+        {
+            return Some(first.0);
+        }
+    }
+    None
+}
+
+fn passed(case: &str, sm: &RawStatuses) -> bool {
+    resolve(case, sm).is_some_and(|k| matches!(sm.get(k), Some("PASSED" | "XFAIL")))
+}
+
+fn maintained(case: &str, sm: &RawStatuses) -> bool {
+    passed(case, sm) || resolve(case, sm).is_some_and(|k| sm.get(k) == Some("SKIPPED"))
+}
+
+fn failed(case: &str, sm: &RawStatuses) -> bool {
+    match resolve(case, sm) {
+        None => true,
+        Some(k) => matches!(sm.get(k), Some("FAILED" | "ERROR" | "SKIPPED")),
+    }
+}
+
+/// Success and failure lists of FAIL_TO_PASS and PASS_TO_PASS (`get_eval_tests_report`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TestsReport {
+    pub f2p_success: Vec<String>,
+    pub f2p_failure: Vec<String>,
+    pub p2p_success: Vec<String>,
+    pub p2p_failure: Vec<String>,
+}
+
+pub fn tests_report(
+    sm: &RawStatuses,
+    fail_to_pass: &[String],
+    pass_to_pass: &[String],
+    fail_only: bool,
+) -> TestsReport {
+    let mut r = TestsReport::default();
+    let only_failed = |t: &str| sm.get(t) == Some("FAILED");
+    for t in fail_to_pass {
+        if fail_only {
+            if only_failed(t) {
+                r.f2p_failure.push(t.clone());
+            } else {
+                r.f2p_success.push(t.clone());
+            }
+        } else if passed(t, sm) {
+            r.f2p_success.push(t.clone());
+        } else if failed(t, sm) {
+            r.f2p_failure.push(t.clone());
+        }
+    }
+    for t in pass_to_pass {
+        if fail_only {
+            if only_failed(t) {
+                r.p2p_failure.push(t.clone());
+            } else {
+                r.p2p_success.push(t.clone());
+            }
+        } else if maintained(t, sm) {
+            r.p2p_success.push(t.clone());
+        } else if failed(t, sm) {
+            r.p2p_failure.push(t.clone());
+        }
+    }
+    r
+}
+
+fn rate(success: usize, failure: usize) -> f64 {
+    if success + failure == 0 {
+        1.0
+    } else {
+        success as f64 / (success + failure) as f64
+    }
+}
+
+/// `get_resolution_status`.
+pub fn resolution(r: &TestsReport) -> Resolution {
+    let f2p = rate(r.f2p_success.len(), r.f2p_failure.len());
+    let p2p = rate(r.p2p_success.len(), r.p2p_failure.len());
+    if f2p == 1.0 && p2p == 1.0 {
+        Resolution::Full
+    } else if f2p < 1.0 && f2p > 0.0 && p2p == 1.0 {
+        Resolution::Partial
+    } else {
+        Resolution::No
+    }
+}
+
+fn parse_raw(parser: &str, log: &str) -> Option<RawStatuses> {
+    raw_parser(parser).map(|f| f(log))
+}
+
+/// The three-valued status of an upstream word (`None`: a word upstream grades as neither).
+fn status_of(word: &str) -> Option<crate::parsers::TestStatus> {
+    use crate::parsers::TestStatus;
+    match word {
+        "PASSED" | "XFAIL" => Some(TestStatus::Pass),
+        "FAILED" | "ERROR" => Some(TestStatus::Fail),
+        "SKIPPED" => Some(TestStatus::Skip),
+        _ => None,
+    }
+}
+
+/// The three-valued statuses bench stores (words upstream grades as neither are left out).
+fn stored(sm: &RawStatuses) -> Statuses {
+    sm.iter()
+        .filter_map(|(k, w)| status_of(w).map(|s| (k, s)))
+        .collect()
+}
+
+/// The eval script after the setup lines: upstream's reset, the test patch, the markers, the
+/// test command, the exit code, the reset again.
+fn eval_script(
+    setup: &[String],
+    test_cmd: &str,
+    base_commit: &str,
+    test_files: &[String],
+    test_patch: Option<&str>,
+    nonce: &str,
+) -> String {
+    let mut s = String::from("#!/bin/bash\nset -uxo pipefail\n");
+    for l in setup {
+        s.push_str(l);
+        s.push('\n');
+    }
+    let files: Vec<String> = test_files.iter().map(|f| shell_quote(f)).collect();
+    let reset = format!("git checkout {base_commit} {}\n", files.join(" "));
+    if !files.is_empty() {
+        s.push_str(&reset);
+    }
+    if let Some(p) = test_patch {
+        s.push_str(&format!(
+            "git apply -v {} || {{ printf '\\n%s\\n' 'BENCH-{nonce}-TESTPATCH-FAILED'; exit 97; }}\n",
+            shell_quote(p)
+        ));
+    }
+    s.push_str(&format!("printf '\\n%s\\n' 'BENCH-{nonce}-TESTS-START'\n"));
+    s.push_str(": '>>>>> Start Test Output'\n");
+    s.push_str(test_cmd);
+    s.push_str("\nSWEBENCH_TEST_EXIT_CODE=$?\n");
+    s.push_str(": '>>>>> End Test Output'\n");
+    s.push_str("echo \">>>>> Test Exit Code: $SWEBENCH_TEST_EXIT_CODE\"\n");
+    s.push_str(&format!(
+        "printf '\\n%s%s\\n' 'BENCH-{nonce}-TESTS-END ' \"$SWEBENCH_TEST_EXIT_CODE\"\n"
+    ));
+    if !files.is_empty() {
+        s.push_str(&reset);
+    }
+    s
+}
+
+/// Upstream's apply chain on the candidate at `path` (in the sandbox): whether it applied, the
+/// command that applied it (`git apply --check --reverse` when it was found already applied),
+/// and the log of every attempt.
+pub async fn apply_candidate(
+    s: &dyn Sandbox,
+    path: &str,
+    budget: Duration,
+    started: Instant,
+    cancel: &CancellationToken,
+) -> Result<(bool, Option<&'static str>, Vec<u8>), GradeError> {
+    let left = || {
+        budget
+            .saturating_sub(started.elapsed())
+            .max(Duration::from_millis(100))
+    };
+    let mut log = Vec::new();
+    for (i, cmd) in APPLY_CHAIN.iter().enumerate() {
+        if i > 0 {
+            run(s, "git checkout -- . ; git clean -fd", left(), cancel).await?;
+        }
+        let r = run(s, &format!("{cmd} '{path}'"), left(), cancel).await?;
+        log.extend_from_slice(format!(">>>>> {cmd}\n").as_bytes());
+        log.extend_from_slice(&r.output);
+        if r.exit_code == Some(0) {
+            log.extend_from_slice(b">>>>> Applied Patch\n");
+            return Ok((true, Some(cmd), log));
+        }
+    }
+    let check = "git apply --check --reverse";
+    let r = run(s, &format!("{check} '{path}'"), left(), cancel).await?;
+    if r.exit_code == Some(0) {
+        log.extend_from_slice(b">>>>> Applied Patch: verified already applied\n");
+        return Ok((true, Some(check), log));
+    }
+    Ok((false, None, log))
+}
+
+/// Grades `patch` on the job's task.
+pub async fn grade(
+    job: &GradeJob,
+    patch: &[u8],
+    s: &dyn Sandbox,
+    base: Option<&str>,
+    cancel: &CancellationToken,
+) -> Result<Graded, GradeError> {
+    let started = Instant::now();
+    let task = &job.task;
+    let id = task.instance_id();
+    let parser = task.log_parser().trim().to_string();
+    if task.test_cmds().is_empty() {
+        return Err(GradeError::Task(format!(
+            "{id}: no SWE-bench test command: its repository and version are not in bench's specs table (src/protocols/swe_bench/specs.toml), or its install_config has no test_cmd"
+        )));
+    }
+    if parse_raw(&parser, "").is_none() {
+        return Err(GradeError::Task(format!(
+            "{id}: `{parser}` is not one of the SWE-bench parsers ({})",
+            crate::parsers::builtin_parser_names()
+                .iter()
+                .filter(|n| n.starts_with("swebench-"))
+                .copied()
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    let (_, history_check) = repo::clean(s, base, "grading sandbox", cancel).await?;
+    let nonce = nonce();
+    let budget = job.timeout();
+    let left = || {
+        budget
+            .saturating_sub(started.elapsed())
+            .max(Duration::from_millis(100))
+    };
+    let base_commit = match task.base() {
+        TaskBase::Image { base_commit, .. } => base_commit.clone(),
+        TaskBase::Dir { .. } => "HEAD".to_string(),
+    };
+    let state = s.paths().state.clone();
+    let empty = patch.iter().all(u8::is_ascii_whitespace);
+    let candidate = format!("{state}/candidate.patch");
+    let test_patch = format!("{state}/test.patch");
+    let eval = format!("{state}/eval.sh");
+
+    let mut apply_log = Vec::new();
+    let mut output_by: Option<&str> = None;
+    let mut output = GradeOutput {
+        empty_patch: empty,
+        history_check,
+        ..Default::default()
+    };
+    let applied = if empty {
+        apply_log.extend_from_slice(b">>>>> candidate patch is empty\n");
+        true
+    } else {
+        s.put_files(&[(candidate.as_str(), patch, 0o644)]).await?;
+        let (applied, by, log) = apply_candidate(s, &candidate, budget, started, cancel).await?;
+        apply_log.extend_from_slice(&log);
+        output_by = by;
+        applied
+    };
+    output.patch_applied = applied;
+    if let Some(by) = output_by {
+        apply_log.extend_from_slice(format!(">>>>> applied by: {by}\n").as_bytes());
+    }
+    let commands: Vec<&str> = [task.rebuild_cmds(), task.test_cmds()]
+        .into_iter()
+        .flatten()
+        .map(String::as_str)
+        .collect();
+    output.audit = super::audit(&String::from_utf8_lossy(patch), &commands);
+    output.nonce = nonce.clone();
+    if !applied {
+        apply_log.extend_from_slice(b">>>>> Patch Apply Failed\n");
+        output.resolution = Some(Resolution::No);
+        output.duration_ms = started.elapsed().as_millis() as u64;
+        return Ok(Graded {
+            output,
+            statuses: Statuses::default(),
+            logs: [("apply_log".to_string(), apply_log)].into(),
+        });
+    }
+
+    let files = patch_files(task.test_patch());
+    let r = run(s, &reset_script(&files), left(), cancel).await?;
+    apply_log.extend_from_slice(b">>>>> reset before the test patch\n");
+    apply_log.extend_from_slice(&r.output);
+    if r.exit_code != Some(0) {
+        return Err(GradeError::Task(format!(
+            "cannot reset the paths of the hidden test patch of {id}: {}",
+            String::from_utf8_lossy(&r.output).trim()
+        )));
+    }
+    // `get_modified_files`: the patch's source files that exist at the base.
+    let test_files: Vec<String> = files.iter().filter_map(|f| f.old.clone()).collect();
+    let has_test_patch = !task.test_patch().trim().is_empty();
+    let script = eval_script(
+        task.rebuild_cmds(),
+        &task.test_cmds().join(" ; "),
+        &base_commit,
+        &test_files,
+        has_test_patch.then_some(test_patch.as_str()),
+        &nonce,
+    );
+    s.put_files(&[
+        (test_patch.as_str(), task.test_patch().as_bytes(), 0o644),
+        (eval.as_str(), script.as_bytes(), 0o755),
+    ])
+    .await?;
+    let tests = run(s, &format!("/bin/bash '{eval}' 2>&1"), left(), cancel).await?;
+    let failed_marker = format!("BENCH-{nonce}-TESTPATCH-FAILED");
+    if tests
+        .output
+        .split(|&b| b == b'\n')
+        .any(|l| l.strip_suffix(b"\r").unwrap_or(l) == failed_marker.as_bytes())
+    {
+        return Err(GradeError::Task(format!(
+            "the hidden test patch of {id} does not apply: {}",
+            String::from_utf8_lossy(&tests.output).trim()
+        )));
+    }
+    output.timed_out = tests.timed_out;
+    let start = format!("BENCH-{nonce}-TESTS-START");
+    let end = format!("BENCH-{nonce}-TESTS-END ");
+    let (section, exit) = between(&tests.output, &start, &end);
+    output.test_exit_code = exit.and_then(|e| e.trim().parse().ok());
+    let eval = if tests.timed_out {
+        LogsEval {
+            statuses: RawStatuses::default(),
+            found: false,
+        }
+    } else {
+        logs_eval(&parser, &tests.output, &start, &end)
+    };
+    let fail_only = specs::FAIL_ONLY_REPOS.contains(&specs::repo_of_instance(id).as_str());
+    if eval.found {
+        let r = tests_report(
+            &eval.statuses,
+            task.fail_to_pass(),
+            task.pass_to_pass(),
+            fail_only,
+        );
+        let res = resolution(&r);
+        output.resolved = res == Resolution::Full;
+        output.resolution = Some(res);
+        output.fail_to_pass_success = r.f2p_success;
+        output.fail_to_pass_failure = r.f2p_failure;
+        output.pass_to_pass_success = r.p2p_success;
+        output.pass_to_pass_failure = r.p2p_failure;
+    } else {
+        output.resolution = Some(Resolution::No);
+        output.fail_to_pass_failure = task.fail_to_pass().to_vec();
+        output.pass_to_pass_failure = task.pass_to_pass().to_vec();
+    }
+    if job.audit == AuditMode::Strict && !output.audit.is_empty() {
+        output.resolved = false;
+    }
+    output.duration_ms = started.elapsed().as_millis() as u64;
+    Ok(Graded {
+        output,
+        statuses: stored(&eval.statuses),
+        logs: [
+            ("log".to_string(), section),
+            ("test_output".to_string(), tests.output),
+            ("apply_log".to_string(), apply_log),
+            ("eval_script".to_string(), script.into_bytes()),
+            (
+                "swebench_statuses".to_string(),
+                serde_json::to_vec_pretty(&eval.statuses.to_btree()).expect("strings serialize"),
+            ),
+        ]
+        .into(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs the apply chain in a local sandbox whose base holds `file` = `base`; `setup` runs
+    /// first (e.g. to store a blob 3way needs). Returns the command that applied and the file.
+    async fn chain(base: &str, setup: &str, patch: &str) -> (Option<&'static str>, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src");
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::write(src.join("f.txt"), base).unwrap();
+        let cancel = CancellationToken::new();
+        let sb = crate::backend::LocalSandbox::create(
+            dir.path(),
+            &src,
+            &[],
+            crate::backend::Phase::Grade,
+            &cancel,
+        )
+        .await
+        .unwrap();
+        let s: &dyn Sandbox = &sb;
+        let p = format!("{}/c.patch", s.paths().state);
+        s.put_files(&[(p.as_str(), patch.as_bytes(), 0o644)])
+            .await
+            .unwrap();
+        if !setup.is_empty() {
+            let r = run(s, setup, Duration::from_secs(60), &cancel)
+                .await
+                .unwrap();
+            assert_eq!(
+                r.exit_code,
+                Some(0),
+                "{}",
+                String::from_utf8_lossy(&r.output)
+            );
+        }
+        let (applied, by, log) =
+            apply_candidate(s, &p, Duration::from_secs(60), Instant::now(), &cancel)
+                .await
+                .unwrap();
+        assert_eq!(applied, by.is_some(), "{}", String::from_utf8_lossy(&log));
+        let out = run(s, "cat f.txt", Duration::from_secs(10), &cancel)
+            .await
+            .unwrap();
+        (by, String::from_utf8_lossy(&out.output).into_owned())
+    }
+
+    fn lines(n: usize, changed: Option<(usize, &str)>) -> String {
+        (1..=n)
+            .map(|i| match changed {
+                Some((j, t)) if i == j => format!("{t}\n"),
+                _ => format!("line {i}\n"),
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_clean_patch_applies_with_the_first_command() {
+        let patch = "diff --git a/f.txt b/f.txt\n--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n line 1\n-line 2\n+LINE 2\n line 3\n";
+        let (by, f) = chain(&lines(3, None), "", patch).await;
+        assert_eq!(by, Some("git apply --verbose"));
+        assert_eq!(f, lines(3, Some((2, "LINE 2"))));
+    }
+
+    #[tokio::test]
+    async fn only_patch_with_fuzz_applies_a_patch_with_stale_context() {
+        // Context lines 4 and 6 differ from the tree; no index line, so 3way cannot help.
+        let patch = "diff --git a/f.txt b/f.txt\n--- a/f.txt\n+++ b/f.txt\n@@ -4,3 +4,3 @@\n old 4\n-line 5\n+LINE 5\n old 6\n";
+        let (by, f) = chain(&lines(9, None), "", patch).await;
+        assert_eq!(by, Some("patch --batch --forward --fuzz=5 -p1 -i"));
+        assert_eq!(f, lines(9, Some((5, "LINE 5"))));
+    }
+
+    #[tokio::test]
+    async fn only_3way_applies_a_patch_made_against_an_older_blob() {
+        // The patch was made against v1, whose blob is in the object store (as in a real
+        // clone); the tree holds v2, which changed a context line (3) of the hunk, two lines
+        // away from the line the patch changes (6), so a 3-way merge is clean.
+        let v1 = lines(9, None);
+        let v2 = lines(9, Some((3, "line three")));
+        let blob = {
+            let dir = tempfile::tempdir().unwrap();
+            let f = dir.path().join("v1");
+            std::fs::write(&f, &v1).unwrap();
+            let out = std::process::Command::new("git")
+                .arg("hash-object")
+                .arg(&f)
+                .output()
+                .unwrap();
+            String::from_utf8(out.stdout).unwrap().trim().to_string()
+        };
+        let patch = format!(
+            "diff --git a/f.txt b/f.txt\nindex {}..0000001 100644\n--- a/f.txt\n+++ b/f.txt\n@@ -3,7 +3,7 @@\n line 3\n line 4\n line 5\n-line 6\n+LINE 6\n line 7\n line 8\n line 9\n",
+            &blob[..12]
+        );
+        let setup = format!(
+            "printf '{}' > ../state/v1 && git hash-object -w ../state/v1",
+            v1.replace('\n', "\\n")
+        );
+        let (by, f) = chain(&v2, &setup, &patch).await;
+        assert_eq!(by, Some("git apply --verbose --3way"));
+        assert_eq!(f, v2.replace("line 6\n", "LINE 6\n"));
+    }
+
+    #[tokio::test]
+    async fn a_patch_nothing_applies_is_not_applied() {
+        let patch = "diff --git a/f.txt b/f.txt\n--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n zzz\n-yyy\n+xxx\n www\n";
+        let (by, f) = chain(&lines(3, None), "", patch).await;
+        assert_eq!(by, None);
+        assert_eq!(f, lines(3, None));
+    }
+
+    fn sm(pairs: &[(&str, &str)]) -> RawStatuses {
+        let mut m = RawStatuses::default();
+        for (k, v) in pairs {
+            m.insert(*k, *v);
+        }
+        m
+    }
+
+    fn names(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn skipped_fails_fail_to_pass_but_maintains_pass_to_pass() {
+        let m = sm(&[
+            ("a", "SKIPPED"),
+            ("b", "SKIPPED"),
+            ("c", "XFAIL"),
+            ("d", "odd"),
+        ]);
+        let r = tests_report(&m, &names(&["a", "c", "d"]), &names(&["b", "gone"]), false);
+        assert_eq!(r.f2p_success, ["c"]);
+        assert_eq!(r.f2p_failure, ["a"]);
+        assert_eq!(r.p2p_success, ["b"]);
+        assert_eq!(r.p2p_failure, ["gone"]);
+        assert_eq!(resolution(&r), Resolution::No);
+    }
+
+    #[test]
+    fn partial_needs_some_fail_to_pass_and_every_pass_to_pass() {
+        let m = sm(&[("a", "PASSED"), ("b", "FAILED"), ("p", "PASSED")]);
+        let r = tests_report(&m, &names(&["a", "b"]), &names(&["p"]), false);
+        assert_eq!(resolution(&r), Resolution::Partial);
+        let r = tests_report(&m, &names(&["a"]), &names(&["p"]), false);
+        assert_eq!(resolution(&r), Resolution::Full);
+        let r = tests_report(&m, &[], &[], false);
+        assert_eq!(resolution(&r), Resolution::Full);
+        let r = tests_report(&m, &names(&["a", "b"]), &names(&["b"]), false);
+        assert_eq!(resolution(&r), Resolution::No);
+    }
+
+    #[test]
+    fn fail_only_counts_only_explicit_failures() {
+        let m = sm(&[("a", "ERROR"), ("b", "FAILED")]);
+        let r = tests_report(&m, &names(&["a", "missing"]), &names(&["b"]), true);
+        assert_eq!(r.f2p_success, ["a", "missing"]);
+        assert_eq!(r.p2p_failure, ["b"]);
+        assert_eq!(resolution(&r), Resolution::No);
+        assert!(
+            specs::FAIL_ONLY_REPOS
+                .contains(&specs::repo_of_instance("markedjs__marked-1").as_str())
+        );
+    }
+
+    #[test]
+    fn truncated_parametrized_ids_match_by_prefix_when_unambiguous() {
+        let m = sm(&[
+            ("t[log(photon)]", "PASSED"),
+            ("u[x]", "PASSED"),
+            ("u[y]", "FAILED"),
+        ]);
+        assert!(passed("t[log(photon", &m));
+        assert!(!passed("u[", &m));
+        assert!(failed("u[", &m));
+    }
+
+    #[test]
+    fn logs_eval_follows_get_logs_eval() {
+        let (s, e) = ("BENCH-n-TESTS-START", "BENCH-n-TESTS-END ");
+        let ok = b"setup\nBENCH-n-TESTS-START\nPASSED t.py::a\n\nBENCH-n-TESTS-END 0\n";
+        let r = logs_eval("swebench-pytest", ok, s, e);
+        assert!(r.found);
+        assert_eq!(r.statuses.get("t.py::a"), Some("PASSED"));
+        // Outside the section only: the whole log is parsed.
+        let out = b"PASSED t.py::b\nBENCH-n-TESTS-START\nnothing\n\nBENCH-n-TESTS-END 0\n";
+        assert_eq!(
+            logs_eval("swebench-pytest", out, s, e)
+                .statuses
+                .get("t.py::b"),
+            Some("PASSED")
+        );
+        // Error markers, a missing end, nothing run, a failing exit with no failure: void.
+        let bad =
+            b"BENCH-n-TESTS-START\nPASSED t.py::a\n>>>>> Tests Errored\nBENCH-n-TESTS-END 0\n";
+        assert!(!logs_eval("swebench-pytest", bad, s, e).found);
+        assert!(
+            !logs_eval(
+                "swebench-pytest",
+                b"BENCH-n-TESTS-START\nPASSED t.py::a\n",
+                s,
+                e
+            )
+            .found
+        );
+        assert!(
+            !logs_eval(
+                "swebench-pytest",
+                b"BENCH-n-TESTS-START\nno\nBENCH-n-TESTS-END 0\n",
+                s,
+                e
+            )
+            .found
+        );
+        let forged = b"BENCH-n-TESTS-START\nPASSED t.py::a\nBENCH-n-TESTS-END 1\n";
+        assert!(!logs_eval("swebench-pytest", forged, s, e).found);
+        // A suite that ran and named nothing: found, empty.
+        let ran = b"BENCH-n-TESTS-START\n3 passing\nBENCH-n-TESTS-END 0\n";
+        assert!(logs_eval("swebench-pytest", ran, s, e).found);
+    }
+
+    #[test]
+    fn eval_script_resets_applies_and_marks() {
+        let s = eval_script(
+            &names(&["cd /testbed"]),
+            "pytest -rA t.py",
+            "abc",
+            &names(&["t.py"]),
+            Some("/s/test.patch"),
+            "n1",
+        );
+        let want = [
+            "cd /testbed",
+            "git checkout abc 't.py'",
+            "git apply -v '/s/test.patch'",
+            "BENCH-n1-TESTS-START",
+            ": '>>>>> Start Test Output'",
+            "pytest -rA t.py",
+            "SWEBENCH_TEST_EXIT_CODE=$?",
+            ": '>>>>> End Test Output'",
+            ">>>>> Test Exit Code",
+            "BENCH-n1-TESTS-END",
+        ];
+        let mut at = 0;
+        for w in want {
+            let i = s[at..]
+                .find(w)
+                .unwrap_or_else(|| panic!("{w} missing after {at}: {s}"));
+            at += i + w.len();
+        }
+        assert!(s[at..].contains("git checkout abc 't.py'"));
+    }
+}
