@@ -36,7 +36,18 @@ pub async fn exec(
 ) -> std::io::Result<ExecResult> {
     let start = Instant::now();
     let (mut reader, writer) = std::io::pipe()?;
-    let mut cmd = match jail.and_then(|j| j.command(cwd, script)) {
+    // Absolute paths the command's environment names (a harness's `env`: a metadata file, a
+    // config) stay readable inside the jail.
+    let jail = jail.map(|j| {
+        let mut j = j.clone();
+        j.visible.extend(
+            env.iter()
+                .filter(|(_, v)| v.starts_with('/') && !v.contains(':'))
+                .map(|(_, v)| std::path::PathBuf::from(v)),
+        );
+        j
+    });
+    let mut cmd = match jail.as_ref().and_then(|j| j.command(cwd, script)) {
         Some((bwrap, args)) => {
             let mut c = tokio::process::Command::new(bwrap);
             c.args(args);

@@ -27,6 +27,9 @@ pub struct Jail {
     pub hidden: Vec<PathBuf>,
     /// Whether the host's network is shared (agents); else only a private loopback.
     pub network: bool,
+    /// Host files or directories shown read-only although under `/tmp` (files a harness's
+    /// `env` names, such as a model metadata file); never one under a hidden directory.
+    pub visible: Vec<PathBuf>,
 }
 
 /// The isolation local sandboxes get on this machine: `"bwrap"` or `"none"` (part of keys).
@@ -52,6 +55,7 @@ pub fn bwrap() -> Option<&'static Path> {
                 writable: std::env::temp_dir(),
                 hidden: Vec::new(),
                 network: false,
+                visible: Vec::new(),
             };
             let args = probe.args(Path::new("/"), vec!["true".to_string()]);
             let ok = (0..3).any(|i| {
@@ -111,8 +115,23 @@ impl Jail {
         let mut hidden: Vec<&PathBuf> = self.hidden.iter().filter(|p| p.is_dir()).collect();
         hidden.sort();
         hidden.dedup();
-        for h in hidden {
+        for h in &hidden {
             args.extend(["--tmpfs".into(), s(h)]);
+        }
+        let mut visible: Vec<&PathBuf> = self
+            .visible
+            .iter()
+            .filter(|v| {
+                (v.starts_with("/tmp") || v.starts_with("/var/tmp"))
+                    && v.exists()
+                    && !v.starts_with(&self.writable)
+                    && !hidden.iter().any(|h| v.starts_with(h))
+            })
+            .collect();
+        visible.sort();
+        visible.dedup();
+        for v in visible {
+            args.extend(["--ro-bind".into(), s(v), s(v)]);
         }
         args.extend([
             "--bind".into(),

@@ -77,6 +77,7 @@ impl LocalSandbox {
                 writable: root.clone(),
                 hidden: hidden.iter().map(|h| absolute(h)).collect(),
                 network: phase == Phase::Agent,
+                visible: Vec::new(),
             },
         };
         for d in ["repo", "state", "side", "home", "tmp"] {

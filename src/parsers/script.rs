@@ -186,6 +186,7 @@ pub fn run_script_parser(
         writable: here.clone(),
         hidden: Vec::new(),
         network: false,
+        visible: Vec::new(),
     };
     let mut cmd = match jail.wrap(&here, argv.clone()) {
         Some((bwrap, args)) => {
