@@ -517,6 +517,7 @@ fn fixture_dataset_verdicts_gold_solve_grade_and_cached_rerun() {
         .unwrap()
         .flatten()
         .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     let last = runs.iter().max().unwrap();
     let rec: serde_json::Value =

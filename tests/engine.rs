@@ -335,9 +335,9 @@ fn store_files_follow_the_umask_and_dead_writers_are_swept() {
     let last = std::fs::read_dir(&runs)
         .unwrap()
         .flatten()
-        .next()
-        .unwrap()
-        .path();
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .unwrap();
     let mut run: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&last).unwrap()).unwrap();
     run["id"] = "29990101T000000.000Z-dead".into();

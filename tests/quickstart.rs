@@ -233,6 +233,7 @@ fn interrupted_apply_resumes_without_rerunning_completed_nodes() {
     // No node completed before the kill ran again.
     let runs: Vec<serde_json::Value> = walk(&sb.path(".bench/runs"))
         .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
         .collect();
     let last = runs

@@ -313,9 +313,28 @@ impl Store {
         self.root.join("runs").join(format!("{id}.json"))
     }
 
+    /// Writes a run record and, beside it, its head (`<id>.head`: status and pid), which is
+    /// all [`Store::has_dead_runs`] reads: a run record holds every node's status, and every
+    /// apply asks whether a run died.
     pub fn save_run(&self, run: &RunRecord) -> Result<(), StoreError> {
         let bytes = serde_json::to_vec_pretty(run).expect("runs serialize");
         write_atomic(&self.run_path(&run.id), &bytes)?;
+        self.save_run_head(&run.id, run.status, run.pid)
+    }
+
+    fn run_head_path(&self, id: &str) -> PathBuf {
+        self.root.join("runs").join(format!("{id}.head"))
+    }
+
+    fn save_run_head(
+        &self,
+        id: &str,
+        status: super::records::RunStatus,
+        pid: u32,
+    ) -> Result<(), StoreError> {
+        let head = RunHead { status, pid };
+        let bytes = serde_json::to_vec(&head).expect("run heads serialize");
+        write_atomic(&self.run_head_path(id), &bytes)?;
         Ok(())
     }
 
@@ -343,9 +362,38 @@ impl Store {
     /// Whether a run record says "running" while no apply holds the store's lock: an apply
     /// died (its temp files may remain). Call it holding the lock.
     pub fn has_dead_runs(&self) -> bool {
-        self.runs()
-            .iter()
-            .any(|r| r.status == super::records::RunStatus::Running && r.pid != std::process::id())
+        let ids: Vec<String> = std::fs::read_dir(self.root.join("runs"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                name.strip_suffix(".json").map(str::to_string)
+            })
+            .collect();
+        ids.iter().any(|id| {
+            let head = std::fs::read(self.run_head_path(id))
+                .ok()
+                .and_then(|b| serde_json::from_slice::<RunHead>(&b).ok());
+            let head = match head {
+                Some(h) => h,
+                // A run of an older build (or a head lost in a crash): its record, once.
+                None => {
+                    let Some(run) = std::fs::read(self.run_path(id))
+                        .ok()
+                        .and_then(|b| serde_json::from_slice::<RunRecord>(&b).ok())
+                    else {
+                        return false;
+                    };
+                    let _ = self.save_run_head(id, run.status, run.pid);
+                    RunHead {
+                        status: run.status,
+                        pid: run.pid,
+                    }
+                }
+            };
+            head.status == super::records::RunStatus::Running && head.pid != std::process::id()
+        })
     }
 
     /// Every action key in the store.
@@ -365,6 +413,13 @@ impl Store {
     pub fn remove_blob(&self, digest: &str) -> std::io::Result<()> {
         fs_err::remove_file(self.blob_path(digest))
     }
+}
+
+/// What [`Store::has_dead_runs`] reads of a run.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct RunHead {
+    status: super::records::RunStatus,
+    pid: u32,
 }
 
 fn list_sharded(dir: &Path, ext: &str) -> Vec<String> {
@@ -519,5 +574,22 @@ mod tests {
             .unwrap();
         let ids: Vec<String> = s.runs().into_iter().map(|r| r.id).collect();
         assert_eq!(ids, ["b-first", "a-second"]);
+        assert!(!s.has_dead_runs());
+        // A run left `running` by another process is dead; its head is what is read, and a
+        // record without a head (an older build's) is read whole once and given one.
+        let mut dead = run("c-dead", "2026-01-01T00:00:01.000Z");
+        dead.status = super::super::RunStatus::Running;
+        dead.pid = std::process::id() + 1;
+        s.save_run(&dead).unwrap();
+        assert!(s.has_dead_runs());
+        std::fs::remove_file(d.path().join("runs/c-dead.head")).unwrap();
+        assert!(s.has_dead_runs());
+        assert!(d.path().join("runs/c-dead.head").is_file());
+        // The head alone decides: a record rewritten complete with its head says so.
+        dead.status = super::super::RunStatus::Complete;
+        s.save_run(&dead).unwrap();
+        assert!(!s.has_dead_runs());
+        // Heads are not runs.
+        assert_eq!(s.runs().len(), 3);
     }
 }
