@@ -11,45 +11,13 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{bench_in, everything, executed, stderr, stdout};
+use common::{bench_in, ci, everything, executed, stderr, stdout};
 
 const IMAGE: &str = "bench-test-calc:1";
 
-fn ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true")
-}
-
-/// Whether the daemon and the fixture images are here (panics under CI when not).
+/// Whether the daemon and the fixture image are here (panics under CI when not).
 fn docker_ready() -> bool {
-    let daemon = Command::new("docker")
-        .arg("info")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    let problem = if !daemon {
-        Some("no Docker daemon".to_string())
-    } else if !Command::new("docker")
-        .args(["image", "inspect", IMAGE])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-    {
-        Some(format!(
-            "image {IMAGE} missing: run scripts/build-test-images.sh"
-        ))
-    } else {
-        None
-    };
-    match problem {
-        None => true,
-        Some(p) if ci() => panic!("CI=true but {p}"),
-        Some(p) => {
-            eprintln!("note: skipping a docker test: {p}");
-            false
-        }
-    }
+    common::docker_ready(&[IMAGE])
 }
 
 fn shas() -> (String, String) {

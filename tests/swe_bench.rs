@@ -16,14 +16,10 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::{bench_in, executed, stderr, stdout};
+use common::{bench_in, ci, executed, stderr, stdout};
 
 const DJANGO: &str = "bench-test-swebench-django:1";
 const FLASK: &str = "bench-test-swebench-flask:1";
-
-fn ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true")
-}
 
 fn skip(problem: &str) -> bool {
     if ci() {
@@ -42,17 +38,7 @@ fn quiet(cmd: &mut Command) -> bool {
 
 /// Whether the daemon and the fixture images are here (panics under CI when not).
 fn docker_ready() -> bool {
-    if !quiet(Command::new("docker").arg("info")) {
-        return !skip("no Docker daemon");
-    }
-    for image in [DJANGO, FLASK] {
-        if !quiet(Command::new("docker").args(["image", "inspect", image])) {
-            return !skip(&format!(
-                "image {image} missing: run scripts/build-test-images.sh"
-            ));
-        }
-    }
-    true
+    common::docker_ready(&[DJANGO, FLASK])
 }
 
 /// Whether the official grader is importable (panics under CI when not).

@@ -11,7 +11,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use common::{bench_in, stderr, stdout};
 
@@ -26,40 +26,8 @@ const TAG_B: &str = "bench.calcpro-bench__calcpro-222222222222222222222222222222
 
 const QUOTED: &str = r#"tests/test_add.py | add keeps "it's" sum"#;
 
-fn ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true")
-}
-
 fn docker_ready() -> bool {
-    let daemon = Command::new("docker")
-        .arg("info")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    let problem = if !daemon {
-        Some("no Docker daemon".to_string())
-    } else if !Command::new("docker")
-        .args(["image", "inspect", IMAGE])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-    {
-        Some(format!(
-            "image {IMAGE} missing: run scripts/build-test-images.sh"
-        ))
-    } else {
-        None
-    };
-    match problem {
-        None => true,
-        Some(p) if ci() => panic!("CI=true but {p}"),
-        Some(p) => {
-            eprintln!("note: skipping a docker test: {p}");
-            false
-        }
-    }
+    common::docker_ready(&[IMAGE])
 }
 
 fn cat(path: &str) -> String {

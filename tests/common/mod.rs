@@ -150,3 +150,36 @@ pub fn stored_patches(store_dir: &Path, manifest: &Path, team: &str) -> Vec<Stri
     }
     out
 }
+
+/// Whether the tests run under CI (`CI=true`), where a missing tool or daemon is a failure.
+pub fn ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+/// Whether the Docker daemon and the fixture `images` are here: under CI a missing one panics,
+/// elsewhere the test is skipped with a note.
+pub fn docker_ready(images: &[&str]) -> bool {
+    use std::process::{Command, Stdio};
+    let quiet = |c: &mut Command| {
+        c.stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    let problem = if !quiet(Command::new("docker").arg("info")) {
+        Some("no Docker daemon".to_string())
+    } else {
+        images
+            .iter()
+            .find(|i| !quiet(Command::new("docker").args(["image", "inspect", i])))
+            .map(|i| format!("image {i} missing: run scripts/build-test-images.sh"))
+    };
+    match problem {
+        None => true,
+        Some(p) if ci() => panic!("CI=true but {p}"),
+        Some(p) => {
+            eprintln!("note: skipping a docker test: {p}");
+            false
+        }
+    }
+}
