@@ -578,6 +578,7 @@ fn agent_sandbox_reveals_nothing_of_the_fix() {
         let spec = SandboxSpec {
             base: &task_base,
             phase: bench::backend::Phase::Agent,
+            network: bench::backend::Network::None,
             image: None,
             address: "sandbox",
             key: &key,
@@ -1773,4 +1774,229 @@ fn grading_has_no_network_a_patch_fetching_the_fix_resolves_nothing() {
         "{log}\n{tests}"
     );
     assert!(!format!("{log}{tests}").contains("NET-OPEN"));
+}
+
+/// A scripted model endpoint on the host's loopback (what a harness's model API stands for):
+/// answers every GET with `MODEL-OK`. Killed on drop.
+struct LoopbackModel {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl LoopbackModel {
+    fn start() -> LoopbackModel {
+        let script = "import http.server, sys\nclass H(http.server.BaseHTTPRequestHandler):\n    def do_GET(self):\n        b = b'MODEL-OK'\n        self.send_response(200); self.send_header('Content-Length', str(len(b))); self.end_headers(); self.wfile.write(b)\n    def log_message(self, *a): pass\ns = http.server.HTTPServer(('127.0.0.1', 0), H)\nprint(s.server_address[1], flush=True)\ns.serve_forever()\n";
+        let mut child = Command::new("python3")
+            .args(["-u", "-c", script])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3 runs the model server");
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        LoopbackModel {
+            port: line.trim().parse().expect("the model server's port"),
+            child,
+        }
+    }
+}
+
+impl Drop for LoopbackModel {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Python that prints, one line each, what a URL gives (through the proxy the environment
+/// names, or directly) and whether DNS resolves.
+fn net_probe(model: &str, outside: &str) -> String {
+    format!(
+        r#"import socket, urllib.request, urllib.error
+def get(url, proxy=True):
+    try:
+        h = urllib.request.ProxyHandler() if proxy else urllib.request.ProxyHandler({{}})
+        return urllib.request.build_opener(h).open(url, timeout=5).read().decode().strip()[:20]
+    except urllib.error.HTTPError as e:
+        return "HTTP %d" % e.code
+    except Exception as e:
+        return "blocked"
+print("model: " + get("{model}"))
+print("outside-via-proxy: " + get("{outside}"))
+print("outside-direct: " + get("{outside}", proxy=False))
+try:
+    socket.getaddrinfo("example.com", 80)
+    print("dns: resolved")
+except Exception:
+    print("dns: blocked")
+"#
+    )
+}
+
+/// The agent phase's egress policy with real containers: a probe agent reaches the scripted
+/// model endpoint on the host (through bench's egress proxy) and nothing else: not a server
+/// standing for the outside (a container of the test's own, reachable from the default
+/// bridge), neither through the proxy nor directly, and no DNS. A probe patch at grade time
+/// reaches nothing, not even the model endpoint. With `[backend] egress = "open"` the same
+/// agent reaches the outside (so the test can fail); a dataset's `grade_network = true` lets
+/// its grading fetch. No network survives the applies, and the report says which policy ran.
+#[test]
+fn agents_reach_only_their_endpoints_and_grading_nothing() {
+    if !docker_ready() {
+        return;
+    }
+    let (base, _) = shas();
+    let model = LoopbackModel::start();
+    let server = docker_cli(&[
+        "run",
+        "-d",
+        "--label",
+        "bench-test=1",
+        "bench-test-base:1",
+        "sh",
+        "-c",
+        "mkdir -p /srv && echo OUTSIDE-OK > /srv/x.txt && printf 'def add(a, b):\\n    return a + b\\n\\n\\ndef mul(a, b):\\n    return a * b\\n' > /srv/calc.py && cd /srv && exec python3 -m http.server 8732",
+    ]);
+    let ip = docker_cli(&["inspect", "-f", "{{.NetworkSettings.IPAddress}}", &server]);
+    let outside = format!("http://{ip}:8732/x.txt");
+    let model_url = format!("http://127.0.0.1:{}/v1/models", model.port);
+    let wait = format!(
+        "import time, urllib.request\nfor _ in range(50):\n    try:\n        print(urllib.request.urlopen('{outside}', timeout=2).read().decode()); break\n    except Exception:\n        time.sleep(0.2)\n"
+    );
+    assert!(
+        docker_cli(&["run", "--rm", "bench-test-base:1", "python3", "-c", &wait])
+            .contains("OUTSIDE-OK")
+    );
+
+    let probe = net_probe(&model_url, &outside);
+    // The agent writes what it saw into the repository: it comes back in its patch.
+    let agent = format!(
+        "set -e\nsed -i 's/return a - b/return a + b/' calc.py\npython3 - > probe.txt 2>&1 <<'PROBE'\n{probe}PROBE\n"
+    );
+    // The probe patch: the same probe at import time, during grading.
+    let mut gold = String::from(FIX);
+    let lines: Vec<String> = std::iter::once("import os as _os".to_string())
+        .chain(std::iter::once(
+            "if _os.environ.get('BENCH_PROBE_DONE') is None:".to_string(),
+        ))
+        .chain(std::iter::once(
+            "    _os.environ['BENCH_PROBE_DONE'] = '1'".to_string(),
+        ))
+        .chain(probe.lines().map(|l| format!("    {l}")))
+        .collect();
+    gold.push_str(&format!(
+        "diff --git a/netprobe.py b/netprobe.py\nnew file mode 100644\n--- /dev/null\n+++ b/netprobe.py\n@@ -0,0 +1,{} @@\n",
+        lines.len()
+    ));
+    for l in &lines {
+        gold.push_str(&format!("+{l}\n"));
+    }
+    gold.push_str(
+        "diff --git a/tests/__init__.py b/tests/__init__.py\n--- a/tests/__init__.py\n+++ b/tests/__init__.py\n@@ -0,0 +1 @@\n+import netprobe\n",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    write_task(&dir.path().join("tasks"), IMAGE, &base, &fx("probe", &gold));
+    std::fs::write(dir.path().join("probe.sh"), &agent).unwrap();
+    let m = |egress: &str| {
+        format!(
+            r#"{header}
+[stages.solve]
+kind = "solve"
+needs = ["sample"]
+teams = ["prober", "oracle"]
+timeout = "90s"
+
+[stages.grade]
+kind = "grade"
+needs = ["solve"]
+timeout = "60s"
+
+[stages.report]
+kind = "report"
+needs = ["grade"]
+
+[teams.prober]
+topology = "solo"
+worker = "prober"
+
+[teams.oracle]
+topology = "solo"
+worker = "oracle"
+
+[harnesses.prober]
+kind = "command"
+command = "sh {{{{script}}}}"
+script = "probe.sh"
+endpoints = ["127.0.0.1:{port}"]
+"#,
+            header = docker_header("egress").replace(
+                "memory = \"1GiB\"\n",
+                &format!("memory = \"1GiB\"\negress = \"{egress}\"\n")
+            ),
+            port = model.port
+        )
+    };
+    std::fs::write(dir.path().join("m.toml"), m("allowlist")).unwrap();
+    let out = bench_in(dir.path(), &["apply", "m.toml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let acts = actions(dir.path());
+    let solve = output_of(&acts, "solve/probe/prober/0");
+    let patch = blob(dir.path(), solve["output"]["patch"].as_str().unwrap());
+    assert!(patch.contains("+model: MODEL-OK"), "{patch}");
+    assert!(patch.contains("+outside-via-proxy: HTTP 403"), "{patch}");
+    assert!(patch.contains("+outside-direct: blocked"), "{patch}");
+    assert!(patch.contains("+dns: blocked"), "{patch}");
+    // Grading: the probe patch's code ran (the fix resolves the task) and reached nothing.
+    let g = output_of(&acts, "grade/solve/probe/oracle/0");
+    assert_eq!(g["output"]["resolved"], true, "{g}");
+    let tests = blob(dir.path(), g["blobs"]["test_output"].as_str().unwrap());
+    let log = blob(dir.path(), g["blobs"]["log"].as_str().unwrap());
+    let seen = format!("{log}{tests}");
+    assert!(seen.contains("model: blocked"), "{seen}");
+    assert!(seen.contains("outside-via-proxy: blocked"), "{seen}");
+    assert!(seen.contains("outside-direct: blocked"), "{seen}");
+    assert!(seen.contains("dns: blocked"), "{seen}");
+    let md = std::fs::read_to_string(dir.path().join("reports/egress/report.md")).unwrap();
+    assert!(
+        md.contains(&format!(
+            "| network (agent) | `oracle`: none; `prober`: allowlist via egress proxy: 127.0.0.1:{} |",
+            model.port
+        )),
+        "{md}"
+    );
+    assert!(md.contains("| network (grading) | none |"), "{md}");
+    let nets = docker_cli(&["network", "ls", "-q", "--filter", "label=bench=1"]);
+    assert!(nets.is_empty(), "bench networks left: {nets}");
+
+    // Open egress: the same agent reaches the outside directly (its solve key differs).
+    std::fs::write(dir.path().join("m.toml"), m("open")).unwrap();
+    let out = bench_in(dir.path(), &["apply", "m.toml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let acts = actions(dir.path());
+    let solve = output_of(&acts, "solve/probe/prober/0");
+    let patch = blob(dir.path(), solve["output"]["patch"].as_str().unwrap());
+    assert!(patch.contains("+outside-direct: OUTSIDE-OK"), "{patch}");
+
+    // A dataset that opts grading into the network: the probe patch reaches the outside.
+    let opted = m("allowlist").replace(
+        "path = \"tasks\"\n",
+        "path = \"tasks\"\ngrade_network = true\n",
+    );
+    std::fs::write(dir.path().join("m.toml"), opted).unwrap();
+    let out = bench_in(dir.path(), &["apply", "m.toml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let acts = actions(dir.path());
+    let g = output_of(&acts, "grade/solve/probe/oracle/0");
+    let tests = blob(dir.path(), g["blobs"]["test_output"].as_str().unwrap());
+    let log = blob(dir.path(), g["blobs"]["log"].as_str().unwrap());
+    assert!(
+        format!("{log}{tests}").contains("outside-direct: OUTSIDE-OK"),
+        "{log}{tests}"
+    );
+    let _ = Command::new("docker").args(["rm", "-f", &server]).output();
+    let nets = docker_cli(&["network", "ls", "-q", "--filter", "label=bench=1"]);
+    assert!(nets.is_empty(), "bench networks left: {nets}");
 }

@@ -128,6 +128,7 @@ fn protocols(out: &mut BTreeMap<String, Entry>) {
                 let spec = bench::backend::SandboxSpec {
                     phase: bench::backend::Phase::Grade,
                     base: &task.base,
+                    network: bench::backend::Network::None,
                     image: None,
                     address: "golden",
                     key: "golden",

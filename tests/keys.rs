@@ -51,6 +51,7 @@ fn grade_key(
         PatchInput::Stored(patch.into()),
         Duration::from_secs(timeout_s),
         bench::manifest::AuditMode::Flag,
+        false,
     );
     Keyed {
         key: job.key(),

@@ -158,6 +158,7 @@ fn synthetic_inputs(name: &str) -> ReportInputs {
         description: Some("reference scenario".into()),
         bench_version: "0.0.0-test".into(),
         backend: "local".into(),
+        network: Default::default(),
         datasets: vec!["SWE-bench-Live/MultiLang@3638632e8153a10ca422c1022bed79023084b5c9".into()],
         since: Some("2026-07-01T00:00:00Z".into()),
         teams,

@@ -156,6 +156,84 @@ impl DockerHost {
         }
     }
 
+    /// Creates an internal network (no route out, no outside DNS: Docker drops its traffic to
+    /// anything but its own members and the host's address on it) labelled like containers,
+    /// and returns the host's address on it (its gateway).
+    pub async fn create_internal_network(
+        &self,
+        name: &str,
+        labels: &HashMap<String, String>,
+    ) -> Result<std::net::IpAddr, String> {
+        use bollard::models::NetworkCreateRequest;
+        self.client
+            .create_network(NetworkCreateRequest {
+                name: name.to_string(),
+                internal: Some(true),
+                driver: Some("bridge".to_string()),
+                labels: Some(labels.clone()),
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| format!("cannot create network {name} on {}: {e}", self.host))?;
+        let net = self
+            .client
+            .inspect_network(
+                name,
+                None::<bollard::query_parameters::InspectNetworkOptions>,
+            )
+            .await
+            .map_err(|e| format!("cannot inspect network {name}: {e}"));
+        let gateway = net.ok().and_then(|n| {
+            n.ipam?
+                .config?
+                .into_iter()
+                .find_map(|c| c.gateway?.parse::<std::net::IpAddr>().ok())
+        });
+        match gateway {
+            Some(g) => Ok(g),
+            None => {
+                let _ = self.remove_network(name).await;
+                Err(format!(
+                    "network {name} has no IPv4 gateway on {}",
+                    self.host
+                ))
+            }
+        }
+    }
+
+    /// Removes a network of bench's. A missing one is fine.
+    pub async fn remove_network(&self, name: &str) -> Result<(), String> {
+        match self.client.remove_network(name).await {
+            Ok(()) => Ok(()),
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => Ok(()),
+            Err(e) => Err(format!("cannot remove network {name}: {e}")),
+        }
+    }
+
+    /// bench networks (label `bench=1`), narrowed by more `label=value` filters: (name, labels).
+    pub async fn networks(
+        &self,
+        extra: &[String],
+    ) -> Result<Vec<(String, HashMap<String, String>)>, String> {
+        let mut labels = vec![format!("{LABEL}=1")];
+        labels.extend(extra.iter().cloned());
+        let list = self
+            .client
+            .list_networks(Some(bollard::query_parameters::ListNetworksOptions {
+                filters: Some(HashMap::from([("label".to_string(), labels)])),
+            }))
+            .await
+            .map_err(|e| format!("cannot list networks on {}: {e}", self.host))?;
+        let mut out: Vec<(String, HashMap<String, String>)> = list
+            .into_iter()
+            .filter_map(|n| Some((n.name?, n.labels.unwrap_or_default())))
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
+    }
+
     /// Removes bench containers that no live bench process owns: those whose `bench.pid` is not
     /// alive on this host, and (`store`, when the caller holds that store's lock) every
     /// container of that store not of `keep_run`. Returns the names removed.
@@ -183,6 +261,23 @@ impl DockerHost {
                 removed.push(name);
             }
         }
+        // Then their networks (a network with a container attached cannot go).
+        for (name, labels) in self.networks(&[]).await? {
+            let run = labels.get("bench.run").map(String::as_str);
+            if keep_run.is_some() && run == keep_run {
+                continue;
+            }
+            let ours_store =
+                store.is_some() && labels.get("bench.store").map(String::as_str) == store;
+            let dead = labels.get("bench.host") == Some(&me)
+                && labels
+                    .get("bench.pid")
+                    .and_then(|p| p.parse::<i32>().ok())
+                    .is_some_and(|p| !pid_alive(p));
+            if (ours_store || dead) && self.remove_network(&name).await.is_ok() {
+                removed.push(name);
+            }
+        }
         Ok(removed)
     }
 }
@@ -200,6 +295,17 @@ fn pid_alive(pid: i32) -> bool {
     }
 }
 
+/// The network a container joins.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NetworkMode {
+    /// None at all: no interface but loopback, no DNS.
+    None,
+    /// The daemon's default bridge (a route out).
+    Bridge,
+    /// A network of bench's own (an internal one: see [`DockerHost::create_internal_network`]).
+    Named(String),
+}
+
 /// What a container is made of.
 #[derive(Debug, Clone)]
 pub struct ContainerSpec {
@@ -210,9 +316,8 @@ pub struct ContainerSpec {
     pub cpus: f64,
     pub memory_bytes: u64,
     pub pids: u64,
-    /// Whether the container has a network (the default bridge); else none at all (no
-    /// interface but loopback, no DNS).
-    pub network: bool,
+    /// Which network the container joins.
+    pub network: NetworkMode,
     /// Capabilities, privileges and swap restricted (grading sandboxes).
     pub hardening: Option<super::Hardening>,
 }
@@ -265,7 +370,11 @@ impl Container {
                 memory: Some(spec.memory_bytes as i64),
                 pids_limit: Some(spec.pids as i64),
                 init: Some(false),
-                network_mode: (!spec.network).then(|| "none".to_string()),
+                network_mode: match &spec.network {
+                    NetworkMode::None => Some("none".to_string()),
+                    NetworkMode::Bridge => None,
+                    NetworkMode::Named(n) => Some(n.clone()),
+                },
                 cap_drop: hardening.map(|_| vec!["ALL".to_string()]),
                 cap_add: hardening.map(|h| h.capabilities.clone()),
                 security_opt: hardening
@@ -301,6 +410,10 @@ impl Container {
             .await
             .map_err(|e| format!("cannot start container {}: {e}", c.name))?;
         Ok(c)
+    }
+
+    pub fn host(&self) -> &DockerHost {
+        &self.host
     }
 
     /// Runs `bash -c script` (or `sh` when the image has no bash) in `workdir`, with `env`

@@ -19,9 +19,10 @@ use async_trait::async_trait;
 use tokio::sync::OnceCell;
 use tokio_util::sync::CancellationToken;
 
-use super::docker::{Container, ContainerSpec, DockerHost};
+use super::docker::{Container, ContainerSpec, DockerHost, NetworkMode};
+use super::egress::EgressProxy;
 use super::exec::ExecResult;
-use super::sandbox::{Backend, Phase, Sandbox, SandboxError, SandboxPaths, SandboxSpec};
+use super::sandbox::{Backend, Network, Sandbox, SandboxError, SandboxPaths, SandboxSpec};
 use crate::jobs::{BackendFacts, InstallSpec};
 use crate::manifest::BackendKind;
 use crate::tasks::TaskBase;
@@ -93,7 +94,7 @@ impl DockerBackend {
         }
     }
 
-    fn spec(&self, image: String, address: &str, key: &str, network: bool) -> ContainerSpec {
+    fn spec(&self, image: String, address: &str, key: &str, network: NetworkMode) -> ContainerSpec {
         let n = self
             .count
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -134,7 +135,13 @@ impl DockerBackend {
         if let Some(id) = self.host.image_id(&reference).await.map_err(failed)? {
             return Ok(id);
         }
-        let mut spec = self.spec(base_id.to_string(), &format!("install/{tag}"), tag, true);
+        // Installs may use the network (the default bridge).
+        let mut spec = self.spec(
+            base_id.to_string(),
+            &format!("install/{tag}"),
+            tag,
+            NetworkMode::Bridge,
+        );
         spec.name = format!("bench-{}-install-{tag}", self.run_id);
         // The runtime tarball, downloaded and verified on the host (the container may have no
         // network, or no curl).
@@ -268,14 +275,42 @@ impl Backend for DockerBackend {
             Some(i) => i.clone(),
             None => self.image_of(spec.base)?,
         };
-        // Grading has no network: a patch's code cannot fetch the fix (or anything) at grade
-        // time. Agents keep the default bridge (their model endpoints).
-        let network = spec.phase == Phase::Agent;
-        let mut cspec = self.spec(image, spec.address, spec.key, network);
+        // Grading has no network unless its task opts in: a patch's code cannot fetch the fix
+        // (or anything) at grade time. Agents sit alone on an internal network whose one
+        // reachable address is their egress proxy (their model endpoints, nothing else).
+        let (mode, egress) = match &spec.network {
+            Network::None => (NetworkMode::None, None),
+            Network::Open => (NetworkMode::Bridge, None),
+            Network::Allowlist(allow) => {
+                let e = Egress::start(self, spec, allow.clone()).await?;
+                (NetworkMode::Named(e.network.clone()), Some(e))
+            }
+        };
+        let mut cspec = self.spec(image, spec.address, spec.key, mode);
         cspec.hardening = spec.hardening.cloned();
-        let c = Container::start(&self.host, &cspec).await.map_err(failed)?;
+        let c = match Container::start(&self.host, &cspec).await {
+            Ok(c) => c,
+            Err(e) => {
+                if let Some(eg) = egress {
+                    eg.remove(&self.host).await;
+                }
+                return Err(failed(e));
+            }
+        };
         let repo_dir = spec.repo_dir.unwrap_or(DEFAULT_REPO);
-        let r = c
+        let mut sandbox = DockerSandbox {
+            c,
+            egress,
+            paths: SandboxPaths {
+                repo: String::new(),
+                workdir: repo_dir.to_string(),
+                state: STATE.to_string(),
+                side: format!("{STATE}/side"),
+                home: format!("{STATE}/home"),
+            },
+        };
+        let r = sandbox
+            .c
             .exec(
                 &format!(
                     "mkdir -p {STATE}/side {STATE}/home\n{}pwd -P",
@@ -289,34 +324,25 @@ impl Backend for DockerBackend {
             .await;
         let repo = match r {
             Ok(r) if r.exit_code == Some(0) => {
-                String::from_utf8_lossy(&r.output).trim().to_string()
+                Ok(String::from_utf8_lossy(&r.output).trim().to_string())
             }
-            Ok(r) if r.cancelled => {
-                let _ = c.destroy().await;
-                return Err(SandboxError::Cancelled);
-            }
-            Ok(r) => {
-                let _ = c.destroy().await;
-                return Err(failed(format!(
-                    "no repository at {repo_dir} in the image: {}",
-                    String::from_utf8_lossy(&r.output).trim()
-                )));
+            Ok(r) if r.cancelled => Err(SandboxError::Cancelled),
+            Ok(r) => Err(failed(format!(
+                "no repository at {repo_dir} in the image: {}",
+                String::from_utf8_lossy(&r.output).trim()
+            ))),
+            Err(e) => Err(failed(e)),
+        };
+        match repo {
+            Ok(repo) => {
+                sandbox.paths.repo = repo;
+                Ok(Box::new(sandbox))
             }
             Err(e) => {
-                let _ = c.destroy().await;
-                return Err(failed(e));
+                let _ = Box::new(sandbox).destroy().await;
+                Err(e)
             }
-        };
-        Ok(Box::new(DockerSandbox {
-            c,
-            paths: SandboxPaths {
-                repo,
-                workdir: repo_dir.to_string(),
-                state: STATE.to_string(),
-                side: format!("{STATE}/side"),
-                home: format!("{STATE}/home"),
-            },
-        }))
+        }
     }
 
     async fn agent_image(
@@ -352,6 +378,15 @@ impl Backend for DockerBackend {
                 let _ = self.host.remove(&id).await;
             }
         }
+        if let Ok(left) = self
+            .host
+            .networks(&[format!("bench.run={}", self.run_id)])
+            .await
+        {
+            for (name, _) in left {
+                let _ = self.host.remove_network(&name).await;
+            }
+        }
     }
 }
 
@@ -376,7 +411,52 @@ pub fn docker_facts(
 /// A container of a task's (or agent's) image.
 pub struct DockerSandbox {
     c: Container,
+    /// The agent phase's proxy and internal network, removed with the container.
+    egress: Option<Egress>,
     paths: SandboxPaths,
+}
+
+/// An agent sandbox's own internal network and the proxy listening on its gateway.
+pub struct Egress {
+    network: String,
+    proxy: EgressProxy,
+}
+
+impl Egress {
+    async fn start(
+        backend: &DockerBackend,
+        spec: &SandboxSpec<'_>,
+        allow: Vec<super::egress::Endpoint>,
+    ) -> Result<Egress, SandboxError> {
+        let n = backend
+            .count
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let network = format!(
+            "bench-{}-{}-net{n}",
+            backend.run_id,
+            &spec.key[..12.min(spec.key.len())]
+        );
+        let labels = ContainerSpec::labels(&backend.run_id, spec.address, &backend.store_label);
+        let gateway = backend
+            .host
+            .create_internal_network(&network, &labels)
+            .await
+            .map_err(failed)?;
+        match EgressProxy::start(gateway, allow).await {
+            Ok(proxy) => Ok(Egress { network, proxy }),
+            Err(e) => {
+                let _ = backend.host.remove_network(&network).await;
+                Err(failed(format!(
+                    "cannot start the egress proxy on {gateway} (network {network}): {e}"
+                )))
+            }
+        }
+    }
+
+    async fn remove(self, host: &DockerHost) {
+        drop(self.proxy);
+        let _ = host.remove_network(&self.network).await;
+    }
 }
 
 #[async_trait]
@@ -386,7 +466,7 @@ impl Sandbox for DockerSandbox {
     }
 
     fn base_env(&self) -> Vec<(String, String)> {
-        [
+        let mut env: Vec<(String, String)> = [
             ("HOME", self.paths.home.as_str()),
             ("GIT_AUTHOR_NAME", "bench"),
             ("GIT_AUTHOR_EMAIL", "bench@localhost"),
@@ -395,7 +475,11 @@ impl Sandbox for DockerSandbox {
         ]
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
+        .collect();
+        if let Some(e) = &self.egress {
+            env.extend(e.proxy.env());
+        }
+        env
     }
 
     async fn exec(
@@ -435,6 +519,12 @@ impl Sandbox for DockerSandbox {
     }
 
     async fn destroy(self: Box<Self>) -> Result<(), SandboxError> {
-        self.c.destroy().await.map_err(failed)
+        let this = *self;
+        let host = this.egress.as_ref().map(|_| this.c.host().clone());
+        let removed = this.c.destroy().await.map_err(failed);
+        if let (Some(e), Some(host)) = (this.egress, host) {
+            e.remove(&host).await;
+        }
+        removed
     }
 }

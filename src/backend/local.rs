@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::exec::{ExecResult, exec};
 use super::jail::{Jail, absolute};
-use super::sandbox::{Backend, Phase, Sandbox, SandboxError, SandboxPaths, SandboxSpec};
+use super::sandbox::{Backend, Network, Sandbox, SandboxError, SandboxPaths, SandboxSpec};
 use super::workspace::{git_env, shell_quote};
 use crate::jobs::InstallSpec;
 use crate::tasks::TaskBase;
@@ -43,13 +43,14 @@ fn failed(e: impl std::fmt::Display) -> SandboxError {
 
 impl LocalSandbox {
     /// A workspace under `tmp` holding `base` (copied with modes) committed as one commit.
-    /// Its commands run jailed, seeing none of `hidden`, with the host's network only for
-    /// `Phase::Agent`.
+    /// Its commands run jailed, seeing none of `hidden`, with the host's network unless
+    /// `network` is [`Network::None`] (the local backend enforces no allowlist: the jail
+    /// either shares the host's network or has only a private loopback).
     pub async fn create(
         tmp: &Path,
         base: &Path,
         hidden: &[PathBuf],
-        phase: Phase,
+        network: &Network,
         cancel: &CancellationToken,
     ) -> Result<LocalSandbox, SandboxError> {
         let root = tempfile::Builder::new()
@@ -76,7 +77,7 @@ impl LocalSandbox {
             jail: Jail {
                 writable: root.clone(),
                 hidden: hidden.iter().map(|h| absolute(h)).collect(),
-                network: phase == Phase::Agent,
+                network: *network != Network::None,
                 visible: Vec::new(),
             },
         };
@@ -244,7 +245,7 @@ impl Backend for LocalBackend {
             ));
         };
         Ok(Box::new(
-            LocalSandbox::create(&self.tmp, path, &self.hidden, spec.phase, cancel).await?,
+            LocalSandbox::create(&self.tmp, path, &self.hidden, &spec.network, cancel).await?,
         ))
     }
 

@@ -5,6 +5,7 @@
 
 pub mod docker;
 mod docker_backend;
+pub mod egress;
 mod exec;
 mod hardening;
 pub mod jail;
@@ -17,5 +18,5 @@ pub use docker_backend::{AGENT_REPO, DockerBackend, Resources, agent_tag, docker
 pub use exec::{ExecResult, exec, sweep_workspaces};
 pub use hardening::Hardening;
 pub use local::{LocalBackend, LocalSandbox, files_under};
-pub use sandbox::{Backend, Phase, Sandbox, SandboxError, SandboxPaths, SandboxSpec};
+pub use sandbox::{Backend, Network, Phase, Sandbox, SandboxError, SandboxPaths, SandboxSpec};
 pub use workspace::{git_env, shell_quote};

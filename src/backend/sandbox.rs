@@ -6,7 +6,8 @@
 //! since start are written once over the trait (`repo.rs`). Code above this seam never asks
 //! which backend it has.
 //!
-//! Not here: what runs in a sandbox (protocols, teams), or network policies beyond the default.
+//! Not here: what runs in a sandbox (protocols, teams). The egress proxy behind
+//! [`Network::Allowlist`] is `egress.rs`.
 
 use std::time::Duration;
 
@@ -50,11 +51,43 @@ pub enum Phase {
     Grade,
 }
 
+/// What a sandbox's commands may reach over the network.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Network {
+    /// Nothing (loopback only): grading, by default.
+    None,
+    /// Only these endpoints, through bench's egress proxy (docker: an internal network whose
+    /// one reachable address is the proxy; no outside DNS). The agent phase, by default.
+    Allowlist(Vec<super::egress::Endpoint>),
+    /// The host's (local) or the daemon's default bridge (docker) network: a task's opt-in.
+    Open,
+}
+
+impl Network {
+    /// How reports name the policy.
+    pub fn describe(&self) -> String {
+        match self {
+            Network::None => "none".into(),
+            Network::Open => "open".into(),
+            Network::Allowlist(list) => format!(
+                "allowlist via proxy ({})",
+                list.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+}
+
 /// What a sandbox is made from.
 #[derive(Debug, Clone)]
 pub struct SandboxSpec<'a> {
     pub base: &'a TaskBase,
     pub phase: Phase,
+    /// What its commands may reach (the local backend shares the host's network for anything
+    /// but [`Network::None`]: see `jail.rs`).
+    pub network: Network,
     /// Docker: the image to start (an agent image built on the task's), else the task's.
     pub image: Option<String>,
     /// The node it serves (labels, names).

@@ -207,6 +207,8 @@ pub struct Graph<'a> {
     jobs: JobBuilder<'a>,
     /// Task id -> the protocol of the dataset it was sampled from.
     protocols: HashMap<String, ProtocolId>,
+    /// Tasks whose dataset lets grading use the network (`grade_network`).
+    grade_network: std::collections::HashSet<String>,
     /// Records that failed verification: (path, reason). Their nodes recompute.
     pub invalid: Vec<(PathBuf, String)>,
     /// Keep the jobs of nodes that will not run (for `plan --explain` they are not needed;
@@ -238,6 +240,7 @@ impl<'a> Graph<'a> {
             records: HashMap::new(),
             jobs: JobBuilder::new(manifest)?,
             protocols: HashMap::new(),
+            grade_network: Default::default(),
             invalid: Vec::new(),
             keep_inputs: false,
         })
@@ -446,6 +449,9 @@ impl<'a> Graph<'a> {
         );
         for t in set.tasks.keys() {
             self.protocols.insert(t.clone(), protocol);
+            if ds.grade_network {
+                self.grade_network.insert(t.clone());
+            }
         }
         self.stages.get_mut(stage).expect("stage").expanded = true;
         if self.mode == Mode::Plan && matches!(self.nodes[id].state, NodeState::WillRun) {
@@ -494,6 +500,10 @@ impl<'a> Graph<'a> {
             .unwrap_or(ProtocolId::Local)
     }
 
+    fn grade_network(&self, task: &Task) -> bool {
+        self.grade_network.contains(&task.instance_id)
+    }
+
     fn expand_gold(&mut self, stage: &str, up: &str, empty: bool, timeout: std::time::Duration) {
         if self.stages[stage].expanded {
             return;
@@ -505,12 +515,14 @@ impl<'a> Graph<'a> {
         for task in tasks {
             let protocol = self.protocol(&task);
             let gold = crate::jobs::GoldPatch::new(&task);
+            let network = self.grade_network(&task);
             let job = self.jobs.grade(
                 protocol,
                 &task,
                 PatchInput::Gold(gold),
                 timeout,
                 AuditMode::Flag,
+                network,
             );
             let id = self.add(
                 stage,
@@ -523,9 +535,14 @@ impl<'a> Graph<'a> {
             );
             let mut ids = vec![id];
             if empty {
-                let job =
-                    self.jobs
-                        .grade(protocol, &task, PatchInput::Empty, timeout, AuditMode::Flag);
+                let job = self.jobs.grade(
+                    protocol,
+                    &task,
+                    PatchInput::Empty,
+                    timeout,
+                    AuditMode::Flag,
+                    network,
+                );
                 ids.push(self.add(
                     stage,
                     format!("{stage}/{}/empty", task.instance_id),
@@ -702,6 +719,7 @@ impl<'a> Graph<'a> {
                         PatchInput::Stored(out.patch.clone()),
                         timeout,
                         audit,
+                        self.grade_network(task),
                     );
                     self.add(stage, address, kind, Some(NodeJob::Grade(job)));
                 }

@@ -77,6 +77,7 @@ impl<'a> JobBuilder<'a> {
         patch: PatchInput,
         timeout: std::time::Duration,
         audit: AuditMode,
+        network: bool,
     ) -> GradeJob {
         let mut job = GradeJob::new(
             protocol,
@@ -87,6 +88,7 @@ impl<'a> JobBuilder<'a> {
             audit,
         );
         job.hardening = self.m.backend.grading_hardening();
+        job.network = network;
         job
     }
 
@@ -180,6 +182,14 @@ fn team_spec(m: &Manifest, team: &Team) -> Result<TeamSpec, String> {
                 version: h.version.clone(),
                 own_files: h.own_files.clone(),
                 install,
+                egress: (m.backend.kind == crate::manifest::BackendKind::Docker
+                    && m.backend.egress_allowlist
+                    && h.kind == HarnessKind::Command)
+                    .then(|| {
+                        let set: std::collections::BTreeSet<String> =
+                            h.endpoints.iter().cloned().collect();
+                        set.into_iter().collect()
+                    }),
             },
         );
     }

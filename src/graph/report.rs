@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::{Graph, NodeKind, NodeState};
-use crate::manifest::StageKind;
+use crate::manifest::{Manifest, StageKind};
 use crate::report::results::NodeRow;
 use crate::report::stats::{PairOutcome, PairState};
 use crate::stages::PairUsage;
@@ -280,6 +280,7 @@ pub fn report_inputs(
         description: m.description.clone(),
         bench_version: env!("CARGO_PKG_VERSION").to_string(),
         backend: m.backend.kind.to_string(),
+        network: network_policy(m, &teams),
         datasets,
         filters,
         since,
@@ -295,4 +296,66 @@ pub fn report_inputs(
         pricing,
         audit,
     }
+}
+
+/// The network policy each phase ran under, as the report prints it: what agents of the
+/// reported teams reached, and what grading reached (per dataset when one opted in).
+pub fn network_policy(m: &Manifest, teams: &[String]) -> BTreeMap<String, String> {
+    use crate::manifest::{BackendKind, HarnessKind};
+    let mut agent: Vec<String> = Vec::new();
+    let mut harnesses: BTreeSet<&str> = BTreeSet::new();
+    for t in teams {
+        if let Some(team) = m.teams.get(t) {
+            for a in team.topology.agents() {
+                harnesses.insert(a.harness.as_str());
+            }
+        }
+    }
+    for name in harnesses {
+        let Some(h) = m.harnesses.get(name) else {
+            continue;
+        };
+        let policy = if h.kind != HarnessKind::Command {
+            "none".to_string()
+        } else {
+            match (m.backend.kind, m.backend.egress_allowlist) {
+                (BackendKind::Docker, true) => {
+                    let set: BTreeSet<&str> = h.endpoints.iter().map(String::as_str).collect();
+                    if set.is_empty() {
+                        "allowlist via egress proxy: nothing".to_string()
+                    } else {
+                        format!(
+                            "allowlist via egress proxy: {}",
+                            set.into_iter().collect::<Vec<_>>().join(", ")
+                        )
+                    }
+                }
+                (BackendKind::Docker, false) => "open (default bridge; egress = \"open\")".into(),
+                (BackendKind::Local, _) => {
+                    "host network (local backend: no allowlist is enforced)".into()
+                }
+            }
+        };
+        agent.push(format!("`{name}`: {policy}"));
+    }
+    let open: Vec<&str> = m
+        .datasets
+        .values()
+        .filter(|d| d.grade_network)
+        .map(|d| d.name.as_str())
+        .collect();
+    let grading = if open.is_empty() {
+        "none".to_string()
+    } else {
+        format!(
+            "none, except datasets with grade_network = true: {}",
+            open.join(", ")
+        )
+    };
+    let mut out = BTreeMap::new();
+    if !agent.is_empty() {
+        out.insert("agent".to_string(), agent.join("; "));
+    }
+    out.insert("grading".to_string(), grading);
+    out
 }

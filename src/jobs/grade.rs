@@ -103,6 +103,10 @@ pub struct GradeJob {
     /// The grading container's hardening (docker; `None` elsewhere).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hardening: Option<crate::backend::Hardening>,
+    /// Whether the grading sandbox has the network (its dataset's `grade_network`); by default
+    /// it has none.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub network: bool,
 }
 
 impl GradeJob {
@@ -131,6 +135,7 @@ impl GradeJob {
             audit,
             timeout_ms: super::millis(timeout),
             hardening: None,
+            network: false,
         }
     }
 

@@ -228,6 +228,7 @@ fn team() -> TeamSpec {
                         content: Blob::new(b"x".to_vec()),
                     }],
                 }),
+                egress: Some(vec!["api.example.com:443".into()]),
             },
         )]),
         prompts: PromptSet {
@@ -267,6 +268,7 @@ fn grade_job() {
             crate::manifest::AuditMode::Strict,
         );
         j.hardening = Some(crate::backend::Hardening::grading());
+        j.network = true;
         assert_every_field_keys(&j, Job::key);
     }
 }
@@ -295,6 +297,7 @@ fn report_job() {
         description: Some("d".into()),
         bench_version: "0.1.0".into(),
         backend: "local".into(),
+        network: BTreeMap::from([("agent".to_string(), "x".to_string())]),
         datasets: vec!["o/d@rev".into()],
         filters: vec![filters()],
         since: Some("2026-01-01T00:00:00Z".into()),

@@ -31,6 +31,12 @@ pub struct HarnessSpec {
     pub own_files: Vec<String>,
     /// What the agent image is built from (docker; `None` where nothing is installed).
     pub install: Option<InstallSpec>,
+    /// docker under `egress = "allowlist"`: the only endpoints (`host:port`, sorted) the
+    /// agent reaches, through the egress proxy. `None`: the backend's default (local: the
+    /// host's network; docker with `egress = "open"`: the default bridge; oracle, nop and
+    /// predictions: no network).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub egress: Option<Vec<String>>,
 }
 
 /// A harness's script, by content.

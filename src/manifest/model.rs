@@ -71,6 +71,9 @@ pub struct Backend {
     pub memory_bytes: u64,
     pub pids: u64,
     pub host: Option<String>,
+    /// docker: agents reach only their harness's endpoints (through the egress proxy); else
+    /// the default bridge.
+    pub egress_allowlist: bool,
     /// docker: image reference -> image ID (`sha256:...`) as the daemon resolved it before
     /// planning; keys hold the ID, never the tag. Empty for local manifests.
     pub images: std::collections::BTreeMap<String, String>,
@@ -173,6 +176,8 @@ pub struct Dataset {
     pub source: DatasetSource,
     /// `swe-bench-pro`: the SWE-bench_Pro-os checkout holding `run_scripts/<instance_id>/`.
     pub run_scripts: Option<PathBuf>,
+    /// Grading of its tasks may use the network (`grade_network = true`).
+    pub grade_network: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -464,6 +469,8 @@ pub struct Harness {
     pub version: Option<String>,
     /// Git glob patterns of the files the CLI writes for itself (kept out of the patch).
     pub own_files: Vec<String>,
+    /// Model endpoints (`host:port`, validated) the agent may reach under the allowlist.
+    pub endpoints: Vec<String>,
     /// A runtime tarball unpacked into the agent image before `install`.
     pub runtime: Option<Runtime>,
     /// `predictions`: the predictions file, absolute.

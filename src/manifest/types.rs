@@ -61,6 +61,10 @@ pub struct BackendFile {
     pub pids: Option<u64>,
     /// Docker daemon address; defaults to DOCKER_HOST, then the local socket.
     pub host: Option<String>,
+    /// What agents reach (docker): `allowlist` (default: only their harness's `endpoints`,
+    /// through bench's egress proxy, on an internal network with no route out) or `open`
+    /// (the daemon's default bridge).
+    pub egress: Option<String>,
 }
 
 /// Backend kinds.
@@ -103,6 +107,10 @@ pub struct DatasetFile {
     /// `swe-bench-pro`: a local checkout of scaleapi/SWE-bench_Pro-os (relative to this
     /// manifest) holding `run_scripts/<instance_id>/{run_script.sh, parser.py, instance_info.txt}`.
     pub run_scripts: Option<String>,
+    /// Whether grading containers of this dataset's tasks get the network (the daemon's default
+    /// bridge; the host's on the local backend). Off by default: a patch's code could fetch the
+    /// fix. For tasks whose tests must download something.
+    pub grade_network: Option<bool>,
 }
 
 /// One stage of the pipeline.
@@ -337,6 +345,10 @@ pub struct HarnessFile {
     /// trajectory and taken out of the workspace (new files removed, edits reverted), so the
     /// patch is the agent's change only.
     pub own_files: Option<Vec<String>>,
+    /// The model endpoints (`host:port`) the agent may reach on the docker backend under
+    /// `[backend] egress = "allowlist"`, replacing the built-in list. A custom base URL
+    /// (e.g. `OPENAI_API_BASE` passed in `env`) needs its `host:port` here.
+    pub endpoints: Option<Vec<String>>,
     /// A self-contained runtime unpacked into the agent image before the `install` commands
     /// (docker backend): a release tarball by URL and sha256, e.g. Node.js
     /// `{ name = "node", url = "https://nodejs.org/dist/v22.12.0/node-v22.12.0-linux-x64.tar.gz",

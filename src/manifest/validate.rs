@@ -319,13 +319,29 @@ impl Validator<'_> {
             memory,
             pids,
             host,
+            egress,
         } = b.unwrap_or(BackendFile {
             kind: None,
             cpus: None,
             memory: None,
             pids: None,
             host: None,
+            egress: None,
         });
+        let egress_allowlist = match egress.as_deref() {
+            None | Some("allowlist") => true,
+            Some("open") => false,
+            Some(other) => {
+                self.err(
+                    "manifest::backend",
+                    format!("unknown egress policy `{other}`"),
+                    self.loc(&["backend", "egress"]),
+                    "not a policy",
+                    "use `egress = \"allowlist\"` (agents reach only their harness's endpoints) or `\"open\"`".into(),
+                );
+                true
+            }
+        };
         let memory_bytes = match memory {
             None => 16 * 1024 * 1024 * 1024,
             Some(m) => match m.trim().parse::<bytesize::ByteSize>() {
@@ -362,6 +378,7 @@ impl Validator<'_> {
             memory_bytes,
             pids: pids.unwrap_or(4096),
             host,
+            egress_allowlist,
             images: Default::default(),
         }
     }
@@ -407,6 +424,7 @@ impl Validator<'_> {
             revision,
             files,
             run_scripts,
+            grade_network,
         } = d;
         let at = |k: &'static str| ["datasets", name, k];
         let (mut fmt, mut repo, mut files) = (format, repo, files);
@@ -560,6 +578,7 @@ impl Validator<'_> {
             format,
             source,
             run_scripts,
+            grade_network: grade_network.unwrap_or(false),
         })
     }
 
@@ -629,6 +648,7 @@ impl Validator<'_> {
                     install_files: o.install_files.or(b.install_files),
                     version: o.version.or(b.version),
                     own_files: o.own_files.or(b.own_files),
+                    endpoints: o.endpoints.or(b.endpoints),
                     runtime: o.runtime.or(b.runtime),
                     path: o.path,
                 },
@@ -654,6 +674,7 @@ impl Validator<'_> {
             install_files,
             version,
             own_files,
+            endpoints,
             runtime,
             path,
         } = h;
@@ -782,6 +803,23 @@ impl Validator<'_> {
                 );
             }
         }
+        let endpoints = endpoints.unwrap_or_default();
+        for (i, e) in endpoints.iter().enumerate() {
+            if let Err(why) = crate::backend::egress::Endpoint::parse(e) {
+                let loc = if from_manifest {
+                    self.item_loc(&at("endpoints"), i)
+                } else {
+                    self.root.loc.clone()
+                };
+                self.err(
+                    "manifest::harness",
+                    why,
+                    loc,
+                    "not host:port",
+                    "write each endpoint as `host:port`, e.g. \"api.anthropic.com:443\"".into(),
+                );
+            }
+        }
         Some(Harness {
             name: name.to_string(),
             kind: k,
@@ -793,6 +831,7 @@ impl Validator<'_> {
             install_files,
             version,
             own_files: own_files.unwrap_or_default(),
+            endpoints,
             runtime: runtime.map(|r| {
                 let ok_name = !r.name.is_empty()
                     && r.name

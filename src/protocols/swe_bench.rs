@@ -530,7 +530,7 @@ mod tests {
             dir.path(),
             &src,
             &[],
-            crate::backend::Phase::Grade,
+            &crate::backend::Network::None,
             &cancel,
         )
         .await

@@ -26,6 +26,8 @@ pub struct ReportDocument {
     pub bench_version: String,
     /// The backend kind (`local`, `docker`).
     pub backend: String,
+    /// The network policy each phase ran under: `agent` (what agents reached) and `grading`.
+    pub network: BTreeMap<String, String>,
     /// Datasets sampled: `repo@revision` for Hub datasets, `name (local)` for local ones.
     pub datasets: Vec<String>,
     /// Contamination cutoff: tasks created on or after this instant (RFC 3339).
@@ -273,6 +275,7 @@ pub struct Context<'a> {
     pub description: Option<&'a str>,
     pub bench_version: &'a str,
     pub backend: &'a str,
+    pub network: &'a BTreeMap<String, String>,
     pub datasets: &'a [String],
     pub since: Option<&'a str>,
     pub gold: &'a BTreeMap<String, Option<bool>>,
@@ -330,6 +333,7 @@ impl ReportDocument {
             description: ctx.description.map(str::to_string),
             bench_version: ctx.bench_version.to_string(),
             backend: ctx.backend.to_string(),
+            network: ctx.network.clone(),
             datasets: ctx.datasets.to_vec(),
             since: ctx.since.map(str::to_string),
             baseline: summary.baseline.clone(),

@@ -330,20 +330,29 @@ pub fn render(
         let _ = writeln!(h, "<p>{}</p>", esc(d));
     }
     let _ = write!(h, "<table class=\"meta\">");
+    let network: Vec<(String, String)> = doc
+        .network
+        .iter()
+        .map(|(phase, policy)| (format!("network ({phase})"), policy.clone()))
+        .collect();
     for (k, v) in [
-        ("bench version", doc.bench_version.clone()),
-        ("backend", doc.backend.clone()),
-        ("dataset (revision)", doc.datasets.join(", ")),
+        ("bench version".to_string(), doc.bench_version.clone()),
+        ("backend".to_string(), doc.backend.clone()),
+    ]
+    .into_iter()
+    .chain(network)
+    .chain([
+        ("dataset (revision)".to_string(), doc.datasets.join(", ")),
         (
-            "contamination cutoff (since)",
+            "contamination cutoff (since)".to_string(),
             doc.since.clone().unwrap_or_else(|| "none".into()),
         ),
         (
-            "baseline",
+            "baseline".to_string(),
             doc.baseline.clone().unwrap_or_else(|| "none".into()),
         ),
         (
-            "common tasks",
+            "common tasks".to_string(),
             format!(
                 "{} ({} excluded)",
                 doc.common_tasks.len(),
@@ -351,11 +360,11 @@ pub fn render(
             ),
         ),
         (
-            "gold check",
+            "gold check".to_string(),
             format!("{} of {} valid", doc.gold.valid.len(), doc.gold.tasks),
         ),
-    ] {
-        let _ = write!(h, "<tr><td>{}</td><td>{}</td></tr>", esc(k), esc(&v));
+    ]) {
+        let _ = write!(h, "<tr><td>{}</td><td>{}</td></tr>", esc(&k), esc(&v));
     }
     h.push_str("</table>\n");
     if let Some(p) = &doc.promotion {

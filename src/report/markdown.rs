@@ -54,6 +54,9 @@ pub fn render(
     let _ = writeln!(md, "| | |\n|---|---|");
     let _ = writeln!(md, "| bench version | {} |", doc.bench_version);
     let _ = writeln!(md, "| backend | `{}` |", doc.backend);
+    for (phase, policy) in &doc.network {
+        let _ = writeln!(md, "| network ({phase}) | {policy} |");
+    }
     let _ = writeln!(
         md,
         "| dataset (revision) | {} |",

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use tokio_util::sync::CancellationToken;
 
 use super::{WorkError, WorkOutput};
-use crate::backend::{Backend, Phase, SandboxSpec};
+use crate::backend::{Backend, Network, Phase, SandboxSpec};
 use crate::harness::scrub;
 use crate::jobs::{GradeJob, PatchInput};
 use crate::protocols::GradeError;
@@ -37,6 +37,11 @@ pub async fn grade(
     let spec = SandboxSpec {
         base: job.task.base(),
         phase: Phase::Grade,
+        network: if job.network {
+            Network::Open
+        } else {
+            Network::None
+        },
         image: None,
         address,
         key,

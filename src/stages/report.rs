@@ -27,6 +27,8 @@ pub struct ReportInputs {
     pub description: Option<String>,
     pub bench_version: String,
     pub backend: String,
+    /// The network policy each phase ran under (`agent`, `grading`).
+    pub network: BTreeMap<String, String>,
     pub datasets: Vec<String>,
     /// The sample stages' filters (cutoffs, repos, languages, ids, limit, seed).
     pub filters: Vec<crate::manifest::SampleFilters>,
@@ -163,6 +165,7 @@ pub fn render_report(
             description: inputs.description.as_deref(),
             bench_version: &inputs.bench_version,
             backend: &inputs.backend,
+            network: &inputs.network,
             datasets: &inputs.datasets,
             since: inputs.since.as_deref(),
             gold: &inputs.gold,

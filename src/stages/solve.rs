@@ -14,7 +14,8 @@ use handlebars::Handlebars;
 use tokio_util::sync::CancellationToken;
 
 use super::{WorkError, WorkOutput};
-use crate::backend::{Backend, Sandbox, SandboxSpec, repo};
+use crate::backend::egress::Endpoint;
+use crate::backend::{Backend, Network, Sandbox, SandboxSpec, repo};
 use crate::harness::scrub;
 use crate::harness::usage::{Usage, parse_usage};
 use crate::jobs::{HarnessSpec, RunUsage, SolveJob, SolveOutput, Tokens};
@@ -160,9 +161,26 @@ impl Sandboxes<'_> {
         cancel: &CancellationToken,
     ) -> Result<Box<dyn Sandbox>, WorkError> {
         let base = self.job.task.base();
+        let harness = self.job.team.get().harnesses.get(&agent.harness);
+        let network = match harness {
+            Some(h) if h.kind == HarnessKind::Command => match &h.egress {
+                Some(list) => Network::Allowlist(
+                    list.iter()
+                        .map(|e| Endpoint::parse(e))
+                        .collect::<Result<_, _>>()
+                        .map_err(|e| {
+                            WorkError::Infra(format!("harness `{}`: {e}", agent.harness))
+                        })?,
+                ),
+                None => Network::Open,
+            },
+            // bench's own harnesses apply a patch or do nothing: no network.
+            _ => Network::None,
+        };
         let spec = SandboxSpec {
             base,
             phase: crate::backend::Phase::Agent,
+            network,
             image: self.images.get(&agent.harness).cloned().flatten(),
             address: self.address,
             key: self.key,
