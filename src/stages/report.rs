@@ -331,7 +331,9 @@ pub fn materialize(
             (Some((d, size, mtime)), Some((s, m))) => d == digest && *size == s && *mtime == m,
             _ => false,
         };
-        if !fresh {
+        let (size, mtime) = if fresh {
+            current.unwrap_or((0, 0))
+        } else {
             let bytes = store.get_blob(digest).map_err(|e| MaterializeError::Blob {
                 digest: digest.clone(),
                 message: e.to_string(),
@@ -340,8 +342,8 @@ pub fn materialize(
                 write_atomic(&path, &bytes)?;
             }
             changed = true;
-        }
-        let (size, mtime) = stat(&path).unwrap_or((0, 0));
+            stat(&path).unwrap_or((0, 0))
+        };
         stamp.insert(name.clone(), (digest.clone(), size, mtime));
     }
     if changed {
