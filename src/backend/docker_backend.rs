@@ -30,6 +30,10 @@ use crate::tasks::TaskBase;
 /// Repository of agent images.
 pub const AGENT_REPO: &str = "bench-agent";
 
+/// Repository of task images whose repository's history is stripped to the base commit
+/// (grading containers start from them: the strip runs once per task image, not per grade).
+pub const STRIPPED_REPO: &str = "bench-stripped";
+
 /// How long an install may take.
 const INSTALL_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
@@ -230,6 +234,122 @@ impl DockerBackend {
     }
 }
 
+impl DockerBackend {
+    /// The image of `image_id` whose repository (`repo_dir`) has its history stripped to
+    /// `base` and checked fail-closed, built now unless it exists (reused across grades,
+    /// applies and stores on the daemon; within one apply, concurrent grades wait for one
+    /// build). Its tag digests the image, the base, the directory and the strip and check
+    /// scripts, so a change to any of them strips anew.
+    async fn stripped_image(
+        &self,
+        image_id: &str,
+        base: &str,
+        repo_dir: &str,
+        cancel: &CancellationToken,
+    ) -> Result<String, SandboxError> {
+        let tag = stripped_tag(image_id, base, repo_dir);
+        let cell = {
+            let mut builds = self.builds.lock().unwrap_or_else(|p| p.into_inner());
+            builds
+                .entry(format!("{STRIPPED_REPO}:{tag}"))
+                .or_default()
+                .clone()
+        };
+        cell.get_or_try_init(|| self.strip_image(image_id, base, repo_dir, &tag, cancel))
+            .await
+            .cloned()
+    }
+
+    async fn strip_image(
+        &self,
+        image_id: &str,
+        base: &str,
+        repo_dir: &str,
+        tag: &str,
+        cancel: &CancellationToken,
+    ) -> Result<String, SandboxError> {
+        let reference = format!("{STRIPPED_REPO}:{tag}");
+        if let Some(id) = self.host.image_id(&reference).await.map_err(failed)? {
+            return Ok(id);
+        }
+        let mut spec = self.spec(
+            image_id.to_string(),
+            &format!("strip/{tag}"),
+            tag,
+            NetworkMode::None,
+        );
+        spec.name = format!("bench-{}-strip-{tag}", self.run_id);
+        let c = Container::start(&self.host, &spec).await.map_err(failed)?;
+        let result = async {
+            let env = [
+                ("BENCH_STATE".to_string(), STATE.to_string()),
+                ("BENCH_BASE".to_string(), base.to_string()),
+            ];
+            for (script, what) in [
+                (super::repo::STRIP_SCRIPT, "strip"),
+                (super::repo::CHECK_SCRIPT, "check"),
+            ] {
+                let r = c
+                    .exec(
+                        &format!("mkdir -p {STATE}\n{}{script}", cd_repo(repo_dir)),
+                        "/",
+                        &env,
+                        Duration::from_secs(1800),
+                        cancel,
+                    )
+                    .await
+                    .map_err(failed)?;
+                if r.cancelled {
+                    return Err(SandboxError::Cancelled);
+                }
+                if r.exit_code != Some(0) {
+                    return Err(failed(format!(
+                        "cannot {what} the history of {} for grading: {}",
+                        short(image_id),
+                        String::from_utf8_lossy(&r.output).trim()
+                    )));
+                }
+            }
+            let r = c
+                .exec(
+                    &format!("rm -rf {STATE}"),
+                    "/",
+                    &[],
+                    Duration::from_secs(60),
+                    cancel,
+                )
+                .await
+                .map_err(failed)?;
+            if r.exit_code != Some(0) {
+                return Err(failed(format!("cannot clean {STATE} after the strip")));
+            }
+            let labels = HashMap::from([
+                ("bench.stripped-image".to_string(), "1".to_string()),
+                ("bench.base-image".to_string(), image_id.to_string()),
+            ]);
+            c.commit(STRIPPED_REPO, tag, labels).await.map_err(failed)
+        }
+        .await;
+        let removed = c.destroy().await;
+        let id = result?;
+        removed.map_err(failed)?;
+        Ok(id)
+    }
+}
+
+/// The tag of the stripped image of `image_id` at `base` (see [`STRIPPED_REPO`]).
+pub fn stripped_tag(image_id: &str, base: &str, repo_dir: &str) -> String {
+    let d = crate::key::digest_of(&serde_json::json!({
+        "schema": 1,
+        "image": image_id,
+        "base": base,
+        "repo_dir": repo_dir,
+        "strip": crate::key::digest(super::repo::STRIP_SCRIPT.as_bytes()),
+        "check": crate::key::digest(super::repo::CHECK_SCRIPT.as_bytes()),
+    }));
+    d[..16].to_string()
+}
+
 /// The tag of the agent image built by `install` on the image `base_image_id` (the first 16 hex
 /// digits of the digest of everything it is built from).
 pub fn agent_tag(base_image_id: &str, install: &InstallSpec) -> String {
@@ -271,9 +391,17 @@ impl Backend for DockerBackend {
         spec: &SandboxSpec<'_>,
         cancel: &CancellationToken,
     ) -> Result<Box<dyn Sandbox>, SandboxError> {
-        let image = match &spec.image {
-            Some(i) => i.clone(),
-            None => self.image_of(spec.base)?,
+        let repo_dir = spec.repo_dir.unwrap_or(DEFAULT_REPO);
+        let (image, stripped) = match (&spec.image, spec.stripped) {
+            (Some(i), _) => (i.clone(), None),
+            (None, Some(base)) => {
+                let original = self.image_of(spec.base)?;
+                let image = self
+                    .stripped_image(&original, base, repo_dir, cancel)
+                    .await?;
+                (image, Some(base.to_string()))
+            }
+            (None, None) => (self.image_of(spec.base)?, None),
         };
         // Grading has no network unless its task opts in: a patch's code cannot fetch the fix
         // (or anything) at grade time. Agents sit alone on an internal network whose one
@@ -297,10 +425,10 @@ impl Backend for DockerBackend {
                 return Err(failed(e));
             }
         };
-        let repo_dir = spec.repo_dir.unwrap_or(DEFAULT_REPO);
         let mut sandbox = DockerSandbox {
             c,
             egress,
+            stripped,
             paths: SandboxPaths {
                 repo: String::new(),
                 workdir: repo_dir.to_string(),
@@ -411,6 +539,8 @@ pub fn docker_facts(
 /// A container of a task's (or agent's) image.
 pub struct DockerSandbox {
     c: Container,
+    /// The base its repository's history was stripped to in its image.
+    stripped: Option<String>,
     /// The agent phase's proxy and internal network, removed with the container.
     egress: Option<Egress>,
     paths: SandboxPaths,
@@ -463,6 +593,10 @@ impl Egress {
 impl Sandbox for DockerSandbox {
     fn paths(&self) -> &SandboxPaths {
         &self.paths
+    }
+
+    fn stripped_to(&self) -> Option<&str> {
+        self.stripped.as_deref()
     }
 
     fn base_env(&self) -> Vec<(String, String)> {

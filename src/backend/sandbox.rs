@@ -98,12 +98,23 @@ pub struct SandboxSpec<'a> {
     pub repo_dir: Option<&'a str>,
     /// Restrictions on the sandbox (grading on docker); `None`: none beyond the limits.
     pub hardening: Option<&'a super::Hardening>,
+    /// The base commit whose history the sandbox's repository may start stripped to (a
+    /// backend may start it from an image stripped once, see [`Sandbox::stripped_to`]);
+    /// `None`: the repository starts as the image holds it.
+    pub stripped: Option<&'a str>,
 }
 
 /// A place to run commands in a task's repository.
 #[async_trait]
 pub trait Sandbox: Send + Sync {
     fn paths(&self) -> &SandboxPaths;
+
+    /// The base commit the repository's history was already stripped to when the sandbox
+    /// was made (docker: grading containers of an image stripped once per task image), so
+    /// `repo::clean` only checks it, fail-closed, as for any other sandbox.
+    fn stripped_to(&self) -> Option<&str> {
+        None
+    }
 
     /// The environment every command gets besides its own (PATH, HOME, LANG, git identity).
     fn base_env(&self) -> Vec<(String, String)>;

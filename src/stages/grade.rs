@@ -34,6 +34,7 @@ pub async fn grade(
     cancel: &CancellationToken,
 ) -> Result<WorkOutput, WorkError> {
     let patch = patch_bytes(job, store)?;
+    let base = backend.base_commit(job.task.base());
     let spec = SandboxSpec {
         base: job.task.base(),
         phase: Phase::Grade,
@@ -47,9 +48,13 @@ pub async fn grade(
         key,
         repo_dir: job.task.repo_dir(),
         hardening: job.hardening.as_ref(),
+        // SWE-bench Pro reads its hidden tests from the image's history before the strip.
+        stripped: match job.protocol.name {
+            crate::jobs::ProtocolId::SweBenchPro => None,
+            _ => base.as_deref(),
+        },
     };
     let sandbox = backend.create(&spec, cancel).await?;
-    let base = backend.base_commit(job.task.base());
     let result =
         crate::protocols::grade(job, &patch, sandbox.as_ref(), base.as_deref(), cancel).await;
     let removed = sandbox.destroy().await;

@@ -186,6 +186,7 @@ impl Sandboxes<'_> {
             key: self.key,
             repo_dir: self.job.task.repo_dir(),
             hardening: None,
+            stripped: None,
         };
         let s = self.backend.create(&spec, cancel).await?;
         let commit = self.backend.base_commit(base);
