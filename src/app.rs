@@ -1045,7 +1045,8 @@ fn mine(
         limit,
         timeout,
     };
-    let judged = crate::mine::mine(&opts, &|line| eprintln!("{line}")).map_err(|e| miette!("{e}"))?;
+    let judged =
+        crate::mine::mine(&opts, &|line| eprintln!("{line}")).map_err(|e| miette!("{e}"))?;
     print!("{}", crate::mine::summary(&judged, out));
     Ok(exit_codes::OK)
 }

@@ -70,38 +70,67 @@ fn fixture(dir: &Path) -> Fixture {
     write(dir, "tests/__init__.py", "");
     write(dir, "tests/test_calc.py", TEST_CALC);
     let initial = commit(dir, 1, "Initial calculator");
-    write(dir, "calc.py", &CALC.replacen("return a + b\n", "return a + b\n", 1).replace("def sub(a, b):\n    return a + b", "def sub(a, b):\n    return a - b"));
+    write(
+        dir,
+        "calc.py",
+        &CALC.replace(
+            "def sub(a, b):\n    return a + b",
+            "def sub(a, b):\n    return a - b",
+        ),
+    );
     write(
         dir,
         "tests/test_calc.py",
-        &format!("{TEST_CALC}\n    def test_sub(self):\n        from calc import sub\n        self.assertEqual(sub(5, 3), 2)\n"),
+        &format!(
+            "{TEST_CALC}\n    def test_sub(self):\n        from calc import sub\n        self.assertEqual(sub(5, 3), 2)\n"
+        ),
     );
     let fix_sub = commit(dir, 2, "Fix sub returning the sum\n\nsub(5, 3) gave 8.");
     write(dir, "README.md", "# calc\n");
     let fix_readme = commit(dir, 3, "Fix typo in README");
     let calc = std::fs::read_to_string(dir.join("calc.py")).unwrap();
-    write(dir, "calc.py", &format!("{calc}\n\ndef mul(a, b):\n    return a * b\n"));
+    write(
+        dir,
+        "calc.py",
+        &format!("{calc}\n\ndef mul(a, b):\n    return a * b\n"),
+    );
     let test_mul = "import unittest\n\nfrom calc import mul\n\n\nclass TestMul(unittest.TestCase):\n    def test_mul(self):\n        self.assertEqual(mul(2, 3), 6)\n";
     write(dir, "tests/test_mul.py", test_mul);
     let add_mul = commit(dir, 4, "Add mul");
     let calc = std::fs::read_to_string(dir.join("calc.py")).unwrap();
-    write(dir, "calc.py", &calc.replace("return a * b", "return a * b  # the product"));
+    write(
+        dir,
+        "calc.py",
+        &calc.replace("return a * b", "return a * b  # the product"),
+    );
     write(
         dir,
         "tests/test_mul.py",
-        &format!("{test_mul}\n    def test_mul_zero(self):\n        self.assertEqual(mul(0, 3), 0)\n"),
+        &format!(
+            "{test_mul}\n    def test_mul_zero(self):\n        self.assertEqual(mul(0, 3), 0)\n"
+        ),
     );
     let fix_already_passing = commit(dir, 5, "Fix mul's comment, test zero");
     let t = std::fs::read_to_string(dir.join("tests/test_calc.py")).unwrap();
     write(
         dir,
         "tests/test_calc.py",
-        &format!("{t}\n    def test_add_negative(self):\n        self.assertEqual(add(-1, -1), -2)\n"),
+        &format!(
+            "{t}\n    def test_add_negative(self):\n        self.assertEqual(add(-1, -1), -2)\n"
+        ),
     );
     let fix_tests_only = commit(dir, 6, "Fix: a test for negatives");
-    write(dir, "sum.mjs", "export function total(xs) {\n  return xs.reduce((a, b) => a + b, 1);\n}\n");
+    write(
+        dir,
+        "sum.mjs",
+        "export function total(xs) {\n  return xs.reduce((a, b) => a + b, 1);\n}\n",
+    );
     commit(dir, 7, "Add total");
-    write(dir, "sum.mjs", "export function total(xs) {\n  return xs.reduce((a, b) => a + b, 0);\n}\n");
+    write(
+        dir,
+        "sum.mjs",
+        "export function total(xs) {\n  return xs.reduce((a, b) => a + b, 0);\n}\n",
+    );
     write(
         dir,
         "sum.test.mjs",
@@ -196,15 +225,40 @@ fn mine_keeps_exactly_the_fixes_whose_tests_fail_before_and_reruns_byte_identica
             .to_string()
     };
     assert!(line(&f.fix_sub).starts_with("kept"), "{out}");
-    assert!(line(&f.fix_sub).contains("local__calc-") && line(&f.fix_sub).contains("(unittest, FAIL_TO_PASS 1, PASS_TO_PASS 1)"), "{out}");
+    assert!(
+        line(&f.fix_sub).contains("local__calc-")
+            && line(&f.fix_sub).contains("(unittest, FAIL_TO_PASS 1, PASS_TO_PASS 1)"),
+        "{out}"
+    );
     assert!(line(&f.fix_total).starts_with("kept"), "{out}");
-    assert!(line(&f.fix_total).contains("(node:test, FAIL_TO_PASS 2, PASS_TO_PASS 0)"), "{out}");
-    assert!(line(&f.fix_readme).starts_with("rejected") && line(&f.fix_readme).ends_with("it changes no test file"), "{out}");
-    assert!(line(&f.fix_already_passing).contains("no FAIL_TO_PASS test: every test that passes after the fix already passed before it"), "{out}");
-    assert!(line(&f.fix_tests_only).contains("it changes only tests"), "{out}");
+    assert!(
+        line(&f.fix_total).contains("(node:test, FAIL_TO_PASS 2, PASS_TO_PASS 0)"),
+        "{out}"
+    );
+    assert!(
+        line(&f.fix_readme).starts_with("rejected")
+            && line(&f.fix_readme).ends_with("it changes no test file"),
+        "{out}"
+    );
+    assert!(
+        line(&f.fix_already_passing).contains(
+            "no FAIL_TO_PASS test: every test that passes after the fix already passed before it"
+        ),
+        "{out}"
+    );
+    assert!(
+        line(&f.fix_tests_only).contains("it changes only tests"),
+        "{out}"
+    );
     // Commits whose message does not match are not candidates.
-    assert!(!out.contains(short(&f.add_mul)) && !out.contains(short(&f.initial)), "{out}");
-    assert!(out.ends_with(&format!("2 kept, 3 rejected; tasks in tasks\n")), "{out}");
+    assert!(
+        !out.contains(short(&f.add_mul)) && !out.contains(short(&f.initial)),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("2 kept, 3 rejected; tasks in tasks\n"),
+        "{out}"
+    );
     // Progress goes to stderr.
     assert!(stderr(&o).contains("before the fix"), "{}", stderr(&o));
 
@@ -218,7 +272,8 @@ fn mine_keeps_exactly_the_fixes_whose_tests_fail_before_and_reruns_byte_identica
     let mut want = vec![sub_id.clone(), total_id.clone()];
     want.sort();
     assert_eq!(dirs, want);
-    let task = std::fs::read_to_string(tmp.path().join("tasks").join(&sub_id).join("task.toml")).unwrap();
+    let task =
+        std::fs::read_to_string(tmp.path().join("tasks").join(&sub_id).join("task.toml")).unwrap();
     for expected in [
         format!("instance_id = \"{sub_id}\""),
         "repo = \"local/calc\"".to_string(),
@@ -235,11 +290,24 @@ fn mine_keeps_exactly_the_fixes_whose_tests_fail_before_and_reruns_byte_identica
     let sub = tmp.path().join("tasks").join(&sub_id);
     let test_patch = std::fs::read_to_string(sub.join("test.patch")).unwrap();
     let gold_patch = std::fs::read_to_string(sub.join("gold.patch")).unwrap();
-    assert!(test_patch.contains("+++ b/tests/test_calc.py") && !test_patch.contains("calc.py\n+++ b/calc.py"), "{test_patch}");
-    assert!(gold_patch.contains("+++ b/calc.py") && !gold_patch.contains("tests/"), "{gold_patch}");
+    assert!(
+        test_patch.contains("+++ b/tests/test_calc.py")
+            && !test_patch.contains("calc.py\n+++ b/calc.py"),
+        "{test_patch}"
+    );
+    assert!(
+        gold_patch.contains("+++ b/calc.py") && !gold_patch.contains("tests/"),
+        "{gold_patch}"
+    );
     // repo/ is the parent's tree: the bug, without the fix's test.
-    assert_eq!(std::fs::read_to_string(sub.join("repo/calc.py")).unwrap(), CALC);
-    assert_eq!(std::fs::read_to_string(sub.join("repo/tests/test_calc.py")).unwrap(), TEST_CALC);
+    assert_eq!(
+        std::fs::read_to_string(sub.join("repo/calc.py")).unwrap(),
+        CALC
+    );
+    assert_eq!(
+        std::fs::read_to_string(sub.join("repo/tests/test_calc.py")).unwrap(),
+        TEST_CALC
+    );
     assert!(!sub.join("repo/.git").exists());
 
     // A rerun prints and writes the same bytes, and leaves no staging directory.
@@ -250,16 +318,35 @@ fn mine_keeps_exactly_the_fixes_whose_tests_fail_before_and_reruns_byte_identica
     assert_eq!(tree(&tmp.path().join("tasks")), before);
 
     // --since keeps commits from that day on; --grep another pattern; --limit stops early.
-    let o = mine(tmp.path(), &["calc", "--out", "since", "--since", "2026-07-05"]);
+    let o = mine(
+        tmp.path(),
+        &["calc", "--out", "since", "--since", "2026-07-05"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).ends_with("1 kept, 2 rejected; tasks in since\n"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).ends_with("1 kept, 2 rejected; tasks in since\n"),
+        "{}",
+        stdout(&o)
+    );
     assert!(!stdout(&o).contains(short(&f.fix_sub)));
     let o = mine(tmp.path(), &["calc", "--out", "grep", "--grep", "sum"]);
-    assert!(stdout(&o).ends_with("1 kept, 0 rejected; tasks in grep\n"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).ends_with("1 kept, 0 rejected; tasks in grep\n"),
+        "{}",
+        stdout(&o)
+    );
     assert!(stdout(&o).contains(short(&f.fix_sub)));
     let o = mine(tmp.path(), &["calc", "--out", "limit", "--limit", "1"]);
-    assert!(stdout(&o).ends_with("1 kept, 0 rejected; tasks in limit\n"), "{}", stdout(&o));
-    assert!(stdout(&o).contains(short(&f.fix_total)), "newest first: {}", stdout(&o));
+    assert!(
+        stdout(&o).ends_with("1 kept, 0 rejected; tasks in limit\n"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stdout(&o).contains(short(&f.fix_total)),
+        "newest first: {}",
+        stdout(&o)
+    );
 }
 
 #[test]
@@ -268,10 +355,21 @@ fn mine_errors_name_the_problem() {
     std::fs::create_dir(tmp.path().join("plain")).unwrap();
     let o = mine(tmp.path(), &["plain"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("plain is not a git repository"), "{}", stderr(&o));
-    git(&tmp.path().join("plain"), "2026-07-01T10:00:00Z", &["init", "-q"]);
+    assert!(
+        stderr(&o).contains("plain is not a git repository"),
+        "{}",
+        stderr(&o)
+    );
+    git(
+        &tmp.path().join("plain"),
+        "2026-07-01T10:00:00Z",
+        &["init", "-q"],
+    );
     for (args, want) in [
-        (vec!["plain", "--since", "yesterday"], "bad --since: `yesterday` is not a date"),
+        (
+            vec!["plain", "--since", "yesterday"],
+            "bad --since: `yesterday` is not a date",
+        ),
         (vec!["plain", "--since", "2026-13-01"], "bad --since"),
         (vec!["plain", "--timeout", "soon"], "bad --timeout `soon`"),
         (vec!["plain", "--limit", "0"], "bad --limit"),
@@ -284,7 +382,11 @@ fn mine_errors_name_the_problem() {
     // An empty repository has nothing to mine.
     let o = mine(tmp.path(), &["plain", "--out", "none"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).ends_with("0 kept, 0 rejected; tasks in none\n"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).ends_with("0 kept, 0 rejected; tasks in none\n"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 fn manifest(dir: &Path, name: &str, format: &str, path: &str) -> PathBuf {
@@ -372,7 +474,11 @@ fn mined_tasks_grade_gold_resolved_and_nop_unresolved() {
     let m = manifest(tmp.path(), "mined", "local", "tasks");
     let o = bench_in(tmp.path(), &["apply", m.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stderr(&o).contains("gold: 0 cached, 2 done, 0 failed"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("gold: 0 cached, 2 done, 0 failed"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(
         resolved(tmp.path(), "mined"),
         vec![("nop".to_string(), 0), ("oracle".to_string(), 2)]
@@ -392,11 +498,19 @@ fn a_brain_bench_task_grades_oracle_resolved_and_nop_unresolved() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let f = fixture(&tmp.path().join("calc"));
-    write(tmp.path(), "brain/calc-0001.yaml", &brain_task(short(&f.initial), &f.fix_sub));
+    write(
+        tmp.path(),
+        "brain/calc-0001.yaml",
+        &brain_task(short(&f.initial), &f.fix_sub),
+    );
     let m = manifest(tmp.path(), "brain", "brain-bench", "brain");
     let o = bench_in(tmp.path(), &["tasks", m.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).contains("calc-0001") && stdout(&o).contains("2026-07-02T10:00:00Z"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("calc-0001") && stdout(&o).contains("2026-07-02T10:00:00Z"),
+        "{}",
+        stdout(&o)
+    );
     let o = common::bench_timed(
         tmp.path(),
         &["apply", m.to_str().unwrap()],
@@ -410,8 +524,16 @@ fn a_brain_bench_task_grades_oracle_resolved_and_nop_unresolved() {
     // The setup ran in the agent's workspace before the agent: not part of its patch.
     let patches = common::stored_patches(&tmp.path().join(".bench"), &m, "oracle");
     assert_eq!(patches.len(), 1);
-    assert!(!patches[0].contains(".setup-done") && patches[0].contains("+++ b/calc.py"), "{}", patches[0]);
-    assert!(!patches[0].contains("tests/test_calc.py"), "the hidden test is not the agent's: {}", patches[0]);
+    assert!(
+        !patches[0].contains(".setup-done") && patches[0].contains("+++ b/calc.py"),
+        "{}",
+        patches[0]
+    );
+    assert!(
+        !patches[0].contains("tests/test_calc.py"),
+        "the hidden test is not the agent's: {}",
+        patches[0]
+    );
 }
 
 #[test]
@@ -425,19 +547,61 @@ fn bad_brain_bench_yaml_gets_a_located_error() {
     let m = manifest(tmp.path(), "brain", "brain-bench", "brain");
     let remote = good.replace("repo: ../calc", "repo: https://github.com/o/calc");
     for (text, want) in [
-        (format!("{good}colour: red\n"), "calc-0001.yaml:13:1: unknown field `colour`"),
-        (good.replace("timeout_s: 1800", "timeout_s: -5"), "calc-0001.yaml:10:12: `timeout_s`: -5 is not a positive number of seconds"),
-        (good.replace("timeout_s: 1800", "timeout_s: soon"), "calc-0001.yaml:10:12: timeout_s: invalid type"),
-        (good.replace("max_cost_usd: 0.30", "max_cost_usd: -1"), "calc-0001.yaml:11:15: `max_cost_usd`"),
-        (good.replace("[tests/test_calc.py]", "[tests/nope.py]"), "calc-0001.yaml:8:22: `test_files_from_fix`: `tests/nope.py` is not a file at commit_fix"),
-        (good.replace("[tests/test_calc.py]", "[]"), "calc-0001.yaml:8:22: `test_files_from_fix`: is empty"),
-        (good.replace(&f.fix_sub, "deadbeef"), "calc-0001.yaml:4:13: `commit_fix`: `deadbeef` is not a commit"),
-        (good.replace("repo: ../calc", "repo: ../nowhere"), "calc-0001.yaml:2:7: `repo`:"),
-        (remote, "calc-0001.yaml:2:7: `repo`: `https://github.com/o/calc` is a remote URL"),
-        (good.replace("verify: ", "verify: ''\nx: "), "unknown field `x`"),
-        (good.replace("prompt: |", "prompt: [unclosed"), "calc-0001.yaml:"),
-        (good.lines().filter(|l| !l.starts_with("verify")).map(|l| format!("{l}\n")).collect(), "missing field `verify`"),
-        (good.replace("id: calc-0001", "id: 'a b'"), "calc-0001.yaml:1:5: `id`: `a b` is not a task id"),
+        (
+            format!("{good}colour: red\n"),
+            "calc-0001.yaml:13:1: unknown field `colour`",
+        ),
+        (
+            good.replace("timeout_s: 1800", "timeout_s: -5"),
+            "calc-0001.yaml:10:12: `timeout_s`: -5 is not a positive number of seconds",
+        ),
+        (
+            good.replace("timeout_s: 1800", "timeout_s: soon"),
+            "calc-0001.yaml:10:12: timeout_s: invalid type",
+        ),
+        (
+            good.replace("max_cost_usd: 0.30", "max_cost_usd: -1"),
+            "calc-0001.yaml:11:15: `max_cost_usd`",
+        ),
+        (
+            good.replace("[tests/test_calc.py]", "[tests/nope.py]"),
+            "calc-0001.yaml:8:22: `test_files_from_fix`: `tests/nope.py` is not a file at commit_fix",
+        ),
+        (
+            good.replace("[tests/test_calc.py]", "[]"),
+            "calc-0001.yaml:8:22: `test_files_from_fix`: is empty",
+        ),
+        (
+            good.replace(&f.fix_sub, "deadbeef"),
+            "calc-0001.yaml:4:13: `commit_fix`: `deadbeef` is not a commit",
+        ),
+        (
+            good.replace("repo: ../calc", "repo: ../nowhere"),
+            "calc-0001.yaml:2:7: `repo`:",
+        ),
+        (
+            remote,
+            "calc-0001.yaml:2:7: `repo`: `https://github.com/o/calc` is a remote URL",
+        ),
+        (
+            good.replace("verify: ", "verify: ''\nx: "),
+            "unknown field `x`",
+        ),
+        (
+            good.replace("prompt: |", "prompt: [unclosed"),
+            "calc-0001.yaml:",
+        ),
+        (
+            good.lines()
+                .filter(|l| !l.starts_with("verify"))
+                .map(|l| format!("{l}\n"))
+                .collect(),
+            "missing field `verify`",
+        ),
+        (
+            good.replace("id: calc-0001", "id: 'a b'"),
+            "calc-0001.yaml:1:5: `id`: `a b` is not a task id",
+        ),
     ] {
         write(tmp.path(), "brain/calc-0001.yaml", &text);
         let o = bench_in(tmp.path(), &["plan", m.to_str().unwrap()]);
@@ -449,7 +613,10 @@ fn bad_brain_bench_yaml_gets_a_located_error() {
                 .collect()
         };
         let err = stderr(&o);
-        assert!(squash(&err).contains(&squash(want)), "want {want:?} in\n{err}");
+        assert!(
+            squash(&err).contains(&squash(want)),
+            "want {want:?} in\n{err}"
+        );
         assert!(err.contains("help:"), "{err}");
     }
     // Two files with one id.
@@ -483,8 +650,7 @@ fn a_hostile_mined_repository_cannot_escape_the_jail() {
     git(&repo, "2026-07-01T10:00:00Z", &["init", "-q", "-b", "main"]);
     write(&repo, "app.py", "def value():\n    return 1\n");
     write(&repo, "tests/__init__.py", "");
-    let probes = format!(
-        r#"import glob
+    let probes = r#"import glob
 import os
 import socket
 import unittest
@@ -495,9 +661,8 @@ from app import value
 class TestApp(unittest.TestCase):
     def test_value_type(self):
         self.assertIsInstance(value(), int)
-"#
-    );
-    write(&repo, "tests/test_app.py", &probes);
+"#;
+    write(&repo, "tests/test_app.py", probes);
     commit(&repo, 1, "Initial app");
     write(&repo, "app.py", "def value():\n    return 2\n");
     // Each probe passes only if it got out.
@@ -541,7 +706,11 @@ class TestApp(unittest.TestCase):
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).contains("(unittest, FAIL_TO_PASS 1, PASS_TO_PASS 1)"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("(unittest, FAIL_TO_PASS 1, PASS_TO_PASS 1)"),
+        "{}",
+        stdout(&o)
+    );
     let task = std::fs::read_to_string(
         tmp.path()
             .join("tasks")
@@ -549,8 +718,20 @@ class TestApp(unittest.TestCase):
             .join("task.toml"),
     )
     .unwrap();
-    assert!(task.contains("test_value (tests.test_app.TestApp.test_value)"), "{task}");
-    assert!(!task.contains("escape") && !task.contains("secret") && !task.contains("network") && !task.contains("mined_repository"), "{task}");
+    assert!(
+        task.contains("test_value (tests.test_app.TestApp.test_value)"),
+        "{task}"
+    );
+    assert!(
+        !task.contains("escape")
+            && !task.contains("secret")
+            && !task.contains("network")
+            && !task.contains("mined_repository"),
+        "{task}"
+    );
     assert!(!host_file.exists(), "a test wrote outside its workspace");
-    assert!(listener.accept().is_err(), "a test reached the host's network");
+    assert!(
+        listener.accept().is_err(),
+        "a test reached the host's network"
+    );
 }

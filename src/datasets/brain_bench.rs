@@ -78,13 +78,14 @@ pub fn files(path: &Path) -> Result<Vec<PathBuf>, BrainBenchError> {
         help: help.into(),
     };
     let mut out: Vec<PathBuf> = std::fs::read_dir(path)
-        .map_err(|e| whole(format!("cannot read the directory: {e}"), "check the dataset's `path`"))?
+        .map_err(|e| {
+            whole(
+                format!("cannot read the directory: {e}"),
+                "check the dataset's `path`",
+            )
+        })?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.is_file()
-                && p.extension()
-                    .is_some_and(|e| e == "yaml" || e == "yml")
-        })
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
         .collect();
     out.sort();
     if out.is_empty() {
@@ -288,7 +289,11 @@ pub fn read_file(f: &Path) -> Result<Task, BrainBenchError> {
         ));
     }
     if prompt.trim().is_empty() {
-        return Err(at("prompt", "is empty".into(), "describe the problem the agent must fix"));
+        return Err(at(
+            "prompt",
+            "is empty".into(),
+            "describe the problem the agent must fix",
+        ));
     }
     if verify.trim().is_empty() {
         return Err(at(
@@ -318,7 +323,11 @@ pub fn read_file(f: &Path) -> Result<Task, BrainBenchError> {
     if let Some(tags) = &tags
         && let Some(bad) = tags.iter().find(|t| t.trim().is_empty())
     {
-        return Err(at("tags", format!("tag {bad:?} is empty"), "remove the empty tag"));
+        return Err(at(
+            "tags",
+            format!("tag {bad:?} is empty"),
+            "remove the empty tag",
+        ));
     }
     if test_files_from_fix.is_empty() {
         return Err(at(
@@ -330,7 +339,9 @@ pub fn read_file(f: &Path) -> Result<Task, BrainBenchError> {
     let Some(repo_path) = local_repo(&repo, f) else {
         return Err(at(
             "repo",
-            format!("`{repo}` is a remote URL; bench reads brain bench tasks from a clone on this machine"),
+            format!(
+                "`{repo}` is a remote URL; bench reads brain bench tasks from a clone on this machine"
+            ),
             "clone it and set `repo` to the clone's path (relative to this file), e.g. `repo: ../agent-orchestrator`",
         ));
     };
@@ -383,11 +394,9 @@ pub fn read_file(f: &Path) -> Result<Task, BrainBenchError> {
     let changed = git
         .changed_files(&before, &fix)
         .map_err(|e| at("commit_fix", e.to_string(), "check the repository"))?;
-    let source: Vec<String> = changed
-        .into_iter()
-        .filter(|p| !tests.contains(p))
-        .collect();
-    let diff_err = |e: crate::mine::GitError| at("commit_fix", e.to_string(), "check the repository");
+    let source: Vec<String> = changed.into_iter().filter(|p| !tests.contains(p)).collect();
+    let diff_err =
+        |e: crate::mine::GitError| at("commit_fix", e.to_string(), "check the repository");
     let test_patch = git.diff(&before, &fix, &tests).map_err(diff_err)?;
     let gold_patch = git.diff(&before, &fix, &source).map_err(diff_err)?;
     let created_at = git
@@ -424,10 +433,7 @@ pub fn read_file(f: &Path) -> Result<Task, BrainBenchError> {
         gold_patch,
         test_patch,
         rebuild_cmds: Vec::new(),
-        setup_cmds: setup
-            .filter(|s| !s.trim().is_empty())
-            .into_iter()
-            .collect(),
+        setup_cmds: setup.filter(|s| !s.trim().is_empty()).into_iter().collect(),
         test_cmds: vec![verify],
         print_cmds: Vec::new(),
         log_parser: EXIT_CODE_PARSER.into(),

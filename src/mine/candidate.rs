@@ -90,7 +90,9 @@ pub async fn judge(
     let gold_patch = repo
         .diff(&base, &commit.sha, &source)
         .map_err(|e| e.to_string())?;
-    let tree = env.tmp.join(format!("tree-{}", &base[..12.min(base.len())]));
+    let tree = env
+        .tmp
+        .join(format!("tree-{}", &base[..12.min(base.len())]));
     if !tree.exists() {
         repo.write_tree(&base, &tree).map_err(|e| e.to_string())?;
     }
@@ -115,7 +117,10 @@ pub async fn judge(
         after.push(r);
     }
     let passed_after: BTreeSet<&String> = after[0].passed.intersection(&after[1].passed).collect();
-    let flaky = after[0].passed.symmetric_difference(&after[1].passed).count();
+    let flaky = after[0]
+        .passed
+        .symmetric_difference(&after[1].passed)
+        .count();
     if after[0].seen == 0 {
         return reject(&format!(
             "no test result after the fix (the `{}` parser read nothing; exit code {}): {}",
@@ -159,7 +164,12 @@ pub async fn judge(
 }
 
 /// Runs the plan's tests once in a fresh jailed workspace of `tree` with `patches` applied.
-async fn run(env: &RunEnv<'_>, tree: &Path, patches: &[&str], plan: &TestPlan) -> Result<Run, String> {
+async fn run(
+    env: &RunEnv<'_>,
+    tree: &Path,
+    patches: &[&str],
+    plan: &TestPlan,
+) -> Result<Run, String> {
     let s = LocalSandbox::create(env.tmp, tree, env.hidden, Phase::Grade, env.cancel)
         .await
         .map_err(|e| e.to_string())?;
@@ -171,7 +181,10 @@ async fn run(env: &RunEnv<'_>, tree: &Path, patches: &[&str], plan: &TestPlan) -
             continue;
         }
         let path = format!("{state}/patch-{i}.diff");
-        script.push_str(&format!("git apply --whitespace=nowarn {}\n", shell_quote(&path)));
+        script.push_str(&format!(
+            "git apply --whitespace=nowarn {}\n",
+            shell_quote(&path)
+        ));
         files.push((path, p.as_bytes().to_vec()));
     }
     let refs: Vec<(&str, &[u8], u32)> = files

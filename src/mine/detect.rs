@@ -213,8 +213,9 @@ pub fn plan(repo: &Repo, commit: &str, tests: &[String]) -> Result<TestPlan, Str
                     .map(|f| f.trim_end_matches(".py").replace('/', "."))
                     .collect();
                 if let Some(bad) = modules.iter().find(|m| {
-                    !m.split('.')
-                        .all(|p| !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '_'))
+                    !m.split('.').all(|p| {
+                        !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '_')
+                    })
                 }) {
                     return Err(format!(
                         "test module `{bad}` is not importable by unittest (its path is not a dotted module name)"
@@ -247,17 +248,19 @@ pub fn plan(repo: &Repo, commit: &str, tests: &[String]) -> Result<TestPlan, Str
         Lang::Rust => {
             let mut cmds = Vec::new();
             for f in &files {
-                let (dir, name) = f.rsplit_once("/tests/").map_or_else(
-                    || ("", f.trim_start_matches("tests/")),
-                    |(d, n)| (d, n),
-                );
+                let (dir, name) = f
+                    .rsplit_once("/tests/")
+                    .map_or_else(|| ("", f.trim_start_matches("tests/")), |(d, n)| (d, n));
                 let name = name.trim_end_matches(".rs");
                 let manifest = if dir.is_empty() {
                     String::new()
                 } else {
                     format!(" --manifest-path {}", quote(&format!("{dir}/Cargo.toml")))
                 };
-                cmds.push(format!("cargo test --offline{manifest} --test {}", quote(name)));
+                cmds.push(format!(
+                    "cargo test --offline{manifest} --test {}",
+                    quote(name)
+                ));
             }
             cmds.sort();
             cmds.dedup();
@@ -268,7 +271,8 @@ pub fn plan(repo: &Repo, commit: &str, tests: &[String]) -> Result<TestPlan, Str
         }
         Lang::Js => {
             let node_test = files.iter().any(|f| read(f).contains("node:test"));
-            let jest = paths.iter().any(|p| p == "package.json") && read("package.json").contains("\"jest\"");
+            let jest = paths.iter().any(|p| p == "package.json")
+                && read("package.json").contains("\"jest\"");
             let quoted = files.iter().map(|f| quote(f)).collect::<Vec<_>>().join(" ");
             if node_test {
                 TestPlan {

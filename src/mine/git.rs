@@ -98,7 +98,10 @@ impl Repo {
             .output()
             .map_err(|e| self.failed(args, format!("cannot run git: {e}")))?;
         if !out.status.success() {
-            return Err(self.failed(args, String::from_utf8_lossy(&out.stderr).trim().to_string()));
+            return Err(self.failed(
+                args,
+                String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            ));
         }
         Ok(out.stdout)
     }
@@ -389,10 +392,7 @@ mod tests {
             repo_name("https://github.com/pjcau/agent-orchestrator").as_deref(),
             Some("pjcau/agent-orchestrator")
         );
-        assert_eq!(
-            repo_name("git@github.com:o/r.git").as_deref(),
-            Some("o/r")
-        );
+        assert_eq!(repo_name("git@github.com:o/r.git").as_deref(), Some("o/r"));
         assert_eq!(repo_name("").as_deref(), None);
     }
 }

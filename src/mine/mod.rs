@@ -97,11 +97,7 @@ pub fn mine(opts: &MineOptions, progress: &dyn Fn(&str)) -> Result<Vec<Judged>, 
     let name = repo.name();
     let mut commits = repo.commits(&opts.grep).map_err(|e| e.to_string())?;
     if let Some(since) = opts.since {
-        commits.retain(|c| {
-            c.date
-                .parse::<jiff::Timestamp>()
-                .is_ok_and(|d| d >= since)
-        });
+        commits.retain(|c| c.date.parse::<jiff::Timestamp>().is_ok_and(|d| d >= since));
     }
     crate::backend::jail::warn_if_unavailable();
     let tmp = tempfile::Builder::new()

@@ -67,7 +67,8 @@ pub fn write_task(
     repo: &Repo,
     m: &Mined,
 ) -> Result<(), String> {
-    let err = |what: &Path, e: &dyn std::fmt::Display| format!("cannot write {}: {e}", what.display());
+    let err =
+        |what: &Path, e: &dyn std::fmt::Display| format!("cannot write {}: {e}", what.display());
     fs_err::create_dir_all(out).map_err(|e| err(out, &e))?;
     let stage = tempfile::Builder::new()
         .prefix(&format!(".tmp-{id}-"))

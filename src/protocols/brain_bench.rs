@@ -95,8 +95,11 @@ pub async fn grade(
     let empty = patch.iter().all(u8::is_ascii_whitespace);
     let candidate_path = format!("{state}/candidate.patch");
     let test_patch_path = format!("{state}/test.patch");
-    let mut files: Vec<(&str, &[u8], u32)> =
-        vec![(test_patch_path.as_str(), task.test_patch().as_bytes(), 0o644)];
+    let mut files: Vec<(&str, &[u8], u32)> = vec![(
+        test_patch_path.as_str(),
+        task.test_patch().as_bytes(),
+        0o644,
+    )];
     if !empty {
         files.push((candidate_path.as_str(), patch, 0o644));
     }
@@ -121,7 +124,13 @@ pub async fn grade(
     };
 
     // 3. `git checkout <commit_fix> -- <test files>`: the paths reset, then their fix version.
-    let r = run(s, &reset_script(&patch_files(task.test_patch())), left(), cancel).await?;
+    let r = run(
+        s,
+        &reset_script(&patch_files(task.test_patch())),
+        left(),
+        cancel,
+    )
+    .await?;
     apply_log.extend_from_slice(b">>>>> reset before the test files\n");
     apply_log.extend_from_slice(&r.output);
     if r.exit_code != Some(0) {
@@ -160,7 +169,10 @@ pub async fn grade(
         shell_quote(&workdir)
     );
     let (log, exit) = if timed_out {
-        (b"[bench: setup used the whole time budget]\n".to_vec(), None)
+        (
+            b"[bench: setup used the whole time budget]\n".to_vec(),
+            None,
+        )
     } else {
         let r = run(s, &script, left(), cancel).await?;
         timed_out = r.timed_out;
