@@ -330,4 +330,144 @@ mod tests {
         assert!(!runnable("tests/common/mod.rs", Lang::Rust));
         assert!(runnable("tests/cli.rs", Lang::Rust));
     }
+
+    /// A repository of one commit holding `files`.
+    fn repo_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Repo) {
+        let dir = tempfile::tempdir().unwrap();
+        for (p, text) in files {
+            let path = dir.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let git = |args: &[&str]| {
+            let ok = std::process::Command::new("git")
+                .args(args)
+                .current_dir(dir.path())
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_AUTHOR_NAME", "t")
+                .env("GIT_AUTHOR_EMAIL", "t@t")
+                .env("GIT_COMMITTER_NAME", "t")
+                .env("GIT_COMMITTER_EMAIL", "t@t")
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "git {args:?}");
+        };
+        git(&["init", "-q"]);
+        git(&["add", "-A"]);
+        git(&["commit", "-q", "-m", "c"]);
+        let repo = Repo::open(dir.path()).unwrap();
+        (dir, repo)
+    }
+
+    fn plan_of(files: &[(&str, &str)], tests: &[&str]) -> Result<TestPlan, String> {
+        let (_dir, repo) = repo_with(files);
+        let tests: Vec<String> = tests.iter().map(|t| t.to_string()).collect();
+        plan(&repo, "HEAD", &tests)
+    }
+
+    #[test]
+    fn frameworks_and_their_commands() {
+        let p = plan_of(
+            &[("tests/test_a.py", "import unittest\n"), ("a.py", "")],
+            &["tests/test_a.py"],
+        )
+        .unwrap();
+        assert_eq!(p.framework, Framework::Unittest);
+        assert_eq!(p.test_cmd, "python3 -m unittest -v tests.test_a");
+        let p = plan_of(
+            &[
+                ("tests/test_a.py", "import pytest\n"),
+                ("tests/conftest.py", ""),
+            ],
+            &["tests/test_a.py", "tests/conftest.py"],
+        )
+        .unwrap();
+        assert_eq!(p.framework, Framework::Pytest);
+        assert_eq!(
+            p.test_cmd,
+            "python3 -m pytest -rA -p no:cacheprovider 'tests/test_a.py'"
+        );
+        let p = plan_of(
+            &[
+                ("pyproject.toml", "[tool.pytest.ini_options]\n"),
+                ("test_b.py", "def test_b(): pass\n"),
+            ],
+            &["test_b.py"],
+        )
+        .unwrap();
+        assert_eq!(p.framework, Framework::Pytest);
+        let p = plan_of(
+            &[
+                ("calc/add_test.go", "package calc\n"),
+                ("main_test.go", "package main\n"),
+            ],
+            &["calc/add_test.go", "main_test.go"],
+        )
+        .unwrap();
+        assert_eq!(
+            (p.framework, p.test_cmd.as_str()),
+            (Framework::GoTest, "go test -v '.' './calc'")
+        );
+        let p = plan_of(
+            &[
+                ("tests/cli.rs", ""),
+                ("crates/x/tests/it.rs", ""),
+                ("tests/common/mod.rs", ""),
+            ],
+            &[
+                "tests/cli.rs",
+                "crates/x/tests/it.rs",
+                "tests/common/mod.rs",
+            ],
+        )
+        .unwrap();
+        assert_eq!(p.framework, Framework::CargoTest);
+        assert_eq!(
+            p.test_cmd,
+            "cargo test --offline --manifest-path 'crates/x/Cargo.toml' --test 'it' ; cargo test --offline --test 'cli'"
+        );
+        let p = plan_of(
+            &[
+                ("package.json", "{\"devDependencies\": {\"jest\": \"29\"}}"),
+                ("src/a.test.js", ""),
+            ],
+            &["src/a.test.js"],
+        )
+        .unwrap();
+        assert_eq!(
+            (p.framework, p.test_cmd.as_str()),
+            (Framework::Jest, "npx jest --verbose 'src/a.test.js'")
+        );
+        let p = plan_of(
+            &[("a.test.mjs", "import test from 'node:test';\n")],
+            &["a.test.mjs"],
+        )
+        .unwrap();
+        assert_eq!(p.framework, Framework::NodeTest);
+        // Refusals: JavaScript without a known runner, two languages, only helpers.
+        assert!(
+            plan_of(&[("a.test.js", "")], &["a.test.js"])
+                .unwrap_err()
+                .contains("neither node:test nor jest")
+        );
+        assert!(
+            plan_of(
+                &[("test_a.py", ""), ("a_test.go", "")],
+                &["test_a.py", "a_test.go"]
+            )
+            .unwrap_err()
+            .contains("several languages")
+        );
+        assert!(plan_of(&[("tests/helpers.py", "")], &["tests/helpers.py"]).is_err());
+        assert!(
+            plan_of(
+                &[("tests/my-tests/test_a.py", "")],
+                &["tests/my-tests/test_a.py"]
+            )
+            .unwrap_err()
+            .contains("not importable")
+        );
+    }
 }
