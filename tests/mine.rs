@@ -504,6 +504,23 @@ fn a_brain_bench_task_grades_oracle_resolved_and_nop_unresolved() {
         &brain_task(short(&f.initial), &f.fix_sub),
     );
     let m = manifest(tmp.path(), "brain", "brain-bench", "brain");
+    // An agent that looks for the fix in the repository the task was read from (hidden from
+    // agents on the local backend: its history holds the fix).
+    let jailed = bwrap_ready();
+    let repo = std::fs::canonicalize(tmp.path().join("calc")).unwrap();
+    let text = std::fs::read_to_string(&m).unwrap().replace(
+        "teams = [\"oracle\", \"nop\"]",
+        "teams = [\"oracle\", \"nop\", \"peek\"]",
+    );
+    std::fs::write(
+        &m,
+        format!(
+            "{text}\n[teams.peek]\ntopology = \"solo\"\nworker = \"peek\"\n\n[harnesses.peek]\nkind = \"command\"\ncommand = \"(git -C {r} show {fix}:calc.py; ls -a {r}) > peeked.txt 2>&1; true\"\n",
+            r = repo.display(),
+            fix = f.fix_sub,
+        ),
+    )
+    .unwrap();
     let o = bench_in(tmp.path(), &["tasks", m.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
@@ -519,8 +536,22 @@ fn a_brain_bench_task_grades_oracle_resolved_and_nop_unresolved() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
         resolved(tmp.path(), "brain"),
-        vec![("nop".to_string(), 0), ("oracle".to_string(), 1)]
+        vec![
+            ("nop".to_string(), 0),
+            ("oracle".to_string(), 1),
+            ("peek".to_string(), 0)
+        ]
     );
+    let peeked = common::stored_patches(&tmp.path().join(".bench"), &m, "peek");
+    assert_eq!(peeked.len(), 1);
+    assert!(peeked[0].contains("+++ b/peeked.txt"), "{}", peeked[0]);
+    if jailed {
+        assert!(
+            !peeked[0].contains("return a - b") && !peeked[0].contains("+.git"),
+            "an agent read the task's repository: {}",
+            peeked[0]
+        );
+    }
     // The setup ran in the agent's workspace before the agent: not part of its patch.
     let patches = common::stored_patches(&tmp.path().join(".bench"), &m, "oracle");
     assert_eq!(patches.len(), 1);

@@ -293,6 +293,13 @@ impl Repo {
         });
         let mut stdout = std::io::BufReader::new(child.stdout.take().expect("piped"));
         let bad = || self.failed(&["cat-file", "--batch"], "unexpected output");
+        // A crafted tree could name `..`, `.git` or an absolute path: never written.
+        let unsafe_path = |p: &str| {
+            p.starts_with('/')
+                || p.split('/').any(|c| {
+                    c.is_empty() || c == "." || c == ".." || c.eq_ignore_ascii_case(".git")
+                })
+        };
         for (mode, _, _, path) in &blobs {
             let mut header = Vec::new();
             loop {
@@ -313,6 +320,9 @@ impl Repo {
             stdout.read_exact(&mut content).map_err(|_| bad())?;
             let mut nl = [0u8; 1];
             stdout.read_exact(&mut nl).map_err(|_| bad())?;
+            if unsafe_path(path) {
+                continue;
+            }
             let target = dest.join(path);
             if let Some(dir) = target.parent() {
                 fs_err::create_dir_all(dir).map_err(|e| wr(dir, e))?;
@@ -330,7 +340,7 @@ impl Repo {
         let _ = writer.join();
         let _ = child.wait();
         for (_, kind, _, path) in &entries {
-            if kind == "commit" {
+            if kind == "commit" && !unsafe_path(path) {
                 let d = dest.join(path);
                 fs_err::create_dir_all(&d).map_err(|e| wr(&d, e))?;
             }
