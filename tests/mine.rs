@@ -202,6 +202,18 @@ fn bwrap_ready() -> bool {
     ok
 }
 
+/// The real binary with bench's cache (brain bench trees and clones) in `dir/cache`.
+fn bench_cached(dir: &Path, args: &[&str]) -> Output {
+    Command::new(common::bench_bin())
+        .args(args)
+        .current_dir(dir)
+        .env_remove("BENCH_STORE")
+        .env("NO_COLOR", "1")
+        .env("BENCH_CACHE_DIR", dir.join("cache"))
+        .output()
+        .expect("run bench")
+}
+
 fn mine(dir: &Path, args: &[&str]) -> Output {
     let mut all = vec!["mine"];
     all.extend_from_slice(args);
@@ -503,6 +515,20 @@ fn a_brain_bench_task_grades_oracle_resolved_and_nop_unresolved() {
         "brain/calc-0001.yaml",
         &brain_task(short(&f.initial), &f.fix_sub),
     );
+    // The same task read through a URL: cloned into bench's cache.
+    let url = format!(
+        "file://{}",
+        std::fs::canonicalize(tmp.path().join("calc"))
+            .unwrap()
+            .display()
+    );
+    write(
+        tmp.path(),
+        "brain/calc-0002.yaml",
+        &brain_task(&f.initial, &f.fix_sub)
+            .replace("id: calc-0001", "id: calc-0002")
+            .replace("repo: ../calc", &format!("repo: {url}")),
+    );
     let m = manifest(tmp.path(), "brain", "brain-bench", "brain");
     // An agent that looks for the fix in the repository the task was read from (hidden from
     // agents on the local backend: its history holds the fix).
@@ -521,29 +547,31 @@ fn a_brain_bench_task_grades_oracle_resolved_and_nop_unresolved() {
         ),
     )
     .unwrap();
-    let o = bench_in(tmp.path(), &["tasks", m.to_str().unwrap()]);
+    let o = bench_cached(tmp.path(), &["tasks", m.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
         stdout(&o).contains("calc-0001") && stdout(&o).contains("2026-07-02T10:00:00Z"),
         "{}",
         stdout(&o)
     );
-    let o = common::bench_timed(
-        tmp.path(),
-        &["apply", m.to_str().unwrap()],
-        std::time::Duration::from_secs(300),
-    );
+    let clones: Vec<_> = std::fs::read_dir(tmp.path().join("cache/git-clones"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".git"))
+        .collect();
+    assert_eq!(clones.len(), 1);
+    let o = bench_cached(tmp.path(), &["apply", m.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
         resolved(tmp.path(), "brain"),
         vec![
             ("nop".to_string(), 0),
-            ("oracle".to_string(), 1),
+            ("oracle".to_string(), 2),
             ("peek".to_string(), 0)
         ]
     );
     let peeked = common::stored_patches(&tmp.path().join(".bench"), &m, "peek");
-    assert_eq!(peeked.len(), 1);
+    assert_eq!(peeked.len(), 2);
     assert!(peeked[0].contains("+++ b/peeked.txt"), "{}", peeked[0]);
     if jailed {
         assert!(
@@ -554,7 +582,8 @@ fn a_brain_bench_task_grades_oracle_resolved_and_nop_unresolved() {
     }
     // The setup ran in the agent's workspace before the agent: not part of its patch.
     let patches = common::stored_patches(&tmp.path().join(".bench"), &m, "oracle");
-    assert_eq!(patches.len(), 1);
+    assert_eq!(patches.len(), 2);
+    assert_eq!(patches[0], patches[1]);
     assert!(
         !patches[0].contains(".setup-done") && patches[0].contains("+++ b/calc.py"),
         "{}",
@@ -576,7 +605,7 @@ fn bad_brain_bench_yaml_gets_a_located_error() {
     let f = fixture(&tmp.path().join("calc"));
     let good = brain_task(&f.initial, &f.fix_sub);
     let m = manifest(tmp.path(), "brain", "brain-bench", "brain");
-    let remote = good.replace("repo: ../calc", "repo: https://github.com/o/calc");
+    let remote = good.replace("repo: ../calc", "repo: file:///nonexistent/calc");
     for (text, want) in [
         (
             format!("{good}colour: red\n"),
@@ -612,7 +641,7 @@ fn bad_brain_bench_yaml_gets_a_located_error() {
         ),
         (
             remote,
-            "calc-0001.yaml:2:7: `repo`: `https://github.com/o/calc` is a remote URL",
+            "calc-0001.yaml:2:7: `repo`: cannot clone file:///nonexistent/calc",
         ),
         (
             good.replace("verify: ", "verify: ''\nx: "),
@@ -635,7 +664,7 @@ fn bad_brain_bench_yaml_gets_a_located_error() {
         ),
     ] {
         write(tmp.path(), "brain/calc-0001.yaml", &text);
-        let o = bench_in(tmp.path(), &["plan", m.to_str().unwrap()]);
+        let o = bench_cached(tmp.path(), &["plan", m.to_str().unwrap()]);
         assert_eq!(o.status.code(), Some(1), "{text}");
         // miette wraps long lines (also inside words): compare without whitespace.
         let squash = |s: &str| -> String {
@@ -653,7 +682,7 @@ fn bad_brain_bench_yaml_gets_a_located_error() {
     // Two files with one id.
     write(tmp.path(), "brain/calc-0001.yaml", &good);
     write(tmp.path(), "brain/calc-0002.yaml", &good);
-    let o = bench_in(tmp.path(), &["plan", m.to_str().unwrap()]);
+    let o = bench_cached(tmp.path(), &["plan", m.to_str().unwrap()]);
     let squashed: String = stderr(&o)
         .chars()
         .filter(|c| !c.is_whitespace() && *c != '│')

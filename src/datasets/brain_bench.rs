@@ -3,7 +3,7 @@
 //!
 //! ```yaml
 //! id: ago-0001                       # optional: the file's stem
-//! repo: ../agent-orchestrator        # a git repository on this machine (relative to the file)
+//! repo: ../agent-orchestrator        # a path (relative to the file) or a URL (cloned)
 //! commit_before: ca581a25            # what the agent sees
 //! commit_fix: 9cd05e29               # the human fix
 //! prompt: |
@@ -19,7 +19,9 @@
 //! Every field is checked, and every problem names the file, the line and column of the value
 //! and how to fix it (unknown fields too). The task's base tree is `commit_before`'s, written
 //! once per commit into bench's cache (`$BENCH_CACHE_DIR`, else `$XDG_CACHE_HOME/bench`, else
-//! `~/.cache/bench`: `git-trees/<sha>/`); its hidden tests are the diff of
+//! `~/.cache/bench`: `git-trees/<sha>/`); a `repo` URL is cloned bare into that cache
+//! (`git-clones/`, with the user's git configuration and credentials) and fetched again when a
+//! commit is missing; its hidden tests are the diff of
 //! `test_files_from_fix` from `commit_before` to `commit_fix` (what `git checkout <commit_fix>
 //! -- <files>` puts in place); its gold patch is the rest of that diff; `created_at` is
 //! `commit_fix`'s committer date.
@@ -105,10 +107,8 @@ pub fn repo_paths(path: &Path) -> Vec<PathBuf> {
         let Ok(text) = std::fs::read_to_string(&f) else {
             continue;
         };
-        if let Ok(raw) = serde_yaml::from_str::<RawTask>(&text)
-            && let Some(p) = local_repo(&raw.repo, &f)
-        {
-            out.insert(crate::backend::jail::absolute(&p));
+        if let Ok(raw) = serde_yaml::from_str::<RawTask>(&text) {
+            out.insert(crate::backend::jail::absolute(&local_repo(&raw.repo, &f)));
         }
     }
     out.into_iter().collect()
@@ -153,22 +153,104 @@ fn field_position(text: &str, field: &str) -> Option<(usize, usize)> {
     None
 }
 
-/// A `repo` value that names a repository on this machine: a path (relative to the task file)
-/// or a `file://` URL; `None` for a remote URL.
-fn local_repo(repo: &str, file: &Path) -> Option<PathBuf> {
-    let remote = ["http://", "https://", "ssh://", "git://", "git@"]
-        .iter()
-        .any(|p| repo.starts_with(p));
-    if remote {
-        return None;
+/// Where a task's repository is.
+enum RepoRef {
+    /// A path on this machine (relative paths: to the task file).
+    Path(PathBuf),
+    /// A URL (`https://`, `ssh://`, `git@host:`, `file://`, ...): cloned into bench's cache.
+    Url(String),
+}
+
+fn repo_ref(repo: &str, file: &Path) -> RepoRef {
+    if repo.contains("://") || repo.starts_with("git@") {
+        return RepoRef::Url(repo.to_string());
     }
-    let p = repo.strip_prefix("file://").unwrap_or(repo);
-    let p = Path::new(p);
-    Some(if p.is_absolute() {
+    let p = Path::new(repo);
+    RepoRef::Path(if p.is_absolute() {
         p.to_path_buf()
     } else {
         file.parent().unwrap_or(Path::new(".")).join(p)
     })
+}
+
+/// The cache's bare clone of `url`.
+fn clone_path(url: &str) -> PathBuf {
+    let d = crate::key::digest(url.as_bytes());
+    cache_dir()
+        .join("git-clones")
+        .join(format!("{}.git", &d[..32]))
+}
+
+/// Where the repository of a `repo` value is on this machine (a URL: its clone's path).
+fn local_repo(repo: &str, file: &Path) -> PathBuf {
+    match repo_ref(repo, file) {
+        RepoRef::Path(p) => p,
+        RepoRef::Url(u) => clone_path(&u),
+    }
+}
+
+/// Runs git with the user's configuration (credentials for a clone), never prompting.
+fn git_network(args: &[&str]) -> Result<(), String> {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+    }
+}
+
+/// The cache's bare clone of `url`, cloned first if missing, fetched when one of `revs` is not
+/// in it.
+fn ensure_clone(url: &str, revs: &[&str]) -> Result<PathBuf, String> {
+    let dir = clone_path(url);
+    if !dir.join("HEAD").is_file() {
+        let parent = dir.parent().expect("a clone has a parent");
+        fs_err::create_dir_all(parent).map_err(|e| e.to_string())?;
+        let stage = tempfile::Builder::new()
+            .prefix(".tmp-")
+            .tempdir_in(parent)
+            .map_err(|e| format!("cannot write in {}: {e}", parent.display()))?;
+        let target = stage.path().join("c");
+        git_network(&[
+            "clone",
+            "--bare",
+            "--quiet",
+            "--",
+            url,
+            &target.to_string_lossy(),
+        ])
+        .map_err(|e| format!("cannot clone {url}: {e}"))?;
+        if std::fs::rename(&target, &dir).is_err() && !dir.join("HEAD").is_file() {
+            return Err(format!("cannot write {}", dir.display()));
+        }
+    }
+    let repo = Repo::open(&dir).map_err(|e| e.to_string())?;
+    if revs.iter().any(|r| repo.resolve(r).is_none()) {
+        let d = dir.to_string_lossy().into_owned();
+        git_network(&[
+            "-C",
+            &d,
+            "fetch",
+            "--quiet",
+            "--",
+            url,
+            "+refs/heads/*:refs/heads/*",
+            "+refs/tags/*:refs/tags/*",
+        ])
+        .map_err(|e| format!("cannot fetch {url}: {e}"))?;
+        for r in revs {
+            if repo.resolve(r).is_none() {
+                // A commit no branch holds: servers that allow it fetch it by sha.
+                let _ = git_network(&["-C", &d, "fetch", "--quiet", "--", url, r]);
+            }
+        }
+    }
+    Ok(dir)
 }
 
 /// bench's cache directory.
@@ -336,20 +418,21 @@ pub fn read_file(f: &Path) -> Result<Task, BrainBenchError> {
             "list the test files the fix commit adds or changes, e.g. `[tests/test_x.py]`",
         ));
     }
-    let Some(repo_path) = local_repo(&repo, f) else {
-        return Err(at(
-            "repo",
-            format!(
-                "`{repo}` is a remote URL; bench reads brain bench tasks from a clone on this machine"
-            ),
-            "clone it and set `repo` to the clone's path (relative to this file), e.g. `repo: ../agent-orchestrator`",
-        ));
+    let repo_path = match repo_ref(&repo, f) {
+        RepoRef::Path(p) => p,
+        RepoRef::Url(url) => ensure_clone(&url, &[&commit_before, &commit_fix]).map_err(|e| {
+            at(
+                "repo",
+                e,
+                "check the URL and your access to it, or clone it and set `repo` to the clone's path (relative to this file)",
+            )
+        })?,
     };
     let git = Repo::open(&repo_path).map_err(|e| {
         at(
             "repo",
             format!("{e}"),
-            "point `repo` at a git repository (a path relative to this file)",
+            "point `repo` at a git repository (a path relative to this file, or a URL)",
         )
     })?;
     let resolve = |field: &str, rev: &str| {
