@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use super::MineError;
 use super::detect::{TestPlan, is_test_file, plan};
 use super::git::{Commit, Repo};
 use crate::backend::{LocalSandbox, Phase, Sandbox, shell_quote};
@@ -62,16 +63,14 @@ pub async fn judge(
     commit: &Commit,
     env: &RunEnv<'_>,
     progress: &dyn Fn(&str),
-) -> Result<Outcome, String> {
+) -> Result<Outcome, MineError> {
     let reject = |r: &str| Ok(Outcome::Rejected(r.to_string()));
     let base = match commit.parents.as_slice() {
         [p] => p.clone(),
         [] => return reject("a root commit has no parent to be the base"),
         _ => return reject("a merge commit"),
     };
-    let changed = repo
-        .changed_files(&base, &commit.sha)
-        .map_err(|e| e.to_string())?;
+    let changed = repo.changed_files(&base, &commit.sha)?;
     let (tests, source): (Vec<String>, Vec<String>) =
         changed.into_iter().partition(|p| is_test_file(p));
     if tests.is_empty() {
@@ -84,20 +83,22 @@ pub async fn judge(
         Ok(p) => p,
         Err(why) => return Ok(Outcome::Rejected(why)),
     };
-    let test_patch = repo
-        .diff(&base, &commit.sha, &tests)
-        .map_err(|e| e.to_string())?;
-    let gold_patch = repo
-        .diff(&base, &commit.sha, &source)
-        .map_err(|e| e.to_string())?;
+    let test_patch = repo.diff(&base, &commit.sha, &tests)?;
+    let gold_patch = repo.diff(&base, &commit.sha, &source)?;
+    let failed = |message: String| MineError::Run {
+        sha: commit.sha.clone(),
+        message,
+    };
     let tree = env
         .tmp
         .join(format!("tree-{}", &base[..12.min(base.len())]));
     if !tree.exists() {
-        repo.write_tree(&base, &tree).map_err(|e| e.to_string())?;
+        repo.write_tree(&base, &tree)?;
     }
     progress(&format!("{}: before the fix", plan.framework.name()));
-    let before = run(env, &tree, &[&test_patch], &plan).await?;
+    let before = run(env, &tree, &[&test_patch], &plan)
+        .await
+        .map_err(failed)?;
     if before.timed_out {
         return reject(&format!(
             "its tests timed out before the fix (after {}s)",
@@ -107,7 +108,9 @@ pub async fn judge(
     let mut after = Vec::new();
     for i in 1..=2 {
         progress(&format!("{}: after the fix ({i}/2)", plan.framework.name()));
-        let r = run(env, &tree, &[&test_patch, &gold_patch], &plan).await?;
+        let r = run(env, &tree, &[&test_patch, &gold_patch], &plan)
+            .await
+            .map_err(failed)?;
         if r.timed_out {
             return reject(&format!(
                 "its tests timed out after the fix (after {}s)",

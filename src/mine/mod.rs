@@ -23,6 +23,24 @@ use tokio_util::sync::CancellationToken;
 pub use candidate::{Mined, Outcome};
 pub use git::{Commit, GitError, Repo};
 
+/// Why mining stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum MineError {
+    /// The repository cannot be read (not a repository, a git failure).
+    #[error(transparent)]
+    Git(#[from] GitError),
+    /// An option the user must fix.
+    #[error("{0}")]
+    Options(String),
+    /// A candidate's tests could not be run (the sandbox, the parser, a diff that does not
+    /// apply to its own parent).
+    #[error("cannot run the tests of {sha}: {message}")]
+    Run { sha: String, message: String },
+    /// A task or the scratch space could not be written.
+    #[error("{0}")]
+    Write(String),
+}
+
 /// What to mine.
 #[derive(Debug, Clone)]
 pub struct MineOptions {
@@ -81,10 +99,12 @@ pub fn instance_id(name: &str, sha: &str) -> String {
 
 /// Mines `opts.repo`; `progress` gets a line per step (stderr). Returns every candidate's
 /// outcome, newest first.
-pub fn mine(opts: &MineOptions, progress: &dyn Fn(&str)) -> Result<Vec<Judged>, String> {
-    let repo = Repo::open(&opts.repo).map_err(|e| e.to_string())?;
+pub fn mine(opts: &MineOptions, progress: &dyn Fn(&str)) -> Result<Vec<Judged>, MineError> {
+    let repo = Repo::open(&opts.repo)?;
     if opts.grep.trim().is_empty() {
-        return Err("--grep is empty: give a pattern such as `fix`".into());
+        return Err(MineError::Options(
+            "--grep is empty: give a pattern such as `fix`".into(),
+        ));
     }
     let out = crate::backend::jail::absolute(&opts.out);
     if out.starts_with(&repo.path) && !out.starts_with(repo.path.join(".git")) {
@@ -95,7 +115,7 @@ pub fn mine(opts: &MineOptions, progress: &dyn Fn(&str)) -> Result<Vec<Judged>, 
         ));
     }
     let name = repo.name();
-    let mut commits = repo.commits(&opts.grep).map_err(|e| e.to_string())?;
+    let mut commits = repo.commits(&opts.grep)?;
     if let Some(since) = opts.since {
         commits.retain(|c| c.date.parse::<jiff::Timestamp>().is_ok_and(|d| d >= since));
     }
@@ -103,13 +123,16 @@ pub fn mine(opts: &MineOptions, progress: &dyn Fn(&str)) -> Result<Vec<Judged>, 
     let tmp = tempfile::Builder::new()
         .prefix("bench-mine-")
         .tempdir()
-        .map_err(|e| format!("cannot create a scratch directory: {e}"))?;
+        .map_err(|e| MineError::Write(format!("cannot create a scratch directory: {e}")))?;
     let hidden = vec![repo.path.clone(), out.clone()];
     let cancel = CancellationToken::new();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+        .map_err(|e| MineError::Run {
+            sha: String::new(),
+            message: format!("cannot start the runtime: {e}"),
+        })?;
     let env = candidate::RunEnv {
         tmp: tmp.path(),
         hidden: &hidden,
@@ -139,7 +162,7 @@ pub fn mine(opts: &MineOptions, progress: &dyn Fn(&str)) -> Result<Vec<Judged>, 
         let line = match outcome {
             Outcome::Kept(m) => {
                 let id = instance_id(&name, &c.sha);
-                write::write_task(&out, &id, &name, &repo, &m)?;
+                write::write_task(&out, &id, &name, &repo, &m).map_err(MineError::Write)?;
                 kept += 1;
                 step(&format!("kept as {id}"));
                 Judged {
