@@ -78,6 +78,14 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
         Command::Tasks { file, json } => tasks(&cli, file, *json),
         Command::Export { file, teams, out } => export(&cli, file, teams, out.as_deref()),
         Command::Clean { file } => clean(file.as_deref()),
+        Command::Mine {
+            repo,
+            since,
+            grep,
+            out,
+            limit,
+            timeout,
+        } => mine(repo, since.as_deref(), grep, out, *limit, timeout),
         Command::ParseLog {
             parser,
             script,
@@ -232,6 +240,14 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
         )
     });
     for (name, d) in &m.datasets {
+        if d.format == manifest::DatasetFormat::BrainBench {
+            if grades && m.backend.kind != BackendKind::Local {
+                problems.push(format!(
+                    "dataset `{name}` holds brain bench tasks, which run on the local backend in this build: set `[backend] kind = \"local\"`"
+                ));
+            }
+            continue;
+        }
         if !grades || d.format == manifest::DatasetFormat::Local {
             continue;
         }
@@ -596,6 +612,10 @@ async fn backend_for(
             for d in m.datasets.values() {
                 if let crate::manifest::DatasetSource::Path(p) = &d.source {
                     hidden.push(p.clone());
+                    // brain bench tasks read a git repository that holds their fixes.
+                    if d.format == crate::manifest::DatasetFormat::BrainBench {
+                        hidden.extend(crate::datasets::brain_bench::repo_paths(p));
+                    }
                 }
             }
             Ok(Arc::new(crate::backend::LocalBackend {
@@ -996,5 +1016,37 @@ fn compare_reports(cli: &Cli, files: &[PathBuf], json: bool) -> Result<u8, Repor
     } else {
         print!("{}", render(&c));
     }
+    Ok(exit_codes::OK)
+}
+
+/// `bench mine`: progress on stderr, the summary of every candidate on stdout.
+fn mine(
+    repo: &Path,
+    since: Option<&str>,
+    grep: &str,
+    out: &Path,
+    limit: Option<usize>,
+    timeout: &str,
+) -> Result<u8, Report> {
+    let since = since
+        .map(crate::mine::parse_since)
+        .transpose()
+        .map_err(|e| miette!("bad --since: {e}"))?;
+    let timeout = humantime::parse_duration(timeout)
+        .map_err(|e| miette!("bad --timeout `{timeout}`: {e} (e.g. `10m`, `90s`)"))?;
+    if limit == Some(0) {
+        return Err(miette!("bad --limit: 0 keeps no task; give 1 or more"));
+    }
+    let opts = crate::mine::MineOptions {
+        repo: repo.to_path_buf(),
+        since,
+        grep: grep.to_string(),
+        out: out.to_path_buf(),
+        limit,
+        timeout,
+    };
+    let judged =
+        crate::mine::mine(&opts, &|line| eprintln!("{line}")).map_err(|e| miette!("{e}"))?;
+    print!("{}", crate::mine::summary(&judged, out));
     Ok(exit_codes::OK)
 }

@@ -94,6 +94,29 @@ pub enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Mine tasks from a git repository's history: commits that fix something and change tests,
+    /// kept when their tests fail before the fix and pass after it (run in the local jail),
+    /// written as local task directories.
+    Mine {
+        /// The git repository.
+        repo: PathBuf,
+        /// Only commits committed at or after this date (2026-07-01, midnight UTC) or instant
+        /// (2026-07-01T09:30:00Z).
+        #[arg(long)]
+        since: Option<String>,
+        /// Commits whose message matches this pattern (case-insensitive, as `git log --grep`).
+        #[arg(long, default_value = "fix")]
+        grep: String,
+        /// Where the task directories go.
+        #[arg(long, default_value = "mined-tasks")]
+        out: PathBuf,
+        /// Stop after this many kept tasks (newest commits first).
+        #[arg(long)]
+        limit: Option<usize>,
+        /// How long one run of a candidate's tests may take.
+        #[arg(long, default_value = "10m")]
+        timeout: String,
+    },
     /// Parse a test log with a built-in parser (or a dataset's Python parser script) and print
     /// the statuses as JSON.
     ParseLog {

@@ -14,6 +14,7 @@ pub mod harness;
 pub mod jobs;
 pub mod key;
 pub mod manifest;
+pub mod mine;
 pub mod parsers;
 pub mod protocols;
 pub mod report;

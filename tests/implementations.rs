@@ -94,15 +94,25 @@ fn protocols(out: &mut BTreeMap<String, Entry>) {
         log_parser: "swebench-django".into(),
         ..(*task).clone()
     });
+    // brain bench's protocol: a setup, then the task's tests as `verify` (exit 0 passes).
+    let brain_task = Arc::new(bench::tasks::Task {
+        log_parser: "exit-code".into(),
+        setup_cmds: vec!["echo ready > .setup-done".into()],
+        test_cmds: vec![format!("test -f .setup-done && {}", task.test_cmds[0])],
+        fail_to_pass: vec![],
+        pass_to_pass: vec![],
+        ..(*task).clone()
+    });
     for protocol in [
         ProtocolId::Local,
         ProtocolId::SweBenchLive,
         ProtocolId::SweBench,
+        ProtocolId::BrainBench,
     ] {
-        let task = if protocol == ProtocolId::SweBench {
-            swe_task.clone()
-        } else {
-            task.clone()
+        let task = match protocol {
+            ProtocolId::SweBench => swe_task.clone(),
+            ProtocolId::BrainBench => brain_task.clone(),
+            _ => task.clone(),
         };
         let mut all = String::new();
         for patch in [
@@ -143,6 +153,10 @@ fn protocols(out: &mut BTreeMap<String, Entry>) {
                 s.destroy().await.unwrap();
                 g
             });
+            if protocol == ProtocolId::BrainBench {
+                assert_eq!(graded.output.resolved, gold, "{:?}", graded.output);
+                assert_eq!(graded.output.test_exit_code, Some(if gold { 0 } else { 1 }));
+            }
             if protocol == ProtocolId::SweBench {
                 assert_eq!(graded.output.resolved, gold, "{:?}", graded.output);
                 let want = if gold {

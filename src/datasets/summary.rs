@@ -75,9 +75,10 @@ fn required(format: DatasetFormat) -> Vec<&'static str> {
     match format {
         DatasetFormat::SweBenchLive => swe_bench_live::multilang_required(),
         DatasetFormat::SweBenchLivePython => swe_bench_live::python_required(),
-        DatasetFormat::SweBench | DatasetFormat::SweRebench | DatasetFormat::Local => {
-            super::common::COMMON_COLUMNS.to_vec()
-        }
+        DatasetFormat::SweBench
+        | DatasetFormat::SweRebench
+        | DatasetFormat::Local
+        | DatasetFormat::BrainBench => super::common::COMMON_COLUMNS.to_vec(),
         DatasetFormat::SweBenchPro => super::swe_bench_pro::required(),
     }
 }

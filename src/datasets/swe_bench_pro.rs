@@ -163,6 +163,7 @@ pub fn rows(t: &mut Table) -> Result<Vec<Task>, DatasetError> {
                 }),
                 instance_id,
                 repo,
+                setup_cmds: Vec::new(),
                 digests: Default::default(),
             })
         })

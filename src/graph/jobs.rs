@@ -22,6 +22,7 @@ pub fn protocol_of(format: DatasetFormat) -> ProtocolId {
         DatasetFormat::SweBenchLive | DatasetFormat::SweBenchLivePython => ProtocolId::SweBenchLive,
         DatasetFormat::SweBench | DatasetFormat::SweRebench => ProtocolId::SweBench,
         DatasetFormat::SweBenchPro => ProtocolId::SweBenchPro,
+        DatasetFormat::BrainBench => ProtocolId::BrainBench,
     }
 }
 

@@ -215,6 +215,10 @@ impl GradingTask {
     pub fn rebuild_cmds(&self) -> &[String] {
         &self.task().rebuild_cmds
     }
+    /// Commands run first in a fresh repository of the task (brain bench's `setup`).
+    pub fn setup_cmds(&self) -> &[String] {
+        &self.task().setup_cmds
+    }
     pub fn test_cmds(&self) -> &[String] {
         &self.task().test_cmds
     }
@@ -263,6 +267,10 @@ impl SolverTask {
     }
     pub fn problem_statement(&self) -> &str {
         &self.task().problem_statement
+    }
+    /// Commands run in the agent's fresh workspace before the agent (brain bench's `setup`).
+    pub fn setup_cmds(&self) -> &[String] {
+        &self.task().setup_cmds
     }
     pub fn base(&self) -> &TaskBase {
         &self.task().base

@@ -21,6 +21,8 @@ pub enum ProtocolId {
     SweBenchPro,
     /// The official SWE-bench harness (full, Verified, Lite, SWE-rebench).
     SweBench,
+    /// brain bench's runner: setup, the candidate, the fix's test files, `verify`'s exit code.
+    BrainBench,
 }
 
 impl ProtocolId {
@@ -30,6 +32,7 @@ impl ProtocolId {
             ProtocolId::SweBenchLive => "swe-bench-live",
             ProtocolId::SweBenchPro => "swe-bench-pro",
             ProtocolId::SweBench => "swe-bench",
+            ProtocolId::BrainBench => "brain-bench",
         }
     }
 }

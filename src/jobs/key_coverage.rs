@@ -161,6 +161,7 @@ fn task() -> Arc<Task> {
             run_script: "python -m unittest".into(),
             selected_test_files: vec!["t.py".into()],
         }),
+        setup_cmds: vec!["make setup".into()],
         digests: Default::default(),
     })
 }

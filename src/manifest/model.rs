@@ -132,16 +132,19 @@ pub enum DatasetFormat {
     SweBenchPro,
     /// SWE-rebench rows (nebius/SWE-rebench): SWE-bench fields plus `install_config`.
     SweRebench,
+    /// brain bench's task YAML files (seed 004), read from a `path`.
+    BrainBench,
 }
 
 impl DatasetFormat {
-    pub const NAMES: [&'static str; 6] = [
+    pub const NAMES: [&'static str; 7] = [
         "local",
         "swe-bench-live",
         "swe-bench-live-python",
         "swe-bench",
         "swe-bench-pro",
         "swe-rebench",
+        "brain-bench",
     ];
 
     pub fn parse(s: &str) -> Option<Self> {
@@ -152,6 +155,7 @@ impl DatasetFormat {
             "swe-bench" => DatasetFormat::SweBench,
             "swe-bench-pro" => DatasetFormat::SweBenchPro,
             "swe-rebench" => DatasetFormat::SweRebench,
+            "brain-bench" => DatasetFormat::BrainBench,
             _ => return None,
         })
     }

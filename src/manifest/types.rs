@@ -95,6 +95,7 @@ pub struct DatasetFile {
     pub source: Option<String>,
     /// Row format: `local` (bench's task directories), `swe-bench-live`, `swe-bench-live-python`,
     /// `swe-bench`, `swe-rebench`.
+    /// `brain-bench`: brain bench's task YAML files (a file or a directory of them).
     pub format: Option<String>,
     /// Local directory or file (relative to this manifest).
     pub path: Option<String>,

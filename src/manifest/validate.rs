@@ -563,10 +563,12 @@ impl Validator<'_> {
                 return None;
             }
         };
-        if format == DatasetFormat::Local && !matches!(source, DatasetSource::Path(_)) {
+        if matches!(format, DatasetFormat::Local | DatasetFormat::BrainBench)
+            && !matches!(source, DatasetSource::Path(_))
+        {
             self.err(
                 "manifest::dataset",
-                "a `local` dataset is read from a `path`".to_string(),
+                format!("a `{fmt_name}` dataset is read from a `path`"),
                 self.loc(&["datasets", name]),
                 "no `path`",
                 "add `path = \"tasks\"`".into(),

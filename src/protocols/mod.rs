@@ -2,6 +2,7 @@
 //! the same on every backend:
 //!
 //! - `local.rs`: bench's local task format.
+//! - `brain_bench.rs`: brain bench's runner (setup, fix's test files, `verify`'s exit code).
 //! - `swe_bench_live.rs`: SWE-bench-Live's `evaluation.py`.
 //! - `swe_bench.rs`: the official SWE-bench harness (its own steps, the shared helpers).
 //! - `steps.rs`: the steps they share (patches, rebuild, tests, print, parse), under one time
@@ -11,6 +12,7 @@
 //! Not here: creating and removing the sandbox (the grade executor in `stages/grade.rs`).
 
 mod audit;
+mod brain_bench;
 mod local;
 mod paths;
 mod status;
@@ -37,6 +39,7 @@ pub fn version(p: ProtocolId) -> u32 {
         ProtocolId::SweBenchLive => swe_bench_live::VERSION,
         ProtocolId::SweBenchPro => swe_bench_pro::VERSION,
         ProtocolId::SweBench => swe_bench::VERSION,
+        ProtocolId::BrainBench => brain_bench::VERSION,
     }
 }
 
@@ -67,6 +70,9 @@ pub async fn grade(
             return swe_bench_pro::grade(job, patch, sandbox, base, cancel).await;
         }
         ProtocolId::SweBench => return swe_bench::grade(job, patch, sandbox, base, cancel).await,
+        ProtocolId::BrainBench => {
+            return brain_bench::grade(job, patch, sandbox, base, cancel).await;
+        }
     };
     steps::grade(&recipe, job, patch, sandbox, base, cancel).await
 }

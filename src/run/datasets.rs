@@ -14,6 +14,8 @@ use crate::tasks::{SampleRow, TaskSet, load_local_dir};
 enum Rows {
     /// A directory of local task directories.
     TaskDirs(PathBuf),
+    /// brain bench task files (a YAML file or a directory of them).
+    BrainBench(PathBuf),
     /// Dataset files; `origin` is the Hub `repo@revision` they were fetched from.
     Files {
         format: DatasetFormat,
@@ -44,6 +46,9 @@ fn locate(
 ) -> Result<Option<Rows>, String> {
     match (&ds.source, ds.format) {
         (DatasetSource::Path(p), DatasetFormat::Local) => Ok(Some(Rows::TaskDirs(p.clone()))),
+        (DatasetSource::Path(p), DatasetFormat::BrainBench) => {
+            Ok(Some(Rows::BrainBench(p.clone())))
+        }
         (DatasetSource::Path(p), format) => Ok(Some(Rows::Files {
             format,
             files: local_files(p).map_err(|e| format!("dataset `{name}`: {e}"))?,
@@ -99,6 +104,10 @@ pub fn load_datasets(
             Rows::TaskDirs(p) => {
                 TaskSet::new(load_local_dir(p).map_err(|e| format!("{}: {e}", rows.context(name)))?)
             }
+            Rows::BrainBench(p) => TaskSet::new(
+                crate::datasets::brain_bench::read(p)
+                    .map_err(|e| format!("{}: {e}", rows.context(name)))?,
+            ),
             Rows::Files {
                 format,
                 files,
@@ -143,6 +152,12 @@ pub fn load_summaries(
         let keep_row = |r: &SampleRow<'_>| keep(name, r);
         let summaries = match &rows {
             Rows::TaskDirs(p) => load_local_dir(p)
+                .map_err(|e| format!("{}: {e}", rows.context(name)))?
+                .iter()
+                .map(TaskSummary::of)
+                .filter(|s| keep_row(&s.row()))
+                .collect(),
+            Rows::BrainBench(p) => crate::datasets::brain_bench::read(p)
                 .map_err(|e| format!("{}: {e}", rows.context(name)))?
                 .iter()
                 .map(TaskSummary::of)

@@ -189,6 +189,34 @@ impl Sandboxes<'_> {
             stripped: None,
         };
         let s = self.backend.create(&spec, cancel).await?;
+        // The task's setup (brain bench's), before the start snapshot: what it builds is the
+        // agent's starting point, not part of its patch.
+        let setup = self.job.task.setup_cmds().join("\n");
+        if !setup.trim().is_empty() {
+            let script = format!(
+                "cd {}\n{setup}\n",
+                crate::backend::shell_quote(&s.paths().workdir)
+            );
+            let r = s.exec(&script, &[], self.job.timeout(), cancel).await;
+            let failed = match &r {
+                Ok(r) if r.exit_code == Some(0) => None,
+                Ok(r) => Some(format!(
+                    "the setup of {} failed in the agent's workspace ({}): {}",
+                    self.job.task.instance_id(),
+                    if r.timed_out {
+                        "timed out".to_string()
+                    } else {
+                        format!("exit {:?}", r.exit_code)
+                    },
+                    String::from_utf8_lossy(&r.output).trim()
+                )),
+                Err(e) => Some(e.to_string()),
+            };
+            if let Some(why) = failed {
+                let _ = s.destroy().await;
+                return Err(infra(why));
+            }
+        }
         let commit = self.backend.base_commit(base);
         if let Err(e) = repo::prepare(s.as_ref(), commit.as_deref(), cancel).await {
             let _ = s.destroy().await;

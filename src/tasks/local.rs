@@ -37,7 +37,8 @@ struct TaskFile {
     #[serde(default)]
     print_cmds: Vec<String>,
     /// Instead of `repo/`: a container image holding the repository at /testbed, checked out at
-    /// `base_commit` (docker backend).
+    /// `base_commit` (docker backend). Without `image`, `base_commit` only records the commit
+    /// `repo/` was taken from (`bench mine`).
     image: Option<String>,
     base_commit: Option<String>,
     log_parser: String,
@@ -134,9 +135,17 @@ fn load_task(dir: &Path) -> Result<Task, LocalTaskError> {
         _ => return Err(invalid("give exactly one of test_cmd and test_cmds")),
     };
     let repo_dir = dir.join("repo");
+    if let Some(c) = &f.base_commit
+        && (c.len() < 7 || !c.chars().all(|ch| ch.is_ascii_hexdigit()))
+    {
+        return Err(invalid(&format!(
+            "base_commit `{c}` is not a commit sha (7 to 64 hex digits)"
+        )));
+    }
     let base = match (f.image, f.base_commit) {
         (Some(image), Some(base_commit)) => TaskBase::Image { image, base_commit },
-        (None, None) => {
+        // Without an image, `base_commit` records which commit `repo/` holds (mined tasks).
+        (None, _) => {
             if !repo_dir.is_dir() {
                 return Err(LocalTaskError::Invalid {
                     path: dir.to_path_buf(),
@@ -148,7 +157,11 @@ fn load_task(dir: &Path) -> Result<Task, LocalTaskError> {
                 path: repo_dir,
             }
         }
-        _ => return Err(invalid("`image` and `base_commit` go together")),
+        (Some(_), None) => {
+            return Err(invalid(
+                "`image` needs `base_commit` (the commit the image's repository is at)",
+            ));
+        }
     };
     let read = |name: &str| {
         let p = dir.join(name);
@@ -171,6 +184,7 @@ fn load_task(dir: &Path) -> Result<Task, LocalTaskError> {
         pass_to_pass: f.pass_to_pass,
         repo_dir: None,
         pro: None,
+        setup_cmds: Vec::new(),
         digests: Default::default(),
     })
 }

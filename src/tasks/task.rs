@@ -37,6 +37,10 @@ pub struct Task {
     pub test_patch: String,
     /// Commands run after both patches and before the tests, joined with " ; ".
     pub rebuild_cmds: Vec<String>,
+    /// Commands run first in every fresh repository of the task: before the agent in its
+    /// workspace, before the candidate when grading (brain bench's `setup`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub setup_cmds: Vec<String>,
     /// Commands run after both patches, joined with " ; " (local tasks: one command).
     pub test_cmds: Vec<String>,
     /// Commands whose output is the test log (SWE-bench-Live); empty: the test output itself.
@@ -80,6 +84,8 @@ struct SolverView<'a> {
     base: &'a TaskBase,
     #[serde(skip_serializing_if = "Option::is_none")]
     repo_dir: &'a Option<String>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    setup_cmds: &'a [String],
 }
 
 #[derive(Serialize)]
@@ -88,6 +94,8 @@ struct GradingView<'a> {
     base: &'a TaskBase,
     test_patch: &'a str,
     rebuild_cmds: &'a [String],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    setup_cmds: &'a [String],
     test_cmds: &'a [String],
     print_cmds: &'a [String],
     log_parser: &'a str,
@@ -115,6 +123,7 @@ impl Task {
             problem_statement: &self.problem_statement,
             base: &self.base,
             repo_dir: &self.repo_dir,
+            setup_cmds: &self.setup_cmds,
         })
     }
 
@@ -140,6 +149,7 @@ impl Task {
             base: &self.base,
             test_patch: &self.test_patch,
             rebuild_cmds: &self.rebuild_cmds,
+            setup_cmds: &self.setup_cmds,
             test_cmds: &self.test_cmds,
             print_cmds: &self.print_cmds,
             log_parser: &self.log_parser,
@@ -190,6 +200,8 @@ impl Task {
             repo: &'a str,
             #[serde(skip_serializing_if = "Option::is_none")]
             repo_dir: &'a Option<String>,
+            #[serde(skip_serializing_if = "<[String]>::is_empty")]
+            setup_cmds: &'a [String],
             test_cmds: &'a [String],
             test_patch: &'a str,
         }
@@ -219,6 +231,7 @@ impl Task {
             rebuild_cmds: &self.rebuild_cmds,
             repo: &self.repo,
             repo_dir: &self.repo_dir,
+            setup_cmds: &self.setup_cmds,
             test_cmds: &self.test_cmds,
             test_patch: &self.test_patch,
         })
@@ -294,6 +307,7 @@ mod tests {
             pass_to_pass: vec!["b".into(), "c".into()],
             repo_dir: None,
             pro: None,
+            setup_cmds: Vec::new(),
             digests: Default::default(),
         }
     }
