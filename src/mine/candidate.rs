@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use super::MineError;
 use super::detect::{TestPlan, is_test_file, plan};
 use super::git::{Commit, Repo};
-use crate::backend::{LocalSandbox, Phase, Sandbox, shell_quote};
+use crate::backend::{LocalSandbox, Sandbox, shell_quote};
 use crate::parsers::{TestStatus, parse_log};
 
 /// A commit that becomes a task.
@@ -173,7 +173,7 @@ async fn run(
     patches: &[&str],
     plan: &TestPlan,
 ) -> Result<Run, String> {
-    let s = LocalSandbox::create(env.tmp, tree, env.hidden, Phase::Grade, env.cancel)
+    let s = LocalSandbox::create(env.tmp, tree, env.hidden, &crate::backend::Network::None, env.cancel)
         .await
         .map_err(|e| e.to_string())?;
     let state = s.paths().state.clone();
