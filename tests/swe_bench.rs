@@ -2,7 +2,9 @@
 //! grader: fixture datasets shaped like SWE-bench (`format = "swe-bench"`, specs from bench's
 //! table) and SWE-rebench (`format = "swe-rebench"`, each row's `install_config`) rows on
 //! images of `scripts/build-test-images.sh` (a django-shaped repository whose
-//! `tests/runtests.py` runs unittest, a flask-shaped one tested by real pytest) go through
+//! `tests/runtests.py` runs unittest, a flask-shaped one tested by real pytest, a
+//! gin-shaped Go module tested by Debian's `go test`, graded through the Multilingual
+//! specs and `parse_log_gotest`) go through
 //! sample -> gold -> solve (oracle and nop teams) -> grade -> report with the real `bench apply`;
 //! then `tests/oracle/swebench_grade.py` (swebench 5.0.2's `make_test_spec`, `get_logs_eval`,
 //! `get_eval_tests_report`, `get_resolution_status`) grades every log bench stored, and each
@@ -20,6 +22,7 @@ use common::{bench_in, ci, executed, stderr, stdout};
 
 const DJANGO: &str = "bench-test-swebench-django:1";
 const FLASK: &str = "bench-test-swebench-flask:1";
+const GIN: &str = "bench-test-swebench-gin:1";
 
 fn skip(problem: &str) -> bool {
     if ci() {
@@ -484,6 +487,84 @@ fn swe_bench_rows_grade_as_the_official_harness_does() {
         }
         .to_string()
     });
+}
+
+/// SWE-bench Multilingual: gin-gonic/gin rows at version 2755 resolve, from bench's specs
+/// table, to the common eval script (`cd`, `git config`, no conda, no directives) and upstream's
+/// `go test -v . -run "^TestTree"`, graded by `parse_log_gotest` (indented subtests count, a
+/// skipped PASS_TO_PASS test is maintained); the official grader agrees with every verdict.
+#[test]
+fn swe_bench_multilingual_go_rows_grade_as_the_official_harness_does() {
+    if !common::docker_ready(&[GIN]) || !oracle_ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let base = base_of(GIN);
+    let p2p = [
+        "TestTreeAddAndGet",
+        "TestTreeWildcard",
+        "TestTreeWildcard/number",
+        "TestTreeWildcard/word",
+        // `--- SKIP`: SKIPPED, which keeps a PASS_TO_PASS test.
+        "TestTreeConcurrent",
+    ];
+    let mut rows = vec![
+        row(
+            "gin-gonic__gin-90001",
+            "gin-gonic/gin",
+            &base,
+            "gin-gold",
+            "gin-test",
+            &["TestTreeTrailingSlash"],
+            &p2p,
+        ),
+        row(
+            "gin-gonic__gin-90002",
+            "gin-gonic/gin",
+            &base,
+            "gin-gold",
+            "gin-test-partial",
+            &["TestTreeTrailingSlash", "TestTreeDoubleSlash"],
+            &p2p[..1],
+        ),
+    ];
+    for r in &mut rows {
+        r["version"] = serde_json::json!("2755");
+    }
+    write_rows(&dir.path().join("tasks.jsonl"), &rows);
+    std::fs::write(dir.path().join("m.toml"), manifest("swe-bench")).unwrap();
+    let g = apply_and_check(dir.path(), &["gin-gonic__gin-90001"]);
+    let partial = output_of(&g, "gold/gin-gonic__gin-90002");
+    assert_eq!(partial["resolution"], "RESOLVED_PARTIAL", "{partial}");
+    assert_eq!(partial["fail_to_pass_failure"][0], "TestTreeDoubleSlash");
+    let gold = output_of(&g, "gold/gin-gonic__gin-90001");
+    assert_eq!(gold["pass_to_pass_success"].as_array().unwrap().len(), 5);
+    // The common eval script ran: no conda activation, the spec's command as written.
+    let stored = grades(dir.path());
+    let gold_grade = stored
+        .iter()
+        .find(|s| s.address == "gold/gin-gonic__gin-90001")
+        .unwrap();
+    let script = String::from_utf8(blob(dir.path(), &gold_grade.blobs["eval_script"])).unwrap();
+    assert!(script.contains("go test -v . -run \"^TestTree\""), "{script}");
+    assert!(!script.contains("conda"), "{script}");
+    // The language comes from the table; the report shows the resolution per pair.
+    let out = bench_in(dir.path(), &["tasks", "m.toml", "--json"]);
+    assert!(stdout(&out).contains("\"go\""), "{}", stdout(&out));
+    let report = dir.path().join("reports/swe-bench-fixtures");
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(report.join("report.json")).unwrap()).unwrap();
+    let res = json["resolutions"].as_array().unwrap();
+    assert!(
+        res.iter().any(|r| r["task"] == "gin-gonic__gin-90001"
+            && r["team"] == "oracle"
+            && r["resolution"] == "RESOLVED_FULL"),
+        "{res:?}"
+    );
+    let md = std::fs::read_to_string(report.join("report.md")).unwrap();
+    assert!(md.contains("| oracle | 1 | 0 | 0 |"), "{md}");
+    assert!(md.contains("| nop | 0 | 0 | 1 |"), "{md}");
+    oracle_agrees(dir.path(), &rows, &|_| "parse_log_gotest".to_string());
 }
 
 #[test]

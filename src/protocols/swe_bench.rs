@@ -354,6 +354,12 @@ pub async fn grade(
             "{id}: no SWE-bench test command: its repository and version are not in bench's specs table (src/protocols/swe_bench/specs.toml), or its install_config has no test_cmd"
         )));
     }
+    if crate::parsers::swebench::is_dispatch(&parser) {
+        let why = crate::parsers::swebench::for_instance(&parser, id)
+            .err()
+            .unwrap_or_default();
+        return Err(GradeError::Task(format!("{id}: {why}")));
+    }
     if parse_raw(&parser, "").is_none() {
         return Err(GradeError::Task(format!(
             "{id}: `{parser}` is not one of the SWE-bench parsers ({})",
