@@ -10,6 +10,7 @@ two TestSpec fields upstream's per-instance parsers read. Prints one JSON list, 
 the parser raises.
 """
 
+import contextlib
 import json
 import sys
 import types
@@ -24,7 +25,9 @@ def parse(case):
     with open(case["log_path"], encoding="utf-8", errors="replace") as f:
         log = f.read()
     try:
-        out = PARSER_REGISTRY[case["parser"]](log, spec)
+        # Some parsers print warnings (maven's "no BUILD result"): keep stdout for the JSON.
+        with contextlib.redirect_stdout(sys.stderr):
+            out = PARSER_REGISTRY[case["parser"]](log, spec)
     except Exception as e:  # upstream raises for some inputs: report it
         return {"error": f"{type(e).__name__}: {e}"}
     return {"statuses": [[k, v] for k, v in out.items()]}
