@@ -793,12 +793,14 @@ fn swe_bench_resolution_is_shown_per_pair() {
     }
     inputs.resolutions = want
         .iter()
-        .map(|((task, team, replicate), r)| bench::report::PairResolution {
-            task: task.clone(),
-            team: team.clone(),
-            replicate: *replicate,
-            resolution: *r,
-        })
+        .map(
+            |((task, team, replicate), r)| bench::report::PairResolution {
+                task: task.clone(),
+                team: team.clone(),
+                replicate: *replicate,
+                resolution: *r,
+            },
+        )
         .collect();
     let partial = want
         .iter()
@@ -821,10 +823,19 @@ fn swe_bench_resolution_is_shown_per_pair() {
                 .filter(|(k, v)| k.1 == *team && k.2 == 0 && **v == r)
                 .count()
         };
-        let (f, p, no) = (n(Resolution::Full), n(Resolution::Partial), n(Resolution::No));
-        assert!(md.contains(&format!("| {team} | {f} | {p} | {no} |")), "{md}");
+        let (f, p, no) = (
+            n(Resolution::Full),
+            n(Resolution::Partial),
+            n(Resolution::No),
+        );
         assert!(
-            html.contains(&format!("<tr><td>{team}</td><td>{f}</td><td>{p}</td><td>{no}</td></tr>")),
+            md.contains(&format!("| {team} | {f} | {p} | {no} |")),
+            "{md}"
+        );
+        assert!(
+            html.contains(&format!(
+                "<tr><td>{team}</td><td>{f}</td><td>{p}</td><td>{no}</td></tr>"
+            )),
             "{html}"
         );
     }

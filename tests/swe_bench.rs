@@ -546,7 +546,10 @@ fn swe_bench_multilingual_go_rows_grade_as_the_official_harness_does() {
         .find(|s| s.address == "gold/gin-gonic__gin-90001")
         .unwrap();
     let script = String::from_utf8(blob(dir.path(), &gold_grade.blobs["eval_script"])).unwrap();
-    assert!(script.contains("go test -v . -run \"^TestTree\""), "{script}");
+    assert!(
+        script.contains("go test -v . -run \"^TestTree\""),
+        "{script}"
+    );
     assert!(!script.contains("conda"), "{script}");
     // The language comes from the table; the report shows the resolution per pair.
     let out = bench_in(dir.path(), &["tasks", "m.toml", "--json"]);

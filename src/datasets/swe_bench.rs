@@ -86,7 +86,8 @@ pub fn eval_parts(
     let pick = |parser: &str| for_instance(parser, instance_id).unwrap_or(parser.to_string());
     match version.and_then(|v| specs::spec(repo, v)) {
         Some((spec, r)) => {
-            let (setup, test) = specs::eval_fields(repo, &r.language, base_commit, test_patch, spec);
+            let (setup, test) =
+                specs::eval_fields(repo, &r.language, base_commit, test_patch, spec);
             (setup, test, pick(&r.parser))
         }
         None => (
@@ -234,8 +235,13 @@ mod tests {
     #[test]
     fn a_known_repository_and_version_give_the_eval_parts() {
         let patch = "diff --git a/tests/queries/tests.py b/tests/queries/tests.py\n";
-        let (setup, test, parser) =
-            eval_parts("django/django", "django__django-1", Some("3.0"), "abc123", patch);
+        let (setup, test, parser) = eval_parts(
+            "django/django",
+            "django__django-1",
+            Some("3.0"),
+            "abc123",
+            patch,
+        );
         assert_eq!(parser, "swebench-django");
         assert_eq!(
             test,
@@ -248,8 +254,13 @@ mod tests {
             Some("python -m pip install -e .")
         );
         // An unknown version: no test command, the repository's parser.
-        let (setup, test, parser) =
-            eval_parts("django/django", "django__django-1", Some("0.1"), "abc", patch);
+        let (setup, test, parser) = eval_parts(
+            "django/django",
+            "django__django-1",
+            Some("0.1"),
+            "abc",
+            patch,
+        );
         assert!(setup.is_empty() && test.is_empty());
         assert_eq!(parser, "swebench-django");
         let (_, test, parser) = eval_parts("o/r", "o__r-1", None, "abc", patch);
@@ -263,13 +274,25 @@ mod tests {
         assert_eq!(setup[0], "cd /testbed");
         assert_eq!(
             test,
-            ["mkdir -p build\ncmake -B build -S .\ncmake --build build --parallel $(nproc) --target ranges-test\nctest --test-dir build -V -R ranges-test"]
+            [
+                "mkdir -p build\ncmake -B build -S .\ncmake --build build --parallel $(nproc) --target ranges-test\nctest --test-dir build -V -R ranges-test"
+            ]
         );
-        let (_, _, parser) =
-            eval_parts("jekyll/jekyll", "jekyll__jekyll-8761", Some("8761"), "abc", patch);
+        let (_, _, parser) = eval_parts(
+            "jekyll/jekyll",
+            "jekyll__jekyll-8761",
+            Some("8761"),
+            "abc",
+            patch,
+        );
         assert_eq!(parser, "swebench-cucumber");
-        let (_, _, parser) =
-            eval_parts("jekyll/jekyll", "jekyll__jekyll-1", Some("8761"), "abc", patch);
+        let (_, _, parser) = eval_parts(
+            "jekyll/jekyll",
+            "jekyll__jekyll-1",
+            Some("8761"),
+            "abc",
+            patch,
+        );
         assert_eq!(parser, "swebench-jekyll");
     }
 }

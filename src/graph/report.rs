@@ -177,7 +177,9 @@ pub fn report_inputs(
                         resolved: grade_out.map(|g| g.resolved),
                         timed_out: grade_out.map(|g| g.timed_out || solve_timed_out),
                         patch_applied: grade_out.map(|g| g.patch_applied),
-                        resolution: grade_out.and_then(|g| g.resolution).map(|r| r.as_str().into()),
+                        resolution: grade_out
+                            .and_then(|g| g.resolution)
+                            .map(|r| r.as_str().into()),
                         duration_s: grade_out.map(|g| g.duration_ms as f64 / 1000.0),
                         ..row("grade", node, task, team, *replicate, None)
                     });

@@ -28,7 +28,10 @@ use super::{RawStatuses, lazy, py_strip};
 pub fn redis(log: &str) -> RawStatuses {
     static R: OnceLock<Regex> = OnceLock::new();
     static IN: OnceLock<Regex> = OnceLock::new();
-    let r = lazy(&R, r"^\[(ok|err|skip|ignore)\]:\s(.+?)(?:\s\((\d+\s*m?s)\))?$");
+    let r = lazy(
+        &R,
+        r"^\[(ok|err|skip|ignore)\]:\s(.+?)(?:\s\((\d+\s*m?s)\))?$",
+    );
     let file = lazy(&IN, r"\s+in\s+\S+$");
     let mut map = RawStatuses::new();
     for line in log.split('\n') {
@@ -141,7 +144,10 @@ fn tree(xml: &str) -> Result<Node, ()> {
             }
             Event::Text(t)
                 if stack.is_empty()
-                    && !t.as_ref().chars().all(|c| matches!(c, ' ' | '\t' | '\r' | '\n')) =>
+                    && !t
+                        .as_ref()
+                        .chars()
+                        .all(|c| matches!(c, ' ' | '\t' | '\r' | '\n')) =>
             {
                 return Err(());
             }

@@ -105,7 +105,11 @@ const TABLE: &[(&str, &str, RawParseFn)] = &[
         java::gradle_custom,
     ),
     ("swebench-jest", "parse_log_jest", javascript::jest),
-    ("swebench-jest-json", "parse_log_jest_json", javascript::jest_json),
+    (
+        "swebench-jest-json",
+        "parse_log_jest_json",
+        javascript::jest_json,
+    ),
     ("swebench-jq", "parse_log_jq", c::jq),
     ("swebench-karma", "parse_log_karma", javascript::karma),
     (
@@ -145,10 +149,13 @@ const TABLE: &[(&str, &str, RawParseFn)] = &[
     ("swebench-vitest", "parse_log_vitest", javascript::vitest),
 ];
 
+/// A per-instance choice: the parser for an instance id, if upstream knows one.
+type PickFn = fn(&str) -> Option<&'static str>;
+
 /// Upstream's parsers that pick another parser by the instance (`test_spec.instance_id`):
 /// bench's name, upstream's name, the choice (`None`: upstream raises `ValueError: Unknown
 /// instance id`). They are resolved when a row is read, so a task names a real parser.
-const DISPATCH: &[(&str, &str, fn(&str) -> Option<&'static str>)] = &[
+const DISPATCH: &[(&str, &str, PickFn)] = &[
     (
         "swebench-immutable-js",
         "parse_log_immutable_js",
@@ -193,7 +200,12 @@ pub fn from_upstream(upstream: &str) -> Option<&'static str> {
                 .find(|(u, _)| *u == upstream)
                 .map(|t| t.1)
         })
-        .or_else(|| DISPATCH.iter().find(|(_, u, _)| *u == upstream).map(|t| t.0))
+        .or_else(|| {
+            DISPATCH
+                .iter()
+                .find(|(_, u, _)| *u == upstream)
+                .map(|t| t.0)
+        })
 }
 
 /// The parser that grades `instance_id` when its repository's parser is `name` (bench's
@@ -327,10 +339,7 @@ mod tests {
         }
         assert_eq!(from_upstream("parse_log_flask"), Some("swebench-pytest"));
         assert_eq!(from_upstream("parse_log_nope"), None);
-        assert_eq!(
-            from_upstream("parse_log_jekyll"),
-            Some("swebench-jekyll")
-        );
+        assert_eq!(from_upstream("parse_log_jekyll"), Some("swebench-jekyll"));
         assert_eq!(
             for_instance("swebench-jekyll", "jekyll__jekyll-8047").as_deref(),
             Ok("swebench-minitest")

@@ -292,7 +292,9 @@ mod tests {
         assert_eq!(pre[1], "git config --global --add safe.directory /testbed");
         assert_eq!(
             test,
-            ["mkdir -p build\ncd build\ncmake ..\nmake test-udt_cpp11\ncd ..\n./build/tests/test-udt_cpp11 -s -r=xml"]
+            [
+                "mkdir -p build\ncd build\ncmake ..\nmake test-udt_cpp11\ncd ..\n./build/tests/test-udt_cpp11 -s -r=xml"
+            ]
         );
         let (s, p) = lookup("django/django", "3.0").unwrap();
         assert_eq!(p, "swebench-django");
