@@ -49,7 +49,9 @@ for script in scripts/test-images/*.sh; do
   debs="${script%.sh}.debs"
   if [ -f "$debs" ]; then
     ddir=$(mktemp -d /tmp/bench-debs.XXXXXX) && chmod 755 "$ddir"
-    (cd "$ddir" && grep -v '^#' "$OLDPWD/$debs" | xargs apt-get download -q >&2)
+    pkgs=$(grep -v '^#' "$debs" | xargs)
+    (cd "$ddir" && apt-get download -q $pkgs >&2) ||
+      { $SUDO apt-get update -qq && (cd "$ddir" && apt-get download -q $pkgs >&2); }
     docker cp "$ddir" "$cid:/debs"
     rm -rf "$ddir"
   fi

@@ -6,8 +6,12 @@
 //! per-instance parsers (`parse_log_jekyll`, `parse_log_immutable_js`) are run on the
 //! fixtures of the parsers they pick, for every instance id they know and one they do not.
 //!
-//! Under CI=true a missing `swebench` package fails; elsewhere the test prints a note and
-//! passes.
+//! Also: `src/protocols/swe_bench/specs.toml` is exactly what `scripts/swebench-specs.py`
+//! writes from the swebench 4.1.0 wheel named by `BENCH_SWEBENCH_4_WHEEL` (`.ci/run` downloads
+//! it).
+//!
+//! Under CI=true a missing `swebench` package or wheel fails; elsewhere the tests print a note
+//! and pass.
 
 mod common;
 
@@ -202,4 +206,34 @@ fn per_instance_parsers_pick_as_upstream_does() {
             "{v}"
         );
     }
+}
+
+#[test]
+fn specs_toml_is_what_the_generator_writes_from_the_wheel() {
+    let Some(wheel) = std::env::var_os("BENCH_SWEBENCH_4_WHEEL") else {
+        if common::ci() {
+            panic!(
+                "CI=true but BENCH_SWEBENCH_4_WHEEL is unset: pip download --no-deps swebench==4.1.0"
+            );
+        }
+        eprintln!("note: skipping: BENCH_SWEBENCH_4_WHEEL unset");
+        return;
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new("python3")
+        .arg(root.join("scripts/swebench-specs.py"))
+        .arg(&wheel)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let on_disk = std::fs::read(root.join("src/protocols/swe_bench/specs.toml")).unwrap();
+    assert!(
+        out.stdout == on_disk,
+        "src/protocols/swe_bench/specs.toml is stale: run scripts/swebench-specs.py {} > src/protocols/swe_bench/specs.toml",
+        Path::new(&wheel).display()
+    );
 }
