@@ -48,7 +48,7 @@ for script in scripts/test-images/*.sh; do
   fi
   debs="${script%.sh}.debs"
   if [ -f "$debs" ]; then
-    ddir=$(mktemp -d /tmp/bench-debs.XXXXXX) && chmod 755 "$ddir"
+    ddir=$(mktemp -d /tmp/bench-debs.XXXXXX)
     pkgs=$(grep -v '^#' "$debs" | xargs)
     (cd "$ddir" && apt-get download -q $pkgs >&2) ||
       { $SUDO apt-get update -qq && (cd "$ddir" && apt-get download -q $pkgs >&2); }
