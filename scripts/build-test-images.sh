@@ -21,7 +21,9 @@ fi
 # directory a `# workdir: DIR` line of the script names) inside a container of the base, and
 # the container is committed as bench-test-<name>:1 with that WORKDIR.
 # Optional beside it: <name>.wheels, pinned pure-Python wheels downloaded on the host (PyPI) and
-# copied to /wheels in the container (containers have no network); <name>.tags, more names
+# copied to /wheels in the container (containers have no network); <name>.debs, Debian packages
+# downloaded on the host (`apt-get download`, the host's release must be the base's, bookworm)
+# and copied to /debs for the script to install; <name>.tags, more names
 # for the committed image (e.g. the SWE-bench image names its fixture rows resolve to).
 for script in scripts/test-images/*.sh; do
   [ -e "$script" ] || continue
@@ -44,12 +46,21 @@ for script in scripts/test-images/*.sh; do
     docker cp "$wdir" "$cid:/wheels"
     rm -rf "$wdir"
   fi
+  debs="${script%.sh}.debs"
+  if [ -f "$debs" ]; then
+    ddir=$(mktemp -d /tmp/bench-debs.XXXXXX)
+    pkgs=$(grep -v '^#' "$debs" | xargs)
+    (cd "$ddir" && apt-get download -q $pkgs >&2) ||
+      { $SUDO apt-get update -qq && (cd "$ddir" && apt-get download -q $pkgs >&2); }
+    docker cp "$ddir" "$cid:/debs"
+    rm -rf "$ddir"
+  fi
   docker start "$cid" >/dev/null
   if ! docker exec "$cid" bash /build.sh >&2; then
     docker rm -f "$cid" >/dev/null; echo "failed: $tag" >&2; exit 1
   fi
   docker exec "$cid" rm -f /build.sh
-  docker exec "$cid" rm -rf /wheels
+  docker exec "$cid" rm -rf /wheels /debs
   workdir=$(sed -n 's/^# workdir: *//p' "$script" | head -n 1)
   docker commit -c 'CMD ["sleep","infinity"]' -c "WORKDIR ${workdir:-/testbed}" "$cid" "$tag" >/dev/null
   docker rm -f "$cid" >/dev/null

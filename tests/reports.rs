@@ -105,6 +105,7 @@ fn synthetic_inputs(name: &str) -> ReportInputs {
             errored: false,
             error: None,
             patch_applied: None,
+            resolution: None,
             cost_usd: p.cost_usd,
             input_tokens: Some(1000),
             output_tokens: Some(100),
@@ -139,6 +140,7 @@ fn synthetic_inputs(name: &str) -> ReportInputs {
                     resolved: Some(matches!(p.state, PairState::Resolved)),
                     timed_out: Some(timed_out),
                     patch_applied: Some(true),
+                    resolution: None,
                     cost_usd: None,
                     ..base
                 });
@@ -175,6 +177,7 @@ fn synthetic_inputs(name: &str) -> ReportInputs {
         usage: Vec::new(),
         pricing: BTreeMap::new(),
         audit: Vec::new(),
+        resolutions: Vec::new(),
     }
 }
 
@@ -763,4 +766,115 @@ fn the_promotion_rule_is_part_of_the_report_key() {
     assert_ne!(key(None), key(Some(&rule(2.0))));
     assert_ne!(key(Some(&rule(2.0))), key(Some(&rule(3.0))));
     assert_eq!(key(Some(&rule(2.0))), key(Some(&rule(2.0))));
+}
+
+/// SWE-bench's FULL / PARTIAL / NO reaches every output: a grade row's `resolution` column in
+/// results.parquet, `resolutions` in report.json, per-team counts and `partial` cells in
+/// report.md and report.html.
+#[test]
+fn swe_bench_resolution_is_shown_per_pair() {
+    use bench::jobs::Resolution;
+    let mut inputs = synthetic_inputs("two_teams_50_tasks");
+    let mut want: BTreeMap<(String, String, u32), Resolution> = BTreeMap::new();
+    for (i, p) in inputs.pairs.iter().enumerate() {
+        let r = match p.state {
+            PairState::Resolved => Resolution::Full,
+            PairState::Unresolved { .. } if i % 2 == 0 => Resolution::Partial,
+            PairState::Unresolved { .. } => Resolution::No,
+            _ => continue,
+        };
+        want.insert((p.task.clone(), p.team.clone(), p.replicate), r);
+    }
+    for row in &mut inputs.rows {
+        if row.node == "grade" {
+            row.resolution = want
+                .get(&(row.task.clone(), row.team.clone(), row.replicate))
+                .map(|r| r.as_str().to_string());
+        }
+    }
+    inputs.resolutions = want
+        .iter()
+        .map(
+            |((task, team, replicate), r)| bench::report::PairResolution {
+                task: task.clone(),
+                team: team.clone(),
+                replicate: *replicate,
+                resolution: *r,
+            },
+        )
+        .collect();
+    let partial = want
+        .iter()
+        .find(|(k, r)| **r == Resolution::Partial && k.2 == 0)
+        .map(|(k, _)| k.clone())
+        .expect("a partial pair");
+    let rendered = render_report(&inputs, &fake_blob).expect("renders");
+    let json: Value = serde_json::from_slice(&rendered.files["report.json"]).unwrap();
+    assert_valid(&json);
+    let listed = json["resolutions"].as_array().unwrap();
+    assert_eq!(listed.len(), want.len());
+    assert!(listed.iter().any(|r| r["task"] == partial.0.as_str()
+        && r["team"] == partial.1.as_str()
+        && r["resolution"] == "RESOLVED_PARTIAL"));
+    let md = String::from_utf8(rendered.files["report.md"].clone()).unwrap();
+    let html = String::from_utf8(rendered.files["report.html"].clone()).unwrap();
+    for team in &inputs.teams {
+        let n = |r: Resolution| {
+            want.iter()
+                .filter(|(k, v)| k.1 == *team && k.2 == 0 && **v == r)
+                .count()
+        };
+        let (f, p, no) = (
+            n(Resolution::Full),
+            n(Resolution::Partial),
+            n(Resolution::No),
+        );
+        assert!(
+            md.contains(&format!("| {team} | {f} | {p} | {no} |")),
+            "{md}"
+        );
+        assert!(
+            html.contains(&format!(
+                "<tr><td>{team}</td><td>{f}</td><td>{p}</td><td>{no}</td></tr>"
+            )),
+            "{html}"
+        );
+    }
+    let line = md
+        .lines()
+        .find(|l| l.starts_with(&format!("| {} |", partial.0)))
+        .expect("a per-task line");
+    assert!(line.contains("partial"), "{line}");
+    // results.parquet: the column, read back with pyarrow, matches report.json.
+    if !require("python3", &["-c", "import pyarrow"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["results.parquet", "report.json"] {
+        std::fs::write(dir.path().join(name), &rendered.files[name]).unwrap();
+    }
+    let script = r#"
+import json, sys
+import pyarrow.parquet as pq
+rows = pq.read_table(sys.argv[1]).to_pylist()
+rep = json.load(open(sys.argv[2]))
+got = {(r["task"], r["team"], r["replicate"]): r["resolution"] for r in rows if r["node"] == "grade" and r["resolution"] is not None}
+want = {(r["task"], r["team"], r["replicate"]): r["resolution"] for r in rep["resolutions"]}
+assert got == want, (len(got), len(want))
+assert all(r["resolution"] is None for r in rows if r["node"] == "solve")
+print("ok", len(got))
+"#;
+    let o = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(dir.path().join("results.parquet"))
+        .arg(dir.path().join("report.json"))
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
 }

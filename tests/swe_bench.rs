@@ -2,7 +2,11 @@
 //! grader: fixture datasets shaped like SWE-bench (`format = "swe-bench"`, specs from bench's
 //! table) and SWE-rebench (`format = "swe-rebench"`, each row's `install_config`) rows on
 //! images of `scripts/build-test-images.sh` (a django-shaped repository whose
-//! `tests/runtests.py` runs unittest, a flask-shaped one tested by real pytest) go through
+//! `tests/runtests.py` runs unittest, a flask-shaped one tested by real pytest, a
+//! gin-shaped Go module tested by Debian's `go test`, graded through the Multilingual
+//! specs and `parse_log_gotest`, an axios-shaped Node.js package tested by node:test's TAP
+//! reporter, a row shaped for swebench 5.x with its own eval script and `parse_log_tap`)
+//! go through
 //! sample -> gold -> solve (oracle and nop teams) -> grade -> report with the real `bench apply`;
 //! then `tests/oracle/swebench_grade.py` (swebench 5.0.2's `make_test_spec`, `get_logs_eval`,
 //! `get_eval_tests_report`, `get_resolution_status`) grades every log bench stored, and each
@@ -20,6 +24,8 @@ use common::{bench_in, ci, executed, stderr, stdout};
 
 const DJANGO: &str = "bench-test-swebench-django:1";
 const FLASK: &str = "bench-test-swebench-flask:1";
+const GIN: &str = "bench-test-swebench-gin:1";
+const AXIOS: &str = "bench-test-swebench-axios:1";
 
 fn skip(problem: &str) -> bool {
     if ci() {
@@ -484,6 +490,148 @@ fn swe_bench_rows_grade_as_the_official_harness_does() {
         }
         .to_string()
     });
+}
+
+/// SWE-bench Multilingual: gin-gonic/gin rows at version 2755 resolve, from bench's specs
+/// table, to the common eval script (`cd`, `git config`, no conda, no directives) and upstream's
+/// `go test -v . -run "^TestTree"`, graded by `parse_log_gotest` (indented subtests count, a
+/// skipped PASS_TO_PASS test is maintained); the official grader agrees with every verdict.
+#[test]
+fn swe_bench_multilingual_go_rows_grade_as_the_official_harness_does() {
+    if !common::docker_ready(&[GIN]) || !oracle_ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let base = base_of(GIN);
+    let p2p = [
+        "TestTreeAddAndGet",
+        "TestTreeWildcard",
+        "TestTreeWildcard/number",
+        "TestTreeWildcard/word",
+        // `--- SKIP`: SKIPPED, which keeps a PASS_TO_PASS test.
+        "TestTreeConcurrent",
+    ];
+    let mut rows = vec![
+        row(
+            "gin-gonic__gin-90001",
+            "gin-gonic/gin",
+            &base,
+            "gin-gold",
+            "gin-test",
+            &["TestTreeTrailingSlash"],
+            &p2p,
+        ),
+        row(
+            "gin-gonic__gin-90002",
+            "gin-gonic/gin",
+            &base,
+            "gin-gold",
+            "gin-test-partial",
+            &["TestTreeTrailingSlash", "TestTreeDoubleSlash"],
+            &p2p[..1],
+        ),
+    ];
+    for r in &mut rows {
+        r["version"] = serde_json::json!("2755");
+    }
+    write_rows(&dir.path().join("tasks.jsonl"), &rows);
+    std::fs::write(dir.path().join("m.toml"), manifest("swe-bench")).unwrap();
+    let g = apply_and_check(dir.path(), &["gin-gonic__gin-90001"]);
+    let partial = output_of(&g, "gold/gin-gonic__gin-90002");
+    assert_eq!(partial["resolution"], "RESOLVED_PARTIAL", "{partial}");
+    assert_eq!(partial["fail_to_pass_failure"][0], "TestTreeDoubleSlash");
+    let gold = output_of(&g, "gold/gin-gonic__gin-90001");
+    assert_eq!(gold["pass_to_pass_success"].as_array().unwrap().len(), 5);
+    // The common eval script ran: no conda activation, the spec's command as written.
+    let stored = grades(dir.path());
+    let gold_grade = stored
+        .iter()
+        .find(|s| s.address == "gold/gin-gonic__gin-90001")
+        .unwrap();
+    let script = String::from_utf8(blob(dir.path(), &gold_grade.blobs["eval_script"])).unwrap();
+    assert!(
+        script.contains("go test -v . -run \"^TestTree\""),
+        "{script}"
+    );
+    assert!(!script.contains("conda"), "{script}");
+    // The language comes from the table; the report shows the resolution per pair.
+    let out = bench_in(dir.path(), &["tasks", "m.toml", "--json"]);
+    assert!(stdout(&out).contains("\"go\""), "{}", stdout(&out));
+    let report = dir.path().join("reports/swe-bench-fixtures");
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(report.join("report.json")).unwrap()).unwrap();
+    let res = json["resolutions"].as_array().unwrap();
+    assert!(
+        res.iter().any(|r| r["task"] == "gin-gonic__gin-90001"
+            && r["team"] == "oracle"
+            && r["resolution"] == "RESOLVED_FULL"),
+        "{res:?}"
+    );
+    let md = std::fs::read_to_string(report.join("report.md")).unwrap();
+    assert!(md.contains("| oracle | 1 | 0 | 0 |"), "{md}");
+    assert!(md.contains("| nop | 0 | 0 | 1 |"), "{md}");
+    oracle_agrees(dir.path(), &rows, &|_| "parse_log_gotest".to_string());
+}
+
+/// A SWE-bench Multilingual JavaScript row shaped for swebench 5.x: its own eval script (the
+/// shape of `make_eval_script_list_common`), image and `parse_log_tap`, on Debian's Node.js.
+/// Upstream's TAP quirks reach the verdict: the `describe` group is a test (a FAIL_TO_PASS
+/// one: it fails while a child fails), a nested result line counts (the line is stripped), a
+/// skipped test passes under its name with ` # SKIP`.
+#[test]
+fn swe_bench_multilingual_js_rows_with_their_own_eval_script_grade_as_upstream() {
+    if !common::docker_ready(&[AXIOS]) || !oracle_ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let base = base_of(AXIOS);
+    let test_file = "test/unit/helpers/combineURLs.test.js";
+    let mut r = row(
+        "axios__axios-90001",
+        "axios/axios",
+        &base,
+        "axios-gold",
+        "axios-test",
+        &[
+            "- should remove duplicate slashes",
+            "- helpers::combineURLs",
+        ],
+        &[
+            "- should combine URLs",
+            "- should combine URLs with an empty relative URL",
+            "- should follow redirects # SKIP",
+        ],
+    );
+    let script = format!(
+        "#!/bin/bash\nset -uxo pipefail\ncd /testbed\ngit config --global --add safe.directory /testbed\ncd /testbed\ngit checkout {base} {test_file}\ngit apply --verbose --reject - <<'EOF_114329324912'\n{}\nEOF_114329324912\n: '>>>>> Start Test Output'\nnode --test --test-reporter=tap test/\n: '>>>>> End Test Output'\ngit checkout {base} {test_file}\n",
+        diff("axios-test")
+    );
+    r["version"] = serde_json::json!("90001");
+    r["eval_script"] = serde_json::json!(script);
+    r["image"] = serde_json::json!(AXIOS);
+    r["log_parser"] = serde_json::json!("parse_log_tap");
+    let rows = vec![r];
+    write_rows(&dir.path().join("tasks.jsonl"), &rows);
+    std::fs::write(dir.path().join("m.toml"), manifest("swe-bench")).unwrap();
+    let g = apply_and_check(dir.path(), &["axios__axios-90001"]);
+    let gold = output_of(&g, "gold/axios__axios-90001");
+    assert_eq!(
+        gold["pass_to_pass_success"].as_array().unwrap().len(),
+        3,
+        "{gold}"
+    );
+    let nop = output_of(&g, "grade/solve/axios__axios-90001/nop/0");
+    assert_eq!(
+        nop["fail_to_pass_failure"],
+        serde_json::json!([
+            "- should remove duplicate slashes",
+            "- helpers::combineURLs"
+        ]),
+        "{nop}"
+    );
+    let out = bench_in(dir.path(), &["tasks", "m.toml", "--json"]);
+    assert!(stdout(&out).contains("\"js\""), "{}", stdout(&out));
+    oracle_agrees(dir.path(), &rows, &|_| "parse_log_tap".to_string());
 }
 
 #[test]

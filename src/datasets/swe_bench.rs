@@ -2,9 +2,11 @@
 //! field a string, FAIL_TO_PASS / PASS_TO_PASS JSON-encoded (real lists are accepted too). The
 //! image is `swebench/sweb.eval.x86_64.<id with __ -> _1776_, lowercased>:latest`. The row's
 //! `repo` and `version` select its spec in the swe-bench protocol's table
-//! (`protocols/swe_bench/specs.toml`): the setup lines of the eval script become `rebuild_cmds`,
-//! the test command with the test patch's directives the one `test_cmds`, and the repository's
-//! parser the `log_parser`. A row whose repository or version is not in the table reads (it can
+//! (`protocols/swe_bench/specs.toml`, every language of SWE-bench and SWE-bench Multilingual):
+//! the setup lines of the eval script become `rebuild_cmds`, the test command (Python: with
+//! the test patch's directives; other languages: the spec's build and test lines) the one
+//! `test_cmds`, the repository's parser the `log_parser` (upstream's per-instance parsers
+//! resolved by the instance id) and the table's language the task's language. A row whose repository or version is not in the table reads (it can
 //! be listed and sampled) with no test command: grading it is an error naming the task.
 //!
 //! Rows shaped for swebench 5.x carry their own `eval_script`, `image` and `log_parser`
@@ -20,7 +22,7 @@ use crate::tasks::{Task, TaskBase};
 use super::common::{COMMON_COLUMNS, Common, image_key};
 use super::error::{CellProblem, DatasetError};
 use super::table::Table;
-use crate::parsers::swebench::from_upstream;
+use crate::parsers::swebench::{for_instance, from_upstream};
 
 pub fn columns() -> Vec<&'static str> {
     let mut c = COMMON_COLUMNS.to_vec();
@@ -71,26 +73,31 @@ pub fn from_eval_script(script: &str, base_commit: &str) -> Option<(Vec<String>,
     Some((setup, test.join("\n")))
 }
 
-/// The eval parts of a row from its spec: setup lines, the test command, the parser.
+/// The eval parts of a row from its spec: setup lines, the test command, the parser (for
+/// upstream's per-instance parsers, the one they pick for `instance_id`; left as the
+/// per-instance name when they know none, which grading then refuses with the reason).
 pub fn eval_parts(
     repo: &str,
+    instance_id: &str,
     version: Option<&str>,
     base_commit: &str,
     test_patch: &str,
 ) -> (Vec<String>, Vec<String>, String) {
+    let pick = |parser: &str| for_instance(parser, instance_id).unwrap_or(parser.to_string());
     match version.and_then(|v| specs::spec(repo, v)) {
-        Some((spec, parser)) => (
-            specs::setup_commands(spec, base_commit),
-            vec![specs::test_command(&spec.test_cmd, repo, test_patch)],
-            parser.to_string(),
-        ),
+        Some((spec, r)) => {
+            let (setup, test) =
+                specs::eval_fields(repo, &r.language, base_commit, test_patch, spec);
+            (setup, test, pick(&r.parser))
+        }
         None => (
             Vec::new(),
             Vec::new(),
-            specs::table()
-                .get(repo)
-                .map_or("swebench-pytest", |r| r.parser.as_str())
-                .to_string(),
+            pick(
+                specs::table()
+                    .get(repo)
+                    .map_or("swebench-pytest", |r| r.parser.as_str()),
+            ),
         ),
     }
 }
@@ -102,7 +109,13 @@ pub fn rows(t: &mut Table) -> Result<Vec<Task>, DatasetError> {
             let c = Common::take(t, row)?;
             let version = t.take_str(row, "version")?;
             let (mut rebuild_cmds, mut test_cmds, mut log_parser) =
-                eval_parts(&c.repo, version.as_deref(), &c.base_commit, &c.test_patch);
+                eval_parts(
+                    &c.repo,
+                    &c.instance_id,
+                    version.as_deref(),
+                    &c.base_commit,
+                    &c.test_patch,
+                );
             if let Some(script) = t.take_str(row, "eval_script")? {
                 let (setup, test) = from_eval_script(&script, &c.base_commit).ok_or_else(|| {
                     t.cell_error(
@@ -117,8 +130,12 @@ pub fn rows(t: &mut Table) -> Result<Vec<Task>, DatasetError> {
                 test_cmds = vec![test];
             }
             if let Some(p) = t.take_str(row, "log_parser")? {
-                log_parser = from_upstream(&p).map_or(p, str::to_string);
+                log_parser = match from_upstream(&p) {
+                    Some(name) => for_instance(name, &c.instance_id).unwrap_or(name.to_string()),
+                    None => p,
+                };
             }
+            let language = specs::language(&c.repo);
             let image = t.take_str(row, "image")?.unwrap_or_else(|| {
                 format!(
                     "swebench/sweb.eval.x86_64.{}:latest",
@@ -132,7 +149,7 @@ pub fn rows(t: &mut Table) -> Result<Vec<Task>, DatasetError> {
                 },
                 instance_id: c.instance_id,
                 repo: c.repo,
-                language: Some("python".into()),
+                language: Some(language.into()),
                 created_at: c.created_at,
                 problem_statement: c.problem_statement,
                 gold_patch: c.patch,
@@ -219,7 +236,13 @@ mod tests {
     #[test]
     fn a_known_repository_and_version_give_the_eval_parts() {
         let patch = "diff --git a/tests/queries/tests.py b/tests/queries/tests.py\n";
-        let (setup, test, parser) = eval_parts("django/django", Some("3.0"), "abc123", patch);
+        let (setup, test, parser) = eval_parts(
+            "django/django",
+            "django__django-1",
+            Some("3.0"),
+            "abc123",
+            patch,
+        );
         assert_eq!(parser, "swebench-django");
         assert_eq!(
             test,
@@ -232,11 +255,45 @@ mod tests {
             Some("python -m pip install -e .")
         );
         // An unknown version: no test command, the repository's parser.
-        let (setup, test, parser) = eval_parts("django/django", Some("0.1"), "abc", patch);
+        let (setup, test, parser) = eval_parts(
+            "django/django",
+            "django__django-1",
+            Some("0.1"),
+            "abc",
+            patch,
+        );
         assert!(setup.is_empty() && test.is_empty());
         assert_eq!(parser, "swebench-django");
-        let (_, test, parser) = eval_parts("o/r", None, "abc", patch);
+        let (_, test, parser) = eval_parts("o/r", "o__r-1", None, "abc", patch);
         assert!(test.is_empty());
         assert_eq!(parser, "swebench-pytest");
+        // A multilingual row: the common eval script's setup, build and test lines, no
+        // directives; a per-instance parser resolved, or kept when upstream knows none.
+        let (setup, test, parser) =
+            eval_parts("fmtlib/fmt", "fmtlib__fmt-3863", Some("3863"), "abc", patch);
+        assert_eq!(parser, "swebench-googletest");
+        assert_eq!(setup[0], "cd /testbed");
+        assert_eq!(
+            test,
+            [
+                "mkdir -p build\ncmake -B build -S .\ncmake --build build --parallel $(nproc) --target ranges-test\nctest --test-dir build -V -R ranges-test"
+            ]
+        );
+        let (_, _, parser) = eval_parts(
+            "jekyll/jekyll",
+            "jekyll__jekyll-8761",
+            Some("8761"),
+            "abc",
+            patch,
+        );
+        assert_eq!(parser, "swebench-cucumber");
+        let (_, _, parser) = eval_parts(
+            "jekyll/jekyll",
+            "jekyll__jekyll-1",
+            Some("8761"),
+            "abc",
+            patch,
+        );
+        assert_eq!(parser, "swebench-jekyll");
     }
 }

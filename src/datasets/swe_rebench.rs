@@ -127,8 +127,11 @@ pub fn rows(t: &mut Table) -> Result<Vec<Task>, DatasetError> {
                 test_cmd: cfg.test_cmd.clone(),
                 eval_commands: cfg.eval_commands,
                 install: cfg.install,
+                build: Vec::new(),
             };
             let rebuild_cmds = specs::setup_commands(&spec, &c.base_commit);
+            let log_parser = crate::parsers::swebench::for_instance(cfg.log_parser, &c.instance_id)
+                .unwrap_or(cfg.log_parser.to_string());
             let test_cmds = vec![specs::test_command(&cfg.test_cmd, &c.repo, &c.test_patch)];
             Ok(Task {
                 base: TaskBase::Image {
@@ -145,7 +148,7 @@ pub fn rows(t: &mut Table) -> Result<Vec<Task>, DatasetError> {
                 rebuild_cmds,
                 test_cmds,
                 print_cmds: Vec::new(),
-                log_parser: cfg.log_parser.to_string(),
+                log_parser,
                 fail_to_pass: c.fail_to_pass,
                 pass_to_pass: c.pass_to_pass,
                 repo_dir: None,

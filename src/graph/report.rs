@@ -50,6 +50,7 @@ fn row(
             _ => error,
         },
         patch_applied: None,
+        resolution: None,
         cost_usd: None,
         input_tokens: None,
         output_tokens: None,
@@ -89,6 +90,7 @@ pub fn report_inputs(
     let mut usage = Vec::new();
     let mut models = BTreeSet::new();
     let mut audit = Vec::new();
+    let mut resolutions = Vec::new();
     // Solve nodes that have a grade node (whose pair the grade reports).
     let graded: HashSet<usize> = graph
         .nodes
@@ -175,12 +177,23 @@ pub fn report_inputs(
                         resolved: grade_out.map(|g| g.resolved),
                         timed_out: grade_out.map(|g| g.timed_out || solve_timed_out),
                         patch_applied: grade_out.map(|g| g.patch_applied),
+                        resolution: grade_out
+                            .and_then(|g| g.resolution)
+                            .map(|r| r.as_str().into()),
                         duration_s: grade_out.map(|g| g.duration_ms as f64 / 1000.0),
                         ..row("grade", node, task, team, *replicate, None)
                     });
                     if let Some(rec) = node.state.record() {
                         artifact_entry(&mut artifacts, task, team, *replicate).log =
                             rec.blobs.get("log").cloned();
+                    }
+                    if let Some(r) = grade_out.and_then(|g| g.resolution) {
+                        resolutions.push(crate::report::PairResolution {
+                            task: task.instance_id.clone(),
+                            team: team.clone(),
+                            replicate: *replicate,
+                            resolution: r,
+                        });
                     }
                     if let Some(g) = grade_out.filter(|g| !g.audit.is_empty()) {
                         audit.push(crate::report::AuditedPair {
@@ -270,6 +283,9 @@ pub fn report_inputs(
     audit.sort_by(|a: &crate::report::AuditedPair, b| {
         (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate))
     });
+    resolutions.sort_by(|a: &crate::report::PairResolution, b| {
+        (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate))
+    });
     usage.sort_by(|a, b| (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate)));
     let pricing = models
         .into_iter()
@@ -295,6 +311,7 @@ pub fn report_inputs(
         usage,
         pricing,
         audit,
+        resolutions,
     }
 }
 

@@ -187,6 +187,17 @@ pub enum Resolution {
     No,
 }
 
+impl Resolution {
+    /// Upstream's value (`RESOLVED_FULL`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Resolution::Full => "RESOLVED_FULL",
+            Resolution::Partial => "RESOLVED_PARTIAL",
+            Resolution::No => "RESOLVED_NO",
+        }
+    }
+}
+
 impl Job for GradeJob {
     const KIND: Kind = Kind::Grade;
     type Output = GradeOutput;

@@ -35,6 +35,8 @@ const ALTERNATIVES: &[&str] = &[
     "aider",
     "resolved",
     "not_run",
+    "RESOLVED_FULL",
+    "RESOLVED_NO",
 ];
 
 /// Tags of internally tagged enums.
@@ -332,6 +334,7 @@ fn report_job() {
             errored: true,
             error: Some("e".into()),
             patch_applied: Some(true),
+            resolution: Some("RESOLVED_FULL".into()),
             cost_usd: Some(0.1),
             input_tokens: Some(10),
             output_tokens: Some(5),
@@ -389,6 +392,12 @@ fn report_job() {
                 path: "run_tests.sh".into(),
                 reason: "r".into(),
             }],
+        }],
+        resolutions: vec![crate::report::PairResolution {
+            task: "t".into(),
+            team: "a".into(),
+            replicate: 0,
+            resolution: crate::jobs::Resolution::Partial,
         }],
     };
     let j = ReportJob::new(inputs, "/tmp/out".into());

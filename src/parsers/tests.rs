@@ -73,7 +73,14 @@ fn every_fixture_parses_to_its_expected_result() {
                     .unwrap_or_else(|e| panic!("{}: {e}", expected_path.display())),
             )
             .unwrap_or_else(|e| panic!("{}: {e}", expected_path.display()));
-            assert!(!expected.is_empty(), "{} is empty", expected_path.display());
+            // An upstream-compatible parser may find nothing in a real log (cucumber's
+            // progress format names no test): its expectation is upstream's, checked against
+            // the official parser by tests/swebench_parsers.rs.
+            assert!(
+                !expected.is_empty() || parser.starts_with("swebench-"),
+                "{} is empty",
+                expected_path.display()
+            );
             let actual =
                 parse_log(&parser, &log).unwrap_or_else(|e| panic!("{}: {e}", log_path.display()));
             if actual != expected {

@@ -1,6 +1,7 @@
 //! The official SWE-bench harness's grading (swebench 5.0.2 `run_evaluation.py` and
-//! `grading.py`; the eval script of 4.x's `make_eval_script_list_py`), for SWE-bench full,
-//! Verified, Lite and SWE-rebench rows, inside bench's locked protocol:
+//! `grading.py`; the eval scripts of 4.x's `make_eval_script_list_py` and
+//! `make_eval_script_list_common`), for SWE-bench full, Verified, Lite, Multilingual and
+//! SWE-rebench rows, inside bench's locked protocol:
 //!
 //! 1. the grading sandbox's history stripped to the base and checked fail-closed;
 //! 2. the candidate applied by upstream's chain (`git apply --verbose`, `--3way`, `--reject`,
@@ -10,8 +11,8 @@
 //! 3. the hidden test patch's paths reset (`steps::reset_script`: modified paths back to the
 //!    base, created ones removed, `.git` locks and bytecode cleared);
 //! 4. the eval script: the setup lines the dataset reader built from the specs table
-//!    (`rebuild_cmds`: conda activation, eval commands, install), `git checkout <base> <test
-//!    files>`, the test patch (`git apply -v`; failing is a grading error), upstream's
+//!    (`rebuild_cmds`: conda activation, eval commands, install; for the other languages `cd`
+//!    and `git config`), `git checkout <base> <test files>`, the test patch (`git apply -v`; failing is a grading error), upstream's
 //!    `>>>>> Start Test Output` / `>>>>> End Test Output` / `>>>>> Test Exit Code` lines for the
 //!    official grader's sake, the test command with its directives, the reset again. The
 //!    boundaries and the exit code bench reads are nonce'd lines around them;
@@ -353,6 +354,12 @@ pub async fn grade(
         return Err(GradeError::Task(format!(
             "{id}: no SWE-bench test command: its repository and version are not in bench's specs table (src/protocols/swe_bench/specs.toml), or its install_config has no test_cmd"
         )));
+    }
+    if crate::parsers::swebench::is_dispatch(&parser) {
+        let why = crate::parsers::swebench::for_instance(&parser, id)
+            .err()
+            .unwrap_or_default();
+        return Err(GradeError::Task(format!("{id}: {why}")));
     }
     if parse_raw(&parser, "").is_none() {
         return Err(GradeError::Task(format!(

@@ -57,6 +57,9 @@ pub struct ReportDocument {
     pub promotion: Option<PromotionVerdict>,
     /// Pairs whose patch the audit flagged (counted unresolved under `audit = "strict"`).
     pub audit: Vec<AuditedPair>,
+    /// SWE-bench's resolution status of every graded pair whose protocol reports one
+    /// (`swe-bench`: FULL, PARTIAL or NO), by task, team and replicate.
+    pub resolutions: Vec<PairResolution>,
 }
 
 /// Gold self-check verdicts.
@@ -281,6 +284,34 @@ pub struct Context<'a> {
     pub gold: &'a BTreeMap<String, Option<bool>>,
     pub promote: Option<&'a Promote>,
     pub audit: &'a [AuditedPair],
+    pub resolutions: &'a [PairResolution],
+}
+
+/// A team's first-replicate pairs by resolution status: FULL, PARTIAL, NO.
+pub fn resolution_counts(doc: &ReportDocument, team: &str) -> [usize; 3] {
+    let mut n = [0; 3];
+    for r in doc
+        .resolutions
+        .iter()
+        .filter(|r| r.team == team && r.replicate == 0)
+    {
+        n[match r.resolution {
+            crate::jobs::Resolution::Full => 0,
+            crate::jobs::Resolution::Partial => 1,
+            crate::jobs::Resolution::No => 2,
+        }] += 1;
+    }
+    n
+}
+
+/// A graded pair's SWE-bench resolution status.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PairResolution {
+    pub task: String,
+    pub team: String,
+    pub replicate: u32,
+    pub resolution: crate::jobs::Resolution,
 }
 
 /// A pair whose patch the audit flagged (see `src/protocols/audit.rs`).
@@ -378,6 +409,7 @@ impl ReportDocument {
             by_repo: group(&summary.by_repo),
             promotion,
             audit: ctx.audit.to_vec(),
+            resolutions: ctx.resolutions.to_vec(),
         }
     }
 

@@ -496,6 +496,18 @@ pub fn render(
         }
         h.push_str("</ul>\n");
     }
+    if !doc.resolutions.is_empty() {
+        h.push_str("<h2>Resolution (SWE-bench)</h2>\n<table><tr><th>team</th><th>FULL</th><th>PARTIAL</th><th>NO</th></tr>\n");
+        for t in &doc.teams {
+            let [full, partial, no] = crate::report::document::resolution_counts(doc, &t.name);
+            let _ = writeln!(
+                h,
+                "<tr><td>{}</td><td>{full}</td><td>{partial}</td><td>{no}</td></tr>",
+                esc(&t.name)
+            );
+        }
+        h.push_str("</table>\n");
+    }
     h.push_str("<h2>Per task</h2>\n<table><tr><th>task</th>");
     for t in &doc.teams {
         let _ = write!(h, "<th>{}</th>", esc(&t.name));

@@ -240,6 +240,16 @@ pub fn render(
             }
         }
     }
+    if !doc.resolutions.is_empty() {
+        // SWE-bench's three-way status, first replicates (PARTIAL counts as unresolved).
+        let _ = writeln!(md, "\n## Resolution (SWE-bench)\n");
+        let _ = writeln!(md, "| team | FULL | PARTIAL | NO |");
+        let _ = writeln!(md, "|---|---:|---:|---:|");
+        for t in &doc.teams {
+            let [full, partial, no] = crate::report::document::resolution_counts(doc, &t.name);
+            let _ = writeln!(md, "| {} | {full} | {partial} | {no} |", t.name);
+        }
+    }
     let _ = writeln!(md, "\n## Per task\n");
     let names: Vec<&str> = doc.teams.iter().map(|t| t.name.as_str()).collect();
     let _ = writeln!(md, "| task | {} |", names.join(" | "));

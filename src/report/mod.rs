@@ -7,4 +7,4 @@ pub mod markdown;
 pub mod results;
 pub mod stats;
 
-pub use document::AuditedPair;
+pub use document::{AuditedPair, PairResolution};

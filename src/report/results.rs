@@ -35,6 +35,10 @@ pub struct NodeRow {
     pub error: Option<String>,
     /// Grade nodes: the patch applied.
     pub patch_applied: Option<bool>,
+    /// Grade nodes of protocols that grade as SWE-bench does: `RESOLVED_FULL`,
+    /// `RESOLVED_PARTIAL` or `RESOLVED_NO` (`get_resolution_status`).
+    #[serde(default)]
+    pub resolution: Option<String>,
     /// Solve nodes: model spend (`None`: unknown).
     pub cost_usd: Option<f64>,
     pub input_tokens: Option<u64>,
@@ -64,6 +68,7 @@ pub fn results_schema() -> Schema {
         Field::new("errored", DataType::Boolean, false),
         s("error", true),
         b("patch_applied"),
+        s("resolution", true),
         Field::new("cost_usd", DataType::Float64, true),
         Field::new("input_tokens", DataType::UInt64, true),
         Field::new("output_tokens", DataType::UInt64, true),
@@ -107,6 +112,7 @@ pub fn results_parquet(rows: &[NodeRow]) -> Result<Vec<u8>, String> {
         bools(&|r| Some(r.errored)),
         strs(&|r| r.error.as_deref()),
         bools(&|r| r.patch_applied),
+        strs(&|r| r.resolution.as_deref()),
         f64s(&|r| r.cost_usd),
         u64s(&|r| r.input_tokens),
         u64s(&|r| r.output_tokens),

@@ -52,6 +52,9 @@ pub struct ReportInputs {
     pub pricing: BTreeMap<String, crate::manifest::Price>,
     /// Pairs whose patch the audit flagged, with the flags.
     pub audit: Vec<crate::report::AuditedPair>,
+    /// Graded pairs' SWE-bench resolution status, where the protocol reports one.
+    #[serde(default)]
+    pub resolutions: Vec<crate::report::PairResolution>,
 }
 
 /// The model use of one solve.
@@ -171,14 +174,26 @@ pub fn render_report(
             gold: &inputs.gold,
             promote: inputs.promote.as_ref(),
             audit: &inputs.audit,
+            resolutions: &inputs.resolutions,
         },
         &summary,
     );
     let mut per_task: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    let partial: std::collections::BTreeSet<(&str, &str, u32)> = inputs
+        .resolutions
+        .iter()
+        .filter(|r| r.resolution == crate::jobs::Resolution::Partial)
+        .map(|r| (r.task.as_str(), r.team.as_str(), r.replicate))
+        .collect();
     for p in &inputs.pairs {
         let cell = match &p.state {
             PairState::Resolved => "resolved",
             PairState::Unresolved { timed_out: true } => "timed out",
+            PairState::Unresolved { .. }
+                if partial.contains(&(p.task.as_str(), p.team.as_str(), p.replicate)) =>
+            {
+                "partial"
+            }
             PairState::Unresolved { .. } => "no",
             PairState::Errored { .. } => "errored",
             PairState::NotRun => "not run",

@@ -10,10 +10,18 @@
 //! Not here: the verdict rules (`protocols/swe_bench/grading.rs`), log cleaning (upstream
 //! parses the raw log, so the protocol does too; the registry cleans for `parse-log`).
 
+mod c;
+mod java;
+mod javascript;
 mod multilang;
+mod php;
 mod python;
+mod ruby;
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::OnceLock;
+
+use regex::Regex;
 
 use super::common::{Collector, TestStatus};
 
@@ -84,14 +92,39 @@ pub type RawParseFn = fn(&str) -> RawStatuses;
 
 /// bench's name, upstream's function name, the parser. Sorted by bench name.
 const TABLE: &[(&str, &str, RawParseFn)] = &[
+    ("swebench-ant", "parse_log_ant", java::ant),
     ("swebench-cargo", "parse_log_cargo", multilang::cargo),
+    ("swebench-cucumber", "parse_log_cucumber", ruby::cucumber),
     ("swebench-django", "parse_log_django", python::django),
+    ("swebench-doctest", "parse_log_doctest", c::doctest),
+    ("swebench-googletest", "parse_log_googletest", c::googletest),
     ("swebench-gotest", "parse_log_gotest", multilang::gotest),
+    (
+        "swebench-gradle-custom",
+        "parse_log_gradle_custom",
+        java::gradle_custom,
+    ),
+    ("swebench-jest", "parse_log_jest", javascript::jest),
+    (
+        "swebench-jest-json",
+        "parse_log_jest_json",
+        javascript::jest_json,
+    ),
+    ("swebench-jq", "parse_log_jq", c::jq),
+    ("swebench-karma", "parse_log_karma", javascript::karma),
     (
         "swebench-matplotlib",
         "parse_log_matplotlib",
         python::matplotlib,
     ),
+    ("swebench-maven", "parse_log_maven", java::maven),
+    (
+        "swebench-micropython-test",
+        "parse_log_micropython_test",
+        c::micropython_test,
+    ),
+    ("swebench-minitest", "parse_log_minitest", ruby::minitest),
+    ("swebench-phpunit", "parse_log_phpunit", php::phpunit),
     ("swebench-pytest", "parse_log_pytest", python::pytest),
     (
         "swebench-pytest-options",
@@ -103,8 +136,32 @@ const TABLE: &[(&str, &str, RawParseFn)] = &[
         "parse_log_pytest_v2",
         python::pytest_v2,
     ),
+    ("swebench-redis", "parse_log_redis", c::redis),
+    (
+        "swebench-rspec-transformed-json",
+        "parse_log_rspec_transformed_json",
+        ruby::rspec_transformed_json,
+    ),
+    ("swebench-ruby-unit", "parse_log_ruby_unit", ruby::ruby_unit),
     ("swebench-seaborn", "parse_log_seaborn", python::seaborn),
     ("swebench-sympy", "parse_log_sympy", python::sympy),
+    ("swebench-tap", "parse_log_tap", javascript::tap),
+    ("swebench-vitest", "parse_log_vitest", javascript::vitest),
+];
+
+/// A per-instance choice: the parser for an instance id, if upstream knows one.
+type PickFn = fn(&str) -> Option<&'static str>;
+
+/// Upstream's parsers that pick another parser by the instance (`test_spec.instance_id`):
+/// bench's name, upstream's name, the choice (`None`: upstream raises `ValueError: Unknown
+/// instance id`). They are resolved when a row is read, so a task names a real parser.
+const DISPATCH: &[(&str, &str, PickFn)] = &[
+    (
+        "swebench-immutable-js",
+        "parse_log_immutable_js",
+        javascript::immutable_js,
+    ),
+    ("swebench-jekyll", "parse_log_jekyll", ruby::jekyll),
 ];
 
 /// Upstream's other names for the same functions (`parse_log_flask = parse_log_pytest`, ...),
@@ -143,11 +200,41 @@ pub fn from_upstream(upstream: &str) -> Option<&'static str> {
                 .find(|(u, _)| *u == upstream)
                 .map(|t| t.1)
         })
+        .or_else(|| {
+            DISPATCH
+                .iter()
+                .find(|(_, u, _)| *u == upstream)
+                .map(|t| t.0)
+        })
+}
+
+/// The parser that grades `instance_id` when its repository's parser is `name` (bench's
+/// name): `name` itself, or for a per-instance parser of upstream (`swebench-jekyll`,
+/// `swebench-immutable-js`) the one it picks for this instance. `Err`: a per-instance parser
+/// that knows no parser for this instance (upstream raises), with the reason.
+pub fn for_instance(name: &str, instance_id: &str) -> Result<String, String> {
+    match DISPATCH.iter().find(|(n, _, _)| *n == name) {
+        None => Ok(name.to_string()),
+        Some((_, upstream, pick)) => pick(instance_id).map(str::to_string).ok_or_else(|| {
+            format!(
+                "upstream's {upstream} picks a parser by the instance's PR number and knows none for `{instance_id}` (it raises `ValueError: Unknown instance id`)"
+            )
+        }),
+    }
+}
+
+/// Whether `name` is a per-instance parser left unresolved (see [`for_instance`]).
+pub fn is_dispatch(name: &str) -> bool {
+    DISPATCH.iter().any(|(n, _, _)| *n == name)
 }
 
 /// Upstream's function name of bench's parser `name`.
 pub fn upstream_name(name: &str) -> Option<&'static str> {
-    TABLE.iter().find(|(n, _, _)| *n == name).map(|t| t.1)
+    TABLE
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|t| t.1)
+        .or_else(|| DISPATCH.iter().find(|(n, _, _)| *n == name).map(|t| t.1))
 }
 
 /// Every upstream function name bench maps (for error messages).
@@ -156,6 +243,7 @@ pub fn upstream_names() -> Vec<&'static str> {
         .iter()
         .map(|t| t.1)
         .chain(UPSTREAM_ALIASES.iter().map(|t| t.0))
+        .chain(DISPATCH.iter().map(|t| t.1))
         .collect();
     v.sort_unstable();
     v
@@ -177,31 +265,50 @@ fn record(parse: RawParseFn, log: &str, out: &mut Collector) {
 }
 
 macro_rules! adapters {
-    ($($f:ident),*) => {$(
+    ($($m:ident :: $f:ident),* $(,)?) => {$(
         pub(crate) fn $f(log: &str, out: &mut Collector) {
-            record(python::$f, log, out)
+            record(super::$m::$f, log, out)
         }
     )*};
 }
 
 /// The parsers as bench parsers (the registry's entries).
 pub(crate) mod bench {
-    use super::{Collector, multilang, python, record};
-    pub(crate) fn cargo(log: &str, out: &mut Collector) {
-        record(multilang::cargo, log, out)
-    }
-    pub(crate) fn gotest(log: &str, out: &mut Collector) {
-        record(multilang::gotest, log, out)
-    }
+    use super::{Collector, record};
     adapters!(
-        django,
-        matplotlib,
-        pytest,
-        pytest_options,
-        pytest_v2,
-        seaborn,
-        sympy
+        java::ant,
+        multilang::cargo,
+        ruby::cucumber,
+        python::django,
+        c::doctest,
+        c::googletest,
+        multilang::gotest,
+        java::gradle_custom,
+        javascript::jest,
+        javascript::jest_json,
+        c::jq,
+        javascript::karma,
+        python::matplotlib,
+        java::maven,
+        c::micropython_test,
+        ruby::minitest,
+        php::phpunit,
+        python::pytest,
+        python::pytest_options,
+        python::pytest_v2,
+        c::redis,
+        ruby::rspec_transformed_json,
+        ruby::ruby_unit,
+        python::seaborn,
+        python::sympy,
+        javascript::tap,
+        javascript::vitest,
     );
+}
+
+/// A lazily compiled built-in pattern.
+pub(crate) fn lazy(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
+    cell.get_or_init(|| Regex::new(pattern).expect("built-in pattern"))
 }
 
 /// Python's `str.split()` (no argument): runs of Python whitespace separate, none at the ends.
@@ -232,6 +339,20 @@ mod tests {
         }
         assert_eq!(from_upstream("parse_log_flask"), Some("swebench-pytest"));
         assert_eq!(from_upstream("parse_log_nope"), None);
+        assert_eq!(from_upstream("parse_log_jekyll"), Some("swebench-jekyll"));
+        assert_eq!(
+            for_instance("swebench-jekyll", "jekyll__jekyll-8047").as_deref(),
+            Ok("swebench-minitest")
+        );
+        assert!(
+            for_instance("swebench-immutable-js", "immutable-js__immutable-js-9")
+                .unwrap_err()
+                .contains("parse_log_immutable_js")
+        );
+        assert_eq!(
+            for_instance("swebench-tap", "x__y-1").as_deref(),
+            Ok("swebench-tap")
+        );
         let names: Vec<&str> = TABLE.iter().map(|t| t.0).collect();
         let mut sorted = names.clone();
         sorted.sort_unstable();

@@ -26,15 +26,24 @@ pub struct Spec {
     /// Commands run first (locale setup and the like).
     #[serde(default)]
     pub eval_commands: Vec<String>,
-    /// Reinstalls the package before the tests (`python -m pip install -e .`).
+    /// Reinstalls the package before the tests (`python -m pip install -e .`; Python only).
     pub install: Option<String>,
+    /// Build steps after the test patch, before the tests (`make`, `cmake --build ...`;
+    /// the other languages only).
+    #[serde(default)]
+    pub build: Vec<String>,
 }
 
 /// One repository of the table.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Repo {
-    /// bench's name of its parser (`swebench-django`).
+    /// The language of upstream's table the repository is in (`python`, `c`, `go`, `java`,
+    /// `js`, `php`, `ruby`, `rust`): Python repositories get `make_eval_script_list_py`'s
+    /// script, the others `make_eval_script_list_common`'s.
+    pub language: String,
+    /// bench's name of its parser (`swebench-django`; `swebench-jekyll` and
+    /// `swebench-immutable-js` pick one per instance, see `parsers::swebench::for_instance`).
     pub parser: String,
     /// Upstream's (`parse_log_django`).
     pub upstream_parser: String,
@@ -58,10 +67,16 @@ pub fn table() -> &'static BTreeMap<String, Repo> {
     &parsed().repos
 }
 
-/// The spec of `repo` at `version` and its parser (`None`: not in the table).
-pub fn spec(repo: &str, version: &str) -> Option<(&'static Spec, &'static str)> {
+/// The spec of `repo` at `version` and its repository (`None`: not in the table).
+pub fn spec(repo: &str, version: &str) -> Option<(&'static Spec, &'static Repo)> {
     let r = table().get(repo)?;
-    Some((r.versions.get(version)?, r.parser.as_str()))
+    Some((r.versions.get(version)?, r))
+}
+
+/// The language a row of `repo` is graded as (`python` for a repository not in the table, as
+/// the Python harness assumes).
+pub fn language(repo: &str) -> &'static str {
+    table().get(repo).map_or("python", |r| r.language.as_str())
 }
 
 /// `FAIL_ONLY_REPOS` (5.0.2): graded on explicit failures only.
@@ -84,9 +99,10 @@ pub fn repo_of_instance(id: &str) -> String {
     format!("{owner}/{name}")
 }
 
-/// The eval script's lines before the test-file reset (see [`eval_fields`]).
+/// The eval script's lines before the test-file reset of a Python spec (SWE-rebench's
+/// `install_config`; see [`eval_fields`]).
 pub fn setup_commands(spec: &Spec, base_commit: &str) -> Vec<String> {
-    eval_fields("", base_commit, "", spec).0
+    eval_fields("", "python", base_commit, "", spec).0
 }
 
 /// The test command with the test patch's directives (see [`eval_fields`]).
@@ -169,16 +185,36 @@ pub fn modified_files(test_patch: &str) -> Vec<String> {
 }
 
 /// The task's grading fields of a spec: the eval script's lines before the test-file reset
-/// (`make_eval_script_list_py`: activate, `eval_commands`, the informational git commands,
-/// `install`) and the test command with the test patch's directives.
+/// and the test command. Python (`make_eval_script_list_py`): activate, `eval_commands`, the
+/// informational git commands, `install`; the test command with the test patch's directives.
+/// Other languages (`make_eval_script_list_common`): `cd`, `git config ... safe.directory`,
+/// `cd`; the spec's `build` lines then its `test_cmd` lines, one per line, as upstream runs
+/// them (no directives: upstream uses the spec's commands as written). The build lines run
+/// inside bench's markers, after the test patch as upstream runs them, so their output is
+/// part of the parsed section (upstream prints its start marker after them).
 pub fn eval_fields(
     repo: &str,
+    language: &str,
     base_commit: &str,
     test_patch: &str,
     spec: &Spec,
 ) -> (Vec<String>, Vec<String>) {
     let env = "testbed";
     let dir = "/testbed";
+    if language != "python" {
+        let pre = vec![
+            format!("cd {dir}"),
+            format!("git config --global --add safe.directory {dir}"),
+            format!("cd {dir}"),
+        ];
+        let lines: Vec<&str> = spec
+            .build
+            .iter()
+            .chain(&spec.test_cmd)
+            .map(String::as_str)
+            .collect();
+        return (pre, vec![lines.join("\n")]);
+    }
     let mut pre = vec![
         "source /opt/miniconda3/bin/activate".to_string(),
         format!("conda activate {env}"),
@@ -229,6 +265,37 @@ mod tests {
                 r.parser
             );
         }
+        // Every language's table is in, and every repository's parser is a real one.
+        let langs: std::collections::BTreeSet<&str> =
+            table().values().map(|r| r.language.as_str()).collect();
+        assert_eq!(
+            langs.into_iter().collect::<Vec<_>>(),
+            ["c", "go", "java", "js", "php", "python", "ruby", "rust"]
+        );
+        for (repo, r) in table() {
+            assert!(
+                crate::parsers::is_builtin(&r.parser)
+                    && (crate::parsers::builtin_parser_names().contains(&r.parser.as_str())
+                        || crate::parsers::swebench::is_dispatch(&r.parser)),
+                "{repo}: {}",
+                r.parser
+            );
+            assert_eq!(
+                crate::parsers::swebench::upstream_name(&r.parser),
+                Some(r.upstream_parser.as_str()),
+                "{repo}"
+            );
+        }
+        let (s, r) = spec("nlohmann/json", "4237").unwrap();
+        assert_eq!(r.language, "c");
+        let (pre, test) = eval_fields("nlohmann/json", &r.language, "abc", "", s);
+        assert_eq!(pre[1], "git config --global --add safe.directory /testbed");
+        assert_eq!(
+            test,
+            [
+                "mkdir -p build\ncd build\ncmake ..\nmake test-udt_cpp11\ncd ..\n./build/tests/test-udt_cpp11 -s -r=xml"
+            ]
+        );
         let (s, p) = lookup("django/django", "3.0").unwrap();
         assert_eq!(p, "swebench-django");
         assert_eq!(

@@ -1,0 +1,270 @@
+//! `swebench/harness/log_parsers/c.py` (5.0.2): `parse_log_redis` (redis, valkey),
+//! `parse_log_jq`, `parse_log_doctest` (nlohmann/json), `parse_log_micropython_test`,
+//! `parse_log_googletest` (fmt). Upstream's quirks kept:
+//!
+//! - redis: `[ok|err|skip|ignore]: name (N ms)`; a failing name loses a trailing
+//!   ` in <file>`; `[exception]` and `[timeout]` lines are not read (a crashed test is
+//!   missing, which grading counts as failed anyway).
+//! - jq: automake's `PASS: name` / `FAIL: name`; `SKIP:`, `XFAIL:`, `ERROR:` are not read.
+//! - doctest: only the first `<doctest ...>...</doctest>` document of the log (the XML
+//!   reporter, `-r=xml`), each `<SubCase>` (at any depth) under a `<TestCase>` as
+//!   `test case > subcase` (a nested subcase's name drops its parents); a test case without
+//!   subcases is not recorded at all, and a subcase fails when any `<Expression>` below it
+//!   (nested subcases' included) has `success` other than `true`. Malformed XML: upstream
+//!   raises; bench records nothing.
+//! - micropython: `pass|FAIL|skip name` from `run-tests.py`.
+//! - googletest: the last `[ OK ]` / `[ FAILED ]` tag of a line followed by `name (...)`, so
+//!   a parameterised failure's name keeps `, where GetParam() = ...`; `[ SKIPPED ]` is not
+//!   read.
+
+use std::sync::OnceLock;
+
+use quick_xml::events::{BytesStart, Event};
+use quick_xml::reader::Reader;
+use regex::Regex;
+
+use super::{RawStatuses, lazy, py_strip};
+
+pub fn redis(log: &str) -> RawStatuses {
+    static R: OnceLock<Regex> = OnceLock::new();
+    static IN: OnceLock<Regex> = OnceLock::new();
+    let r = lazy(
+        &R,
+        r"^\[(ok|err|skip|ignore)\]:\s(.+?)(?:\s\((\d+\s*m?s)\))?$",
+    );
+    let file = lazy(&IN, r"\s+in\s+\S+$");
+    let mut map = RawStatuses::new();
+    for line in log.split('\n') {
+        if let Some(c) = r.captures(py_strip(line)) {
+            match &c[1] {
+                "ok" => map.insert(&c[2], "PASSED"),
+                "err" => map.insert(file.replace(&c[2], "").into_owned(), "FAILED"),
+                _ => map.insert(&c[2], "SKIPPED"),
+            }
+        }
+    }
+    map
+}
+
+pub fn jq(log: &str) -> RawStatuses {
+    static R: OnceLock<Regex> = OnceLock::new();
+    let r = lazy(&R, r"^\s*(PASS|FAIL):\s(.+)$");
+    let mut map = RawStatuses::new();
+    for line in log.split('\n') {
+        if let Some(c) = r.captures(py_strip(line)) {
+            map.insert(&c[2], if &c[1] == "PASS" { "PASSED" } else { "FAILED" });
+        }
+    }
+    map
+}
+
+pub fn micropython_test(log: &str) -> RawStatuses {
+    static R: OnceLock<Regex> = OnceLock::new();
+    let r = lazy(&R, r"^(pass|FAIL|skip)\s+(.+)$");
+    let mut map = RawStatuses::new();
+    for line in log.split('\n') {
+        if let Some(c) = r.captures(py_strip(line)) {
+            let word = match &c[1] {
+                "pass" => "PASSED",
+                "FAIL" => "FAILED",
+                _ => "SKIPPED",
+            };
+            map.insert(&c[2], word);
+        }
+    }
+    map
+}
+
+pub fn googletest(log: &str) -> RawStatuses {
+    static R: OnceLock<Regex> = OnceLock::new();
+    let r = lazy(&R, r"^.*\[\s*(OK|FAILED)\s*\]\s(.*)\s\(.*\)$");
+    let mut map = RawStatuses::new();
+    for line in log.split('\n') {
+        if let Some(c) = r.captures(py_strip(line)) {
+            map.insert(&c[2], if &c[1] == "OK" { "PASSED" } else { "FAILED" });
+        }
+    }
+    map
+}
+
+/// An element of the doctest document: its name, its `name` / `success` attribute, children.
+struct Node {
+    tag: String,
+    name: Option<String>,
+    success: Option<String>,
+    children: Vec<Node>,
+}
+
+fn attr(e: &BytesStart, key: &str) -> Result<Option<String>, ()> {
+    for a in e.attributes() {
+        let a = a.map_err(|_| ())?;
+        if a.key.as_ref() == key {
+            return a
+                .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                .map(|v| Some(v.into_owned()))
+                .map_err(|_| ());
+        }
+    }
+    Ok(None)
+}
+
+fn node(e: &BytesStart) -> Result<Node, ()> {
+    Ok(Node {
+        tag: e.name().as_ref().to_string(),
+        name: attr(e, "name")?,
+        success: attr(e, "success")?,
+        children: Vec::new(),
+    })
+}
+
+/// The XML text as a tree (`ET.fromstring`); `Err` when it is not well formed.
+fn tree(xml: &str) -> Result<Node, ()> {
+    let mut reader = Reader::from_str(xml);
+    reader.config_mut().check_end_names = true;
+    let mut stack: Vec<Node> = Vec::new();
+    let mut root = None;
+    loop {
+        match reader.read_event().map_err(|_| ())? {
+            Event::Start(e) => stack.push(node(&e)?),
+            Event::Empty(e) => {
+                let n = node(&e)?;
+                match stack.last_mut() {
+                    Some(p) => p.children.push(n),
+                    None if root.is_none() => root = Some(n),
+                    None => return Err(()),
+                }
+            }
+            Event::End(_) => {
+                let n = stack.pop().ok_or(())?;
+                match stack.last_mut() {
+                    Some(p) => p.children.push(n),
+                    None if root.is_none() => root = Some(n),
+                    None => return Err(()),
+                }
+            }
+            Event::Text(t)
+                if stack.is_empty()
+                    && !t
+                        .as_ref()
+                        .chars()
+                        .all(|c| matches!(c, ' ' | '\t' | '\r' | '\n')) =>
+            {
+                return Err(());
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    if !stack.is_empty() {
+        return Err(());
+    }
+    root.ok_or(())
+}
+
+/// `findall(".//TAG")`: descendants named `tag`, in document order.
+fn descendants<'a>(n: &'a Node, tag: &str, out: &mut Vec<&'a Node>) {
+    for c in &n.children {
+        if c.tag == tag {
+            out.push(c);
+        }
+        descendants(c, tag, out);
+    }
+}
+
+fn py_name(v: &Option<String>) -> &str {
+    v.as_deref().unwrap_or("None")
+}
+
+pub fn doctest(log: &str) -> RawStatuses {
+    let mut map = RawStatuses::new();
+    let Some(start) = log.find("<doctest") else {
+        return map;
+    };
+    let Some(end) = log[start..].find("</doctest>") else {
+        return map;
+    };
+    let Ok(root) = tree(&log[start..start + end + "</doctest>".len()]) else {
+        return map;
+    };
+    let mut cases = Vec::new();
+    descendants(&root, "TestCase", &mut cases);
+    for case in cases {
+        let mut subs = Vec::new();
+        descendants(case, "SubCase", &mut subs);
+        for sub in subs {
+            let mut exprs = Vec::new();
+            descendants(sub, "Expression", &mut exprs);
+            let passed = exprs.iter().all(|e| e.success.as_deref() == Some("true"));
+            map.insert(
+                format!("{} > {}", py_name(&case.name), py_name(&sub.name)),
+                if passed { "PASSED" } else { "FAILED" },
+            );
+        }
+    }
+    map
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(pairs: &[(&str, &str)]) -> std::collections::BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn redis_strips_the_file_of_failures() {
+        let log = "[ok]: SET works (2 ms)\n[err]: GET fails in tests/unit/basic.tcl\n[skip]: later\n[ignore]: not here\n[exception]: boom\n";
+        assert_eq!(
+            redis(log),
+            m(&[
+                ("SET works", "PASSED"),
+                ("GET fails", "FAILED"),
+                ("later", "SKIPPED"),
+                ("not here", "SKIPPED"),
+            ])
+        );
+    }
+
+    #[test]
+    fn googletest_reads_ok_and_failed_with_a_time() {
+        let log = "[       OK ] A.b (0 ms)\n[  FAILED  ] A.c (1 ms)\n[  FAILED  ] A.c\n[  SKIPPED ] A.d (0 ms)\n[  FAILED  ] P/T.x/0, where GetParam() = 1 (0 ms)\n";
+        assert_eq!(
+            googletest(log),
+            m(&[
+                ("A.b", "PASSED"),
+                ("A.c", "FAILED"),
+                ("P/T.x/0, where GetParam() = 1", "FAILED"),
+            ])
+        );
+    }
+
+    #[test]
+    fn doctest_reads_subcases_only() {
+        let log = "noise\n<doctest binary=\"t\"><TestSuite><TestCase name=\"plain\"><Expression success=\"false\"/></TestCase><TestCase name=\"c &amp; d\"><SubCase name=\"s1\"><Expression success=\"true\"/><SubCase name=\"s2\"><Expression success=\"false\"/></SubCase></SubCase></TestCase></TestSuite></doctest>\n";
+        assert_eq!(
+            doctest(log),
+            m(&[("c & d > s1", "FAILED"), ("c & d > s2", "FAILED")])
+        );
+        assert!(doctest("<doctest><TestCase></doctest>").is_empty());
+    }
+
+    #[test]
+    fn jq_and_micropython() {
+        assert_eq!(
+            jq("PASS: tests/a.test\nFAIL: tests/b.test\nSKIP: tests/c.test\n"),
+            m(&[("tests/a.test", "PASSED"), ("tests/b.test", "FAILED")])
+        );
+        assert_eq!(
+            micropython_test("pass  basics/a.py\nFAIL  basics/b.py\nskip  basics/c.py\n"),
+            m(&[
+                ("basics/a.py", "PASSED"),
+                ("basics/b.py", "FAILED"),
+                ("basics/c.py", "SKIPPED"),
+            ])
+        );
+    }
+}

@@ -1,0 +1,233 @@
+//! `swebench/harness/log_parsers/javascript.py` (5.0.2), the parsers the SWE-bench Multilingual
+//! JavaScript repositories use: `parse_log_jest` (babel, docusaurus), `parse_log_jest_json`
+//! and `parse_log_jest` again (immutable-js, picked by PR number), `parse_log_vitest`
+//! (vuejs/core), `parse_log_tap` (three.js, axios), `parse_log_karma` (preact). Each keeps
+//! upstream's quirks, and where upstream is arguably wrong bench still follows it:
+//!
+//! - jest: names are the leaf titles only (describe blocks dropped), so two tests with one
+//!   title in different blocks collide (the last wins); a skipped test's `○ skipped title`
+//!   keeps the word `skipped` in its name; a `✎ todo` line is not read.
+//! - jest-json: only `[PASSED]` / `[FAILED]` lines of upstream's jq transform are read.
+//! - vitest: the optional duration group is `\d+\s*m?s?`, so a name that ends in a number
+//!   (`case 12`) loses it; the name is not stripped.
+//! - tap: `ok N name` with the name as written after the number, its leading `- ` and any
+//!   `# SKIP` / `# TODO` directive kept, and a skipped test counted as passed; indented
+//!   subtest lines count like top-level ones (the line is stripped first).
+//! - karma: a suite line is one whose indentation grows; a line indented less pops one suite
+//!   and is itself dropped (upstream `continue`s), so a sibling suite's name is lost. On a pop
+//!   with no suite left upstream raises IndexError; bench pops nothing.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use super::{RawStatuses, lazy, py_strip};
+
+pub fn jest(log: &str) -> RawStatuses {
+    static R: OnceLock<Regex> = OnceLock::new();
+    let r = lazy(&R, r"^\s*(✓|✕|○)\s(.+?)(?:\s\((\d+\s*m?s)\))?$");
+    let mut map = RawStatuses::new();
+    for line in log.split('\n') {
+        if let Some(c) = r.captures(py_strip(line)) {
+            let word = match &c[1] {
+                "✓" => "PASSED",
+                "✕" => "FAILED",
+                _ => "SKIPPED",
+            };
+            map.insert(py_strip(&c[2]), word);
+        }
+    }
+    map
+}
+
+pub fn jest_json(log: &str) -> RawStatuses {
+    static R: OnceLock<Regex> = OnceLock::new();
+    let r = lazy(&R, r"^\[(PASSED|FAILED)\]\s(.+)$");
+    let mut map = RawStatuses::new();
+    for line in log.split('\n') {
+        if let Some(c) = r.captures(py_strip(line)) {
+            let word = if &c[1] == "PASSED" {
+                "PASSED"
+            } else {
+                "FAILED"
+            };
+            map.insert(&c[2], word);
+        }
+    }
+    map
+}
+
+pub fn vitest(log: &str) -> RawStatuses {
+    static R: OnceLock<Regex> = OnceLock::new();
+    let r = lazy(&R, r"^\s*(✓|×|↓)\s(.+?)(?:\s(\d+\s*m?s?|\[skipped\]))?$");
+    let mut map = RawStatuses::new();
+    for line in log.split('\n') {
+        if let Some(c) = r.captures(py_strip(line)) {
+            let word = match &c[1] {
+                "✓" => "PASSED",
+                "×" => "FAILED",
+                _ => "SKIPPED",
+            };
+            map.insert(&c[2], word);
+        }
+    }
+    map
+}
+
+pub fn tap(log: &str) -> RawStatuses {
+    static R: OnceLock<Regex> = OnceLock::new();
+    let r = lazy(&R, r"^(ok|not ok) (\d+) (.+)$");
+    let mut map = RawStatuses::new();
+    for line in log.split('\n') {
+        if let Some(c) = r.captures(py_strip(line)) {
+            let word = if &c[1] == "ok" { "PASSED" } else { "FAILED" };
+            map.insert(&c[3], word);
+        }
+    }
+    map
+}
+
+pub fn karma(log: &str) -> RawStatuses {
+    static R: OnceLock<Regex> = OnceLock::new();
+    let r = lazy(&R, r"^(\s*)?([✔✖])?\s(.*)$");
+    let mut map = RawStatuses::new();
+    let mut current_indent: i64 = -1;
+    let mut suite: Vec<String> = Vec::new();
+    let mut started = false;
+    for line in log.split('\n') {
+        if line.starts_with("SUMMARY:") {
+            return map;
+        }
+        if line.contains("Starting browser") {
+            started = true;
+            continue;
+        }
+        if !started {
+            continue;
+        }
+        let Some(c) = r.captures(line) else {
+            continue;
+        };
+        let indent = c.get(1).map_or("", |m| m.as_str());
+        let status = c.get(2).map(|m| m.as_str());
+        let name = &c[3];
+        if !indent.is_empty() && status.is_none() {
+            let new_indent = indent.chars().count() as i64;
+            if new_indent > current_indent {
+                current_indent = new_indent;
+                suite.push(name.to_string());
+            } else if new_indent < current_indent {
+                current_indent = new_indent;
+                suite.pop();
+                continue;
+            }
+        }
+        if let Some(s) = status {
+            let mut full: Vec<&str> = suite.iter().map(String::as_str).collect();
+            full.push(name);
+            map.insert(full.join(" > "), if s == "✔" { "PASSED" } else { "FAILED" });
+        }
+    }
+    map
+}
+
+/// `parse_log_immutable_js`: the parser of an immutable-js instance, by the PR number after
+/// the id's last `-` (upstream raises for any other instance).
+pub fn immutable_js(instance_id: &str) -> Option<&'static str> {
+    match instance_id.rsplit('-').next() {
+        Some("2006") => Some("swebench-jest"),
+        Some("2005") => Some("swebench-jest-json"),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(pairs: &[(&str, &str)]) -> std::collections::BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn jest_keeps_leaf_titles_and_the_skipped_word() {
+        let log = "PASS src/a.test.js\n  sum\n    ✓ adds (2 ms)\n    ✕ fails (13 ms)\n    ○ skipped later\n    ✎ todo write it\n  other\n    ✓ adds\n";
+        assert_eq!(
+            jest(log),
+            m(&[
+                ("adds", "PASSED"),
+                ("fails", "FAILED"),
+                ("skipped later", "SKIPPED"),
+            ])
+        );
+        assert_eq!(
+            jest_json("[PASSED] a b > c\n  [FAILED] d\n[SKIPPED] e\n"),
+            m(&[("a b > c", "PASSED"), ("d", "FAILED")])
+        );
+    }
+
+    #[test]
+    fn vitest_loses_a_trailing_number() {
+        let log = " ✓ src/a.test.ts > s > adds 1ms\n × src/a.test.ts > s > case 12\n ↓ src/a.test.ts > s > later [skipped]\n";
+        assert_eq!(
+            vitest(log),
+            m(&[
+                ("src/a.test.ts > s > adds", "PASSED"),
+                ("src/a.test.ts > s > case", "FAILED"),
+                ("src/a.test.ts > s > later", "SKIPPED"),
+            ])
+        );
+    }
+
+    #[test]
+    fn tap_keeps_the_dash_and_passes_skips() {
+        let log = "ok 1 - adds\nnot ok 2 - broken\nok 3 - later # SKIP\n    ok 1 - sub\n";
+        assert_eq!(
+            tap(log),
+            m(&[
+                ("- adds", "PASSED"),
+                ("- broken", "FAILED"),
+                ("- later # SKIP", "PASSED"),
+                ("- sub", "PASSED"),
+            ])
+        );
+    }
+
+    #[test]
+    fn karma_follows_indentation_from_the_browser_start() {
+        // The regex's optional indent group gives one space back to the `\s` after it, so a
+        // suite line's indent counts one less than its spaces; ` SUMMARY:` (indented) ends
+        // nothing.
+        let log = "  ✔ before start\nINFO: Starting browser ChromeHeadless\n  suite a\n    ✔ one\n    ✖ two\n   inner\n      ✔ three\n SUMMARY:\n  ✔ after\nSUMMARY:\n  ✔ never\n";
+        assert_eq!(
+            karma(log),
+            m(&[
+                ("suite a > one", "PASSED"),
+                ("suite a > two", "FAILED"),
+                ("suite a > inner > three", "PASSED"),
+                ("suite a > inner > after", "PASSED"),
+            ])
+        );
+        // A line indented less pops one suite and is itself dropped: `b` is lost.
+        assert_eq!(
+            karma("Starting browser X\n   a\n    ✔ x\n  b\n    ✔ y\n"),
+            m(&[("a > x", "PASSED"), ("y", "PASSED")])
+        );
+    }
+
+    #[test]
+    fn immutable_js_picks_by_pr_number() {
+        assert_eq!(
+            immutable_js("immutable-js__immutable-js-2006"),
+            Some("swebench-jest")
+        );
+        assert_eq!(
+            immutable_js("immutable-js__immutable-js-2005"),
+            Some("swebench-jest-json")
+        );
+        assert_eq!(immutable_js("immutable-js__immutable-js-1"), None);
+    }
+}
