@@ -384,7 +384,7 @@ impl<'a> Graph<'a> {
                 }
                 StageKind::Grade(g) => {
                     let needs = stage.needs.clone();
-                    self.expand_grade(name, &needs, g.timeout, g.audit)
+                    self.expand_grade(name, &needs, g.timeout, g.audit, g.confirm)
                 }
                 StageKind::Report(r) => {
                     let needs = stage.needs.clone();
@@ -606,6 +606,28 @@ impl<'a> Graph<'a> {
         }
     }
 
+    /// The in-sandbox grade a solve of `stage` runs for the forgery check: the first grade
+    /// stage that grades `stage` with `confirm = true` (its timeout and audit mode).
+    fn confirm_grade(&self, stage: &str, task: &Arc<Task>) -> Option<Box<crate::jobs::GradeJob>> {
+        let (timeout, audit) = self.manifest.stage_order.iter().find_map(|name| {
+            let st = &self.manifest.stages[name];
+            match &st.kind {
+                StageKind::Grade(g) if g.confirm && st.needs.iter().any(|n| n == stage) => {
+                    Some((g.timeout, g.audit))
+                }
+                _ => None,
+            }
+        })?;
+        Some(Box::new(self.jobs.grade(
+            self.protocol(task),
+            task,
+            PatchInput::Empty,
+            timeout,
+            audit,
+            self.grade_network(task),
+        )))
+    }
+
     fn expand_solve(&mut self, stage: &str, up: &str, s: &crate::manifest::SolveStage) {
         if self.stages[stage].expanded {
             return;
@@ -649,7 +671,14 @@ impl<'a> Graph<'a> {
                         replicate: rep,
                     };
                     match self.jobs.solve(&task, team_name, s.timeout, rep) {
-                        Ok(job) => {
+                        Ok(mut job) => {
+                            // The check grades in the worker's sandbox: solo teams.
+                            if matches!(
+                                self.manifest.teams[team_name].topology,
+                                crate::manifest::Topology::Solo { .. }
+                            ) {
+                                job.confirm = self.confirm_grade(stage, &task);
+                            }
                             self.add(stage, address, kind, Some(NodeJob::Solve(job)));
                         }
                         Err(e) => {
@@ -672,6 +701,7 @@ impl<'a> Graph<'a> {
         needs: &[String],
         timeout: std::time::Duration,
         audit: AuditMode,
+        confirm: bool,
     ) {
         let mut sources = Vec::new();
         for up in needs {
@@ -713,7 +743,7 @@ impl<'a> Graph<'a> {
                     let Some(out) = r.solve() else {
                         continue;
                     };
-                    let job = self.jobs.grade(
+                    let mut job = self.jobs.grade(
                         self.protocol(task),
                         task,
                         PatchInput::Stored(out.patch.clone()),
@@ -721,6 +751,9 @@ impl<'a> Graph<'a> {
                         audit,
                         self.grade_network(task),
                     );
+                    if confirm {
+                        job.confirm = out.in_sandbox.as_ref().and_then(|c| c.resolved);
+                    }
                     self.add(stage, address, kind, Some(NodeJob::Grade(job)));
                 }
                 NodeState::WillRun => {

@@ -56,7 +56,21 @@ pub async fn run(
                     .await?;
                 ledger.record("worker", worker, &run);
                 ledger.exit_code = run.exit_code;
-                Ok(repo::diff(ws.as_ref(), cancel).await?)
+                let patch = repo::diff(ws.as_ref(), cancel).await?;
+                if let Some(check) = &job.confirm {
+                    let base = place.base_commit();
+                    ledger.in_sandbox = Some(
+                        crate::stages::grade::in_sandbox(
+                            check,
+                            &patch,
+                            ws.as_ref(),
+                            base.as_deref(),
+                            cancel,
+                        )
+                        .await?,
+                    );
+                }
+                Ok(patch)
             }
             .await;
             finish(ws, result).await

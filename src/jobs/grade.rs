@@ -110,6 +110,10 @@ pub struct GradeJob {
     /// it has none.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub network: bool,
+    /// The forgery check: the verdict of this patch's grade in the agent's own sandbox; a
+    /// clean verdict that differs takes two more clean grades and the majority counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirm: Option<bool>,
 }
 
 impl GradeJob {
@@ -139,6 +143,7 @@ impl GradeJob {
             timeout_ms: super::millis(timeout),
             hardening: None,
             network: false,
+            confirm: None,
         }
     }
 
@@ -173,6 +178,19 @@ pub struct GradeOutput {
     /// SWE-bench's resolution status (`get_resolution_status`), for the swe-bench protocol.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolution: Option<Resolution>,
+    /// The forgery check, when the grade ran one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirm: Option<Confirmation>,
+}
+
+/// What the forgery check found: the in-sandbox verdict and every clean verdict taken.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Confirmation {
+    pub in_sandbox: bool,
+    /// One clean grade when it agrees with the in-sandbox one, three when not.
+    pub clean: Vec<bool>,
+    pub disagreement: bool,
 }
 
 /// SWE-bench's `ResolvedStatus`: every FAIL_TO_PASS test passes (FULL), some do (PARTIAL), or

@@ -272,6 +272,7 @@ fn grade_job() {
         );
         j.hardening = Some(crate::backend::Hardening::grading());
         j.network = true;
+        j.confirm = Some(false);
         assert_every_field_keys(&j, Job::key);
     }
 }
@@ -279,7 +280,7 @@ fn grade_job() {
 #[test]
 fn solve_job_and_team_spec() {
     let t = task();
-    let j = SolveJob::new(
+    let mut j = SolveJob::new(
         facts(),
         SolverTask::new(&t),
         Digested::new(team()),
@@ -288,6 +289,18 @@ fn solve_job_and_team_spec() {
         std::time::Duration::from_millis(1500),
         1,
     );
+    let mut check = GradeJob::new(
+        ProtocolId::SweBenchLive,
+        facts(),
+        GradingTask::new(&t),
+        PatchInput::Stored("d".into()),
+        std::time::Duration::from_millis(120_900),
+        crate::manifest::AuditMode::Strict,
+    );
+    check.hardening = Some(crate::backend::Hardening::grading());
+    check.network = true;
+    check.confirm = Some(true);
+    j.confirm = Some(Box::new(check));
     assert_every_field_keys(&j, Job::key);
     // The team enters the solve key by its digest: every field of the team is in that digest.
     assert_every_field_keys(&team(), crate::key::digest_of);

@@ -22,13 +22,13 @@ pub mod versions;
 
 pub use content::{Blob, Digested, GoldPatch, GradingTask, Location, SolverTask};
 pub use grade::{
-    GradeJob, GradeOutput, ParserRef, PatchInput, ProtocolId, ProtocolRef, Resolution,
+    Confirmation, GradeJob, GradeOutput, ParserRef, PatchInput, ProtocolId, ProtocolRef, Resolution,
 };
 pub use report::{ReportJob, ReportOutput};
 pub use sample::{DatasetFacts, SampleJob, SampleOutput};
 pub use solve::{
-    HarnessSpec, InstallFile, InstallSpec, PromptSet, RunUsage, ScriptSpec, SolveJob, SolveOutput,
-    TeamSpec, Tokens,
+    HarnessSpec, InSandbox, InstallFile, InstallSpec, PromptSet, RunUsage, ScriptSpec, SolveJob,
+    SolveOutput, TeamSpec, Tokens,
 };
 
 use serde::de::DeserializeOwned;

@@ -95,6 +95,10 @@ pub struct SolveJob {
     pub predictions: BTreeMap<String, Option<Blob>>,
     pub timeout_ms: u64,
     pub replicate: u32,
+    /// The forgery check (`[stages.grade] confirm = true`): the grade to run in the agent's
+    /// own sandbox after a solo team's worker (its patch input is the one produced).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirm: Option<Box<super::GradeJob>>,
 }
 
 impl SolveJob {
@@ -117,6 +121,7 @@ impl SolveJob {
             predictions,
             timeout_ms: super::millis(timeout),
             replicate,
+            confirm: None,
         }
     }
 
@@ -205,6 +210,17 @@ pub struct SolveOutput {
     pub duration_ms: u64,
     /// The budget share this attempt was offered, if the stage has a budget.
     pub budget_share_usd: Option<f64>,
+    /// The forgery check's grade of the patch in the agent's own sandbox.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_sandbox: Option<InSandbox>,
+}
+
+/// The verdict of the in-sandbox grade (`confirm`), or why there is none.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InSandbox {
+    pub resolved: Option<bool>,
+    pub error: Option<String>,
 }
 
 impl SolveOutput {

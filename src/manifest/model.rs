@@ -275,6 +275,8 @@ pub struct SolveStage {
 pub struct GradeStage {
     pub timeout: Duration,
     pub audit: AuditMode,
+    /// `confirm = true`: the in-sandbox forgery check.
+    pub confirm: bool,
 }
 
 #[derive(Debug, Clone)]

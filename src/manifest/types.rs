@@ -207,6 +207,11 @@ pub struct GradeFile {
     /// What the patch audit's flags do: `flag` (default) reports them, `strict` also counts a
     /// flagged pair as unresolved.
     pub audit: Option<AuditMode>,
+    /// The forgery check: each patch is also graded in the agent's own sandbox, right after
+    /// the agent (solo teams); when that verdict and the clean grade differ, two more clean
+    /// grades are taken, the majority counts, and the disagreement is flagged. Turning it on
+    /// reruns the solves it covers (the check needs the agent's live sandbox).
+    pub confirm: Option<bool>,
 }
 
 /// What the patch audit's flags do (`[stages.grade] audit`).

@@ -1217,10 +1217,12 @@ impl Validator<'_> {
                 needs,
                 timeout,
                 audit,
+                confirm,
             }) => (
                 needs,
                 StageKind::Grade(GradeStage {
                     audit: audit.unwrap_or_default(),
+                    confirm: confirm.unwrap_or(false),
                     timeout: self.duration(
                         timeout.as_ref(),
                         Duration::from_secs(150 * 60),

@@ -173,9 +173,15 @@ async fn run(
     patches: &[&str],
     plan: &TestPlan,
 ) -> Result<Run, String> {
-    let s = LocalSandbox::create(env.tmp, tree, env.hidden, &crate::backend::Network::None, env.cancel)
-        .await
-        .map_err(|e| e.to_string())?;
+    let s = LocalSandbox::create(
+        env.tmp,
+        tree,
+        env.hidden,
+        &crate::backend::Network::None,
+        env.cancel,
+    )
+    .await
+    .map_err(|e| e.to_string())?;
     let state = s.paths().state.clone();
     let mut script = String::from("set -e\n");
     let mut files = Vec::new();

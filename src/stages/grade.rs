@@ -54,17 +54,37 @@ pub async fn grade(
             _ => base.as_deref(),
         },
     };
-    let sandbox = backend.create(&spec, cancel).await?;
-    let result =
-        crate::protocols::grade(job, &patch, sandbox.as_ref(), base.as_deref(), cancel).await;
-    let removed = sandbox.destroy().await;
-    // Grading output is the patch's and the task's: it is scrubbed like an agent's before
-    // anything of it is stored or shown.
-    let graded = result.map_err(|e| match e {
-        GradeError::Task(m) => WorkError::Infra(scrub::scrub_str(&m)),
-        GradeError::Sandbox(s) => s.into(),
-    })?;
-    removed?;
+    let mut graded = clean_grade(job, &patch, backend, &spec, base.as_deref(), cancel).await?;
+    // The forgery check: a clean verdict that differs from the in-sandbox one takes two more
+    // clean grades; the majority of the clean ones counts, and the disagreement is flagged.
+    if let Some(in_sandbox) = job.confirm {
+        let mut clean = vec![graded.output.resolved];
+        if graded.output.resolved != in_sandbox {
+            for _ in 0..2 {
+                let again =
+                    clean_grade(job, &patch, backend, &spec, base.as_deref(), cancel).await?;
+                clean.push(again.output.resolved);
+            }
+            let majority = clean.iter().filter(|r| **r).count() >= 2;
+            graded.output.resolved = majority;
+            let said = |r: bool| if r { "resolved" } else { "unresolved" };
+            graded.output.audit.push(crate::protocols::AuditFlag {
+                path: String::new(),
+                reason: format!(
+                    "the forgery check disagrees: {} in the agent's own sandbox, {} of {} clean grades resolved (counted {}): something outside the patch changed the outcome",
+                    said(in_sandbox),
+                    clean.iter().filter(|r| **r).count(),
+                    clean.len(),
+                    said(majority),
+                ),
+            });
+        }
+        graded.output.confirm = Some(crate::jobs::Confirmation {
+            in_sandbox,
+            disagreement: clean.iter().any(|r| *r != in_sandbox),
+            clean,
+        });
+    }
     let secrets = scrub::secret_values();
     let mut blobs = BTreeMap::new();
     let mut put = |name: &str, bytes: &[u8], clean: bool| -> Result<(), WorkError> {
@@ -94,4 +114,74 @@ pub async fn grade(
         output: Output::Grade(graded.output),
         blobs,
     })
+}
+
+/// One grade of `patch` in a fresh sandbox of `spec`, destroyed on every path.
+async fn clean_grade(
+    job: &GradeJob,
+    patch: &[u8],
+    backend: &dyn Backend,
+    spec: &SandboxSpec<'_>,
+    base: Option<&str>,
+    cancel: &CancellationToken,
+) -> Result<crate::protocols::Graded, WorkError> {
+    let sandbox = backend.create(spec, cancel).await?;
+    let result = crate::protocols::grade(job, patch, sandbox.as_ref(), base, cancel).await;
+    let removed = sandbox.destroy().await;
+    // Grading output is the patch's and the task's: it is scrubbed like an agent's before
+    // anything of it is stored or shown.
+    let graded = result.map_err(|e| match e {
+        GradeError::Task(m) => WorkError::Infra(scrub::scrub_str(&m)),
+        GradeError::Sandbox(s) => s.into(),
+    })?;
+    removed?;
+    Ok(graded)
+}
+
+/// The forgery check's grade of `patch` in the agent's own sandbox, right after its run: the
+/// repository goes back to the base (tracked files reset, untracked files removed: the
+/// protocol applies the patch again), while ignored files and everything outside the
+/// repository stay as the agent left them; then the protocol grades as in a fresh sandbox.
+/// A grading failure is recorded as the check's error, not the solve's.
+pub async fn in_sandbox(
+    job: &GradeJob,
+    patch: &[u8],
+    s: &dyn crate::backend::Sandbox,
+    base: Option<&str>,
+    cancel: &CancellationToken,
+) -> Result<crate::jobs::InSandbox, WorkError> {
+    let reset = match base {
+        Some(b) => format!(
+            "git reset -q --hard {} && git clean -fdq",
+            crate::backend::shell_quote(b)
+        ),
+        None => "git reset -q --hard \"$(git rev-list --max-parents=0 HEAD | tail -n 1)\" && git clean -fdq".to_string(),
+    };
+    let r = s
+        .exec(&reset, &[], std::time::Duration::from_secs(300), cancel)
+        .await?;
+    if r.exit_code != Some(0) {
+        return Ok(crate::jobs::InSandbox {
+            resolved: None,
+            error: Some(scrub::scrub_str(&format!(
+                "cannot reset the agent's repository: {}",
+                String::from_utf8_lossy(&r.output).trim()
+            ))),
+        });
+    }
+    Ok(
+        match crate::protocols::grade(job, patch, s, base, cancel).await {
+            Ok(g) => crate::jobs::InSandbox {
+                resolved: Some(g.output.resolved),
+                error: None,
+            },
+            Err(GradeError::Sandbox(crate::backend::SandboxError::Cancelled)) => {
+                return Err(WorkError::from(crate::backend::SandboxError::Cancelled));
+            }
+            Err(e) => crate::jobs::InSandbox {
+                resolved: None,
+                error: Some(scrub::scrub_str(&e.to_string())),
+            },
+        },
+    )
 }

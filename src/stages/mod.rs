@@ -1,7 +1,7 @@
 //! The executors of each node kind: what runs when a node is not in the store. Each receives
 //! its job (and the store, to read inputs by digest and write blobs) and nothing else.
 
-mod grade;
+pub(crate) mod grade;
 mod report;
 mod solve;
 

@@ -91,6 +91,8 @@ pub struct Ledger {
     pub crashed: Option<String>,
     /// A solo worker's exit code.
     pub exit_code: Option<i32>,
+    /// The forgery check's grade in the worker's own sandbox.
+    pub in_sandbox: Option<crate::jobs::InSandbox>,
 }
 
 impl Ledger {
@@ -102,6 +104,7 @@ impl Ledger {
             timed_out: false,
             crashed: None,
             exit_code: None,
+            in_sandbox: None,
         }
     }
 
@@ -154,6 +157,11 @@ pub struct Sandboxes<'a> {
 }
 
 impl Sandboxes<'_> {
+    /// The commit the task's sandboxes start at, where the backend knows it.
+    pub fn base_commit(&self) -> Option<String> {
+        self.backend.base_commit(self.job.task.base())
+    }
+
     /// A fresh, prepared sandbox for `agent`'s harness.
     pub async fn sandbox(
         &self,
@@ -294,6 +302,7 @@ pub async fn solve(
         redacted: stored.redacted,
         duration_ms: started.elapsed().as_millis() as u64,
         budget_share_usd: budget_share,
+        in_sandbox: ledger.in_sandbox,
     };
     Ok(WorkOutput {
         output: Output::Solve(out),
