@@ -583,6 +583,7 @@ fn agent_sandbox_reveals_nothing_of_the_fix() {
             key: &key,
             repo_dir: None,
             hardening: None,
+            task_env: None,
         };
         let c = backend.create(&spec, &cancel).await.unwrap();
         repo::prepare(c.as_ref(), Some(&base), &cancel)

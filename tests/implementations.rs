@@ -133,6 +133,7 @@ fn protocols(out: &mut BTreeMap<String, Entry>) {
                     key: "golden",
                     repo_dir: None,
                     hardening: None,
+                    task_env: None,
                 };
                 let s = backend.create(&spec, &cancel).await.unwrap();
                 let g = bench::protocols::grade(&job, &bytes, s.as_ref(), None, &cancel)

@@ -32,6 +32,26 @@ pub const AGENT_REPO: &str = "bench-agent";
 /// How long an install may take.
 const INSTALL_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
+/// Repository of images built from task environments (Harbor's `environment/Dockerfile`).
+pub const ENV_REPO: &str = "bench-env";
+
+/// How long an environment build may take.
+const ENV_BUILD_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// The identity of a build-context environment: `build:` and the digest of the context's
+/// digest with the IDs of the images its Dockerfile starts from (`None` while one of them is
+/// not on the daemon).
+pub fn env_identity(images: &BTreeMap<String, String>, base: &TaskBase) -> Option<String> {
+    let TaskBase::Build { digest, from, .. } = base else {
+        return None;
+    };
+    let ids: Option<Vec<&String>> = from.iter().map(|f| images.get(f)).collect();
+    Some(format!(
+        "build:{}",
+        crate::key::digest_of(&(digest, ids?))
+    ))
+}
+
 /// bench's own directory in a container.
 const STATE: &str = "/tmp/bench";
 
@@ -106,7 +126,40 @@ impl DockerBackend {
             pids: self.resources.pids,
             network,
             hardening: None,
+            gpus: 0,
         }
+    }
+
+    /// The image a sandbox of `base` starts from: the task's image, or for a build context the
+    /// image built from it (once per context and base images, tagged `bench-env:<digest>`;
+    /// reused when the daemon has it).
+    async fn task_image(&self, base: &TaskBase) -> Result<String, SandboxError> {
+        let TaskBase::Build { context, .. } = base else {
+            return self.image_of(base);
+        };
+        let tag = format!(
+            "{ENV_REPO}:{}",
+            &env_identity(&self.images, base).unwrap_or_default()[6..22]
+        );
+        let cell = {
+            let mut builds = self.builds.lock().unwrap_or_else(|p| p.into_inner());
+            builds.entry(tag.clone()).or_default().clone()
+        };
+        let context = context.clone();
+        cell.get_or_try_init(|| async {
+            if let Some(id) = self.host.image_id(&tag).await.map_err(failed)? {
+                return Ok(id);
+            }
+            let id = self
+                .host
+                .build_image(context.to_vec(), &tag, ENV_BUILD_TIMEOUT)
+                .await
+                .map_err(failed)?;
+            eprintln!("built task environment {tag}");
+            Ok(id)
+        })
+        .await
+        .cloned()
     }
 
     fn image_of(&self, base: &TaskBase) -> Result<String, SandboxError> {
@@ -120,6 +173,17 @@ impl DockerBackend {
                 "the task's base is a local tree ({}); the docker backend runs tasks with an image",
                 path.display()
             ))),
+            TaskBase::Build { from, .. } => {
+                let missing: Vec<&str> = from
+                    .iter()
+                    .filter(|f| !self.images.contains_key(*f))
+                    .map(String::as_str)
+                    .collect();
+                Err(failed(format!(
+                    "the task's environment starts FROM {}, not on the Docker daemon; build or pull it (bench never pulls)",
+                    missing.join(", ")
+                )))
+            }
         }
     }
 
@@ -255,7 +319,7 @@ impl Backend for DockerBackend {
     fn base_commit(&self, base: &TaskBase) -> Option<String> {
         match base {
             TaskBase::Image { base_commit, .. } => Some(base_commit.clone()),
-            TaskBase::Dir { .. } => None,
+            TaskBase::Dir { .. } | TaskBase::Build { .. } => None,
         }
     }
 
@@ -264,23 +328,42 @@ impl Backend for DockerBackend {
         spec: &SandboxSpec<'_>,
         cancel: &CancellationToken,
     ) -> Result<Box<dyn Sandbox>, SandboxError> {
+        if matches!(spec.base, TaskBase::Build { .. })
+            && env_identity(&self.images, spec.base).is_none()
+        {
+            return Err(self.image_of(spec.base).unwrap_err());
+        }
         let image = match &spec.image {
             Some(i) => i.clone(),
-            None => self.image_of(spec.base)?,
+            None => self.task_image(spec.base).await?,
         };
         // Grading has no network: a patch's code cannot fetch the fix (or anything) at grade
-        // time. Agents keep the default bridge (their model endpoints).
-        let network = spec.phase == Phase::Agent;
+        // time. Agents keep the default bridge (their model endpoints). A task's own
+        // environment decides for itself (Harbor's policies, applied by its protocol).
+        let network = match &spec.task_env {
+            Some(t) => t.network,
+            None => spec.phase == Phase::Agent,
+        };
         let mut cspec = self.spec(image, spec.address, spec.key, network);
         cspec.hardening = spec.hardening.cloned();
+        if let Some(t) = &spec.task_env {
+            cspec.cpus = t.cpus;
+            cspec.memory_bytes = t.memory_bytes;
+            cspec.gpus = t.gpus;
+        }
         let c = Container::start(&self.host, &cspec).await.map_err(failed)?;
         let repo_dir = spec.repo_dir.unwrap_or(DEFAULT_REPO);
+        let enter = match &spec.task_env {
+            // The task's workdir as it is: no repository is looked for.
+            Some(_) => format!(
+                "mkdir -p {d} && cd {d} || exit 97\n",
+                d = super::shell_quote(repo_dir)
+            ),
+            None => cd_repo(repo_dir),
+        };
         let r = c
             .exec(
-                &format!(
-                    "mkdir -p {STATE}/side {STATE}/home\n{}pwd -P",
-                    cd_repo(repo_dir)
-                ),
+                &format!("mkdir -p {STATE}/side {STATE}/home\n{enter}pwd -P"),
                 "/",
                 &[],
                 Duration::from_secs(60),
@@ -325,7 +408,7 @@ impl Backend for DockerBackend {
         install: &InstallSpec,
         cancel: &CancellationToken,
     ) -> Result<Option<String>, SandboxError> {
-        let base_id = self.image_of(base)?;
+        let base_id = self.task_image(base).await?;
         let tag = agent_tag(&base_id, install);
         let cell = {
             let mut builds = self.builds.lock().unwrap_or_else(|p| p.into_inner());
@@ -365,6 +448,7 @@ pub fn docker_facts(
         kind: BackendKind::Docker,
         image: match base {
             TaskBase::Image { image, .. } => images.get(image).cloned(),
+            TaskBase::Build { .. } => env_identity(images, base),
             TaskBase::Dir { .. } => None,
         },
         memory_bytes: Some(r.memory_bytes),
@@ -436,5 +520,17 @@ impl Sandbox for DockerSandbox {
 
     async fn destroy(self: Box<Self>) -> Result<(), SandboxError> {
         self.c.destroy().await.map_err(failed)
+    }
+
+    async fn snapshot(&self, exclude: &[&str]) -> Result<Vec<u8>, SandboxError> {
+        self.c.snapshot(exclude).await.map_err(failed)
+    }
+
+    async fn restore(&self, snapshot: &[u8]) -> Result<(), SandboxError> {
+        self.c.restore(snapshot).await.map_err(failed)
+    }
+
+    async fn set_network(&self, on: bool) -> Result<(), SandboxError> {
+        self.c.set_network(on).await.map_err(failed)
     }
 }

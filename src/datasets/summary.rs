@@ -75,7 +75,10 @@ fn required(format: DatasetFormat) -> Vec<&'static str> {
     match format {
         DatasetFormat::SweBenchLive => swe_bench_live::multilang_required(),
         DatasetFormat::SweBenchLivePython => swe_bench_live::python_required(),
-        DatasetFormat::SweBench | DatasetFormat::SweRebench | DatasetFormat::Local => {
+        DatasetFormat::SweBench
+        | DatasetFormat::SweRebench
+        | DatasetFormat::Local
+        | DatasetFormat::Harbor => {
             super::common::COMMON_COLUMNS.to_vec()
         }
         DatasetFormat::SweBenchPro => super::swe_bench_pro::required(),

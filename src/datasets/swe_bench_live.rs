@@ -90,6 +90,7 @@ pub fn multilang(t: &mut Table) -> Result<Vec<Task>, DatasetError> {
                 pass_to_pass: c.pass_to_pass,
                 repo_dir: None,
                 pro: None,
+                harbor: None,
                 digests: Default::default(),
             })
         })
@@ -128,6 +129,7 @@ pub fn python(t: &mut Table) -> Result<Vec<Task>, DatasetError> {
                 pass_to_pass: c.pass_to_pass,
                 repo_dir: None,
                 pro: None,
+                harbor: None,
                 digests: Default::default(),
             })
         })

@@ -150,6 +150,7 @@ pub fn rows(t: &mut Table) -> Result<Vec<Task>, DatasetError> {
                 pass_to_pass: c.pass_to_pass,
                 repo_dir: None,
                 pro: None,
+                harbor: None,
                 digests: Default::default(),
             })
         })

@@ -381,7 +381,7 @@ impl<'a> Graph<'a> {
                 }
                 StageKind::Grade(g) => {
                     let needs = stage.needs.clone();
-                    self.expand_grade(name, &needs, g.timeout, g.audit)
+                    self.expand_grade(name, &needs, g.timeout, g.audit, g.harbor)
                 }
                 StageKind::Report(r) => {
                     let needs = stage.needs.clone();
@@ -655,6 +655,7 @@ impl<'a> Graph<'a> {
         needs: &[String],
         timeout: std::time::Duration,
         audit: AuditMode,
+        harbor: crate::manifest::HarborVerifier,
     ) {
         let mut sources = Vec::new();
         for up in needs {
@@ -696,6 +697,11 @@ impl<'a> Graph<'a> {
                     let Some(out) = r.solve() else {
                         continue;
                     };
+                    if let Some(trial) = &out.harbor {
+                        let job = self.jobs.harbor_grade(task, trial, harbor, timeout);
+                        self.add(stage, address, kind, Some(NodeJob::Grade(job)));
+                        continue;
+                    }
                     let job = self.jobs.grade(
                         self.protocol(task),
                         task,

@@ -21,6 +21,8 @@ pub enum ProtocolId {
     SweBenchPro,
     /// The official SWE-bench harness (full, Verified, Lite, SWE-rebench).
     SweBench,
+    /// Harbor tasks (Terminal-Bench 2, Frontier-SWE): a verifier writes a reward.
+    Harbor,
 }
 
 impl ProtocolId {
@@ -30,6 +32,7 @@ impl ProtocolId {
             ProtocolId::SweBenchLive => "swe-bench-live",
             ProtocolId::SweBenchPro => "swe-bench-pro",
             ProtocolId::SweBench => "swe-bench",
+            ProtocolId::Harbor => "harbor",
         }
     }
 }
@@ -103,6 +106,11 @@ pub struct GradeJob {
     /// The grading container's hardening (docker; `None` elsewhere).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hardening: Option<crate::backend::Hardening>,
+    /// Harbor tasks: where the verifier runs (`[stages.grade] harbor`). In place, the patch is
+    /// the solve's record of the verifier run in the agent's container; fresh, the snapshot of
+    /// the agent's end state. Gold checks run the oracle and verify in its container.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harbor: Option<crate::manifest::HarborVerifier>,
 }
 
 impl GradeJob {
@@ -131,6 +139,7 @@ impl GradeJob {
             audit,
             timeout_ms: super::millis(timeout),
             hardening: None,
+            harbor: None,
         }
     }
 
@@ -165,6 +174,17 @@ pub struct GradeOutput {
     /// SWE-bench's resolution status (`get_resolution_status`), for the swe-bench protocol.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolution: Option<Resolution>,
+    /// Harbor: the verifier's numeric fields (`reward.txt` as `reward`, or every number of a
+    /// flat `reward.json`); `None` when the verifier timed out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reward: Option<std::collections::BTreeMap<String, f64>>,
+    /// Harbor: where the verifier ran: `in-place` (the agent's container), `fresh` (a new
+    /// container with the agent's end state restored) or `oracle` (gold checks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verifier: Option<String>,
+    /// Harbor: `reward.json` as written (scorers such as Frontier-SWE's read its nested fields).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reward_json: Option<serde_json::Value>,
 }
 
 /// SWE-bench's `ResolvedStatus`: every FAIL_TO_PASS test passes (FULL), some do (PARTIAL), or

@@ -27,7 +27,7 @@ pub use grade::{
 pub use report::{ReportJob, ReportOutput};
 pub use sample::{DatasetFacts, SampleJob, SampleOutput};
 pub use solve::{
-    HarnessSpec, InstallFile, InstallSpec, PromptSet, RunUsage, ScriptSpec, SolveJob, SolveOutput,
+    HarborTrial, HarnessSpec, InstallFile, InstallSpec, PromptSet, RunUsage, ScriptSpec, SolveJob, SolveOutput,
     TeamSpec, Tokens,
 };
 

@@ -11,7 +11,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{BackendFacts, Blob, Digested, GoldPatch, Job, KEY_SCHEMA, Kind, SolverTask};
+use super::{
+    BackendFacts, Blob, Digested, GoldPatch, GradingTask, Job, KEY_SCHEMA, Kind, SolverTask,
+};
 use crate::manifest::{HarnessKind, Price, Topology, UsageFormat};
 
 /// A harness as a solve runs it.
@@ -89,6 +91,11 @@ pub struct SolveJob {
     pub predictions: BTreeMap<String, Option<Blob>>,
     pub timeout_ms: u64,
     pub replicate: u32,
+    /// Harbor tasks: a solve is Harbor's trial, the rollout and then the verifier in the
+    /// agent's own container, so it reads the task's grading view too (tests, verifier
+    /// settings); the agent never sees it (`/tests` is uploaded after the agent's run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harbor: Option<GradingTask>,
 }
 
 impl SolveJob {
@@ -111,6 +118,7 @@ impl SolveJob {
             predictions,
             timeout_ms: super::millis(timeout),
             replicate,
+            harbor: None,
         }
     }
 
@@ -199,6 +207,22 @@ pub struct SolveOutput {
     pub duration_ms: u64,
     /// The budget share this attempt was offered, if the stage has a budget.
     pub budget_share_usd: Option<f64>,
+    /// Harbor tasks: the agent's end state and the in-place verifier run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harbor: Option<HarborTrial>,
+}
+
+/// What a Harbor trial stored: blobs by digest.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HarborTrial {
+    /// The agent's end state: a tarball of the paths it changed (`docker diff`) and the list
+    /// of those it deleted, taken before the verifier ran.
+    pub snapshot: String,
+    pub snapshot_bytes: u64,
+    /// The record of the verifier run in the agent's container (exit code, timeout, the
+    /// reward files as written).
+    pub verification: String,
 }
 
 impl SolveOutput {

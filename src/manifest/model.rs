@@ -2,7 +2,7 @@
 //! (stages, teams, harnesses, datasets), durations and sizes are parsed, paths are absolute and
 //! the stage order is topological.
 
-pub use super::types::AuditMode;
+pub use super::types::{AuditMode, HarborVerifier};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::PathBuf;
@@ -129,16 +129,20 @@ pub enum DatasetFormat {
     SweBenchPro,
     /// SWE-rebench rows (nebius/SWE-rebench): SWE-bench fields plus `install_config`.
     SweRebench,
+    /// Harbor task directories (Terminal-Bench 2, Frontier-SWE): `task.toml`, `instruction.md`,
+    /// `environment/`, `tests/`, `solution/`.
+    Harbor,
 }
 
 impl DatasetFormat {
-    pub const NAMES: [&'static str; 6] = [
+    pub const NAMES: [&'static str; 7] = [
         "local",
         "swe-bench-live",
         "swe-bench-live-python",
         "swe-bench",
         "swe-bench-pro",
         "swe-rebench",
+        "harbor",
     ];
 
     pub fn parse(s: &str) -> Option<Self> {
@@ -149,6 +153,7 @@ impl DatasetFormat {
             "swe-bench" => DatasetFormat::SweBench,
             "swe-bench-pro" => DatasetFormat::SweBenchPro,
             "swe-rebench" => DatasetFormat::SweRebench,
+            "harbor" => DatasetFormat::Harbor,
             _ => return None,
         })
     }
@@ -173,6 +178,9 @@ pub struct Dataset {
     pub source: DatasetSource,
     /// `swe-bench-pro`: the SWE-bench_Pro-os checkout holding `run_scripts/<instance_id>/`.
     pub run_scripts: Option<PathBuf>,
+    /// `harbor`: the commit of the git repository at `path` whose tree is read (`revision`);
+    /// `None`: the directory as it is.
+    pub commit: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -266,6 +274,8 @@ pub struct SolveStage {
 pub struct GradeStage {
     pub timeout: Duration,
     pub audit: AuditMode,
+    /// Where Harbor tasks are verified (`[stages.grade] harbor`).
+    pub harbor: HarborVerifier,
 }
 
 #[derive(Debug, Clone)]

@@ -90,13 +90,14 @@ pub struct DatasetFile {
     /// A known upstream dataset, e.g. "swe-bench-live/multilang"; sets `format`, `repo` and `files`.
     pub source: Option<String>,
     /// Row format: `local` (bench's task directories), `swe-bench-live`, `swe-bench-live-python`,
-    /// `swe-bench`, `swe-rebench`.
+    /// `swe-bench`, `swe-rebench`, `swe-bench-pro`, `harbor` (Harbor task directories).
     pub format: Option<String>,
     /// Local directory or file (relative to this manifest).
     pub path: Option<String>,
     /// Hugging Face dataset repository, e.g. "SWE-bench-Live/MultiLang".
     pub repo: Option<String>,
-    /// The exact dataset revision (a commit sha).
+    /// The exact dataset revision (a commit sha): of the Hub repository, or for `harbor`, of the
+    /// git repository at `path`.
     pub revision: Option<String>,
     /// Files of the repository to read.
     pub files: Option<Vec<String>>,
@@ -198,6 +199,30 @@ pub struct GradeFile {
     /// What the patch audit's flags do: `flag` (default) reports them, `strict` also counts a
     /// flagged pair as unresolved.
     pub audit: Option<AuditMode>,
+    /// Where Harbor tasks are verified: `in-place` (default, Harbor's contract: in the agent's
+    /// own container after its run) or `fresh` (the agent's end state restored in a fresh
+    /// container of the task image, `/tests` uploaded only then).
+    pub harbor: Option<HarborVerifier>,
+}
+
+/// Where a Harbor task's verifier runs (`[stages.grade] harbor`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum HarborVerifier {
+    /// Harbor's contract: the agent's own container, after the rollout.
+    #[default]
+    InPlace,
+    /// A fresh container of the task image with the agent's changed paths restored.
+    Fresh,
+}
+
+impl HarborVerifier {
+    pub fn name(self) -> &'static str {
+        match self {
+            HarborVerifier::InPlace => "in-place",
+            HarborVerifier::Fresh => "fresh",
+        }
+    }
 }
 
 /// What the patch audit's flags do (`[stages.grade] audit`).

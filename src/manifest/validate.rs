@@ -493,7 +493,32 @@ impl Validator<'_> {
             );
             return None;
         };
+        let mut commit = None;
         let source = match (path, repo, revision) {
+            (Some(p), None, Some(rev)) if format == DatasetFormat::Harbor => {
+                let abs = self.path(&p, &at("path"));
+                if rev.len() != 40 || !rev.chars().all(|c| c.is_ascii_hexdigit()) {
+                    self.err(
+                        "manifest::dataset",
+                        format!("revision `{rev}` is not a commit sha"),
+                        self.loc(&at("revision")),
+                        "not a 40-hex commit sha",
+                        "pin the task repository to an exact commit, not a branch or tag".into(),
+                    );
+                }
+                if !abs.join(".git").exists() {
+                    self.err(
+                        "manifest::dataset",
+                        format!("{} is not a git repository", abs.display()),
+                        self.loc(&at("path")),
+                        "no .git here",
+                        "a `revision` pins a git checkout of Harbor tasks; without one, `path` is read as it is".into(),
+                    );
+                    return None;
+                }
+                commit = Some(rev);
+                DatasetSource::Path(abs)
+            }
             (Some(p), None, None) => {
                 let abs = self.path(&p, &at("path"));
                 if !abs.exists() {
@@ -545,7 +570,9 @@ impl Validator<'_> {
                 return None;
             }
         };
-        if format == DatasetFormat::Local && !matches!(source, DatasetSource::Path(_)) {
+        if matches!(format, DatasetFormat::Local | DatasetFormat::Harbor)
+            && !matches!(source, DatasetSource::Path(_))
+        {
             self.err(
                 "manifest::dataset",
                 "a `local` dataset is read from a `path`".to_string(),
@@ -560,6 +587,7 @@ impl Validator<'_> {
             format,
             source,
             run_scripts,
+            commit,
         })
     }
 
@@ -1176,10 +1204,12 @@ impl Validator<'_> {
                 needs,
                 timeout,
                 audit,
+                harbor,
             }) => (
                 needs,
                 StageKind::Grade(GradeStage {
                     audit: audit.unwrap_or_default(),
+                    harbor: harbor.unwrap_or_default(),
                     timeout: self.duration(
                         timeout.as_ref(),
                         Duration::from_secs(150 * 60),

@@ -4,6 +4,7 @@
 //! - `local.rs`: bench's local task format.
 //! - `swe_bench_live.rs`: SWE-bench-Live's `evaluation.py`.
 //! - `swe_bench.rs`: the official SWE-bench harness (its own steps, the shared helpers).
+//! - `harbor.rs`: Harbor's verifier contract and reward files (its executor: `stages/harbor.rs`).
 //! - `steps.rs`: the steps they share (patches, rebuild, tests, print, parse), under one time
 //!   budget that bounds apply + rebuild + tests.
 //! - `verdict.rs`: the verdict rule; `status.rs`: the status rule for parser scripts.
@@ -11,6 +12,7 @@
 //! Not here: creating and removing the sandbox (the grade executor in `stages/grade.rs`).
 
 mod audit;
+pub mod harbor;
 mod local;
 mod paths;
 mod status;
@@ -37,6 +39,7 @@ pub fn version(p: ProtocolId) -> u32 {
         ProtocolId::SweBenchLive => swe_bench_live::VERSION,
         ProtocolId::SweBenchPro => swe_bench_pro::VERSION,
         ProtocolId::SweBench => swe_bench::VERSION,
+        ProtocolId::Harbor => harbor::VERSION,
     }
 }
 
@@ -67,6 +70,12 @@ pub async fn grade(
             return swe_bench_pro::grade(job, patch, sandbox, base, cancel).await;
         }
         ProtocolId::SweBench => return swe_bench::grade(job, patch, sandbox, base, cancel).await,
+        ProtocolId::Harbor => {
+            return Err(GradeError::Task(
+                "internal error: Harbor tasks are graded by their own executor (stages/harbor.rs)"
+                    .into(),
+            ));
+        }
     };
     steps::grade(&recipe, job, patch, sandbox, base, cancel).await
 }

@@ -14,6 +14,8 @@ use crate::tasks::{SampleRow, TaskSet, load_local_dir};
 enum Rows {
     /// A directory of local task directories.
     TaskDirs(PathBuf),
+    /// Harbor tasks: a task directory or a directory of them, at a git commit or as they are.
+    Harbor(PathBuf, Option<String>),
     /// Dataset files; `origin` is the Hub `repo@revision` they were fetched from.
     Files {
         format: DatasetFormat,
@@ -44,6 +46,9 @@ fn locate(
 ) -> Result<Option<Rows>, String> {
     match (&ds.source, ds.format) {
         (DatasetSource::Path(p), DatasetFormat::Local) => Ok(Some(Rows::TaskDirs(p.clone()))),
+        (DatasetSource::Path(p), DatasetFormat::Harbor) => {
+            Ok(Some(Rows::Harbor(p.clone(), ds.commit.clone())))
+        }
         (DatasetSource::Path(p), format) => Ok(Some(Rows::Files {
             format,
             files: local_files(p).map_err(|e| format!("dataset `{name}`: {e}"))?,
@@ -99,6 +104,14 @@ pub fn load_datasets(
             Rows::TaskDirs(p) => {
                 TaskSet::new(load_local_dir(p).map_err(|e| format!("{}: {e}", rows.context(name)))?)
             }
+            Rows::Harbor(p, commit) => {
+                let tasks = crate::datasets::harbor::load(p, commit.as_deref())
+                    .map_err(|e| format!("{}: {e}", rows.context(name)))?;
+                match commit {
+                    Some(c) => TaskSet::new(tasks).with_origin(&format!("git:{c}")),
+                    None => TaskSet::new(tasks),
+                }
+            }
             Rows::Files {
                 format,
                 files,
@@ -143,6 +156,12 @@ pub fn load_summaries(
         let keep_row = |r: &SampleRow<'_>| keep(name, r);
         let summaries = match &rows {
             Rows::TaskDirs(p) => load_local_dir(p)
+                .map_err(|e| format!("{}: {e}", rows.context(name)))?
+                .iter()
+                .map(TaskSummary::of)
+                .filter(|s| keep_row(&s.row()))
+                .collect(),
+            Rows::Harbor(p, commit) => crate::datasets::harbor::load(p, commit.as_deref())
                 .map_err(|e| format!("{}: {e}", rows.context(name)))?
                 .iter()
                 .map(TaskSummary::of)

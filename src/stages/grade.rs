@@ -33,6 +33,9 @@ pub async fn grade(
     key: &str,
     cancel: &CancellationToken,
 ) -> Result<WorkOutput, WorkError> {
+    if job.protocol.name == crate::jobs::ProtocolId::Harbor {
+        return super::harbor::grade(job, store, backend, address, key, cancel).await;
+    }
     let patch = patch_bytes(job, store)?;
     let spec = SandboxSpec {
         base: job.task.base(),
@@ -42,6 +45,7 @@ pub async fn grade(
         key,
         repo_dir: job.task.repo_dir(),
         hardening: job.hardening.as_ref(),
+        task_env: None,
     };
     let sandbox = backend.create(&spec, cancel).await?;
     let base = backend.base_commit(job.task.base());

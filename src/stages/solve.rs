@@ -168,6 +168,7 @@ impl Sandboxes<'_> {
             key: self.key,
             repo_dir: self.job.task.repo_dir(),
             hardening: None,
+            task_env: None,
         };
         let s = self.backend.create(&spec, cancel).await?;
         let commit = self.backend.base_commit(base);
@@ -200,6 +201,9 @@ pub async fn solve(
     key: &str,
     cancel: &CancellationToken,
 ) -> Result<WorkOutput, WorkError> {
+    if job.harbor.is_some() {
+        return super::harbor::trial(job, store, backend, budget_share, address, key, cancel).await;
+    }
     let started = Instant::now();
     let team = job.team.get();
     let mut images = BTreeMap::new();
@@ -247,6 +251,7 @@ pub async fn solve(
         redacted: stored.redacted,
         duration_ms: started.elapsed().as_millis() as u64,
         budget_share_usd: budget_share,
+        harbor: None,
     };
     Ok(WorkOutput {
         output: Output::Solve(out),

@@ -171,6 +171,7 @@ fn load_task(dir: &Path) -> Result<Task, LocalTaskError> {
         pass_to_pass: f.pass_to_pass,
         repo_dir: None,
         pro: None,
+        harbor: None,
         digests: Default::default(),
     })
 }

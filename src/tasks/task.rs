@@ -19,6 +19,15 @@ pub enum TaskBase {
     },
     /// A container image holding the repository at its base commit.
     Image { image: String, base_commit: String },
+    /// An image built from a build context (a Harbor task's `environment/`): `digest` hashes
+    /// the context tarball, `from` names the images its Dockerfile starts from (resolved to IDs
+    /// by the backend, so a rebuilt base image is another environment).
+    Build {
+        #[serde(skip)]
+        context: Arc<Vec<u8>>,
+        digest: String,
+        from: Vec<String>,
+    },
 }
 
 /// One benchmark task.
@@ -52,6 +61,9 @@ pub struct Task {
     /// SWE-bench Pro's grading inputs (`None` for other formats).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pro: Option<super::ProSpec>,
+    /// A Harbor task's inputs (`None` for other formats), by digest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub harbor: Option<super::Harbor>,
     /// Memoized digests (computed on first use).
     #[serde(skip)]
     pub digests: TaskDigests,
@@ -80,6 +92,8 @@ struct SolverView<'a> {
     base: &'a TaskBase,
     #[serde(skip_serializing_if = "Option::is_none")]
     repo_dir: &'a Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    harbor: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -97,6 +111,8 @@ struct GradingView<'a> {
     repo_dir: &'a Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pro: &'a Option<super::ProSpec>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    harbor: Option<String>,
 }
 
 impl Task {
@@ -115,6 +131,7 @@ impl Task {
             problem_statement: &self.problem_statement,
             base: &self.base,
             repo_dir: &self.repo_dir,
+            harbor: self.harbor.as_ref().map(|h| h.agent_digest()),
         })
     }
 
@@ -147,6 +164,7 @@ impl Task {
             pass_to_pass: &self.pass_to_pass,
             repo_dir: &self.repo_dir,
             pro: &self.pro,
+            harbor: self.harbor.as_ref().map(|h| h.grading_digest()),
         })
     }
 
@@ -167,10 +185,17 @@ impl Task {
             kind: &'static str,
         }
         #[derive(Serialize)]
+        struct BuildView<'a> {
+            digest: &'a str,
+            from: &'a [String],
+            kind: &'static str,
+        }
+        #[derive(Serialize)]
         #[serde(untagged)]
         enum BaseView<'a> {
             Dir(DirView<'a>),
             Image(ImageView<'a>),
+            Build(BuildView<'a>),
         }
         #[derive(Serialize)]
         struct Sorted<'a> {
@@ -178,6 +203,8 @@ impl Task {
             created_at: &'a str,
             fail_to_pass: &'a [String],
             gold_patch: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            harbor: &'a Option<super::Harbor>,
             instance_id: &'a str,
             language: &'a Option<String>,
             log_parser: &'a str,
@@ -203,12 +230,18 @@ impl Task {
                 image,
                 kind: "image",
             }),
+            TaskBase::Build { digest, from, .. } => BaseView::Build(BuildView {
+                digest,
+                from,
+                kind: "build",
+            }),
         };
         let bytes = serde_json::to_vec(&Sorted {
             base,
             created_at: &self.created_at,
             fail_to_pass: &self.fail_to_pass,
             gold_patch: &self.gold_patch,
+            harbor: &self.harbor,
             instance_id: &self.instance_id,
             language: &self.language,
             log_parser: &self.log_parser,
@@ -294,6 +327,7 @@ mod tests {
             pass_to_pass: vec!["b".into(), "c".into()],
             repo_dir: None,
             pro: None,
+            harbor: None,
             digests: Default::default(),
         }
     }
