@@ -2,7 +2,7 @@
 //! (stages, teams, harnesses, datasets), durations and sizes are parsed, paths are absolute and
 //! the stage order is topological.
 
-pub use super::types::{AuditMode, HarborVerifier};
+pub use super::types::{AuditMode, HarborVerifier, ScoreRule};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::PathBuf;
@@ -285,6 +285,28 @@ pub struct ReportStage {
     pub count_errors_as_failures: bool,
     /// The promotion rule, if any.
     pub promote: Option<Promote>,
+    /// How scores are computed from rewards.
+    pub scorer: Scorer,
+}
+
+/// How a pair's score is computed from its reward (part of the report's key through the
+/// scores it computes).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
+#[serde(tag = "rule", rename_all = "kebab-case")]
+pub enum Scorer {
+    Reward,
+    FrontierSwe { ssim_threshold: f64 },
+}
+
+impl Scorer {
+    pub fn describe(&self) -> String {
+        match self {
+            Scorer::Reward => "reward".into(),
+            Scorer::FrontierSwe { ssim_threshold } => {
+                format!("frontier-swe (SSIM threshold {ssim_threshold})")
+            }
+        }
+    }
 }
 
 /// A resolved promotion rule (`promote` of a report stage).

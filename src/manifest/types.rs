@@ -252,6 +252,23 @@ pub struct ReportFile {
     /// Promotion rule: a verdict on whether `candidate` may replace `baseline`, printed in the
     /// report and at the end of `apply`.
     pub promote: Option<PromoteFile>,
+    /// How a scored pair's score is computed from its reward: `reward` (default: the raw
+    /// `reward` field) or `frontier-swe` (Frontier-SWE's gated score, by task name).
+    pub score: Option<ScoreRule>,
+    /// `score = "frontier-swe"`: revideo-perf-opt's SSIM threshold (default 0.95, the reference
+    /// CLI's).
+    pub ssim_threshold: Option<f64>,
+}
+
+/// `[stages.report] score`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ScoreRule {
+    /// The reward's `reward` field.
+    #[default]
+    Reward,
+    /// Frontier-SWE's gated score (implementation / performance / ML-research rules).
+    FrontierSwe,
 }
 
 /// `promote = { candidate = "cheap", baseline = "solo", max_drop_points = 2.0,

@@ -1223,7 +1223,35 @@ impl Validator<'_> {
                 out,
                 count_errors_as_failures,
                 promote,
+                score,
+                ssim_threshold,
             }) => {
+                let scorer = match (score.unwrap_or_default(), ssim_threshold) {
+                    (ScoreRule::Reward, Some(_)) => {
+                        self.err(
+                            "manifest::score",
+                            "`ssim_threshold` is read by `score = \"frontier-swe\"` only".into(),
+                            self.loc(&at("ssim_threshold")),
+                            "not read",
+                            "add `score = \"frontier-swe\"`, or remove `ssim_threshold`".into(),
+                        );
+                        Scorer::Reward
+                    }
+                    (ScoreRule::Reward, None) => Scorer::Reward,
+                    (ScoreRule::FrontierSwe, t) => {
+                        let t = t.unwrap_or(crate::report::frontier::DEFAULT_SSIM_THRESHOLD);
+                        if !(t.is_finite() && (0.0..=1.0).contains(&t)) {
+                            self.err(
+                                "manifest::range",
+                                format!("`ssim_threshold` must be between 0 and 1, found {t}"),
+                                self.loc(&at("ssim_threshold")),
+                                "out of range",
+                                "an SSIM, e.g. `0.95`".into(),
+                            );
+                        }
+                        Scorer::FrontierSwe { ssim_threshold: t }
+                    }
+                };
                 let promote = promote.and_then(|p| {
                     let baseline = p.baseline.or_else(|| baseline.clone());
                     if baseline.is_none() {
@@ -1269,6 +1297,7 @@ impl Validator<'_> {
                         out,
                         count_errors_as_failures: count_errors_as_failures.unwrap_or(false),
                         promote,
+                        scorer,
                     }),
                 )
             }

@@ -55,6 +55,17 @@ pub struct ReportDocument {
     pub promotion: Option<PromotionVerdict>,
     /// Pairs whose patch the audit flagged (counted unresolved under `audit = "strict"`).
     pub audit: Vec<AuditedPair>,
+    /// How scores were computed from rewards (`reward`, or `frontier-swe (SSIM threshold
+    /// 0.95)`); `None` without scored pairs.
+    #[serde(default)]
+    pub scorer: Option<String>,
+    /// Where Harbor verifiers ran in this report's grades: `in-place`, `fresh`, `oracle`,
+    /// `nop`.
+    #[serde(default)]
+    pub verifier_modes: Vec<String>,
+    /// Every scored pair (Harbor tasks), sorted by task, team and replicate.
+    #[serde(default)]
+    pub scores: Vec<PairScore>,
 }
 
 /// Gold self-check verdicts.
@@ -95,6 +106,14 @@ pub struct TeamReport {
     /// Mean score, for benchmarks that grade with a score.
     pub mean_score: Option<f64>,
     pub scored_tasks: u64,
+    /// 95% interval of `mean_score` (`score_interval`: `wilson` for 0/1 scores, else a seeded
+    /// percentile bootstrap of 2000 resamples).
+    pub score_low: Option<f64>,
+    pub score_high: Option<f64>,
+    pub score_interval: Option<String>,
+    /// Mean over tasks of the runs' correctness (Frontier-SWE's gate input; a plain reward's
+    /// is 1 when it reached 1).
+    pub mean_correctness: Option<f64>,
     /// pass@k and best-of-k, when some task has several replicates.
     pub replicates: Option<ReplicateReport>,
     /// Paired comparison with the baseline (absent for the baseline itself).
@@ -149,6 +168,14 @@ pub struct VsBaseline {
     pub p_value: f64,
     /// This team's rate minus the baseline's.
     pub rate_diff: f64,
+    /// Mean paired score difference with the baseline on the tasks both scored, and its
+    /// paired bootstrap 95% interval.
+    #[serde(default)]
+    pub score_diff: Option<f64>,
+    #[serde(default)]
+    pub score_diff_low: Option<f64>,
+    #[serde(default)]
+    pub score_diff_high: Option<f64>,
 }
 
 /// Resolved count on a group of common tasks.
@@ -237,6 +264,10 @@ impl TeamReport {
             wall_time_median_s: t.wall_time_median_s,
             mean_score: t.mean_score,
             scored_tasks: t.scored_tasks,
+            score_low: t.score_interval.as_ref().map(|i| i.low),
+            score_high: t.score_interval.as_ref().map(|i| i.high),
+            score_interval: t.score_interval.as_ref().map(|i| i.method.to_string()),
+            mean_correctness: t.mean_correctness,
             replicates: t.replicates.as_ref().map(|r| ReplicateReport {
                 min_replicates: r.min_replicates,
                 max_replicates: r.max_replicates,
@@ -254,6 +285,9 @@ impl TeamReport {
                 losses: c.losses,
                 p_value: c.p_value,
                 rate_diff: c.rate_diff,
+                score_diff: c.score_diff.as_ref().map(|d| d.mean),
+                score_diff_low: c.score_diff.as_ref().map(|d| d.low),
+                score_diff_high: c.score_diff.as_ref().map(|d| d.high),
             }),
         }
     }
@@ -278,6 +312,24 @@ pub struct Context<'a> {
     pub gold: &'a BTreeMap<String, Option<bool>>,
     pub promote: Option<&'a Promote>,
     pub audit: &'a [AuditedPair],
+    pub scores: &'a [PairScore],
+    pub scorer: Option<&'a str>,
+}
+
+/// One scored pair (a Harbor task's grade): the reward's numeric fields as the verifier wrote
+/// them, the score the report's rule derived, and where the verifier ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PairScore {
+    pub task: String,
+    pub team: String,
+    pub replicate: u32,
+    /// `in-place`, `fresh`, `oracle` or `nop`.
+    pub verifier: String,
+    /// The reward's numeric fields (`None`: the verifier timed out).
+    pub reward: Option<BTreeMap<String, f64>>,
+    pub score: Option<f64>,
+    pub correctness: Option<f64>,
 }
 
 /// A pair whose patch the audit flagged (see `src/protocols/audit.rs`).
@@ -374,6 +426,14 @@ impl ReportDocument {
             by_repo: group(&summary.by_repo),
             promotion,
             audit: ctx.audit.to_vec(),
+            scorer: ctx.scorer.map(str::to_string),
+            verifier_modes: {
+                let mut m: Vec<String> = ctx.scores.iter().map(|s| s.verifier.clone()).collect();
+                m.sort();
+                m.dedup();
+                m
+            },
+            scores: ctx.scores.to_vec(),
         }
     }
 

@@ -385,7 +385,9 @@ pub fn render(
             esc(&vs_cell(doc, t))
         );
     }
-    h.push_str("</table>\n<h2>Quality and cost</h2>\n<p class=\"note\">Filled points marked ★ are on the frontier: no other team is both cheaper (or as cheap) and better (or as good).</p>\n");
+    h.push_str("</table>\n");
+    h.push_str(&crate::report::markdown::scores_html(doc));
+    h.push_str("<h2>Quality and cost</h2>\n<p class=\"note\">Filled points marked ★ are on the frontier: no other team is both cheaper (or as cheap) and better (or as good).</p>\n");
     h.push_str(&frontier_chart(doc));
     h.push_str("\n<table><tr><th>team</th><th>mean cost</th><th>median cost (priced runs only)</th><th>cost per resolved</th><th>priced runs</th><th>median wall time</th></tr>\n");
     for t in &doc.teams {

@@ -50,6 +50,12 @@ pub struct ReportInputs {
     pub pricing: BTreeMap<String, crate::manifest::Price>,
     /// Pairs whose patch the audit flagged, with the flags.
     pub audit: Vec<crate::report::AuditedPair>,
+    /// Scored pairs (Harbor tasks): the reward's fields, the score, where the verifier ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scores: Vec<crate::report::document::PairScore>,
+    /// How scores were computed, when there are any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scorer: Option<String>,
 }
 
 /// The model use of one solve.
@@ -168,6 +174,8 @@ pub fn render_report(
             gold: &inputs.gold,
             promote: inputs.promote.as_ref(),
             audit: &inputs.audit,
+            scores: &inputs.scores,
+            scorer: inputs.scorer.as_deref(),
         },
         &summary,
     );
