@@ -57,14 +57,14 @@ pub struct ReportDocument {
     pub audit: Vec<AuditedPair>,
     /// How scores were computed from rewards (`reward`, or `frontier-swe (SSIM threshold
     /// 0.95)`); `None` without scored pairs.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scorer: Option<String>,
     /// Where Harbor verifiers ran in this report's grades: `in-place`, `fresh`, `oracle`,
     /// `nop`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub verifier_modes: Vec<String>,
     /// Every scored pair (Harbor tasks), sorted by task, team and replicate.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scores: Vec<PairScore>,
 }
 
@@ -108,11 +108,15 @@ pub struct TeamReport {
     pub scored_tasks: u64,
     /// 95% interval of `mean_score` (`score_interval`: `wilson` for 0/1 scores, else a seeded
     /// percentile bootstrap of 2000 resamples).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub score_low: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub score_high: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub score_interval: Option<String>,
     /// Mean over tasks of the runs' correctness (Frontier-SWE's gate input; a plain reward's
     /// is 1 when it reached 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mean_correctness: Option<f64>,
     /// pass@k and best-of-k, when some task has several replicates.
     pub replicates: Option<ReplicateReport>,
@@ -170,11 +174,11 @@ pub struct VsBaseline {
     pub rate_diff: f64,
     /// Mean paired score difference with the baseline on the tasks both scored, and its
     /// paired bootstrap 95% interval.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub score_diff: Option<f64>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub score_diff_low: Option<f64>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub score_diff_high: Option<f64>,
 }
 

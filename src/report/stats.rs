@@ -367,9 +367,12 @@ pub struct TeamSummary {
     /// Common tasks with at least one scored run.
     pub scored_tasks: u64,
     /// 95% interval of `mean_score` over the scored tasks: Wilson when every score is 0 or 1,
-    /// else a seeded percentile bootstrap ([`mean_interval`]).
+    /// else a seeded percentile bootstrap ([`mean_interval`]). (Not in the reference tables of
+    /// `scripts/stats_reference.py`: checked by `score_tests`.)
+    #[serde(skip)]
     pub score_interval: Option<ScoreInterval>,
     /// Mean over tasks of the mean correctness of their runs.
+    #[serde(skip)]
     pub mean_correctness: Option<f64>,
     /// Present when some cell of the team has more than one replicate.
     pub replicates: Option<ReplicateStats>,
@@ -426,6 +429,7 @@ pub struct Comparison {
     pub rate_diff: f64,
     /// Mean over the tasks both teams scored of (team score - baseline score), with a paired
     /// bootstrap 95% interval.
+    #[serde(skip)]
     pub score_diff: Option<ScoreInterval>,
 }
 
