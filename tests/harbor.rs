@@ -101,7 +101,10 @@ fn harbor_tasks_end_to_end_in_place_then_fresh() {
     assert_eq!(p["score"], 0.5);
     assert_eq!(p["reward"]["tests_passed"], 1.0);
     assert_eq!(p["reward"]["tests_total"], 2.0);
-    assert!(p["reward"].get("note").is_none(), "non-numbers are not fields");
+    assert!(
+        p["reward"].get("note").is_none(),
+        "non-numbers are not fields"
+    );
     // The verifier past its timeout: an outcome without a reward, scored 0.
     let s = score(&r, "slow", "oracle");
     assert!(s["reward"].is_null());
@@ -127,16 +130,23 @@ fn harbor_tasks_end_to_end_in_place_then_fresh() {
     assert_eq!(team(&r, "nop")["score_interval"], "wilson");
     assert_eq!(team(&r, "tamper")["mean_score"], 1.0 / 3.0);
     let md = std::fs::read_to_string(dir.join("reports/harbor/report.md")).unwrap();
-    assert!(md.contains("## Scores") && md.contains("Verifier: in-place"), "{md}");
+    assert!(
+        md.contains("## Scores") && md.contains("Verifier: in-place"),
+        "{md}"
+    );
     let html = std::fs::read_to_string(dir.join("reports/harbor/report.html")).unwrap();
-    assert!(html.contains("<h2>Scores</h2>"), "report.html has the scores");
+    assert!(
+        html.contains("<h2>Scores</h2>"),
+        "report.html has the scores"
+    );
 
     // A rerun runs nothing that succeeded.
     let o = apply(dir);
     assert_eq!(o.status.code(), Some(3));
     let ran = executed(&o);
     assert!(
-        ran.iter().all(|a| a.contains("noreward") || a.contains("online") || a == "report"),
+        ran.iter()
+            .all(|a| a.contains("noreward") || a.contains("online") || a == "report"),
         "{ran:?}"
     );
 
@@ -160,7 +170,8 @@ fn harbor_tasks_end_to_end_in_place_then_fresh() {
         "the grades rerun: {ran:?}"
     );
     assert!(
-        !ran.iter().any(|a| a.starts_with("solve/") && !a.contains("online")),
+        !ran.iter()
+            .any(|a| a.starts_with("solve/") && !a.contains("online")),
         "no solve reruns: {ran:?}"
     );
     let r = report(dir);
@@ -186,7 +197,11 @@ fn harbor_tasks_end_to_end_in_place_then_fresh() {
         .output()
         .unwrap();
     assert!(left.status.success());
-    assert_eq!(String::from_utf8_lossy(&left.stdout).trim(), "", "containers left");
+    assert_eq!(
+        String::from_utf8_lossy(&left.stdout).trim(),
+        "",
+        "containers left"
+    );
 }
 
 #[test]
@@ -280,7 +295,11 @@ fn a_git_repository_of_tasks_is_read_at_its_pinned_commit() {
         .map(|t| t["instance_id"].as_str().unwrap())
         .collect();
     ids.sort();
-    assert_eq!(ids, vec!["answer", "partial"], "the pinned commit's tasks only");
+    assert_eq!(
+        ids,
+        vec!["answer", "partial"],
+        "the pinned commit's tasks only"
+    );
     // Without a pin, the directory as it is (four tasks).
     std::fs::write(
         dir.join("git.toml"),
@@ -288,7 +307,12 @@ fn a_git_repository_of_tasks_is_read_at_its_pinned_commit() {
     )
     .unwrap();
     let o = bench_in(dir, &["tasks", "git.toml"]);
-    assert!(stdout(&o).contains("4 tasks"), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stdout(&o).contains("4 tasks"),
+        "{}{}",
+        stdout(&o),
+        stderr(&o)
+    );
     // A commit the repository does not have: an error naming it.
     std::fs::write(dir.join("git.toml"), manifest(&"0".repeat(40))).unwrap();
     let o = bench_in(dir, &["tasks", "git.toml"]);
@@ -326,9 +350,13 @@ fn bad_task_files_are_reported_with_file_and_line_all_at_once() {
     let e = stderr(&o);
     // (miette wraps long lines)
     assert!(
-        e.contains("answer/task.toml: line 5, column 1: unknown field") && e.contains("`timeuot_sec`"),
+        e.contains("answer/task.toml: line 5, column 1: unknown field")
+            && e.contains("`timeuot_sec`"),
         "{e}"
     );
-    assert!(e.contains("partial/task.toml: line 2: environment.memory: invalid size \"lots\""), "{e}");
+    assert!(
+        e.contains("partial/task.toml: line 2: environment.memory: invalid size \"lots\""),
+        "{e}"
+    );
     assert!(e.contains("slow: no instruction.md"), "{e}");
 }

@@ -235,7 +235,11 @@ fn harbor(out: &mut BTreeMap<String, Entry>) {
     for r in [
         run(Some("1\n"), None, false),
         run(Some("0.25"), Some("{\"reward\": 1}"), false),
-        run(None, Some("{\"reward\": 0.5, \"acc\": 0.9, \"ok\": true, \"s\": {\"a\": 1}}"), false),
+        run(
+            None,
+            Some("{\"reward\": 0.5, \"acc\": 0.9, \"ok\": true, \"s\": {\"a\": 1}}"),
+            false,
+        ),
         run(None, None, true),
         run(None, None, false),
         run(Some(""), None, false),

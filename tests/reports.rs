@@ -262,7 +262,12 @@ fn check_against_reference(name: &str) -> (ReportDocument, BTreeMap<String, Vec<
                 // (a seeded bootstrap the scipy reference does not compute); they are checked
                 // by `report::stats::score_tests`.
                 let obj = a.as_object_mut().unwrap();
-                for k in ["score_low", "score_high", "score_interval", "mean_correctness"] {
+                for k in [
+                    "score_low",
+                    "score_high",
+                    "score_interval",
+                    "mean_correctness",
+                ] {
                     obj.remove(k);
                 }
                 if let Some(vs) = obj.get_mut("vs_baseline").and_then(Value::as_object_mut) {

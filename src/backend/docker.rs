@@ -173,10 +173,9 @@ impl DockerHost {
                 tail(&log)
             )),
             Ok(Err(e)) => Err(format!("cannot build {tag}: {e}\n{}", tail(&log))),
-            Ok(Ok(())) => self
-                .image_id(tag)
-                .await?
-                .ok_or_else(|| format!("the build of {tag} ended without an image:\n{}", tail(&log))),
+            Ok(Ok(())) => self.image_id(tag).await?.ok_or_else(|| {
+                format!("the build of {tag} ended without an image:\n{}", tail(&log))
+            }),
         }
     }
 
@@ -766,7 +765,9 @@ impl Container {
             }
             .map_err(|e| format!("bad snapshot: {e}"))?;
         }
-        let data = rest.into_inner().map_err(|e| format!("bad snapshot: {e}"))?;
+        let data = rest
+            .into_inner()
+            .map_err(|e| format!("bad snapshot: {e}"))?;
         if !deleted.is_empty() {
             let quoted: Vec<String> = deleted.iter().map(|p| super::shell_quote(p)).collect();
             let r = self

@@ -46,10 +46,7 @@ pub fn env_identity(images: &BTreeMap<String, String>, base: &TaskBase) -> Optio
         return None;
     };
     let ids: Option<Vec<&String>> = from.iter().map(|f| images.get(f)).collect();
-    Some(format!(
-        "build:{}",
-        crate::key::digest_of(&(digest, ids?))
-    ))
+    Some(format!("build:{}", crate::key::digest_of(&(digest, ids?))))
 }
 
 /// bench's own directory in a container.

@@ -21,8 +21,8 @@ use serde::Deserialize;
 
 use crate::jobs::Blob;
 use crate::tasks::{
-    AgentConfig, EnvironmentConfig, HARBOR_WORKDIR, Harbor, HarborConfig, HarborSpec,
-    Healthcheck, McpServer, NetworkPolicy, PackageInfo, Task, TaskBase, VerifierConfig,
+    AgentConfig, EnvironmentConfig, HARBOR_WORKDIR, Harbor, HarborConfig, HarborSpec, Healthcheck,
+    McpServer, NetworkPolicy, PackageInfo, Task, TaskBase, VerifierConfig,
 };
 
 /// The files of a tree: relative path -> (mode, content). Directories are implied.
@@ -481,7 +481,15 @@ pub fn parse_config(text: &str, file: &str) -> Result<HarborConfig, HarborError>
     })?;
     let mut problems = Vec::new();
     let mut bad = |table: &str, key: &str, why: String| {
-        problems.push(format!("{file}: {}: {table}{key}: {why}", key_at(text, table.trim_end_matches('.'), key), table = if table.is_empty() { String::new() } else { format!("{table}.") }));
+        problems.push(format!(
+            "{file}: {}: {table}{key}: {why}",
+            key_at(text, table.trim_end_matches('.'), key),
+            table = if table.is_empty() {
+                String::new()
+            } else {
+                format!("{table}.")
+            }
+        ));
     };
     let RawTaskToml {
         version,
@@ -550,8 +558,8 @@ pub fn parse_config(text: &str, file: &str) -> Result<HarborConfig, HarborError>
             bad("verifier", "network_mode", e);
             None
         });
-    let agent_network = policy(agent.network_mode.as_deref(), &agent.allowed_hosts)
-        .unwrap_or_else(|e| {
+    let agent_network =
+        policy(agent.network_mode.as_deref(), &agent.allowed_hosts).unwrap_or_else(|e| {
             bad("agent", "network_mode", e);
             None
         });
@@ -562,18 +570,27 @@ pub fn parse_config(text: &str, file: &str) -> Result<HarborConfig, HarborError>
             "sse" | "streamable-http" if m.url.is_none() => bad(
                 "environment",
                 "mcp_servers",
-                format!("server {:?}: 'url' is required for transport {transport:?}", m.name),
+                format!(
+                    "server {:?}: 'url' is required for transport {transport:?}",
+                    m.name
+                ),
             ),
             "stdio" if m.command.is_none() => bad(
                 "environment",
                 "mcp_servers",
-                format!("server {:?}: 'command' is required for transport \"stdio\"", m.name),
+                format!(
+                    "server {:?}: 'command' is required for transport \"stdio\"",
+                    m.name
+                ),
             ),
             "sse" | "streamable-http" | "stdio" => {}
             other => bad(
                 "environment",
                 "mcp_servers",
-                format!("server {:?}: unknown transport {other:?}; use \"sse\", \"streamable-http\" or \"stdio\"", m.name),
+                format!(
+                    "server {:?}: unknown transport {other:?}; use \"sse\", \"streamable-http\" or \"stdio\"",
+                    m.name
+                ),
             ),
         }
         mcp.push(McpServer {
@@ -771,8 +788,7 @@ fn task(tree: &FileTree, dir: &str, name: &str, shown: &str) -> Result<Task, Har
             )
         });
     }
-    let (Some(config), Some(instruction), true) = (config, instruction, problems.is_empty())
-    else {
+    let (Some(config), Some(instruction), true) = (config, instruction, problems.is_empty()) else {
         return Err(HarborError { problems });
     };
     let (base, workdir) = match &config.environment.docker_image {
@@ -814,7 +830,7 @@ fn task(tree: &FileTree, dir: &str, name: &str, shown: &str) -> Result<Task, Har
         .metadata
         .get("created_at")
         .and_then(|v| v.as_str())
-        .and_then(|s| crate::datasets::normalize_date(s))
+        .and_then(crate::datasets::normalize_date)
         .unwrap_or_default();
     let language = config
         .metadata
@@ -924,7 +940,10 @@ url = "http://localhost:1"
         let c = parse_config(text, "t/task.toml").unwrap();
         assert_eq!(c.schema_version, "1.0");
         assert_eq!(c.source.as_deref(), Some("terminal-bench"));
-        assert_eq!(c.task.as_ref().unwrap().authors[0].1.as_deref(), Some("a@example.com"));
+        assert_eq!(
+            c.task.as_ref().unwrap().authors[0].1.as_deref(),
+            Some("a@example.com")
+        );
         assert_eq!(c.metadata["expert_time_estimate_min"], 30);
         assert_eq!(c.verifier.timeout_sec, 120.0);
         assert_eq!(c.verifier.user.as_deref(), Some("1000"));
@@ -940,7 +959,10 @@ url = "http://localhost:1"
         );
         assert_eq!(c.verifier_network(), &c.environment.network);
         assert_eq!(c.environment.healthcheck.as_ref().unwrap().retries, 5);
-        assert_eq!(c.environment.healthcheck.as_ref().unwrap().interval_sec, 5.0);
+        assert_eq!(
+            c.environment.healthcheck.as_ref().unwrap().interval_sec,
+            5.0
+        );
         assert_eq!(c.environment.mcp_servers[0].transport, "sse");
         assert_eq!(c.environment.env["TOKEN"], "${TOKEN:-x}");
         assert_eq!(c.solution_env["S"], "1");
@@ -964,22 +986,34 @@ url = "http://localhost:1"
 
     #[test]
     fn unknown_fields_and_bad_values_name_file_and_line() {
-        let e = parse_config("[verifier]\ntimeout_sec = 10\ntimout = 3\n", "ds/t1/task.toml")
-            .unwrap_err()
-            .to_string();
-        assert!(e.starts_with("ds/t1/task.toml: line 3, column 1: unknown field `timout`"), "{e}");
+        let e = parse_config(
+            "[verifier]\ntimeout_sec = 10\ntimout = 3\n",
+            "ds/t1/task.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("ds/t1/task.toml: line 3, column 1: unknown field `timout`"),
+            "{e}"
+        );
         assert!(e.contains("remove or rename"), "{e}");
         let e = parse_config("[environment]\nmemory = \"2GB\"\n", "ds/t1/task.toml")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("ds/t1/task.toml: line 2: environment.memory: invalid size \"2GB\""), "{e}");
+        assert!(
+            e.contains("ds/t1/task.toml: line 2: environment.memory: invalid size \"2GB\""),
+            "{e}"
+        );
         let e = parse_config(
             "[verifier]\nnetwork_mode = \"public\"\nallowed_hosts = [\"a.com\"]\n",
             "t",
         )
         .unwrap_err()
         .to_string();
-        assert!(e.contains("line 2: verifier.network_mode: allowed_hosts is only valid"), "{e}");
+        assert!(
+            e.contains("line 2: verifier.network_mode: allowed_hosts is only valid"),
+            "{e}"
+        );
         let e = parse_config("[environment]\nallowed_hosts = [\"http://a.com\"]\n", "t")
             .unwrap_err()
             .to_string();

@@ -78,9 +78,7 @@ fn required(format: DatasetFormat) -> Vec<&'static str> {
         DatasetFormat::SweBench
         | DatasetFormat::SweRebench
         | DatasetFormat::Local
-        | DatasetFormat::Harbor => {
-            super::common::COMMON_COLUMNS.to_vec()
-        }
+        | DatasetFormat::Harbor => super::common::COMMON_COLUMNS.to_vec(),
         DatasetFormat::SweBenchPro => super::swe_bench_pro::required(),
     }
 }

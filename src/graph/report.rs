@@ -338,9 +338,10 @@ fn score_of(
     match scorer {
         crate::manifest::Scorer::Reward => plain(),
         crate::manifest::Scorer::FrontierSwe { ssim_threshold } => {
-            let doc = g.reward_json.clone().unwrap_or_else(|| {
-                serde_json::to_value(reward).unwrap_or(serde_json::Value::Null)
-            });
+            let doc = g
+                .reward_json
+                .clone()
+                .unwrap_or_else(|| serde_json::to_value(reward).unwrap_or(serde_json::Value::Null));
             match crate::report::frontier::score(&doc, task, *ssim_threshold) {
                 Some((s, c)) => (Some(s), Some(c)),
                 None => plain(),

@@ -240,7 +240,8 @@ pub async fn verify(
         network,
         reward_txt: text("reward.txt"),
         reward_json: text("reward.json"),
-        stdout: text("test-stdout.txt").unwrap_or_else(|| String::from_utf8_lossy(&run.output).into_owned()),
+        stdout: text("test-stdout.txt")
+            .unwrap_or_else(|| String::from_utf8_lossy(&run.output).into_owned()),
     })
 }
 
@@ -282,7 +283,9 @@ pub fn parse_reward(run: &VerifierRun) -> Result<Reward, String> {
             )
         })?;
         if !v.is_finite() {
-            return Err(format!("/logs/verifier/reward.txt holds {v}, not a finite number"));
+            return Err(format!(
+                "/logs/verifier/reward.txt holds {v}, not a finite number"
+            ));
         }
         return Ok((BTreeMap::from([("reward".to_string(), v)]), None));
     }
@@ -335,7 +338,8 @@ pub fn grade_of(id: &str, run: &VerifierRun) -> Result<GradeOutput, GradeError> 
             )));
         }
     }
-    let (fields, doc) = parse_reward(run).map_err(|e| GradeError::Task(format!("task {id}: {e}")))?;
+    let (fields, doc) =
+        parse_reward(run).map_err(|e| GradeError::Task(format!("task {id}: {e}")))?;
     out.resolved = fields.get("reward").is_some_and(|r| *r >= 1.0);
     out.reward = Some(fields);
     out.reward_json = doc;

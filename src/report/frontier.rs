@@ -117,14 +117,26 @@ pub fn extract_score(r: &Value, task: &str, ssim_threshold: f64) -> (f64, Option
     }
     let raw = raw_reward(r);
     let empty = Value::Object(Default::default());
-    let ad = r.get("additional_data").filter(|v| v.is_object()).unwrap_or(&empty);
+    let ad = r
+        .get("additional_data")
+        .filter(|v| v.is_object())
+        .unwrap_or(&empty);
     let subscores: &[Value] = r
         .get("subscores")
         .and_then(Value::as_array)
         .map_or(&[], |v| v.as_slice());
-    let positive = |x: f64| if raw > 0.0 { (1.0, Some(x)) } else { (0.0, None) };
+    let positive = |x: f64| {
+        if raw > 0.0 {
+            (1.0, Some(x))
+        } else {
+            (0.0, None)
+        }
+    };
     match task {
-        "git-to-zig" | "dart-style-haskell" | "lua-native-compiler" | "libexpat-to-x86asm"
+        "git-to-zig"
+        | "dart-style-haskell"
+        | "lua-native-compiler"
+        | "libexpat-to-x86asm"
         | "postgres-sqlite-wire-adapter" => {
             if task == "lua-native-compiler" {
                 for s in subscores {
@@ -138,7 +150,9 @@ pub fn extract_score(r: &Value, task: &str, ssim_threshold: f64) -> (f64, Option
                 if let Some(p) = num(ad.get("tests_passed"))
                     && p > 0.0
                 {
-                    let total = num(ad.get("tests_total")).filter(|t| *t > 1.0).unwrap_or(1.0);
+                    let total = num(ad.get("tests_total"))
+                        .filter(|t| *t > 1.0)
+                        .unwrap_or(1.0);
                     return (p / total, None);
                 }
             }
@@ -359,9 +373,15 @@ mod tests {
 
     #[test]
     fn the_lists_have_17_tasks() {
-        assert_eq!(IMPLEMENTATION.len() + PERFORMANCE.len() + ML_RESEARCH.len(), 17);
+        assert_eq!(
+            IMPLEMENTATION.len() + PERFORMANCE.len() + ML_RESEARCH.len(),
+            17
+        );
         assert_eq!(category("git-to-zig"), Some(Category::Implementation));
-        assert_eq!(category("modular-stack-wan21"), Some(Category::Implementation));
+        assert_eq!(
+            category("modular-stack-wan21"),
+            Some(Category::Implementation)
+        );
         assert_eq!(category("libexpat-to-x86asm"), Some(Category::Performance));
         assert_eq!(category("optimizer-design"), Some(Category::MlResearch));
         assert_eq!(category("answer"), None);
@@ -372,24 +392,39 @@ mod tests {
     fn implementation_is_correctness() {
         close(gs(json!({"reward": 0.75}), "git-to-zig"), 0.75);
         // `reward or score`: a 0.0 reward falls through to score.
-        close(gs(json!({"reward": 0.0, "score": 0.4}), "dart-style-haskell"), 0.4);
+        close(
+            gs(json!({"reward": 0.0, "score": 0.4}), "dart-style-haskell"),
+            0.4,
+        );
         close(gs(json!({}), "git-to-zig"), 0.0);
         // lua: the test_pass_rate subscore, else tests_passed / tests_total.
         close(
-            gs(json!({"reward": 0.1, "subscores": [{"subtask": "test_pass_rate", "score": 0.6}]}), "lua-native-compiler"),
+            gs(
+                json!({"reward": 0.1, "subscores": [{"subtask": "test_pass_rate", "score": 0.6}]}),
+                "lua-native-compiler",
+            ),
             0.6,
         );
         close(
-            gs(json!({"additional_data": {"tests_passed": 30, "tests_total": 40}}), "lua-native-compiler"),
+            gs(
+                json!({"additional_data": {"tests_passed": 30, "tests_total": 40}}),
+                "lua-native-compiler",
+            ),
             0.75,
         );
         // modular-stack: a correctness subscore, else N/M in the reason.
         close(
-            gs(json!({"reward": 2.0, "subscores": [{"subtask": "Correctness", "score": 0.5}]}), "modular-stack-wan21"),
+            gs(
+                json!({"reward": 2.0, "subscores": [{"subtask": "Correctness", "score": 0.5}]}),
+                "modular-stack-wan21",
+            ),
             0.5,
         );
         close(
-            gs(json!({"reason": "correctness failed on 3/4 prompts"}), "modular-stack-wan21"),
+            gs(
+                json!({"reason": "correctness failed on 3/4 prompts"}),
+                "modular-stack-wan21",
+            ),
             0.75,
         );
     }
@@ -398,16 +433,25 @@ mod tests {
     fn performance_gates_on_full_correctness() {
         // ffmpeg: 30/30 correct with a 2.4x geometric-mean speedup: 0.5 + 0.5 * 2.4 = 1.7.
         close(
-            gs(json!({"reward": 2.4, "additional_data": {"correctness_passed": 30, "correctness_total": 30, "geometric_mean_speedup": 2.4}}), "ffmpeg-swscale-rewrite"),
+            gs(
+                json!({"reward": 2.4, "additional_data": {"correctness_passed": 30, "correctness_total": 30, "geometric_mean_speedup": 2.4}}),
+                "ffmpeg-swscale-rewrite",
+            ),
             1.7,
         );
         // 15/30 correct: 0.5 * 0.5 = 0.25, whatever the speed.
         close(
-            gs(json!({"reward": 3.0, "additional_data": {"correctness_passed": 15, "geometric_mean_speedup": 3.0}}), "ffmpeg-swscale-rewrite"),
+            gs(
+                json!({"reward": 3.0, "additional_data": {"correctness_passed": 15, "geometric_mean_speedup": 3.0}}),
+                "ffmpeg-swscale-rewrite",
+            ),
             0.25,
         );
         // notebook-compression: 1 - reward when correct, else 0.
-        close(gs(json!({"reward": 0.3175}), "notebook-compression"), 0.6825);
+        close(
+            gs(json!({"reward": 0.3175}), "notebook-compression"),
+            0.6825,
+        );
         close(gs(json!({"reward": 0}), "notebook-compression"), 0.0);
         // libexpat: weighted modules (uncapped): all modules pass and perf 3.0: 0.5 + 1.5 = 2.0.
         let all = json!({"smoke_tier": {"passed": 1, "total": 1}, "basic_tests": {"passed": 10, "total": 10},
@@ -415,42 +459,87 @@ mod tests {
             "alloc_tests": {"passed": 5, "total": 5}, "nsalloc_tests": {"passed": 3, "total": 3},
             "acc_tests": {"passed": 0, "total": 9}});
         close(
-            gs(json!({"additional_data": {"modules": all}, "subscores": [{"subtask": "c", "score": 1}, {"subtask": "perf", "score": 3.0}]}), "libexpat-to-x86asm"),
+            gs(
+                json!({"additional_data": {"modules": all}, "subscores": [{"subtask": "c", "score": 1}, {"subtask": "perf", "score": 3.0}]}),
+                "libexpat-to-x86asm",
+            ),
             2.0,
         );
         // Half of basic_tests (weight 3 of 10): correctness 0.85, score 0.425.
         let half = json!({"smoke_tier": {"passed": 1, "total": 1}, "basic_tests": {"passed": 5, "total": 10},
             "ns_tests": {"passed": 4, "total": 4}, "misc_tests": {"passed": 2, "total": 2},
             "alloc_tests": {"passed": 5, "total": 5}, "nsalloc_tests": {"passed": 3, "total": 3}});
-        close(gs(json!({"additional_data": {"modules": half}}), "libexpat-to-x86asm"), 0.425);
+        close(
+            gs(
+                json!({"additional_data": {"modules": half}}),
+                "libexpat-to-x86asm",
+            ),
+            0.425,
+        );
         // cranelift: a bare-bool gate and the weighted harmonic mean.
         close(
-            gs(json!({"additional_data": {"correctness_passed": true, "weighted_harmonic_mean": 1.2}}), "cranelift-codegen-opt"),
+            gs(
+                json!({"additional_data": {"correctness_passed": true, "weighted_harmonic_mean": 1.2}}),
+                "cranelift-codegen-opt",
+            ),
             1.1,
         );
-        close(gs(json!({"additional_data": {"correctness_passed": false}}), "cranelift-codegen-opt"), 0.0);
+        close(
+            gs(
+                json!({"additional_data": {"correctness_passed": false}}),
+                "cranelift-codegen-opt",
+            ),
+            0.0,
+        );
         // dependent-type-checker: the gate with a reward, else the accept/reject fraction.
         close(
-            gs(json!({"reward": 1.0005, "additional_data": {"correctness": {"gate_passed": true}}}), "dependent-type-checker"),
+            gs(
+                json!({"reward": 1.0005, "additional_data": {"correctness": {"gate_passed": true}}}),
+                "dependent-type-checker",
+            ),
             1.00025,
         );
         close(
-            gs(json!({"reward": 1.0, "additional_data": {"correctness": {"accept_total": 10, "accept_passed": 8, "reject_total": 10, "reject_passed": 10}}}), "dependent-type-checker"),
+            gs(
+                json!({"reward": 1.0, "additional_data": {"correctness": {"accept_total": 10, "accept_passed": 8, "reject_total": 10, "reject_passed": 10}}}),
+                "dependent-type-checker",
+            ),
             0.45,
         );
         // inference-system-optimization: token match >= 0.95 passes the gate.
         close(
-            gs(json!({"reward": 1.5, "additional_data": {"correctness": {"token_match_rate": 0.96}}}), "inference-system-optimization"),
+            gs(
+                json!({"reward": 1.5, "additional_data": {"correctness": {"token_match_rate": 0.96}}}),
+                "inference-system-optimization",
+            ),
             1.25,
         );
         close(
-            gs(json!({"additional_data": {"correctness": {"token_match_rate": 0.5, "exact_match_rate": 0.4}}}), "inference-system-optimization"),
+            gs(
+                json!({"additional_data": {"correctness": {"token_match_rate": 0.5, "exact_match_rate": 0.4}}}),
+                "inference-system-optimization",
+            ),
             0.2,
         );
         // pyright: a reward, else the parity pass rate.
-        close(gs(json!({"reward": 1.3}), "pyright-type-checking-optimization"), 1.15);
-        close(gs(json!({"reward": 0, "parity_pass_rate": 0.8}), "pyright-type-checking-optimization"), 0.4);
-        close(gs(json!({"reward": 2.0}), "granite-mamba2-inference-optimization"), 1.5);
+        close(
+            gs(json!({"reward": 1.3}), "pyright-type-checking-optimization"),
+            1.15,
+        );
+        close(
+            gs(
+                json!({"reward": 0, "parity_pass_rate": 0.8}),
+                "pyright-type-checking-optimization",
+            ),
+            0.4,
+        );
+        close(
+            gs(
+                json!({"reward": 2.0}),
+                "granite-mamba2-inference-optimization",
+            ),
+            1.5,
+        );
     }
 
     #[test]

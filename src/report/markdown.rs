@@ -73,9 +73,11 @@ fn scores(md: &mut String, doc: &ReportDocument) {
             ),
             _ => "–".into(),
         };
-        let vs = match t.vs_baseline.as_ref().and_then(|v| {
-            Some((v.score_diff?, v.score_diff_low?, v.score_diff_high?))
-        }) {
+        let vs = match t
+            .vs_baseline
+            .as_ref()
+            .and_then(|v| Some((v.score_diff?, v.score_diff_low?, v.score_diff_high?)))
+        {
             Some((d, l, h)) => format!("{d:+.4} ({l:+.4} – {h:+.4})"),
             None if doc.baseline.as_deref() == Some(t.name.as_str()) => "baseline".into(),
             None => "–".into(),
@@ -92,7 +94,10 @@ fn scores(md: &mut String, doc: &ReportDocument) {
             vs
         );
     }
-    let _ = writeln!(md, "\n| task | team | replicate | verifier | score | correctness | reward fields |");
+    let _ = writeln!(
+        md,
+        "\n| task | team | replicate | verifier | score | correctness | reward fields |"
+    );
     let _ = writeln!(md, "|---|---|---:|---|---:|---:|---|");
     for p in &doc.scores {
         let fields = match &p.reward {

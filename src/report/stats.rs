@@ -665,7 +665,11 @@ pub fn team_statistics(pairs: &[PairOutcome], teams: &[String], opts: &StatsOpti
                         tasks
                             .iter()
                             .map(|r| {
-                                mean(&r.iter().filter_map(|run| run.pair.score).collect::<Vec<_>>())
+                                mean(
+                                    &r.iter()
+                                        .filter_map(|run| run.pair.score)
+                                        .collect::<Vec<_>>(),
+                                )
                             })
                             .collect()
                     })

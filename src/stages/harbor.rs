@@ -68,11 +68,14 @@ fn scrub_tar(bytes: &[u8], secrets: &[Vec<u8>]) -> Result<(Vec<u8>, bool), Strin
     Ok((out.into_inner().map_err(|e| e.to_string())?, changed))
 }
 
+fn scrub_text(t: &str, secrets: &[Vec<u8>]) -> String {
+    String::from_utf8_lossy(&scrub::scrub(t.as_bytes(), secrets).0).into_owned()
+}
+
 fn scrub_run(run: &mut VerifierRun, secrets: &[Vec<u8>]) {
-    let s = |t: &str| String::from_utf8_lossy(&scrub::scrub(t.as_bytes(), secrets).0).into_owned();
-    run.stdout = s(&run.stdout);
-    run.reward_txt = run.reward_txt.as_deref().map(s);
-    run.reward_json = run.reward_json.as_deref().map(s);
+    run.stdout = scrub_text(&run.stdout, secrets);
+    run.reward_txt = run.reward_txt.as_deref().map(|t| scrub_text(t, secrets));
+    run.reward_json = run.reward_json.as_deref().map(|t| scrub_text(t, secrets));
 }
 
 fn solution_bytes(text: &str) -> Result<Vec<u8>, WorkError> {
@@ -82,28 +85,36 @@ fn solution_bytes(text: &str) -> Result<Vec<u8>, WorkError> {
         .map_err(|e| infra(format!("the task's solution cannot be decoded: {e}")))
 }
 
-async fn sandbox(
-    backend: &dyn Backend,
-    job_base: &crate::tasks::TaskBase,
-    spec: &HarborSpec,
-    phase: Phase,
-    image: Option<String>,
-    network: bool,
-    address: &str,
-    key: &str,
-    cancel: &CancellationToken,
-) -> Result<Box<dyn Sandbox>, WorkError> {
-    let s = SandboxSpec {
-        base: job_base,
-        phase,
-        image,
-        address,
-        key,
-        repo_dir: Some(&spec.workdir),
-        hardening: None,
-        task_env: Some(task_env(spec, network)),
-    };
-    Ok(backend.create(&s, cancel).await?)
+/// Where a node's sandboxes come from, and for which node.
+struct Place<'a> {
+    backend: &'a dyn Backend,
+    address: &'a str,
+    key: &'a str,
+    cancel: &'a CancellationToken,
+}
+
+impl Place<'_> {
+    /// A container of the task's environment with its resources, its workdir and `network`.
+    async fn sandbox(
+        &self,
+        base: &crate::tasks::TaskBase,
+        spec: &HarborSpec,
+        phase: Phase,
+        image: Option<String>,
+        network: bool,
+    ) -> Result<Box<dyn Sandbox>, WorkError> {
+        let s = SandboxSpec {
+            base,
+            phase,
+            image,
+            address: self.address,
+            key: self.key,
+            repo_dir: Some(&spec.workdir),
+            hardening: None,
+            task_env: Some(task_env(spec, network)),
+        };
+        Ok(self.backend.create(&s, self.cancel).await?)
+    }
 }
 
 /// A Harbor trial: the agent's run, the snapshot, the in-place verifier.
@@ -134,22 +145,19 @@ pub async fn trial(
         )));
     };
     let harness = &team.harnesses[&worker.harness];
+    let place = Place {
+        backend,
+        address,
+        key,
+        cancel,
+    };
     let image = match &harness.install {
         Some(install) => backend.agent_image(task.base(), install, cancel).await?,
         None => None,
     };
-    let ws = sandbox(
-        backend,
-        task.base(),
-        spec,
-        Phase::Agent,
-        image,
-        network,
-        address,
-        key,
-        cancel,
-    )
-    .await?;
+    let ws = place
+        .sandbox(task.base(), spec, Phase::Agent, image, network)
+        .await?;
     let agent_timeout = match spec.config.agent.timeout_sec {
         Some(s) => Duration::from_secs_f64(s).min(job.timeout()),
         None => job.timeout(),
@@ -284,6 +292,12 @@ pub async fn grade(
         })
     };
     let mut blobs = BTreeMap::new();
+    let place = Place {
+        backend,
+        address,
+        key,
+        cancel,
+    };
     let mut run = match (&job.patch, job.harbor) {
         (PatchInput::Stored(d), Some(HarborVerifier::InPlace) | None) => {
             let bytes = read(d, "in-place verifier record")?;
@@ -295,18 +309,9 @@ pub async fn grade(
         (PatchInput::Stored(d), Some(HarborVerifier::Fresh)) => {
             let snapshot = read(d, "snapshot")?;
             check_verifier_network(id, spec).map_err(grade_err)?;
-            let s = sandbox(
-                backend,
-                job.task.base(),
-                spec,
-                Phase::Grade,
-                None,
-                false,
-                address,
-                key,
-                cancel,
-            )
-            .await?;
+            let s = place
+                .sandbox(job.task.base(), spec, Phase::Grade, None, false)
+                .await?;
             let result = async {
                 s.restore(&snapshot).await?;
                 verify(s.as_ref(), spec, "fresh", false, cancel)
@@ -325,18 +330,9 @@ pub async fn grade(
                 )));
             }
             let solution = solution_bytes(gold.text())?;
-            let s = sandbox(
-                backend,
-                job.task.base(),
-                spec,
-                Phase::Agent,
-                None,
-                network,
-                address,
-                key,
-                cancel,
-            )
-            .await?;
+            let s = place
+                .sandbox(job.task.base(), spec, Phase::Agent, None, network)
+                .await?;
             let timeout = match spec.config.agent.timeout_sec {
                 Some(t) => Duration::from_secs_f64(t).min(job.timeout()),
                 None => job.timeout(),
@@ -364,18 +360,9 @@ pub async fn grade(
         }
         (PatchInput::Empty, _) => {
             check_verifier_network(id, spec).map_err(grade_err)?;
-            let s = sandbox(
-                backend,
-                job.task.base(),
-                spec,
-                Phase::Grade,
-                None,
-                false,
-                address,
-                key,
-                cancel,
-            )
-            .await?;
+            let s = place
+                .sandbox(job.task.base(), spec, Phase::Grade, None, false)
+                .await?;
             let result = verify(s.as_ref(), spec, "nop", false, cancel)
                 .await
                 .map_err(grade_err);
