@@ -187,6 +187,7 @@ fn harbor_tasks_end_to_end_in_place_then_fresh() {
     assert!(errored_reason(&r, "online", "nop").contains("needs the network"));
     let md = std::fs::read_to_string(dir.join("reports/harbor/report.md")).unwrap();
     assert!(md.contains("Verifier: fresh"), "{md}");
+    parquet_scores_agree(dir);
 
     // No container of this store is left behind.
     let root = std::fs::canonicalize(dir.join(".bench")).unwrap();
@@ -202,6 +203,39 @@ fn harbor_tasks_end_to_end_in_place_then_fresh() {
         "",
         "containers left"
     );
+}
+
+/// results.parquet's grade rows carry the reward, score and verifier of report.json's scores.
+fn parquet_scores_agree(dir: &Path) {
+    let probe = Command::new("python3")
+        .args(["-c", "import pyarrow"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !probe {
+        assert!(!common::ci(), "CI=true but pyarrow is missing");
+        eprintln!("note: skipping the results.parquet check: no pyarrow");
+        return;
+    }
+    let script = r#"
+import json, sys, pyarrow.parquet as pq
+t = pq.read_table(sys.argv[1]).to_pylist()
+r = json.load(open(sys.argv[2]))
+rows = {(x["task"], x["team"]): x for x in t if x["node"] == "grade" and x["status"] == "ok"}
+for s in r["scores"]:
+    row = rows[(s["task"], s["team"])]
+    assert row["score"] == s["score"], (row, s)
+    assert row["verifier"] == s["verifier"], (row, s)
+    assert row["reward"] == (s["reward"] or {}).get("reward"), (row, s)
+print(len(r["scores"]))
+"#;
+    let o = Command::new("python3")
+        .args(["-c", script])
+        .arg(dir.join("reports/harbor/results.parquet"))
+        .arg(dir.join("reports/harbor/report.json"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "9");
 }
 
 #[test]

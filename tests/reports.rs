@@ -110,6 +110,9 @@ fn synthetic_inputs(name: &str) -> ReportInputs {
             output_tokens: Some(100),
             patch_bytes: Some(10),
             duration_s: p.wall_time_s,
+            reward: None,
+            score: None,
+            verifier: None,
         };
         match &p.state {
             PairState::NotRun => rows.push(NodeRow {

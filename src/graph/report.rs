@@ -55,6 +55,9 @@ fn row(
         output_tokens: None,
         patch_bytes: None,
         duration_s: None,
+        reward: None,
+        score: None,
+        verifier: None,
     }
 }
 
@@ -172,11 +175,19 @@ pub fn report_inputs(
                             reason: "not graded".into(),
                         },
                     };
+                    let scored = grade_out
+                        .filter(|g| g.verifier.is_some())
+                        .map(|g| score_of(&r.scorer, &task.instance_id, g));
                     rows.push(NodeRow {
                         resolved: grade_out.map(|g| g.resolved),
                         timed_out: grade_out.map(|g| g.timed_out || solve_timed_out),
                         patch_applied: grade_out.map(|g| g.patch_applied),
                         duration_s: grade_out.map(|g| g.duration_ms as f64 / 1000.0),
+                        reward: grade_out
+                            .and_then(|g| g.reward.as_ref())
+                            .and_then(|r| r.get("reward").copied()),
+                        score: scored.and_then(|s| s.0),
+                        verifier: grade_out.and_then(|g| g.verifier.clone()),
                         ..row("grade", node, task, team, *replicate, None)
                     });
                     if let Some(rec) = node.state.record() {
@@ -191,9 +202,6 @@ pub fn report_inputs(
                             flags: g.audit.clone(),
                         });
                     }
-                    let scored = grade_out
-                        .filter(|g| g.verifier.is_some())
-                        .map(|g| score_of(&r.scorer, &task.instance_id, g));
                     if let (Some(g), Some((score, correctness))) = (grade_out, scored) {
                         scores.push(crate::report::document::PairScore {
                             task: task.instance_id.clone(),

@@ -335,6 +335,9 @@ fn report_job() {
             output_tokens: Some(5),
             patch_bytes: Some(3),
             duration_s: Some(1.5),
+            reward: Some(0.5),
+            score: Some(0.25),
+            verifier: Some("fresh".into()),
         }],
         artifacts: vec![PairArtifacts {
             task: "o__r-1".into(),
