@@ -148,7 +148,10 @@ impl<'a> JobBuilder<'a> {
             replicate,
         );
         if task.harbor.is_some() {
-            job.harbor = Some(GradingTask::new(task));
+            job.harbor = Some(crate::jobs::HarborTrialJob {
+                protocol: crate::protocols::version(ProtocolId::Harbor),
+                task: GradingTask::new(task),
+            });
         }
         Ok(job)
     }

@@ -22,6 +22,8 @@ use crate::tasks::{Task, TaskBase};
 /// Values a string leaf may take when appending to it does not parse (enum variants).
 const ALTERNATIVES: &[&str] = &[
     "flag",
+    "in-place",
+    "fresh",
     "strict",
     "docker",
     "local",
@@ -268,6 +270,7 @@ fn grade_job() {
             crate::manifest::AuditMode::Strict,
         );
         j.hardening = Some(crate::backend::Hardening::grading());
+        j.harbor = Some(crate::manifest::HarborVerifier::Fresh);
         assert_every_field_keys(&j, Job::key);
     }
 }
@@ -275,7 +278,7 @@ fn grade_job() {
 #[test]
 fn solve_job_and_team_spec() {
     let t = task();
-    let j = SolveJob::new(
+    let mut j = SolveJob::new(
         facts(),
         SolverTask::new(&t),
         Digested::new(team()),
@@ -284,6 +287,10 @@ fn solve_job_and_team_spec() {
         std::time::Duration::from_millis(1500),
         1,
     );
+    j.harbor = Some(crate::jobs::HarborTrialJob {
+        protocol: 1,
+        task: GradingTask::new(&t),
+    });
     assert_every_field_keys(&j, Job::key);
     // The team enters the solve key by its digest: every field of the team is in that digest.
     assert_every_field_keys(&team(), crate::key::digest_of);

@@ -95,7 +95,17 @@ pub struct SolveJob {
     /// agent's own container, so it reads the task's grading view too (tests, verifier
     /// settings); the agent never sees it (`/tests` is uploaded after the agent's run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub harbor: Option<GradingTask>,
+    pub harbor: Option<HarborTrialJob>,
+}
+
+/// What a Harbor trial reads beyond the solve's own inputs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HarborTrialJob {
+    /// The harbor protocol's version (`protocols/harbor.rs`: the snapshot, the verifier steps,
+    /// the network policy).
+    pub protocol: u32,
+    /// The task's grading view: tests and verifier settings.
+    pub task: GradingTask,
 }
 
 impl SolveJob {

@@ -128,10 +128,11 @@ pub async fn trial(
     cancel: &CancellationToken,
 ) -> Result<WorkOutput, WorkError> {
     let started = Instant::now();
-    let task = job
+    let task = &job
         .harbor
         .as_ref()
-        .ok_or_else(|| infra("internal error: a Harbor trial without its task"))?;
+        .ok_or_else(|| infra("internal error: a Harbor trial without its task"))?
+        .task;
     let id = task.instance_id();
     let spec = task
         .harbor()
