@@ -364,6 +364,19 @@ mod tests {
                     base_commit: "c".into(),
                 })
             },
+            Task {
+                harbor: Some(crate::tasks::Harbor(Arc::new(crate::tasks::HarborSpec {
+                    config: crate::datasets::harbor::parse_config("", "task.toml").unwrap(),
+                    workdir: "/app".into(),
+                    tests: crate::jobs::Blob::new(b"tests".to_vec()),
+                    solution: None,
+                }))),
+                ..task(TaskBase::Build {
+                    context: Arc::new(b"ctx".to_vec()),
+                    digest: "c".into(),
+                    from: vec!["base:1".into()],
+                })
+            },
         ] {
             assert_eq!(t.digest(), crate::key::digest_of(&t));
         }
@@ -386,5 +399,31 @@ mod tests {
             .map(|(k, t)| (k.as_str(), crate::key::digest_of(&**t)))
             .collect();
         assert_eq!(set.snapshot, crate::key::digest_of(&digests));
+    }
+
+    #[test]
+    fn harbor_tests_are_in_the_grading_digest_not_the_solver_digest() {
+        let spec = |tests: &[u8], agent: &str| {
+            let text = format!("[agent]\ntimeout_sec = {agent}\n");
+            Task {
+                harbor: Some(crate::tasks::Harbor(Arc::new(crate::tasks::HarborSpec {
+                    config: crate::datasets::harbor::parse_config(&text, "task.toml").unwrap(),
+                    workdir: "/app".into(),
+                    tests: crate::jobs::Blob::new(tests.to_vec()),
+                    solution: None,
+                }))),
+                ..task(TaskBase::Image {
+                    image: "i".into(),
+                    base_commit: String::new(),
+                })
+            }
+        };
+        let a = spec(b"t1", "10");
+        let b = spec(b"t2", "10");
+        let c = spec(b"t1", "20");
+        assert_eq!(a.solver_digest(), b.solver_digest());
+        assert_ne!(a.grading_digest(), b.grading_digest());
+        assert_ne!(a.solver_digest(), c.solver_digest());
+        assert_ne!(a.digest(), b.digest());
     }
 }
