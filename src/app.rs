@@ -674,9 +674,11 @@ fn resolve_images(
     let refs: BTreeSet<String> = datasets
         .values()
         .flat_map(|d| d.tasks.values())
-        .filter_map(|t| match &t.base {
-            crate::tasks::TaskBase::Image { image, .. } => Some(image.clone()),
-            crate::tasks::TaskBase::Dir { .. } => None,
+        .flat_map(|t| match &t.base {
+            crate::tasks::TaskBase::Image { image, .. } => vec![image.clone()],
+            // A build context: the images its Dockerfile starts from.
+            crate::tasks::TaskBase::Build { from, .. } => from.clone(),
+            crate::tasks::TaskBase::Dir { .. } => vec![],
         })
         .collect();
     if refs.is_empty() {

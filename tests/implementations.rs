@@ -145,6 +145,7 @@ fn protocols(out: &mut BTreeMap<String, Entry>) {
                     repo_dir: None,
                     hardening: None,
                     stripped: None,
+                    task_env: None,
                 };
                 let s = backend.create(&spec, &cancel).await.unwrap();
                 let g = bench::protocols::grade(&job, &bytes, s.as_ref(), None, &cancel)
@@ -233,6 +234,44 @@ fn adapters(out: &mut BTreeMap<String, Entry>) {
     }
 }
 
+/// The harbor protocol's reading of verifier runs (its docker steps run in `tests/harbor.rs`).
+fn harbor(out: &mut BTreeMap<String, Entry>) {
+    use bench::protocols::harbor::{VerifierRun, grade_of};
+    let run = |txt: Option<&str>, json: Option<&str>, timed_out: bool| VerifierRun {
+        mode: "fresh".into(),
+        exit_code: Some(1),
+        timed_out,
+        duration_ms: 5,
+        network: false,
+        reward_txt: txt.map(String::from),
+        reward_json: json.map(String::from),
+        stdout: "ok\n".into(),
+    };
+    let mut all = Vec::new();
+    for r in [
+        run(Some("1\n"), None, false),
+        run(Some("0.25"), Some("{\"reward\": 1}"), false),
+        run(
+            None,
+            Some("{\"reward\": 0.5, \"acc\": 0.9, \"ok\": true, \"s\": {\"a\": 1}}"),
+            false,
+        ),
+        run(None, None, true),
+        run(None, None, false),
+        run(Some(""), None, false),
+    ] {
+        let g = grade_of("t", &r).map_err(|e| e.to_string());
+        all.extend(serde_json::to_vec(&g.map(|g| serde_json::to_value(g).unwrap())).unwrap());
+    }
+    out.insert(
+        "protocol/harbor".into(),
+        Entry {
+            version: bench::protocols::version(ProtocolId::Harbor),
+            digest: bench::key::digest(&all),
+        },
+    );
+}
+
 fn renderer(out: &mut BTreeMap<String, Entry>) {
     let inputs: bench::stages::ReportInputs = serde_json::from_slice(
         &std::fs::read(root().join("tests/golden/report-inputs.json")).unwrap(),
@@ -260,6 +299,7 @@ fn every_implementation_version_covers_its_output() {
     parsers(&mut now);
     protocols(&mut now);
     adapters(&mut now);
+    harbor(&mut now);
     renderer(&mut now);
     let path = root().join("tests/golden/implementations.json");
     if std::env::var_os("BENCH_UPDATE_GOLDEN").is_some() {

@@ -130,6 +130,55 @@ impl DockerHost {
             .collect())
     }
 
+    /// Builds `tag` from a build context tarball (its `Dockerfile` at the root), never pulling a
+    /// base image the daemon lacks... as far as the daemon allows (`pull` unset); returns the
+    /// image's ID. The build's output is kept for the error of a failed build.
+    pub async fn build_image(
+        &self,
+        context: Vec<u8>,
+        tag: &str,
+        timeout: Duration,
+    ) -> Result<String, String> {
+        let options = bollard::query_parameters::BuildImageOptionsBuilder::new()
+            .dockerfile("Dockerfile")
+            .t(tag)
+            .rm(true)
+            .forcerm(true)
+            .build();
+        let mut log = String::new();
+        let run = async {
+            let mut stream =
+                self.client
+                    .build_image(options, None, Some(bollard::body_full(context.into())));
+            while let Some(item) = stream.next().await {
+                let info = item.map_err(|e| format!("{e}"))?;
+                if let Some(s) = info.stream {
+                    log.push_str(&s);
+                }
+                if let Some(d) = info.error_detail {
+                    return Err(d.message.unwrap_or_default());
+                }
+            }
+            Ok::<(), String>(())
+        };
+        let result = tokio::time::timeout(timeout, run).await;
+        let tail = |log: &str| {
+            let lines: Vec<&str> = log.lines().collect();
+            lines[lines.len().saturating_sub(20)..].join("\n")
+        };
+        match result {
+            Err(_) => Err(format!(
+                "building {tag} timed out after {}:\n{}",
+                humantime::format_duration(timeout),
+                tail(&log)
+            )),
+            Ok(Err(e)) => Err(format!("cannot build {tag}: {e}\n{}", tail(&log))),
+            Ok(Ok(())) => self.image_id(tag).await?.ok_or_else(|| {
+                format!("the build of {tag} ended without an image:\n{}", tail(&log))
+            }),
+        }
+    }
+
     /// Removes a container (force; its processes are killed). A missing container is fine.
     pub async fn remove(&self, id: &str) -> Result<(), String> {
         match self
@@ -320,6 +369,8 @@ pub struct ContainerSpec {
     pub network: NetworkMode,
     /// Capabilities, privileges and swap restricted (grading sandboxes).
     pub hardening: Option<super::Hardening>,
+    /// GPUs requested (Harbor's `gpus`); a daemon without them refuses the container.
+    pub gpus: u32,
 }
 
 impl ContainerSpec {
@@ -383,6 +434,13 @@ impl Container {
                 memory_swap: hardening
                     .filter(|h| h.no_swap)
                     .map(|_| spec.memory_bytes as i64),
+                device_requests: (spec.gpus > 0).then(|| {
+                    vec![bollard::models::DeviceRequest {
+                        count: Some(spec.gpus as i64),
+                        capabilities: Some(vec![vec!["gpu".to_string()]]),
+                        ..Default::default()
+                    }]
+                }),
                 ..Default::default()
             }),
             ..Default::default()
@@ -679,6 +737,219 @@ impl Container {
             .await
             .map_err(|e| format!("cannot commit {} as {repo}:{tag}: {e}", self.name))?;
         Ok(r.id)
+    }
+
+    /// The paths changed since the container was created (`docker diff`): (path, kind) with
+    /// kind 0 modified, 1 added, 2 deleted.
+    pub async fn changes(&self) -> Result<Vec<(String, u8)>, String> {
+        let list = self
+            .host
+            .client
+            .container_changes(&self.id)
+            .await
+            .map_err(|e| format!("cannot list the changes of {}: {e}", self.name))?
+            .unwrap_or_default();
+        Ok(list
+            .into_iter()
+            .map(|c| {
+                let kind = match c.kind {
+                    bollard::models::ChangeType::_0 => 0,
+                    bollard::models::ChangeType::_1 => 1,
+                    bollard::models::ChangeType::_2 => 2,
+                };
+                (c.path, kind)
+            })
+            .collect())
+    }
+
+    /// A snapshot of the container's changes (see `Sandbox::snapshot`): the leaves of the
+    /// added/modified paths (a path none of whose descendants changed) downloaded through the
+    /// archive API and re-rooted at `/`, after a `.bench-deleted` JSON list of deleted paths.
+    pub async fn snapshot(&self, exclude: &[&str]) -> Result<Vec<u8>, String> {
+        let excluded = |p: &str| {
+            exclude
+                .iter()
+                .any(|e| p == *e || p.starts_with(&format!("{}/", e.trim_end_matches('/'))))
+        };
+        let mut changes: Vec<(String, u8)> = self
+            .changes()
+            .await?
+            .into_iter()
+            .filter(|(p, _)| !excluded(p))
+            .collect();
+        changes.sort();
+        let deleted: Vec<&str> = changes
+            .iter()
+            .filter(|(_, k)| *k == 2)
+            .map(|(p, _)| p.as_str())
+            .collect();
+        let written: Vec<&str> = changes
+            .iter()
+            .filter(|(_, k)| *k != 2)
+            .map(|(p, _)| p.as_str())
+            .collect();
+        let leaves: Vec<&str> = written
+            .iter()
+            .copied()
+            .filter(|p| {
+                let prefix = format!("{}/", p.trim_end_matches('/'));
+                !changes.iter().any(|(q, _)| q.starts_with(&prefix))
+            })
+            .collect();
+        let mut out = tar::Builder::new(Vec::new());
+        let list = serde_json::to_vec(&deleted).expect("paths serialize");
+        let mut h = tar::Header::new_gnu();
+        h.set_size(list.len() as u64);
+        h.set_mode(0o644);
+        h.set_mtime(0);
+        h.set_entry_type(tar::EntryType::Regular);
+        out.append_data(&mut h, ".bench-deleted", list.as_slice())
+            .map_err(|e| format!("cannot pack the snapshot: {e}"))?;
+        for leaf in leaves {
+            let Some(data) = self.download(leaf).await? else {
+                continue;
+            };
+            // The archive is rooted at the leaf's base name: re-root it at its parent.
+            let parent = std::path::Path::new(leaf.trim_start_matches('/'))
+                .parent()
+                .map(|p| p.to_path_buf())
+                .unwrap_or_default();
+            let mut archive = tar::Archive::new(std::io::Cursor::new(data));
+            let entries = archive
+                .entries()
+                .map_err(|e| format!("bad archive of {leaf}: {e}"))?;
+            for entry in entries {
+                let mut entry = entry.map_err(|e| format!("bad archive of {leaf}: {e}"))?;
+                let name = entry
+                    .path()
+                    .map_err(|e| format!("bad archive of {leaf}: {e}"))?
+                    .into_owned();
+                let path = parent.join(&name);
+                if excluded(&format!("/{}", path.display())) {
+                    continue;
+                }
+                let mut header = entry.header().clone();
+                let mut bytes = Vec::new();
+                std::io::Read::read_to_end(&mut entry, &mut bytes)
+                    .map_err(|e| format!("bad archive of {leaf}: {e}"))?;
+                let link = entry.link_name().ok().flatten().map(|l| l.into_owned());
+                match link {
+                    Some(target) => out
+                        .append_link(&mut header, &path, &target)
+                        .map_err(|e| format!("cannot pack {}: {e}", path.display()))?,
+                    None => out
+                        .append_data(&mut header, &path, bytes.as_slice())
+                        .map_err(|e| format!("cannot pack {}: {e}", path.display()))?,
+                }
+            }
+        }
+        out.into_inner()
+            .map_err(|e| format!("cannot pack the snapshot: {e}"))
+    }
+
+    /// Applies a snapshot made by [`Container::snapshot`]: the deleted paths removed, then the
+    /// archive (without its list) extracted at `/`.
+    pub async fn restore(&self, snapshot: &[u8]) -> Result<(), String> {
+        let mut archive = tar::Archive::new(std::io::Cursor::new(snapshot));
+        let mut deleted: Vec<String> = Vec::new();
+        let mut rest = tar::Builder::new(Vec::new());
+        let entries = archive
+            .entries()
+            .map_err(|e| format!("bad snapshot: {e}"))?;
+        for entry in entries {
+            let mut entry = entry.map_err(|e| format!("bad snapshot: {e}"))?;
+            let path = entry
+                .path()
+                .map_err(|e| format!("bad snapshot: {e}"))?
+                .into_owned();
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut entry, &mut bytes)
+                .map_err(|e| format!("bad snapshot: {e}"))?;
+            if path.as_os_str() == ".bench-deleted" {
+                deleted = serde_json::from_slice(&bytes)
+                    .map_err(|e| format!("bad snapshot: its deleted list: {e}"))?;
+                continue;
+            }
+            let mut header = entry.header().clone();
+            let link = entry.link_name().ok().flatten().map(|l| l.into_owned());
+            match link {
+                Some(target) => rest.append_link(&mut header, &path, &target),
+                None => rest.append_data(&mut header, &path, bytes.as_slice()),
+            }
+            .map_err(|e| format!("bad snapshot: {e}"))?;
+        }
+        let data = rest
+            .into_inner()
+            .map_err(|e| format!("bad snapshot: {e}"))?;
+        if !deleted.is_empty() {
+            let quoted: Vec<String> = deleted.iter().map(|p| super::shell_quote(p)).collect();
+            let r = self
+                .exec(
+                    &format!("rm -rf -- {}", quoted.join(" ")),
+                    "/",
+                    &[],
+                    Duration::from_secs(300),
+                    &CancellationToken::new(),
+                )
+                .await?;
+            if r.exit_code != Some(0) {
+                return Err(format!(
+                    "cannot delete the snapshot's deleted paths in {}: {}",
+                    self.name,
+                    String::from_utf8_lossy(&r.output).trim()
+                ));
+            }
+        }
+        self.host
+            .client
+            .upload_to_container(
+                &self.id,
+                Some(UploadToContainerOptions {
+                    path: "/".into(),
+                    ..Default::default()
+                }),
+                bollard::body_full(data.into()),
+            )
+            .await
+            .map_err(|e| format!("cannot restore the snapshot into {}: {e}", self.name))
+    }
+
+    /// Connects the container to the default bridge, or disconnects it.
+    pub async fn set_network(&self, on: bool) -> Result<(), String> {
+        let r = if on {
+            self.host
+                .client
+                .connect_network(
+                    "bridge",
+                    bollard::models::NetworkConnectRequest {
+                        container: self.id.clone(),
+                        endpoint_config: None,
+                    },
+                )
+                .await
+        } else {
+            self.host
+                .client
+                .disconnect_network(
+                    "bridge",
+                    bollard::models::NetworkDisconnectRequest {
+                        container: self.id.clone(),
+                        force: Some(true),
+                    },
+                )
+                .await
+        };
+        r.map_err(|e| {
+            format!(
+                "cannot {} {}: {e}",
+                if on {
+                    "connect to the network"
+                } else {
+                    "cut the network of"
+                },
+                self.name
+            )
+        })
     }
 
     /// Removes the container (normal paths).

@@ -37,6 +37,23 @@ pub const STRIPPED_REPO: &str = "bench-stripped";
 /// How long an install may take.
 const INSTALL_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
+/// Repository of images built from task environments (Harbor's `environment/Dockerfile`).
+pub const ENV_REPO: &str = "bench-env";
+
+/// How long an environment build may take.
+const ENV_BUILD_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// The identity of a build-context environment: `build:` and the digest of the context's
+/// digest with the IDs of the images its Dockerfile starts from (`None` while one of them is
+/// not on the daemon).
+pub fn env_identity(images: &BTreeMap<String, String>, base: &TaskBase) -> Option<String> {
+    let TaskBase::Build { digest, from, .. } = base else {
+        return None;
+    };
+    let ids: Option<Vec<&String>> = from.iter().map(|f| images.get(f)).collect();
+    Some(format!("build:{}", crate::key::digest_of(&(digest, ids?))))
+}
+
 /// bench's own directory in a container.
 const STATE: &str = "/tmp/bench";
 
@@ -111,7 +128,40 @@ impl DockerBackend {
             pids: self.resources.pids,
             network,
             hardening: None,
+            gpus: 0,
         }
+    }
+
+    /// The image a sandbox of `base` starts from: the task's image, or for a build context the
+    /// image built from it (once per context and base images, tagged `bench-env:<digest>`;
+    /// reused when the daemon has it).
+    async fn task_image(&self, base: &TaskBase) -> Result<String, SandboxError> {
+        let TaskBase::Build { context, .. } = base else {
+            return self.image_of(base);
+        };
+        let tag = format!(
+            "{ENV_REPO}:{}",
+            &env_identity(&self.images, base).unwrap_or_default()[6..22]
+        );
+        let cell = {
+            let mut builds = self.builds.lock().unwrap_or_else(|p| p.into_inner());
+            builds.entry(tag.clone()).or_default().clone()
+        };
+        let context = context.clone();
+        cell.get_or_try_init(|| async {
+            if let Some(id) = self.host.image_id(&tag).await.map_err(failed)? {
+                return Ok(id);
+            }
+            let id = self
+                .host
+                .build_image(context.to_vec(), &tag, ENV_BUILD_TIMEOUT)
+                .await
+                .map_err(failed)?;
+            eprintln!("built task environment {tag}");
+            Ok(id)
+        })
+        .await
+        .cloned()
     }
 
     fn image_of(&self, base: &TaskBase) -> Result<String, SandboxError> {
@@ -125,6 +175,17 @@ impl DockerBackend {
                 "the task's base is a local tree ({}); the docker backend runs tasks with an image",
                 path.display()
             ))),
+            TaskBase::Build { from, .. } => {
+                let missing: Vec<&str> = from
+                    .iter()
+                    .filter(|f| !self.images.contains_key(*f))
+                    .map(String::as_str)
+                    .collect();
+                Err(failed(format!(
+                    "the task's environment starts FROM {}, not on the Docker daemon; build or pull it (bench never pulls)",
+                    missing.join(", ")
+                )))
+            }
         }
     }
 
@@ -382,7 +443,7 @@ impl Backend for DockerBackend {
     fn base_commit(&self, base: &TaskBase) -> Option<String> {
         match base {
             TaskBase::Image { base_commit, .. } => Some(base_commit.clone()),
-            TaskBase::Dir { .. } => None,
+            TaskBase::Dir { .. } | TaskBase::Build { .. } => None,
         }
     }
 
@@ -391,31 +452,45 @@ impl Backend for DockerBackend {
         spec: &SandboxSpec<'_>,
         cancel: &CancellationToken,
     ) -> Result<Box<dyn Sandbox>, SandboxError> {
+        if matches!(spec.base, TaskBase::Build { .. })
+            && env_identity(&self.images, spec.base).is_none()
+        {
+            return Err(self.image_of(spec.base).unwrap_err());
+        }
         let repo_dir = spec.repo_dir.unwrap_or(DEFAULT_REPO);
         let (image, stripped) = match (&spec.image, spec.stripped) {
             (Some(i), _) => (i.clone(), None),
-            (None, Some(base)) => {
-                let original = self.image_of(spec.base)?;
+            (None, Some(base)) if spec.task_env.is_none() => {
+                let original = self.task_image(spec.base).await?;
                 let image = self
                     .stripped_image(&original, base, repo_dir, cancel)
                     .await?;
                 (image, Some(base.to_string()))
             }
-            (None, None) => (self.image_of(spec.base)?, None),
+            (None, _) => (self.task_image(spec.base).await?, None),
         };
         // Grading has no network unless its task opts in: a patch's code cannot fetch the fix
         // (or anything) at grade time. Agents sit alone on an internal network whose one
-        // reachable address is their egress proxy (their model endpoints, nothing else).
-        let (mode, egress) = match &spec.network {
-            Network::None => (NetworkMode::None, None),
-            Network::Open => (NetworkMode::Bridge, None),
-            Network::Allowlist(allow) => {
+        // reachable address is their egress proxy (their model endpoints, nothing else). A
+        // task's own environment decides for itself (Harbor's policies, applied by its
+        // protocol).
+        let (mode, egress) = match (&spec.task_env, &spec.network) {
+            (Some(t), _) if t.network => (NetworkMode::Bridge, None),
+            (Some(_), _) => (NetworkMode::None, None),
+            (None, Network::None) => (NetworkMode::None, None),
+            (None, Network::Open) => (NetworkMode::Bridge, None),
+            (None, Network::Allowlist(allow)) => {
                 let e = Egress::start(self, spec, allow.clone()).await?;
                 (NetworkMode::Named(e.network.clone()), Some(e))
             }
         };
         let mut cspec = self.spec(image, spec.address, spec.key, mode);
         cspec.hardening = spec.hardening.cloned();
+        if let Some(t) = &spec.task_env {
+            cspec.cpus = t.cpus;
+            cspec.memory_bytes = t.memory_bytes;
+            cspec.gpus = t.gpus;
+        }
         let c = match Container::start(&self.host, &cspec).await {
             Ok(c) => c,
             Err(e) => {
@@ -424,6 +499,14 @@ impl Backend for DockerBackend {
                 }
                 return Err(failed(e));
             }
+        };
+        let enter = match &spec.task_env {
+            // The task's workdir as it is: no repository is looked for.
+            Some(_) => format!(
+                "mkdir -p {d} && cd {d} || exit 97\n",
+                d = super::shell_quote(repo_dir)
+            ),
+            None => cd_repo(repo_dir),
         };
         let mut sandbox = DockerSandbox {
             c,
@@ -440,10 +523,7 @@ impl Backend for DockerBackend {
         let r = sandbox
             .c
             .exec(
-                &format!(
-                    "mkdir -p {STATE}/side {STATE}/home\n{}pwd -P",
-                    cd_repo(repo_dir)
-                ),
+                &format!("mkdir -p {STATE}/side {STATE}/home\n{enter}pwd -P"),
                 "/",
                 &[],
                 Duration::from_secs(60),
@@ -479,7 +559,7 @@ impl Backend for DockerBackend {
         install: &InstallSpec,
         cancel: &CancellationToken,
     ) -> Result<Option<String>, SandboxError> {
-        let base_id = self.image_of(base)?;
+        let base_id = self.task_image(base).await?;
         let tag = agent_tag(&base_id, install);
         let cell = {
             let mut builds = self.builds.lock().unwrap_or_else(|p| p.into_inner());
@@ -528,6 +608,7 @@ pub fn docker_facts(
         kind: BackendKind::Docker,
         image: match base {
             TaskBase::Image { image, .. } => images.get(image).cloned(),
+            TaskBase::Build { .. } => env_identity(images, base),
             TaskBase::Dir { .. } => None,
         },
         memory_bytes: Some(r.memory_bytes),
@@ -660,5 +741,17 @@ impl Sandbox for DockerSandbox {
             e.remove(&host).await;
         }
         removed
+    }
+
+    async fn snapshot(&self, exclude: &[&str]) -> Result<Vec<u8>, SandboxError> {
+        self.c.snapshot(exclude).await.map_err(failed)
+    }
+
+    async fn restore(&self, snapshot: &[u8]) -> Result<(), SandboxError> {
+        self.c.restore(snapshot).await.map_err(failed)
+    }
+
+    async fn set_network(&self, on: bool) -> Result<(), SandboxError> {
+        self.c.set_network(on).await.map_err(failed)
     }
 }

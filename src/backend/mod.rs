@@ -18,5 +18,7 @@ pub use docker_backend::{AGENT_REPO, DockerBackend, Resources, agent_tag, docker
 pub use exec::{ExecResult, exec, sweep_workspaces};
 pub use hardening::Hardening;
 pub use local::{LocalBackend, LocalSandbox, files_under};
-pub use sandbox::{Backend, Network, Phase, Sandbox, SandboxError, SandboxPaths, SandboxSpec};
+pub use sandbox::{
+    Backend, Network, Phase, Sandbox, SandboxError, SandboxPaths, SandboxSpec, TaskEnv,
+};
 pub use workspace::{git_env, shell_quote};

@@ -102,6 +102,22 @@ pub struct SandboxSpec<'a> {
     /// backend may start it from an image stripped once, see [`Sandbox::stripped_to`]);
     /// `None`: the repository starts as the image holds it.
     pub stripped: Option<&'a str>,
+    /// A task that defines its own environment (Harbor): its resources and network replace
+    /// the backend's defaults, and its workdir is used as it is (created when missing; no git
+    /// repository is looked for).
+    pub task_env: Option<TaskEnv>,
+}
+
+/// A task's own resources and network, as a sandbox applies them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskEnv {
+    pub cpus: f64,
+    pub memory_bytes: u64,
+    /// Recorded; enforced only where the backend can (see the docker backend).
+    pub storage_bytes: u64,
+    pub gpus: u32,
+    /// Whether the sandbox starts with a network (the default bridge on docker).
+    pub network: bool,
 }
 
 /// A place to run commands in a task's repository.
@@ -140,6 +156,33 @@ pub trait Sandbox: Send + Sync {
 
     /// Removes the sandbox and everything running in it.
     async fn destroy(self: Box<Self>) -> Result<(), SandboxError>;
+
+    /// The filesystem's changes since the sandbox was created (the image's state): a tarball of
+    /// the added and modified paths (paths relative to `/`) whose first entry, `.bench-deleted`,
+    /// lists the deleted paths as JSON; paths under `exclude` are left out. Backends without
+    /// whole-filesystem sandboxes refuse.
+    async fn snapshot(&self, exclude: &[&str]) -> Result<Vec<u8>, SandboxError> {
+        let _ = exclude;
+        Err(SandboxError::Failed(
+            "this backend cannot snapshot a sandbox's filesystem; use the docker backend".into(),
+        ))
+    }
+
+    /// Applies a [`Sandbox::snapshot`]: deletes what it deleted, writes what it wrote.
+    async fn restore(&self, snapshot: &[u8]) -> Result<(), SandboxError> {
+        let _ = snapshot;
+        Err(SandboxError::Failed(
+            "this backend cannot restore a filesystem snapshot; use the docker backend".into(),
+        ))
+    }
+
+    /// Connects the sandbox to its network or cuts it off (between phases of one sandbox).
+    async fn set_network(&self, on: bool) -> Result<(), SandboxError> {
+        let _ = on;
+        Err(SandboxError::Failed(
+            "this backend cannot change a sandbox's network; use the docker backend".into(),
+        ))
+    }
 }
 
 /// Where sandboxes come from.

@@ -507,6 +507,7 @@ pub fn read_file(f: &Path) -> Result<Task, BrainBenchError> {
         .map(|t| t.to_ascii_lowercase())
         .find(|t| LANGUAGES.contains(&t.as_str()));
     Ok(Task {
+        harbor: None,
         instance_id,
         repo: name,
         language,

@@ -8,6 +8,7 @@ pub mod brain_bench;
 mod common;
 mod error;
 pub mod fixtures;
+pub mod harbor;
 pub mod hub;
 mod jsonl;
 mod parquet;
@@ -40,9 +41,10 @@ pub fn read_file(
     let columns = match format {
         DatasetFormat::SweBenchLive => swe_bench_live::multilang_columns(),
         DatasetFormat::SweBenchLivePython => swe_bench_live::python_columns(),
-        DatasetFormat::SweBench | DatasetFormat::Local | DatasetFormat::BrainBench => {
-            swe_bench::columns()
-        }
+        DatasetFormat::SweBench
+        | DatasetFormat::Local
+        | DatasetFormat::BrainBench
+        | DatasetFormat::Harbor => swe_bench::columns(),
         DatasetFormat::SweBenchPro => swe_bench_pro::columns(),
         DatasetFormat::SweRebench => swe_rebench::columns(),
     };
@@ -58,9 +60,10 @@ pub fn read_file(
     match format {
         DatasetFormat::SweBenchLive => swe_bench_live::multilang(&mut table),
         DatasetFormat::SweBenchLivePython => swe_bench_live::python(&mut table),
-        DatasetFormat::SweBench | DatasetFormat::Local | DatasetFormat::BrainBench => {
-            swe_bench::rows(&mut table)
-        }
+        DatasetFormat::SweBench
+        | DatasetFormat::Local
+        | DatasetFormat::BrainBench
+        | DatasetFormat::Harbor => swe_bench::rows(&mut table),
         DatasetFormat::SweBenchPro => swe_bench_pro::rows(&mut table),
         DatasetFormat::SweRebench => swe_rebench::rows(&mut table),
     }

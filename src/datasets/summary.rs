@@ -78,7 +78,8 @@ fn required(format: DatasetFormat) -> Vec<&'static str> {
         DatasetFormat::SweBench
         | DatasetFormat::SweRebench
         | DatasetFormat::Local
-        | DatasetFormat::BrainBench => super::common::COMMON_COLUMNS.to_vec(),
+        | DatasetFormat::BrainBench
+        | DatasetFormat::Harbor => super::common::COMMON_COLUMNS.to_vec(),
         DatasetFormat::SweBenchPro => super::swe_bench_pro::required(),
     }
 }

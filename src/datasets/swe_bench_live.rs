@@ -91,6 +91,7 @@ pub fn multilang(t: &mut Table) -> Result<Vec<Task>, DatasetError> {
                 repo_dir: None,
                 pro: None,
                 setup_cmds: Vec::new(),
+                harbor: None,
                 digests: Default::default(),
             })
         })
@@ -130,6 +131,7 @@ pub fn python(t: &mut Table) -> Result<Vec<Task>, DatasetError> {
                 repo_dir: None,
                 pro: None,
                 setup_cmds: Vec::new(),
+                harbor: None,
                 digests: Default::default(),
             })
         })

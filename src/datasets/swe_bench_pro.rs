@@ -154,6 +154,7 @@ pub fn rows(t: &mut Table) -> Result<Vec<Task>, DatasetError> {
                 fail_to_pass,
                 pass_to_pass,
                 repo_dir: Some(PRO_REPO_DIR.to_string()),
+                harbor: None,
                 pro: Some(ProSpec {
                     before_repo_set_cmd,
                     instance_info: String::new(),

@@ -154,6 +154,7 @@ pub fn rows(t: &mut Table) -> Result<Vec<Task>, DatasetError> {
                 repo_dir: None,
                 pro: None,
                 setup_cmds: Vec::new(),
+                harbor: None,
                 digests: Default::default(),
             })
         })

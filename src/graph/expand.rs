@@ -384,7 +384,7 @@ impl<'a> Graph<'a> {
                 }
                 StageKind::Grade(g) => {
                     let needs = stage.needs.clone();
-                    self.expand_grade(name, &needs, g.timeout, g.audit, g.confirm)
+                    self.expand_grade(name, &needs, g.timeout, g.audit, g.confirm, g.harbor)
                 }
                 StageKind::Report(r) => {
                     let needs = stage.needs.clone();
@@ -702,6 +702,7 @@ impl<'a> Graph<'a> {
         timeout: std::time::Duration,
         audit: AuditMode,
         confirm: bool,
+        harbor: crate::manifest::HarborVerifier,
     ) {
         let mut sources = Vec::new();
         for up in needs {
@@ -743,6 +744,11 @@ impl<'a> Graph<'a> {
                     let Some(out) = r.solve() else {
                         continue;
                     };
+                    if let Some(trial) = &out.harbor {
+                        let job = self.jobs.harbor_grade(task, trial, harbor, timeout);
+                        self.add(stage, address, kind, Some(NodeJob::Grade(job)));
+                        continue;
+                    }
                     let mut job = self.jobs.grade(
                         self.protocol(task),
                         task,

@@ -23,6 +23,7 @@ pub fn protocol_of(format: DatasetFormat) -> ProtocolId {
         DatasetFormat::SweBench | DatasetFormat::SweRebench => ProtocolId::SweBench,
         DatasetFormat::SweBenchPro => ProtocolId::SweBenchPro,
         DatasetFormat::BrainBench => ProtocolId::BrainBench,
+        DatasetFormat::Harbor => ProtocolId::Harbor,
     }
 }
 
@@ -93,6 +94,32 @@ impl<'a> JobBuilder<'a> {
         job
     }
 
+    /// The grade job of a Harbor trial's result under `mode`: in place, its verifier record;
+    /// fresh, its snapshot.
+    pub fn harbor_grade(
+        &self,
+        task: &Arc<Task>,
+        trial: &crate::jobs::HarborTrial,
+        mode: crate::manifest::HarborVerifier,
+        timeout: std::time::Duration,
+    ) -> GradeJob {
+        let patch = match mode {
+            crate::manifest::HarborVerifier::InPlace => trial.verification.clone(),
+            crate::manifest::HarborVerifier::Fresh => trial.snapshot.clone(),
+        };
+        let mut job = self.grade(
+            ProtocolId::Harbor,
+            task,
+            PatchInput::Stored(patch),
+            timeout,
+            AuditMode::Flag,
+            false,
+        );
+        job.hardening = None;
+        job.harbor = Some(mode);
+        job
+    }
+
     /// The solve job of `team` on `task`. Errors: a predictions file that cannot be read.
     pub fn solve(
         &self,
@@ -115,7 +142,7 @@ impl<'a> JobBuilder<'a> {
                 _ => {}
             }
         }
-        Ok(SolveJob::new(
+        let mut job = SolveJob::new(
             self.facts(&task.base),
             SolverTask::new(task),
             spec.clone(),
@@ -123,7 +150,14 @@ impl<'a> JobBuilder<'a> {
             predictions,
             timeout,
             replicate,
-        ))
+        );
+        if task.harbor.is_some() {
+            job.harbor = Some(crate::jobs::HarborTrialJob {
+                protocol: crate::protocols::version(ProtocolId::Harbor),
+                task: GradingTask::new(task),
+            });
+        }
+        Ok(job)
     }
 }
 

@@ -56,6 +56,9 @@ fn row(
         output_tokens: None,
         patch_bytes: None,
         duration_s: None,
+        reward: None,
+        score: None,
+        verifier: None,
     }
 }
 
@@ -91,6 +94,7 @@ pub fn report_inputs(
     let mut models = BTreeSet::new();
     let mut audit = Vec::new();
     let mut resolutions = Vec::new();
+    let mut scores: Vec<crate::report::document::PairScore> = Vec::new();
     // Solve nodes that have a grade node (whose pair the grade reports).
     let graded: HashSet<usize> = graph
         .nodes
@@ -173,6 +177,9 @@ pub fn report_inputs(
                             reason: "not graded".into(),
                         },
                     };
+                    let scored = grade_out
+                        .filter(|g| g.verifier.is_some())
+                        .map(|g| score_of(&r.scorer, &task.instance_id, g));
                     rows.push(NodeRow {
                         resolved: grade_out.map(|g| g.resolved),
                         timed_out: grade_out.map(|g| g.timed_out || solve_timed_out),
@@ -181,6 +188,11 @@ pub fn report_inputs(
                             .and_then(|g| g.resolution)
                             .map(|r| r.as_str().into()),
                         duration_s: grade_out.map(|g| g.duration_ms as f64 / 1000.0),
+                        reward: grade_out
+                            .and_then(|g| g.reward.as_ref())
+                            .and_then(|r| r.get("reward").copied()),
+                        score: scored.and_then(|s| s.0),
+                        verifier: grade_out.and_then(|g| g.verifier.clone()),
                         ..row("grade", node, task, team, *replicate, None)
                     });
                     if let Some(rec) = node.state.record() {
@@ -203,6 +215,18 @@ pub fn report_inputs(
                             flags: g.audit.clone(),
                         });
                     }
+                    if let (Some(g), Some((score, correctness))) = (grade_out, scored) {
+                        scores.push(crate::report::document::PairScore {
+                            task: task.instance_id.clone(),
+                            team: team.clone(),
+                            replicate: *replicate,
+                            verifier: g.verifier.clone().unwrap_or_default(),
+                            reward: g.reward.clone(),
+                            score,
+                            correctness,
+                        });
+                    }
+                    let (score, correctness) = scored.unwrap_or((None, None));
                     pairs.push(PairOutcome {
                         task: task.instance_id.clone(),
                         team: team.clone(),
@@ -213,7 +237,8 @@ pub fn report_inputs(
                         wall_time_s: solve_out.map(|o| o.duration_ms as f64 / 1000.0),
                         language: task.language.clone(),
                         repo: Some(task.repo.clone()),
-                        score: None,
+                        score,
+                        correctness,
                     });
                 }
                 NodeKind::Solve {
@@ -262,6 +287,7 @@ pub fn report_inputs(
                             language: task.language.clone(),
                             repo: Some(task.repo.clone()),
                             score: None,
+                            correctness: None,
                         });
                     }
                 }
@@ -287,6 +313,8 @@ pub fn report_inputs(
         (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate))
     });
     usage.sort_by(|a, b| (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate)));
+    scores.sort_by(|a, b| (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate)));
+    let scorer = (!scores.is_empty()).then(|| r.scorer.describe());
     let pricing = models
         .into_iter()
         .filter_map(|mo| m.pricing.get(&mo).map(|p| (mo, *p)))
@@ -312,6 +340,39 @@ pub fn report_inputs(
         pricing,
         audit,
         resolutions,
+        scores,
+        scorer,
+    }
+}
+
+/// A scored grade's (score, correctness) under the report's rule: a verifier that timed out
+/// scores 0; `reward` takes the reward's `reward` field (correctness: whether it reached 1);
+/// `frontier-swe` takes the gated score of the task's name (a task outside Frontier-SWE's 17
+/// falls back to `reward`).
+fn score_of(
+    scorer: &crate::manifest::Scorer,
+    task: &str,
+    g: &crate::jobs::GradeOutput,
+) -> (Option<f64>, Option<f64>) {
+    let Some(reward) = &g.reward else {
+        return (Some(0.0), Some(0.0));
+    };
+    let plain = || {
+        let r = reward.get("reward").copied();
+        (r, r.map(|r| if r >= 1.0 { 1.0 } else { 0.0 }))
+    };
+    match scorer {
+        crate::manifest::Scorer::Reward => plain(),
+        crate::manifest::Scorer::FrontierSwe { ssim_threshold } => {
+            let doc = g
+                .reward_json
+                .clone()
+                .unwrap_or_else(|| serde_json::to_value(reward).unwrap_or(serde_json::Value::Null));
+            match crate::report::frontier::score(&doc, task, *ssim_threshold) {
+                Some((s, c)) => (Some(s), Some(c)),
+                None => plain(),
+            }
+        }
     }
 }
 

@@ -242,11 +242,15 @@ impl GradingTask {
     pub fn pro(&self) -> Option<&crate::tasks::ProSpec> {
         self.task().pro.as_ref()
     }
+    /// A Harbor task's inputs.
+    pub fn harbor(&self) -> Option<&crate::tasks::HarborSpec> {
+        self.task().harbor.as_deref()
+    }
     /// The commit the task's repository is at (image tasks).
     pub fn base_commit(&self) -> Option<&str> {
         match &self.task().base {
             TaskBase::Image { base_commit, .. } => Some(base_commit),
-            TaskBase::Dir { .. } => None,
+            TaskBase::Dir { .. } | TaskBase::Build { .. } => None,
         }
     }
 }

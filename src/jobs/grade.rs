@@ -23,6 +23,8 @@ pub enum ProtocolId {
     SweBench,
     /// brain bench's runner: setup, the candidate, the fix's test files, `verify`'s exit code.
     BrainBench,
+    /// Harbor tasks (Terminal-Bench 2, Frontier-SWE): a verifier writes a reward.
+    Harbor,
 }
 
 impl ProtocolId {
@@ -33,6 +35,7 @@ impl ProtocolId {
             ProtocolId::SweBenchPro => "swe-bench-pro",
             ProtocolId::SweBench => "swe-bench",
             ProtocolId::BrainBench => "brain-bench",
+            ProtocolId::Harbor => "harbor",
         }
     }
 }
@@ -114,6 +117,11 @@ pub struct GradeJob {
     /// clean verdict that differs takes two more clean grades and the majority counts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirm: Option<bool>,
+    /// Harbor tasks: where the verifier runs (`[stages.grade] harbor`). In place, the patch is
+    /// the solve's record of the verifier run in the agent's container; fresh, the snapshot of
+    /// the agent's end state. Gold checks run the oracle and verify in its container.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harbor: Option<crate::manifest::HarborVerifier>,
 }
 
 impl GradeJob {
@@ -144,6 +152,7 @@ impl GradeJob {
             hardening: None,
             network: false,
             confirm: None,
+            harbor: None,
         }
     }
 
@@ -178,6 +187,17 @@ pub struct GradeOutput {
     /// SWE-bench's resolution status (`get_resolution_status`), for the swe-bench protocol.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolution: Option<Resolution>,
+    /// Harbor: the verifier's numeric fields (`reward.txt` as `reward`, or every number of a
+    /// flat `reward.json`); `None` when the verifier timed out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reward: Option<std::collections::BTreeMap<String, f64>>,
+    /// Harbor: where the verifier ran: `in-place` (the agent's container), `fresh` (a new
+    /// container with the agent's end state restored) or `oracle` (gold checks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verifier: Option<String>,
+    /// Harbor: `reward.json` as written (scorers such as Frontier-SWE's read its nested fields).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reward_json: Option<serde_json::Value>,
     /// The forgery check, when the grade ran one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirm: Option<Confirmation>,

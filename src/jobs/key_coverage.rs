@@ -22,6 +22,8 @@ use crate::tasks::{Task, TaskBase};
 /// Values a string leaf may take when appending to it does not parse (enum variants).
 const ALTERNATIVES: &[&str] = &[
     "flag",
+    "in-place",
+    "fresh",
     "strict",
     "docker",
     "local",
@@ -164,6 +166,7 @@ fn task() -> Arc<Task> {
             selected_test_files: vec!["t.py".into()],
         }),
         setup_cmds: vec!["make setup".into()],
+        harbor: None,
         digests: Default::default(),
     })
 }
@@ -273,6 +276,7 @@ fn grade_job() {
         j.hardening = Some(crate::backend::Hardening::grading());
         j.network = true;
         j.confirm = Some(false);
+        j.harbor = Some(crate::manifest::HarborVerifier::Fresh);
         assert_every_field_keys(&j, Job::key);
     }
 }
@@ -301,6 +305,10 @@ fn solve_job_and_team_spec() {
     check.network = true;
     check.confirm = Some(true);
     j.confirm = Some(Box::new(check));
+    j.harbor = Some(crate::jobs::HarborTrialJob {
+        protocol: 1,
+        task: GradingTask::new(&t),
+    });
     assert_every_field_keys(&j, Job::key);
     // The team enters the solve key by its digest: every field of the team is in that digest.
     assert_every_field_keys(&team(), crate::key::digest_of);
@@ -331,6 +339,7 @@ fn report_job() {
             language: Some("python".into()),
             repo: Some("o/r".into()),
             score: Some(0.25),
+            correctness: Some(0.5),
         }],
         rows: vec![NodeRow {
             node: "grade".into(),
@@ -353,6 +362,9 @@ fn report_job() {
             output_tokens: Some(5),
             patch_bytes: Some(3),
             duration_s: Some(1.5),
+            reward: Some(0.5),
+            score: Some(0.25),
+            verifier: Some("fresh".into()),
         }],
         artifacts: vec![PairArtifacts {
             task: "o__r-1".into(),
@@ -412,6 +424,16 @@ fn report_job() {
             replicate: 0,
             resolution: crate::jobs::Resolution::Partial,
         }],
+        scores: vec![crate::report::document::PairScore {
+            task: "t".into(),
+            team: "a".into(),
+            replicate: 1,
+            verifier: "fresh".into(),
+            reward: Some(BTreeMap::from([("reward".to_string(), 0.5)])),
+            score: Some(0.5),
+            correctness: Some(0.25),
+        }],
+        scorer: Some("reward".into()),
     };
     let j = ReportJob::new(inputs, "/tmp/out".into());
     assert_every_field_keys(&j, Job::key);

@@ -27,8 +27,8 @@ pub use grade::{
 pub use report::{ReportJob, ReportOutput};
 pub use sample::{DatasetFacts, SampleJob, SampleOutput};
 pub use solve::{
-    HarnessSpec, InSandbox, InstallFile, InstallSpec, PromptSet, RunUsage, ScriptSpec, SolveJob,
-    SolveOutput, TeamSpec, Tokens,
+    HarborTrial, HarborTrialJob, HarnessSpec, InSandbox, InstallFile, InstallSpec, PromptSet,
+    RunUsage, ScriptSpec, SolveJob, SolveOutput, TeamSpec, Tokens,
 };
 
 use serde::de::DeserializeOwned;

@@ -11,7 +11,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{BackendFacts, Blob, Digested, GoldPatch, Job, KEY_SCHEMA, Kind, SolverTask};
+use super::{
+    BackendFacts, Blob, Digested, GoldPatch, GradingTask, Job, KEY_SCHEMA, Kind, SolverTask,
+};
 use crate::manifest::{HarnessKind, Price, Topology, UsageFormat};
 
 /// A harness as a solve runs it.
@@ -99,6 +101,21 @@ pub struct SolveJob {
     /// own sandbox after a solo team's worker (its patch input is the one produced).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirm: Option<Box<super::GradeJob>>,
+    /// Harbor tasks: a solve is Harbor's trial, the rollout and then the verifier in the
+    /// agent's own container, so it reads the task's grading view too (tests, verifier
+    /// settings); the agent never sees it (`/tests` is uploaded after the agent's run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harbor: Option<HarborTrialJob>,
+}
+
+/// What a Harbor trial reads beyond the solve's own inputs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HarborTrialJob {
+    /// The harbor protocol's version (`protocols/harbor.rs`: the snapshot, the verifier steps,
+    /// the network policy).
+    pub protocol: u32,
+    /// The task's grading view: tests and verifier settings.
+    pub task: GradingTask,
 }
 
 impl SolveJob {
@@ -122,6 +139,7 @@ impl SolveJob {
             timeout_ms: super::millis(timeout),
             replicate,
             confirm: None,
+            harbor: None,
         }
     }
 
@@ -213,6 +231,9 @@ pub struct SolveOutput {
     /// The forgery check's grade of the patch in the agent's own sandbox.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_sandbox: Option<InSandbox>,
+    /// Harbor tasks: the agent's end state and the in-place verifier run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harbor: Option<HarborTrial>,
 }
 
 /// The verdict of the in-sandbox grade (`confirm`), or why there is none.
@@ -221,6 +242,19 @@ pub struct SolveOutput {
 pub struct InSandbox {
     pub resolved: Option<bool>,
     pub error: Option<String>,
+}
+
+/// What a Harbor trial stored: blobs by digest.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HarborTrial {
+    /// The agent's end state: a tarball of the paths it changed (`docker diff`) and the list
+    /// of those it deleted, taken before the verifier ran.
+    pub snapshot: String,
+    pub snapshot_bytes: u64,
+    /// The record of the verifier run in the agent's container (exit code, timeout, the
+    /// reward files as written).
+    pub verification: String,
 }
 
 impl SolveOutput {

@@ -2,7 +2,7 @@
 //! (stages, teams, harnesses, datasets), durations and sizes are parsed, paths are absolute and
 //! the stage order is topological.
 
-pub use super::types::AuditMode;
+pub use super::types::{AuditMode, HarborVerifier, ScoreRule};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::PathBuf;
@@ -134,10 +134,13 @@ pub enum DatasetFormat {
     SweRebench,
     /// brain bench's task YAML files (seed 004), read from a `path`.
     BrainBench,
+    /// Harbor task directories (Terminal-Bench 2, Frontier-SWE): `task.toml`, `instruction.md`,
+    /// `environment/`, `tests/`, `solution/`.
+    Harbor,
 }
 
 impl DatasetFormat {
-    pub const NAMES: [&'static str; 7] = [
+    pub const NAMES: [&'static str; 8] = [
         "local",
         "swe-bench-live",
         "swe-bench-live-python",
@@ -145,6 +148,7 @@ impl DatasetFormat {
         "swe-bench-pro",
         "swe-rebench",
         "brain-bench",
+        "harbor",
     ];
 
     pub fn parse(s: &str) -> Option<Self> {
@@ -156,6 +160,7 @@ impl DatasetFormat {
             "swe-bench-pro" => DatasetFormat::SweBenchPro,
             "swe-rebench" => DatasetFormat::SweRebench,
             "brain-bench" => DatasetFormat::BrainBench,
+            "harbor" => DatasetFormat::Harbor,
             _ => return None,
         })
     }
@@ -182,6 +187,9 @@ pub struct Dataset {
     pub run_scripts: Option<PathBuf>,
     /// Grading of its tasks may use the network (`grade_network = true`).
     pub grade_network: bool,
+    /// `harbor`: the commit of the git repository at `path` whose tree is read (`revision`);
+    /// `None`: the directory as it is.
+    pub commit: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -277,6 +285,8 @@ pub struct GradeStage {
     pub audit: AuditMode,
     /// `confirm = true`: the in-sandbox forgery check.
     pub confirm: bool,
+    /// Where Harbor tasks are verified (`[stages.grade] harbor`).
+    pub harbor: HarborVerifier,
 }
 
 #[derive(Debug, Clone)]
@@ -286,6 +296,28 @@ pub struct ReportStage {
     pub count_errors_as_failures: bool,
     /// The promotion rule, if any.
     pub promote: Option<Promote>,
+    /// How scores are computed from rewards.
+    pub scorer: Scorer,
+}
+
+/// How a pair's score is computed from its reward (part of the report's key through the
+/// scores it computes).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
+#[serde(tag = "rule", rename_all = "kebab-case")]
+pub enum Scorer {
+    Reward,
+    FrontierSwe { ssim_threshold: f64 },
+}
+
+impl Scorer {
+    pub fn describe(&self) -> String {
+        match self {
+            Scorer::Reward => "reward".into(),
+            Scorer::FrontierSwe { ssim_threshold } => {
+                format!("frontier-swe (SSIM threshold {ssim_threshold})")
+            }
+        }
+    }
 }
 
 /// A resolved promotion rule (`promote` of a report stage).

@@ -94,14 +94,15 @@ pub struct DatasetFile {
     /// A known upstream dataset, e.g. "swe-bench-live/multilang"; sets `format`, `repo` and `files`.
     pub source: Option<String>,
     /// Row format: `local` (bench's task directories), `swe-bench-live`, `swe-bench-live-python`,
-    /// `swe-bench`, `swe-rebench`.
+    /// `swe-bench`, `swe-rebench`, `swe-bench-pro`, `harbor` (Harbor task directories).
     /// `brain-bench`: brain bench's task YAML files (a file or a directory of them).
     pub format: Option<String>,
     /// Local directory or file (relative to this manifest).
     pub path: Option<String>,
     /// Hugging Face dataset repository, e.g. "SWE-bench-Live/MultiLang".
     pub repo: Option<String>,
-    /// The exact dataset revision (a commit sha).
+    /// The exact dataset revision (a commit sha): of the Hub repository, or for `harbor`, of the
+    /// git repository at `path`.
     pub revision: Option<String>,
     /// Files of the repository to read.
     pub files: Option<Vec<String>>,
@@ -212,6 +213,30 @@ pub struct GradeFile {
     /// grades are taken, the majority counts, and the disagreement is flagged. Turning it on
     /// reruns the solves it covers (the check needs the agent's live sandbox).
     pub confirm: Option<bool>,
+    /// Where Harbor tasks are verified: `in-place` (default, Harbor's contract: in the agent's
+    /// own container after its run) or `fresh` (the agent's end state restored in a fresh
+    /// container of the task image, `/tests` uploaded only then).
+    pub harbor: Option<HarborVerifier>,
+}
+
+/// Where a Harbor task's verifier runs (`[stages.grade] harbor`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum HarborVerifier {
+    /// Harbor's contract: the agent's own container, after the rollout.
+    #[default]
+    InPlace,
+    /// A fresh container of the task image with the agent's changed paths restored.
+    Fresh,
+}
+
+impl HarborVerifier {
+    pub fn name(self) -> &'static str {
+        match self {
+            HarborVerifier::InPlace => "in-place",
+            HarborVerifier::Fresh => "fresh",
+        }
+    }
 }
 
 /// What the patch audit's flags do (`[stages.grade] audit`).
@@ -241,6 +266,23 @@ pub struct ReportFile {
     /// Promotion rule: a verdict on whether `candidate` may replace `baseline`, printed in the
     /// report and at the end of `apply`.
     pub promote: Option<PromoteFile>,
+    /// How a scored pair's score is computed from its reward: `reward` (default: the raw
+    /// `reward` field) or `frontier-swe` (Frontier-SWE's gated score, by task name).
+    pub score: Option<ScoreRule>,
+    /// `score = "frontier-swe"`: revideo-perf-opt's SSIM threshold (default 0.95, the reference
+    /// CLI's).
+    pub ssim_threshold: Option<f64>,
+}
+
+/// `[stages.report] score`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ScoreRule {
+    /// The reward's `reward` field.
+    #[default]
+    Reward,
+    /// Frontier-SWE's gated score (implementation / performance / ML-research rules).
+    FrontierSwe,
 }
 
 /// `promote = { candidate = "cheap", baseline = "solo", max_drop_points = 2.0,

@@ -511,7 +511,32 @@ impl Validator<'_> {
             );
             return None;
         };
+        let mut commit = None;
         let source = match (path, repo, revision) {
+            (Some(p), None, Some(rev)) if format == DatasetFormat::Harbor => {
+                let abs = self.path(&p, &at("path"));
+                if rev.len() != 40 || !rev.chars().all(|c| c.is_ascii_hexdigit()) {
+                    self.err(
+                        "manifest::dataset",
+                        format!("revision `{rev}` is not a commit sha"),
+                        self.loc(&at("revision")),
+                        "not a 40-hex commit sha",
+                        "pin the task repository to an exact commit, not a branch or tag".into(),
+                    );
+                }
+                if !abs.join(".git").exists() {
+                    self.err(
+                        "manifest::dataset",
+                        format!("{} is not a git repository", abs.display()),
+                        self.loc(&at("path")),
+                        "no .git here",
+                        "a `revision` pins a git checkout of Harbor tasks; without one, `path` is read as it is".into(),
+                    );
+                    return None;
+                }
+                commit = Some(rev);
+                DatasetSource::Path(abs)
+            }
             (Some(p), None, None) => {
                 let abs = self.path(&p, &at("path"));
                 if !abs.exists() {
@@ -563,8 +588,10 @@ impl Validator<'_> {
                 return None;
             }
         };
-        if matches!(format, DatasetFormat::Local | DatasetFormat::BrainBench)
-            && !matches!(source, DatasetSource::Path(_))
+        if matches!(
+            format,
+            DatasetFormat::Local | DatasetFormat::BrainBench | DatasetFormat::Harbor
+        ) && !matches!(source, DatasetSource::Path(_))
         {
             self.err(
                 "manifest::dataset",
@@ -581,6 +608,7 @@ impl Validator<'_> {
             source,
             run_scripts,
             grade_network: grade_network.unwrap_or(false),
+            commit,
         })
     }
 
@@ -1218,11 +1246,13 @@ impl Validator<'_> {
                 timeout,
                 audit,
                 confirm,
+                harbor,
             }) => (
                 needs,
                 StageKind::Grade(GradeStage {
                     audit: audit.unwrap_or_default(),
                     confirm: confirm.unwrap_or(false),
+                    harbor: harbor.unwrap_or_default(),
                     timeout: self.duration(
                         timeout.as_ref(),
                         Duration::from_secs(150 * 60),
@@ -1236,7 +1266,35 @@ impl Validator<'_> {
                 out,
                 count_errors_as_failures,
                 promote,
+                score,
+                ssim_threshold,
             }) => {
+                let scorer = match (score.unwrap_or_default(), ssim_threshold) {
+                    (ScoreRule::Reward, Some(_)) => {
+                        self.err(
+                            "manifest::score",
+                            "`ssim_threshold` is read by `score = \"frontier-swe\"` only".into(),
+                            self.loc(&at("ssim_threshold")),
+                            "not read",
+                            "add `score = \"frontier-swe\"`, or remove `ssim_threshold`".into(),
+                        );
+                        Scorer::Reward
+                    }
+                    (ScoreRule::Reward, None) => Scorer::Reward,
+                    (ScoreRule::FrontierSwe, t) => {
+                        let t = t.unwrap_or(crate::report::frontier::DEFAULT_SSIM_THRESHOLD);
+                        if !(t.is_finite() && (0.0..=1.0).contains(&t)) {
+                            self.err(
+                                "manifest::range",
+                                format!("`ssim_threshold` must be between 0 and 1, found {t}"),
+                                self.loc(&at("ssim_threshold")),
+                                "out of range",
+                                "an SSIM, e.g. `0.95`".into(),
+                            );
+                        }
+                        Scorer::FrontierSwe { ssim_threshold: t }
+                    }
+                };
                 let promote = promote.and_then(|p| {
                     let baseline = p.baseline.or_else(|| baseline.clone());
                     if baseline.is_none() {
@@ -1282,6 +1340,7 @@ impl Validator<'_> {
                         out,
                         count_errors_as_failures: count_errors_as_failures.unwrap_or(false),
                         promote,
+                        scorer,
                     }),
                 )
             }

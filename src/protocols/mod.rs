@@ -5,6 +5,7 @@
 //! - `brain_bench.rs`: brain bench's runner (setup, fix's test files, `verify`'s exit code).
 //! - `swe_bench_live.rs`: SWE-bench-Live's `evaluation.py`.
 //! - `swe_bench.rs`: the official SWE-bench harness (its own steps, the shared helpers).
+//! - `harbor.rs`: Harbor's verifier contract and reward files (its executor: `stages/harbor.rs`).
 //! - `steps.rs`: the steps they share (patches, rebuild, tests, print, parse), under one time
 //!   budget that bounds apply + rebuild + tests.
 //! - `verdict.rs`: the verdict rule; `status.rs`: the status rule for parser scripts.
@@ -13,6 +14,7 @@
 
 mod audit;
 mod brain_bench;
+pub mod harbor;
 mod local;
 mod paths;
 mod status;
@@ -40,6 +42,7 @@ pub fn version(p: ProtocolId) -> u32 {
         ProtocolId::SweBenchPro => swe_bench_pro::VERSION,
         ProtocolId::SweBench => swe_bench::VERSION,
         ProtocolId::BrainBench => brain_bench::VERSION,
+        ProtocolId::Harbor => harbor::VERSION,
     }
 }
 
@@ -72,6 +75,12 @@ pub async fn grade(
         ProtocolId::SweBench => return swe_bench::grade(job, patch, sandbox, base, cancel).await,
         ProtocolId::BrainBench => {
             return brain_bench::grade(job, patch, sandbox, base, cancel).await;
+        }
+        ProtocolId::Harbor => {
+            return Err(GradeError::Task(
+                "internal error: Harbor tasks are graded by their own executor (stages/harbor.rs)"
+                    .into(),
+            ));
         }
     };
     steps::grade(&recipe, job, patch, sandbox, base, cancel).await

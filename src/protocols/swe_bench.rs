@@ -382,7 +382,7 @@ pub async fn grade(
     };
     let base_commit = match task.base() {
         TaskBase::Image { base_commit, .. } => base_commit.clone(),
-        TaskBase::Dir { .. } => "HEAD".to_string(),
+        TaskBase::Dir { .. } | TaskBase::Build { .. } => "HEAD".to_string(),
     };
     let state = s.paths().state.clone();
     let empty = patch.iter().all(u8::is_ascii_whitespace);

@@ -60,6 +60,17 @@ pub struct ReportDocument {
     /// SWE-bench's resolution status of every graded pair whose protocol reports one
     /// (`swe-bench`: FULL, PARTIAL or NO), by task, team and replicate.
     pub resolutions: Vec<PairResolution>,
+    /// How scores were computed from rewards (`reward`, or `frontier-swe (SSIM threshold
+    /// 0.95)`); `None` without scored pairs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scorer: Option<String>,
+    /// Where Harbor verifiers ran in this report's grades: `in-place`, `fresh`, `oracle`,
+    /// `nop`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verifier_modes: Vec<String>,
+    /// Every scored pair (Harbor tasks), sorted by task, team and replicate.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scores: Vec<PairScore>,
 }
 
 /// Gold self-check verdicts.
@@ -100,6 +111,18 @@ pub struct TeamReport {
     /// Mean score, for benchmarks that grade with a score.
     pub mean_score: Option<f64>,
     pub scored_tasks: u64,
+    /// 95% interval of `mean_score` (`score_interval`: `wilson` for 0/1 scores, else a seeded
+    /// percentile bootstrap of 2000 resamples).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score_low: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score_high: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score_interval: Option<String>,
+    /// Mean over tasks of the runs' correctness (Frontier-SWE's gate input; a plain reward's
+    /// is 1 when it reached 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_correctness: Option<f64>,
     /// pass@k and best-of-k, when some task has several replicates.
     pub replicates: Option<ReplicateReport>,
     /// Paired comparison with the baseline (absent for the baseline itself).
@@ -154,6 +177,14 @@ pub struct VsBaseline {
     pub p_value: f64,
     /// This team's rate minus the baseline's.
     pub rate_diff: f64,
+    /// Mean paired score difference with the baseline on the tasks both scored, and its
+    /// paired bootstrap 95% interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score_diff: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score_diff_low: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score_diff_high: Option<f64>,
 }
 
 /// Resolved count on a group of common tasks.
@@ -242,6 +273,10 @@ impl TeamReport {
             wall_time_median_s: t.wall_time_median_s,
             mean_score: t.mean_score,
             scored_tasks: t.scored_tasks,
+            score_low: t.score_interval.as_ref().map(|i| i.low),
+            score_high: t.score_interval.as_ref().map(|i| i.high),
+            score_interval: t.score_interval.as_ref().map(|i| i.method.to_string()),
+            mean_correctness: t.mean_correctness,
             replicates: t.replicates.as_ref().map(|r| ReplicateReport {
                 min_replicates: r.min_replicates,
                 max_replicates: r.max_replicates,
@@ -259,6 +294,9 @@ impl TeamReport {
                 losses: c.losses,
                 p_value: c.p_value,
                 rate_diff: c.rate_diff,
+                score_diff: c.score_diff.as_ref().map(|d| d.mean),
+                score_diff_low: c.score_diff.as_ref().map(|d| d.low),
+                score_diff_high: c.score_diff.as_ref().map(|d| d.high),
             }),
         }
     }
@@ -285,6 +323,8 @@ pub struct Context<'a> {
     pub promote: Option<&'a Promote>,
     pub audit: &'a [AuditedPair],
     pub resolutions: &'a [PairResolution],
+    pub scores: &'a [PairScore],
+    pub scorer: Option<&'a str>,
 }
 
 /// A team's first-replicate pairs by resolution status: FULL, PARTIAL, NO.
@@ -312,6 +352,22 @@ pub struct PairResolution {
     pub team: String,
     pub replicate: u32,
     pub resolution: crate::jobs::Resolution,
+}
+
+/// One scored pair (a Harbor task's grade): the reward's numeric fields as the verifier wrote
+/// them, the score the report's rule derived, and where the verifier ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PairScore {
+    pub task: String,
+    pub team: String,
+    pub replicate: u32,
+    /// `in-place`, `fresh`, `oracle` or `nop`.
+    pub verifier: String,
+    /// The reward's numeric fields (`None`: the verifier timed out).
+    pub reward: Option<BTreeMap<String, f64>>,
+    pub score: Option<f64>,
+    pub correctness: Option<f64>,
 }
 
 /// A pair whose patch the audit flagged (see `src/protocols/audit.rs`).
@@ -410,6 +466,14 @@ impl ReportDocument {
             promotion,
             audit: ctx.audit.to_vec(),
             resolutions: ctx.resolutions.to_vec(),
+            scorer: ctx.scorer.map(str::to_string),
+            verifier_modes: {
+                let mut m: Vec<String> = ctx.scores.iter().map(|s| s.verifier.clone()).collect();
+                m.sort();
+                m.dedup();
+                m
+            },
+            scores: ctx.scores.to_vec(),
         }
     }
 

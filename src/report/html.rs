@@ -94,6 +94,64 @@ fn rate_chart(doc: &ReportDocument) -> String {
     s
 }
 
+/// Mean score per team with its 95% interval (scores may pass 1: Frontier-SWE's speedups).
+fn score_chart(doc: &ReportDocument) -> String {
+    let teams: Vec<(usize, &crate::report::document::TeamReport, f64)> = doc
+        .teams
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| t.mean_score.map(|m| (i, t, m)))
+        .collect();
+    if teams.is_empty() {
+        return String::new();
+    }
+    let top = teams
+        .iter()
+        .map(|(_, t, m)| t.score_high.unwrap_or(*m).max(*m))
+        .fold(1.0f64, f64::max);
+    let (step, steps) = ticks(top);
+    let scale = step * steps as f64;
+    let (left, width, row) = (170.0, 440.0, 30.0);
+    let height = 40.0 + row * teams.len() as f64;
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r#"<svg class="chart" role="img" aria-label="Mean score per team with 95% intervals" viewBox="0 0 {w} {height}" width="{w}" height="{height}" xmlns="http://www.w3.org/2000/svg">"#,
+        w = left + width + 80.0
+    );
+    for tick in 0..=steps {
+        let v = step * tick as f64;
+        let x = left + width * v / scale;
+        let _ = write!(
+            s,
+            r##"<line x1="{x:.2}" y1="10" x2="{x:.2}" y2="{y2}" stroke="#ddd"/><text x="{x:.2}" y="{ty}" font-size="11" text-anchor="middle" fill="#555">{v}</text>"##,
+            y2 = height - 22.0,
+            ty = height - 8.0
+        );
+    }
+    for (row_i, (i, t, m)) in teams.iter().enumerate() {
+        let y = 14.0 + row * row_i as f64;
+        let (low, high) = (t.score_low.unwrap_or(*m), t.score_high.unwrap_or(*m));
+        let _ = write!(
+            s,
+            r##"<text x="{lx}" y="{ty}" font-size="12" text-anchor="end">{name}</text><rect x="{left}" y="{y}" width="{bw:.2}" height="18" fill="{c}"><title>{name}: {m:.4} ({low:.4} – {high:.4})</title></rect><line x1="{x1:.2}" y1="{cy}" x2="{x2:.2}" y2="{cy}" stroke="#222" stroke-width="1.5"/><line x1="{x1:.2}" y1="{ya}" x2="{x1:.2}" y2="{yb}" stroke="#222"/><line x1="{x2:.2}" y1="{ya}" x2="{x2:.2}" y2="{yb}" stroke="#222"/><text x="{tx:.2}" y="{ty}" font-size="11" fill="#333">{m:.3}</text>"##,
+            lx = left - 8.0,
+            ty = y + 13.0,
+            name = esc(&t.name),
+            bw = width * m / scale,
+            c = color(*i),
+            x1 = left + width * low / scale,
+            x2 = left + width * high / scale,
+            cy = y + 9.0,
+            ya = y + 4.0,
+            yb = y + 14.0,
+            tx = left + width * high / scale + 6.0,
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
 /// A round tick step so that about four steps cover `x`, and the number of steps.
 fn ticks(x: f64) -> (f64, usize) {
     if x <= 0.0 || !x.is_finite() {
@@ -394,7 +452,14 @@ pub fn render(
             esc(&vs_cell(doc, t))
         );
     }
-    h.push_str("</table>\n<h2>Quality and cost</h2>\n<p class=\"note\">Filled points marked ★ are on the frontier: no other team is both cheaper (or as cheap) and better (or as good).</p>\n");
+    h.push_str("</table>\n");
+    let scores = crate::report::markdown::scores_html(doc);
+    if !scores.is_empty() {
+        h.push_str("<h2>Scores</h2>\n<p class=\"note\">Bars: mean score on the common tasks; whiskers: 95% interval (Wilson for 0/1 scores, else a seeded bootstrap).</p>\n");
+        h.push_str(&score_chart(doc));
+        h.push_str(&scores.replacen("<h2>Scores</h2>\n", "", 1));
+    }
+    h.push_str("<h2>Quality and cost</h2>\n<p class=\"note\">Filled points marked ★ are on the frontier: no other team is both cheaper (or as cheap) and better (or as good).</p>\n");
     h.push_str(&frontier_chart(doc));
     h.push_str("\n<table><tr><th>team</th><th>mean cost</th><th>median cost (priced runs only)</th><th>cost per resolved</th><th>priced runs</th><th>median wall time</th></tr>\n");
     for t in &doc.teams {

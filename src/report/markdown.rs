@@ -42,6 +42,132 @@ pub fn vs_cell(doc: &ReportDocument, t: &TeamReport) -> String {
 }
 
 /// Renders `report.md`. `per_task` is task -> team -> cell (first replicate).
+fn num(x: Option<f64>) -> String {
+    x.map_or_else(|| "–".to_string(), |v| format!("{v:.4}"))
+}
+
+/// The scores section (Harbor rewards): per team mean score with its interval, mean
+/// correctness, mean@k / best@k, the paired difference with the baseline; then every scored
+/// pair's reward fields.
+fn scores(md: &mut String, doc: &ReportDocument) {
+    if doc.scores.is_empty() {
+        return;
+    }
+    let _ = writeln!(md, "\n## Scores\n");
+    let _ = writeln!(
+        md,
+        "Score rule: {}. Verifier: {} (`in-place`: Harbor's contract, in the agent's own container; `fresh`: a new container with the agent's end state restored, `/tests` uploaded only then).\n",
+        doc.scorer.as_deref().unwrap_or("reward"),
+        doc.verifier_modes.join(", ")
+    );
+    let _ = writeln!(
+        md,
+        "| team | scored tasks | mean score | 95% CI | mean correctness | best@k | vs baseline (mean paired diff, 95% CI) |"
+    );
+    let _ = writeln!(md, "|---|---:|---:|---|---:|---:|---|");
+    for t in &doc.teams {
+        let ci = match (t.score_low, t.score_high) {
+            (Some(l), Some(h)) => format!(
+                "{l:.4} – {h:.4} ({})",
+                t.score_interval.as_deref().unwrap_or("")
+            ),
+            _ => "–".into(),
+        };
+        let vs = match t
+            .vs_baseline
+            .as_ref()
+            .and_then(|v| Some((v.score_diff?, v.score_diff_low?, v.score_diff_high?)))
+        {
+            Some((d, l, h)) => format!("{d:+.4} ({l:+.4} – {h:+.4})"),
+            None if doc.baseline.as_deref() == Some(t.name.as_str()) => "baseline".into(),
+            None => "–".into(),
+        };
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            t.name,
+            t.scored_tasks,
+            num(t.mean_score),
+            ci,
+            num(t.mean_correctness),
+            num(t.replicates.as_ref().and_then(|r| r.best_score)),
+            vs
+        );
+    }
+    let _ = writeln!(
+        md,
+        "\n| task | team | replicate | verifier | score | correctness | reward fields |"
+    );
+    let _ = writeln!(md, "|---|---|---:|---|---:|---:|---|");
+    for p in &doc.scores {
+        let fields = match &p.reward {
+            Some(r) => r
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            None => "(verifier timed out)".into(),
+        };
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            p.task,
+            p.team,
+            p.replicate,
+            p.verifier,
+            num(p.score),
+            num(p.correctness),
+            fields
+        );
+    }
+}
+
+/// The scores section as HTML (the same content as in report.md).
+pub fn scores_html(doc: &ReportDocument) -> String {
+    let mut md = String::new();
+    scores(&mut md, doc);
+    if md.is_empty() {
+        return md;
+    }
+    let esc = |s: &str| {
+        s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    };
+    let mut html = String::new();
+    let mut in_table = false;
+    for line in md.lines() {
+        if let Some(h) = line.strip_prefix("## ") {
+            let _ = writeln!(html, "<h2>{}</h2>", esc(h));
+        } else if line.starts_with("|---") {
+            continue;
+        } else if let Some(row) = line.strip_prefix('|') {
+            if !in_table {
+                html.push_str("<table>\n");
+                in_table = true;
+            }
+            let cells: Vec<String> = row
+                .trim_end_matches('|')
+                .split(" | ")
+                .map(|c| format!("<td>{}</td>", esc(c.trim())))
+                .collect();
+            let _ = writeln!(html, "<tr>{}</tr>", cells.join(""));
+        } else {
+            if in_table {
+                html.push_str("</table>\n");
+                in_table = false;
+            }
+            if !line.trim().is_empty() {
+                let _ = writeln!(html, "<p>{}</p>", esc(line));
+            }
+        }
+    }
+    if in_table {
+        html.push_str("</table>\n");
+    }
+    html
+}
+
 pub fn render(
     doc: &ReportDocument,
     per_task: &BTreeMap<String, BTreeMap<String, String>>,
@@ -132,6 +258,7 @@ pub fn render(
             vs_cell(doc, t),
         );
     }
+    scores(&mut md, doc);
     let _ = writeln!(md, "\n## Cost and time\n");
     let _ = writeln!(
         md,

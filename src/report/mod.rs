@@ -2,6 +2,7 @@
 
 pub mod compare;
 pub mod document;
+pub mod frontier;
 pub mod html;
 pub mod markdown;
 pub mod results;

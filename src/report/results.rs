@@ -47,6 +47,14 @@ pub struct NodeRow {
     pub patch_bytes: Option<u64>,
     /// The node's own duration (solve: the agents; grade: the tests).
     pub duration_s: Option<f64>,
+    /// Grade nodes of scored tasks (Harbor): the reward's `reward` field, the report's score,
+    /// and where the verifier ran (`in-place`, `fresh`, `oracle`, `nop`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reward: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verifier: Option<String>,
 }
 
 /// The Arrow schema of `results.parquet`.
@@ -74,6 +82,9 @@ pub fn results_schema() -> Schema {
         Field::new("output_tokens", DataType::UInt64, true),
         Field::new("patch_bytes", DataType::UInt64, true),
         Field::new("duration_s", DataType::Float64, true),
+        Field::new("reward", DataType::Float64, true),
+        Field::new("score", DataType::Float64, true),
+        s("verifier", true),
     ])
 }
 
@@ -118,6 +129,9 @@ pub fn results_parquet(rows: &[NodeRow]) -> Result<Vec<u8>, String> {
         u64s(&|r| r.output_tokens),
         u64s(&|r| r.patch_bytes),
         f64s(&|r| r.duration_s),
+        f64s(&|r| r.reward),
+        f64s(&|r| r.score),
+        strs(&|r| r.verifier.as_deref()),
     ];
     let batch = RecordBatch::try_new(schema.clone(), columns).map_err(|e| e.to_string())?;
     let props = WriterProperties::builder()

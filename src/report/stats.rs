@@ -280,6 +280,10 @@ pub struct PairOutcome {
     /// Benchmark score, for benchmarks that grade with a score.
     #[serde(default)]
     pub score: Option<f64>,
+    /// Correctness in [0, 1] beside the score (Frontier-SWE's gate input; for a plain reward,
+    /// whether it reached 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub correctness: Option<f64>,
 }
 
 /// State of a pair. Serialized as `{"kind": "resolved"}`,
@@ -362,6 +366,14 @@ pub struct TeamSummary {
     pub mean_score: Option<f64>,
     /// Common tasks with at least one scored run.
     pub scored_tasks: u64,
+    /// 95% interval of `mean_score` over the scored tasks: Wilson when every score is 0 or 1,
+    /// else a seeded percentile bootstrap ([`mean_interval`]). (Not in the reference tables of
+    /// `scripts/stats_reference.py`: checked by `score_tests`.)
+    #[serde(skip)]
+    pub score_interval: Option<ScoreInterval>,
+    /// Mean over tasks of the mean correctness of their runs.
+    #[serde(skip)]
+    pub mean_correctness: Option<f64>,
     /// Present when some cell of the team has more than one replicate.
     pub replicates: Option<ReplicateStats>,
     /// Comparison with the baseline (`None` for the baseline itself).
@@ -415,6 +427,85 @@ pub struct Comparison {
     pub p_value: f64,
     /// Team rate minus baseline rate.
     pub rate_diff: f64,
+    /// Mean over the tasks both teams scored of (team score - baseline score), with a paired
+    /// bootstrap 95% interval.
+    #[serde(skip)]
+    pub score_diff: Option<ScoreInterval>,
+}
+
+/// A mean with its 95% interval and how it was computed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScoreInterval {
+    pub mean: f64,
+    pub low: f64,
+    pub high: f64,
+    /// `wilson` or `bootstrap`.
+    pub method: &'static str,
+    pub n: u64,
+}
+
+/// Resamples of the bootstrap intervals.
+pub const BOOTSTRAP_RESAMPLES: usize = 2000;
+
+/// The bootstrap's fixed seed: the same scores give the same interval on every machine.
+pub const BOOTSTRAP_SEED: u64 = 0x5EED_BE4C_0000_0001;
+
+/// splitmix64: a small, portable, seeded generator.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// The 2.5th and 97.5th percentiles (linear interpolation) of the means of
+/// [`BOOTSTRAP_RESAMPLES`] resamples of `values`, drawn with [`BOOTSTRAP_SEED`].
+pub fn bootstrap_interval(values: &[f64]) -> Option<(f64, f64)> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut rng = SplitMix(BOOTSTRAP_SEED);
+    let n = values.len();
+    let mut means: Vec<f64> = (0..BOOTSTRAP_RESAMPLES)
+        .map(|_| neumaier_sum((0..n).map(|_| values[rng.below(n)])) / n as f64)
+        .collect();
+    means.sort_by(f64::total_cmp);
+    let q = |p: f64| {
+        let at = p * (means.len() - 1) as f64;
+        let (lo, hi) = (at.floor() as usize, at.ceil() as usize);
+        means[lo] + (means[hi] - means[lo]) * (at - lo as f64)
+    };
+    Some((q(0.025), q(0.975)))
+}
+
+/// The mean of `values` with its 95% interval: Wilson when every value is 0 or 1 (a binary
+/// reward is a proportion), else the seeded bootstrap.
+pub fn mean_interval(values: &[f64]) -> Option<ScoreInterval> {
+    let m = mean(values)?;
+    let binary = values.iter().all(|v| *v == 0.0 || *v == 1.0);
+    let (low, high, method) = if binary {
+        let ones = values.iter().filter(|v| **v == 1.0).count() as u64;
+        let (l, h) = wilson_interval(ones, values.len() as u64);
+        (l, h, "wilson")
+    } else {
+        let (l, h) = bootstrap_interval(values)?;
+        (l, h, "bootstrap")
+    };
+    Some(ScoreInterval {
+        mean: m,
+        low,
+        high,
+        method,
+        n: values.len() as u64,
+    })
 }
 
 /// Resolved count of one team on a group of common tasks.
@@ -567,11 +658,44 @@ pub fn team_statistics(pairs: &[PairOutcome], teams: &[String], opts: &StatsOpti
                 .filter(|(t, b)| !**t && **b)
                 .count() as u64;
             let base_resolved = base_solved.iter().filter(|b| **b).count() as u64;
+            // Per task, the mean score of each team's runs; the tasks both scored, paired.
+            let task_scores = |team: &str| -> Vec<Option<f64>> {
+                runs.get(team)
+                    .map(|tasks| {
+                        tasks
+                            .iter()
+                            .map(|r| {
+                                mean(
+                                    &r.iter()
+                                        .filter_map(|run| run.pair.score)
+                                        .collect::<Vec<_>>(),
+                                )
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            };
+            let diffs: Vec<f64> = task_scores(team)
+                .into_iter()
+                .zip(task_scores(base))
+                .filter_map(|(t, b)| Some(t? - b?))
+                .collect();
+            let score_diff = mean(&diffs).and_then(|m| {
+                let (low, high) = bootstrap_interval(&diffs)?;
+                Some(ScoreInterval {
+                    mean: m,
+                    low,
+                    high,
+                    method: "bootstrap",
+                    n: diffs.len() as u64,
+                })
+            });
             summary.vs_baseline = Some(Comparison {
                 wins,
                 losses,
                 p_value: mcnemar_exact(wins, losses),
                 rate_diff: summary.rate - ratio_or_zero(base_resolved, common.len() as u64),
+                score_diff,
             });
         }
         team_summaries.push(summary);
@@ -674,6 +798,17 @@ fn summarize_team(
         .iter()
         .filter_map(|runs| mean(&scores_of(runs)))
         .collect();
+    let task_correctness: Vec<f64> = task_runs
+        .iter()
+        .filter_map(|runs| {
+            mean(
+                &runs
+                    .iter()
+                    .filter_map(|run| run.pair.correctness)
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .collect();
 
     let replicate_counts: Vec<u64> = task_runs.iter().map(|runs| runs.len() as u64).collect();
     let max_replicates = replicate_counts.iter().copied().max().unwrap_or(0);
@@ -723,8 +858,33 @@ fn summarize_team(
         wall_time_median_s: median(&wall_times),
         mean_score: mean(&task_mean_scores),
         scored_tasks: task_mean_scores.len() as u64,
+        score_interval: mean_interval(&task_mean_scores),
+        mean_correctness: mean(&task_correctness),
         replicates,
         vs_baseline: None,
+    }
+}
+
+#[cfg(test)]
+mod score_tests {
+    use super::*;
+
+    #[test]
+    fn binary_scores_get_wilson_and_others_a_seeded_bootstrap() {
+        let b = mean_interval(&[1.0, 0.0, 1.0, 1.0]).unwrap();
+        assert_eq!(b.method, "wilson");
+        assert_eq!((b.low, b.high), wilson_interval(3, 4));
+        let v = [0.5, 0.25, 1.0, 0.0, 0.75];
+        let a = mean_interval(&v).unwrap();
+        assert_eq!(a.method, "bootstrap");
+        assert!((a.mean - 0.5).abs() < 1e-12);
+        assert!(a.low < 0.5 && a.high > 0.5 && a.low >= 0.0 && a.high <= 1.0);
+        // Deterministic: the same values give the same interval.
+        assert_eq!(a, mean_interval(&v).unwrap());
+        // A constant sample has a zero-width interval.
+        let c = mean_interval(&[0.5, 0.5, 0.5]).unwrap();
+        assert_eq!((c.low, c.high), (0.5, 0.5));
+        assert_eq!(mean_interval(&[]), None);
     }
 }
 
@@ -1011,6 +1171,7 @@ mod tests {
             language: None,
             repo: None,
             score: None,
+            correctness: None,
         }
     }
 

@@ -16,6 +16,8 @@ enum Rows {
     TaskDirs(PathBuf),
     /// brain bench task files (a YAML file or a directory of them).
     BrainBench(PathBuf),
+    /// Harbor tasks: a task directory or a directory of them, at a git commit or as they are.
+    Harbor(PathBuf, Option<String>),
     /// Dataset files; `origin` is the Hub `repo@revision` they were fetched from.
     Files {
         format: DatasetFormat,
@@ -48,6 +50,9 @@ fn locate(
         (DatasetSource::Path(p), DatasetFormat::Local) => Ok(Some(Rows::TaskDirs(p.clone()))),
         (DatasetSource::Path(p), DatasetFormat::BrainBench) => {
             Ok(Some(Rows::BrainBench(p.clone())))
+        }
+        (DatasetSource::Path(p), DatasetFormat::Harbor) => {
+            Ok(Some(Rows::Harbor(p.clone(), ds.commit.clone())))
         }
         (DatasetSource::Path(p), format) => Ok(Some(Rows::Files {
             format,
@@ -108,6 +113,14 @@ pub fn load_datasets(
                 crate::datasets::brain_bench::read(p)
                     .map_err(|e| format!("{}: {e}", rows.context(name)))?,
             ),
+            Rows::Harbor(p, commit) => {
+                let tasks = crate::datasets::harbor::load(p, commit.as_deref())
+                    .map_err(|e| format!("{}: {e}", rows.context(name)))?;
+                match commit {
+                    Some(c) => TaskSet::new(tasks).with_origin(&format!("git:{c}")),
+                    None => TaskSet::new(tasks),
+                }
+            }
             Rows::Files {
                 format,
                 files,
@@ -158,6 +171,12 @@ pub fn load_summaries(
                 .filter(|s| keep_row(&s.row()))
                 .collect(),
             Rows::BrainBench(p) => crate::datasets::brain_bench::read(p)
+                .map_err(|e| format!("{}: {e}", rows.context(name)))?
+                .iter()
+                .map(TaskSummary::of)
+                .filter(|s| keep_row(&s.row()))
+                .collect(),
+            Rows::Harbor(p, commit) => crate::datasets::harbor::load(p, commit.as_deref())
                 .map_err(|e| format!("{}: {e}", rows.context(name)))?
                 .iter()
                 .map(TaskSummary::of)

@@ -33,6 +33,9 @@ pub async fn grade(
     key: &str,
     cancel: &CancellationToken,
 ) -> Result<WorkOutput, WorkError> {
+    if job.protocol.name == crate::jobs::ProtocolId::Harbor {
+        return super::harbor::grade(job, store, backend, address, key, cancel).await;
+    }
     let patch = patch_bytes(job, store)?;
     let base = backend.base_commit(job.task.base());
     let spec = SandboxSpec {
@@ -53,6 +56,7 @@ pub async fn grade(
             crate::jobs::ProtocolId::SweBenchPro => None,
             _ => base.as_deref(),
         },
+        task_env: None,
     };
     let mut graded = clean_grade(job, &patch, backend, &spec, base.as_deref(), cancel).await?;
     // The forgery check: a clean verdict that differs from the in-sandbox one takes two more

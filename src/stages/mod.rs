@@ -2,6 +2,7 @@
 //! its job (and the store, to read inputs by digest and write blobs) and nothing else.
 
 pub(crate) mod grade;
+mod harbor;
 mod report;
 mod solve;
 

@@ -55,6 +55,12 @@ pub struct ReportInputs {
     /// Graded pairs' SWE-bench resolution status, where the protocol reports one.
     #[serde(default)]
     pub resolutions: Vec<crate::report::PairResolution>,
+    /// Scored pairs (Harbor tasks): the reward's fields, the score, where the verifier ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scores: Vec<crate::report::document::PairScore>,
+    /// How scores were computed, when there are any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scorer: Option<String>,
 }
 
 /// The model use of one solve.
@@ -175,6 +181,8 @@ pub fn render_report(
             promote: inputs.promote.as_ref(),
             audit: &inputs.audit,
             resolutions: &inputs.resolutions,
+            scores: &inputs.scores,
+            scorer: inputs.scorer.as_deref(),
         },
         &summary,
     );

@@ -195,6 +195,7 @@ impl Sandboxes<'_> {
             repo_dir: self.job.task.repo_dir(),
             hardening: None,
             stripped: None,
+            task_env: None,
         };
         let s = self.backend.create(&spec, cancel).await?;
         // The task's setup (brain bench's), before the start snapshot: what it builds is the
@@ -255,6 +256,9 @@ pub async fn solve(
     key: &str,
     cancel: &CancellationToken,
 ) -> Result<WorkOutput, WorkError> {
+    if job.harbor.is_some() {
+        return super::harbor::trial(job, store, backend, budget_share, address, key, cancel).await;
+    }
     let started = Instant::now();
     let team = job.team.get();
     let mut images = BTreeMap::new();
@@ -303,6 +307,7 @@ pub async fn solve(
         duration_ms: started.elapsed().as_millis() as u64,
         budget_share_usd: budget_share,
         in_sandbox: ledger.in_sandbox,
+        harbor: None,
     };
     Ok(WorkOutput {
         output: Output::Solve(out),

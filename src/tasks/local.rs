@@ -185,6 +185,7 @@ fn load_task(dir: &Path) -> Result<Task, LocalTaskError> {
         repo_dir: None,
         pro: None,
         setup_cmds: Vec::new(),
+        harbor: None,
         digests: Default::default(),
     })
 }

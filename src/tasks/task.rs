@@ -19,6 +19,15 @@ pub enum TaskBase {
     },
     /// A container image holding the repository at its base commit.
     Image { image: String, base_commit: String },
+    /// An image built from a build context (a Harbor task's `environment/`): `digest` hashes
+    /// the context tarball, `from` names the images its Dockerfile starts from (resolved to IDs
+    /// by the backend, so a rebuilt base image is another environment).
+    Build {
+        #[serde(skip)]
+        context: Arc<Vec<u8>>,
+        digest: String,
+        from: Vec<String>,
+    },
 }
 
 /// One benchmark task.
@@ -56,6 +65,9 @@ pub struct Task {
     /// SWE-bench Pro's grading inputs (`None` for other formats).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pro: Option<super::ProSpec>,
+    /// A Harbor task's inputs (`None` for other formats), by digest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub harbor: Option<super::Harbor>,
     /// Memoized digests (computed on first use).
     #[serde(skip)]
     pub digests: TaskDigests,
@@ -86,6 +98,8 @@ struct SolverView<'a> {
     repo_dir: &'a Option<String>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     setup_cmds: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    harbor: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -105,6 +119,8 @@ struct GradingView<'a> {
     repo_dir: &'a Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pro: &'a Option<super::ProSpec>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    harbor: Option<String>,
 }
 
 impl Task {
@@ -124,6 +140,7 @@ impl Task {
             base: &self.base,
             repo_dir: &self.repo_dir,
             setup_cmds: &self.setup_cmds,
+            harbor: self.harbor.as_ref().map(|h| h.agent_digest()),
         })
     }
 
@@ -157,6 +174,7 @@ impl Task {
             pass_to_pass: &self.pass_to_pass,
             repo_dir: &self.repo_dir,
             pro: &self.pro,
+            harbor: self.harbor.as_ref().map(|h| h.grading_digest()),
         })
     }
 
@@ -177,10 +195,17 @@ impl Task {
             kind: &'static str,
         }
         #[derive(Serialize)]
+        struct BuildView<'a> {
+            digest: &'a str,
+            from: &'a [String],
+            kind: &'static str,
+        }
+        #[derive(Serialize)]
         #[serde(untagged)]
         enum BaseView<'a> {
             Dir(DirView<'a>),
             Image(ImageView<'a>),
+            Build(BuildView<'a>),
         }
         #[derive(Serialize)]
         struct Sorted<'a> {
@@ -188,6 +213,8 @@ impl Task {
             created_at: &'a str,
             fail_to_pass: &'a [String],
             gold_patch: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            harbor: &'a Option<super::Harbor>,
             instance_id: &'a str,
             language: &'a Option<String>,
             log_parser: &'a str,
@@ -215,12 +242,18 @@ impl Task {
                 image,
                 kind: "image",
             }),
+            TaskBase::Build { digest, from, .. } => BaseView::Build(BuildView {
+                digest,
+                from,
+                kind: "build",
+            }),
         };
         let bytes = serde_json::to_vec(&Sorted {
             base,
             created_at: &self.created_at,
             fail_to_pass: &self.fail_to_pass,
             gold_patch: &self.gold_patch,
+            harbor: &self.harbor,
             instance_id: &self.instance_id,
             language: &self.language,
             log_parser: &self.log_parser,
@@ -308,6 +341,7 @@ mod tests {
             repo_dir: None,
             pro: None,
             setup_cmds: Vec::new(),
+            harbor: None,
             digests: Default::default(),
         }
     }
@@ -344,6 +378,19 @@ mod tests {
                     base_commit: "c".into(),
                 })
             },
+            Task {
+                harbor: Some(crate::tasks::Harbor(Arc::new(crate::tasks::HarborSpec {
+                    config: crate::datasets::harbor::parse_config("", "task.toml").unwrap(),
+                    workdir: "/app".into(),
+                    tests: crate::jobs::Blob::new(b"tests".to_vec()),
+                    solution: None,
+                }))),
+                ..task(TaskBase::Build {
+                    context: Arc::new(b"ctx".to_vec()),
+                    digest: "c".into(),
+                    from: vec!["base:1".into()],
+                })
+            },
         ] {
             assert_eq!(t.digest(), crate::key::digest_of(&t));
         }
@@ -366,5 +413,31 @@ mod tests {
             .map(|(k, t)| (k.as_str(), crate::key::digest_of(&**t)))
             .collect();
         assert_eq!(set.snapshot, crate::key::digest_of(&digests));
+    }
+
+    #[test]
+    fn harbor_tests_are_in_the_grading_digest_not_the_solver_digest() {
+        let spec = |tests: &[u8], agent: &str| {
+            let text = format!("[agent]\ntimeout_sec = {agent}\n");
+            Task {
+                harbor: Some(crate::tasks::Harbor(Arc::new(crate::tasks::HarborSpec {
+                    config: crate::datasets::harbor::parse_config(&text, "task.toml").unwrap(),
+                    workdir: "/app".into(),
+                    tests: crate::jobs::Blob::new(tests.to_vec()),
+                    solution: None,
+                }))),
+                ..task(TaskBase::Image {
+                    image: "i".into(),
+                    base_commit: String::new(),
+                })
+            }
+        };
+        let a = spec(b"t1", "10");
+        let b = spec(b"t2", "10");
+        let c = spec(b"t1", "20");
+        assert_eq!(a.solver_digest(), b.solver_digest());
+        assert_ne!(a.grading_digest(), b.grading_digest());
+        assert_ne!(a.solver_digest(), c.solver_digest());
+        assert_ne!(a.digest(), b.digest());
     }
 }

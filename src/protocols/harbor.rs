@@ -1,0 +1,403 @@
+//! Harbor's verification contract (harbor `verifier.py`, Terminal-Bench 2 / Frontier-SWE), over
+//! the [`Sandbox`] trait:
+//!
+//! 1. `tests/` uploaded to `/tests` (merged into whatever is there, as Harbor's upload does);
+//! 2. `chmod +x /tests/test.sh`, then `/tests/test.sh > /logs/verifier/test-stdout.txt 2>&1` in
+//!    the task's workdir with `verifier.env`, for `verifier.timeout_sec`; its exit code is
+//!    recorded and otherwise ignored;
+//! 3. `/logs/verifier` read back: `reward.txt` is `{"reward": float}` (an empty file is an
+//!    error), else `reward.json`, an object whose top-level numbers (booleans excluded) are the
+//!    reward's fields (the whole document is kept for scorers such as Frontier-SWE's); neither
+//!    is an error (`RewardFileNotFoundError`), never a zero. A verifier past its timeout is an
+//!    outcome: no reward, `timed_out`.
+//!
+//! Where it runs is the grade stage's choice (`[stages.grade] harbor`): `in-place` (default,
+//! Harbor's contract) in the agent's own container right after its run, recorded by the solve
+//! (its trial) and read by the grade; `fresh`, in a new container of the task image with the
+//! agent's end state restored from the solve's snapshot (the paths `docker diff` lists, taken
+//! before `/tests` existed), so nothing the agent left in `/tests`, no process it left running,
+//! reaches the verifier.
+//!
+//! bench's network policy: the agent gets its task's policy (`public`: the default bridge,
+//! `no-network`: none; `allowlist` is refused: bench has no egress proxy to enforce one);
+//! verification has no network (the container is cut off first, in place). A task whose
+//! verifier explicitly asks for the network (`[verifier] network_mode = "public"` or
+//! `allowed_hosts`) is refused before anything runs, and a verifier whose output shows name
+//! resolution or connection failures is an error, not a zero: a task that needs the network
+//! fails visibly.
+//!
+//! Not here: the agents themselves (`stages/solve.rs` runs them), statistics of rewards
+//! (`report/`).
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use super::GradeError;
+use crate::backend::{Sandbox, SandboxError, TaskEnv, shell_quote};
+use crate::jobs::GradeOutput;
+use crate::tasks::{HarborSpec, NetworkPolicy};
+
+pub const VERSION: u32 = 1;
+
+/// Paths a snapshot leaves out: the verifier's own, bench's state, the kernel's.
+pub const SNAPSHOT_EXCLUDE: [&str; 6] = [
+    "/tests",
+    "/logs/verifier",
+    "/tmp/bench",
+    "/proc",
+    "/sys",
+    "/dev",
+];
+
+/// How much of `/logs/verifier` is read back.
+const VERIFIER_LOGS_CAP: usize = 32 << 20;
+
+/// What a verifier run left: recorded by the solve (in place) or the grade (fresh), read by
+/// [`reward_of`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VerifierRun {
+    /// `in-place`, `fresh`, `oracle` or `nop`.
+    pub mode: String,
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    pub duration_ms: u64,
+    /// Whether the verifier had a network.
+    pub network: bool,
+    /// `/logs/verifier/reward.txt`, `reward.json` as written (`None`: absent).
+    pub reward_txt: Option<String>,
+    pub reward_json: Option<String>,
+    /// `/logs/verifier/test-stdout.txt` (test.sh's output).
+    pub stdout: String,
+}
+
+/// The resources and network a sandbox of `spec` gets in a phase.
+pub fn task_env(spec: &HarborSpec, network: bool) -> TaskEnv {
+    let e = &spec.config.environment;
+    TaskEnv {
+        cpus: e.cpus.max(1) as f64,
+        memory_bytes: (e.memory_mb.max(1) as u64) << 20,
+        storage_bytes: (e.storage_mb.max(0) as u64) << 20,
+        gpus: e.gpus.max(0) as u32,
+        network,
+    }
+}
+
+/// Whether the agent gets a network, or why the task cannot run under bench's policy.
+pub fn agent_network(id: &str, spec: &HarborSpec) -> Result<bool, GradeError> {
+    match spec.config.agent_network() {
+        NetworkPolicy::Public => Ok(true),
+        NetworkPolicy::NoNetwork => Ok(false),
+        p @ NetworkPolicy::Allowlist { .. } => Err(GradeError::Task(format!(
+            "task {id} asks for network_mode {} for its agent; bench has no egress proxy to enforce an allowlist yet, and does not widen it to the whole network: run it elsewhere or give it `public` or `no-network`",
+            p.describe()
+        ))),
+    }
+}
+
+/// Refuses a task whose verifier explicitly asks for the network: bench verifies with none.
+pub fn check_verifier_network(id: &str, spec: &HarborSpec) -> Result<(), GradeError> {
+    match &spec.config.verifier.network {
+        Some(p @ (NetworkPolicy::Public | NetworkPolicy::Allowlist { .. })) => {
+            Err(GradeError::Task(format!(
+                "task {id}'s verifier needs the network ([verifier] network_mode = {}), which bench's grading policy blocks (verifiers run with no network, so a downloaded checker cannot be swapped in); vendor what test.sh downloads into the environment image",
+                p.describe()
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The files of a tarball (relative path, mode, bytes), directories left implied.
+pub fn untar(bytes: &[u8]) -> Result<Vec<(String, u32, Vec<u8>)>, String> {
+    let mut out = Vec::new();
+    let mut a = tar::Archive::new(bytes);
+    for e in a.entries().map_err(|e| e.to_string())? {
+        let mut e = e.map_err(|e| e.to_string())?;
+        if e.header().entry_type() != tar::EntryType::Regular {
+            continue;
+        }
+        let path = e
+            .path()
+            .map_err(|e| e.to_string())?
+            .to_string_lossy()
+            .into_owned();
+        let mode = e.header().mode().unwrap_or(0o644);
+        let mut b = Vec::new();
+        std::io::Read::read_to_end(&mut e, &mut b).map_err(|e| e.to_string())?;
+        out.push((path, mode, b));
+    }
+    Ok(out)
+}
+
+/// Uploads a tarball's files under `dir` (merged into what is there).
+pub async fn upload_dir(s: &dyn Sandbox, dir: &str, tarball: &[u8]) -> Result<(), GradeError> {
+    let files = untar(tarball).map_err(|e| GradeError::Task(format!("bad task tarball: {e}")))?;
+    let paths: Vec<String> = files.iter().map(|(p, _, _)| format!("{dir}/{p}")).collect();
+    let put: Vec<(&str, &[u8], u32)> = files
+        .iter()
+        .zip(&paths)
+        .map(|((_, m, b), p)| (p.as_str(), b.as_slice(), *m))
+        .collect();
+    s.put_files(&put).await?;
+    Ok(())
+}
+
+/// Runs the oracle: `solution/` uploaded to `/solution`, `bash /solution/solve.sh` in the
+/// workdir with `solution.env`. Returns its exit code, output and whether it timed out.
+pub async fn run_oracle(
+    s: &dyn Sandbox,
+    spec: &HarborSpec,
+    solution: &[u8],
+    timeout: Duration,
+    cancel: &CancellationToken,
+) -> Result<crate::backend::ExecResult, SandboxError> {
+    upload_dir(s, "/solution", solution)
+        .await
+        .map_err(|e| match e {
+            GradeError::Sandbox(s) => s,
+            GradeError::Task(m) => SandboxError::Failed(m),
+        })?;
+    let env: Vec<(String, String)> = spec
+        .config
+        .solution_env
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    s.exec(
+        &format!(
+            "cd {} && bash /solution/solve.sh",
+            shell_quote(&spec.workdir)
+        ),
+        &env,
+        timeout,
+        cancel,
+    )
+    .await
+}
+
+/// Harbor's verifier in `s`, as it is now: tests uploaded, test.sh run, /logs/verifier read.
+pub async fn verify(
+    s: &dyn Sandbox,
+    spec: &HarborSpec,
+    mode: &str,
+    network: bool,
+    cancel: &CancellationToken,
+) -> Result<VerifierRun, GradeError> {
+    let started = Instant::now();
+    let r = s
+        .exec(
+            "mkdir -p /logs/verifier /logs/agent /tests",
+            &[],
+            Duration::from_secs(60),
+            cancel,
+        )
+        .await?;
+    if r.exit_code != Some(0) {
+        return Err(GradeError::Task(format!(
+            "cannot create /logs/verifier: {}",
+            String::from_utf8_lossy(&r.output).trim()
+        )));
+    }
+    upload_dir(s, "/tests", spec.tests.bytes()).await?;
+    let env: Vec<(String, String)> = spec
+        .config
+        .verifier
+        .env
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let timeout = Duration::from_secs_f64(spec.config.verifier.timeout_sec);
+    let run = s
+        .exec(
+            &format!(
+                "cd {} && chmod +x /tests/test.sh && /tests/test.sh > /logs/verifier/test-stdout.txt 2>&1",
+                shell_quote(&spec.workdir)
+            ),
+            &env,
+            timeout,
+            cancel,
+        )
+        .await?;
+    let files: BTreeMap<String, Vec<u8>> = s
+        .get_dir("/logs/verifier", VERIFIER_LOGS_CAP)
+        .await?
+        .into_iter()
+        .collect();
+    let text = |name: &str| {
+        files
+            .get(name)
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+    };
+    Ok(VerifierRun {
+        mode: mode.to_string(),
+        exit_code: run.exit_code,
+        timed_out: run.timed_out,
+        duration_ms: started.elapsed().as_millis() as u64,
+        network,
+        reward_txt: text("reward.txt"),
+        reward_json: text("reward.json"),
+        stdout: text("test-stdout.txt")
+            .unwrap_or_else(|| String::from_utf8_lossy(&run.output).into_owned()),
+    })
+}
+
+/// Lines of a verifier's output that say it could not reach the network.
+fn network_failures(out: &str) -> Vec<&str> {
+    const SIGNS: [&str; 7] = [
+        "Temporary failure in name resolution",
+        "Could not resolve host",
+        "Name or service not known",
+        "Network is unreachable",
+        "No address associated with hostname",
+        "getaddrinfo failed",
+        "nodename nor servname provided",
+    ];
+    out.lines()
+        .filter(|l| SIGNS.iter().any(|s| l.contains(s)))
+        .take(3)
+        .collect()
+}
+
+/// A reward: its numeric fields and, for `reward.json`, the whole document.
+pub type Reward = (BTreeMap<String, f64>, Option<serde_json::Value>);
+
+/// Reads a verifier run's reward: `reward.txt` first, then `reward.json`; neither, an empty
+/// reward.txt, or a reward.json that is not an object of numbers is an error naming the file.
+pub fn parse_reward(run: &VerifierRun) -> Result<Reward, String> {
+    if let Some(t) = &run.reward_txt {
+        let t = t.trim();
+        if t.is_empty() {
+            return Err(
+                "/logs/verifier/reward.txt is empty (RewardFileEmptyError): the verifier must write a number"
+                    .into(),
+            );
+        }
+        let v: f64 = t.parse().map_err(|_| {
+            format!(
+                "/logs/verifier/reward.txt holds {:?}, not a number",
+                t.chars().take(80).collect::<String>()
+            )
+        })?;
+        if !v.is_finite() {
+            return Err(format!(
+                "/logs/verifier/reward.txt holds {v}, not a finite number"
+            ));
+        }
+        return Ok((BTreeMap::from([("reward".to_string(), v)]), None));
+    }
+    if let Some(j) = &run.reward_json {
+        let doc: serde_json::Value = serde_json::from_str(j)
+            .map_err(|e| format!("/logs/verifier/reward.json is not JSON: {e}"))?;
+        let obj = doc.as_object().ok_or_else(|| {
+            "/logs/verifier/reward.json is not an object of named numbers".to_string()
+        })?;
+        let fields: BTreeMap<String, f64> = obj
+            .iter()
+            .filter_map(|(k, v)| match v {
+                serde_json::Value::Number(n) => n.as_f64().map(|f| (k.clone(), f)),
+                _ => None,
+            })
+            .filter(|(_, f)| f.is_finite())
+            .collect();
+        if fields.is_empty() {
+            return Err("/logs/verifier/reward.json has no numeric field".into());
+        }
+        return Ok((fields, Some(doc)));
+    }
+    Err(
+        "no reward: the verifier wrote neither /logs/verifier/reward.txt nor reward.json (RewardFileNotFoundError); a missing reward is an error, not a zero"
+            .into(),
+    )
+}
+
+/// The grade of a verifier run: the reward (resolved when `reward` is at least 1), or, for a
+/// run past its timeout, unresolved with `timed_out`. A missing or unreadable reward, or a
+/// network failure of a verifier without a network, is an error.
+pub fn grade_of(id: &str, run: &VerifierRun) -> Result<GradeOutput, GradeError> {
+    let mut out = GradeOutput {
+        patch_applied: true,
+        timed_out: run.timed_out,
+        test_exit_code: run.exit_code,
+        duration_ms: run.duration_ms,
+        verifier: Some(run.mode.clone()),
+        ..Default::default()
+    };
+    if run.timed_out {
+        return Ok(out);
+    }
+    if !run.network {
+        let lines = network_failures(&run.stdout);
+        if !lines.is_empty() {
+            return Err(GradeError::Task(format!(
+                "task {id}: the verifier ran without a network (bench's grading policy) and its output shows it needed one: {}; vendor what test.sh downloads into the environment image",
+                lines.join(" | ")
+            )));
+        }
+    }
+    let (fields, doc) =
+        parse_reward(run).map_err(|e| GradeError::Task(format!("task {id}: {e}")))?;
+    out.resolved = fields.get("reward").is_some_and(|r| *r >= 1.0);
+    out.reward = Some(fields);
+    out.reward_json = doc;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(txt: Option<&str>, json: Option<&str>) -> VerifierRun {
+        VerifierRun {
+            mode: "fresh".into(),
+            reward_txt: txt.map(String::from),
+            reward_json: json.map(String::from),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn rewards_as_harbor_reads_them() {
+        let g = grade_of("t", &run(Some("1\n"), None)).unwrap();
+        assert!(g.resolved);
+        assert_eq!(g.reward.unwrap()["reward"], 1.0);
+        // reward.txt wins over reward.json.
+        let g = grade_of("t", &run(Some("0"), Some("{\"reward\": 1}"))).unwrap();
+        assert!(!g.resolved);
+        let g = grade_of(
+            "t",
+            &run(None, Some("{\"reward\": 0.5, \"accuracy\": 0.95, \"ok\": true, \"name\": \"x\", \"sub\": {\"a\": 1}}")),
+        )
+        .unwrap();
+        assert!(!g.resolved);
+        let r = g.reward.unwrap();
+        assert_eq!(r.len(), 2);
+        assert_eq!(r["accuracy"], 0.95);
+        assert_eq!(g.reward_json.unwrap()["sub"]["a"], 1);
+        for (txt, json, why) in [
+            (Some("  \n"), None, "empty"),
+            (Some("high"), None, "not a number"),
+            (None, Some("[1]"), "not an object"),
+            (None, Some("{\"a\": \"b\"}"), "no numeric field"),
+            (None, None, "neither"),
+        ] {
+            let e = grade_of("t", &run(txt, json)).unwrap_err().to_string();
+            assert!(e.contains(why), "{e}");
+        }
+        // A timeout is an outcome without a reward.
+        let mut r = run(None, None);
+        r.timed_out = true;
+        let g = grade_of("t", &r).unwrap();
+        assert!(g.timed_out && !g.resolved && g.reward.is_none());
+        // A verifier without a network whose output shows it needed one fails visibly.
+        let mut r = run(Some("0"), None);
+        r.stdout = "curl: (6) Could not resolve host: pypi.org\n".into();
+        let e = grade_of("t", &r).unwrap_err().to_string();
+        assert!(e.contains("needed one"), "{e}");
+        r.network = true;
+        assert!(grade_of("t", &r).is_ok());
+    }
+}

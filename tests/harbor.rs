@@ -1,0 +1,396 @@
+//! Harbor tasks end to end through the real binary on the real Docker daemon: the fixture
+//! dataset of `tests/fixtures/harbor/` (environments built from Dockerfiles `FROM
+//! bench-test-base:1`, nothing pulled), in both verifier modes; and the dataset reader on a
+//! pinned git repository and on bad `task.toml` files (no Docker).
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{bench_in, bench_timed, executed, stderr, stdout};
+use serde_json::Value;
+
+const BASE_IMAGE: &str = "bench-test-base:1";
+
+fn fixture_copy() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/harbor");
+    let ok = Command::new("cp")
+        .arg("-a")
+        .arg(format!("{}/.", src.display()))
+        .arg(dir.path())
+        .status()
+        .expect("cp")
+        .success();
+    assert!(ok);
+    dir
+}
+
+fn report(dir: &Path) -> Value {
+    serde_json::from_str(
+        &std::fs::read_to_string(dir.join("reports/harbor/report.json")).expect("report.json"),
+    )
+    .expect("report.json parses")
+}
+
+/// The score row of (task, team).
+fn score<'a>(r: &'a Value, task: &str, team: &str) -> &'a Value {
+    r["scores"]
+        .as_array()
+        .expect("scores")
+        .iter()
+        .find(|s| s["task"] == task && s["team"] == team)
+        .unwrap_or_else(|| panic!("no score for {task} x {team}: {}", r["scores"]))
+}
+
+fn errored_reason<'a>(r: &'a Value, task: &str, team: &str) -> &'a str {
+    r["errored"]
+        .as_array()
+        .expect("errored")
+        .iter()
+        .find(|e| e["task"] == task && e["team"] == team)
+        .and_then(|e| e["reason"].as_str())
+        .unwrap_or_else(|| panic!("{task} x {team} is not errored: {}", r["errored"]))
+}
+
+fn team<'a>(r: &'a Value, name: &str) -> &'a Value {
+    r["teams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap()
+}
+
+fn apply(dir: &Path) -> std::process::Output {
+    bench_timed(
+        dir,
+        &["apply", "harbor.toml"],
+        std::time::Duration::from_secs(900),
+    )
+}
+
+#[test]
+fn harbor_tasks_end_to_end_in_place_then_fresh() {
+    if !common::docker_ready(&[BASE_IMAGE]) {
+        return;
+    }
+    let sb = fixture_copy();
+    let dir = sb.path();
+    let o = bench_in(dir, &["validate", "harbor.toml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    // Default: Harbor's contract, the verifier in the agent's own container.
+    let o = apply(dir);
+    // Failed nodes (the missing reward, the network the policy blocks) make it exit 3.
+    assert_eq!(o.status.code(), Some(3), "{}\n{}", stdout(&o), stderr(&o));
+    let r = report(dir);
+    assert_eq!(r["verifier_modes"], serde_json::json!(["in-place"]));
+    assert_eq!(r["scorer"], "reward");
+    // pass: the oracle's solve.sh earns 1, nop 0.
+    assert_eq!(score(&r, "answer", "oracle")["score"], 1.0);
+    assert_eq!(score(&r, "answer", "nop")["score"], 0.0);
+    // The tampering agent wrote a wrong answer and planted /tests/json.py; Harbor's upload
+    // merges tests/ into /tests, so in its own container the planted module makes the
+    // checker compare the answer with itself: it wins. This is why `fresh` exists.
+    assert_eq!(score(&r, "answer", "tamper")["score"], 1.0);
+    assert_eq!(score(&r, "answer", "tamper")["verifier"], "in-place");
+    // partial: reward.json's fields, typed, the score its `reward`.
+    let p = score(&r, "partial", "oracle");
+    assert_eq!(p["score"], 0.5);
+    assert_eq!(p["reward"]["tests_passed"], 1.0);
+    assert_eq!(p["reward"]["tests_total"], 2.0);
+    assert!(
+        p["reward"].get("note").is_none(),
+        "non-numbers are not fields"
+    );
+    // The verifier past its timeout: an outcome without a reward, scored 0.
+    let s = score(&r, "slow", "oracle");
+    assert!(s["reward"].is_null());
+    assert_eq!(s["score"], 0.0);
+    // A missing reward is an error, not a zero; a verifier that needs the network the
+    // policy blocks fails before anything runs.
+    for t in ["oracle", "nop", "tamper"] {
+        assert!(
+            errored_reason(&r, "noreward", t).contains("RewardFileNotFoundError"),
+            "{}",
+            r["errored"]
+        );
+        assert!(
+            errored_reason(&r, "online", t).contains("needs the network"),
+            "{}",
+            r["errored"]
+        );
+    }
+    let oracle = team(&r, "oracle");
+    assert_eq!(oracle["scored_tasks"], 3);
+    assert!((oracle["mean_score"].as_f64().unwrap() - 0.5).abs() < 1e-12);
+    assert_eq!(oracle["score_interval"], "bootstrap");
+    assert_eq!(team(&r, "nop")["score_interval"], "wilson");
+    assert_eq!(team(&r, "tamper")["mean_score"], 1.0 / 3.0);
+    let md = std::fs::read_to_string(dir.join("reports/harbor/report.md")).unwrap();
+    assert!(
+        md.contains("## Scores") && md.contains("Verifier: in-place"),
+        "{md}"
+    );
+    let html = std::fs::read_to_string(dir.join("reports/harbor/report.html")).unwrap();
+    assert!(
+        html.contains("<h2>Scores</h2>"),
+        "report.html has the scores"
+    );
+
+    // A rerun runs nothing that succeeded.
+    let o = apply(dir);
+    assert_eq!(o.status.code(), Some(3));
+    let ran = executed(&o);
+    assert!(
+        ran.iter()
+            .all(|a| a.contains("noreward") || a.contains("online") || a == "report"),
+        "{ran:?}"
+    );
+
+    // Fresh: the end state restored in a new container, /tests uploaded only then. Only the
+    // grades rerun: the solves (rollout, snapshot, in-place verification) are cached.
+    let text = std::fs::read_to_string(dir.join("harbor.toml")).unwrap();
+    std::fs::write(
+        dir.join("harbor.toml"),
+        text.replacen(
+            "[stages.grade]\nkind = \"grade\"\n",
+            "[stages.grade]\nkind = \"grade\"\nharbor = \"fresh\"\n",
+            1,
+        ),
+    )
+    .unwrap();
+    let o = apply(dir);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let ran = executed(&o);
+    assert!(
+        ran.iter().any(|a| a.starts_with("grade/")),
+        "the grades rerun: {ran:?}"
+    );
+    assert!(
+        !ran.iter()
+            .any(|a| a.starts_with("solve/") && !a.contains("online")),
+        "no solve reruns: {ran:?}"
+    );
+    let r = report(dir);
+    assert_eq!(r["verifier_modes"], serde_json::json!(["fresh"]));
+    // The planted module is not in the snapshot: the tampering agent wins nothing.
+    assert_eq!(score(&r, "answer", "tamper")["score"], 0.0);
+    assert_eq!(score(&r, "answer", "tamper")["verifier"], "fresh");
+    // What the agent did legitimately carries over.
+    assert_eq!(score(&r, "answer", "oracle")["score"], 1.0);
+    assert_eq!(score(&r, "partial", "oracle")["score"], 0.5);
+    assert!(score(&r, "slow", "nop")["reward"].is_null());
+    assert!(errored_reason(&r, "noreward", "nop").contains("RewardFileNotFoundError"));
+    assert!(errored_reason(&r, "online", "nop").contains("needs the network"));
+    let md = std::fs::read_to_string(dir.join("reports/harbor/report.md")).unwrap();
+    assert!(md.contains("Verifier: fresh"), "{md}");
+    parquet_scores_agree(dir);
+
+    // No container of this store is left behind.
+    let root = std::fs::canonicalize(dir.join(".bench")).unwrap();
+    let label = bench::key::digest(root.display().to_string().as_bytes())[..16].to_string();
+    let left = Command::new("docker")
+        .args(["ps", "-aq", "--filter", "label=bench=1"])
+        .args(["--filter", &format!("label=bench.store={label}")])
+        .output()
+        .unwrap();
+    assert!(left.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&left.stdout).trim(),
+        "",
+        "containers left"
+    );
+}
+
+/// results.parquet's grade rows carry the reward, score and verifier of report.json's scores.
+fn parquet_scores_agree(dir: &Path) {
+    let probe = Command::new("python3")
+        .args(["-c", "import pyarrow"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !probe {
+        assert!(!common::ci(), "CI=true but pyarrow is missing");
+        eprintln!("note: skipping the results.parquet check: no pyarrow");
+        return;
+    }
+    let script = r#"
+import json, sys, pyarrow.parquet as pq
+t = pq.read_table(sys.argv[1]).to_pylist()
+r = json.load(open(sys.argv[2]))
+rows = {(x["task"], x["team"]): x for x in t if x["node"] == "grade" and x["status"] == "ok"}
+for s in r["scores"]:
+    row = rows[(s["task"], s["team"])]
+    assert row["score"] == s["score"], (row, s)
+    assert row["verifier"] == s["verifier"], (row, s)
+    assert row["reward"] == (s["reward"] or {}).get("reward"), (row, s)
+print(len(r["scores"]))
+"#;
+    let o = Command::new("python3")
+        .args(["-c", script])
+        .arg(dir.join("reports/harbor/results.parquet"))
+        .arg(dir.join("reports/harbor/report.json"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "9");
+}
+
+#[test]
+fn gold_checks_run_the_oracle_and_verify_in_its_container() {
+    if !common::docker_ready(&[BASE_IMAGE]) {
+        return;
+    }
+    let sb = fixture_copy();
+    let dir = sb.path();
+    let text = std::fs::read_to_string(dir.join("harbor.toml")).unwrap();
+    let text = text
+        .replacen(
+            "dataset = \"tasks\"\n",
+            "dataset = \"tasks\"\ninstance_ids = [\"answer\", \"partial\"]\n\n[stages.gold]\nkind = \"gold\"\nneeds = [\"sample\"]\n",
+            1,
+        )
+        .replacen("needs = [\"sample\"]\nteams", "needs = [\"gold\"]\nteams", 1)
+        .replacen("teams = [\"oracle\", \"nop\", \"tamper\"]", "teams = [\"nop\"]", 1)
+        .replacen("baseline = \"nop\"", "", 1);
+    std::fs::write(dir.join("harbor.toml"), text).unwrap();
+    let o = apply(dir);
+    assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
+    let r = report(dir);
+    // The oracle's full solution passes; the partial one's (0.5) does not resolve.
+    assert_eq!(r["gold"]["valid"], serde_json::json!(["answer"]));
+    assert_eq!(r["gold"]["invalid"], serde_json::json!(["partial"]));
+    // Only the valid task is solved.
+    assert_eq!(team(&r, "nop")["tasks"], 1);
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .expect("git");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+#[test]
+fn a_git_repository_of_tasks_is_read_at_its_pinned_commit() {
+    let sb = fixture_copy();
+    let dir = sb.path();
+    let repo = dir.join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    git(&repo, &["init", "-q"]);
+    Command::new("cp")
+        .arg("-a")
+        .arg(dir.join("tasks/answer"))
+        .arg(dir.join("tasks/partial"))
+        .arg(&repo)
+        .status()
+        .unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "two tasks"]);
+    let pinned = git(&repo, &["rev-parse", "HEAD"]);
+    // Later: a third task committed, a fourth only in the work tree.
+    Command::new("cp")
+        .arg("-a")
+        .arg(dir.join("tasks/slow"))
+        .arg(&repo)
+        .status()
+        .unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "a third"]);
+    Command::new("cp")
+        .arg("-a")
+        .arg(dir.join("tasks/online"))
+        .arg(&repo)
+        .status()
+        .unwrap();
+    let manifest = |rev: &str| {
+        format!(
+            "version = 1\nname = \"git\"\n\n[backend]\nkind = \"docker\"\n\n[datasets.tasks]\nformat = \"harbor\"\npath = \"repo\"\nrevision = \"{rev}\"\n\n[stages.sample]\nkind = \"sample\"\ndataset = \"tasks\"\n"
+        )
+    };
+    std::fs::write(dir.join("git.toml"), manifest(&pinned)).unwrap();
+    let o = bench_in(dir, &["tasks", "--json", "git.toml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut ids: Vec<&str> = v[0]["tasks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v}"))
+        .iter()
+        .map(|t| t["instance_id"].as_str().unwrap())
+        .collect();
+    ids.sort();
+    assert_eq!(
+        ids,
+        vec!["answer", "partial"],
+        "the pinned commit's tasks only"
+    );
+    // Without a pin, the directory as it is (four tasks).
+    std::fs::write(
+        dir.join("git.toml"),
+        manifest(&pinned).replace(&format!("revision = \"{pinned}\"\n"), ""),
+    )
+    .unwrap();
+    let o = bench_in(dir, &["tasks", "git.toml"]);
+    assert!(
+        stdout(&o).contains("4 tasks"),
+        "{}{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    // A commit the repository does not have: an error naming it.
+    std::fs::write(dir.join("git.toml"), manifest(&"0".repeat(40))).unwrap();
+    let o = bench_in(dir, &["tasks", "git.toml"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("cannot read commit") && stderr(&o).contains(&"0".repeat(40)),
+        "{}",
+        stderr(&o)
+    );
+    // A revision that is not a commit sha is a manifest error.
+    std::fs::write(dir.join("git.toml"), manifest("main")).unwrap();
+    let o = bench_in(dir, &["validate", "git.toml"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("is not a commit sha"), "{}", stderr(&o));
+}
+
+#[test]
+fn bad_task_files_are_reported_with_file_and_line_all_at_once() {
+    let sb = fixture_copy();
+    let dir = sb.path();
+    let t = dir.join("tasks");
+    std::fs::write(
+        t.join("answer/task.toml"),
+        "version = \"1.0\"\n\n[verifier]\ntimeout_sec = 60.0\ntimeuot_sec = 5\n",
+    )
+    .unwrap();
+    std::fs::write(
+        t.join("partial/task.toml"),
+        "[environment]\nmemory = \"lots\"\n",
+    )
+    .unwrap();
+    std::fs::remove_file(t.join("slow/instruction.md")).unwrap();
+    let o = bench_in(dir, &["tasks", "harbor.toml"]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    // (miette wraps long lines)
+    assert!(
+        e.contains("answer/task.toml: line 5, column 1: unknown field")
+            && e.contains("`timeuot_sec`"),
+        "{e}"
+    );
+    assert!(
+        e.contains("partial/task.toml: line 2: environment.memory: invalid size \"lots\""),
+        "{e}"
+    );
+    assert!(e.contains("slow: no instruction.md"), "{e}");
+}
