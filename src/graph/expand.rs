@@ -299,6 +299,14 @@ impl<'a> Graph<'a> {
         rec
     }
 
+    /// Records read ahead of the graph (valid ones only): their lookups read nothing.
+    pub fn seed(&mut self, records: HashMap<String, ActionRecord>) {
+        self.records.reserve(records.len());
+        for (k, r) in records {
+            self.records.insert(k, Some(Arc::new(r)));
+        }
+    }
+
     /// A result this apply computed: later nodes with the same key reuse it.
     pub fn remember(&mut self, key: &str, rec: Arc<ActionRecord>) {
         self.records.insert(key.to_string(), Some(rec));

@@ -31,6 +31,8 @@ pub struct ApplyOptions {
     /// The command line, for the run log and the lock.
     pub command: String,
     pub quiet: bool,
+    /// Records read ahead (`Store::prefetch_light`): lookups of their keys read nothing.
+    pub prefetched: HashMap<String, crate::store::ActionRecord>,
 }
 
 /// How an apply ended.
@@ -501,9 +503,11 @@ pub async fn apply(
     };
     let index = store.load_index(&m.path);
     let index_before = index.nodes.clone();
+    let mut graph = Graph::new(&m, Some(&store), &datasets, Mode::Apply)?;
+    graph.seed(opts.prefetched);
     let (tx, mut rx) = mpsc::unbounded_channel::<Completion>();
     let mut d = Dispatcher {
-        graph: Graph::new(&m, Some(&store), &datasets, Mode::Apply)?,
+        graph,
         pools: Pools::new(m.limits.jobs, m.limits.agents, backend.sandbox_cap()),
         budgets: Budgets::load(&m, &store),
         progress: Progress::new(&m.stage_order, opts.quiet),

@@ -268,6 +268,36 @@ impl Store {
         }
     }
 
+    /// The valid records of `keys` (light, as [`Store::get_action_light`] reads them), read
+    /// on `threads` threads: what an apply will look up, read while it loads its datasets.
+    /// Misses and invalid records are left out (a lookup reads, reports and removes those).
+    pub fn prefetch_light(
+        &self,
+        keys: Vec<String>,
+        threads: usize,
+    ) -> std::collections::HashMap<String, ActionRecord> {
+        let chunk = keys.len().div_ceil(threads.max(1)).max(1);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = keys
+                .chunks(chunk)
+                .map(|part| {
+                    s.spawn(move || {
+                        part.iter()
+                            .filter_map(|k| {
+                                let bytes = std::fs::read(self.action_path(k)).ok()?;
+                                decode_record(&bytes, k, true).ok().map(|r| (k.clone(), r))
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default())
+                .collect()
+        })
+    }
+
     pub fn has_action(&self, key: &str) -> bool {
         self.action_path(key).is_file()
     }
@@ -317,7 +347,8 @@ impl Store {
     /// all [`Store::has_dead_runs`] reads: a run record holds every node's status, and every
     /// apply asks whether a run died.
     pub fn save_run(&self, run: &RunRecord) -> Result<(), StoreError> {
-        let bytes = serde_json::to_vec_pretty(run).expect("runs serialize");
+        // Compact: a run record holds every node of the apply (about 130 bytes each).
+        let bytes = serde_json::to_vec(run).expect("runs serialize");
         write_atomic(&self.run_path(&run.id), &bytes)?;
         self.save_run_head(&run.id, run.status, run.pid)
     }
