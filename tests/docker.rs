@@ -718,7 +718,7 @@ fn no_container_survives_ctrl_c_or_kill_9() {
 #[test]
 fn unreachable_daemon_is_a_clear_error_and_local_plans_need_no_docker() {
     let dir = tempfile::tempdir().unwrap();
-    write_task(&dir.path().join("tasks"), IMAGE, "abc", &fx("ok", FIX));
+    write_task(&dir.path().join("tasks"), IMAGE, "abc1234", &fx("ok", FIX));
     std::fs::write(dir.path().join("m.toml"), manifest("60s", false)).unwrap();
     let out = Command::new(common::bench_bin())
         .args(["plan", "m.toml"])
