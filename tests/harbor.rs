@@ -394,3 +394,103 @@ fn bad_task_files_are_reported_with_file_and_line_all_at_once() {
     );
     assert!(e.contains("slow: no instruction.md"), "{e}");
 }
+
+/// `network_mode = "allowlist"`: the agent reaches its `allowed_hosts` (a server on the
+/// host's loopback standing for the allowed endpoint) through bench's egress proxy and
+/// nothing else (another loopback server gets 403, direct connections and DNS fail); the
+/// verifier, run after the network is cut, reaches nothing. The verifier turns what the agent
+/// saw into its reward, so the reward is 1 only if all of that held.
+#[test]
+fn an_allowlisted_agent_reaches_its_hosts_and_nothing_else() {
+    if !common::docker_ready(&[BASE_IMAGE]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let www = dir.path().join("www");
+    std::fs::create_dir_all(&www).unwrap();
+    std::fs::write(www.join("model.txt"), "MODEL-OK").unwrap();
+    // Port 80 on two loopback addresses: Harbor's allowed_hosts carry no port.
+    let serve = |addr: &str| {
+        let child = Command::new("python3")
+            .args(["-m", "http.server", "80", "--bind", addr])
+            .current_dir(&www)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("python3 serves");
+        for _ in 0..50 {
+            if std::net::TcpStream::connect((addr, 80)).is_ok() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        child
+    };
+    let mut servers = [serve("127.0.0.1"), serve("127.0.0.2")];
+    let task = dir.path().join("tasks/allow");
+    for d in ["environment", "tests"] {
+        std::fs::create_dir_all(task.join(d)).unwrap();
+    }
+    std::fs::write(
+        task.join("task.toml"),
+        "version = \"1.0\"\n\n[verifier]\ntimeout_sec = 60.0\n\n[agent]\ntimeout_sec = 120.0\n\n[environment]\nnetwork_mode = \"allowlist\"\nallowed_hosts = [\"127.0.0.1\"]\n",
+    )
+    .unwrap();
+    std::fs::write(task.join("instruction.md"), "Probe the network.\n").unwrap();
+    std::fs::write(
+        task.join("environment/Dockerfile"),
+        "FROM bench-test-base:1\nWORKDIR /app\n",
+    )
+    .unwrap();
+    let probe = r#"import socket, urllib.request, urllib.error
+def get(url, proxy=True):
+    try:
+        h = urllib.request.ProxyHandler() if proxy else urllib.request.ProxyHandler({})
+        return urllib.request.build_opener(h).open(url, timeout=5).read().decode().strip()
+    except urllib.error.HTTPError as e:
+        return "HTTP %d" % e.code
+    except Exception:
+        return "blocked"
+print("model: " + get("http://127.0.0.1/model.txt"))
+print("other: " + get("http://127.0.0.2/model.txt"))
+print("direct: " + get("http://127.0.0.2/model.txt", proxy=False))
+try:
+    socket.getaddrinfo("example.com", 80)
+    print("dns: resolved")
+except Exception:
+    print("dns: blocked")
+"#;
+    std::fs::write(
+        task.join("tests/test.sh"),
+        format!(
+            "#!/bin/bash\ncat > /tmp/probe.py <<'PROBE'\n{probe}PROBE\npython3 /tmp/probe.py > /tmp/verifier-probe.txt\ncat /app/probe.txt /tmp/verifier-probe.txt\nif grep -qx 'model: MODEL-OK' /app/probe.txt && grep -qx 'other: HTTP 403' /app/probe.txt && grep -qx 'direct: blocked' /app/probe.txt && grep -qx 'dns: blocked' /app/probe.txt && grep -qx 'model: blocked' /tmp/verifier-probe.txt; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("probe.sh"),
+        format!(
+            "cat > /tmp/probe.py <<'PROBE'\n{probe}PROBE\npython3 /tmp/probe.py > /app/probe.txt\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("harbor.toml"),
+        "version = 1\nname = \"harbor\"\n\n[backend]\nkind = \"docker\"\n\n[datasets.tasks]\nformat = \"harbor\"\npath = \"tasks\"\n\n[stages.sample]\nkind = \"sample\"\ndataset = \"tasks\"\n\n[stages.solve]\nkind = \"solve\"\nneeds = [\"sample\"]\nteams = [\"prober\"]\ntimeout = \"5m\"\n\n[stages.grade]\nkind = \"grade\"\nneeds = [\"solve\"]\n\n[stages.report]\nkind = \"report\"\nneeds = [\"grade\"]\n\n[teams.prober]\ntopology = \"solo\"\nworker = \"prober\"\n\n[harnesses.prober]\nkind = \"command\"\ncommand = \"sh {{script}}\"\nscript = \"probe.sh\"\n",
+    )
+    .unwrap();
+    let out = apply(dir.path());
+    for s in &mut servers {
+        let _ = s.kill();
+        let _ = s.wait();
+    }
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = report(dir.path());
+    let s = score(&r, "allow", "prober");
+    assert_eq!(s["reward"]["reward"], 1.0, "{s}");
+}

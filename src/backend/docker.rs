@@ -915,12 +915,12 @@ impl Container {
     }
 
     /// Connects the container to the default bridge, or disconnects it.
-    pub async fn set_network(&self, on: bool) -> Result<(), String> {
+    pub async fn set_network(&self, network: &str, on: bool) -> Result<(), String> {
         let r = if on {
             self.host
                 .client
                 .connect_network(
-                    "bridge",
+                    network,
                     bollard::models::NetworkConnectRequest {
                         container: self.id.clone(),
                         endpoint_config: None,
@@ -931,7 +931,7 @@ impl Container {
             self.host
                 .client
                 .disconnect_network(
-                    "bridge",
+                    network,
                     bollard::models::NetworkDisconnectRequest {
                         container: self.id.clone(),
                         force: Some(true),

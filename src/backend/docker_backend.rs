@@ -475,14 +475,14 @@ impl Backend for DockerBackend {
         // task's own environment decides for itself (Harbor's policies, applied by its
         // protocol).
         let (mode, egress) = match (&spec.task_env, &spec.network) {
+            (_, Network::Allowlist(allow)) => {
+                let e = Egress::start(self, spec, allow.clone()).await?;
+                (NetworkMode::Named(e.network.clone()), Some(e))
+            }
             (Some(t), _) if t.network => (NetworkMode::Bridge, None),
             (Some(_), _) => (NetworkMode::None, None),
             (None, Network::None) => (NetworkMode::None, None),
             (None, Network::Open) => (NetworkMode::Bridge, None),
-            (None, Network::Allowlist(allow)) => {
-                let e = Egress::start(self, spec, allow.clone()).await?;
-                (NetworkMode::Named(e.network.clone()), Some(e))
-            }
         };
         let mut cspec = self.spec(image, spec.address, spec.key, mode);
         cspec.hardening = spec.hardening.cloned();
@@ -752,6 +752,11 @@ impl Sandbox for DockerSandbox {
     }
 
     async fn set_network(&self, on: bool) -> Result<(), SandboxError> {
-        self.c.set_network(on).await.map_err(failed)
+        // An agent behind the egress proxy is on its own network, not the bridge.
+        let network = self
+            .egress
+            .as_ref()
+            .map_or("bridge", |e| e.network.as_str());
+        self.c.set_network(network, on).await.map_err(failed)
     }
 }

@@ -19,7 +19,7 @@
 //! reaches the verifier.
 //!
 //! bench's network policy: the agent gets its task's policy (`public`: the default bridge,
-//! `no-network`: none; `allowlist` is refused: bench has no egress proxy to enforce one);
+//! `no-network`: none; `allowlist`: only `allowed_hosts`, through bench's egress proxy);
 //! verification has no network (the container is cut off first, in place). A task whose
 //! verifier explicitly asks for the network (`[verifier] network_mode = "public"` or
 //! `allowed_hosts`) is refused before anything runs, and a verifier whose output shows name
@@ -86,15 +86,34 @@ pub fn task_env(spec: &HarborSpec, network: bool) -> TaskEnv {
     }
 }
 
-/// Whether the agent gets a network, or why the task cannot run under bench's policy.
-pub fn agent_network(id: &str, spec: &HarborSpec) -> Result<bool, GradeError> {
+/// The agent's network under the task's policy: `public` the default bridge, `no-network`
+/// none, `allowlist` only its `allowed_hosts` through bench's egress proxy (a host without a
+/// port allows ports 443 and 80), or why the task cannot run.
+pub fn agent_network(id: &str, spec: &HarborSpec) -> Result<crate::backend::Network, GradeError> {
+    use crate::backend::Network;
+    use crate::backend::egress::Endpoint;
     match spec.config.agent_network() {
-        NetworkPolicy::Public => Ok(true),
-        NetworkPolicy::NoNetwork => Ok(false),
-        p @ NetworkPolicy::Allowlist { .. } => Err(GradeError::Task(format!(
-            "task {id} asks for network_mode {} for its agent; bench has no egress proxy to enforce an allowlist yet, and does not widen it to the whole network: run it elsewhere or give it `public` or `no-network`",
-            p.describe()
-        ))),
+        NetworkPolicy::Public => Ok(Network::Open),
+        NetworkPolicy::NoNetwork => Ok(Network::None),
+        NetworkPolicy::Allowlist { hosts } => {
+            let mut allow = Vec::new();
+            for h in hosts {
+                let parsed = if h.contains(':') && !h.starts_with('[') {
+                    Endpoint::parse(h).map(|e| vec![e])
+                } else {
+                    [443, 80]
+                        .iter()
+                        .map(|p| Endpoint::parse(&format!("{h}:{p}")))
+                        .collect()
+                };
+                allow.extend(parsed.map_err(|e| {
+                    GradeError::Task(format!("task {id}: allowed_hosts entry `{h}`: {e}"))
+                })?);
+            }
+            allow.sort();
+            allow.dedup();
+            Ok(Network::Allowlist(allow))
+        }
     }
 }
 

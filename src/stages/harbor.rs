@@ -101,8 +101,10 @@ impl Place<'_> {
         spec: &HarborSpec,
         phase: Phase,
         image: Option<String>,
-        network: bool,
+        network: crate::backend::Network,
     ) -> Result<Box<dyn Sandbox>, WorkError> {
+        // The default bridge only for `public`; an allowlist goes through the egress proxy.
+        let open = network == crate::backend::Network::Open;
         let s = SandboxSpec {
             base,
             phase,
@@ -113,13 +115,9 @@ impl Place<'_> {
             hardening: None,
             // The task's own policy (`task_env.network`) decides on docker; the local jail
             // follows it too.
-            network: if network {
-                crate::backend::Network::Open
-            } else {
-                crate::backend::Network::None
-            },
+            network,
             stripped: None,
-            task_env: Some(task_env(spec, network)),
+            task_env: Some(task_env(spec, open)),
         };
         Ok(self.backend.create(&s, self.cancel).await?)
     }
@@ -165,7 +163,7 @@ pub async fn trial(
         None => None,
     };
     let ws = place
-        .sandbox(task.base(), spec, Phase::Agent, image, network)
+        .sandbox(task.base(), spec, Phase::Agent, image, network.clone())
         .await?;
     let agent_timeout = match spec.config.agent.timeout_sec {
         Some(s) => Duration::from_secs_f64(s).min(job.timeout()),
@@ -232,7 +230,7 @@ pub async fn trial(
         ledger.record("worker", worker, &run);
         ledger.exit_code = run.exit_code;
         let snapshot = ws.snapshot(&SNAPSHOT_EXCLUDE).await?;
-        if network {
+        if network != crate::backend::Network::None {
             ws.set_network(false).await?;
         }
         let run = verify(ws.as_ref(), spec, "in-place", false, cancel)
@@ -320,7 +318,13 @@ pub async fn grade(
             let snapshot = read(d, "snapshot")?;
             check_verifier_network(id, spec).map_err(grade_err)?;
             let s = place
-                .sandbox(job.task.base(), spec, Phase::Grade, None, false)
+                .sandbox(
+                    job.task.base(),
+                    spec,
+                    Phase::Grade,
+                    None,
+                    crate::backend::Network::None,
+                )
                 .await?;
             let result = async {
                 s.restore(&snapshot).await?;
@@ -341,7 +345,7 @@ pub async fn grade(
             }
             let solution = solution_bytes(gold.text())?;
             let s = place
-                .sandbox(job.task.base(), spec, Phase::Agent, None, network)
+                .sandbox(job.task.base(), spec, Phase::Agent, None, network.clone())
                 .await?;
             let timeout = match spec.config.agent.timeout_sec {
                 Some(t) => Duration::from_secs_f64(t).min(job.timeout()),
@@ -350,7 +354,7 @@ pub async fn grade(
             let result = async {
                 let r = run_oracle(s.as_ref(), spec, &solution, timeout, cancel).await?;
                 let out = r.output.clone();
-                if network {
+                if network != crate::backend::Network::None {
                     s.set_network(false).await?;
                 }
                 let run = verify(s.as_ref(), spec, "oracle", false, cancel)
@@ -371,7 +375,13 @@ pub async fn grade(
         (PatchInput::Empty, _) => {
             check_verifier_network(id, spec).map_err(grade_err)?;
             let s = place
-                .sandbox(job.task.base(), spec, Phase::Grade, None, false)
+                .sandbox(
+                    job.task.base(),
+                    spec,
+                    Phase::Grade,
+                    None,
+                    crate::backend::Network::None,
+                )
                 .await?;
             let result = verify(s.as_ref(), spec, "nop", false, cancel)
                 .await
