@@ -344,9 +344,10 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
     }
     // The records the last apply of this manifest used are read on two threads while the
     // datasets load (a no-op apply is mostly these reads).
+    let index = store.load_index(&m.path);
     let prefetch = {
         let store = store.clone();
-        let mut keys: Vec<String> = store.load_index(&m.path).nodes.into_values().collect();
+        let mut keys: Vec<String> = index.nodes.values().cloned().collect();
         keys.sort_unstable();
         keys.dedup();
         std::thread::spawn(move || store.prefetch_light(keys, 2))
@@ -376,6 +377,7 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
                 command,
                 quiet,
                 prefetched,
+                index: Some(index),
             },
         ))
         .map_err(|e| miette!("{e}"))?;

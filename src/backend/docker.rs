@@ -611,6 +611,11 @@ impl Container {
         let data = tar
             .into_inner()
             .map_err(|e| format!("cannot pack files: {e}"))?;
+        self.upload(data, "copy files into").await
+    }
+
+    /// Unpacks a tar archive at `/` of the container; `what` names the step in errors.
+    async fn upload(&self, data: Vec<u8>, what: &str) -> Result<(), String> {
         self.host
             .client
             .upload_to_container(
@@ -622,7 +627,7 @@ impl Container {
                 bollard::body_full(data.into()),
             )
             .await
-            .map_err(|e| format!("cannot copy files into {}: {e}", self.name))
+            .map_err(|e| format!("cannot {what} {}: {e}", self.name))
     }
 
     /// The archive API's tar of `path`; `None` when the path does not exist.
@@ -900,18 +905,7 @@ impl Container {
                 ));
             }
         }
-        self.host
-            .client
-            .upload_to_container(
-                &self.id,
-                Some(UploadToContainerOptions {
-                    path: "/".into(),
-                    ..Default::default()
-                }),
-                bollard::body_full(data.into()),
-            )
-            .await
-            .map_err(|e| format!("cannot restore the snapshot into {}: {e}", self.name))
+        self.upload(data, "restore the snapshot into").await
     }
 
     /// Connects the container to the default bridge, or disconnects it.

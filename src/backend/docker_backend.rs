@@ -471,18 +471,15 @@ impl Backend for DockerBackend {
         };
         // Grading has no network unless its task opts in: a patch's code cannot fetch the fix
         // (or anything) at grade time. Agents sit alone on an internal network whose one
-        // reachable address is their egress proxy (their model endpoints, nothing else). A
-        // task's own environment decides for itself (Harbor's policies, applied by its
-        // protocol).
-        let (mode, egress) = match (&spec.task_env, &spec.network) {
-            (_, Network::Allowlist(allow)) => {
+        // reachable address is their egress proxy (their model endpoints, nothing else). Harbor
+        // tasks pass their own policy the same way.
+        let (mode, egress) = match &spec.network {
+            Network::None => (NetworkMode::None, None),
+            Network::Open => (NetworkMode::Bridge, None),
+            Network::Allowlist(allow) => {
                 let e = Egress::start(self, spec, allow.clone()).await?;
                 (NetworkMode::Named(e.network.clone()), Some(e))
             }
-            (Some(t), _) if t.network => (NetworkMode::Bridge, None),
-            (Some(_), _) => (NetworkMode::None, None),
-            (None, Network::None) => (NetworkMode::None, None),
-            (None, Network::Open) => (NetworkMode::Bridge, None),
         };
         let mut cspec = self.spec(image, spec.address, spec.key, mode);
         cspec.hardening = spec.hardening.cloned();

@@ -102,13 +102,13 @@ pub struct SandboxSpec<'a> {
     /// backend may start it from an image stripped once, see [`Sandbox::stripped_to`]);
     /// `None`: the repository starts as the image holds it.
     pub stripped: Option<&'a str>,
-    /// A task that defines its own environment (Harbor): its resources and network replace
+    /// A task that defines its own environment (Harbor): its resources replace
     /// the backend's defaults, and its workdir is used as it is (created when missing; no git
     /// repository is looked for).
     pub task_env: Option<TaskEnv>,
 }
 
-/// A task's own resources and network, as a sandbox applies them.
+/// A task's own resources, as a sandbox applies them (its network is the spec's `network`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskEnv {
     pub cpus: f64,
@@ -116,8 +116,6 @@ pub struct TaskEnv {
     /// Recorded; enforced only where the backend can (see the docker backend).
     pub storage_bytes: u64,
     pub gpus: u32,
-    /// Whether the sandbox starts with a network (the default bridge on docker).
-    pub network: bool,
 }
 
 /// A place to run commands in a task's repository.

@@ -74,15 +74,14 @@ pub struct VerifierRun {
     pub stdout: String,
 }
 
-/// The resources and network a sandbox of `spec` gets in a phase.
-pub fn task_env(spec: &HarborSpec, network: bool) -> TaskEnv {
+/// The resources a sandbox of `spec` gets.
+pub fn task_env(spec: &HarborSpec) -> TaskEnv {
     let e = &spec.config.environment;
     TaskEnv {
         cpus: e.cpus.max(1) as f64,
         memory_bytes: (e.memory_mb.max(1) as u64) << 20,
         storage_bytes: (e.storage_mb.max(0) as u64) << 20,
         gpus: e.gpus.max(0) as u32,
-        network,
     }
 }
 

@@ -33,6 +33,8 @@ pub struct ApplyOptions {
     pub quiet: bool,
     /// Records read ahead (`Store::prefetch_light`): lookups of their keys read nothing.
     pub prefetched: HashMap<String, crate::store::ActionRecord>,
+    /// The manifest's index as the caller read it (to prefetch); `None`: read it here.
+    pub index: Option<crate::store::Index>,
 }
 
 /// How an apply ended.
@@ -501,7 +503,10 @@ pub async fn apply(
         status: RunStatus::Running,
         nodes: BTreeMap::new(),
     };
-    let index = store.load_index(&m.path);
+    let index = match opts.index {
+        Some(i) => i,
+        None => store.load_index(&m.path),
+    };
     let index_before = index.nodes.clone();
     let mut graph = Graph::new(&m, Some(&store), &datasets, Mode::Apply)?;
     graph.seed(opts.prefetched);

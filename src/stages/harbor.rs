@@ -103,8 +103,6 @@ impl Place<'_> {
         image: Option<String>,
         network: crate::backend::Network,
     ) -> Result<Box<dyn Sandbox>, WorkError> {
-        // The default bridge only for `public`; an allowlist goes through the egress proxy.
-        let open = network == crate::backend::Network::Open;
         let s = SandboxSpec {
             base,
             phase,
@@ -113,11 +111,10 @@ impl Place<'_> {
             key: self.key,
             repo_dir: Some(&spec.workdir),
             hardening: None,
-            // The task's own policy (`task_env.network`) decides on docker; the local jail
-            // follows it too.
+            // The task's own policy (`agent_network`), on docker and in the local jail alike.
             network,
             stripped: None,
-            task_env: Some(task_env(spec, open)),
+            task_env: Some(task_env(spec)),
         };
         Ok(self.backend.create(&s, self.cancel).await?)
     }
