@@ -585,6 +585,7 @@ fn agent_sandbox_reveals_nothing_of_the_fix() {
             repo_dir: None,
             hardening: None,
             stripped: None,
+            before_strip: None,
             task_env: None,
         };
         let c = backend.create(&spec, &cancel).await.unwrap();

@@ -145,6 +145,7 @@ fn protocols(out: &mut BTreeMap<String, Entry>) {
                     repo_dir: None,
                     hardening: None,
                     stripped: None,
+                    before_strip: None,
                     task_env: None,
                 };
                 let s = backend.create(&spec, &cancel).await.unwrap();

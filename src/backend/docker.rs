@@ -98,6 +98,23 @@ impl DockerHost {
         }
     }
 
+    /// The image's ID and labels, `None` when the daemon has no such image.
+    pub async fn image_labels(
+        &self,
+        image: &str,
+    ) -> Result<Option<(String, HashMap<String, String>)>, String> {
+        match self.client.inspect_image(image).await {
+            Ok(i) => Ok(i.id.map(|id| {
+                let labels = i.config.and_then(|c| c.labels).unwrap_or_default();
+                (id, labels)
+            })),
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404, ..
+            }) => Ok(None),
+            Err(e) => Err(format!("cannot inspect image {image}: {e}")),
+        }
+    }
+
     /// bench containers (label `bench=1`), optionally narrowed by more `label=value` filters:
     /// (id, name, labels).
     pub async fn list(

@@ -34,6 +34,9 @@ pub const AGENT_REPO: &str = "bench-agent";
 /// (grading containers start from them: the strip runs once per task image, not per grade).
 pub const STRIPPED_REPO: &str = "bench-stripped";
 
+/// The label of a stripped image: the base at which `repo::CHECK_SCRIPT` passed in it.
+const HISTORY_CHECKED: &str = "bench.history-checked";
+
 /// How long an install may take.
 const INSTALL_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
@@ -306,9 +309,10 @@ impl DockerBackend {
         image_id: &str,
         base: &str,
         repo_dir: &str,
+        before: Option<&str>,
         cancel: &CancellationToken,
     ) -> Result<String, SandboxError> {
-        let tag = stripped_tag(image_id, base, repo_dir);
+        let tag = stripped_tag(image_id, base, repo_dir, before);
         let cell = {
             let mut builds = self.builds.lock().unwrap_or_else(|p| p.into_inner());
             builds
@@ -316,7 +320,7 @@ impl DockerBackend {
                 .or_default()
                 .clone()
         };
-        cell.get_or_try_init(|| self.strip_image(image_id, base, repo_dir, &tag, cancel))
+        cell.get_or_try_init(|| self.strip_image(image_id, base, repo_dir, before, &tag, cancel))
             .await
             .cloned()
     }
@@ -326,11 +330,16 @@ impl DockerBackend {
         image_id: &str,
         base: &str,
         repo_dir: &str,
+        before: Option<&str>,
         tag: &str,
         cancel: &CancellationToken,
     ) -> Result<String, SandboxError> {
         let reference = format!("{STRIPPED_REPO}:{tag}");
-        if let Some(id) = self.host.image_id(&reference).await.map_err(failed)? {
+        // Reused only when bench made it: its label says the check passed at this base (grades
+        // from it skip the check, see `Sandbox::checked_at_start`).
+        if let Some((id, labels)) = self.host.image_labels(&reference).await.map_err(failed)?
+            && labels.get(HISTORY_CHECKED).map(String::as_str) == Some(base)
+        {
             return Ok(id);
         }
         let mut spec = self.spec(
@@ -346,10 +355,14 @@ impl DockerBackend {
                 ("BENCH_STATE".to_string(), STATE.to_string()),
                 ("BENCH_BASE".to_string(), base.to_string()),
             ];
-            for (script, what) in [
-                (super::repo::STRIP_SCRIPT, "strip"),
-                (super::repo::CHECK_SCRIPT, "check"),
-            ] {
+            let steps = before
+                .map(|b| (b, "prepare (before the strip)"))
+                .into_iter()
+                .chain([
+                    (super::repo::STRIP_SCRIPT, "strip"),
+                    (super::repo::CHECK_SCRIPT, "check"),
+                ]);
+            for (script, what) in steps {
                 let r = c
                     .exec(
                         &format!("mkdir -p {STATE}\n{}{script}", cd_repo(repo_dir)),
@@ -387,6 +400,7 @@ impl DockerBackend {
             let labels = HashMap::from([
                 ("bench.stripped-image".to_string(), "1".to_string()),
                 ("bench.base-image".to_string(), image_id.to_string()),
+                (HISTORY_CHECKED.to_string(), base.to_string()),
             ]);
             c.commit(STRIPPED_REPO, tag, labels).await.map_err(failed)
         }
@@ -399,15 +413,20 @@ impl DockerBackend {
 }
 
 /// The tag of the stripped image of `image_id` at `base` (see [`STRIPPED_REPO`]).
-pub fn stripped_tag(image_id: &str, base: &str, repo_dir: &str) -> String {
-    let d = crate::key::digest_of(&serde_json::json!({
+pub fn stripped_tag(image_id: &str, base: &str, repo_dir: &str, before: Option<&str>) -> String {
+    let mut v = serde_json::json!({
         "schema": 1,
         "image": image_id,
         "base": base,
         "repo_dir": repo_dir,
         "strip": crate::key::digest(super::repo::STRIP_SCRIPT.as_bytes()),
         "check": crate::key::digest(super::repo::CHECK_SCRIPT.as_bytes()),
-    }));
+    });
+    // Absent when there is none, so the tags of images made before it existed stay the same.
+    if let Some(b) = before {
+        v["before"] = crate::key::digest(b.as_bytes()).into();
+    }
+    let d = crate::key::digest_of(&v);
     d[..16].to_string()
 }
 
@@ -463,7 +482,7 @@ impl Backend for DockerBackend {
             (None, Some(base)) if spec.task_env.is_none() => {
                 let original = self.task_image(spec.base).await?;
                 let image = self
-                    .stripped_image(&original, base, repo_dir, cancel)
+                    .stripped_image(&original, base, repo_dir, spec.before_strip, cancel)
                     .await?;
                 (image, Some(base.to_string()))
             }
@@ -509,6 +528,7 @@ impl Backend for DockerBackend {
             c,
             egress,
             stripped,
+            fresh: std::sync::atomic::AtomicBool::new(true),
             paths: SandboxPaths {
                 repo: String::new(),
                 workdir: repo_dir.to_string(),
@@ -617,8 +637,11 @@ pub fn docker_facts(
 /// A container of a task's (or agent's) image.
 pub struct DockerSandbox {
     c: Container,
-    /// The base its repository's history was stripped to in its image.
+    /// The base its repository's history was stripped to, and checked at, in its image.
     stripped: Option<String>,
+    /// True until anything but bench's own start step runs in the container: only then is the
+    /// repository exactly the stripped image's, checked when the image was made.
+    fresh: std::sync::atomic::AtomicBool,
     /// The agent phase's proxy and internal network, removed with the container.
     egress: Option<Egress>,
     paths: SandboxPaths,
@@ -677,6 +700,12 @@ impl Sandbox for DockerSandbox {
         self.stripped.as_deref()
     }
 
+    fn checked_at_start(&self) -> Option<&str> {
+        self.stripped
+            .as_deref()
+            .filter(|_| self.fresh.load(std::sync::atomic::Ordering::SeqCst))
+    }
+
     fn base_env(&self) -> Vec<(String, String)> {
         let mut env: Vec<(String, String)> = [
             ("HOME", self.paths.home.as_str()),
@@ -701,6 +730,8 @@ impl Sandbox for DockerSandbox {
         timeout: Duration,
         cancel: &CancellationToken,
     ) -> Result<ExecResult, SandboxError> {
+        self.fresh
+            .store(false, std::sync::atomic::Ordering::SeqCst);
         let mut all = self.base_env();
         all.extend_from_slice(env);
         let r = self
@@ -715,6 +746,8 @@ impl Sandbox for DockerSandbox {
     }
 
     async fn put_files(&self, files: &[(&str, &[u8], u32)]) -> Result<(), SandboxError> {
+        self.fresh
+            .store(false, std::sync::atomic::Ordering::SeqCst);
         self.c.put_files(files).await.map_err(failed)
     }
 

@@ -70,20 +70,6 @@ pub async fn exec(
     let mut child = cmd.spawn()?;
     drop(cmd);
     let pgid = child.id().map(|p| Pid::from_raw(p as i32));
-    // In a workspace, leave the process group's id beside the repository, so the next apply can
-    // kill what a crashed bench left running (see `sweep_workspaces`).
-    let marker = match (pgid, cwd.parent()) {
-        (Some(p), Some(parent))
-            if parent
-                .file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("ws-")) =>
-        {
-            let m = parent.join(format!(".pgid-{p}"));
-            let _ = std::fs::write(&m, b"");
-            Some(m)
-        }
-        _ => None,
-    };
     let read = tokio::task::spawn_blocking(move || {
         let mut buf = Vec::new();
         let _ = reader.read_to_end(&mut buf);
@@ -106,9 +92,6 @@ pub async fn exec(
         _ => b"[bench: output stream did not close; a process escaped the command's group]\n"
             .to_vec(),
     };
-    if let Some(m) = marker {
-        let _ = std::fs::remove_file(m);
-    }
     let exit_code = status.and_then(|s| s.code());
     Ok(ExecResult {
         exit_code,
@@ -119,36 +102,116 @@ pub async fn exec(
     })
 }
 
-/// Removes the workspaces under `tmp` left by a dead bench, first killing the process groups
-/// they recorded that still run inside them (checked through /proc, so a reused pid is never
-/// hit). Call it holding the store's apply lock.
+/// Removes the workspaces under `tmp` left by a dead bench, first killing every process that
+/// still runs inside one of them, with its process group. Processes are found by their working
+/// directory in /proc, so nothing has to be written before an agent starts (a bench killed the
+/// instant after a spawn leaves no trace to miss) and a reused pid is never hit. Call it holding
+/// the store's apply lock: then every workspace under `tmp` belongs to a dead run.
 pub fn sweep_workspaces(tmp: &Path) {
     // `/proc/<pid>/cwd` is absolute: so must the workspaces be (a relative `--store`).
     let tmp = super::jail::absolute(tmp);
-    for entry in std::fs::read_dir(&tmp).into_iter().flatten().flatten() {
-        if entry.file_name() == "downloads" {
-            continue;
+    let workspaces: Vec<_> = std::fs::read_dir(&tmp)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name() != "downloads")
+        .map(|e| e.path())
+        .collect();
+    if workspaces.is_empty() {
+        return;
+    }
+    // Twice: a process forked by one that was being killed may appear between the passes.
+    for _ in 0..2 {
+        if kill_processes_inside(&workspaces) == 0 {
+            break;
         }
-        let ws = entry.path();
-        for marker in std::fs::read_dir(&ws).into_iter().flatten().flatten() {
-            let name = marker.file_name().to_string_lossy().into_owned();
-            let Some(pgid) = name
-                .strip_prefix(".pgid-")
-                .and_then(|p| p.parse::<i32>().ok())
-            else {
-                continue;
-            };
-            let cwd = std::fs::read_link(format!("/proc/{pgid}/cwd")).unwrap_or_default();
-            if cwd.starts_with(&ws) {
-                let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
-            }
-        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for ws in &workspaces {
         for _ in 0..3 {
-            if std::fs::remove_dir_all(&ws).is_ok() || !ws.exists() {
+            if std::fs::remove_dir_all(ws).is_ok() || !ws.exists() {
                 break;
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        let _ = std::fs::remove_file(&ws);
+        let _ = std::fs::remove_file(ws);
+    }
+}
+
+/// Kills (SIGKILL) every process whose working directory is inside one of `dirs`, and its process
+/// group unless that is bench's own. Returns how many processes it found.
+fn kill_processes_inside(dirs: &[std::path::PathBuf]) -> usize {
+    let own_group = nix::unistd::getpgrp();
+    let own_pid = std::process::id();
+    let mut found = 0;
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if pid as u32 == own_pid {
+            continue;
+        }
+        let Ok(cwd) = std::fs::read_link(entry.path().join("cwd")) else {
+            continue;
+        };
+        if !dirs.iter().any(|d| cwd.starts_with(d)) {
+            continue;
+        }
+        found += 1;
+        if let Some(pgid) = process_group(pid).filter(|g| *g > 1 && Pid::from_raw(*g) != own_group)
+        {
+            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+        }
+        let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
+    }
+    found
+}
+
+/// The process group of `pid`, from /proc/<pid>/stat (the fifth field; the second, the command
+/// name in parentheses, may itself hold spaces and parentheses).
+fn process_group(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(2)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+
+    /// A process started in a workspace the instant before bench died (nothing written for it)
+    /// is found and killed by the sweep, with the process it forked; the workspace goes.
+    #[test]
+    fn the_sweep_kills_what_runs_in_a_dead_workspace() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join("ws-dead").join("repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        let mut child = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("sleep 1234.5 & wait")
+            .current_dir(&repo)
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        // Time for the shell to fork its sleep.
+        std::thread::sleep(Duration::from_millis(200));
+        sweep_workspaces(tmp.path());
+        let status = child.wait().unwrap();
+        assert!(status.code().is_none(), "the leader was killed: {status:?}");
+        let left: Vec<i32> = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|p| process_group(*p) == Some(pid))
+            .filter(|p| std::fs::read_link(format!("/proc/{p}/cwd")).is_ok())
+            .collect();
+        assert!(left.is_empty(), "still in the group: {left:?}");
+        assert!(!tmp.path().join("ws-dead").exists());
     }
 }

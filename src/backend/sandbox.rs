@@ -102,6 +102,10 @@ pub struct SandboxSpec<'a> {
     /// backend may start it from an image stripped once, see [`Sandbox::stripped_to`]);
     /// `None`: the repository starts as the image holds it.
     pub stripped: Option<&'a str>,
+    /// A script run in the repository (with `BENCH_STATE` set) before the strip, when a backend
+    /// makes the stripped image: what it leaves outside the repository is in every sandbox of
+    /// that image (SWE-bench Pro's hidden tests, read from the history the strip removes).
+    pub before_strip: Option<&'a str>,
     /// A task that defines its own environment (Harbor): its resources replace
     /// the backend's defaults, and its workdir is used as it is (created when missing; no git
     /// repository is looked for).
@@ -127,6 +131,13 @@ pub trait Sandbox: Send + Sync {
     /// was made (docker: grading containers of an image stripped once per task image), so
     /// `repo::clean` only checks it, fail-closed, as for any other sandbox.
     fn stripped_to(&self) -> Option<&str> {
+        None
+    }
+
+    /// The base of [`Sandbox::stripped_to`] while the sandbox is still exactly its image (nothing
+    /// has run in it or been copied into it): that image passed the fail-closed history check
+    /// when it was made, so `repo::clean` need not run it again.
+    fn checked_at_start(&self) -> Option<&str> {
         None
     }
 

@@ -21,7 +21,7 @@ mod status;
 mod steps;
 pub mod swe_bench;
 mod swe_bench_live;
-mod swe_bench_pro;
+pub(crate) mod swe_bench_pro;
 mod verdict;
 
 pub use audit::{AuditFlag, audit};

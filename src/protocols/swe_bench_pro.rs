@@ -114,6 +114,34 @@ pub fn checkout_from_history(line: &str) -> Option<(String, Vec<String>)> {
     }
 }
 
+/// Where the stripped grading image of a Pro task holds the hidden tests it read from history
+/// before the strip (outside the repository: a patch cannot write there).
+pub const CAPTURED: &str = "/opt/bench-hidden-tests";
+
+/// The script that copies the hidden tests' files at `rev` from history into `hidden`, leaving
+/// the repository and its index untouched (exit 3 when the revision is not in the image).
+/// `repo`, `work` and `hidden` are shell words (quoted, or a quoted variable).
+fn capture_script(repo: &str, rev: &str, paths: &[String], work: &str, hidden: &str) -> String {
+    let paths: Vec<String> = paths.iter().map(|p| shell_quote(p)).collect();
+    format!(
+        "cd {repo}\ngit rev-parse --verify -q {rev}^{{commit}} >/dev/null || {{ echo \"bench: the hidden tests' revision {rev} is not in the image\" >&2; exit 3; }}\ngit ls-tree -r -z --name-only {rev} -- {paths} > {work}/hidden-tests.list\nexport GIT_INDEX_FILE={work}/hidden-tests.index\ngit read-tree {rev}\nmkdir -p {hidden}\ngit checkout-index -z --stdin --prefix={hidden}/ < {work}/hidden-tests.list\nunset GIT_INDEX_FILE\n",
+        rev = shell_quote(rev),
+        paths = paths.join(" "),
+    )
+}
+
+/// The script a backend that strips a task image once runs before the strip, for a Pro task
+/// whose hidden tests come from history (`git checkout <rev> -- paths`): it leaves them in
+/// [`CAPTURED`]. `None` for other tasks. Run in the repository with `BENCH_STATE` set.
+pub fn image_capture(task: &crate::jobs::GradingTask) -> Option<String> {
+    let pro = task.pro()?;
+    let (rev, paths) = checkout_from_history(last_line(&pro.before_repo_set_cmd))?;
+    Some(format!(
+        "set -e\n{}",
+        capture_script(".", &rev, &paths, "\"$BENCH_STATE\"", &shell_quote(CAPTURED))
+    ))
+}
+
 async fn run(
     s: &dyn Sandbox,
     script: &str,
@@ -177,30 +205,38 @@ pub async fn grade(
     let mut apply_log = Vec::new();
 
     // Before anything of the candidate exists: the files the hidden-test checkout takes from
-    // history, archived outside the repository.
+    // history, archived outside the repository. A container of the stripped grading image
+    // (docker) has them already: that image was made by `image_capture`'s script, then the
+    // strip and the check.
     let last = last_line(&pro.before_repo_set_cmd).to_string();
     let capture = checkout_from_history(&last);
-    let hidden = format!("{work}/hidden-tests");
+    let from_image = capture.is_some() && base.is_some() && s.stripped_to() == base;
+    let hidden = if from_image {
+        CAPTURED.to_string()
+    } else {
+        format!("{work}/hidden-tests")
+    };
     let mut script = format!("set -e\nmkdir -p {}\n", q(&work));
-    if let Some((rev, paths)) = &capture {
-        let paths: Vec<String> = paths.iter().map(|p| q(p)).collect();
-        script.push_str(&format!(
-            "cd {repo}\ngit rev-parse --verify -q {rev}^{{commit}} >/dev/null || {{ echo \"bench: the hidden tests' revision {rev} is not in the image\" >&2; exit 3; }}\ngit ls-tree -r -z --name-only {rev} -- {paths} > {list}\nexport GIT_INDEX_FILE={index}\ngit read-tree {rev}\nmkdir -p {hidden}\ngit checkout-index -z --stdin --prefix={hidden}/ < {list}\nunset GIT_INDEX_FILE\n",
-            repo = q(&repo_dir),
-            rev = q(rev),
-            paths = paths.join(" "),
-            list = q(&format!("{work}/hidden-tests.list")),
-            index = q(&format!("{work}/hidden-tests.index")),
-            hidden = q(&hidden),
-        ));
+    if let (Some((rev, paths)), false) = (&capture, from_image) {
+        script.push_str(&capture_script(&q(&repo_dir), rev, paths, &q(&work), &q(&hidden)));
     }
-    let r = run(s, &script, left(), cancel).await?;
-    if r.exit_code != Some(0) {
-        return Err(task_error(id, "reading the hidden tests", &r));
+    // In a container of the stripped image only the work directory is made here, in the first
+    // exec after the history check (`repo::clean` skips the check only while nothing has run).
+    if !from_image {
+        let r = run(s, &script, left(), cancel).await?;
+        if r.exit_code != Some(0) {
+            return Err(task_error(id, "reading the hidden tests", &r));
+        }
     }
 
     // Nothing of the image's history beyond the base is reachable by the candidate's code.
     let (_, history_check) = repo::clean(s, base, "grading sandbox", cancel).await?;
+    if from_image {
+        let r = run(s, &script, left(), cancel).await?;
+        if r.exit_code != Some(0) {
+            return Err(task_error(id, "making the work directory", &r));
+        }
+    }
 
     // 1. The repository at the base.
     let r = run(

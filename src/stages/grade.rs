@@ -38,6 +38,12 @@ pub async fn grade(
     }
     let patch = patch_bytes(job, store)?;
     let base = backend.base_commit(job.task.base());
+    let before_strip = match job.protocol.name {
+        crate::jobs::ProtocolId::SweBenchPro => {
+            crate::protocols::swe_bench_pro::image_capture(&job.task)
+        }
+        _ => None,
+    };
     let spec = SandboxSpec {
         base: job.task.base(),
         phase: Phase::Grade,
@@ -51,11 +57,9 @@ pub async fn grade(
         key,
         repo_dir: job.task.repo_dir(),
         hardening: job.hardening.as_ref(),
+        stripped: base.as_deref(),
         // SWE-bench Pro reads its hidden tests from the image's history before the strip.
-        stripped: match job.protocol.name {
-            crate::jobs::ProtocolId::SweBenchPro => None,
-            _ => base.as_deref(),
-        },
+        before_strip: before_strip.as_deref(),
         task_env: None,
     };
     let mut graded = clean_grade(job, &patch, backend, &spec, base.as_deref(), cancel).await?;

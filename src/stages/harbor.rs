@@ -114,6 +114,7 @@ impl Place<'_> {
             // The task's own policy (`agent_network`), on docker and in the local jail alike.
             network,
             stripped: None,
+            before_strip: None,
             task_env: Some(task_env(spec)),
         };
         Ok(self.backend.create(&s, self.cancel).await?)

@@ -195,6 +195,7 @@ impl Sandboxes<'_> {
             repo_dir: self.job.task.repo_dir(),
             hardening: None,
             stripped: None,
+            before_strip: None,
             task_env: None,
         };
         let s = self.backend.create(&spec, cancel).await?;
