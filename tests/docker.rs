@@ -1591,7 +1591,13 @@ fn grading_is_locked_against_history_lookups_precreated_tests_and_forged_markers
     let gold = |id: &str| output_of(&acts, &format!("gold/{id}")).clone();
     let ok = gold("ok");
     assert_eq!(ok["output"]["resolved"], true, "{ok}");
-    assert_eq!(ok["output"]["history_check"], "history check passed");
+    assert!(
+        ok["output"]["history_check"]
+            .as_str()
+            .unwrap()
+            .starts_with("history check passed"),
+        "{ok}"
+    );
     assert_eq!(ok["output"]["nonce"].as_str().unwrap().len(), 32);
     assert_eq!(ok["output"]["test_exit_code"], 0);
 
@@ -1602,7 +1608,13 @@ fn grading_is_locked_against_history_lookups_precreated_tests_and_forged_markers
         lookup["output"]["fail_to_pass_failure"][0],
         "tests.test_add.T.test_add"
     );
-    assert_eq!(lookup["output"]["history_check"], "history check passed");
+    assert!(
+        lookup["output"]["history_check"]
+            .as_str()
+            .unwrap()
+            .starts_with("history check passed"),
+        "{lookup}"
+    );
 
     let pre = gold("precreated-test");
     assert_eq!(pre["output"]["resolved"], false, "{pre}");
@@ -1624,6 +1636,64 @@ fn grading_is_locked_against_history_lookups_precreated_tests_and_forged_markers
     assert!(log.contains("BENCH-0123456789abcdef"), "{log}");
     let nonce = forged["output"]["nonce"].as_str().unwrap();
     assert!(!log.contains(nonce), "{log}");
+}
+
+/// A `bench-stripped` image bench did not make (here: the task image itself, full history and
+/// all, tagged with the name bench's stripped image would have) is not trusted: bench strips and
+/// checks anew, so a patch that looks the fix up in history still resolves nothing. Grades of
+/// the image bench made skip the per-grade check and say so.
+#[test]
+fn a_forged_stripped_image_is_not_trusted() {
+    if !docker_ready() {
+        return;
+    }
+    let (base, fix) = shas();
+    let image_id = docker_out(&["image", "inspect", "-f", "{{.Id}}", IMAGE]);
+    let tag = bench::backend::stripped_tag(&image_id, &base, "/testbed", None);
+    let forged = format!("{}:{tag}", bench::backend::STRIPPED_REPO);
+    let _ = docker_out(&["image", "rm", "-f", &forged]);
+    assert!(
+        Command::new("docker")
+            .args(["tag", IMAGE, &forged])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let tasks = dir.path().join("tasks");
+    write_task(
+        &tasks,
+        IMAGE,
+        &base,
+        &fx("history-lookup", &history_lookup_patch(&fix)),
+    );
+    std::fs::write(dir.path().join("m.toml"), manifest("60s", false)).unwrap();
+    let out = bench_in(dir.path(), &["apply", "m.toml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let acts = actions(dir.path());
+    let g = output_of(&acts, "gold/history-lookup");
+    assert_eq!(g["output"]["resolved"], false, "{g}");
+    assert_eq!(g["output"]["patch_applied"], true, "{g}");
+    assert_eq!(
+        g["output"]["history_check"],
+        "history check passed (when the stripped grading image was made)",
+        "{g}"
+    );
+    // The tag now names the image bench made, labelled with the base its check passed at.
+    let labels = docker_out(&["image", "inspect", "-f", "{{json .Config.Labels}}", &forged]);
+    assert!(
+        labels.contains(&format!("\"bench.history-checked\":\"{base}\"")),
+        "{labels}"
+    );
+    assert_ne!(
+        docker_out(&["image", "inspect", "-f", "{{.Id}}", &forged]),
+        image_id
+    );
+}
+
+fn docker_out(args: &[&str]) -> String {
+    let out = Command::new("docker").args(args).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 /// Rewrites the test runner (the tests package's `__init__.py` turns every `assertEqual` into a

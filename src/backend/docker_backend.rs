@@ -730,8 +730,7 @@ impl Sandbox for DockerSandbox {
         timeout: Duration,
         cancel: &CancellationToken,
     ) -> Result<ExecResult, SandboxError> {
-        self.fresh
-            .store(false, std::sync::atomic::Ordering::SeqCst);
+        self.fresh.store(false, std::sync::atomic::Ordering::SeqCst);
         let mut all = self.base_env();
         all.extend_from_slice(env);
         let r = self
@@ -746,8 +745,7 @@ impl Sandbox for DockerSandbox {
     }
 
     async fn put_files(&self, files: &[(&str, &[u8], u32)]) -> Result<(), SandboxError> {
-        self.fresh
-            .store(false, std::sync::atomic::Ordering::SeqCst);
+        self.fresh.store(false, std::sync::atomic::Ordering::SeqCst);
         self.c.put_files(files).await.map_err(failed)
     }
 

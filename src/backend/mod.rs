@@ -14,7 +14,9 @@ pub mod repo;
 mod sandbox;
 mod workspace;
 
-pub use docker_backend::{AGENT_REPO, DockerBackend, Resources, agent_tag, docker_facts};
+pub use docker_backend::{
+    AGENT_REPO, DockerBackend, Resources, STRIPPED_REPO, agent_tag, docker_facts, stripped_tag,
+};
 pub use exec::{ExecResult, exec, sweep_workspaces};
 pub use hardening::Hardening;
 pub use local::{LocalBackend, LocalSandbox, files_under};

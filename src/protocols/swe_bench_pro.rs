@@ -138,7 +138,13 @@ pub fn image_capture(task: &crate::jobs::GradingTask) -> Option<String> {
     let (rev, paths) = checkout_from_history(last_line(&pro.before_repo_set_cmd))?;
     Some(format!(
         "set -e\n{}",
-        capture_script(".", &rev, &paths, "\"$BENCH_STATE\"", &shell_quote(CAPTURED))
+        capture_script(
+            ".",
+            &rev,
+            &paths,
+            "\"$BENCH_STATE\"",
+            &shell_quote(CAPTURED)
+        )
     ))
 }
 
@@ -218,10 +224,16 @@ pub async fn grade(
     };
     let mut script = format!("set -e\nmkdir -p {}\n", q(&work));
     if let (Some((rev, paths)), false) = (&capture, from_image) {
-        script.push_str(&capture_script(&q(&repo_dir), rev, paths, &q(&work), &q(&hidden)));
+        script.push_str(&capture_script(
+            &q(&repo_dir),
+            rev,
+            paths,
+            &q(&work),
+            &q(&hidden),
+        ));
     }
-    // In a container of the stripped image only the work directory is made here, in the first
-    // exec after the history check (`repo::clean` skips the check only while nothing has run).
+    // In a container of the stripped image the work directory is made with the reset below:
+    // nothing may run before the history check (`repo::clean` skips it only while nothing has).
     if !from_image {
         let r = run(s, &script, left(), cancel).await?;
         if r.exit_code != Some(0) {
@@ -231,18 +243,13 @@ pub async fn grade(
 
     // Nothing of the image's history beyond the base is reachable by the candidate's code.
     let (_, history_check) = repo::clean(s, base, "grading sandbox", cancel).await?;
-    if from_image {
-        let r = run(s, &script, left(), cancel).await?;
-        if r.exit_code != Some(0) {
-            return Err(task_error(id, "making the work directory", &r));
-        }
-    }
 
     // 1. The repository at the base.
     let r = run(
         s,
         &format!(
-            "cd {}\ngit reset --hard {b}\ngit checkout {b}\n",
+            "mkdir -p {} || exit 1\ncd {}\ngit reset --hard {b}\ngit checkout {b}\n",
+            q(&work),
             q(&repo_dir),
             b = q(&base_commit)
         ),
@@ -261,6 +268,7 @@ pub async fn grade(
     let empty = text.trim().is_empty();
     let stripped = strip_binary_hunks(&text);
     let patch_path = format!("{work}/patch.diff");
+    let run_script = format!("{work}/run_script.sh");
     let patch_applied = if empty {
         apply_log.extend_from_slice(b">>>>> candidate patch is empty\n");
         true
@@ -268,8 +276,13 @@ pub async fn grade(
         if stripped.len() != text.len() {
             apply_log.extend_from_slice(b">>>>> stripped binary diff hunks from the patch\n");
         }
-        s.put_files(&[(patch_path.as_str(), stripped.as_bytes(), 0o644)])
-            .await?;
+        // bench's run_script.sh goes with it: outside the repository, where applying the
+        // candidate cannot reach, and nothing of the candidate runs before the tests.
+        s.put_files(&[
+            (patch_path.as_str(), stripped.as_bytes(), 0o644),
+            (run_script.as_str(), pro.run_script.as_bytes(), 0o755),
+        ])
+        .await?;
         let r = run(
             s,
             &format!("cd {}\ngit apply -v {}\n", q(&repo_dir), q(&patch_path)),
@@ -316,10 +329,11 @@ pub async fn grade(
         return Err(task_error(id, "installing the hidden tests", &r));
     }
 
-    // 4. The tests, with bench's run_script.sh written now (after the candidate).
-    let run_script = format!("{work}/run_script.sh");
-    s.put_files(&[(run_script.as_str(), pro.run_script.as_bytes(), 0o755)])
-        .await?;
+    // 4. The tests, with bench's run_script.sh (written with the candidate, or now).
+    if empty {
+        s.put_files(&[(run_script.as_str(), pro.run_script.as_bytes(), 0o755)])
+            .await?;
+    }
     let stdout_log = format!("{work}/stdout.log");
     let stderr_log = format!("{work}/stderr.log");
     let tests_end = format!("BENCH-{nonce}-TESTS-END ");
