@@ -49,7 +49,8 @@ pub enum Command {
         /// Really delete.
         #[arg(long)]
         delete: bool,
-        /// Also the Docker images bench built (agent, stripped and environment images).
+        /// Also the Docker images bench built (agent and stripped images) on the task images
+        /// this store knows.
         #[arg(long)]
         images: bool,
         /// With --images: also the task images bench pulled that no recorded manifest uses,

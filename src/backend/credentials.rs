@@ -144,10 +144,10 @@ impl DockerConfig {
         {
             return Ok(Some(c));
         }
-        self.from_auths(image)
+        self.auths_entry(image)
     }
 
-    fn from_auths(&self, image: &ImageRef) -> Result<Option<Credentials>, CredentialsError> {
+    fn auths_entry(&self, image: &ImageRef) -> Result<Option<Credentials>, CredentialsError> {
         let host = hostname(image.auth_key());
         let Some((key, e)) = self
             .file

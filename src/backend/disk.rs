@@ -108,7 +108,7 @@ pub async fn daemon_free(host: &DockerHost) -> DiskFree {
     }
     match nix::sys::statvfs::statvfs(&root) {
         Ok(s) => DiskFree::Known {
-            free: s.blocks_available() as u64 * s.fragment_size() as u64,
+            free: s.blocks_available() * s.fragment_size(),
             root,
         },
         Err(e) => DiskFree::Unknown {
@@ -171,9 +171,9 @@ mod tests {
             free: 2 << 30,
         };
         let e = check(&need, &free, 1 << 30, "unix:///s").unwrap_err();
-        assert!(e.contains("/var/lib/docker has 2 GiB free"), "{e}");
+        assert!(e.contains("/var/lib/docker has 2.0 GiB free"), "{e}");
         assert!(
-            e.contains("2 images to pull (1 GiB compressed, about 2.5 GiB unpacked)"),
+            e.contains("2 images to pull (1.0 GiB compressed, about 2.5 GiB unpacked)"),
             "{e}"
         );
         assert!(e.contains("1 agent images to build"), "{e}");

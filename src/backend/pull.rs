@@ -353,7 +353,7 @@ async fn pull_stream(
                 let bar = layer.bar.get_or_insert_with(|| {
                     let b = mp.add(ProgressBar::new(layer.total));
                     b.set_style(style.clone());
-                    b.set_prefix(format!("{}", id));
+                    b.set_prefix(id.clone());
                     b
                 });
                 bar.set_length(layer.total);

@@ -231,8 +231,8 @@ pub struct GcImage {
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ImageGcReport {
     pub dry_run: bool,
-    /// Images bench built (agent, stripped and environment images), agent images first, each
-    /// kind oldest first.
+    /// Images bench built (agent and stripped images, label `bench.base-image`) on the task
+    /// images this store knows, children before their bases, each generation oldest first.
     pub built: Vec<GcImage>,
     /// Task images bench pulled that no recorded manifest reaches, least recently used first.
     pub pulled: Vec<GcImage>,
@@ -243,16 +243,13 @@ pub struct ImageGcReport {
     pub errors: Vec<String>,
 }
 
-/// The repositories of the images bench builds, in the order gc removes them (agent images are
-/// built on stripped and task images).
-pub const BUILT_REPOS: [&str; 3] = [
-    crate::backend::AGENT_REPO,
-    crate::backend::STRIPPED_REPO,
-    crate::backend::ENV_REPO,
-];
+/// The label of the images bench builds on another image (agent and stripped images).
+pub const BASE_LABEL: &str = "bench.base-image";
 
-/// Lists (and unless `dry_run`, removes) the images bench built and, with `pulled`, the task
-/// images it pulled into `store` whose IDs are not in `reachable`.
+/// Lists (and unless `dry_run`, removes) the images bench built on the task images this store
+/// knows (`reachable`: the image IDs its recorded manifests' tasks start from, and the images
+/// it pulled), and with `pulled`, the task images it pulled whose IDs are not in `reachable`.
+/// Images built for other stores' tasks on the same daemon are left to their own gc.
 pub async fn gc_images(
     host: &DockerHost,
     store: Option<&Store>,
@@ -265,38 +262,59 @@ pub async fn gc_images(
         dry_run,
         ..Default::default()
     };
-    for repo in BUILT_REPOS {
-        let opts = ListImagesOptions {
-            all: false,
-            filters: Some(std::collections::HashMap::from([(
-                "reference".to_string(),
-                vec![repo.to_string()],
-            )])),
-            ..Default::default()
-        };
-        let mut list = host.client.list_images(Some(opts)).await.map_err(|e| {
-            PrepareError::Docker(format!("cannot list images on {}: {e}", host.host))
-        })?;
-        list.sort_by(|a, b| a.created.cmp(&b.created).then(a.id.cmp(&b.id)));
-        for i in list {
-            let mut refs: Vec<String> = i
-                .repo_tags
-                .into_iter()
-                .filter(|t| t.starts_with(&format!("{repo}:")))
-                .collect();
-            refs.sort();
-            report.built.push(GcImage {
-                id: i.id,
-                references: refs,
-                size_bytes: i.size.max(0) as u64,
-                last_used: None,
-            });
-        }
-    }
     let mut record = match store {
         Some(s) => s.pulled_images()?,
         None => Default::default(),
     };
+    let opts = ListImagesOptions {
+        all: false,
+        filters: Some(std::collections::HashMap::from([(
+            "label".to_string(),
+            vec![BASE_LABEL.to_string()],
+        )])),
+        ..Default::default()
+    };
+    let mut list =
+        host.client.list_images(Some(opts)).await.map_err(|e| {
+            PrepareError::Docker(format!("cannot list images on {}: {e}", host.host))
+        })?;
+    list.sort_by(|a, b| a.created.cmp(&b.created).then(a.id.cmp(&b.id)));
+    // Generations: images built on a known image, then images built on those (agent images on
+    // stripped images), ...; removed in reverse, children first.
+    let mut known: BTreeSet<String> = reachable.clone();
+    known.extend(record.images.keys().cloned());
+    let mut generations: Vec<Vec<GcImage>> = Vec::new();
+    loop {
+        let mut next = Vec::new();
+        list.retain(|i| {
+            let on_known = i.labels.get(BASE_LABEL).is_some_and(|b| known.contains(b));
+            if on_known {
+                let mut refs: Vec<String> = i
+                    .repo_tags
+                    .iter()
+                    .filter(|t| t.as_str() != "<none>:<none>")
+                    .cloned()
+                    .collect();
+                refs.sort();
+                if refs.is_empty() {
+                    refs.push(i.id.clone());
+                }
+                next.push(GcImage {
+                    id: i.id.clone(),
+                    references: refs,
+                    size_bytes: i.size.max(0) as u64,
+                    last_used: None,
+                });
+            }
+            !on_known
+        });
+        if next.is_empty() {
+            break;
+        }
+        known.extend(next.iter().map(|i| i.id.clone()));
+        generations.push(next);
+    }
+    report.built = generations.into_iter().rev().flatten().collect();
     if pulled {
         for (id, p) in record.by_last_use() {
             if reachable.contains(id) {
