@@ -733,11 +733,13 @@ fn prepare_images(
     let prepared = docker_runtime()?
         .block_on(run::images::prepare(m, datasets, store, scope, quiet))
         .map_err(|e| {
-            miette!(
-                help = "nothing was run; fix the images or their credentials, then apply again",
-                "{}: {e}",
-                m.path.display()
-            )
+            let help = match e {
+                run::images::PrepareError::Disk(_) => {
+                    "nothing was run; free disk on the daemon (`bench gc --images --pulled --delete`, `docker image prune`), or lower BENCH_DISK_RESERVE"
+                }
+                _ => "nothing was run; fix the images or their credentials, then run again",
+            };
+            miette!(help = help, "{}: {e}", m.path.display())
         })?;
     for n in &prepared.notes {
         eprintln!("note: {n}");

@@ -417,7 +417,7 @@ fn a_creds_store_helper_on_path_supplies_the_credentials_to_bench_pull() {
     assert_eq!(refused.status.code(), Some(1), "{r}");
     assert!(!refused_pulled, "{r}");
     assert!(
-        r.contains("not enough disk") && r.contains("GiB free") && r.contains("1 images to pull"),
+        r.contains("not enough disk") && r.contains("free;") && r.contains("images to pull"),
         "{r}"
     );
     assert_eq!(out.status.code(), Some(0), "{o}{e}");
@@ -429,10 +429,11 @@ fn a_creds_store_helper_on_path_supplies_the_credentials_to_bench_pull() {
         "{o}"
     );
     assert_eq!(ran, 0, "bench pull ran nodes");
-    assert_eq!(
-        std::fs::read_to_string(&asked).unwrap().trim(),
-        reg.host(),
-        "the helper is asked for the registry's host"
+    // Asked once per pull attempt (the refused one, then the real one), for the registry's host.
+    let asked = std::fs::read_to_string(&asked).unwrap();
+    assert!(
+        !asked.is_empty() && asked.lines().all(|l| l == reg.host()),
+        "the helper is asked for the registry's host: {asked:?}"
     );
     // The apply finds the image: no pull, and the task is graded.
     assert_eq!(then.status.code(), Some(0), "{}", stderr(&then));
