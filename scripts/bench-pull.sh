@@ -49,7 +49,7 @@ auth:
     realm: bench-pull
     path: $work/htpasswd
 EOF
-docker-registry serve "$work/config.yml" 2>"$work/registry.log" &
+docker-registry serve "$work/config.yml" >"$work/registry.log" 2>&1 &
 reg_pid=$!
 for _ in $(seq 100); do
   python3 -c "import socket; socket.create_connection(('127.0.0.1', $PORT), 1)" 2>/dev/null && break
@@ -93,10 +93,12 @@ problem_statement = "none"
 image = "$IMAGE"
 base_commit = "0000000000000000000000000000000000000000"
 test_cmds = ["true"]
+log_parser = "pytest"
 FAIL_TO_PASS = []
 PASS_TO_PASS = []
 EOF
 printf 'diff --git a/x b/x\n' > "$work/exp/tasks/t/gold.patch"
+cp "$work/exp/tasks/t/gold.patch" "$work/exp/tasks/t/test.patch"
 
 now() { python3 -c 'import time; print(time.monotonic())'; }
 gone() { docker rmi -f "$IMAGE" >/dev/null 2>&1 || true; }
