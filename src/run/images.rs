@@ -163,7 +163,18 @@ pub async fn prepare(
         pull_unknown_size: items.iter().filter(|i| i.resolved.size.is_none()).count(),
         agent_images_to_build: 0,
     };
-    if scope == DiskScope::Apply {
+    let free = disk::daemon_free(&host).await;
+    let reserve = disk::reserve().map_err(PrepareError::Disk)?;
+    // Planning the solves costs a graph expansion: skipped when even one agent image per task
+    // image and installing harness would fit (a no-op apply stays cheap).
+    let installing = m.harnesses.values().filter(|h| h.installs()).count() as u64;
+    let bound = DiskNeed {
+        agent_images_to_build: (refs.len() as u64 * installing) as usize,
+        ..out.need.clone()
+    };
+    let fits =
+        matches!(&free, disk::DiskFree::Known { free, .. } if bound.bytes() + reserve <= *free);
+    if scope == DiskScope::Apply && installing > 0 && !fits {
         let mut planning = m.clone();
         planning.backend.images = present.clone();
         for i in &items {
@@ -185,8 +196,6 @@ pub async fn prepare(
             }
         }
     }
-    let free = disk::daemon_free(&host).await;
-    let reserve = disk::reserve().map_err(PrepareError::Disk)?;
     if let Some(note) =
         disk::check(&out.need, &free, reserve, &host.host).map_err(PrepareError::Disk)?
     {
