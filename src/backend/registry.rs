@@ -271,6 +271,42 @@ impl<'a> RegistryClient<'a> {
             .find(|(k, _)| k == "realm")
             .map(|(_, v)| v.clone())
             .ok_or_else(|| self.protocol(format!("no realm in {challenge:?}")))?;
+        let get = |k: &str| params.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+        let scope = get("scope").unwrap_or_else(|| format!("repository:{}:pull", self.image.path));
+        // An identity (refresh) token: the OAuth2 form the docker CLI posts to the realm.
+        if let Some(token) = self.creds.and_then(|c| c.identity_token.as_deref()) {
+            let service = get("service").unwrap_or_default();
+            let form = [
+                ("grant_type", "refresh_token"),
+                ("refresh_token", token),
+                ("service", service.as_str()),
+                ("scope", scope.as_str()),
+                ("client_id", "bench"),
+            ];
+            let mut resp = self
+                .agent
+                .post(&realm)
+                .send_form(form)
+                .map_err(|e| self.unreachable(e.to_string()))?;
+            let status = resp.status().as_u16();
+            let body = resp
+                .body_mut()
+                .read_to_vec()
+                .map_err(|e| self.unreachable(e.to_string()))?;
+            if status != 200 {
+                return Err(denied(format!(
+                    "token endpoint {realm}: HTTP {status}: {}",
+                    answer(&body)
+                )));
+            }
+            let t: TokenAnswer = serde_json::from_slice(&body)
+                .map_err(|e| self.protocol(format!("token answer: {e}")))?;
+            return t
+                .access_token
+                .or(t.token)
+                .map(|t| format!("Bearer {t}"))
+                .ok_or_else(|| self.protocol("the token endpoint gave no token".into()));
+        }
         let mut req = self.agent.get(&realm);
         for (k, v) in &params {
             if k == "service" || k == "scope" {
