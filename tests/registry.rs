@@ -176,6 +176,15 @@ fn remove_local(repo: &str) {
         .output()
         .unwrap();
     for id in String::from_utf8_lossy(&ids.stdout).lines() {
+        // The stripped images grading built on it first (a parent with children stays).
+        let children = Command::new("docker")
+            .args(["images", "-q", "--no-trunc", "--filter"])
+            .arg(format!("label=bench.base-image={id}"))
+            .output()
+            .unwrap();
+        for c in String::from_utf8_lossy(&children.stdout).lines() {
+            let _ = Command::new("docker").args(["rmi", "-f", c]).output();
+        }
         let _ = Command::new("docker").args(["rmi", "-f", id]).output();
     }
     let _ = Command::new("docker")
