@@ -73,8 +73,11 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
         Command::Gc {
             files,
             delete,
+            images,
+            pulled,
             json,
-        } => gc(&cli, files, *delete, *json),
+        } => gc(&cli, files, *delete, (*images, *pulled), *json),
+        Command::Pull { file, quiet } => pull(&cli, file, *quiet),
         Command::Tasks { file, json } => tasks(&cli, file, *json),
         Command::Export { file, teams, out } => export(&cli, file, teams, out.as_deref()),
         Command::Clean { file } => clean(file.as_deref()),
@@ -157,6 +160,16 @@ fn plan(cli: &Cli, file: &Path, explain: bool, json: bool) -> Result<u8, Report>
             })
             .map_err(|e| miette!("{e}"))?;
     }
+    if m.backend.kind == BackendKind::Docker {
+        // Images the resolution did not find on the daemon: what their registries say.
+        let missing: Vec<String> = run::images::image_refs(datasets)
+            .into_iter()
+            .filter(|r| !m.backend.images.contains_key(r))
+            .collect();
+        if !missing.is_empty() {
+            report.images_to_pull = run::images::describe_pulls(&missing);
+        }
+    }
     if json {
         println!(
             "{}",
@@ -202,6 +215,22 @@ fn plan(cli: &Cli, file: &Path, explain: bool, json: bool) -> Result<u8, Report>
                 &base[..12.min(base.len())],
                 if i.exists { "exists" } else { "to build" }
             );
+        }
+        for i in &report.images_to_pull {
+            match (&i.digest, &i.error) {
+                (_, Some(e)) => println!("  image to pull {}: {e}", i.image),
+                (Some(d), None) => println!(
+                    "  image to pull {} ({}, {})",
+                    i.image,
+                    d,
+                    i.compressed_bytes
+                        .map_or("size unknown".to_string(), |b| format!(
+                            "{} compressed",
+                            crate::backend::disk::human(b)
+                        ))
+                ),
+                (None, None) => println!("  image to pull {}", i.image),
+            }
         }
         if explain {
             for e in &report.to_run {
@@ -357,7 +386,10 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
         run::load_datasets(&m, Some(&store), true).map_err(|e| miette!("{e}"))?;
     let prefetched = prefetch.join().unwrap_or_default();
     preflight(&m, &unavailable)?;
+    // Missing task images are pulled now, before any node starts (never in a timed phase).
+    prepare_images(&m, &datasets, &store, run::images::DiskScope::Apply, quiet)?;
     resolve_images(&mut m, &datasets)?;
+    run::images::mark_used(&m, &store).map_err(|e| miette!("{e}"))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -520,7 +552,13 @@ fn status(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {
     Ok(exit_codes::OK)
 }
 
-fn gc(cli: &Cli, files: &[PathBuf], delete: bool, json: bool) -> Result<u8, Report> {
+fn gc(
+    cli: &Cli,
+    files: &[PathBuf],
+    delete: bool,
+    (images, pulled): (bool, bool),
+    json: bool,
+) -> Result<u8, Report> {
     let store_root = match (&cli.store, files.first()) {
         (Some(s), _) => s.clone(),
         (None, Some(f)) => default_store_path(&load(f)?.dir),
@@ -545,6 +583,9 @@ fn gc(cli: &Cli, files: &[PathBuf], delete: bool, json: bool) -> Result<u8, Repo
     let runs = store.runs();
     manifests.extend(runs.iter().map(|r| PathBuf::from(&r.manifest_path)));
     let mut reachable = BTreeSet::new();
+    // Image IDs the recorded manifests' tasks start from (`--images --pulled` keeps them).
+    let mut reachable_images = BTreeSet::new();
+    let mut docker_host = None;
     let mut notes = Vec::new();
     for path in &manifests {
         if !path.exists() {
@@ -563,6 +604,10 @@ fn gc(cli: &Cli, files: &[PathBuf], delete: bool, json: bool) -> Result<u8, Repo
                         "{}: cannot resolve its images ({e}); its docker results count as unreachable",
                         path.display()
                     ));
+                }
+                reachable_images.extend(m.backend.images.values().cloned());
+                if docker_host.is_none() {
+                    docker_host = m.backend.host.clone();
                 }
                 let mut graph = Graph::new(&m, Some(&store), &datasets, Mode::Plan)
                     .map_err(|e| miette!("{e}"))?;
@@ -589,8 +634,27 @@ fn gc(cli: &Cli, files: &[PathBuf], delete: bool, json: bool) -> Result<u8, Repo
         }
     }
     let report = crate::store::gc(&store, &reachable, !delete).map_err(|e| miette!("{e}"))?;
+    let image_report = if images {
+        Some(
+            docker_runtime()?
+                .block_on(async {
+                    let d = crate::backend::docker::DockerHost::connect(docker_host.as_deref())
+                        .await
+                        .map_err(run::images::PrepareError::Docker)?;
+                    run::images::gc_images(&d, Some(&store), &reachable_images, pulled, !delete)
+                        .await
+                })
+                .map_err(|e| miette!("{e}"))?,
+        )
+    } else {
+        None
+    };
     if json {
-        println!("{}", serde_json::to_string_pretty(&report).expect("json"));
+        let mut v = serde_json::to_value(&report).expect("json");
+        if let Some(i) = &image_report {
+            v["images"] = serde_json::to_value(i).expect("json");
+        }
+        println!("{}", serde_json::to_string_pretty(&v).expect("json"));
     } else {
         for n in &notes {
             eprintln!("note: {n}");
@@ -604,10 +668,133 @@ fn gc(cli: &Cli, files: &[PathBuf], delete: bool, json: bool) -> Result<u8, Repo
             report.kept_actions,
             report.kept_blobs
         );
-        if !(delete || report.removed_actions.is_empty() && report.removed_blobs.is_empty()) {
+        let mut images_pending = false;
+        if let Some(i) = &image_report {
+            for (kind, list) in [("built", &i.built), ("pulled", &i.pulled)] {
+                for img in list {
+                    println!(
+                        "{verb} {kind} image {} ({}, {})",
+                        img.references.join(" "),
+                        short_id(&img.id),
+                        crate::backend::disk::human(img.size_bytes)
+                    );
+                }
+            }
+            for id in &i.kept_pulled {
+                println!(
+                    "keeping pulled image {} (a recorded manifest uses it)",
+                    short_id(id)
+                );
+            }
+            for e in &i.errors {
+                eprintln!("note: {e}");
+            }
+            println!(
+                "{verb} {} built and {} pulled images ({})",
+                i.built.len(),
+                i.pulled.len(),
+                crate::backend::disk::human(i.removed_bytes)
+            );
+            images_pending = !(i.built.is_empty() && i.pulled.is_empty());
+        }
+        if !delete
+            && (images_pending
+                || !(report.removed_actions.is_empty() && report.removed_blobs.is_empty()))
+        {
             println!("dry run: pass --delete to remove them");
         }
     }
+    Ok(
+        if image_report.as_ref().is_some_and(|i| !i.errors.is_empty()) {
+            exit_codes::ERROR
+        } else {
+            exit_codes::OK
+        },
+    )
+}
+
+fn short_id(id: &str) -> &str {
+    let h = id.strip_prefix("sha256:").unwrap_or(id);
+    &h[..12.min(h.len())]
+}
+
+/// Pulls a docker manifest's missing task images (apply's first step, and `bench pull`),
+/// before anything runs; refuses when the daemon's disk lacks the room.
+fn prepare_images(
+    m: &Manifest,
+    datasets: &BTreeMap<String, crate::tasks::TaskSet>,
+    store: &Store,
+    scope: run::images::DiskScope,
+    quiet: bool,
+) -> Result<run::images::Prepared, Report> {
+    if m.backend.kind != BackendKind::Docker {
+        return Ok(Default::default());
+    }
+    let prepared = docker_runtime()?
+        .block_on(run::images::prepare(m, datasets, store, scope, quiet))
+        .map_err(|e| {
+            let help = match e {
+                run::images::PrepareError::Disk(_) => {
+                    "nothing was run; free disk on the daemon (`bench gc --images --pulled --delete`, `docker image prune`), or lower BENCH_DISK_RESERVE"
+                }
+                _ => "nothing was run; fix the images or their credentials, then run again",
+            };
+            miette!(help = help, "{}: {e}", m.path.display())
+        })?;
+    for n in &prepared.notes {
+        eprintln!("note: {n}");
+    }
+    Ok(prepared)
+}
+
+fn pull(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
+    let m = load(file)?;
+    if m.backend.kind != BackendKind::Docker {
+        println!(
+            "{}: the local backend uses no images; nothing to pull",
+            file.display()
+        );
+        return Ok(exit_codes::OK);
+    }
+    let store_root = store_path(&cli.store, &m);
+    let store = Store::open(&store_root)
+        .map_err(|e| miette!("cannot open the store {}: {e}", store_root.display()))?;
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let _lock = StoreLock::acquire(&store_root, &command).map_err(|e| {
+        miette!(
+            help = "wait for it to finish, or use another store with --store",
+            "{e}"
+        )
+    })?;
+    let (datasets, unavailable) =
+        run::load_datasets(&m, Some(&store), true).map_err(|e| miette!("{e}"))?;
+    if !unavailable.is_empty() {
+        return Err(miette!(
+            "datasets {} could not be loaded: their tasks' images are unknown",
+            unavailable.join(", ")
+        ));
+    }
+    let p = prepare_images(
+        &m,
+        &datasets,
+        &store,
+        run::images::DiskScope::PullsOnly,
+        quiet,
+    )?;
+    for x in &p.pulled {
+        println!(
+            "pulled {} ({}) as {}: {} downloaded",
+            x.reference,
+            x.digest,
+            x.id,
+            crate::backend::disk::human(x.downloaded)
+        );
+    }
+    println!(
+        "{} images pulled, {} already on the daemon",
+        p.pulled.len(),
+        p.present
+    );
     Ok(exit_codes::OK)
 }
 

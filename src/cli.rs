@@ -49,8 +49,24 @@ pub enum Command {
         /// Really delete.
         #[arg(long)]
         delete: bool,
+        /// Also the Docker images bench built (agent and stripped images) on the task images
+        /// this store knows.
+        #[arg(long)]
+        images: bool,
+        /// With --images: also the task images bench pulled that no recorded manifest uses,
+        /// least recently used first.
+        #[arg(long, requires = "images")]
+        pulled: bool,
         #[arg(long)]
         json: bool,
+    },
+    /// Pull the task images a docker manifest needs that the daemon lacks (with the Docker
+    /// config's credentials), without running anything.
+    Pull {
+        file: PathBuf,
+        /// No progress output.
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// Remove every container bench created (label bench=1) on the Docker daemon: leftovers of
     /// runs that were killed. Running applies lose their containers too.

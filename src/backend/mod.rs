@@ -1,21 +1,29 @@
 //! Where commands run, behind one seam (`sandbox.rs`: the [`Sandbox`] and [`Backend`] traits).
 //! `local.rs`: throwaway git workspaces on the host. `docker_backend.rs`: containers on a
 //! Docker daemon, with agent images, over the bollard primitives of `docker.rs`. `repo.rs`: the
-//! repository steps every sandbox shares (strip, check, snapshot, diff).
+//! repository steps every sandbox shares (strip, check, snapshot, diff). `pull.rs`: task images
+//! pulled before anything runs (`image_ref.rs`, `credentials.rs`, `registry.rs`), and `disk.rs`:
+//! whether the daemon has the disk for them.
 
+pub mod credentials;
+pub mod disk;
 pub mod docker;
 mod docker_backend;
 pub mod egress;
 mod exec;
 mod hardening;
+pub mod image_ref;
 pub mod jail;
 mod local;
+pub mod pull;
+pub mod registry;
 pub mod repo;
 mod sandbox;
 mod workspace;
 
 pub use docker_backend::{
-    AGENT_REPO, DockerBackend, Resources, STRIPPED_REPO, agent_tag, docker_facts, stripped_tag,
+    AGENT_REPO, DockerBackend, ENV_REPO, Resources, STRIPPED_REPO, agent_tag, docker_facts,
+    stripped_tag,
 };
 pub use exec::{ExecResult, exec, sweep_workspaces};
 pub use hardening::Hardening;

@@ -120,6 +120,8 @@ pub struct Limits {
     pub jobs: usize,
     pub containers: usize,
     pub agents: usize,
+    /// Task image pulls at once.
+    pub pulls: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

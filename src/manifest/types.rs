@@ -85,6 +85,8 @@ pub struct LimitsFile {
     pub containers: Option<u32>,
     /// Agent runs at once across all solve stages. Default 4.
     pub agents: Option<u32>,
+    /// Task image pulls at once (docker backend), before anything runs. Default 3.
+    pub pulls: Option<u32>,
 }
 
 /// A task source.

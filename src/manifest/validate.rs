@@ -385,18 +385,20 @@ impl Validator<'_> {
 
     fn limits(&mut self, l: Option<LimitsFile>) -> Limits {
         let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
-        let (jobs, containers, agents) = match l {
+        let (jobs, containers, agents, pulls) = match l {
             Some(LimitsFile {
                 jobs,
                 containers,
                 agents,
-            }) => (jobs, containers, agents),
-            None => (None, None, None),
+                pulls,
+            }) => (jobs, containers, agents, pulls),
+            None => (None, None, None, None),
         };
         for (v, k) in [
             (jobs, "jobs"),
             (containers, "containers"),
             (agents, "agents"),
+            (pulls, "pulls"),
         ] {
             if v == Some(0) {
                 self.err(
@@ -412,6 +414,9 @@ impl Validator<'_> {
             jobs: jobs.map_or(cpus, |j| j as usize),
             containers: containers.map_or(8, |c| c as usize),
             agents: agents.map_or(4, |a| a as usize),
+            pulls: pulls.map_or(crate::backend::pull::DEFAULT_CONCURRENT_PULLS, |p| {
+                p as usize
+            }),
         }
     }
 

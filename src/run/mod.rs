@@ -1,9 +1,10 @@
-//! Running a manifest: loading its datasets, planning, and the apply dispatcher with its
-//! pools and budgets.
+//! Running a manifest: loading its datasets, making its task images ready (`images.rs`),
+//! planning, and the apply dispatcher with its pools and budgets.
 
 mod apply;
 mod budget;
 mod datasets;
+pub mod images;
 mod plan;
 mod pools;
 mod progress;

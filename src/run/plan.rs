@@ -29,6 +29,9 @@ pub struct PlanReport {
     pub unavailable_datasets: Vec<String>,
     /// Docker: the agent images the solves to run need (harnesses that install a CLI).
     pub agent_images: Vec<AgentImagePlan>,
+    /// Docker: the task images the daemon lacks, which apply pulls first (filled by the
+    /// caller, which talks to Docker and the registries).
+    pub images_to_pull: Vec<super::images::ImageToPull>,
     /// Records that failed verification (removed; their nodes are counted to run).
     pub invalid_records: Vec<String>,
     /// The expected spend of the solves to run, per team, from stored costs.
@@ -138,6 +141,7 @@ pub fn plan(
         orphaned,
         unavailable_datasets: unavailable,
         agent_images: agent_images.into_iter().collect(),
+        images_to_pull: Vec::new(),
         invalid_records: invalid,
         spend: super::spend::estimate(m, store, &pending_solves),
     })

@@ -3,12 +3,14 @@
 
 mod atomic;
 mod gc;
+mod images;
 mod layout;
 mod lock;
 mod records;
 
 pub use atomic::write_atomic;
 pub use gc::{GcReport, gc};
+pub use images::{IMAGES_SCHEMA, PulledImage, PulledImages};
 pub use layout::{Lookup, Store, StoreError, default_store_path};
 pub use lock::{LockError, StoreLock};
 pub use records::{
