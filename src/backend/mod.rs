@@ -10,6 +10,7 @@ mod exec;
 mod hardening;
 pub mod jail;
 mod local;
+pub mod pool;
 pub mod repo;
 mod sandbox;
 mod workspace;
