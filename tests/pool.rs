@@ -292,9 +292,8 @@ new file mode 100644
 +        self.assertEqual(add(2, 3), 5)
 ";
 
-/// `n` tasks of the calc fixture whose tests take `sleep` seconds more.
-fn write_tasks(dir: &Path, n: usize, sleep: u32) {
-    let base = base_sha();
+/// `n` tasks of the calc fixture (at commit `base`) whose tests take `sleep` seconds more.
+fn write_tasks(dir: &Path, n: usize, sleep: u32, base: &str) {
     for i in 0..n {
         let id = format!("t{i:02}");
         let d = dir.join("tasks").join(&id);
@@ -393,7 +392,7 @@ fn work_spreads_over_both_hosts_and_keys_match_one_host() {
     }
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = two_daemons(dir.path());
-    write_tasks(dir.path(), 8, 1);
+    write_tasks(dir.path(), 8, 1, &base_sha());
     std::fs::write(dir.path().join("m.toml"), manifest(&pool_lines(&a, &b))).unwrap();
 
     let t0 = Instant::now();
@@ -476,7 +475,7 @@ fn a_host_killed_mid_run_moves_its_nodes_and_the_apply_completes() {
     }
     let dir = tempfile::tempdir().unwrap();
     let (a, mut b) = two_daemons(dir.path());
-    write_tasks(dir.path(), 8, 4);
+    write_tasks(dir.path(), 8, 4, &base_sha());
     std::fs::write(dir.path().join("m.toml"), manifest(&pool_lines(&a, &b))).unwrap();
 
     let log = std::fs::File::create(dir.path().join("apply.log")).unwrap();
@@ -545,11 +544,9 @@ fn a_host_killed_mid_run_moves_its_nodes_and_the_apply_completes() {
     assert!(b.networks().is_empty(), "{:?}", b.networks());
 }
 
+/// Needs no daemon: the manifest's mistakes are found at load, unreachable hosts at connect.
 #[test]
 fn unreachable_and_misconfigured_hosts_are_clear_errors() {
-    if !common::docker_ready(&[IMAGE]) {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("tasks")).unwrap();
     // Both set: refused at load.
@@ -576,7 +573,7 @@ fn unreachable_and_misconfigured_hosts_are_clear_errors() {
     let out = bench_in(dir.path(), &["plan", "m.toml"]);
     let err = stderr(&out);
     assert!(
-        err.contains("TLS needs all of `ca`, `cert` and `key`"),
+        err.contains("TLS needs all of `ca`"),
         "{err}"
     );
     assert!(
@@ -589,7 +586,7 @@ fn unreachable_and_misconfigured_hosts_are_clear_errors() {
         manifest("hosts = [{ url = \"unix:///tmp/bp-none-1.sock\" }, { url = \"unix:///tmp/bp-none-2.sock\" }]"),
     )
     .unwrap();
-    write_tasks(dir.path(), 1, 0);
+    write_tasks(dir.path(), 1, 0, &"0".repeat(40));
     let out = bench_in(dir.path(), &["apply", "m.toml"]);
     let err = stderr(&out);
     assert_ne!(out.status.code(), Some(0), "{err}");
