@@ -221,7 +221,7 @@ async fn connect_ssh(url: &str) -> Result<(DockerHost, Tunnel), String> {
 struct Connected {
     host: DockerHost,
     tunnel: Option<Tunnel>,
-    /// The daemon's own ID (two addresses of one daemon are refused).
+    /// The daemon's ID, name and data root (two addresses of one daemon are refused).
     daemon_id: Option<String>,
 }
 
@@ -243,7 +243,16 @@ async fn connect(spec: &DockerHostSpec) -> Result<Connected, String> {
         })?;
         (h, None)
     };
-    let daemon_id = host.client.info().await.ok().and_then(|i| i.id);
+    // The ID alone is not enough: daemons sharing /etc/docker share their key, hence their
+    // ID; their data roots differ.
+    let daemon_id = host.client.info().await.ok().and_then(|i| {
+        Some(format!(
+            "{} on {} at {}",
+            i.id?,
+            i.name.unwrap_or_default(),
+            i.docker_root_dir.unwrap_or_default()
+        ))
+    });
     Ok(Connected {
         host,
         tunnel,
@@ -266,7 +275,7 @@ async fn connect_all(
             && let Some(first) = ids.insert(id.clone(), &spec.url)
         {
             return Err(format!(
-                "`[backend] hosts` lists one Docker daemon twice: {first} and {} are the same daemon (ID {id}); list it once and give it more `containers`",
+                "`[backend] hosts` lists one Docker daemon twice: {first} and {} are the same daemon ({id}); list it once and give it more `containers`",
                 spec.url
             ));
         }
