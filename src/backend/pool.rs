@@ -554,7 +554,7 @@ impl Shared {
         if first {
             let left = self.lock().alive.iter().filter(|a| **a).count();
             eprintln!(
-                "note: host {} is unreachable ({why}); its running nodes fail and run again on the other {left} hosts",
+                "note: host {} is unreachable ({why}); its running nodes fail and run again on the other hosts ({left} reachable)",
                 self.members[h].name
             );
             self.wake.notify_waiters();
