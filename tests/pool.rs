@@ -509,6 +509,8 @@ fn a_host_killed_mid_run_moves_its_nodes_and_the_apply_completes() {
         assert!(child.try_wait().unwrap().is_none(), "apply ended early");
         std::thread::sleep(Duration::from_millis(100));
     }
+    // Past their sandboxes' creation: the kill lands in their tests (each sleeps 4 s).
+    std::thread::sleep(Duration::from_millis(1500));
     let lost = b.grading();
     b.kill9();
     let t0 = Instant::now();
@@ -535,6 +537,7 @@ fn a_host_killed_mid_run_moves_its_nodes_and_the_apply_completes() {
             "{node} not retried:\n{err}"
         );
     }
+    assert!(sandboxes_per_host(&err, &b.sock()) >= 1, "{err}");
     let v = verdicts(dir.path());
     assert_eq!(v.len(), 8, "{v:?}");
     assert!(v.values().all(|r| *r), "{v:?}");

@@ -6,7 +6,7 @@
 //! pulls), preferring one that already holds the image it will start from (the agent image of
 //! its harness, the stripped image of its grading), then the least loaded (sandboxes over the
 //! host's `containers`), then the first listed (deterministic). A host is full at its
-//! `containers`, or when the CPUs its sandboxes reserve would pass its `cpus`. The sandboxes of
+//! `containers`, or (when it sets `cpus`) when the CPUs its sandboxes reserve would pass them. The sandboxes of
 //! one node that overlap in time (a review's coder and reviewer) stay on one host, never
 //! waiting for each other. Agent images are built on the host that runs the agent: the image
 //! [`Backend::agent_image`] returns names its host, so the agent's sandbox starts there.
@@ -475,7 +475,9 @@ impl PoolBackend {
                 }
             }
             let cap = spec.containers.unwrap_or(default_containers).max(1);
-            let cpus = spec.cpus.or(c.host.ncpu).unwrap_or(f64::MAX);
+            // Without `cpus`, only `containers` bounds a host (as `limits.containers` bounds
+            // one `host`).
+            let cpus = spec.cpus.unwrap_or(f64::MAX);
             members.push(Member {
                 name: spec.url.clone(),
                 backend: DockerBackend::new(

@@ -81,8 +81,8 @@ pub struct DockerHostFile {
     pub url: String,
     /// Sandboxes (containers) alive at once on this host. Default: `limits.containers`.
     pub containers: Option<u32>,
-    /// CPUs of this host that sandboxes may reserve (the sum of their `cpus`). Default: the
-    /// daemon's CPU count.
+    /// CPUs of this host that sandboxes may reserve (the sum of their `cpus`, each capped to
+    /// the daemon's CPU count). Default: no CPU bound, only `containers`.
     pub cpus: Option<f64>,
     /// tcp with TLS: the CA certificate (PEM), relative to this manifest.
     pub ca: Option<String>,
