@@ -142,7 +142,16 @@ fn plan(cli: &Cli, file: &Path, explain: bool, json: bool) -> Result<u8, Report>
     } = &loaded;
     let mut report = run::plan(m, store.as_ref(), datasets, unavailable.clone(), explain)
         .map_err(|e| miette!("{e}"))?;
-    if !report.agent_images.is_empty() {
+    if !report.agent_images.is_empty() && !m.backend.hosts.is_empty() {
+        // A pool: an agent image exists when a reachable host has it (agents go there first).
+        let refs = report.agent_images.iter().map(|i| i.image.clone()).collect();
+        let present = docker_runtime()?
+            .block_on(crate::backend::pool::images_on_any(&m.backend.hosts, &refs))
+            .map_err(|e| miette!("{e}"))?;
+        for i in &mut report.agent_images {
+            i.exists = present.contains(&i.image);
+        }
+    } else if !report.agent_images.is_empty() {
         let host = m.backend.host.clone();
         let images = std::mem::take(&mut report.agent_images);
         report.agent_images = docker_runtime()?

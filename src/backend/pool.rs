@@ -334,6 +334,28 @@ pub async fn resolve_images(
     Ok(images.into_iter().map(|(r, (id, _))| (r, id)).collect())
 }
 
+/// The images of `refs` that at least one reachable host of the pool holds.
+pub async fn images_on_any(
+    hosts: &[DockerHostSpec],
+    refs: &BTreeSet<String>,
+) -> Result<BTreeSet<String>, String> {
+    let mut found = BTreeSet::new();
+    for (i, c) in connect_all(hosts).await? {
+        let Ok(c) = c else { continue };
+        for r in refs {
+            if c.host
+                .image_id(r)
+                .await
+                .map_err(|e| format!("host {}: {e}", hosts[i].url))?
+                .is_some()
+            {
+                found.insert(r.clone());
+            }
+        }
+    }
+    Ok(found)
+}
+
 fn mismatch(image: &str, a: &str, id_a: &str, b: &str, id_b: &str) -> String {
     format!(
         "image {image} is not the same image on every host: {a} has {}, {b} has {}; node keys carry one image ID, so the hosts must hold identical images: push it to a registry and pull it by digest on each host, or copy it (`docker save {image} | docker -H {b} load`), or remove the stale one",
@@ -1026,6 +1048,131 @@ mod tests {
         );
         assert!(parse_ssh("ssh://bench@").is_err());
         assert!(parse_ssh("ssh://gpu1:x").is_err());
+    }
+
+    /// A pool of hosts with these (containers, cpus), connected to nothing (bollard connects
+    /// lazily), all reachable and idle.
+    fn pool(hosts: &[(usize, f64)]) -> Shared {
+        let r = Resources {
+            cpus: 1.0,
+            memory_bytes: 1 << 30,
+            pids: 64,
+        };
+        let members = hosts
+            .iter()
+            .enumerate()
+            .map(|(i, (cap, cpus))| {
+                let host = DockerHost {
+                    client: bollard::Docker::connect_with_http(
+                        "tcp://127.0.0.1:9",
+                        1,
+                        bollard::API_DEFAULT_VERSION,
+                    )
+                    .unwrap(),
+                    host: format!("unix:///h{i}.sock"),
+                    ncpu: Some(*cpus),
+                };
+                Member {
+                    name: format!("h{i}"),
+                    backend: DockerBackend::new(
+                        host,
+                        "run".into(),
+                        "store".into(),
+                        BTreeMap::new(),
+                        r,
+                        *cap,
+                    ),
+                    cap: *cap,
+                    cpus: *cpus,
+                    has: BTreeSet::new(),
+                    tunnel: Mutex::new(None),
+                }
+            })
+            .collect::<Vec<_>>();
+        let n = members.len();
+        Shared {
+            members,
+            state: Mutex::new(State {
+                alive: vec![true; n],
+                load: vec![0; n],
+                cpu: vec![0.0; n],
+                created: vec![0; n],
+                lost_nodes: vec![0; n],
+                ..Default::default()
+            }),
+            wake: tokio::sync::Notify::new(),
+            resources: r,
+            quiet: true,
+        }
+    }
+
+    #[test]
+    fn pick_prefers_the_image_then_the_least_loaded_then_the_first() {
+        let p = pool(&[(2, f64::MAX), (4, f64::MAX), (2, f64::MAX)]);
+        let all = [0, 1, 2];
+        let mut st = p.lock();
+        // Idle: the first listed.
+        assert_eq!(p.pick(&st, &all, &[false; 3], 1.0), Some(0));
+        // The host holding the image, even when others are idler.
+        st.load[2] = 1;
+        assert_eq!(p.pick(&st, &all, &[false, false, true], 1.0), Some(2));
+        // The least loaded by ratio: 1/2 on h0 against 1/4 on h1.
+        st.load = vec![1, 1, 1];
+        assert_eq!(p.pick(&st, &all, &[false; 3], 1.0), Some(1));
+        // Full hosts are skipped, preferred or not; all full: none.
+        st.load = vec![2, 4, 1];
+        assert_eq!(p.pick(&st, &all, &[true, true, false], 1.0), Some(2));
+        st.load = vec![2, 4, 2];
+        assert_eq!(p.pick(&st, &all, &[false; 3], 1.0), None);
+        // An unreachable host never.
+        st.load = vec![0, 0, 0];
+        st.alive[0] = false;
+        assert_eq!(p.pick(&st, &all, &[true, false, false], 1.0), Some(1));
+    }
+
+    #[test]
+    fn pick_counts_reserved_cpus_but_never_starves_an_idle_host() {
+        let p = pool(&[(8, 4.0)]);
+        let mut st = p.lock();
+        st.load[0] = 1;
+        st.cpu[0] = 3.0;
+        assert_eq!(p.pick(&st, &[0], &[false], 1.0), Some(0));
+        assert_eq!(p.pick(&st, &[0], &[false], 2.0), None);
+        // A sandbox larger than the host still runs when the host is idle.
+        st.load[0] = 0;
+        st.cpu[0] = 0.0;
+        assert_eq!(p.pick(&st, &[0], &[false], 16.0), Some(0));
+    }
+
+    #[test]
+    fn only_nodes_of_a_lost_host_are_retried_and_at_most_once_per_host() {
+        let b = PoolBackend {
+            shared: Arc::new(pool(&[(2, f64::MAX), (2, f64::MAX)])),
+        };
+        {
+            let mut st = b.shared.lock();
+            st.key_host.insert("k-on-0".into(), (0, 1));
+            st.key_host.insert("k-on-1".into(), (1, 1));
+            st.alive[1] = false;
+        }
+        assert!(b.retry("k-on-0", "cannot apply").is_none());
+        let why = b.retry("k-on-1", "whatever").expect("retried");
+        assert!(why.contains("its host h1 became unreachable"), "{why}");
+        // An agent image build that failed there (no sandbox yet): known by its message.
+        assert!(
+            b.retry("k-new", &format!("{}: cannot build", lost("h1")))
+                .is_some()
+        );
+        for _ in 0..2 {
+            b.shared.lock().key_host.insert("k-again".into(), (1, 1));
+            let _ = b.retry("k-again", "x");
+        }
+        b.shared.lock().key_host.insert("k-again".into(), (1, 1));
+        assert!(b.retry("k-again", "x").is_none(), "retried past the hosts' count");
+        // No host left: nothing is retried.
+        b.shared.lock().alive[0] = false;
+        b.shared.lock().key_host.insert("k-last".into(), (1, 1));
+        assert!(b.retry("k-last", "x").is_none());
     }
 
     #[test]
