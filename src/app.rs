@@ -144,7 +144,11 @@ fn plan(cli: &Cli, file: &Path, explain: bool, json: bool) -> Result<u8, Report>
         .map_err(|e| miette!("{e}"))?;
     if !report.agent_images.is_empty() && !m.backend.hosts.is_empty() {
         // A pool: an agent image exists when a reachable host has it (agents go there first).
-        let refs = report.agent_images.iter().map(|i| i.image.clone()).collect();
+        let refs = report
+            .agent_images
+            .iter()
+            .map(|i| i.image.clone())
+            .collect();
         let present = docker_runtime()?
             .block_on(crate::backend::pool::images_on_any(&m.backend.hosts, &refs))
             .map_err(|e| miette!("{e}"))?;

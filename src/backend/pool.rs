@@ -1168,7 +1168,10 @@ mod tests {
             let _ = b.retry("k-again", "x");
         }
         b.shared.lock().key_host.insert("k-again".into(), (1, 1));
-        assert!(b.retry("k-again", "x").is_none(), "retried past the hosts' count");
+        assert!(
+            b.retry("k-again", "x").is_none(),
+            "retried past the hosts' count"
+        );
         // No host left: nothing is retried.
         b.shared.lock().alive[0] = false;
         b.shared.lock().key_host.insert("k-last".into(), (1, 1));
