@@ -51,6 +51,9 @@ struct Daemon {
     root: PathBuf,
     child: Option<Child>,
     pool: u8,
+    /// Listening on tcp://127.0.0.1:PORT with TLS (certificates under the root) instead of
+    /// a socket.
+    tls_port: Option<u16>,
 }
 
 impl Daemon {
@@ -65,13 +68,69 @@ impl Daemon {
             root,
             child: None,
             pool,
+            tls_port: None,
+        };
+        d.spawn();
+        d
+    }
+
+    /// A daemon on tcp://127.0.0.1:`port` that only talks TLS with client certificates of
+    /// a CA made here (openssl): `ca.pem`, `cert.pem`, `key.pem` under its root.
+    fn start_tls(tag: &str, pool: u8, port: u16) -> Daemon {
+        let root = PathBuf::from(format!("/tmp/bp-{}-{tag}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join("daemon.json"), "{}").unwrap();
+        let script = "set -e
+openssl genrsa -out ca-key.pem 2048
+openssl req -new -x509 -days 2 -key ca-key.pem -sha256 -subj /CN=bench-test-ca -out ca.pem
+openssl genrsa -out server-key.pem 2048
+openssl req -subj /CN=localhost -new -key server-key.pem -out server.csr
+printf 'subjectAltName = IP:127.0.0.1\\nextendedKeyUsage = serverAuth\\n' > server.cnf
+openssl x509 -req -days 2 -sha256 -in server.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -out server-cert.pem -extfile server.cnf
+openssl genrsa -out key.pem 2048
+openssl req -subj /CN=client -new -key key.pem -out client.csr
+printf 'extendedKeyUsage = clientAuth\\n' > client.cnf
+openssl x509 -req -days 2 -sha256 -in client.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -out cert.pem -extfile client.cnf
+";
+        let ok = Command::new("sh")
+            .args(["-c", script])
+            .current_dir(&root)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("openssl");
+        assert!(ok.success(), "openssl could not make the certificates");
+        let mut d = Daemon {
+            root,
+            child: None,
+            pool,
+            tls_port: Some(port),
         };
         d.spawn();
         d
     }
 
     fn sock(&self) -> String {
-        format!("unix://{}/sock", self.root.display())
+        match self.tls_port {
+            Some(p) => format!("tcp://127.0.0.1:{p}"),
+            None => format!("unix://{}/sock", self.root.display()),
+        }
+    }
+
+    /// `-H` and, for a TLS daemon, the client's certificates.
+    fn conn(&self) -> Vec<String> {
+        let mut v = vec!["-H".to_string(), self.sock()];
+        if self.tls_port.is_some() {
+            let r = self.root.display();
+            v.extend([
+                "--tlsverify".to_string(),
+                format!("--tlscacert={r}/ca.pem"),
+                format!("--tlscert={r}/cert.pem"),
+                format!("--tlskey={r}/key.pem"),
+            ]);
+        }
+        v
     }
 
     fn spawn(&mut self) {
@@ -91,6 +150,15 @@ impl Daemon {
             .arg("--pidfile")
             .arg(r.join("pid"))
             .args(["-H", &self.sock()])
+            .args(match self.tls_port {
+                Some(_) => vec![
+                    "--tlsverify".to_string(),
+                    format!("--tlscacert={}/ca.pem", r.display()),
+                    format!("--tlscert={}/server-cert.pem", r.display()),
+                    format!("--tlskey={}/server-key.pem", r.display()),
+                ],
+                None => vec![],
+            })
             // No default bridge (docker0 is the machine daemon's); grading uses no network,
             // agents a network of their own from the address pool.
             .args(["--bridge=none", "--iptables=false", "--ip-masq=false"])
@@ -117,7 +185,7 @@ impl Daemon {
 
     fn docker(&self, args: &[&str]) -> String {
         let out = Command::new("docker")
-            .args(["-H", &self.sock()])
+            .args(self.conn())
             .args(args)
             .output()
             .expect("docker");
@@ -126,7 +194,7 @@ impl Daemon {
 
     fn docker_ok(&self, args: &[&str]) -> bool {
         Command::new("docker")
-            .args(["-H", &self.sock()])
+            .args(self.conn())
             .args(args)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -607,6 +675,59 @@ fn unreachable_and_misconfigured_hosts_are_clear_errors() {
         err.contains("no host of `[backend] hosts` is reachable")
             && err.contains("unix:///tmp/bp-none-1.sock")
             && err.contains("unix:///tmp/bp-none-2.sock"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_tcp_host_with_tls_grades_beside_a_unix_host() {
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tarball = dir.path().join("image.tar");
+    assert!(
+        Command::new("docker")
+            .args(["save", "-o", tarball.to_str().unwrap(), IMAGE])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let a = Daemon::start("ta", 233);
+    let t = Daemon::start_tls("tt", 234, 23000 + (std::process::id() % 2000) as u16);
+    a.load(&tarball);
+    t.load(&tarball);
+    write_tasks(dir.path(), 4, 1, &base_sha());
+    let r = t.root.display();
+    let hosts = format!(
+        "hosts = [\n  {{ url = \"{}\", containers = 1 }},\n  {{ url = \"{}\", containers = 1, ca = \"{r}/ca.pem\", cert = \"{r}/cert.pem\", key = \"{r}/key.pem\" }},\n]",
+        a.sock(),
+        t.sock()
+    );
+    std::fs::write(dir.path().join("m.toml"), manifest(&hosts)).unwrap();
+    let out = bench_in(dir.path(), &["apply", "m.toml"]);
+    let err = stderr(&out);
+    eprintln!("{err}");
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(sandboxes_per_host(&err, &t.sock()) >= 1, "{err}");
+    let v = verdicts(dir.path());
+    assert_eq!(v.len(), 4, "{v:?}");
+    assert!(v.values().all(|r| *r), "{v:?}");
+    assert!(t.containers().is_empty() && a.containers().is_empty());
+    // The wrong CA: a clear error naming the host and what to check.
+    std::fs::write(
+        dir.path().join("m.toml"),
+        manifest(&hosts.replace("/ca.pem", "/server-cert.pem")),
+    )
+    .unwrap();
+    let out = bench_in(dir.path(), &["clean", "m.toml"]);
+    let err = stderr(&out);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains(&format!(
+            "cannot reach the Docker daemon at {} over TLS",
+            t.sock()
+        )),
         "{err}"
     );
 }
