@@ -420,6 +420,9 @@ struct State {
     alive: Vec<bool>,
     /// Sandboxes alive per host, and the CPUs they reserve.
     load: Vec<usize>,
+    /// Agent images handed out per host whose sandbox is not created yet (they will land
+    /// there): counted as load when choosing, so one wave of solves spreads.
+    pending: Vec<usize>,
     cpu: Vec<f64>,
     /// Sandboxes created per host (the summary), and nodes lost with a host.
     created: Vec<usize>,
@@ -537,6 +540,7 @@ impl PoolBackend {
                 state: Mutex::new(State {
                     alive: vec![true; n],
                     load: vec![0; n],
+                    pending: vec![0; n],
                     cpu: vec![0.0; n],
                     created: vec![0; n],
                     lost_nodes: vec![0; n],
@@ -660,8 +664,8 @@ impl Shared {
                     && (st.load[h] == 0 || st.cpu[h] + cpus.min(m.cpus) <= m.cpus + 1e-9)
             })
             .min_by(|(a, pa), (b, pb)| {
-                let ra = st.load[**a] as f64 / self.members[**a].cap as f64;
-                let rb = st.load[**b] as f64 / self.members[**b].cap as f64;
+                let ra = (st.load[**a] + st.pending[**a]) as f64 / self.members[**a].cap as f64;
+                let rb = (st.load[**b] + st.pending[**b]) as f64 / self.members[**b].cap as f64;
                 pb.cmp(pa)
                     .then(ra.partial_cmp(&rb).unwrap_or(std::cmp::Ordering::Equal))
                     .then(a.cmp(b))
@@ -786,6 +790,9 @@ impl Backend for PoolBackend {
                     s.pick(&st, &hosts, &preferred, cpus)
                 };
                 if let Some(h) = pick {
+                    if fixed.is_some() {
+                        st.pending[h] = st.pending[h].saturating_sub(1);
+                    }
                     st.load[h] += 1;
                     st.cpu[h] += cpus.min(s.members[h].cpus);
                     let e = st.key_host.entry(spec.key.to_string()).or_insert((h, 0));
@@ -846,16 +853,18 @@ impl Backend for PoolBackend {
             });
         }
         let h = {
-            let st = s.lock();
-            s.pick(&st, &hosts, &preferred, 0.0).unwrap_or_else(|| {
+            let mut st = s.lock();
+            let h = s.pick(&st, &hosts, &preferred, 0.0).unwrap_or_else(|| {
                 // All full: the preferred, least loaded one (its sandbox waits for room).
                 *hosts
                     .iter()
                     .zip(&preferred)
-                    .min_by_key(|(h, p)| (!**p, st.load[**h], **h))
+                    .min_by_key(|(h, p)| (!**p, st.load[**h] + st.pending[**h], **h))
                     .map(|(h, _)| h)
                     .expect("eligible hosts are not empty")
-            })
+            });
+            st.pending[h] += 1;
+            h
         };
         match s.members[h]
             .backend
@@ -868,8 +877,18 @@ impl Backend for PoolBackend {
                 }
                 Ok(Some(format!("{PREFIX}{h}:{id}")))
             }
-            Ok(None) => Ok(None),
-            Err(e) => Err(s.check(h, e).await),
+            Ok(None) => {
+                let mut st = s.lock();
+                st.pending[h] = st.pending[h].saturating_sub(1);
+                Ok(None)
+            }
+            Err(e) => {
+                {
+                    let mut st = s.lock();
+                    st.pending[h] = st.pending[h].saturating_sub(1);
+                }
+                Err(s.check(h, e).await)
+            }
         }
     }
 
@@ -1095,6 +1114,7 @@ mod tests {
             state: Mutex::new(State {
                 alive: vec![true; n],
                 load: vec![0; n],
+                pending: vec![0; n],
                 cpu: vec![0.0; n],
                 created: vec![0; n],
                 lost_nodes: vec![0; n],
@@ -1124,6 +1144,11 @@ mod tests {
         assert_eq!(p.pick(&st, &all, &[true, true, false], 1.0), Some(2));
         st.load = vec![2, 4, 2];
         assert_eq!(p.pick(&st, &all, &[false; 3], 1.0), None);
+        // Agent images handed out count as load: a wave of solves spreads.
+        st.load = vec![0, 0, 0];
+        st.pending = vec![1, 0, 0];
+        assert_eq!(p.pick(&st, &all, &[false; 3], 0.0), Some(1));
+        st.pending = vec![0, 0, 0];
         // An unreachable host never.
         st.load = vec![0, 0, 0];
         st.alive[0] = false;
