@@ -145,7 +145,20 @@ fn plan(cli: &Cli, file: &Path, explain: bool, json: bool) -> Result<u8, Report>
     } = &loaded;
     let mut report = run::plan(m, store.as_ref(), datasets, unavailable.clone(), explain)
         .map_err(|e| miette!("{e}"))?;
-    if !report.agent_images.is_empty() {
+    if !report.agent_images.is_empty() && !m.backend.hosts.is_empty() {
+        // A pool: an agent image exists when a reachable host has it (agents go there first).
+        let refs = report
+            .agent_images
+            .iter()
+            .map(|i| i.image.clone())
+            .collect();
+        let present = docker_runtime()?
+            .block_on(crate::backend::pool::images_on_any(&m.backend.hosts, &refs))
+            .map_err(|e| miette!("{e}"))?;
+        for i in &mut report.agent_images {
+            i.exists = present.contains(&i.image);
+        }
+    } else if !report.agent_images.is_empty() {
         let host = m.backend.host.clone();
         let images = std::mem::take(&mut report.agent_images);
         report.agent_images = docker_runtime()?
@@ -826,6 +839,26 @@ async fn backend_for(
                 hidden,
             }))
         }
+        BackendKind::Docker if !m.backend.hosts.is_empty() => {
+            let store_label =
+                crate::key::digest(store.root().display().to_string().as_bytes())[..16].to_string();
+            Ok(Arc::new(
+                crate::backend::pool::PoolBackend::start(
+                    &m.backend.hosts,
+                    run_id,
+                    &store_label,
+                    &m.backend.images,
+                    crate::backend::Resources {
+                        cpus: m.backend.cpus,
+                        memory_bytes: m.backend.memory_bytes,
+                        pids: m.backend.pids,
+                    },
+                    m.limits.containers,
+                    quiet,
+                )
+                .await?,
+            ))
+        }
         BackendKind::Docker => {
             let host =
                 crate::backend::docker::DockerHost::connect(m.backend.host.as_deref()).await?;
@@ -887,6 +920,14 @@ fn resolve_images(
     if refs.is_empty() {
         return Ok(());
     }
+    if !m.backend.hosts.is_empty() {
+        let images = docker_runtime()?.block_on(crate::backend::pool::resolve_images(
+            &m.backend.hosts,
+            &refs,
+        ));
+        m.backend.images = images.map_err(|e| miette!("{e}"))?;
+        return Ok(());
+    }
     let host = m.backend.host.clone();
     let images = docker_runtime()?.block_on(async {
         let d = crate::backend::docker::DockerHost::connect(host.as_deref()).await?;
@@ -903,10 +944,33 @@ fn resolve_images(
 }
 
 fn clean(file: Option<&Path>) -> Result<u8, Report> {
-    let host = match file {
-        Some(f) => load(f)?.backend.host,
-        None => None,
+    let (host, hosts) = match file {
+        Some(f) => {
+            let m = load(f)?;
+            (m.backend.host, m.backend.hosts)
+        }
+        None => (None, Vec::new()),
     };
+    if !hosts.is_empty() {
+        let (removed, errors) = docker_runtime()?
+            .block_on(crate::backend::pool::clean(&hosts))
+            .map_err(|e| miette!("{e}"))?;
+        for n in &removed {
+            println!("removed {n}");
+        }
+        println!(
+            "{} bench containers and networks removed on {} hosts",
+            removed.len(),
+            hosts.len() - errors.len()
+        );
+        if !errors.is_empty() {
+            return Err(miette!(
+                "some hosts could not be cleaned:\n  {}",
+                errors.join("\n  ")
+            ));
+        }
+        return Ok(exit_codes::OK);
+    }
     let removed = docker_runtime()?.block_on(async {
         let d = crate::backend::docker::DockerHost::connect(host.as_deref()).await?;
         let mut removed = Vec::new();

@@ -989,7 +989,7 @@ impl Drop for Container {
             };
             rt.block_on(async {
                 let _ = tokio::time::timeout(Duration::from_secs(60), async {
-                    if let Ok(h) = DockerHost::connect(Some(&host)).await {
+                    if let Ok(h) = super::pool::reconnect(&host).await {
                         let _ = h.remove(&id).await;
                     }
                 })

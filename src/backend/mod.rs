@@ -15,6 +15,7 @@ mod hardening;
 pub mod image_ref;
 pub mod jail;
 mod local;
+pub mod pool;
 pub mod pull;
 pub mod registry;
 pub mod repo;

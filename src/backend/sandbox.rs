@@ -221,4 +221,17 @@ pub trait Backend: Send + Sync {
 
     /// Removes what this apply's nodes left behind (a crash of a node's task).
     async fn finish(&self);
+
+    /// Whether the node of `key`, failed with the infrastructure error `error`, runs again in
+    /// this apply, and why (a pool: its host became unreachable, others remain). `None`: the
+    /// failure stands.
+    fn retry(&self, key: &str, error: &str) -> Option<String> {
+        let _ = (key, error);
+        None
+    }
+
+    /// A line of the backend's current load (a pool: sandboxes per host), for progress.
+    fn load(&self) -> Option<String> {
+        None
+    }
 }

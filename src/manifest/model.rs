@@ -71,12 +71,31 @@ pub struct Backend {
     pub memory_bytes: u64,
     pub pids: u64,
     pub host: Option<String>,
+    /// docker: a pool of daemons (`[backend] hosts`); empty: the single `host`.
+    pub hosts: Vec<DockerHostSpec>,
     /// docker: agents reach only their harness's endpoints (through the egress proxy); else
     /// the default bridge.
     pub egress_allowlist: bool,
     /// docker: image reference -> image ID (`sha256:...`) as the daemon resolved it before
     /// planning; keys hold the ID, never the tag. Empty for local manifests.
     pub images: std::collections::BTreeMap<String, String>,
+}
+
+/// One daemon of `[backend] hosts`, validated (TLS paths resolved against the manifest).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DockerHostSpec {
+    pub url: String,
+    pub containers: Option<usize>,
+    pub cpus: Option<f64>,
+    pub tls: Option<DockerTls>,
+}
+
+/// A tcp daemon's TLS files.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DockerTls {
+    pub ca: std::path::PathBuf,
+    pub cert: std::path::PathBuf,
+    pub key: std::path::PathBuf,
 }
 
 impl Backend {

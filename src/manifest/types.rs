@@ -61,10 +61,35 @@ pub struct BackendFile {
     pub pids: Option<u64>,
     /// Docker daemon address; defaults to DOCKER_HOST, then the local socket.
     pub host: Option<String>,
+    /// A pool of Docker daemons (instead of `host`): work is spread over them, preferring a
+    /// host that already has a node's image; a host that becomes unreachable has its running
+    /// nodes retried on the others. Never part of a node key.
+    pub hosts: Option<Vec<DockerHostFile>>,
     /// What agents reach (docker): `allowlist` (default: only their harness's `endpoints`,
     /// through bench's egress proxy, on an internal network with no route out) or `open`
     /// (the daemon's default bridge).
     pub egress: Option<String>,
+}
+
+/// One Docker daemon of `[backend] hosts`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DockerHostFile {
+    /// `unix:///path/docker.sock`, `tcp://host:port` (TLS with `ca`, `cert` and `key`), or
+    /// `ssh://[user@]host[:port][/path/docker.sock]` (bench forwards the remote socket with the
+    /// `ssh` client; default socket /var/run/docker.sock).
+    pub url: String,
+    /// Sandboxes (containers) alive at once on this host. Default: `limits.containers`.
+    pub containers: Option<u32>,
+    /// CPUs of this host that sandboxes may reserve (the sum of their `cpus`, each capped to
+    /// the daemon's CPU count). Default: no CPU bound, only `containers`.
+    pub cpus: Option<f64>,
+    /// tcp with TLS: the CA certificate (PEM), relative to this manifest.
+    pub ca: Option<String>,
+    /// tcp with TLS: the client certificate (PEM), relative to this manifest.
+    pub cert: Option<String>,
+    /// tcp with TLS: the client key (PEM), relative to this manifest.
+    pub key: Option<String>,
 }
 
 /// Backend kinds.

@@ -319,6 +319,7 @@ impl Validator<'_> {
             memory,
             pids,
             host,
+            hosts,
             egress,
         } = b.unwrap_or(BackendFile {
             kind: None,
@@ -326,8 +327,19 @@ impl Validator<'_> {
             memory: None,
             pids: None,
             host: None,
+            hosts: None,
             egress: None,
         });
+        let hosts = self.docker_hosts(host.is_some(), hosts);
+        if !hosts.is_empty() && kind != Some(BackendKindFile::Docker) {
+            self.err(
+                "manifest::backend",
+                "`[backend] hosts` is set but the backend is not docker".into(),
+                self.loc(&["backend", "hosts"]),
+                "docker only",
+                "set `kind = \"docker\"` in `[backend]`, or remove `hosts`".into(),
+            );
+        }
         let egress_allowlist = match egress.as_deref() {
             None | Some("allowlist") => true,
             Some("open") => false,
@@ -378,9 +390,125 @@ impl Validator<'_> {
             memory_bytes,
             pids: pids.unwrap_or(4096),
             host,
+            hosts,
             egress_allowlist,
             images: Default::default(),
         }
+    }
+
+    /// `[backend] hosts`: each a unix, tcp (TLS with all of ca, cert and key, or none) or ssh
+    /// address, given once, with positive capacities; not with `host`.
+    fn docker_hosts(
+        &mut self,
+        has_host: bool,
+        hosts: Option<Vec<DockerHostFile>>,
+    ) -> Vec<DockerHostSpec> {
+        let Some(hosts) = hosts else {
+            return Vec::new();
+        };
+        let at = ["backend", "hosts"];
+        if has_host {
+            self.err(
+                "manifest::backend",
+                "`[backend] host` and `hosts` are both set".into(),
+                self.loc(&at),
+                "here",
+                "list every daemon in `hosts` (a pool) or set the one `host`, not both".into(),
+            );
+        }
+        if hosts.is_empty() {
+            self.err(
+                "manifest::backend",
+                "`[backend] hosts` is empty".into(),
+                self.loc(&at),
+                "no hosts",
+                "list at least one daemon, e.g. `hosts = [{ url = \"unix:///var/run/docker.sock\" }]`, or remove `hosts`".into(),
+            );
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        let mut out = Vec::new();
+        for (i, h) in hosts.into_iter().enumerate() {
+            let loc = self.item_loc(&at, i);
+            let url = h.url.trim().to_string();
+            let scheme = url.split("://").next().unwrap_or("");
+            let rest = url.split_once("://").map_or("", |(_, r)| r);
+            if !matches!(scheme, "unix" | "tcp" | "ssh") || rest.is_empty() || !url.contains("://")
+            {
+                self.err(
+                    "manifest::backend",
+                    format!("unsupported Docker address `{url}` in `[backend] hosts`"),
+                    loc.clone(),
+                    "not a daemon address",
+                    "use unix:///path/docker.sock, tcp://host:port or ssh://[user@]host[:port]"
+                        .into(),
+                );
+            }
+            if !seen.insert(url.clone()) {
+                self.err(
+                    "manifest::backend",
+                    format!("`{url}` is listed twice in `[backend] hosts`"),
+                    loc.clone(),
+                    "duplicate",
+                    "list each daemon once; give it more `containers` instead".into(),
+                );
+            }
+            if h.containers == Some(0) {
+                self.err(
+                    "manifest::range",
+                    format!("host `{url}`: `containers` must be at least 1"),
+                    loc.clone(),
+                    "zero",
+                    "a host of zero containers would never run anything; remove it instead".into(),
+                );
+            }
+            if let Some(c) = h.cpus
+                && !(c > 0.0 && c.is_finite())
+            {
+                self.err(
+                    "manifest::range",
+                    format!("host `{url}`: `cpus` must be a positive number, found {c}"),
+                    loc.clone(),
+                    "out of range",
+                    "use e.g. `cpus = 16`, or leave it out to use the daemon's CPU count".into(),
+                );
+            }
+            let item = i.to_string();
+            let tls = match (h.ca, h.cert, h.key) {
+                (None, None, None) => None,
+                (Some(ca), Some(cert), Some(key)) if scheme == "tcp" => Some(DockerTls {
+                    ca: self.path(&ca, &["backend", "hosts", &item, "ca"]),
+                    cert: self.path(&cert, &["backend", "hosts", &item, "cert"]),
+                    key: self.path(&key, &["backend", "hosts", &item, "key"]),
+                }),
+                (Some(_), Some(_), Some(_)) => {
+                    self.err(
+                        "manifest::backend",
+                        format!("host `{url}`: TLS files are only for tcp:// addresses"),
+                        loc.clone(),
+                        "not tcp",
+                        "remove `ca`, `cert` and `key`, or use a tcp://host:port address".into(),
+                    );
+                    None
+                }
+                _ => {
+                    self.err(
+                        "manifest::backend",
+                        format!("host `{url}`: TLS needs all of `ca`, `cert` and `key`"),
+                        loc.clone(),
+                        "incomplete TLS",
+                        "give the three PEM files (as DOCKER_CERT_PATH holds ca.pem, cert.pem and key.pem), or none for a plain tcp daemon".into(),
+                    );
+                    None
+                }
+            };
+            out.push(DockerHostSpec {
+                url,
+                containers: h.containers.map(|c| c as usize),
+                cpus: h.cpus,
+                tls,
+            });
+        }
+        out
     }
 
     fn limits(&mut self, l: Option<LimitsFile>) -> Limits {

@@ -334,6 +334,22 @@ impl<'a> Dispatcher<'a> {
                     }
                 }
             }
+            Err(WorkError::Infra(msg))
+                if !self.interrupted
+                    && self.backend.retry(&key, &msg).is_some_and(|why| {
+                        self.progress
+                            .note(&format!("retry   {}  {why} (was: {msg})", node.address));
+                        true
+                    }) =>
+            {
+                // A lost host (a pool): the node and those sharing its key run again.
+                for nid in same_key {
+                    let stage = self.graph.nodes[nid].stage.clone();
+                    self.progress.requeued(&stage);
+                    self.graph.reopen(nid);
+                    self.enqueue(nid);
+                }
+            }
             Err(err) => {
                 let (status, msg) = match &err {
                     WorkError::Cancelled => (NodeStatus::Interrupted, "cancelled".to_string()),
@@ -540,6 +556,7 @@ pub async fn apply(
         if !d.interrupted {
             d.admit_new();
             d.launch()?;
+            d.progress.load(d.backend.load());
         }
         if d.pools.active() == 0 {
             if d.interrupted || d.queue.is_empty() {
@@ -562,6 +579,7 @@ pub async fn apply(
             break;
         };
         d.on_done(id, result);
+        d.progress.load(d.backend.load());
         if last_flush.elapsed() > Duration::from_secs(5) {
             let _ = store.save_index(&m.path, &d.index);
             let _ = store.save_run(&d.run);

@@ -22,6 +22,9 @@ pub struct Progress {
     bars: Option<(MultiProgress, BTreeMap<String, ProgressBar>)>,
     counts: BTreeMap<String, Counts>,
     quiet: bool,
+    /// The backend's load line (a pool's hosts): a bar of its own on a terminal, else a line
+    /// when it changed, at most every 10 s.
+    load: Option<(Option<ProgressBar>, String, Option<std::time::Instant>)>,
 }
 
 impl Progress {
@@ -52,7 +55,43 @@ impl Progress {
                 .map(|s| (s.clone(), Counts::default()))
                 .collect(),
             quiet,
+            load: None,
         }
+    }
+
+    /// Shows the backend's load (`None`: a backend without one, nothing shown).
+    pub fn load(&mut self, line: Option<String>) {
+        let Some(line) = line else { return };
+        if self.quiet {
+            return;
+        }
+        let (bar, last, printed) = self.load.get_or_insert_with(|| {
+            let bar = self.bars.as_ref().map(|(mp, _)| {
+                let b = mp.add(ProgressBar::new_spinner());
+                b.set_style(ProgressStyle::with_template("{msg}").expect("template is valid"));
+                b
+            });
+            (bar, String::new(), None)
+        });
+        if *last == line {
+            return;
+        }
+        match bar {
+            Some(b) => b.set_message(line.clone()),
+            None if printed.is_none_or(|t| t.elapsed() >= std::time::Duration::from_secs(10)) => {
+                eprintln!("{line}");
+                *printed = Some(std::time::Instant::now());
+            }
+            None => return,
+        }
+        *last = line;
+    }
+
+    /// A running node that will run again (its host was lost): no longer running.
+    pub fn requeued(&mut self, stage: &str) {
+        let c = self.counts.entry(stage.to_string()).or_default();
+        c.running = c.running.saturating_sub(1);
+        self.redraw(stage);
     }
 
     fn redraw(&self, stage: &str) {
@@ -131,6 +170,9 @@ impl Progress {
     pub fn finish(&self) {
         if let Some((_, bars)) = &self.bars {
             for b in bars.values() {
+                b.finish();
+            }
+            if let Some((Some(b), _, _)) = &self.load {
                 b.finish();
             }
         }
