@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Reproducible benchmark: grades per minute of one task set on one Docker host and on a pool of
 # two (`[backend] hosts`), with the same total concurrency. Both daemons are extra `dockerd`
-# processes started here (own data root, exec root, socket, no default bridge, no iptables) on
+# processes started here (own data root, exec root, socket, a bridge of their own, no iptables) on
 # THIS machine, so they share its cores: the figure to read is the wall time per node of the
 # pool against one host (the pool's scheduling overhead), not a speedup. Usage:
 #   scripts/bench-pool.sh [tasks, default 16] [containers per host, default 2] [rounds, default 2]
@@ -25,6 +25,7 @@ BENCH=$(realpath "$target/$profile/bench")
 
 work=$(mktemp -d /tmp/bp-bench.XXXXXX)
 pids=()
+bridges=()
 cleanup() {
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do
@@ -33,6 +34,7 @@ cleanup() {
   done
   grep " $work" /proc/mounts | awk '{print $2}' | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
   rm -rf "$work"
+  for b in "${bridges[@]}"; do ip link del "$b" 2>/dev/null || true; done
 }
 trap cleanup EXIT
 
@@ -41,8 +43,13 @@ start_daemon() { # name, address pool octet
   local d=$work/$1
   mkdir -p "$d"
   echo '{}' > "$d/daemon.json"
+  # A bridge of its own: `--bridge=none` would make dockerd delete the machine daemon's docker0.
+  ip link show "bpbr$2" >/dev/null 2>&1 || {
+    ip link add "bpbr$2" type bridge && ip addr add "192.168.$2.1/24" dev "bpbr$2" && ip link set "bpbr$2" up
+  }
+  bridges+=("bpbr$2")
   dockerd --config-file "$d/daemon.json" --data-root "$d/data" --exec-root "$d/exec" \
-    --pidfile "$d/pid" -H "unix://$d/sock" --bridge=none --iptables=false --ip-masq=false \
+    --pidfile "$d/pid" -H "unix://$d/sock" --bridge="bpbr$2" --iptables=false --ip-masq=false \
     --storage-driver "$driver" --default-address-pool "base=10.$2.0.0/16,size=24" \
     >"$d/log" 2>&1 &
   pids+=($!)

@@ -1,6 +1,6 @@
 //! A pool of Docker hosts (`[backend] hosts`) against real daemons, no mocks: each test starts
-//! two extra `dockerd` processes of its own (own data root, exec root, pid file, socket, no
-//! default bridge, no iptables, its own address pool), loads the fixture image into them
+//! two extra `dockerd` processes of its own (own data root, exec root, pid file, socket, own
+//! bridge, never docker0, no iptables, its own address pool), loads the fixture image into them
 //! (`docker save` from the machine's daemon, `docker load` into each) and stops them at the end,
 //! removing their data. The machine's daemon only provides the image, so these tests never
 //! touch other users' containers there.
@@ -133,7 +133,48 @@ openssl x509 -req -days 2 -sha256 -in client.csr -CA ca.pem -CAkey ca-key.pem -C
         v
     }
 
+    /// The name of the daemon's own bridge (at most 15 bytes).
+    fn bridge(&self) -> String {
+        format!("bpbr{}", self.pool)
+    }
+
+    /// Creates the daemon's bridge (192.168.<pool>.1/24) unless it exists.
+    fn make_bridge(&self) {
+        let br = self.bridge();
+        let exists = Command::new("ip")
+            .args(["link", "show", &br])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if exists {
+            return;
+        }
+        for args in [
+            vec!["link", "add", br.as_str(), "type", "bridge"],
+            vec![
+                "addr",
+                "add",
+                &format!("192.168.{}.1/24", self.pool),
+                "dev",
+                br.as_str(),
+            ],
+            vec!["link", "set", br.as_str(), "up"],
+        ] {
+            let ok = Command::new("ip")
+                .args(&args)
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(
+                ok,
+                "ip {} failed (the pool tests need iproute2 and root)",
+                args.join(" ")
+            );
+        }
+    }
+
     fn spawn(&mut self) {
+        self.make_bridge();
         let r = &self.root;
         let log = std::fs::OpenOptions::new()
             .create(true)
@@ -159,9 +200,12 @@ openssl x509 -req -days 2 -sha256 -in client.csr -CA ca.pem -CAkey ca-key.pem -C
                 ],
                 None => vec![],
             })
-            // No default bridge (docker0 is the machine daemon's); grading uses no network,
-            // agents a network of their own from the address pool.
-            .args(["--bridge=none", "--iptables=false", "--ip-masq=false"])
+            // A bridge of its own, never docker0 (the machine daemon's): a daemon started with
+            // `--bridge=none` deletes docker0 at start, cutting the machine daemon's default
+            // bridge from under every other test. Grading uses no network, agents a network
+            // of their own from the address pool.
+            .arg(format!("--bridge={}", self.bridge()))
+            .args(["--iptables=false", "--ip-masq=false"])
             .args(["--storage-driver", &storage_driver()])
             .args([
                 "--default-address-pool",
@@ -296,6 +340,9 @@ impl Drop for Daemon {
             }
         }
         let _ = std::fs::remove_dir_all(&self.root);
+        let _ = Command::new("ip")
+            .args(["link", "del", &self.bridge()])
+            .status();
     }
 }
 
