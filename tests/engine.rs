@@ -249,7 +249,9 @@ fn an_edited_record_is_caught_through_the_packed_index() {
     let o = apply(&sb);
     assert!(executed(&o).is_empty(), "{:?}", executed(&o));
     let idx = sb.path(".bench/index/actions.idx");
-    let len = std::fs::metadata(&idx).expect("the apply wrote the index").len();
+    let len = std::fs::metadata(&idx)
+        .expect("the apply wrote the index")
+        .len();
     assert!(len > 100, "{len}");
     // Indexed: the next no-op apply appends nothing.
     apply(&sb);

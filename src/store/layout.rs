@@ -109,7 +109,11 @@ fn read_record_file(
     f.read_to_end(&mut bytes).ok()?;
     let rec = decode_record(&bytes, key, true).ok()?;
     let header = &bytes[..memchr::memchr(b'\n', &bytes)?];
-    let sum = std::str::from_utf8(header).ok()?.rsplit(' ').next()?.to_string();
+    let sum = std::str::from_utf8(header)
+        .ok()?
+        .rsplit(' ')
+        .next()?
+        .to_string();
     Some((rec, stamp, sum))
 }
 
@@ -676,9 +680,15 @@ mod tests {
             .set_modified(before.modified().unwrap())
             .unwrap();
         let got = s.prefetch_light_with(keys.clone(), 2, 0);
-        assert!(!got.contains_key(&keys[0]), "an edited record is never served");
+        assert!(
+            !got.contains_key(&keys[0]),
+            "an edited record is never served"
+        );
         assert_eq!(got.len(), 4);
-        assert!(matches!(s.get_action_light(&keys[0]), Lookup::Invalid { .. }));
+        assert!(matches!(
+            s.get_action_light(&keys[0]),
+            Lookup::Invalid { .. }
+        ));
         // A removed record is a miss, whatever the index holds.
         s.remove_action(&keys[1]).unwrap();
         let got = s.prefetch_light_with(keys.clone(), 2, 0);

@@ -153,7 +153,10 @@ mod tests {
         let mut c = DigestCache::load(&cache_file);
         c.now += RACY_NS + 1;
         let m = std::fs::metadata(&f).unwrap();
-        assert_eq!(c.content_hash(&f, &m).unwrap(), *blake3::hash(b"one").as_bytes());
+        assert_eq!(
+            c.content_hash(&f, &m).unwrap(),
+            *blake3::hash(b"one").as_bytes()
+        );
         c.save(&cache_file).unwrap();
         let c = DigestCache::load(&cache_file);
         assert_eq!(c.old.len(), 1);
@@ -167,7 +170,10 @@ mod tests {
             .set_modified(m.modified().unwrap())
             .unwrap();
         let m2 = std::fs::metadata(&f).unwrap();
-        assert_eq!(c.content_hash(&f, &m2).unwrap(), *blake3::hash(b"two").as_bytes());
+        assert_eq!(
+            c.content_hash(&f, &m2).unwrap(),
+            *blake3::hash(b"two").as_bytes()
+        );
         // A cache file that does not verify is ignored.
         let mut bytes = std::fs::read(&cache_file).unwrap();
         let n = bytes.len();

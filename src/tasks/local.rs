@@ -63,10 +63,7 @@ pub fn load_local_dir(dir: &Path) -> Result<Vec<Task>, LocalTaskError> {
 
 /// [`load_local_dir`], hashing the files of each `repo/` through `cache` (files whose stat
 /// matches their cache entry are not read).
-pub fn load_local_dir_cached(
-    dir: &Path,
-    cache: &DigestCache,
-) -> Result<Vec<Task>, LocalTaskError> {
+pub fn load_local_dir_cached(dir: &Path, cache: &DigestCache) -> Result<Vec<Task>, LocalTaskError> {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(io(dir))?
         .filter_map(|e| e.ok().map(|e| e.path()))
