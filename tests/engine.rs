@@ -241,6 +241,60 @@ fn an_edited_record_is_caught_and_recomputed() {
 }
 
 #[test]
+fn an_edited_record_is_caught_through_the_packed_index() {
+    let sb = small();
+    apply(&sb);
+    // Past the index's racy window, a no-op apply indexes the records (one entry each).
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    let o = apply(&sb);
+    assert!(executed(&o).is_empty(), "{:?}", executed(&o));
+    let idx = sb.path(".bench/index/actions.idx");
+    let len = std::fs::metadata(&idx)
+        .expect("the apply wrote the index")
+        .len();
+    assert!(len > 100, "{len}");
+    // Indexed: the next no-op apply appends nothing.
+    apply(&sb);
+    assert_eq!(std::fs::metadata(&idx).unwrap().len(), len);
+    let t = &sampled(&sb)[0];
+    let key = key_at(&sb, &format!("grade/solve/{t}/nop/0"));
+    let path = record_path(&sb, &key);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    // Flip the verdict, the size kept and the mtime set back: the index's entry still holds the
+    // honest record, and must not be believed.
+    std::fs::write(
+        &path,
+        text.replacen("\"resolved\": false", "\"resolved\": true ", 1),
+    )
+    .unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    let o = apply(&sb);
+    assert!(stderr(&o).contains("checksum"), "{}", stderr(&o));
+    assert!(executed(&o).contains(&format!("grade/solve/{t}/nop/0")));
+    let r = sb.report_json();
+    let nop = r["teams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "nop")
+        .unwrap();
+    assert_eq!(nop["resolved"], 0, "{r}");
+    // A torn tail of the index (a crash mid-append) is ignored and the store stays whole.
+    let mut bytes = std::fs::read(&idx).unwrap();
+    bytes.extend_from_slice(&[200, 0, 0, 0, 1, 2, 3]);
+    std::fs::write(&idx, &bytes).unwrap();
+    let o = apply(&sb);
+    assert!(executed(&o).is_empty(), "{:?}", executed(&o));
+    assert!(plan_to_run(&sb).is_empty());
+}
+
+#[test]
 fn a_corrupt_blob_is_recomputed_on_the_same_apply() {
     let sb = small();
     apply(&sb);

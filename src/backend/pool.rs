@@ -744,7 +744,8 @@ impl Backend for PoolBackend {
                         super::docker_backend::stripped_tag(
                             &id,
                             base,
-                            spec.repo_dir.unwrap_or("/testbed")
+                            spec.repo_dir.unwrap_or("/testbed"),
+                            spec.before_strip,
                         )
                     )
                 })

@@ -8,7 +8,7 @@ use crate::datasets::hub::{HubConfig, ensure_files};
 use crate::datasets::{TaskSummary, local_files, read_summaries};
 use crate::manifest::{Dataset, DatasetFormat, DatasetSource, Manifest};
 use crate::store::Store;
-use crate::tasks::{SampleRow, TaskSet, load_local_dir};
+use crate::tasks::{DigestCache, SampleRow, TaskSet, load_local_dir, load_local_dir_cached};
 
 /// Where a dataset's rows are on this machine.
 enum Rows {
@@ -100,15 +100,22 @@ pub fn load_datasets(
 ) -> Result<(BTreeMap<String, TaskSet>, Vec<String>), String> {
     let mut sets = BTreeMap::new();
     let mut unavailable = Vec::new();
+    // Local task files are hashed through the store's file-digest cache (see
+    // tasks/digest_cache.rs); only `apply` (`fetch`, under the store's lock) writes it.
+    let cache_path = store.map(Store::file_digests_path);
+    let cache = cache_path
+        .as_deref()
+        .map_or_else(DigestCache::empty, DigestCache::load);
     for (name, ds) in &m.datasets {
         let Some(rows) = locate(name, ds, store, fetch)? else {
             unavailable.push(name.clone());
             continue;
         };
         let set = match &rows {
-            Rows::TaskDirs(p) => {
-                TaskSet::new(load_local_dir(p).map_err(|e| format!("{}: {e}", rows.context(name)))?)
-            }
+            Rows::TaskDirs(p) => TaskSet::new(
+                load_local_dir_cached(p, &cache)
+                    .map_err(|e| format!("{}: {e}", rows.context(name)))?,
+            ),
             Rows::BrainBench(p) => TaskSet::new(
                 crate::datasets::brain_bench::read(p)
                     .map_err(|e| format!("{}: {e}", rows.context(name)))?,
@@ -139,6 +146,10 @@ pub fn load_datasets(
             }
         };
         sets.insert(name.clone(), set);
+    }
+    if let (true, Some(p)) = (fetch, &cache_path) {
+        // A cache: failing to write it costs speed only.
+        let _ = cache.save(p);
     }
     Ok((sets, unavailable))
 }

@@ -1,7 +1,7 @@
 //! Garbage collection: remove the action records and blobs that no recorded manifest reaches.
 //! The caller decides what is reachable (the keys of the current plans of the manifests in the
 //! run log); this module only computes the closure over blobs and deletes, or reports what it
-//! would delete.
+//! would delete. Deleting also compacts the store's caches (the packed action index).
 
 use std::collections::BTreeSet;
 
@@ -58,6 +58,18 @@ pub fn gc(
         }
         for d in &report.removed_blobs {
             store.remove_blob(d)?;
+        }
+        // The caches: the action index keeps the kept keys' entries only (rewritten whole,
+        // atomically); the file-digest cache is dropped and rebuilt by the next apply.
+        let kept: BTreeSet<String> = store
+            .action_keys()
+            .into_iter()
+            .filter(|k| reachable.contains(k))
+            .collect();
+        store.compact_action_index(&kept)?;
+        match std::fs::remove_file(store.file_digests_path()) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
+            _ => {}
         }
     }
     Ok(report)

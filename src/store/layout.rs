@@ -7,6 +7,9 @@
 //!   actions/ab/cdef....json  key -> ActionRecord
 //!   runs/<time>-<id>.json    one RunRecord per apply
 //!   index/<hash>.json        one Index per manifest path
+//!   index/files.idx          content hashes of task files by stat (a cache; tasks/digest_cache.rs)
+//!   index/actions.idx        the packed action index: key -> light record and the stat of
+//!                            its record file, appended per apply (a cache; see action_index.rs)
 //!   locks/                   the apply lock
 //!   datasets/<hash>.json     pinned Hub dataset files: path -> blob (see datasets::hub)
 //!   tmp/                     workspaces of running nodes
@@ -93,6 +96,27 @@ fn decode_record(bytes: &[u8], key: &str, light: bool) -> Result<ActionRecord, S
     Ok(rec)
 }
 
+/// Reads and verifies a record file (light): the record, the stat of the file taken before its
+/// bytes were read, and the checksum of its header. `None` if it is missing or invalid.
+fn read_record_file(
+    path: &Path,
+    key: &str,
+) -> Option<(ActionRecord, super::action_index::FileStamp, String)> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).ok()?;
+    let stamp = super::action_index::FileStamp::of(&f.metadata().ok()?);
+    let mut bytes = Vec::with_capacity(stamp.size as usize + 1);
+    f.read_to_end(&mut bytes).ok()?;
+    let rec = decode_record(&bytes, key, true).ok()?;
+    let header = &bytes[..memchr::memchr(b'\n', &bytes)?];
+    let sum = std::str::from_utf8(header)
+        .ok()?
+        .rsplit(' ')
+        .next()?
+        .to_string();
+    Some((rec, stamp, sum))
+}
+
 /// Errors of store operations; every one names the path involved.
 #[derive(Debug, Error)]
 pub enum StoreError {
@@ -171,7 +195,7 @@ impl Store {
         shard(&self.root.join("objects"), digest, "")
     }
 
-    fn action_path(&self, key: &str) -> PathBuf {
+    pub(super) fn action_path(&self, key: &str) -> PathBuf {
         shard(&self.root.join("actions"), key, ".json")
     }
 
@@ -268,24 +292,59 @@ impl Store {
         }
     }
 
-    /// The valid records of `keys` (light, as [`Store::get_action_light`] reads them), read
-    /// on `threads` threads: what an apply will look up, read while it loads its datasets.
-    /// Misses and invalid records are left out (a lookup reads, reports and removes those).
+    /// The valid records of `keys` (light, as [`Store::get_action_light`] reads them), on
+    /// `threads` threads: what an apply will look up, read while it loads its datasets. They
+    /// come from the packed action index (`index/actions.idx`, see `action_index.rs`) where the
+    /// record file's stat still matches its entry, else from the record file, verified (and the
+    /// index is then brought up to date). Misses and invalid records are left out (a lookup
+    /// reads, reports and removes those). Call it holding the store's lock: it may append to
+    /// the index.
     pub fn prefetch_light(
         &self,
         keys: Vec<String>,
         threads: usize,
     ) -> std::collections::HashMap<String, ActionRecord> {
+        self.prefetch_light_with(keys, threads, super::action_index::RACY_NS)
+    }
+
+    pub(super) fn prefetch_light_with(
+        &self,
+        keys: Vec<String>,
+        threads: usize,
+        racy_ns: i128,
+    ) -> std::collections::HashMap<String, ActionRecord> {
+        use super::action_index::{Entry, FileStamp, now_ns};
+        let loaded = self.load_action_index();
+        let now = now_ns();
         let chunk = keys.len().div_ceil(threads.max(1)).max(1);
-        std::thread::scope(|s| {
+        // Per key: the record, and a new index entry when it was read from its file.
+        type Found = (ActionRecord, Option<Entry>);
+        let found: Vec<(String, Found)> = std::thread::scope(|s| {
+            let loaded = &loaded;
             let handles: Vec<_> = keys
                 .chunks(chunk)
                 .map(|part| {
                     s.spawn(move || {
                         part.iter()
                             .filter_map(|k| {
-                                let bytes = std::fs::read(self.action_path(k)).ok()?;
-                                decode_record(&bytes, k, true).ok().map(|r| (k.clone(), r))
+                                let path = self.action_path(k);
+                                if let Some(e) = loaded.entries.get(k) {
+                                    let m = std::fs::symlink_metadata(&path).ok()?;
+                                    if FileStamp::of(&m) == e.stamp
+                                        && e.stamp.settled(e.made_ns, racy_ns)
+                                    {
+                                        return Some((k.clone(), (e.rec.clone(), None)));
+                                    }
+                                }
+                                let (rec, stamp, sum) = read_record_file(&path, k)?;
+                                let entry = stamp.settled(now, racy_ns).then(|| Entry {
+                                    key: k.clone(),
+                                    stamp,
+                                    made_ns: now,
+                                    sum,
+                                    rec: rec.clone(),
+                                });
+                                Some((k.clone(), (rec, entry)))
                             })
                             .collect::<Vec<_>>()
                     })
@@ -295,7 +354,30 @@ impl Store {
                 .into_iter()
                 .flat_map(|h| h.join().unwrap_or_default())
                 .collect()
-        })
+        });
+        let mut new = Vec::new();
+        let mut out = std::collections::HashMap::with_capacity(found.len());
+        for (k, (rec, entry)) in found {
+            new.extend(entry);
+            out.insert(k, rec);
+        }
+        // The index is a cache: failing to update it costs speed, never correctness.
+        let _ = self.save_action_index(&loaded, &new, || {
+            // Entries of other manifests' keys are kept; those of keys asked for and not
+            // found (removed or invalid records) are dropped.
+            let asked: std::collections::HashSet<&String> = keys.iter().collect();
+            let mut live: std::collections::HashMap<String, Entry> = loaded
+                .entries
+                .iter()
+                .filter(|(k, _)| out.contains_key(*k) || !asked.contains(k))
+                .map(|(k, e)| (k.clone(), e.clone()))
+                .collect();
+            for e in &new {
+                live.insert(e.key.clone(), e.clone());
+            }
+            live.into_values().collect()
+        });
+        out
     }
 
     pub fn has_action(&self, key: &str) -> bool {
@@ -314,6 +396,11 @@ impl Store {
         bytes.extend_from_slice(&body);
         write_atomic(&self.action_path(&record.key), &bytes)?;
         Ok(())
+    }
+
+    /// The file-digest cache of task files (see `tasks/digest_cache.rs`).
+    pub fn file_digests_path(&self) -> PathBuf {
+        self.root.join("index").join("files.idx")
     }
 
     fn index_path(&self, manifest: &Path) -> PathBuf {
@@ -484,6 +571,8 @@ mod tests {
     use crate::jobs::SampleOutput;
     use crate::store::Output;
 
+    const MAGIC_LEN: usize = "bench-action-index 1\n".len();
+
     fn record(key: &str) -> ActionRecord {
         ActionRecord {
             schema: RECORD_SCHEMA,
@@ -548,6 +637,89 @@ mod tests {
         // A record without the header (an older format) is refused, not believed.
         std::fs::write(s.action_path(&key), b"{}").unwrap();
         assert!(matches!(s.get_action(&key), Lookup::Invalid { .. }));
+    }
+
+    #[test]
+    fn the_action_index_serves_settled_records_and_never_an_edited_one() {
+        let d = tempfile::tempdir().unwrap();
+        let s = Store::open(d.path()).unwrap();
+        let keys: Vec<String> = (0..5)
+            .map(|i| crate::key::digest(format!("k{i}").as_bytes()))
+            .collect();
+        for k in &keys {
+            s.put_action(&record(k)).unwrap();
+        }
+        let idx = s.action_index_path();
+        // Just written: racy, read from the files and not indexed.
+        let got = s.prefetch_light(keys.clone(), 2);
+        assert_eq!(got.len(), 5);
+        assert_eq!(s.load_action_index().entries.len(), 0);
+        // Settled (a zero racy window stands for two seconds passing): indexed once.
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        let got = s.prefetch_light_with(keys.clone(), 2, 0);
+        assert_eq!(got.len(), 5);
+        assert!(got.values().all(|r| r.job.is_null()));
+        let loaded = s.load_action_index();
+        assert_eq!((loaded.entries.len(), loaded.count), (5, 5));
+        assert!(!loaded.damaged);
+        // A second read appends nothing.
+        let len = std::fs::metadata(&idx).unwrap().len();
+        s.prefetch_light_with(keys.clone(), 2, 0);
+        assert_eq!(std::fs::metadata(&idx).unwrap().len(), len);
+        // An edited record (same size, mtime set back) is not served from the index: its
+        // ctime moved, the file is read, and its checksum fails.
+        let path = s.action_path(&keys[0]);
+        let before = std::fs::metadata(&path).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        std::fs::write(&path, text.replace("\"a\"", "\"z\"")).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(before.modified().unwrap())
+            .unwrap();
+        let got = s.prefetch_light_with(keys.clone(), 2, 0);
+        assert!(
+            !got.contains_key(&keys[0]),
+            "an edited record is never served"
+        );
+        assert_eq!(got.len(), 4);
+        assert!(matches!(
+            s.get_action_light(&keys[0]),
+            Lookup::Invalid { .. }
+        ));
+        // A removed record is a miss, whatever the index holds.
+        s.remove_action(&keys[1]).unwrap();
+        let got = s.prefetch_light_with(keys.clone(), 2, 0);
+        assert!(!got.contains_key(&keys[1]));
+        // A torn tail (a crash mid-append) is ignored, then truncated by the next append.
+        let mut bytes = std::fs::read(&idx).unwrap();
+        let whole = bytes.len();
+        bytes.extend_from_slice(&[7, 0, 0, 0, 1, 2, 3]);
+        std::fs::write(&idx, &bytes).unwrap();
+        let loaded = s.load_action_index();
+        assert!(loaded.damaged);
+        assert_eq!(loaded.good_len as usize, whole);
+        s.put_action(&record(&keys[1])).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        let got = s.prefetch_light_with(keys.clone(), 2, 0);
+        assert_eq!(got.len(), 4);
+        let loaded = s.load_action_index();
+        assert!(!loaded.damaged, "the torn tail was cut");
+        assert!(loaded.entries.contains_key(&keys[1]));
+        // A flipped bit inside an entry fails its checksum: that entry and the rest are
+        // ignored, and the records are read from their files.
+        let mut bytes = std::fs::read(&idx).unwrap();
+        let at = MAGIC_LEN + 30;
+        bytes[at] ^= 1;
+        std::fs::write(&idx, &bytes).unwrap();
+        assert_eq!(s.load_action_index().entries.len(), 0);
+        assert_eq!(s.prefetch_light_with(keys.clone(), 2, 0).len(), 4);
+        // gc's compaction keeps what it is told to.
+        let keep: std::collections::BTreeSet<String> = keys[2..4].iter().cloned().collect();
+        assert_eq!(s.compact_action_index(&keep).unwrap(), 2);
+        assert_eq!(s.load_action_index().count, 2);
     }
 
     #[test]

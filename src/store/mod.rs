@@ -1,6 +1,7 @@
 //! The content-addressed store: blobs by blake3, the action cache (key -> result record), the
 //! run log, the per-manifest index used by `plan --explain`, locks, and garbage collection.
 
+mod action_index;
 mod atomic;
 mod gc;
 mod images;
@@ -8,6 +9,7 @@ mod layout;
 mod lock;
 mod records;
 
+pub use action_index::{FileStamp, RACY_NS, now_ns};
 pub use atomic::write_atomic;
 pub use gc::{GcReport, gc};
 pub use images::{IMAGES_SCHEMA, PulledImage, PulledImages};

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use thiserror::Error;
 
+use super::digest_cache::DigestCache;
 use super::task::{Task, TaskBase};
 
 /// A problem with a local task directory.
@@ -57,6 +58,12 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> LocalTaskError + '_ {
 
 /// Reads every task directory under `dir` (sorted by name).
 pub fn load_local_dir(dir: &Path) -> Result<Vec<Task>, LocalTaskError> {
+    load_local_dir_cached(dir, &DigestCache::empty())
+}
+
+/// [`load_local_dir`], hashing the files of each `repo/` through `cache` (files whose stat
+/// matches their cache entry are not read).
+pub fn load_local_dir_cached(dir: &Path, cache: &DigestCache) -> Result<Vec<Task>, LocalTaskError> {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(io(dir))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -77,7 +84,7 @@ pub fn load_local_dir(dir: &Path) -> Result<Vec<Task>, LocalTaskError> {
     let results: Vec<Result<Vec<Task>, LocalTaskError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = entries
             .chunks(chunk)
-            .map(|c| scope.spawn(move || c.iter().map(|p| load_task(p)).collect()))
+            .map(|c| scope.spawn(move || c.iter().map(|p| load_task(p, cache)).collect()))
             .collect();
         handles
             .into_iter()
@@ -91,7 +98,7 @@ pub fn load_local_dir(dir: &Path) -> Result<Vec<Task>, LocalTaskError> {
     Ok(tasks)
 }
 
-fn load_task(dir: &Path) -> Result<Task, LocalTaskError> {
+fn load_task(dir: &Path, cache: &DigestCache) -> Result<Task, LocalTaskError> {
     let toml_path = dir.join("task.toml");
     let text = std::fs::read_to_string(&toml_path).map_err(io(&toml_path))?;
     let f: TaskFile = toml::from_str(&text).map_err(|e| {
@@ -153,7 +160,7 @@ fn load_task(dir: &Path) -> Result<Task, LocalTaskError> {
                 });
             }
             TaskBase::Dir {
-                digest: tree_digest(&repo_dir).map_err(io(&repo_dir))?,
+                digest: tree_digest_cached(&repo_dir, cache).map_err(io(&repo_dir))?,
                 path: repo_dir,
             }
         }
@@ -198,6 +205,11 @@ fn datetime_rfc3339(d: &toml::value::Datetime) -> Option<String> {
 /// Digest of a directory tree: sorted relative paths, the executable bit, and content hashes.
 /// `.git` directories are skipped.
 pub fn tree_digest(root: &Path) -> std::io::Result<String> {
+    tree_digest_cached(root, &DigestCache::empty())
+}
+
+/// [`tree_digest`], with file contents hashed through `cache`.
+pub fn tree_digest_cached(root: &Path, cache: &DigestCache) -> std::io::Result<String> {
     let mut hasher = blake3::Hasher::new();
     let mut files = Vec::new();
     collect(root, root, &mut files)?;
@@ -205,23 +217,20 @@ pub fn tree_digest(root: &Path) -> std::io::Result<String> {
     for rel in files {
         let p = root.join(&rel);
         let meta = std::fs::symlink_metadata(&p)?;
-        let (kind, content) = if meta.file_type().is_symlink() {
+        let (kind, content_hash) = if meta.file_type().is_symlink() {
             (
                 "l",
-                std::fs::read_link(&p)?
-                    .to_string_lossy()
-                    .into_owned()
-                    .into_bytes(),
+                *blake3::hash(std::fs::read_link(&p)?.to_string_lossy().as_bytes()).as_bytes(),
             )
         } else {
             use std::os::unix::fs::PermissionsExt;
             let exec = meta.permissions().mode() & 0o111 != 0;
-            (if exec { "x" } else { "f" }, std::fs::read(&p)?)
+            (if exec { "x" } else { "f" }, cache.content_hash(&p, &meta)?)
         };
         hasher.update(rel.as_bytes());
         hasher.update(&[0]);
         hasher.update(kind.as_bytes());
-        hasher.update(blake3::hash(&content).as_bytes());
+        hasher.update(&content_hash);
     }
     Ok(hasher.finalize().to_hex().to_string())
 }

@@ -1,16 +1,18 @@
 //! Tasks: the common task model, dataset readers, and the seeded sample.
 
+mod digest_cache;
 mod harbor;
 mod local;
 mod pro;
 mod sample;
 mod task;
 
+pub use digest_cache::DigestCache;
 pub use harbor::{
     AgentConfig, EnvironmentConfig, HARBOR_WORKDIR, Harbor, HarborConfig, HarborSpec, Healthcheck,
     McpServer, NetworkPolicy, PackageInfo, VerifierConfig,
 };
-pub use local::{LocalTaskError, load_local_dir, tree_digest};
+pub use local::{LocalTaskError, load_local_dir, load_local_dir_cached, tree_digest};
 pub use pro::{PRO_REPO_DIR, ProSpec};
 pub use sample::{Filter, SampleRow, sample, sample_rank, sample_rows};
 pub use task::{Task, TaskBase, TaskDigests, TaskSet};
