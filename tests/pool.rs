@@ -54,6 +54,8 @@ struct Daemon {
     /// Listening on tcp://127.0.0.1:PORT with TLS (certificates under the root) instead of
     /// a socket.
     tls_port: Option<u16>,
+    /// The machine daemon's docker0 address (CIDR) when the test started, restored on drop.
+    docker0: Option<String>,
 }
 
 impl Daemon {
@@ -69,6 +71,7 @@ impl Daemon {
             child: None,
             pool,
             tls_port: None,
+            docker0: docker0_addr(),
         };
         d.spawn();
         d
@@ -106,6 +109,7 @@ openssl x509 -req -days 2 -sha256 -in client.csr -CA ca.pem -CAkey ca-key.pem -C
             child: None,
             pool,
             tls_port: Some(port),
+            docker0: docker0_addr(),
         };
         d.spawn();
         d
@@ -343,7 +347,37 @@ impl Drop for Daemon {
         let _ = Command::new("ip")
             .args(["link", "del", &self.bridge()])
             .status();
+        // Seen here: after a test daemon was killed with SIGKILL and started again, the
+        // machine's docker0 was gone (though this daemon has a bridge of its own), and with it
+        // the machine daemon's default bridge for every later test. Put it back as it was.
+        if let Some(addr) = &self.docker0
+            && docker0_addr().is_none()
+        {
+            let _ = Command::new("sh")
+                .arg("-c")
+                .arg(format!(
+                    "ip link add docker0 type bridge 2>/dev/null; ip addr add {addr} dev docker0 && ip link set docker0 up"
+                ))
+                .status();
+            assert_eq!(
+                docker0_addr().as_deref(),
+                Some(addr.as_str()),
+                "could not restore docker0"
+            );
+        }
     }
+}
+
+/// docker0's IPv4 address with its prefix (`172.17.0.1/16`), `None` without docker0.
+fn docker0_addr() -> Option<String> {
+    let out = Command::new("ip")
+        .args(["-4", "-o", "addr", "show", "dev", "docker0"])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut words = text.split_whitespace();
+    words.find(|w| *w == "inet")?;
+    words.next().map(str::to_string)
 }
 
 fn storage_driver() -> String {
