@@ -20,20 +20,8 @@ fn docker_ready() -> bool {
     common::docker_ready(&[IMAGE])
 }
 
-fn shas() -> (String, String) {
-    let out = Command::new("docker")
-        .args(["run", "--rm", "--entrypoint", "cat", IMAGE, "/fixture-shas"])
-        .output()
-        .expect("docker run");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let get = |k: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(&format!("{k}=")))
-            .expect("sha")
-            .to_string()
-    };
-    (get("base"), get("fix"))
-}
+use common::calc_shas as shas;
+use common::{CALC_FIX as FIX, CALC_TEST_PATCH as TEST_PATCH};
 
 /// Names of bench containers on the daemon (optionally of one label filter).
 fn bench_containers(filter: &str) -> Vec<String> {
@@ -55,18 +43,6 @@ fn bench_containers(filter: &str) -> Vec<String> {
         .map(str::to_string)
         .collect()
 }
-
-const FIX: &str = "diff --git a/calc.py b/calc.py
---- a/calc.py
-+++ b/calc.py
-@@ -1,5 +1,5 @@
- def add(a, b):
--    return a - b
-+    return a + b
- 
- 
- def mul(a, b):
-";
 
 const FIX_BREAK_MUL: &str = "diff --git a/calc.py b/calc.py
 --- a/calc.py
@@ -110,21 +86,6 @@ diff --git a/README.md b/README.md
  ====
 -A calculator that does not exist.
 +A calculator.
-";
-
-const TEST_PATCH: &str = "diff --git a/tests/test_add.py b/tests/test_add.py
-new file mode 100644
---- /dev/null
-+++ b/tests/test_add.py
-@@ -0,0 +1,8 @@
-+import unittest
-+
-+from calc import add
-+
-+
-+class T(unittest.TestCase):
-+    def test_add(self):
-+        self.assertEqual(add(2, 3), 5)
 ";
 
 const BAD_TEST_PATCH: &str = "diff --git a/tests/test_mul.py b/tests/test_mul.py

@@ -414,43 +414,10 @@ fn two_daemons(dir: &Path) -> (Daemon, Daemon) {
 }
 
 fn base_sha() -> String {
-    let out = Command::new("docker")
-        .args(["run", "--rm", "--entrypoint", "cat", IMAGE, "/fixture-shas"])
-        .output()
-        .expect("docker run");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .find_map(|l| l.strip_prefix("base="))
-        .expect("base sha")
-        .to_string()
+    common::calc_shas().0
 }
 
-const FIX: &str = "diff --git a/calc.py b/calc.py
---- a/calc.py
-+++ b/calc.py
-@@ -1,5 +1,5 @@
- def add(a, b):
--    return a - b
-+    return a + b
- 
- 
- def mul(a, b):
-";
-
-const TEST_PATCH: &str = "diff --git a/tests/test_add.py b/tests/test_add.py
-new file mode 100644
---- /dev/null
-+++ b/tests/test_add.py
-@@ -0,0 +1,8 @@
-+import unittest
-+
-+from calc import add
-+
-+
-+class T(unittest.TestCase):
-+    def test_add(self):
-+        self.assertEqual(add(2, 3), 5)
-";
+use common::{CALC_FIX as FIX, CALC_TEST_PATCH as TEST_PATCH};
 
 /// `n` tasks of the calc fixture (at commit `base`) whose tests take `sleep` seconds more.
 fn write_tasks(dir: &Path, n: usize, sleep: u32, base: &str) {

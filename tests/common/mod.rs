@@ -183,3 +183,59 @@ pub fn docker_ready(images: &[&str]) -> bool {
         }
     }
 }
+
+/// The calc fixture image of `scripts/build-test-images.sh`: its repository at `/testbed`,
+/// whose history holds the base commit and the fix.
+pub const CALC_IMAGE: &str = "bench-test-calc:1";
+
+/// The calc fixture's fix of `add` (its gold patch).
+pub const CALC_FIX: &str = "diff --git a/calc.py b/calc.py
+--- a/calc.py
++++ b/calc.py
+@@ -1,5 +1,5 @@
+ def add(a, b):
+-    return a - b
++    return a + b
+ 
+ 
+ def mul(a, b):
+";
+
+/// The calc fixture's hidden test of `add`.
+pub const CALC_TEST_PATCH: &str = "diff --git a/tests/test_add.py b/tests/test_add.py
+new file mode 100644
+--- /dev/null
++++ b/tests/test_add.py
+@@ -0,0 +1,8 @@
++import unittest
++
++from calc import add
++
++
++class T(unittest.TestCase):
++    def test_add(self):
++        self.assertEqual(add(2, 3), 5)
+";
+
+/// The calc fixture's (base, fix) commits, as the image records them in `/fixture-shas`.
+pub fn calc_shas() -> (String, String) {
+    let out = std::process::Command::new("docker")
+        .args([
+            "run",
+            "--rm",
+            "--entrypoint",
+            "cat",
+            CALC_IMAGE,
+            "/fixture-shas",
+        ])
+        .output()
+        .expect("docker run");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let get = |k: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}=")))
+            .expect("sha")
+            .to_string()
+    };
+    (get("base"), get("fix"))
+}
