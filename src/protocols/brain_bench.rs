@@ -27,22 +27,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::GradeError;
 use super::paths::patch_files;
-use super::steps::{Graded, between, nonce, reset_script};
-use crate::backend::{ExecResult, Sandbox, repo, shell_quote};
+use super::steps::{Graded, between, nonce, reset_script, run};
+use crate::backend::{Sandbox, repo, shell_quote};
 use crate::jobs::{GradeJob, GradeOutput};
 use crate::manifest::AuditMode;
 use crate::parsers::Statuses;
 
 pub const VERSION: u32 = 1;
-
-async fn run(
-    s: &dyn Sandbox,
-    script: &str,
-    limit: Duration,
-    cancel: &CancellationToken,
-) -> Result<ExecResult, GradeError> {
-    Ok(s.exec(script, &[], limit, cancel).await?)
-}
 
 /// Grades `patch` on a brain bench task.
 pub async fn grade(

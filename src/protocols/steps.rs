@@ -48,7 +48,8 @@ pub struct Graded {
     pub logs: BTreeMap<String, Vec<u8>>,
 }
 
-async fn run(
+/// Runs `script` in the sandbox with no extra environment.
+pub(super) async fn run(
     s: &dyn Sandbox,
     script: &str,
     limit: Duration,

@@ -39,8 +39,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::GradeError;
 use super::paths::patch_files;
-use super::steps::{Graded, between, nonce, reset_script};
-use crate::backend::{ExecResult, Sandbox, repo, shell_quote};
+use super::steps::{Graded, between, nonce, reset_script, run};
+use crate::backend::{Sandbox, repo, shell_quote};
 use crate::jobs::{GradeJob, GradeOutput, Resolution};
 use crate::manifest::AuditMode;
 use crate::parsers::Statuses;
@@ -82,15 +82,6 @@ fn suite_ran(log: &str) -> bool {
         .expect("valid pattern")
     })
     .is_match(log)
-}
-
-async fn run(
-    s: &dyn Sandbox,
-    script: &str,
-    limit: Duration,
-    cancel: &CancellationToken,
-) -> Result<ExecResult, GradeError> {
-    Ok(s.exec(script, &[], limit, cancel).await?)
 }
 
 /// What `get_logs_eval` found in a test output.

@@ -39,7 +39,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::GradeError;
 use super::paths::patch_files;
-use super::steps::{Graded, between, nonce, reset_script};
+use super::steps::{Graded, between, nonce, reset_script, run};
 use crate::backend::{ExecResult, Sandbox, repo, shell_quote};
 use crate::jobs::{GradeJob, GradeOutput};
 use crate::manifest::AuditMode;
@@ -146,15 +146,6 @@ pub fn image_capture(task: &crate::jobs::GradingTask) -> Option<String> {
             &shell_quote(CAPTURED)
         )
     ))
-}
-
-async fn run(
-    s: &dyn Sandbox,
-    script: &str,
-    limit: Duration,
-    cancel: &CancellationToken,
-) -> Result<ExecResult, GradeError> {
-    Ok(s.exec(script, &[], limit, cancel).await?)
 }
 
 fn task_error(id: &str, what: &str, r: &ExecResult) -> GradeError {
