@@ -17,10 +17,13 @@
 //!   directory, and step 3 copies them over the candidate (the same files as the checkout);
 //!   any other last line runs as written, after the strip.
 //! - The grader's files live in a per-grade directory `/tmp/bench/pro-<nonce>/`, outside the
-//!   repository (a patch cannot write there); run_script.sh is written after the candidate is
-//!   applied and parser.py after the tests ran, so nothing the candidate or its tests did can
-//!   replace them, and output.json is removed before the parser runs and read back between
-//!   nonce'd markers in the same command.
+//!   repository (a patch cannot write there); run_script.sh is written with the candidate
+//!   (before any of the candidate's code runs) and parser.py after the tests ran, so nothing
+//!   the candidate or its tests did can replace them, and output.json is removed before the
+//!   parser runs and read back between nonce'd markers in the same command.
+//! - Steps 1 to 4 run as one command and step 5 with the reading of the logs as another: two
+//!   execs per grade, as upstream's one entry script is one (each step before the tests ends
+//!   with a nonce'd marker carrying its exit code, read in order).
 //! - Before the hidden tests, the paths the row's `test_patch` touches are reset to the base
 //!   (created ones removed) and `.git` locks and Python bytecode removed, as in the other
 //!   protocols (a candidate's forged `.pyc` of a hidden test is not loaded).
@@ -148,6 +151,47 @@ pub fn image_capture(task: &crate::jobs::GradingTask) -> Option<String> {
     ))
 }
 
+/// The output of one step of the grading command that starts at `from`: everything up to the
+/// first line `<marker> <code>` (less the line break printed before the marker), the step's
+/// exit code, and where the next step's output starts. `None` when the marker is missing (the
+/// command stopped or timed out before the step ended).
+fn take_step<'o>(out: &'o [u8], from: usize, marker: &str) -> Option<(&'o [u8], i32, usize)> {
+    let mut at = from;
+    for line in out[from..].split_inclusive(|&b| b == b'\n') {
+        let text = line.strip_suffix(b"\n").unwrap_or(line);
+        if let Some(rest) = text
+            .strip_prefix(marker.as_bytes())
+            .and_then(|r| r.strip_prefix(b" "))
+        {
+            let code = std::str::from_utf8(rest).ok()?.trim().parse().ok()?;
+            let body = &out[from..at];
+            let body = body.strip_suffix(b"\n").unwrap_or(body);
+            return Some((body, code, at + line.len()));
+        }
+        at += line.len();
+    }
+    None
+}
+
+/// Splits the output of the logs command: a first line `<mark> <stdout size> <stderr size>`,
+/// that many bytes of each log, then a line `<end>`; returns the two logs and what follows.
+/// `None` when the output is not exactly that (a log changed size while it was read).
+fn split_logs<'o>(out: &'o [u8], mark: &str, end: &str) -> Option<(&'o [u8], &'o [u8], &'o [u8])> {
+    let nl = out.iter().position(|&b| b == b'\n')?;
+    let head = std::str::from_utf8(&out[..nl]).ok()?;
+    let mut words = head.strip_prefix(mark)?.split_whitespace();
+    let so: usize = words.next()?.parse().ok()?;
+    let se: usize = words.next()?.parse().ok()?;
+    let body = &out[nl + 1..];
+    let (o, body) = body.split_at_checked(so)?;
+    let (e, body) = body.split_at_checked(se)?;
+    let rest = body
+        .strip_prefix(b"\n")?
+        .strip_prefix(end.as_bytes())?
+        .strip_prefix(b"\n")?;
+    Some((o, e, rest))
+}
+
 fn task_error(id: &str, what: &str, r: &ExecResult) -> GradeError {
     GradeError::Task(format!(
         "{what} of {id} failed ({}): {}",
@@ -235,31 +279,102 @@ pub async fn grade(
     // Nothing of the image's history beyond the base is reachable by the candidate's code.
     let (_, history_check) = repo::clean(s, base, "grading sandbox", cancel).await?;
 
-    // 1. The repository at the base.
-    let r = run(
-        s,
-        &format!(
-            "mkdir -p {} || exit 1\ncd {}\ngit reset --hard {b}\ngit checkout {b}\n",
-            q(&work),
-            q(&repo_dir),
-            b = q(&base_commit)
-        ),
-        left(),
-        cancel,
-    )
-    .await?;
-    apply_log.extend_from_slice(b">>>>> reset to the base\n");
-    apply_log.extend_from_slice(&r.output);
-    if r.exit_code != Some(0) {
-        return Err(task_error(id, "resetting the repository to the base", &r));
-    }
-
-    // 2. The candidate, without its binary hunks.
+    // bench's run_script.sh and the candidate without its binary hunks, outside the
+    // repository, where applying the candidate cannot reach, and nothing of the candidate runs
+    // before the tests.
     let text = String::from_utf8_lossy(patch).into_owned();
     let empty = text.trim().is_empty();
     let stripped = strip_binary_hunks(&text);
     let patch_path = format!("{work}/patch.diff");
     let run_script = format!("{work}/run_script.sh");
+    let mut files: Vec<(&str, &[u8], u32)> =
+        vec![(run_script.as_str(), pro.run_script.as_bytes(), 0o755)];
+    if !empty {
+        files.push((patch_path.as_str(), stripped.as_bytes(), 0o644));
+    }
+    s.put_files(&files).await?;
+
+    // Steps 1 to 4 in one command (one exec: the per-grade cost is the container's, not
+    // bench's). Each step before the tests ends with a nonce'd marker line carrying its exit
+    // code; those steps run before anything of the candidate does, so their markers are read
+    // in order and nothing printed later can stand in for them.
+    let step = |name: &str| format!("BENCH-{nonce}-STEP-{name}");
+    let repo = q(&repo_dir);
+    let mark = |name: &str, stop: bool| {
+        format!(
+            "c=$?; printf '\\n%s %s\\n' '{}' \"$c\"{}\n",
+            step(name),
+            if stop {
+                "; [ \"$c\" = 0 ] || exit 0"
+            } else {
+                ""
+            }
+        )
+    };
+    let mut script = String::from("exec 2>&1\n");
+    // 1. The repository at the base.
+    script.push_str(&format!(
+        "(cd {repo} || exit 1\ngit reset --hard {b}\ngit checkout {b})\n{}",
+        mark("reset", true),
+        b = q(&base_commit)
+    ));
+    // 2. The candidate.
+    if !empty {
+        script.push_str(&format!(
+            "(cd {repo} && git apply -v {})\n{}",
+            q(&patch_path),
+            mark("apply", false)
+        ));
+    }
+    // bench's reset before the hidden tests: whatever the candidate did to the paths the test
+    // patch touches is undone, stale `.git` locks and Python bytecode (a forged `.pyc` of a
+    // hidden test) removed.
+    script.push_str(&format!(
+        "(cd {repo} || exit 1\n{})\n{}",
+        reset_script(&patch_files(task.test_patch())),
+        mark("hidden-reset", true)
+    ));
+    // 3. The hidden tests: the last line of before_repo_set_cmd.
+    match &capture {
+        Some(_) => script.push_str(&format!(
+            "(cd {repo} && cp -a {}/. .)\n{}",
+            q(&hidden),
+            mark("hidden", true)
+        )),
+        None => script.push_str(&format!("(cd {repo}\n{last}\n)\n{}", mark("hidden", false))),
+    }
+    // 4. The tests, with bench's run_script.sh.
+    let stdout_log = format!("{work}/stdout.log");
+    let stderr_log = format!("{work}/stderr.log");
+    let tests_end = format!("BENCH-{nonce}-TESTS-END ");
+    let tests_start = format!("BENCH-{nonce}-TESTS-START");
+    let selected = pro.selected_test_files.join(",");
+    script.push_str(&format!(
+        "cd {repo}\nprintf '%s\\n' '{tests_start}'\nbash {rs} {sel} > {out} 2> {err}\nprintf '\\n%s%s\\n' '{tests_end}' \"$?\"\n",
+        rs = q(&run_script),
+        sel = q(&selected),
+        out = q(&stdout_log),
+        err = q(&stderr_log),
+    ));
+    let r = run(s, &script, left(), cancel).await?;
+    let mut at = 0;
+    let mut step_out = |name: &str, what: &str, log: &mut Vec<u8>| {
+        let Some((body, code, next)) = take_step(&r.output, at, &step(name)) else {
+            return Err(task_error(id, what, &r));
+        };
+        log.extend_from_slice(body);
+        at = next;
+        Ok(code)
+    };
+    apply_log.extend_from_slice(b">>>>> reset to the base\n");
+    if step_out(
+        "reset",
+        "resetting the repository to the base",
+        &mut apply_log,
+    )? != 0
+    {
+        return Err(task_error(id, "resetting the repository to the base", &r));
+    }
     let patch_applied = if empty {
         apply_log.extend_from_slice(b">>>>> candidate patch is empty\n");
         true
@@ -267,109 +382,92 @@ pub async fn grade(
         if stripped.len() != text.len() {
             apply_log.extend_from_slice(b">>>>> stripped binary diff hunks from the patch\n");
         }
-        // bench's run_script.sh goes with it: outside the repository, where applying the
-        // candidate cannot reach, and nothing of the candidate runs before the tests.
-        s.put_files(&[
-            (patch_path.as_str(), stripped.as_bytes(), 0o644),
-            (run_script.as_str(), pro.run_script.as_bytes(), 0o755),
-        ])
-        .await?;
-        let r = run(
-            s,
-            &format!("cd {}\ngit apply -v {}\n", q(&repo_dir), q(&patch_path)),
-            left(),
-            cancel,
-        )
-        .await?;
         apply_log.extend_from_slice(b">>>>> candidate patch (git apply -v)\n");
-        apply_log.extend_from_slice(&r.output);
-        if r.exit_code != Some(0) {
+        let code = step_out("apply", "applying the candidate", &mut apply_log)?;
+        if code != 0 {
             apply_log.extend_from_slice(b"<<<<<< PATCH FAILED TO APPLY >>>>>>\n");
         }
-        r.exit_code == Some(0)
+        code == 0
     };
-
-    // bench's reset before the hidden tests: whatever the candidate did to the paths the test
-    // patch touches is undone, stale `.git` locks and Python bytecode (a forged `.pyc` of a
-    // hidden test) removed.
-    let reset = format!(
-        "cd {}\n{}",
-        q(&repo_dir),
-        reset_script(&patch_files(task.test_patch()))
-    );
-    let r = run(s, &reset, left(), cancel).await?;
     apply_log.extend_from_slice(b">>>>> reset before the hidden tests\n");
-    apply_log.extend_from_slice(&r.output);
-    if r.exit_code != Some(0) {
+    if step_out(
+        "hidden-reset",
+        "resetting the hidden tests' paths",
+        &mut apply_log,
+    )? != 0
+    {
         return Err(task_error(id, "resetting the hidden tests' paths", &r));
     }
-
-    // 3. The hidden tests: the last line of before_repo_set_cmd.
-    let script = match &capture {
-        Some(_) => format!(
-            "cd {}\ncp -a {hidden}/. .\n",
-            q(&repo_dir),
-            hidden = q(&hidden)
-        ),
-        None => format!("cd {}\n{last}\n", q(&repo_dir)),
-    };
-    let r = run(s, &script, left(), cancel).await?;
     apply_log.extend_from_slice(format!(">>>>> hidden tests: {last}\n").as_bytes());
-    apply_log.extend_from_slice(&r.output);
-    if capture.is_some() && r.exit_code != Some(0) {
+    let code = step_out("hidden", "installing the hidden tests", &mut apply_log)?;
+    if capture.is_some() && code != 0 {
         return Err(task_error(id, "installing the hidden tests", &r));
     }
+    let tests_output = r.output[at..].to_vec();
+    let timed_out = r.timed_out;
+    let (_, test_end) = between(&tests_output, &tests_start, &tests_end);
 
-    // 4. The tests, with bench's run_script.sh (written with the candidate, or now).
-    if empty {
-        s.put_files(&[(run_script.as_str(), pro.run_script.as_bytes(), 0o755)])
-            .await?;
-    }
-    let stdout_log = format!("{work}/stdout.log");
-    let stderr_log = format!("{work}/stderr.log");
-    let tests_end = format!("BENCH-{nonce}-TESTS-END ");
-    let tests_start = format!("BENCH-{nonce}-TESTS-START");
-    let selected = pro.selected_test_files.join(",");
-    let script = format!(
-        "cd {repo}\nprintf '%s\\n' '{tests_start}'\nbash {rs} {sel} > {out} 2> {err}\nprintf '\\n%s%s\\n' '{tests_end}' \"$?\"\n",
-        repo = q(&repo_dir),
-        rs = q(&run_script),
-        sel = q(&selected),
+    // 5. The test logs, then the parser, written now (after the tests), its output read in the
+    // same command. The logs come first, each as many bytes as its size said, before anything
+    // that could run the candidate's code (python) in this command.
+    let logs_mark = format!("BENCH-{nonce}-LOGS");
+    let logs_end = format!("BENCH-{nonce}-LOGS-END");
+    let parser = format!("{work}/parser.py");
+    let output_json = format!("{work}/output.json");
+    let out_start = format!("BENCH-{nonce}-OUTPUT-START");
+    let out_end = format!("BENCH-{nonce}-OUTPUT-END");
+    let mut script = format!(
+        "exec 2>&1\nsize() {{ if [ -f \"$1\" ]; then wc -c < \"$1\"; else echo 0; fi; }}\n\
+         so=$(size {out}); se=$(size {err})\n\
+         printf '%s %s %s\\n' '{logs_mark}' \"$so\" \"$se\"\n\
+         head -c \"$so\" {out} 2>/dev/null; head -c \"$se\" {err} 2>/dev/null\n\
+         printf '\\n%s\\n' '{logs_end}'\n",
         out = q(&stdout_log),
         err = q(&stderr_log),
     );
-    let tests = run(s, &script, left(), cancel).await?;
-    let timed_out = tests.timed_out;
-    let (_, test_end) = between(&tests.output, &tests_start, &tests_end);
-
-    // 5. The parser, written now (after the tests), its output read in the same command.
-    let parser = format!("{work}/parser.py");
-    let output_json = format!("{work}/output.json");
-    let mut parsed: Option<Vec<u8>> = None;
-    let mut parse_log = Vec::new();
+    // The parser goes in the command itself unless it is too long for one (an exec's command
+    // is one string of at most 128 KiB).
+    let inline_parser = pro.parser_py.len() <= 64 * 1024;
     if !timed_out {
-        s.put_files(&[(parser.as_str(), pro.parser_py.as_bytes(), 0o644)])
-            .await?;
-        let out_start = format!("BENCH-{nonce}-OUTPUT-START");
-        let out_end = format!("BENCH-{nonce}-OUTPUT-END");
-        let script = format!(
+        let delim = format!("BENCH-{nonce}-PARSER");
+        if inline_parser {
+            script.push_str(&format!(
+                "cat > {p} <<'{delim}'\n{src}\n{delim}\n",
+                p = q(&parser),
+                src = pro.parser_py.strip_suffix('\n').unwrap_or(&pro.parser_py),
+            ));
+        } else {
+            s.put_files(&[(parser.as_str(), pro.parser_py.as_bytes(), 0o644)])
+                .await?;
+        }
+        script.push_str(&format!(
             "cd {repo}\nrm -f {oj}\npython {p} {out} {err} {oj}\ncode=$?\nif [ -f {oj} ]; then printf '\\n%s\\n' '{out_start}'; cat {oj}; printf '\\n%s\\n' '{out_end}'; fi\nexit $code\n",
-            repo = q(&repo_dir),
             p = q(&parser),
             out = q(&stdout_log),
             err = q(&stderr_log),
             oj = q(&output_json),
-        );
-        let r = run(s, &script, left().min(Duration::from_secs(600)), cancel).await?;
-        let (json, end) = between(&r.output, &out_start, &out_end);
+        ));
+    }
+    let r = run(s, &script, left().min(Duration::from_secs(600)), cancel).await?;
+    let (stdout, stderr, rest) = match split_logs(&r.output, &logs_mark, &logs_end) {
+        Some((o, e, rest)) => (o.to_vec(), e.to_vec(), rest),
+        // The logs changed while they were read (something of the candidate still running):
+        // read them as files, as they are now.
+        None => (
+            s.get_file(&stdout_log).await.unwrap_or_default(),
+            s.get_file(&stderr_log).await.unwrap_or_default(),
+            &r.output[..],
+        ),
+    };
+    let mut parsed: Option<Vec<u8>> = None;
+    let mut parse_log = Vec::new();
+    if !timed_out {
+        let (json, end) = between(rest, &out_start, &out_end);
         if end.is_some() {
             parsed = Some(json);
         }
-        parse_log = r.output;
+        parse_log = rest.to_vec();
     }
-    let stdout = s.get_file(&stdout_log).await.unwrap_or_default();
-    let stderr = s.get_file(&stderr_log).await.unwrap_or_default();
-
     // 6. The verdict.
     let tests_out: Option<Output> = parsed
         .as_deref()
@@ -428,7 +526,7 @@ pub async fn grade(
         ("log".to_string(), stdout.clone()),
         ("stdout".to_string(), stdout),
         ("stderr".to_string(), stderr),
-        ("test_output".to_string(), tests.output),
+        ("test_output".to_string(), tests_output),
         ("apply_log".to_string(), apply_log),
         ("parse_log".to_string(), parse_log),
     ]);
@@ -445,6 +543,37 @@ pub async fn grade(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn steps_are_read_in_order_and_later_forgeries_do_not_count() {
+        let out = b"HEAD is now at abc\n\nM-reset 0\nerror: patch failed\n\nM-apply 1\nM-apply 0\n";
+        let (body, code, next) = take_step(out, 0, "M-reset").unwrap();
+        assert_eq!((body, code), (&b"HEAD is now at abc\n"[..], 0));
+        let (body, code, next) = take_step(out, next, "M-apply").unwrap();
+        assert_eq!((body, code), (&b"error: patch failed\n"[..], 1));
+        // What follows a step's marker is the next step's output, forged markers included.
+        assert_eq!(take_step(out, next, "M-hidden"), None);
+        // A marker that merely begins a longer word is not the marker.
+        assert_eq!(take_step(b"M-resetX 0\n", 0, "M-reset"), None);
+        // Output without a final line break before the marker.
+        let (body, code, _) = take_step(b"no newline\nM-reset 3\n", 0, "M-reset").unwrap();
+        assert_eq!((body, code), (&b"no newline"[..], 3));
+    }
+
+    #[test]
+    fn logs_are_split_by_their_sizes_and_a_mismatch_is_refused() {
+        let out = b"L 6 3\nout\nL err\nL-END\nparser says hi\n";
+        let (o, e, rest) = split_logs(out, "L", "L-END").unwrap();
+        assert_eq!(
+            (o, e, rest),
+            (&b"out\nL "[..], &b"err"[..], &b"parser says hi\n"[..])
+        );
+        // A log that shrank while it was read: the end marker is not where the sizes say.
+        assert_eq!(split_logs(b"L 9 3\nout\nerr\nL-END\n", "L", "L-END"), None);
+        assert_eq!(split_logs(b"garbage\n", "L", "L-END"), None);
+        let (o, e, rest) = split_logs(b"L 0 0\n\nL-END\n", "L", "L-END").unwrap();
+        assert!(o.is_empty() && e.is_empty() && rest.is_empty());
+    }
 
     #[test]
     fn binary_sections_are_dropped_and_text_kept() {
