@@ -356,7 +356,14 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
 }
 
 fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
+    crate::timings::mark("start");
     let mut m = load(file)?;
+    crate::timings::mark("manifest loaded");
+    if m.backend.kind == BackendKind::Local {
+        // The jail probe (part of local keys) runs while the datasets load; the first key
+        // waits for it if it has not finished.
+        std::thread::spawn(crate::backend::jail::isolation);
+    }
     preflight(&m, &[])?;
     let store_root = store_path(&cli.store, &m);
     let store = Store::open(&store_root)
@@ -386,7 +393,9 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
     }
     // The records the last apply of this manifest used are read on two threads while the
     // datasets load (a no-op apply is mostly these reads).
+    crate::timings::mark("store locked, workspaces swept");
     let index = store.load_index(&m.path);
+    crate::timings::mark("manifest index loaded");
     let prefetch = {
         let store = store.clone();
         let mut keys: Vec<String> = index.nodes.values().cloned().collect();
@@ -397,16 +406,20 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
     // Hub datasets are fetched (into the store, under the lock) before anything runs.
     let (datasets, unavailable) =
         run::load_datasets(&m, Some(&store), true).map_err(|e| miette!("{e}"))?;
+    crate::timings::mark("datasets loaded");
     let prefetched = prefetch.join().unwrap_or_default();
+    crate::timings::mark("records prefetched");
     preflight(&m, &unavailable)?;
     // Missing task images are pulled now, before any node starts (never in a timed phase).
     prepare_images(&m, &datasets, &store, run::images::DiskScope::Apply, quiet)?;
     resolve_images(&mut m, &datasets)?;
     run::images::mark_used(&m, &store).map_err(|e| miette!("{e}"))?;
+    crate::timings::mark("images resolved");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .into_diagnostic()?;
+    crate::timings::mark("runtime built");
     let run_id = run::new_run_id();
     let backend = runtime
         .block_on(backend_for(&m, &store, &run_id, quiet))
@@ -426,6 +439,7 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
             },
         ))
         .map_err(|e| miette!("{e}"))?;
+    crate::timings::mark("applied");
     drop(lock);
     for r in &result.reports {
         println!("report: {}", r.display());

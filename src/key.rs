@@ -29,6 +29,20 @@ pub fn key_of<T: Serialize>(inputs: &T) -> Keyed {
     }
 }
 
+/// blake3 of `value`'s compact JSON (the bytes `serde_json::to_vec` gives), written straight
+/// into the hasher: the same digest as `digest(&to_vec(value))` without the buffer.
+pub fn digest_json<T: Serialize + ?Sized>(value: &T) -> String {
+    use std::io::Write;
+    let mut h = blake3::Hasher::new();
+    {
+        // serde_json writes in small pieces; the hasher wants large ones.
+        let mut w = std::io::BufWriter::with_capacity(64 * 1024, &mut h);
+        serde_json::to_writer(&mut w, value).expect("key inputs serialize as JSON");
+        w.flush().expect("hashing does not fail");
+    }
+    h.finalize().to_hex().to_string()
+}
+
 /// blake3 of bytes, as lowercase hex.
 pub fn digest(bytes: &[u8]) -> String {
     blake3::hash(bytes).to_hex().to_string()
@@ -87,6 +101,12 @@ fn diff_into(path: &str, old: &Value, new: &Value, out: &mut Vec<(String, String
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_streamed_digest_is_the_digest_of_the_bytes() {
+        let v = serde_json::json!({"b": [1, 2.5, null], "a": "x\"y\u{1}", "c": {"d": true}});
+        assert_eq!(digest_json(&v), digest(&serde_json::to_vec(&v).unwrap()));
+    }
+
     use super::*;
     use serde_json::json;
 

@@ -22,3 +22,4 @@ pub mod run;
 pub mod stages;
 pub mod store;
 pub mod tasks;
+pub mod timings;

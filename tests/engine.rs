@@ -415,3 +415,34 @@ fn store_files_follow_the_umask_and_dead_writers_are_swept() {
         stderr(&o)
     );
 }
+
+#[test]
+fn a_no_op_apply_rewrites_a_deleted_or_edited_report_file_and_nothing_else() {
+    let sb = small();
+    apply(&sb);
+    let t = &sampled(&sb)[0];
+    let patch = sb.path(&format!(
+        "reports/quickstart/artifacts/oracle/{t}/patch.diff"
+    ));
+    let md = sb.path("reports/quickstart/report.md");
+    let (patch_bytes, md_bytes) = (std::fs::read(&patch).unwrap(), std::fs::read(&md).unwrap());
+    let mtime = |p: &PathBuf| std::fs::metadata(p).unwrap().modified().unwrap();
+    let other = sb.path("reports/quickstart/report.json");
+    let other_mtime = mtime(&other);
+    // A no-op leaves every file alone.
+    apply(&sb);
+    assert_eq!(mtime(&other), other_mtime);
+    // A deleted artifact and an edited report come back; the untouched files stay as they were.
+    std::fs::remove_file(&patch).unwrap();
+    std::fs::write(&md, b"forged numbers\n").unwrap();
+    apply(&sb);
+    assert_eq!(std::fs::read(&patch).unwrap(), patch_bytes);
+    assert_eq!(std::fs::read(&md).unwrap(), md_bytes);
+    assert_eq!(mtime(&other), other_mtime);
+    // A later edit (the file one byte longer) is caught as well.
+    let mut edited = md_bytes.clone();
+    edited.push(b'\n');
+    std::fs::write(&md, &edited).unwrap();
+    apply(&sb);
+    assert_eq!(std::fs::read(&md).unwrap(), md_bytes);
+}

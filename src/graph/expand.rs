@@ -399,6 +399,9 @@ impl<'a> Graph<'a> {
                     self.expand_report(name, &needs, r)
                 }
             }
+            if crate::timings::enabled() {
+                crate::timings::mark(&format!("stage {name} expanded"));
+            }
             let rt = &self.stages[name];
             let upstream_settled = stage.needs.iter().all(|n| self.settled(n));
             let all_terminal = rt.nodes.iter().all(|i| self.nodes[*i].state.is_terminal());
@@ -791,10 +794,9 @@ impl<'a> Graph<'a> {
                 .any(|id| matches!(self.nodes[*id].state, NodeState::WillRun))
         });
         let job = (!unknown).then(|| {
-            NodeJob::Report(Box::new(ReportJob::new(
-                super::report::report_inputs(self, needs, r),
-                r.out.clone(),
-            )))
+            let inputs = super::report::report_inputs(self, needs, r);
+            crate::timings::mark("report inputs built");
+            NodeJob::Report(Box::new(ReportJob::new(inputs, r.out.clone())))
         });
         self.add(stage, stage.to_string(), NodeKind::Report, job);
         self.stages.get_mut(stage).expect("stage").expanded = true;

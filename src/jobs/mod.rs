@@ -68,7 +68,7 @@ pub trait Job: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug {
     /// The node's key: blake3 of the job's canonical bytes (declaration-ordered fields, sorted
     /// maps, content-addressed parts by digest, shortest round-trip floats).
     fn key(&self) -> String {
-        crate::key::digest(&serde_json::to_vec(self).expect("jobs serialize"))
+        crate::key::digest_json(self)
     }
 
     /// What `plan --explain` compares: the job with its digested parts expanded where that

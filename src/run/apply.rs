@@ -117,7 +117,9 @@ impl<'a> Dispatcher<'a> {
     /// Takes the graph's new nodes: cached ones are recorded (a cached report is written
     /// again if its files are missing), ready ones are queued or wait for their key's run.
     fn admit_new(&mut self) {
-        for id in self.graph.advance() {
+        let new = self.graph.advance();
+        crate::timings::mark("graph advanced");
+        for id in new {
             let node = &self.graph.nodes[id];
             let (stage, address) = (node.stage.clone(), node.address.clone());
             let is_report = matches!(node.kind, NodeKind::Report);
@@ -127,6 +129,9 @@ impl<'a> Dispatcher<'a> {
                     self.index.nodes.insert(address.clone(), rec.key.clone());
                     self.note(&address, Some(rec.key.clone()), NodeStatus::Cached, None);
                     let m = self.m.clone();
+                    if is_report {
+                        crate::timings::mark("nodes noted");
+                    }
                     if let (true, StageKind::Report(r)) = (is_report, &m.stages[&stage].kind)
                         && let Err(e) = materialize(&self.store, &rec.blobs, &r.out)
                     {
@@ -524,8 +529,11 @@ pub async fn apply(
         None => store.load_index(&m.path),
     };
     let index_before = index.nodes.clone();
+    crate::timings::mark("apply started");
     let mut graph = Graph::new(&m, Some(&store), &datasets, Mode::Apply)?;
+    crate::timings::mark("graph made");
     graph.seed(opts.prefetched);
+    crate::timings::mark("graph seeded");
     let (tx, mut rx) = mpsc::unbounded_channel::<Completion>();
     let mut d = Dispatcher {
         graph,
@@ -547,6 +555,7 @@ pub async fn apply(
         backend: backend.clone(),
         datasets: datasets.clone(),
     };
+    crate::timings::mark("dispatcher made");
     let mut last_flush = Instant::now();
     let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| format!("cannot watch SIGTERM: {e}"))?;
@@ -555,6 +564,7 @@ pub async fn apply(
     loop {
         if !d.interrupted {
             d.admit_new();
+            crate::timings::mark("nodes admitted");
             d.launch()?;
             d.progress.load(d.backend.load());
         }
@@ -588,6 +598,7 @@ pub async fn apply(
     }
     d.progress.finish();
     backend.finish().await;
+    crate::timings::mark("nodes settled");
     d.run.ended_at = Some(now());
     d.run.status = if d.interrupted {
         RunStatus::Interrupted
@@ -602,6 +613,7 @@ pub async fn apply(
             .map_err(|e| e.to_string())?;
     }
     store.save_run(&d.run).map_err(|e| e.to_string())?;
+    crate::timings::mark("index and run saved");
     let mut counts = BTreeMap::new();
     for n in d.run.nodes.values() {
         let s = serde_json::to_value(n.status)

@@ -318,6 +318,32 @@ pub enum MaterializeError {
     Io(#[from] std::io::Error),
 }
 
+/// What was last written to a report's directory: a digest of its files' names and blob
+/// digests, and each file's name, digest, size and mtime, in name order.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct OutStamp<'a> {
+    blobs: String,
+    #[serde(borrow)]
+    files: Vec<(
+        std::borrow::Cow<'a, str>,
+        std::borrow::Cow<'a, str>,
+        u64,
+        i128,
+    )>,
+}
+
+/// The digest of a report's file list (names and blob digests), as its stamp holds it.
+fn blobs_digest(blobs: &BTreeMap<String, String>) -> String {
+    let mut h = blake3::Hasher::new();
+    for (name, digest) in blobs {
+        h.update(name.as_bytes());
+        h.update(b"\0");
+        h.update(digest.as_bytes());
+        h.update(b"\n");
+    }
+    h.finalize().to_hex().to_string()
+}
+
 /// Writes a cached report's files again if they are missing or differ.
 pub fn materialize(
     store: &Store,
@@ -326,15 +352,16 @@ pub fn materialize(
 ) -> Result<(), MaterializeError> {
     // A stamp in the store records what was last written to `out` (digest, size, mtime): a file
     // whose size and mtime still match its stamp and whose digest is the record's is left alone
-    // without reading it. Anything else (missing, edited, another digest) is rewritten.
+    // without reading it. Anything else (missing, edited, another digest) is rewritten. When
+    // the file list is the stamp's (its digest matches), the stats are compared in order and
+    // nothing else is built.
     let stamp_path = store.root().join("index").join(format!(
         "out-{}.json",
         &crate::key::digest(out.to_string_lossy().as_bytes())[..32]
     ));
-    let old: BTreeMap<String, (String, u64, i128)> = std::fs::read(&stamp_path)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default();
+    let stamp_bytes = std::fs::read(&stamp_path).unwrap_or_default();
+    let old: Option<OutStamp> = serde_json::from_slice(&stamp_bytes).ok();
+    let list_digest = blobs_digest(blobs);
     let stat = |p: &Path| {
         std::fs::metadata(p).ok().map(|m| {
             let mtime = m
@@ -366,11 +393,33 @@ pub fn materialize(
                 .collect()
         })
     };
-    let mut stamp = BTreeMap::new();
-    let mut changed = old.len() != blobs.len();
+    let same_list = old
+        .as_ref()
+        .is_some_and(|o| o.blobs == list_digest && o.files.len() == entries.len());
+    if same_list {
+        let o = old.as_ref().expect("checked");
+        let all_fresh = o
+            .files
+            .iter()
+            .zip(&stats)
+            .all(|((_, _, size, mtime), cur)| *cur == Some((*size, *mtime)));
+        if all_fresh {
+            return Ok(());
+        }
+    }
+    let old_files: std::collections::HashMap<&str, (&str, u64, i128)> = old
+        .as_ref()
+        .map(|o| {
+            o.files
+                .iter()
+                .map(|(n, d, s, m)| (n.as_ref(), (d.as_ref(), *s, *m)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut files = Vec::with_capacity(entries.len());
     for ((name, digest), current) in entries.into_iter().zip(stats) {
         let path = out.join(name);
-        let fresh = match (old.get(name), current) {
+        let fresh = match (old_files.get(name.as_str()), current) {
             (Some((d, size, mtime)), Some((s, m))) => d == digest && *size == s && *mtime == m,
             _ => false,
         };
@@ -384,14 +433,20 @@ pub fn materialize(
             if std::fs::read(&path).ok().as_deref() != Some(&bytes[..]) {
                 write_atomic(&path, &bytes)?;
             }
-            changed = true;
             stat(&path).unwrap_or((0, 0))
         };
-        stamp.insert(name.clone(), (digest.clone(), size, mtime));
+        files.push((
+            std::borrow::Cow::Borrowed(name.as_str()),
+            std::borrow::Cow::Borrowed(digest.as_str()),
+            size,
+            mtime,
+        ));
     }
-    if changed {
-        let bytes = serde_json::to_vec(&stamp).expect("stamps serialize");
-        write_atomic(&stamp_path, &bytes)?;
-    }
+    let stamp = OutStamp {
+        blobs: list_digest,
+        files,
+    };
+    let bytes = serde_json::to_vec(&stamp).expect("stamps serialize");
+    write_atomic(&stamp_path, &bytes)?;
     Ok(())
 }

@@ -173,6 +173,14 @@ impl Store {
         parse(&std::fs::read(self.action_index_path()).unwrap_or_default())
     }
 
+    /// Whether [`Store::save_action_index`] of `new` entries rewrites the index whole (there is
+    /// none yet, or dead entries outnumber live ones) rather than appending.
+    pub fn action_index_needs_rewrite(&self, loaded: &Loaded, new: usize) -> bool {
+        let total = loaded.count + new;
+        let live_count = loaded.entries.len() + new;
+        loaded.good_len == 0 || total > 2 * live_count + 64
+    }
+
     /// Appends `new` to the index (truncating a damaged tail first), or rewrites it whole with
     /// `live` when it holds mostly dead entries. Call it holding the store's lock.
     pub fn save_action_index(
@@ -182,9 +190,7 @@ impl Store {
         live: impl FnOnce() -> Vec<Entry>,
     ) -> std::io::Result<()> {
         let path = self.action_index_path();
-        let total = loaded.count + new.len();
-        let live_count = loaded.entries.len() + new.len();
-        if loaded.good_len == 0 || total > 2 * live_count + 64 {
+        if self.action_index_needs_rewrite(loaded, new.len()) {
             return write_whole(&path, &live());
         }
         if new.is_empty() && !loaded.damaged {

@@ -314,26 +314,34 @@ impl Store {
         racy_ns: i128,
     ) -> std::collections::HashMap<String, ActionRecord> {
         use super::action_index::{Entry, FileStamp, now_ns};
-        let loaded = self.load_action_index();
+        let mut loaded = self.load_action_index();
+        crate::timings::mark("action index read");
         let now = now_ns();
         let chunk = keys.len().div_ceil(threads.max(1)).max(1);
-        // Per key: the record, and a new index entry when it was read from its file.
-        type Found = (ActionRecord, Option<Entry>);
-        let found: Vec<(String, Found)> = std::thread::scope(|s| {
+        // Per key: nothing (its index entry holds, and its record is moved out of the index
+        // below, not copied), or the record read from its file and a new index entry for it.
+        enum Found {
+            Indexed,
+            Read(Box<(ActionRecord, Option<Entry>)>),
+        }
+        let found: Vec<(usize, Found)> = std::thread::scope(|s| {
             let loaded = &loaded;
             let handles: Vec<_> = keys
                 .chunks(chunk)
-                .map(|part| {
+                .enumerate()
+                .map(|(n, part)| {
                     s.spawn(move || {
                         part.iter()
-                            .filter_map(|k| {
+                            .enumerate()
+                            .filter_map(|(i, k)| {
+                                let at = n * chunk + i;
                                 let path = self.action_path(k);
                                 if let Some(e) = loaded.entries.get(k) {
                                     let m = std::fs::symlink_metadata(&path).ok()?;
                                     if FileStamp::of(&m) == e.stamp
                                         && e.stamp.settled(e.made_ns, racy_ns)
                                     {
-                                        return Some((k.clone(), (e.rec.clone(), None)));
+                                        return Some((at, Found::Indexed));
                                     }
                                 }
                                 let (rec, stamp, sum) = read_record_file(&path, k)?;
@@ -344,7 +352,7 @@ impl Store {
                                     sum,
                                     rec: rec.clone(),
                                 });
-                                Some((k.clone(), (rec, entry)))
+                                Some((at, Found::Read(Box::new((rec, entry)))))
                             })
                             .collect::<Vec<_>>()
                     })
@@ -355,28 +363,57 @@ impl Store {
                 .flat_map(|h| h.join().unwrap_or_default())
                 .collect()
         });
+        crate::timings::mark("action index entries checked");
         let mut new = Vec::new();
         let mut out = std::collections::HashMap::with_capacity(found.len());
-        for (k, (rec, entry)) in found {
-            new.extend(entry);
-            out.insert(k, rec);
+        let mut indexed = Vec::new();
+        for (at, f) in found {
+            match f {
+                Found::Indexed => indexed.push(at),
+                Found::Read(read) => {
+                    let (rec, entry) = *read;
+                    new.extend(entry);
+                    out.insert(keys[at].clone(), rec);
+                }
+            }
         }
-        // The index is a cache: failing to update it costs speed, never correctness.
-        let _ = self.save_action_index(&loaded, &new, || {
+        // The index is a cache: failing to update it costs speed, never correctness. A
+        // rewrite (rare: when dead entries outnumber live ones) needs the entries whole, so it
+        // is done before they are moved out.
+        let live = |loaded: &super::action_index::Loaded,
+                    out: &std::collections::HashMap<String, ActionRecord>,
+                    indexed: &[usize]| {
             // Entries of other manifests' keys are kept; those of keys asked for and not
             // found (removed or invalid records) are dropped.
+            let found: std::collections::HashSet<&String> = out
+                .keys()
+                .chain(indexed.iter().map(|i| &keys[*i]))
+                .collect();
             let asked: std::collections::HashSet<&String> = keys.iter().collect();
             let mut live: std::collections::HashMap<String, Entry> = loaded
                 .entries
                 .iter()
-                .filter(|(k, _)| out.contains_key(*k) || !asked.contains(k))
+                .filter(|(k, _)| found.contains(*k) || !asked.contains(k))
                 .map(|(k, e)| (k.clone(), e.clone()))
                 .collect();
             for e in &new {
                 live.insert(e.key.clone(), e.clone());
             }
-            live.into_values().collect()
-        });
+            live.into_values().collect::<Vec<_>>()
+        };
+        if self.action_index_needs_rewrite(&loaded, new.len()) {
+            let entries = live(&loaded, &out, &indexed);
+            let _ = self.save_action_index(&loaded, &new, || entries);
+        } else {
+            let _ = self.save_action_index(&loaded, &new, Vec::new);
+        }
+        for at in indexed {
+            if let Some(e) = loaded.entries.remove(&keys[at]) {
+                out.insert(e.key, e.rec);
+            }
+        }
+        // What is left of the index is not needed: skip freeing it entry by entry.
+        std::mem::forget(loaded);
         out
     }
 

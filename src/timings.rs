@@ -1,0 +1,32 @@
+//! Phase timings for profiling: with `BENCH_TIMINGS=1` in the environment, [`mark`] prints the
+//! milliseconds since the process's first mark and since the previous mark, to stderr. Without
+//! it, a mark costs one relaxed load.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+fn start() -> Option<&'static Instant> {
+    static START: OnceLock<Option<Instant>> = OnceLock::new();
+    START
+        .get_or_init(|| std::env::var_os("BENCH_TIMINGS").map(|_| Instant::now()))
+        .as_ref()
+}
+
+/// Prints `phase` with the time since the first mark and since the last one (when enabled).
+pub fn mark(phase: &str) {
+    static LAST_US: AtomicU64 = AtomicU64::new(0);
+    let Some(start) = start() else { return };
+    let now = start.elapsed().as_micros() as u64;
+    let last = LAST_US.swap(now, Ordering::Relaxed);
+    eprintln!(
+        "timing: {:>8.1} ms (+{:>7.1}) {phase}",
+        now as f64 / 1000.0,
+        (now - last) as f64 / 1000.0
+    );
+}
+
+/// Whether marks print (to skip building a phase name nobody reads).
+pub fn enabled() -> bool {
+    start().is_some()
+}
