@@ -441,6 +441,7 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
         .map_err(|e| miette!("{e}"))?;
     crate::timings::mark("applied");
     drop(lock);
+    crate::timings::mark("lock released");
     for r in &result.reports {
         println!("report: {}", r.display());
         // The promotion verdict, if the report has a rule.
@@ -453,6 +454,7 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
             println!("promotion: {}", p.summary);
         }
     }
+    crate::timings::mark("reports printed");
     if !result.failed.is_empty() {
         eprintln!(
             "{} nodes failed (not cached; the next apply retries them):",
