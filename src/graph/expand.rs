@@ -203,7 +203,12 @@ pub struct Graph<'a> {
     samples: HashMap<String, Vec<Arc<Task>>>,
     /// Records read from the store or completed by this apply, by key (shared keys are read
     /// once; a key completed earlier in this apply is a hit).
-    records: HashMap<String, Option<Arc<ActionRecord>>>,
+    records: HashMap<String, Option<Arc<ActionRecord>>, foldhash::fast::RandomState>,
+    /// Plan mode: the keys each shard of the store's records holds, listed once per shard, so
+    /// that a key without a record costs no file lookup (a plan on a new store looks up
+    /// hundreds of thousands). Apply reads the record files themselves (others may be written
+    /// while it runs).
+    shards: HashMap<String, std::collections::HashSet<String>>,
     jobs: JobBuilder<'a>,
     /// Task id -> the protocol of the dataset it was sampled from.
     protocols: HashMap<String, ProtocolId>,
@@ -237,7 +242,8 @@ impl<'a> Graph<'a> {
                 .collect(),
             gold_nodes: HashMap::new(),
             samples: HashMap::new(),
-            records: HashMap::new(),
+            records: HashMap::default(),
+            shards: HashMap::new(),
             jobs: JobBuilder::new(manifest)?,
             protocols: HashMap::new(),
             grade_network: Default::default(),
@@ -286,6 +292,17 @@ impl<'a> Graph<'a> {
         let store = self.store?;
         if let Some(r) = self.records.get(key) {
             return r.clone();
+        }
+        if self.mode == Mode::Plan {
+            let shard = key[..2.min(key.len())].to_string();
+            let listed = self
+                .shards
+                .entry(shard)
+                .or_insert_with(|| store.action_keys_in_shard_of(key));
+            if !listed.contains(key) {
+                self.records.insert(key.to_string(), None);
+                return None;
+            }
         }
         let rec = match store.get_action_light(key) {
             Lookup::Hit(r) => Some(Arc::from(r)),

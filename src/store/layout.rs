@@ -552,6 +552,23 @@ impl Store {
     }
 
     /// Every action key in the store.
+    /// The keys of the records in the shard of `key` (the directory its record would be in),
+    /// from one listing of that directory: an empty set when there is none.
+    pub fn action_keys_in_shard_of(&self, key: &str) -> std::collections::HashSet<String> {
+        let (a, _) = key.split_at(2.min(key.len()));
+        let dir = self.root.join("actions").join(a);
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return Default::default();
+        };
+        entries
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                Some(format!("{a}{}", name.strip_suffix(".json")?))
+            })
+            .collect()
+    }
+
     pub fn action_keys(&self) -> Vec<String> {
         list_sharded(&self.root.join("actions"), ".json")
     }
