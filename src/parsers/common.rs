@@ -73,8 +73,33 @@ pub fn write_statuses_json(
     statuses: &Statuses,
     out: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, statuses).map_err(std::io::Error::from)?;
-    out.write_all(b"\n")
+    // The bytes of `serde_json::to_writer_pretty` (a test checks), written directly: names
+    // that need no escaping (nearly all) are copied as they are.
+    let sorted = statuses.sorted();
+    if sorted.is_empty() {
+        return out.write_all(b"{}\n");
+    }
+    let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
+    buf.push(b'{');
+    for (i, (name, status)) in sorted.iter().enumerate() {
+        buf.extend_from_slice(if i == 0 { b"\n  " } else { b",\n  " });
+        if name.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+            buf.push(b'"');
+            buf.extend_from_slice(name.as_bytes());
+            buf.push(b'"');
+        } else {
+            serde_json::to_writer(&mut buf, name).map_err(std::io::Error::from)?;
+        }
+        buf.extend_from_slice(b": \"");
+        buf.extend_from_slice(status.as_str().as_bytes());
+        buf.push(b'"');
+        if buf.len() >= 1 << 16 {
+            out.write_all(&buf)?;
+            buf.clear();
+        }
+    }
+    buf.extend_from_slice(b"\n}\n");
+    out.write_all(&buf)
 }
 
 /// Test name -> status, as produced by a parser.
@@ -377,4 +402,49 @@ pub(crate) fn lines(log: &str) -> impl Iterator<Item = &str> {
             }
         }
     })
+}
+
+#[cfg(test)]
+mod json_tests {
+    use super::*;
+
+    #[test]
+    fn the_status_json_is_serde_jsons_pretty_output_byte_for_byte() {
+        let names = [
+            "tests/a.py::test_x",
+            "tests/a.py::test_p[a b - c]",
+            "quote \" and backslash \\ inside",
+            "control \u{1} \t \n chars",
+            "non-ascii é ü 中 \u{7f}",
+            "",
+        ];
+        let cases: Vec<Statuses> = vec![
+            Statuses::default(),
+            [("one".to_string(), TestStatus::Pass)]
+                .into_iter()
+                .collect(),
+            names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| {
+                    let st = [TestStatus::Pass, TestStatus::Fail, TestStatus::Skip][i % 3];
+                    (n.to_string(), st)
+                })
+                .collect(),
+            // More than one 64 KiB write.
+            (0..5000)
+                .map(|i| (format!("tests/t.py::test_{i}[\"{i}\"]"), TestStatus::Pass))
+                .collect(),
+        ];
+        for st in cases {
+            let mut want = serde_json::to_vec_pretty(&st).unwrap();
+            want.push(b'\n');
+            let mut got = Vec::new();
+            write_statuses_json(&st, &mut got).unwrap();
+            assert_eq!(
+                String::from_utf8(got).unwrap(),
+                String::from_utf8(want).unwrap()
+            );
+        }
+    }
 }
