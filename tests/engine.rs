@@ -143,16 +143,20 @@ cached_input = 0.5
 output = 2.0
 "#;
 
-fn team_cost(sb: &Sandbox, team: &str) -> f64 {
+/// A team's entry in report.json.
+fn team(sb: &Sandbox, name: &str) -> serde_json::Value {
     let r = sb.report_json();
-    let t = r["teams"]
+    r["teams"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|t| t["name"] == team)
-        .unwrap()
-        .clone();
-    t["cost"]["mean_usd"].as_f64().unwrap()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("no team {name} in {r}"))
+        .clone()
+}
+
+fn team_cost(sb: &Sandbox, name: &str) -> f64 {
+    team(sb, name)["cost"]["mean_usd"].as_f64().unwrap()
 }
 
 #[test]
@@ -229,14 +233,8 @@ fn an_edited_record_is_caught_and_recomputed() {
     assert!(out.contains("checksum"), "{out}");
     let o = apply(&sb);
     assert!(executed(&o).contains(&format!("grade/solve/{t}/nop/0")));
-    let r = sb.report_json();
-    let nop = r["teams"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "nop")
-        .unwrap();
-    assert_eq!(nop["resolved"], 0, "{r}");
+    let nop = team(&sb, "nop");
+    assert_eq!(nop["resolved"], 0, "{nop}");
     assert!(plan_to_run(&sb).is_empty());
 }
 
@@ -277,14 +275,8 @@ fn an_edited_record_is_caught_through_the_packed_index() {
     let o = apply(&sb);
     assert!(stderr(&o).contains("checksum"), "{}", stderr(&o));
     assert!(executed(&o).contains(&format!("grade/solve/{t}/nop/0")));
-    let r = sb.report_json();
-    let nop = r["teams"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "nop")
-        .unwrap();
-    assert_eq!(nop["resolved"], 0, "{r}");
+    let nop = team(&sb, "nop");
+    assert_eq!(nop["resolved"], 0, "{nop}");
     // A torn tail of the index (a crash mid-append) is ignored and the store stays whole.
     let mut bytes = std::fs::read(&idx).unwrap();
     bytes.extend_from_slice(&[200, 0, 0, 0, 1, 2, 3]);

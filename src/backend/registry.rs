@@ -273,21 +273,12 @@ impl<'a> RegistryClient<'a> {
             .ok_or_else(|| self.protocol(format!("no realm in {challenge:?}")))?;
         let get = |k: &str| params.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
         let scope = get("scope").unwrap_or_else(|| format!("repository:{}:pull", self.image.path));
-        // An identity (refresh) token: the OAuth2 form the docker CLI posts to the realm.
-        if let Some(token) = self.creds.and_then(|c| c.identity_token.as_deref()) {
-            let service = get("service").unwrap_or_default();
-            let form = [
-                ("grant_type", "refresh_token"),
-                ("refresh_token", token),
-                ("service", service.as_str()),
-                ("scope", scope.as_str()),
-                ("client_id", "bench"),
-            ];
-            let mut resp = self
-                .agent
-                .post(&realm)
-                .send_form(form)
-                .map_err(|e| self.unreachable(e.to_string()))?;
+        // The token endpoint's answer. The OAuth2 form answers `access_token`, the GET `token`
+        // (either may carry the other as an alias).
+        let bearer = |resp: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+                      oauth: bool|
+         -> Result<String, RegistryError> {
+            let mut resp = resp.map_err(|e| self.unreachable(e.to_string()))?;
             let status = resp.status().as_u16();
             let body = resp
                 .body_mut()
@@ -301,11 +292,27 @@ impl<'a> RegistryClient<'a> {
             }
             let t: TokenAnswer = serde_json::from_slice(&body)
                 .map_err(|e| self.protocol(format!("token answer: {e}")))?;
-            return t
-                .access_token
-                .or(t.token)
+            let (first, second) = if oauth {
+                (t.access_token, t.token)
+            } else {
+                (t.token, t.access_token)
+            };
+            first
+                .or(second)
                 .map(|t| format!("Bearer {t}"))
-                .ok_or_else(|| self.protocol("the token endpoint gave no token".into()));
+                .ok_or_else(|| self.protocol("the token endpoint gave no token".into()))
+        };
+        // An identity (refresh) token: the OAuth2 form the docker CLI posts to the realm.
+        if let Some(token) = self.creds.and_then(|c| c.identity_token.as_deref()) {
+            let service = get("service").unwrap_or_default();
+            let form = [
+                ("grant_type", "refresh_token"),
+                ("refresh_token", token),
+                ("service", service.as_str()),
+                ("scope", scope.as_str()),
+                ("client_id", "bench"),
+            ];
+            return bearer(self.agent.post(&realm).send_form(form), true);
         }
         let mut req = self.agent.get(&realm);
         for (k, v) in &params {
@@ -319,24 +326,7 @@ impl<'a> RegistryClient<'a> {
         if let Some(b) = &basic {
             req = req.header("Authorization", &format!("Basic {b}"));
         }
-        let mut resp = req.call().map_err(|e| self.unreachable(e.to_string()))?;
-        let status = resp.status().as_u16();
-        let body = resp
-            .body_mut()
-            .read_to_vec()
-            .map_err(|e| self.unreachable(e.to_string()))?;
-        if status != 200 {
-            return Err(denied(format!(
-                "token endpoint {realm}: HTTP {status}: {}",
-                answer(&body)
-            )));
-        }
-        let t: TokenAnswer = serde_json::from_slice(&body)
-            .map_err(|e| self.protocol(format!("token answer: {e}")))?;
-        t.token
-            .or(t.access_token)
-            .map(|t| format!("Bearer {t}"))
-            .ok_or_else(|| self.protocol("the token endpoint gave no token".into()))
+        bearer(req.call(), false)
     }
 
     /// The reference's digest and this platform's compressed size.
@@ -429,6 +419,104 @@ fn answer(body: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A loopback token endpoint answering each request with `status` and `body`; returns its
+    /// address and the requests it saw (request line and body).
+    fn token_server(
+        status: u16,
+        body: &'static str,
+        requests: usize,
+    ) -> (String, std::thread::JoinHandle<Vec<String>>) {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let handle = std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            for _ in 0..requests {
+                let (stream, _) = listener.accept().unwrap();
+                let mut r = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                r.read_line(&mut line).unwrap();
+                let mut len = 0;
+                loop {
+                    let mut h = String::new();
+                    r.read_line(&mut h).unwrap();
+                    if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                        len = v.trim().parse().unwrap();
+                    }
+                    if h == "\r\n" {
+                        break;
+                    }
+                }
+                let mut form = vec![0; len];
+                r.read_exact(&mut form).unwrap();
+                seen.push(format!(
+                    "{} {}",
+                    line.trim(),
+                    String::from_utf8(form).unwrap()
+                ));
+                let mut w = stream;
+                write!(
+                    w,
+                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                )
+                .unwrap();
+            }
+            seen
+        });
+        (addr, handle)
+    }
+
+    #[test]
+    fn bearer_tokens_come_from_the_get_and_the_oauth_form_and_a_refusal_is_denied() {
+        let image = ImageRef::parse("127.0.0.1:5000/fixture/calc:1").unwrap();
+        let answer = r#"{"token":"from-get","access_token":"from-oauth"}"#;
+        // Username and password: a GET with Basic auth; `token` is the answer.
+        let creds = Credentials {
+            username: "u".into(),
+            password: "p".into(),
+            identity_token: None,
+            source: "test".into(),
+        };
+        let (addr, server) = token_server(200, answer, 1);
+        let c = RegistryClient::new(&image, Some(&creds));
+        let got = c
+            .authorize(&format!(
+                r#"Bearer realm="http://{addr}/token",service="reg""#
+            ))
+            .unwrap();
+        assert_eq!(got, "Bearer from-get");
+        let seen = server.join().unwrap();
+        assert!(
+            seen[0].starts_with("GET /token?service=reg&scope=repository"),
+            "{seen:?}"
+        );
+        // An identity token: the OAuth2 form is posted; `access_token` is the answer.
+        let oauth = Credentials {
+            identity_token: Some("refresh".into()),
+            ..creds.clone()
+        };
+        let (addr, server) = token_server(200, answer, 1);
+        let c = RegistryClient::new(&image, Some(&oauth));
+        let got = c
+            .authorize(&format!(
+                r#"Bearer realm="http://{addr}/token",service="reg""#
+            ))
+            .unwrap();
+        assert_eq!(got, "Bearer from-oauth");
+        let seen = server.join().unwrap();
+        assert!(seen[0].starts_with("POST /token"), "{seen:?}");
+        assert!(seen[0].contains("grant_type=refresh_token"), "{seen:?}");
+        // The endpoint refuses: an authentication error naming it.
+        let (addr, server) = token_server(401, r#"{"errors":[]}"#, 1);
+        let c = RegistryClient::new(&image, Some(&creds));
+        let e = c
+            .authorize(&format!(r#"Bearer realm="http://{addr}/token""#))
+            .unwrap_err();
+        assert!(e.to_string().contains("token endpoint"), "{e}");
+        server.join().unwrap();
+    }
 
     #[test]
     fn parses_bearer_challenges() {

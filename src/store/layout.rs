@@ -380,9 +380,7 @@ impl Store {
         // The index is a cache: failing to update it costs speed, never correctness. A
         // rewrite (rare: when dead entries outnumber live ones) needs the entries whole, so it
         // is done before they are moved out.
-        let live = |loaded: &super::action_index::Loaded,
-                    out: &std::collections::HashMap<String, ActionRecord>,
-                    indexed: &[usize]| {
+        let live = if self.action_index_needs_rewrite(&loaded, new.len()) {
             // Entries of other manifests' keys are kept; those of keys asked for and not
             // found (removed or invalid records) are dropped.
             let found: std::collections::HashSet<&String> = out
@@ -399,14 +397,11 @@ impl Store {
             for e in &new {
                 live.insert(e.key.clone(), e.clone());
             }
-            live.into_values().collect::<Vec<_>>()
-        };
-        if self.action_index_needs_rewrite(&loaded, new.len()) {
-            let entries = live(&loaded, &out, &indexed);
-            let _ = self.save_action_index(&loaded, &new, || entries);
+            live.into_values().collect()
         } else {
-            let _ = self.save_action_index(&loaded, &new, Vec::new);
-        }
+            Vec::new()
+        };
+        let _ = self.save_action_index(&loaded, &new, || live);
         for at in indexed {
             if let Some(e) = loaded.entries.remove(&keys[at]) {
                 out.insert(e.key, e.rec);
