@@ -438,37 +438,9 @@ FAIL_TO_PASS = [\"test_add (tests.test_add.T.test_add)\"]\nPASS_TO_PASS = [\"tes
     }
 }
 
-/// A gold-grading manifest on `backend` (the `[backend]` lines after `kind`).
+/// A gold-grading manifest on `backend` (more `[backend]` lines).
 fn manifest(backend: &str) -> String {
-    format!(
-        r#"version = 1
-name = "pool"
-
-[backend]
-kind = "docker"
-cpus = 1
-memory = "1GiB"
-{backend}
-
-[limits]
-jobs = 4
-
-[datasets.fx]
-format = "local"
-path = "tasks"
-
-[stages.sample]
-kind = "sample"
-dataset = "fx"
-since = 2026-07-01
-seed = 1
-
-[stages.gold]
-kind = "gold"
-needs = ["sample"]
-timeout = "60s"
-"#
-    )
+    common::docker_gold_manifest("pool", backend, "jobs = 4")
 }
 
 fn pool_lines(a: &Daemon, b: &Daemon) -> String {

@@ -220,32 +220,7 @@ fn base_commit() -> String {
 
 /// A docker manifest with one gold-graded task of `image` (the calc fixture of tests/docker.rs).
 fn write_experiment(dir: &Path, image: &str) {
-    let manifest = r#"version = 1
-name = "registry-pull"
-
-[backend]
-kind = "docker"
-cpus = 1
-memory = "1GiB"
-
-[limits]
-pulls = 2
-
-[datasets.fx]
-format = "local"
-path = "tasks"
-
-[stages.sample]
-kind = "sample"
-dataset = "fx"
-since = 2026-07-01
-seed = 1
-
-[stages.gold]
-kind = "gold"
-needs = ["sample"]
-timeout = "60s"
-"#;
+    let manifest = common::docker_gold_manifest("registry-pull", "", "pulls = 2");
     std::fs::write(dir.join("m.toml"), manifest).unwrap();
     let task = dir.join("tasks/ok");
     std::fs::create_dir_all(&task).unwrap();

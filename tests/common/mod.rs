@@ -239,3 +239,37 @@ pub fn calc_shas() -> (String, String) {
     };
     (get("base"), get("fix"))
 }
+
+/// A manifest gold-grading every task of the local dataset `tasks/` on docker (1 CPU, 1 GiB):
+/// `backend` holds more `[backend]` lines, `limits` the `[limits]` lines.
+pub fn docker_gold_manifest(name: &str, backend: &str, limits: &str) -> String {
+    format!(
+        r#"version = 1
+name = "{name}"
+
+[backend]
+kind = "docker"
+cpus = 1
+memory = "1GiB"
+{backend}
+
+[limits]
+{limits}
+
+[datasets.fx]
+format = "local"
+path = "tasks"
+
+[stages.sample]
+kind = "sample"
+dataset = "fx"
+since = 2026-07-01
+seed = 1
+
+[stages.gold]
+kind = "gold"
+needs = ["sample"]
+timeout = "60s"
+"#
+    )
+}
