@@ -212,8 +212,14 @@ fn plan(cli: &Cli, file: &Path, explain: bool, json: bool) -> Result<u8, Report>
             println!("  note: record {r}; removed, its node will run");
         }
         for d in &report.unavailable_datasets {
+            let pin = match m.datasets.get(d).map(|ds| &ds.source) {
+                Some(manifest::DatasetSource::Hub { repo, revision, .. }) => {
+                    format!(" ({repo}@{revision})")
+                }
+                _ => String::new(),
+            };
             println!(
-                "  note: dataset `{d}` is not available on this machine; its sample cannot be computed"
+                "  note: dataset `{d}`{pin} is not available on this machine; its sample cannot be computed (`bench tasks` or `bench apply` fetches it)"
             );
         }
         for line in run::spend::render(&report.spend) {
@@ -1213,11 +1219,13 @@ fn export(cli: &Cli, file: &Path, teams: &[String], out: Option<&Path>) -> Resul
 fn parse_log(parser: Option<&str>, script: Option<&Path>, file: &Path) -> Result<u8, Report> {
     match (parser, script) {
         (Some(p), None) => {
-            // Line-local parsers read the file in chunks; the JSON is written as it renders.
-            let mut f = fs_err::File::open(file).into_diagnostic()?;
-            let size = f.metadata().map_or(0, |m| m.len() as usize);
-            let statuses =
-                crate::parsers::parse_log_stream(p, &mut f, size).map_err(|e| match e {
+            // Line-local parsers read the file in chunks (a big one in a piece per core); the
+            // JSON is written as it renders.
+            let f = fs_err::File::open(file).into_diagnostic()?;
+            let size = f.metadata().map_or(0, |m| m.len());
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+            crate::parsers::write_log_json(p, f.file(), size, None, &mut out).map_err(
+                |e| match e {
                     crate::parsers::ReadLogError::Parser(_) => miette!(
                         help = format!(
                             "built-in parsers: {}",
@@ -1225,12 +1233,10 @@ fn parse_log(parser: Option<&str>, script: Option<&Path>, file: &Path) -> Result
                         ),
                         "{e}"
                     ),
-                    crate::parsers::ReadLogError::Io(_) => miette!("{e}"),
-                })?;
-            let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-            crate::parsers::write_statuses_json(&statuses, &mut out)
-                .and_then(|()| std::io::Write::flush(&mut out))
-                .into_diagnostic()?;
+                    _ => miette!("{e}"),
+                },
+            )?;
+            std::io::Write::flush(&mut out).into_diagnostic()?;
         }
         (None, Some(s)) => {
             let bytes = fs_err::read(file).into_diagnostic()?;

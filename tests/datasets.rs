@@ -519,7 +519,7 @@ fn pinned_hub_dataset_samples_fetches_once_and_reruns_offline() {
     // Before any fetch, plan does not download: the sample is unknown.
     let plan = bench_hub(d, &hub, &["plan", "hub.toml"]);
     assert!(
-        stdout(&plan).contains("dataset `live` is not available"),
+        stdout(&plan).contains("dataset `live` (SWE-bench-Live/MultiLang@"),
         "{}",
         stdout(&plan)
     );
@@ -592,7 +592,7 @@ fn pinned_hub_dataset_samples_fetches_once_and_reruns_offline() {
     std::fs::write(d.join("hub.toml"), text.replace(REV, &"a".repeat(40))).unwrap();
     let e = bench_hub(d, &hub, &["plan", "--explain", "hub.toml"]);
     assert!(
-        stdout(&e).contains("dataset `live` is not available"),
+        stdout(&e).contains("dataset `live` (SWE-bench-Live/MultiLang@"),
         "{}",
         stdout(&e)
     );
@@ -794,5 +794,96 @@ fn hf_token_is_sent_never_stored_and_gc_keeps_pinned_files() {
         tasks_ids(&bench_hub(d, &hub, &["tasks", "--json", "hub.toml"])),
         expected_sample(&all)
     );
+    assert_eq!(hub.count(), 2);
+}
+
+/// A preset's own pin: with no `revision`, `swe-bench/lite` reads its pinned commit's test
+/// split, and a file whose sha256 is not the pinned one is refused and nothing is stored;
+/// a manifest that names its own `files` reads those bytes unchecked.
+#[test]
+fn a_preset_pin_refuses_other_bytes_and_an_own_pin_reads_them() {
+    const LITE_REV: &str = "b0dde1093fe417d83b7184254edf8199c1f0dff5";
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let p = d.join("fixture.parquet");
+    write_parquet(&p, Shape::SweBench, &rows("django", 4)).unwrap();
+    let bytes = std::fs::read(&p).unwrap();
+    std::fs::remove_file(&p).unwrap();
+    let hub = LoopbackHub::start(HashMap::from([(
+        format!(
+            "/datasets/SWE-bench/SWE-bench_Lite/resolve/{LITE_REV}/data/test-00000-of-00001.parquet"
+        ),
+        bytes.clone(),
+    )]));
+    let manifest = |pin: &str| {
+        format!(
+            "version = 1\nname = \"lite\"\n[backend]\nkind = \"local\"\n[datasets.lite]\nsource = \"swe-bench/lite\"\n{pin}\n[stages.sample]\nkind = \"sample\"\ndataset = \"lite\"\nseed = 1\n"
+        )
+    };
+    std::fs::write(d.join("m.toml"), manifest("")).unwrap();
+    let v = bench_hub(d, &hub, &["validate", "m.toml"]);
+    assert!(v.status.success(), "{}", stderr(&v));
+    let o = bench_hub(d, &hub, &["tasks", "--json", "m.toml"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    for want in [
+        "sha256",
+        "438e281d80587aa7be470896ce410557002fde02d2ceee3e099331d308f62dd3",
+        &format!("SWE-bench/SWE-bench_Lite@{LITE_REV}/data/test-00000-of-00001.parquet"),
+        "nothing was stored",
+    ] {
+        assert!(err.contains(want), "{want:?} not in {err}");
+    }
+    assert_eq!(hub.count(), 1);
+    let stored = |d: &Path| {
+        std::fs::read_dir(d.join(".bench/datasets"))
+            .map(|r| r.flatten().count())
+            .unwrap_or(0)
+    };
+    assert_eq!(stored(d), 0, "a refused file leaves no pin record");
+
+    // The same commit with the manifest's own `files`: read as served.
+    std::fs::write(
+        d.join("m.toml"),
+        manifest(&format!(
+            "revision = \"{LITE_REV}\"\nfiles = [\"data/test-00000-of-00001.parquet\"]"
+        )),
+    )
+    .unwrap();
+    let o = bench_hub(d, &hub, &["tasks", "--json", "m.toml"]);
+    let ids = tasks_ids(&o);
+    assert_eq!(ids.len(), 4, "{ids:?}");
+    assert_eq!(stored(d), 1);
+}
+
+/// The fetch check itself: the served bytes' sha256 is accepted, any other is refused.
+#[test]
+fn a_fetched_file_is_checked_against_its_sha256() {
+    use sha2::Digest;
+    let dir = tempfile::tempdir().unwrap();
+    let body = b"rows".to_vec();
+    let hub = LoopbackHub::start(HashMap::from([(
+        format!("/datasets/o/r/resolve/{REV}/f.jsonl"),
+        body.clone(),
+    )]));
+    let store = bench::store::Store::open(&dir.path().join("store")).unwrap();
+    let cfg = bench::datasets::hub::HubConfig {
+        endpoint: hub.url.clone(),
+        token: None,
+    };
+    let files = ["f.jsonl".to_string()];
+    let good: String = sha2::Sha256::digest(&body)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let bad = "0".repeat(64);
+    let check = |h: &str| {
+        let sha = std::collections::BTreeMap::from([("f.jsonl".to_string(), h.to_string())]);
+        bench::datasets::hub::ensure_files(&store, &cfg, "o/r", REV, &files, &sha, true)
+    };
+    let e = check(&bad).unwrap_err();
+    assert!(e.contains(&good) && e.contains(&bad), "{e}");
+    let got = check(&good).unwrap().unwrap();
+    assert_eq!(std::fs::read(&got[0].1).unwrap(), body);
     assert_eq!(hub.count(), 2);
 }

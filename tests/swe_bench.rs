@@ -716,17 +716,30 @@ fn tasks_list_offline_and_bad_rows_are_named() {
     }
 }
 
-/// The presets name their Hub repositories and formats; a pinned revision is still required.
+/// The presets name their Hub repositories and formats. The SWE-bench four carry their own
+/// pinned revision (shown by `plan`); the others still ask for one.
 #[test]
 fn presets_validate_with_a_revision_and_ask_for_one_without() {
     let dir = tempfile::tempdir().unwrap();
-    for source in [
-        "swe-bench/full",
-        "swe-bench/verified",
-        "swe-bench/lite",
-        "swe-bench/multilingual",
-        "swe-rebench/leaderboard",
-        "swe-rebench/full",
+    for (source, pinned) in [
+        (
+            "swe-bench/full",
+            Some("c6fe717fd7a4c3ac1daa4055a4fd082c6a1d28a2"),
+        ),
+        (
+            "swe-bench/verified",
+            Some("78f471bf655a3137b2e8a75af1501690ec009ec3"),
+        ),
+        (
+            "swe-bench/lite",
+            Some("b0dde1093fe417d83b7184254edf8199c1f0dff5"),
+        ),
+        (
+            "swe-bench/multilingual",
+            Some("846e647b9f33c0b51b739d005d13d85493c9af09"),
+        ),
+        ("swe-rebench/leaderboard", None),
+        ("swe-rebench/full", None),
     ] {
         let m = |pin: &str| {
             format!(
@@ -742,11 +755,25 @@ fn presets_validate_with_a_revision_and_ask_for_one_without() {
         assert_eq!(out.status.code(), Some(0), "{source}: {}", stderr(&out));
         std::fs::write(dir.path().join("m.toml"), m("")).unwrap();
         let out = bench_in(dir.path(), &["validate", "m.toml"]);
-        assert_eq!(out.status.code(), Some(1), "{source}");
-        assert!(
-            stderr(&out).contains("revision"),
-            "{source}: {}",
-            stderr(&out)
-        );
+        match pinned {
+            Some(rev) => {
+                assert_eq!(out.status.code(), Some(0), "{source}: {}", stderr(&out));
+                let plan = bench_in(dir.path(), &["plan", "m.toml"]);
+                assert!(
+                    stdout(&plan).contains(rev),
+                    "{source}: {}{}",
+                    stdout(&plan),
+                    stderr(&plan)
+                );
+            }
+            None => {
+                assert_eq!(out.status.code(), Some(1), "{source}");
+                assert!(
+                    stderr(&out).contains("revision"),
+                    "{source}: {}",
+                    stderr(&out)
+                );
+            }
+        }
     }
 }

@@ -97,6 +97,13 @@ fn save_pin(path: &Path, rec: &PinRecord) -> Result<(), String> {
     write_atomic(path, &bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
+fn sha256_file(path: &Path) -> std::io::Result<String> {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    std::io::copy(&mut std::fs::File::open(path)?, &mut h)?;
+    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
 fn hash_file(path: &Path) -> std::io::Result<String> {
     let mut h = blake3::Hasher::new();
     h.update_reader(std::fs::File::open(path)?)?;
@@ -105,13 +112,15 @@ fn hash_file(path: &Path) -> std::io::Result<String> {
 
 /// Makes every file of `repo@revision` available in the store, verified, and returns
 /// (dataset path, blob path) pairs in the order of `files`. With `fetch` false nothing is
-/// downloaded: `Ok(None)` when some file is not stored (or was corrupt).
+/// downloaded: `Ok(None)` when some file is not stored (or was corrupt). A file named in
+/// `sha256` (a preset's pin) must have that sha256 when fetched, or it is refused unstored.
 pub fn ensure_files(
     store: &Store,
     cfg: &HubConfig,
     repo: &str,
     revision: &str,
     files: &[String],
+    sha256: &BTreeMap<String, String>,
     fetch: bool,
 ) -> Result<Option<Vec<(String, PathBuf)>>, String> {
     let pin = pin_path(store, repo, revision);
@@ -163,6 +172,16 @@ pub fn ensure_files(
             continue;
         }
         download(cfg, &url, &part).map_err(|e| format!("cannot fetch {url}: {e}"))?;
+        if let Some(want) = sha256.get(file) {
+            let got = sha256_file(&part).map_err(|e| format!("{}: {e}", part.display()))?;
+            if &got != want {
+                let _ = std::fs::remove_file(&part);
+                return Err(format!(
+                    "{url}: the file served has sha256 {got}, but the preset pins {repo}@{revision}/{file} to {want}; \
+                     nothing was stored (check HF_ENDPOINT, or pin a `revision` and `files` of your own to read other bytes)"
+                ));
+            }
+        }
         let digest = hash_file(&part).map_err(|e| format!("{}: {e}", part.display()))?;
         let blob = store.blob_path(&digest);
         if blob.is_file() && hash_file(&blob).is_ok_and(|h| h == digest) {

@@ -4,6 +4,7 @@
 mod check;
 mod diagnostic;
 mod model;
+pub mod presets;
 mod read;
 mod schema;
 mod tree;

@@ -196,6 +196,8 @@ pub enum DatasetSource {
         repo: String,
         revision: String,
         files: Vec<String>,
+        /// The sha256 each file must have when fetched (a preset's own pin; empty otherwise).
+        sha256: std::collections::BTreeMap<String, String>,
     },
 }
 

@@ -106,6 +106,8 @@ struct Validator<'a> {
     diags: Vec<Diag>,
 }
 
+use super::presets::{PRESETS, preset};
+
 fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str> + Clone) -> String {
     let all: Vec<&str> = candidates.clone().into_iter().collect();
     match suggest(word, candidates) {
@@ -560,41 +562,33 @@ impl Validator<'_> {
             grade_network,
         } = d;
         let at = |k: &'static str| ["datasets", name, k];
-        let (mut fmt, mut repo, mut files) = (format, repo, files);
+        let (mut fmt, mut repo, mut files, mut revision) = (format, repo, files, revision);
+        let mut sha256 = std::collections::BTreeMap::new();
         if let Some(src) = &source {
-            let preset: Option<(&str, &str, Vec<&str>)> = match src.as_str() {
-                "swe-bench-live/multilang" => Some((
-                    "swe-bench-live",
-                    "SWE-bench-Live/MultiLang",
-                    ["c", "cpp", "cs", "go", "java", "js", "rust", "ts"]
-                        .map(|l| l)
-                        .to_vec(),
-                )),
-                "swe-bench-live/python" => Some((
-                    "swe-bench-live-python",
-                    "SWE-bench-Live/SWE-bench-Live",
-                    vec![],
-                )),
-                "swe-bench/verified" => Some(("swe-bench", "SWE-bench/SWE-bench_Verified", vec![])),
-                "swe-bench/full" => Some(("swe-bench", "SWE-bench/SWE-bench", vec![])),
-                "swe-bench/lite" => Some(("swe-bench", "SWE-bench/SWE-bench_Lite", vec![])),
-                "swe-bench/multilingual" => {
-                    Some(("swe-bench", "SWE-bench/SWE-bench_Multilingual", vec![]))
-                }
-                "swe-rebench/leaderboard" => {
-                    Some(("swe-rebench", "nebius/SWE-rebench-leaderboard", vec![]))
-                }
-                "swe-rebench/full" => Some(("swe-rebench", "nebius/SWE-rebench", vec![])),
-                "swe-bench-pro/public" => Some(("swe-bench-pro", "ScaleAI/SWE-bench_Pro", vec![])),
-                _ => None,
-            };
-            match preset {
-                Some((f, r, langs)) => {
-                    fmt.get_or_insert_with(|| f.to_string());
-                    repo.get_or_insert_with(|| r.to_string());
-                    if files.is_none() && !langs.is_empty() {
+            match preset(src) {
+                Some(p) => {
+                    fmt.get_or_insert_with(|| p.format.to_string());
+                    // A preset's own pin applies when the manifest pins nothing else: its
+                    // revision, its files and their sha256 (checked when fetched).
+                    let own_repo = repo.as_deref().is_none_or(|r| r == p.repo);
+                    if let Some(pin) = &p.pin
+                        && own_repo
+                        && revision.as_deref().is_none_or(|r| r == pin.revision)
+                    {
+                        revision = Some(pin.revision.to_string());
+                        if files.is_none() {
+                            files = Some(pin.files.iter().map(|(f, _)| f.to_string()).collect());
+                            sha256 = pin
+                                .files
+                                .iter()
+                                .map(|(f, h)| (f.to_string(), h.to_string()))
+                                .collect();
+                        }
+                    }
+                    repo.get_or_insert_with(|| p.repo.to_string());
+                    if files.is_none() && !p.langs.is_empty() {
                         files = Some(
-                            langs
+                            p.langs
                                 .iter()
                                 .map(|l| format!("data/{l}-00000-of-00001.parquet"))
                                 .collect(),
@@ -602,23 +596,12 @@ impl Validator<'_> {
                     }
                 }
                 None => {
-                    let known = [
-                        "swe-bench-live/multilang",
-                        "swe-bench-live/python",
-                        "swe-bench/verified",
-                        "swe-bench/full",
-                        "swe-bench/lite",
-                        "swe-bench/multilingual",
-                        "swe-rebench/leaderboard",
-                        "swe-rebench/full",
-                        "swe-bench-pro/public",
-                    ];
                     self.err(
                         "manifest::dataset",
                         format!("unknown dataset source `{src}`"),
                         self.loc(&at("source")),
                         "unknown source",
-                        did_you_mean(src, known),
+                        did_you_mean(src, PRESETS.iter().map(|p| p.name)),
                     );
                     return None;
                 }
@@ -698,6 +681,7 @@ impl Validator<'_> {
                     repo,
                     revision,
                     files: files.unwrap_or_default(),
+                    sha256,
                 }
             }
             (None, Some(_), None) => {

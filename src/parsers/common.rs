@@ -73,15 +73,23 @@ pub fn write_statuses_json(
     statuses: &Statuses,
     out: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
+    write_sorted_json(statuses.sorted(), out)
+}
+
+/// [`write_statuses_json`] of entries already sorted by name, each name once.
+pub(crate) fn write_sorted_json<'a>(
+    sorted: impl IntoIterator<Item = (&'a str, TestStatus)>,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
     // The bytes of `serde_json::to_writer_pretty` (a test checks), written directly: names
     // that need no escaping (nearly all) are copied as they are.
-    let sorted = statuses.sorted();
-    if sorted.is_empty() {
+    let mut sorted = sorted.into_iter().peekable();
+    if sorted.peek().is_none() {
         return out.write_all(b"{}\n");
     }
     let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
     buf.push(b'{');
-    for (i, (name, status)) in sorted.iter().enumerate() {
+    for (i, (name, status)) in sorted.enumerate() {
         buf.extend_from_slice(if i == 0 { b"\n  " } else { b",\n  " });
         if name.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
             buf.push(b'"');

@@ -31,6 +31,8 @@ mod tests;
 pub use common::{
     Statuses, TestStatus, normalize_live_status, statuses_to_json, write_statuses_json,
 };
-pub use registry::{ParserError, ReadLogError, builtin_parser_names, parse_log, parse_log_stream};
+pub use registry::{
+    ParserError, ReadLogError, builtin_parser_names, parse_log, parse_log_stream, write_log_json,
+};
 pub use script::{ScriptError, ScriptLimits, run_script_parser};
 pub use versions::{SCRIPT_RUNNER_VERSION, is_builtin, parser_ref_name, parser_version};

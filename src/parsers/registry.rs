@@ -40,6 +40,9 @@ pub enum ReadLogError {
     /// Reading the log failed.
     #[error("failed to read the log: {0}")]
     Io(#[source] std::io::Error),
+    /// Writing the output failed ([`write_log_json`]).
+    #[error("failed to write the statuses: {0}")]
+    Write(#[source] std::io::Error),
 }
 
 type ParseFn = fn(&str, &mut Collector);
@@ -245,6 +248,158 @@ pub fn parse_log_stream(
     }
 }
 
+/// Logs smaller than this are parsed on one thread by [`write_log_json`].
+const PARALLEL_MIN: u64 = 4 << 20;
+
+/// Parses the log file `file` (`size` bytes) with the built-in parser called `parser` and
+/// writes the JSON of [`super::write_statuses_json`] to `out`: the bytes `parse_log_stream`
+/// then `write_statuses_json` would write.
+///
+/// A big log read by a line-local parser is cut at line breaks into one piece per core
+/// (`pieces`; `None`: the machine's parallelism), each read (positioned reads of the same
+/// file), parsed and sorted on its own thread. The sorted pieces are merged as they are
+/// written; a name in several pieces takes the status of the last, as in one pass.
+pub fn write_log_json(
+    parser: &str,
+    file: &std::fs::File,
+    size: u64,
+    pieces: Option<usize>,
+    out: &mut dyn std::io::Write,
+) -> Result<(), ReadLogError> {
+    let (parse, reads) = lookup(parser)?;
+    // Asked for pieces (tests) they are cut whatever the size.
+    let min_size = if pieces.is_some() { 0 } else { PARALLEL_MIN };
+    let pieces = pieces
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .clamp(1, 64);
+    if reads != Reads::Lines || pieces < 2 || size < min_size {
+        let statuses = parse_log_stream(parser, &mut FileAt::new(file, 0, size), size as usize)?;
+        return super::write_statuses_json(&statuses, out).map_err(ReadLogError::Write);
+    }
+    let bounds = line_bounds(file, size, pieces).map_err(ReadLogError::Io)?;
+    let parts: Vec<Statuses> = std::thread::scope(|s| {
+        let handles: Vec<_> = bounds
+            .windows(2)
+            .map(|w| {
+                let (start, end) = (w[0], w[1]);
+                s.spawn(move || {
+                    parse_chunks(
+                        parse,
+                        &mut FileAt::new(file, start, end),
+                        (end - start) as usize,
+                        CHUNK,
+                    )
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a log piece's parser panicked"))
+            .collect::<Result<_, _>>()
+    })?;
+    let sorted: Vec<Vec<(&str, super::TestStatus)>> = std::thread::scope(|s| {
+        let handles: Vec<_> = parts.iter().map(|p| s.spawn(|| p.sorted())).collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("sorting a piece panicked"))
+            .collect()
+    });
+    super::common::write_sorted_json(MergeLast::new(&sorted), out).map_err(ReadLogError::Write)
+}
+
+/// The byte offsets that cut `size` bytes of `file` into `pieces` runs of whole lines: 0,
+/// then the offset after the first line break at or past each even share, then `size`
+/// (non-decreasing; a piece may be empty).
+fn line_bounds(file: &std::fs::File, size: u64, pieces: usize) -> std::io::Result<Vec<u64>> {
+    use std::os::unix::fs::FileExt;
+    let mut bounds = vec![0];
+    let mut window = vec![0u8; 1 << 16];
+    for k in 1..pieces as u64 {
+        let mut at = (size * k / pieces as u64).max(*bounds.last().expect("starts at 0"));
+        let cut = loop {
+            if at >= size {
+                break size;
+            }
+            let want = window.len().min((size - at) as usize);
+            let n = file.read_at(&mut window[..want], at)?;
+            if n == 0 {
+                break size;
+            }
+            if let Some(i) = memchr::memchr(b'\n', &window[..n]) {
+                break at + i as u64 + 1;
+            }
+            at += n as u64;
+        };
+        bounds.push(cut);
+    }
+    bounds.push(size);
+    Ok(bounds)
+}
+
+/// Reads bytes `pos..end` of a file with positioned reads (threads share the file).
+struct FileAt<'a> {
+    file: &'a std::fs::File,
+    pos: u64,
+    end: u64,
+}
+
+impl<'a> FileAt<'a> {
+    fn new(file: &'a std::fs::File, pos: u64, end: u64) -> Self {
+        FileAt { file, pos, end }
+    }
+}
+
+impl Read for FileAt<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        let want = buf.len().min(self.end.saturating_sub(self.pos) as usize);
+        if want == 0 {
+            return Ok(0);
+        }
+        let n = self.file.read_at(&mut buf[..want], self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+/// Merges runs each sorted by name with unique names: every name once, in order, with the
+/// status of the last run that has it.
+struct MergeLast<'s, 'a> {
+    runs: &'s [Vec<(&'a str, super::TestStatus)>],
+    heads: Vec<usize>,
+}
+
+impl<'s, 'a> MergeLast<'s, 'a> {
+    fn new(runs: &'s [Vec<(&'a str, super::TestStatus)>]) -> Self {
+        MergeLast {
+            runs,
+            heads: vec![0; runs.len()],
+        }
+    }
+}
+
+impl<'a> Iterator for MergeLast<'_, 'a> {
+    type Item = (&'a str, super::TestStatus);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let mut best: Option<(&'a str, super::TestStatus)> = None;
+        for (run, &head) in self.runs.iter().zip(&self.heads) {
+            if let Some(&(name, status)) = run.get(head)
+                && best.is_none_or(|(b, _)| name <= b)
+            {
+                best = Some((name, status));
+            }
+        }
+        let (name, _) = best?;
+        for (run, head) in self.runs.iter().zip(&mut self.heads) {
+            if run.get(*head).is_some_and(|&(n, _)| n == name) {
+                *head += 1;
+            }
+        }
+        best
+    }
+}
+
 /// Reads `reader` into a buffer of (at first) `chunk` bytes and parses every run of complete
 /// lines as soon as it is read; a line longer than the buffer grows it. The text after the
 /// last line break is parsed last, as [`super::common::lines`] yields it for a whole log
@@ -394,6 +549,63 @@ mod unit {
             }
         }
         assert!(checked > 20, "only {checked} logs checked");
+    }
+
+    /// The file path of `bench parse-log`: every fixture log of every parser, cut into 1 to
+    /// 9 pieces (so pieces start mid-file, hold one line or none, and a name recurs across
+    /// them), writes the bytes of one pass; and a log where the same tests recur in every
+    /// piece with another status takes the last.
+    #[test]
+    fn pieces_write_the_json_of_one_pass() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/logs");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut checked = 0;
+        let mut recurring = String::new();
+        for round in 0..30 {
+            let status = ["PASSED", "FAILED", "SKIPPED"][round % 3];
+            for t in 0..20 {
+                recurring.push_str(&format!("t.py::test_{t} {status}\nnoise line {round}\n"));
+            }
+        }
+        for &(name, _, _) in PARSERS {
+            let mut logs: Vec<std::path::PathBuf> = std::fs::read_dir(root.join(name))
+                .into_iter()
+                .flatten()
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "log"))
+                .collect();
+            let extra = dir.path().join(format!("{name}-recurring.log"));
+            std::fs::write(&extra, &recurring).expect("write");
+            logs.push(extra);
+            for path in logs {
+                let bytes = std::fs::read(&path).expect("fixture");
+                let whole =
+                    parse_log_stream(name, &mut bytes.as_slice(), bytes.len()).expect("parser");
+                let mut want = Vec::new();
+                crate::parsers::write_statuses_json(&whole, &mut want).expect("in memory");
+                let f = std::fs::File::open(&path).expect("open");
+                for pieces in 1..=9 {
+                    let mut got = Vec::new();
+                    write_log_json(name, &f, bytes.len() as u64, Some(pieces), &mut got)
+                        .expect("parse");
+                    assert_eq!(
+                        String::from_utf8_lossy(&got),
+                        String::from_utf8_lossy(&want),
+                        "{name}, {}, {pieces} pieces",
+                        path.display()
+                    );
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked > 40, "only {checked} logs checked");
+        let f = std::fs::File::open(dir.path().join("pytest-recurring.log")).expect("open");
+        let mut got = Vec::new();
+        write_log_json("pytest", &f, recurring.len() as u64, Some(4), &mut got).expect("parse");
+        let got = String::from_utf8(got).expect("utf-8");
+        assert!(got.contains("\"t.py::test_7\": \"skip\""), "{got}");
+        assert_eq!(got.matches("test_7\"").count(), 1, "{got}");
     }
 
     #[test]

@@ -292,6 +292,32 @@ pub(crate) fn between(out: &[u8], start: &str, end: &str) -> (Vec<u8>, Option<St
     }
 }
 
+/// The output of one step of the grading command that starts at `from`: everything up to the
+/// first line `<marker> <code>` (less the line break printed before the marker), the step's
+/// exit code, and where the next step's output starts. `None` when the marker is missing (the
+/// command stopped or timed out before the step ended).
+pub(crate) fn take_step<'o>(
+    out: &'o [u8],
+    from: usize,
+    marker: &str,
+) -> Option<(&'o [u8], i32, usize)> {
+    let mut at = from;
+    for line in out[from..].split_inclusive(|&b| b == b'\n') {
+        let text = line.strip_suffix(b"\n").unwrap_or(line);
+        if let Some(rest) = text
+            .strip_prefix(marker.as_bytes())
+            .and_then(|r| r.strip_prefix(b" "))
+        {
+            let code = std::str::from_utf8(rest).ok()?.trim().parse().ok()?;
+            let body = &out[from..at];
+            let body = body.strip_suffix(b"\n").unwrap_or(body);
+            return Some((body, code, at + line.len()));
+        }
+        at += line.len();
+    }
+    None
+}
+
 /// Before the hidden test patch: every path it touches back to the base (`HEAD`, the stripped
 /// base commit) and every path it creates removed, whatever the candidate did to them; stale
 /// `.git` lock files and Python bytecode removed.

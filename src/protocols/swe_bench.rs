@@ -39,8 +39,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::GradeError;
 use super::paths::patch_files;
-use super::steps::{Graded, between, nonce, reset_script, run};
-use crate::backend::{Sandbox, repo, shell_quote};
+use super::steps::{Graded, between, nonce, reset_script, run, take_step};
+use crate::backend::{ExecResult, Sandbox, repo, shell_quote};
 use crate::jobs::{GradeJob, GradeOutput, Resolution};
 use crate::manifest::AuditMode;
 use crate::parsers::Statuses;
@@ -292,41 +292,76 @@ fn eval_script(
     s
 }
 
-/// Upstream's apply chain on the candidate at `path` (in the sandbox): whether it applied, the
-/// command that applied it (`git apply --check --reverse` when it was found already applied),
-/// and the log of every attempt.
+/// Upstream's apply chain on the candidate at `path`, as shell lines that end each attempt
+/// with the line `<step>-apply-<i> <exit code>` (`-check` for `git apply --check --reverse`)
+/// and leave the function `bench_apply` returning 0 when one applied; the tree is reset
+/// (`git checkout -- . ; git clean -fd`, quietly) before every attempt but the first.
+fn apply_chain_script(path: &str, step: &str) -> String {
+    let path = shell_quote(path);
+    let mut s = String::from("bench_apply() {\n");
+    for (i, cmd) in APPLY_CHAIN.iter().enumerate() {
+        if i > 0 {
+            s.push_str("git checkout -- . >/dev/null 2>&1 ; git clean -fd >/dev/null 2>&1\n");
+        }
+        s.push_str(&format!(
+            "{cmd} {path}\nc=$?; printf '\\n%s %s\\n' '{step}-apply-{i}' \"$c\"; [ \"$c\" = 0 ] && return 0\n"
+        ));
+    }
+    s.push_str(&format!(
+        "git apply --check --reverse {path}\nc=$?; printf '\\n%s %s\\n' '{step}-check' \"$c\"; [ \"$c\" = 0 ] && return 0\nreturn 1\n}}\n"
+    ));
+    s
+}
+
+/// Reads the output of [`apply_chain_script`] from `at`: whether the candidate applied, the
+/// command that applied it, the log of every attempt, and where the output after the chain
+/// starts. `None` when a marker is missing (the command stopped before the chain ended).
+fn read_apply_chain(
+    out: &[u8],
+    mut at: usize,
+    step: &str,
+) -> Option<(bool, Option<&'static str>, Vec<u8>, usize)> {
+    let mut log = Vec::new();
+    for (i, cmd) in APPLY_CHAIN.iter().enumerate() {
+        let (body, code, next) = take_step(out, at, &format!("{step}-apply-{i}"))?;
+        at = next;
+        log.extend_from_slice(format!(">>>>> {cmd}\n").as_bytes());
+        log.extend_from_slice(body);
+        if code == 0 {
+            log.extend_from_slice(b">>>>> Applied Patch\n");
+            return Some((true, Some(cmd), log, at));
+        }
+    }
+    let (_, code, next) = take_step(out, at, &format!("{step}-check"))?;
+    if code == 0 {
+        log.extend_from_slice(b">>>>> Applied Patch: verified already applied\n");
+        return Some((true, Some("git apply --check --reverse"), log, next));
+    }
+    Some((false, None, log, next))
+}
+
+/// Upstream's apply chain on the candidate at `path` (in the sandbox), in one command:
+/// whether it applied, the command that applied it (`git apply --check --reverse` when it was
+/// found already applied), and the log of every attempt.
 pub async fn apply_candidate(
     s: &dyn Sandbox,
     path: &str,
     budget: Duration,
-    started: Instant,
     cancel: &CancellationToken,
 ) -> Result<(bool, Option<&'static str>, Vec<u8>), GradeError> {
-    let left = || {
-        budget
-            .saturating_sub(started.elapsed())
-            .max(Duration::from_millis(100))
-    };
-    let mut log = Vec::new();
-    for (i, cmd) in APPLY_CHAIN.iter().enumerate() {
-        if i > 0 {
-            run(s, "git checkout -- . ; git clean -fd", left(), cancel).await?;
-        }
-        let r = run(s, &format!("{cmd} '{path}'"), left(), cancel).await?;
-        log.extend_from_slice(format!(">>>>> {cmd}\n").as_bytes());
-        log.extend_from_slice(&r.output);
-        if r.exit_code == Some(0) {
-            log.extend_from_slice(b">>>>> Applied Patch\n");
-            return Ok((true, Some(cmd), log));
-        }
-    }
-    let check = "git apply --check --reverse";
-    let r = run(s, &format!("{check} '{path}'"), left(), cancel).await?;
-    if r.exit_code == Some(0) {
-        log.extend_from_slice(b">>>>> Applied Patch: verified already applied\n");
-        return Ok((true, Some(check), log));
-    }
-    Ok((false, None, log))
+    let step = format!("BENCH-{}-STEP", nonce());
+    let script = format!(
+        "exec 2>&1\n{}bench_apply\n",
+        apply_chain_script(path, &step)
+    );
+    let r = run(s, &script, budget, cancel).await?;
+    let (applied, by, log, _) = read_apply_chain(&r.output, 0, &step).ok_or_else(|| {
+        GradeError::Task(format!(
+            "the apply chain stopped before it ended: {}",
+            String::from_utf8_lossy(&r.output).trim()
+        ))
+    })?;
+    Ok((applied, by, log))
 }
 
 /// Grades `patch` on the job's task.
@@ -382,26 +417,11 @@ pub async fn grade(
     let eval = format!("{state}/eval.sh");
 
     let mut apply_log = Vec::new();
-    let mut output_by: Option<&str> = None;
     let mut output = GradeOutput {
         empty_patch: empty,
         history_check,
         ..Default::default()
     };
-    let applied = if empty {
-        apply_log.extend_from_slice(b">>>>> candidate patch is empty\n");
-        true
-    } else {
-        s.put_files(&[(candidate.as_str(), patch, 0o644)]).await?;
-        let (applied, by, log) = apply_candidate(s, &candidate, budget, started, cancel).await?;
-        apply_log.extend_from_slice(&log);
-        output_by = by;
-        applied
-    };
-    output.patch_applied = applied;
-    if let Some(by) = output_by {
-        apply_log.extend_from_slice(format!(">>>>> applied by: {by}\n").as_bytes());
-    }
     let commands: Vec<&str> = [task.rebuild_cmds(), task.test_cmds()]
         .into_iter()
         .flatten()
@@ -409,27 +429,8 @@ pub async fn grade(
         .collect();
     output.audit = super::audit(&String::from_utf8_lossy(patch), &commands);
     output.nonce = nonce.clone();
-    if !applied {
-        apply_log.extend_from_slice(b">>>>> Patch Apply Failed\n");
-        output.resolution = Some(Resolution::No);
-        output.duration_ms = started.elapsed().as_millis() as u64;
-        return Ok(Graded {
-            output,
-            statuses: Statuses::default(),
-            logs: [("apply_log".to_string(), apply_log)].into(),
-        });
-    }
 
     let files = patch_files(task.test_patch());
-    let r = run(s, &reset_script(&files), left(), cancel).await?;
-    apply_log.extend_from_slice(b">>>>> reset before the test patch\n");
-    apply_log.extend_from_slice(&r.output);
-    if r.exit_code != Some(0) {
-        return Err(GradeError::Task(format!(
-            "cannot reset the paths of the hidden test patch of {id}: {}",
-            String::from_utf8_lossy(&r.output).trim()
-        )));
-    }
     // `get_modified_files`: the patch's source files that exist at the base.
     let test_files: Vec<String> = files.iter().filter_map(|f| f.old.clone()).collect();
     let has_test_patch = !task.test_patch().trim().is_empty();
@@ -441,12 +442,88 @@ pub async fn grade(
         has_test_patch.then_some(test_patch.as_str()),
         &nonce,
     );
-    s.put_files(&[
+    // The candidate, the test patch and the eval script in one upload (in the state
+    // directory, which applying a patch cannot reach), then the apply chain, the reset and the
+    // eval script in one command: each step before the tests ends with a nonce'd marker line
+    // carrying its exit code, read in order, so nothing the tests print can stand in for one.
+    let mut uploads: Vec<(&str, &[u8], u32)> = vec![
         (test_patch.as_str(), task.test_patch().as_bytes(), 0o644),
         (eval.as_str(), script.as_bytes(), 0o755),
-    ])
-    .await?;
-    let tests = run(s, &format!("/bin/bash '{eval}' 2>&1"), left(), cancel).await?;
+    ];
+    if !empty {
+        uploads.push((candidate.as_str(), patch, 0o644));
+    }
+    s.put_files(&uploads).await?;
+    let step = format!("BENCH-{nonce}-STEP");
+    let mut command = String::from("exec 2>&1\n");
+    if !empty {
+        command.push_str(&apply_chain_script(&candidate, &step));
+        command.push_str("bench_apply || exit 0\n");
+    }
+    command.push_str(&format!(
+        "(\n{})\nc=$?; printf '\\n%s %s\\n' '{step}-reset' \"$c\"; [ \"$c\" = 0 ] || exit 0\n/bin/bash {} 2>&1\n",
+        reset_script(&files),
+        shell_quote(&eval)
+    ));
+    let r = run(s, &command, left(), cancel).await?;
+    let stopped = |what: &str| {
+        GradeError::Task(format!(
+            "{what} of {id} stopped before it ended ({}): {}",
+            match r.exit_code {
+                Some(c) => format!("exit {c}"),
+                None => "no exit code".into(),
+            },
+            String::from_utf8_lossy(&r.output).trim()
+        ))
+    };
+    let mut at = 0;
+    let applied = if empty {
+        apply_log.extend_from_slice(b">>>>> candidate patch is empty\n");
+        true
+    } else {
+        match read_apply_chain(&r.output, 0, &step) {
+            Some((applied, by, log, next)) => {
+                apply_log.extend_from_slice(&log);
+                if let Some(by) = by {
+                    apply_log.extend_from_slice(format!(">>>>> applied by: {by}\n").as_bytes());
+                }
+                at = next;
+                applied
+            }
+            // The budget ran out while applying: unresolved, no tests ran.
+            None if r.timed_out => {
+                output.timed_out = true;
+                false
+            }
+            None => return Err(stopped("applying the candidate")),
+        }
+    };
+    output.patch_applied = applied;
+    if !applied {
+        apply_log.extend_from_slice(b">>>>> Patch Apply Failed\n");
+        output.resolution = Some(Resolution::No);
+        output.duration_ms = started.elapsed().as_millis() as u64;
+        return Ok(Graded {
+            output,
+            statuses: Statuses::default(),
+            logs: [("apply_log".to_string(), apply_log)].into(),
+        });
+    }
+    apply_log.extend_from_slice(b">>>>> reset before the test patch\n");
+    let Some((body, code, next)) = take_step(&r.output, at, &format!("{step}-reset")) else {
+        return Err(stopped("resetting the hidden test patch's paths"));
+    };
+    apply_log.extend_from_slice(body);
+    if code != 0 {
+        return Err(GradeError::Task(format!(
+            "cannot reset the paths of the hidden test patch of {id}: {}",
+            String::from_utf8_lossy(body).trim()
+        )));
+    }
+    let tests = ExecResult {
+        output: r.output[next..].to_vec(),
+        ..r
+    };
     let failed_marker = format!("BENCH-{nonce}-TESTPATCH-FAILED");
     if tests
         .output
@@ -549,10 +626,9 @@ mod tests {
                 String::from_utf8_lossy(&r.output)
             );
         }
-        let (applied, by, log) =
-            apply_candidate(s, &p, Duration::from_secs(60), Instant::now(), &cancel)
-                .await
-                .unwrap();
+        let (applied, by, log) = apply_candidate(s, &p, Duration::from_secs(60), &cancel)
+            .await
+            .unwrap();
         assert_eq!(applied, by.is_some(), "{}", String::from_utf8_lossy(&log));
         let out = run(s, "cat f.txt", Duration::from_secs(10), &cancel)
             .await

@@ -42,7 +42,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::GradeError;
 use super::paths::patch_files;
-use super::steps::{Graded, between, nonce, reset_script, run};
+use super::steps::{Graded, between, nonce, reset_script, run, take_step};
 use crate::backend::{ExecResult, Sandbox, repo, shell_quote};
 use crate::jobs::{GradeJob, GradeOutput};
 use crate::manifest::AuditMode;
@@ -149,28 +149,6 @@ pub fn image_capture(task: &crate::jobs::GradingTask) -> Option<String> {
             &shell_quote(CAPTURED)
         )
     ))
-}
-
-/// The output of one step of the grading command that starts at `from`: everything up to the
-/// first line `<marker> <code>` (less the line break printed before the marker), the step's
-/// exit code, and where the next step's output starts. `None` when the marker is missing (the
-/// command stopped or timed out before the step ended).
-fn take_step<'o>(out: &'o [u8], from: usize, marker: &str) -> Option<(&'o [u8], i32, usize)> {
-    let mut at = from;
-    for line in out[from..].split_inclusive(|&b| b == b'\n') {
-        let text = line.strip_suffix(b"\n").unwrap_or(line);
-        if let Some(rest) = text
-            .strip_prefix(marker.as_bytes())
-            .and_then(|r| r.strip_prefix(b" "))
-        {
-            let code = std::str::from_utf8(rest).ok()?.trim().parse().ok()?;
-            let body = &out[from..at];
-            let body = body.strip_suffix(b"\n").unwrap_or(body);
-            return Some((body, code, at + line.len()));
-        }
-        at += line.len();
-    }
-    None
 }
 
 /// Splits the output of the logs command: a first line `<mark> <stdout size> <stderr size>`,

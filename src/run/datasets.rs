@@ -64,6 +64,7 @@ fn locate(
                 repo,
                 revision,
                 files,
+                sha256,
             },
             format,
         ) => {
@@ -76,13 +77,15 @@ fn locate(
                 return Ok(None);
             };
             let cfg = HubConfig::from_env();
-            Ok(ensure_files(store, &cfg, repo, revision, files, fetch)
-                .map_err(|e| format!("dataset `{name}`: {e}"))?
-                .map(|paths| Rows::Files {
-                    format,
-                    files: paths,
-                    origin: Some(format!("{repo}@{revision}")),
-                }))
+            Ok(
+                ensure_files(store, &cfg, repo, revision, files, sha256, fetch)
+                    .map_err(|e| format!("dataset `{name}`: {e}"))?
+                    .map(|paths| Rows::Files {
+                        format,
+                        files: paths,
+                        origin: Some(format!("{repo}@{revision}")),
+                    }),
+            )
         }
     }
 }
