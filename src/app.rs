@@ -1217,6 +1217,7 @@ fn export(cli: &Cli, file: &Path, teams: &[String], out: Option<&Path>) -> Resul
 }
 
 fn parse_log(parser: Option<&str>, script: Option<&Path>, file: &Path) -> Result<u8, Report> {
+    crate::timings::mark("start");
     match (parser, script) {
         (Some(p), None) => {
             // Line-local parsers read the file in chunks (a big one in a piece per core); the

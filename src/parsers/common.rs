@@ -288,8 +288,13 @@ impl Collector {
     /// A collector sized for a log of `log_len` bytes (a guess of one test per 512 bytes, so
     /// large logs do not rehash the table over and over).
     pub(crate) fn for_log(log_len: usize) -> Self {
+        Self::with_names((log_len / 512).min(1 << 20))
+    }
+
+    /// A collector sized for about `names` names.
+    pub(crate) fn with_names(names: usize) -> Self {
         Collector {
-            statuses: Statuses::with_capacity((log_len / 512).min(1 << 20)),
+            statuses: Statuses::with_capacity(names),
         }
     }
 

@@ -267,44 +267,72 @@ pub fn write_log_json(
     out: &mut dyn std::io::Write,
 ) -> Result<(), ReadLogError> {
     let (parse, reads) = lookup(parser)?;
-    // Asked for pieces (tests) they are cut whatever the size.
-    let min_size = if pieces.is_some() { 0 } else { PARALLEL_MIN };
-    let pieces = pieces
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .clamp(1, 64);
-    if reads != Reads::Lines || pieces < 2 || size < min_size {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // Asked for pieces (tests) they are cut whatever the size. Otherwise four per core of at
+    // least 1 MiB each, taken by the threads as they finish (the pieces' work is uneven: a
+    // pytest summary names every test again in the last tenth of the log).
+    let pieces = match pieces {
+        Some(p) => p.clamp(1, 64),
+        None if threads < 2 || size < PARALLEL_MIN => 1,
+        None => (threads * 4).min((size >> 20) as usize).clamp(2, 64),
+    };
+    if reads != Reads::Lines || pieces < 2 {
         let statuses = parse_log_stream(parser, &mut FileAt::new(file, 0, size), size as usize)?;
         return super::write_statuses_json(&statuses, out).map_err(ReadLogError::Write);
     }
     let bounds = line_bounds(file, size, pieces).map_err(ReadLogError::Io)?;
-    let parts: Vec<Statuses> = std::thread::scope(|s| {
-        let handles: Vec<_> = bounds
-            .windows(2)
-            .map(|w| {
-                let (start, end) = (w[0], w[1]);
-                s.spawn(move || {
-                    parse_chunks(
-                        parse,
-                        &mut FileAt::new(file, start, end),
-                        (end - start) as usize,
-                        CHUNK,
-                    )
+    let workers = threads.clamp(1, pieces);
+    let parts: Vec<Statuses> = in_pieces(pieces, workers, |i| {
+        let (start, end) = (bounds[i], bounds[i + 1]);
+        // A piece may name a test per short line (a summary): sized for that, so the name
+        // table is not rehashed as it fills.
+        let mut collector = Collector::with_names(((end - start) / 64).min(1 << 20) as usize);
+        parse_into(
+            parse,
+            &mut FileAt::new(file, start, end),
+            CHUNK,
+            &mut collector,
+        )?;
+        Ok::<_, ReadLogError>(collector.finish())
+    })?;
+    crate::timings::mark("log pieces parsed");
+    let runs = in_pieces(parts.len(), workers, |i| {
+        Ok::<_, ReadLogError>(parts[i].sorted())
+    })?;
+    crate::timings::mark("log pieces sorted");
+    super::common::write_sorted_json(MergeLast::new(&runs), out).map_err(ReadLogError::Write)
+}
+
+/// `work(0) .. work(n - 1)` on `workers` threads, each taking the next index as it finishes;
+/// the results in index order (the first error, if any).
+fn in_pieces<T: Send, E: Send>(
+    n: usize,
+    workers: usize,
+    work: impl Fn(usize) -> Result<T, E> + Sync,
+) -> Result<Vec<T>, E> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut done: Vec<(usize, Result<T, E>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if i >= n {
+                            return mine;
+                        }
+                        mine.push((i, work(i)));
+                    }
                 })
             })
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().expect("a log piece's parser panicked"))
-            .collect::<Result<_, _>>()
-    })?;
-    let sorted: Vec<Vec<(&str, super::TestStatus)>> = std::thread::scope(|s| {
-        let handles: Vec<_> = parts.iter().map(|p| s.spawn(|| p.sorted())).collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("sorting a piece panicked"))
+            .flat_map(|h| h.join().expect("a log piece's worker panicked"))
             .collect()
     });
-    super::common::write_sorted_json(MergeLast::new(&sorted), out).map_err(ReadLogError::Write)
+    done.sort_unstable_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
 /// The byte offsets that cut `size` bytes of `file` into `pieces` runs of whole lines: 0,
@@ -411,6 +439,17 @@ fn parse_chunks(
     chunk: usize,
 ) -> Result<Statuses, ReadLogError> {
     let mut collector = Collector::for_log(size_hint);
+    parse_into(parse, reader, chunk, &mut collector)?;
+    Ok(collector.finish())
+}
+
+/// [`parse_chunks`] into a given collector.
+fn parse_into(
+    parse: ParseFn,
+    reader: &mut dyn Read,
+    chunk: usize,
+    collector: &mut Collector,
+) -> Result<(), ReadLogError> {
     let mut buf = vec![0u8; chunk.max(1)];
     let mut filled = 0;
     loop {
@@ -427,13 +466,13 @@ fn parse_chunks(
         filled += n;
         if let Some(i) = memchr::memrchr(b'\n', &buf[searched..filled]) {
             let end = searched + i;
-            parse_piece(parse, &buf[..end], &mut collector);
+            parse_piece(parse, &buf[..end], collector);
             buf.copy_within(end + 1..filled, 0);
             filled -= end + 1;
         }
     }
-    parse_piece(parse, &buf[..filled], &mut collector);
-    Ok(collector.finish())
+    parse_piece(parse, &buf[..filled], collector);
+    Ok(())
 }
 
 /// Decodes (lossily), cleans and parses one piece of a log that ends at a line break.
