@@ -97,11 +97,29 @@ fn save_pin(path: &Path, rec: &PinRecord) -> Result<(), String> {
     write_atomic(path, &bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
-fn sha256_file(path: &Path) -> std::io::Result<String> {
+/// A file's blake3 and, with `sha256`, its sha256 too, both from one read of it.
+fn hash_file_and_sha256(path: &Path, sha256: bool) -> std::io::Result<(String, Option<String>)> {
     use sha2::Digest;
-    let mut h = sha2::Sha256::new();
-    std::io::copy(&mut std::fs::File::open(path)?, &mut h)?;
-    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+    let mut f = std::fs::File::open(path)?;
+    let mut b3 = blake3::Hasher::new();
+    let mut sha = sha256.then(sha2::Sha256::new);
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = match f.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        b3.update(&buf[..n]);
+        if let Some(h) = &mut sha {
+            h.update(&buf[..n]);
+        }
+    }
+    Ok((
+        b3.finalize().to_hex().to_string(),
+        sha.map(|h| format!("{:x}", h.finalize())),
+    ))
 }
 
 fn hash_file(path: &Path) -> std::io::Result<String> {
@@ -172,17 +190,18 @@ pub fn ensure_files(
             continue;
         }
         download(cfg, &url, &part).map_err(|e| format!("cannot fetch {url}: {e}"))?;
-        if let Some(want) = sha256.get(file) {
-            let got = sha256_file(&part).map_err(|e| format!("{}: {e}", part.display()))?;
-            if &got != want {
-                let _ = std::fs::remove_file(&part);
-                return Err(format!(
-                    "{url}: the file served has sha256 {got}, but the preset pins {repo}@{revision}/{file} to {want}; \
-                     nothing was stored (check HF_ENDPOINT, or pin a `revision` and `files` of your own to read other bytes)"
-                ));
-            }
+        let want = sha256.get(file);
+        let (digest, got) = hash_file_and_sha256(&part, want.is_some())
+            .map_err(|e| format!("{}: {e}", part.display()))?;
+        if let (Some(want), Some(got)) = (want, got)
+            && &got != want
+        {
+            let _ = std::fs::remove_file(&part);
+            return Err(format!(
+                "{url}: the file served has sha256 {got}, but the preset pins {repo}@{revision}/{file} to {want}; \
+                 nothing was stored (check HF_ENDPOINT, or pin a `revision` and `files` of your own to read other bytes)"
+            ));
         }
-        let digest = hash_file(&part).map_err(|e| format!("{}: {e}", part.display()))?;
         let blob = store.blob_path(&digest);
         if blob.is_file() && hash_file(&blob).is_ok_and(|h| h == digest) {
             let _ = std::fs::remove_file(&part);

@@ -12,6 +12,7 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use super::check::{check, suggest};
 use super::diagnostic::{Diag, ManifestError, Sources};
 use super::model::*;
+use super::presets::{PRESETS, preset};
 use super::schema::manifest_schema;
 use super::tree::{self, Loc, Node, Value};
 use super::types::*;
@@ -105,8 +106,6 @@ struct Validator<'a> {
     sources: &'a Sources,
     diags: Vec<Diag>,
 }
-
-use super::presets::{PRESETS, preset};
 
 fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str> + Clone) -> String {
     let all: Vec<&str> = candidates.clone().into_iter().collect();
@@ -563,7 +562,7 @@ impl Validator<'_> {
         } = d;
         let at = |k: &'static str| ["datasets", name, k];
         let (mut fmt, mut repo, mut files, mut revision) = (format, repo, files, revision);
-        let mut sha256 = std::collections::BTreeMap::new();
+        let mut sha256 = BTreeMap::new();
         if let Some(src) = &source {
             match preset(src) {
                 Some(p) => {

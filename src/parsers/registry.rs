@@ -255,10 +255,10 @@ const PARALLEL_MIN: u64 = 4 << 20;
 /// writes the JSON of [`super::write_statuses_json`] to `out`: the bytes `parse_log_stream`
 /// then `write_statuses_json` would write.
 ///
-/// A big log read by a line-local parser is cut at line breaks into one piece per core
-/// (`pieces`; `None`: the machine's parallelism), each read (positioned reads of the same
-/// file), parsed and sorted on its own thread. The sorted pieces are merged as they are
-/// written; a name in several pieces takes the status of the last, as in one pass.
+/// A big log read by a line-local parser is cut at line breaks into `pieces` (`None`: four
+/// per core, see below), each read (positioned reads of the same file), parsed and sorted on
+/// whichever thread takes it. The sorted pieces are merged as they are written; a name in
+/// several pieces takes the status of the last, as in one pass.
 pub fn write_log_json(
     parser: &str,
     file: &std::fs::File,

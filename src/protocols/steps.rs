@@ -292,6 +292,12 @@ pub(crate) fn between(out: &[u8], start: &str, end: &str) -> (Vec<u8>, Option<St
     }
 }
 
+/// The shell line that ends a step of a grading command: the step's exit code (`$c`) printed
+/// as the line `<marker> <code>` after a line break of its own, which [`take_step`] reads.
+pub(crate) fn step_end(marker: &str) -> String {
+    format!("c=$?; printf '\\n%s %s\\n' '{marker}' \"$c\"")
+}
+
 /// The output of one step of the grading command that starts at `from`: everything up to the
 /// first line `<marker> <code>` (less the line break printed before the marker), the step's
 /// exit code, and where the next step's output starts. `None` when the marker is missing (the

@@ -39,7 +39,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::GradeError;
 use super::paths::patch_files;
-use super::steps::{Graded, between, nonce, reset_script, run, take_step};
+use super::steps::{Graded, between, nonce, reset_script, run, step_end, take_step};
 use crate::backend::{ExecResult, Sandbox, repo, shell_quote};
 use crate::jobs::{GradeJob, GradeOutput, Resolution};
 use crate::manifest::AuditMode;
@@ -304,11 +304,13 @@ fn apply_chain_script(path: &str, step: &str) -> String {
             s.push_str("git checkout -- . >/dev/null 2>&1 ; git clean -fd >/dev/null 2>&1\n");
         }
         s.push_str(&format!(
-            "{cmd} {path}\nc=$?; printf '\\n%s %s\\n' '{step}-apply-{i}' \"$c\"; [ \"$c\" = 0 ] && return 0\n"
+            "{cmd} {path}\n{}; [ \"$c\" = 0 ] && return 0\n",
+            step_end(&format!("{step}-apply-{i}"))
         ));
     }
     s.push_str(&format!(
-        "git apply --check --reverse {path}\nc=$?; printf '\\n%s %s\\n' '{step}-check' \"$c\"; [ \"$c\" = 0 ] && return 0\nreturn 1\n}}\n"
+        "git apply --check --reverse {path}\n{}; [ \"$c\" = 0 ] && return 0\nreturn 1\n}}\n",
+        step_end(&format!("{step}-check"))
     ));
     s
 }
@@ -461,8 +463,9 @@ pub async fn grade(
         command.push_str("bench_apply || exit 0\n");
     }
     command.push_str(&format!(
-        "(\n{})\nc=$?; printf '\\n%s %s\\n' '{step}-reset' \"$c\"; [ \"$c\" = 0 ] || exit 0\n/bin/bash {} 2>&1\n",
+        "(\n{})\n{}; [ \"$c\" = 0 ] || exit 0\n/bin/bash {} 2>&1\n",
         reset_script(&files),
+        step_end(&format!("{step}-reset")),
         shell_quote(&eval)
     ));
     let r = run(s, &command, left(), cancel).await?;

@@ -42,7 +42,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::GradeError;
 use super::paths::patch_files;
-use super::steps::{Graded, between, nonce, reset_script, run, take_step};
+use super::steps::{Graded, between, nonce, reset_script, run, step_end, take_step};
 use crate::backend::{ExecResult, Sandbox, repo, shell_quote};
 use crate::jobs::{GradeJob, GradeOutput};
 use crate::manifest::AuditMode;
@@ -280,8 +280,8 @@ pub async fn grade(
     let repo = q(&repo_dir);
     let mark = |name: &str, stop: bool| {
         format!(
-            "c=$?; printf '\\n%s %s\\n' '{}' \"$c\"{}\n",
-            step(name),
+            "{}{}\n",
+            step_end(&step(name)),
             if stop {
                 "; [ \"$c\" = 0 ] || exit 0"
             } else {
