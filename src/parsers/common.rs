@@ -81,33 +81,118 @@ pub(crate) fn write_sorted_json<'a>(
     sorted: impl IntoIterator<Item = (&'a str, TestStatus)>,
     out: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
-    // The bytes of `serde_json::to_writer_pretty` (a test checks), written directly: names
-    // that need no escaping (nearly all) are copied as they are.
-    let mut sorted = sorted.into_iter().peekable();
-    if sorted.peek().is_none() {
-        return out.write_all(b"{}\n");
-    }
     let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
-    buf.push(b'{');
-    for (i, (name, status)) in sorted.enumerate() {
-        buf.extend_from_slice(if i == 0 { b"\n  " } else { b",\n  " });
-        if name.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
-            buf.push(b'"');
-            buf.extend_from_slice(name.as_bytes());
-            buf.push(b'"');
-        } else {
-            serde_json::to_writer(&mut buf, name).map_err(std::io::Error::from)?;
-        }
-        buf.extend_from_slice(b": \"");
-        buf.extend_from_slice(status.as_str().as_bytes());
-        buf.push(b'"');
+    let mut started = false;
+    for (name, status) in sorted {
+        push_json_entry(&mut buf, name, status);
         if buf.len() >= 1 << 16 {
-            out.write_all(&buf)?;
+            write_json_entries_part(&mut started, &buf, out)?;
             buf.clear();
         }
     }
-    buf.extend_from_slice(b"\n}\n");
-    out.write_all(&buf)
+    write_json_entries_part(&mut started, &buf, out)?;
+    write_json_end(started, out)
+}
+
+/// Appends the JSON of one entry as [`write_json_entries`] reads it: `,\n  "name": "status"`.
+/// The bytes of `serde_json::to_writer_pretty` (a test checks), written directly: names that
+/// need no escaping (nearly all) are copied as they are.
+pub(crate) fn push_json_entry(buf: &mut Vec<u8>, name: &str, status: TestStatus) {
+    buf.extend_from_slice(b",\n  ");
+    if name.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        buf.push(b'"');
+        buf.extend_from_slice(name.as_bytes());
+        buf.push(b'"');
+    } else {
+        // Writing into a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut *buf, name);
+    }
+    buf.extend_from_slice(b": \"");
+    buf.extend_from_slice(status.as_str().as_bytes());
+    buf.push(b'"');
+}
+
+/// Writes the status JSON of entries made by [`push_json_entry`] in `parts`, in order (the
+/// names sorted across all parts, each once).
+pub(crate) fn write_json_entries(
+    parts: &[Vec<u8>],
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let mut started = false;
+    for part in parts {
+        write_json_entries_part(&mut started, part, out)?;
+    }
+    write_json_end(started, out)
+}
+
+/// Writes one part of entries: the object's `{` and the first entry without its comma
+/// (`started` is false until then).
+fn write_json_entries_part(
+    started: &mut bool,
+    part: &[u8],
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    if part.is_empty() {
+        return Ok(());
+    }
+    if !*started {
+        *started = true;
+        out.write_all(b"{")?;
+        out.write_all(&part[1..])
+    } else {
+        out.write_all(part)
+    }
+}
+
+fn write_json_end(any: bool, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    out.write_all(if any { b"\n}\n" } else { b"{}\n" })
+}
+
+/// The 8 bytes of `name` from `at` as a big-endian integer, zero-padded past its end: integers
+/// in the byte-wise order of those bytes.
+pub(crate) fn name_digit(name: &str, at: usize) -> u64 {
+    let b = name.as_bytes();
+    match b.get(at..at + 8) {
+        Some(eight) => u64::from_be_bytes(eight.try_into().expect("8 bytes")),
+        None => {
+            let mut padded = [0u8; 8];
+            if let Some(rest) = b.get(at..) {
+                padded[..rest.len()].copy_from_slice(rest);
+            }
+            u64::from_be_bytes(padded)
+        }
+    }
+}
+
+/// Sorts entries whose first `at` bytes are equal (zero-padded) by name, byte-wise, given each
+/// entry's [`name_digit`] at `at`: a radix sort on 8-byte digits (names with long common
+/// prefixes, such as test ids, are compared as integers rather than memcmp'd from the start
+/// again at every comparison).
+fn sort_by_digits(v: &mut [(u64, &str, TestStatus)], at: usize) {
+    if v.len() <= 24 {
+        v.sort_unstable_by(|a, b| a.1.cmp(b.1));
+        return;
+    }
+    v.sort_unstable_by_key(|e| e.0);
+    let mut i = 0;
+    while i < v.len() {
+        let digit = v[i].0;
+        let run = v[i..].iter().take_while(|e| e.0 == digit).count();
+        let group = &mut v[i..i + run];
+        i += run;
+        if run < 2 {
+            continue;
+        }
+        if group.iter().all(|e| e.1.len() <= at + 8) {
+            // Every name ends within this digit: they differ only in trailing NULs.
+            group.sort_unstable_by(|a, b| a.1.cmp(b.1));
+            continue;
+        }
+        for e in group.iter_mut() {
+            e.0 = name_digit(e.1, at + 8);
+        }
+        sort_by_digits(group, at + 8);
+    }
 }
 
 /// Test name -> status, as produced by a parser.
@@ -212,13 +297,16 @@ impl Statuses {
 
     /// All entries, sorted by name.
     pub fn sorted(&self) -> Vec<(&str, TestStatus)> {
-        let mut v: Vec<(&str, TestStatus)> = self
+        let mut keyed: Vec<(u64, &str, TestStatus)> = self
             .entries
             .iter()
-            .map(|e| (self.name(e), e.status))
+            .map(|e| {
+                let name = self.name(e);
+                (name_digit(name, 0), name, e.status)
+            })
             .collect();
-        v.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        v
+        sort_by_digits(&mut keyed, 0);
+        keyed.into_iter().map(|(_, n, s)| (n, s)).collect()
     }
 
     /// The statuses as a sorted map.
@@ -420,6 +508,52 @@ pub(crate) fn lines(log: &str) -> impl Iterator<Item = &str> {
 #[cfg(test)]
 mod json_tests {
     use super::*;
+
+    #[test]
+    fn the_radix_sort_orders_names_byte_wise() {
+        // Long shared prefixes, prefixes of one another, trailing and inner NULs, non-ASCII,
+        // groups larger and smaller than the comparison-sort cutoff, and a seeded shuffle.
+        let mut names: Vec<String> = Vec::new();
+        for i in 0..3000u32 {
+            let pkg = i % 7;
+            names.push(format!(
+                "tests/unit/pkg_{pkg:04}/test_module.py::TestClass::test_{i}"
+            ));
+            names.push(format!(
+                "tests/unit/pkg_{pkg:04}/test_module.py::TestClass::test_{i}[p]"
+            ));
+        }
+        let shared = "x".repeat(40);
+        for k in 0..60 {
+            names.push(format!("{shared}{}", "\0".repeat(k)));
+            names.push(format!("{shared}\0é{k}"));
+        }
+        for k in 0..20 {
+            names.push("a".repeat(k));
+        }
+        names.extend(["ÿ", "é", "\u{7f}", "zz", "z"].map(String::from));
+        names.sort();
+        names.dedup();
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for i in (1..names.len()).rev() {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            names.swap(i, (state % (i as u64 + 1)) as usize);
+        }
+        let statuses: Statuses = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), [TestStatus::Pass, TestStatus::Fail][i % 2]))
+            .collect();
+        let got: Vec<&str> = statuses.sorted().into_iter().map(|(n, _)| n).collect();
+        let mut want: Vec<&str> = names.iter().map(String::as_str).collect();
+        want.sort_unstable();
+        assert_eq!(got, want);
+        for (n, s) in statuses.sorted() {
+            assert_eq!(statuses.get(n), Some(s));
+        }
+    }
 
     #[test]
     fn the_status_json_is_serde_jsons_pretty_output_byte_for_byte() {

@@ -300,7 +300,34 @@ pub fn write_log_json(
         Ok::<_, ReadLogError>(parts[i].sorted())
     })?;
     crate::timings::mark("log pieces sorted");
-    super::common::write_sorted_json(MergeLast::new(&runs), out).map_err(ReadLogError::Write)
+    // The merge and the JSON are made in ranges of names on the threads too, cut at quantiles
+    // of the longest run, then written in order.
+    let longest: &[_] = runs.iter().max_by_key(|r| r.len()).map_or(&[], |r| r);
+    let ranges = if longest.is_empty() { 1 } else { workers * 2 };
+    let cuts: Vec<&str> = (1..ranges)
+        .map(|j| longest[longest.len() * j / ranges].0)
+        .collect();
+    let chunks = in_pieces(ranges, workers, |j| {
+        let sub: Vec<&[(&str, super::TestStatus)]> = runs
+            .iter()
+            .map(|run| {
+                let from = j
+                    .checked_sub(1)
+                    .map_or(0, |c| run.partition_point(|e| e.0 < cuts[c]));
+                let to = cuts
+                    .get(j)
+                    .map_or(run.len(), |cut| run.partition_point(|e| e.0 < *cut));
+                &run[from..to.max(from)]
+            })
+            .collect();
+        let mut buf = Vec::new();
+        for (name, status) in MergeLast::new(&sub) {
+            super::common::push_json_entry(&mut buf, name, status);
+        }
+        Ok::<_, ReadLogError>(buf)
+    })?;
+    crate::timings::mark("log pieces merged");
+    super::common::write_json_entries(&chunks, out).map_err(ReadLogError::Write)
 }
 
 /// `work(0) .. work(n - 1)` on `workers` threads, each taking the next index as it finishes;
@@ -392,17 +419,49 @@ impl Read for FileAt<'_> {
 
 /// Merges runs each sorted by name with unique names: every name once, in order, with the
 /// status of the last run that has it.
+///
+/// All names share their first `at` bytes (the common prefix of the smallest and the largest),
+/// so each run's head is compared by its 8-byte digit after them ([`super::common::name_digit`],
+/// `u64::MAX` for a run that is done: no UTF-8 text has that digit), and by its bytes after the
+/// prefix only when the digits tie.
 struct MergeLast<'s, 'a> {
-    runs: &'s [Vec<(&'a str, super::TestStatus)>],
+    runs: &'s [&'s [(&'a str, super::TestStatus)]],
     heads: Vec<usize>,
+    digits: Vec<u64>,
+    at: usize,
 }
 
 impl<'s, 'a> MergeLast<'s, 'a> {
-    fn new(runs: &'s [Vec<(&'a str, super::TestStatus)>]) -> Self {
-        MergeLast {
+    fn new(runs: &'s [&'s [(&'a str, super::TestStatus)]]) -> Self {
+        let smallest = runs.iter().filter_map(|r| r.first()).map(|e| e.0).min();
+        let largest = runs.iter().filter_map(|r| r.last()).map(|e| e.0).max();
+        let at = match (smallest, largest) {
+            (Some(a), Some(b)) => a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count(),
+            _ => 0,
+        };
+        let mut merge = MergeLast {
             runs,
             heads: vec![0; runs.len()],
+            digits: vec![u64::MAX; runs.len()],
+            at,
+        };
+        for r in 0..runs.len() {
+            merge.load(r);
         }
+        merge
+    }
+
+    /// Reads run `r`'s head digit.
+    fn load(&mut self, r: usize) {
+        self.digits[r] = self.runs[r]
+            .get(self.heads[r])
+            .map_or(u64::MAX, |e| super::common::name_digit(e.0, self.at));
+    }
+
+    /// Run `r`'s head name after the shared prefix (digit included: a zero-padded digit does
+    /// not tell `a` from `a\0`).
+    fn tail(&self, r: usize) -> &'a [u8] {
+        &self.runs[r][self.heads[r]].0.as_bytes()[self.at..]
     }
 }
 
@@ -410,21 +469,28 @@ impl<'a> Iterator for MergeLast<'_, 'a> {
     type Item = (&'a str, super::TestStatus);
 
     fn next(&mut self) -> Option<Self::Item> {
-        let mut best: Option<(&'a str, super::TestStatus)> = None;
-        for (run, &head) in self.runs.iter().zip(&self.heads) {
-            if let Some(&(name, status)) = run.get(head)
-                && best.is_none_or(|(b, _)| name <= b)
-            {
-                best = Some((name, status));
+        let mut best: Option<usize> = None;
+        for (r, &digit) in self.digits.iter().enumerate() {
+            if digit == u64::MAX {
+                continue;
+            }
+            best = match best {
+                Some(b) if digit > self.digits[b] => Some(b),
+                Some(b) if digit == self.digits[b] && self.tail(r) > self.tail(b) => Some(b),
+                // Smaller, or equal: the later run's status wins.
+                _ => Some(r),
+            };
+        }
+        let b = best?;
+        let found = self.runs[b][self.heads[b]];
+        let (digit, tail) = (self.digits[b], self.tail(b));
+        for r in 0..self.runs.len() {
+            if self.digits[r] == digit && self.tail(r) == tail {
+                self.heads[r] += 1;
+                self.load(r);
             }
         }
-        let (name, _) = best?;
-        for (run, head) in self.runs.iter().zip(&mut self.heads) {
-            if run.get(*head).is_some_and(|&(n, _)| n == name) {
-                *head += 1;
-            }
-        }
-        best
+        Some(found)
     }
 }
 
@@ -606,6 +672,15 @@ mod unit {
                 recurring.push_str(&format!("t.py::test_{t} {status}\nnoise line {round}\n"));
             }
         }
+        // Names sharing long prefixes, prefixes of one another and differing only in trailing
+        // NULs, spread over every piece (the merge compares 8-byte digits past the prefix).
+        let mut prefixes = String::new();
+        for i in 0..400 {
+            let status = ["PASSED", "FAILED", "SKIPPED"][i % 3];
+            let nuls = "\0".repeat(i % 4);
+            let name = format!("tests/unit/pkg_{}/m.py::T::test_{}{nuls}", i % 3, i % 50);
+            prefixes.push_str(&format!("{name} {status}\n{status} {name}\n"));
+        }
         for &(name, _, _) in PARSERS {
             let mut logs: Vec<std::path::PathBuf> = std::fs::read_dir(root.join(name))
                 .into_iter()
@@ -616,6 +691,9 @@ mod unit {
                 .collect();
             let extra = dir.path().join(format!("{name}-recurring.log"));
             std::fs::write(&extra, &recurring).expect("write");
+            logs.push(extra);
+            let extra = dir.path().join(format!("{name}-prefixes.log"));
+            std::fs::write(&extra, &prefixes).expect("write");
             logs.push(extra);
             for path in logs {
                 let bytes = std::fs::read(&path).expect("fixture");
