@@ -30,6 +30,48 @@ pub enum NodeJob {
     Report(Box<ReportJob>),
 }
 
+/// A node to add, in [`Graph::add_all`].
+struct Pending {
+    address: String,
+    kind: NodeKind,
+    job: Option<NodeJob>,
+    error: Option<String>,
+}
+
+impl Pending {
+    fn job(address: String, kind: NodeKind, job: NodeJob) -> Pending {
+        Pending {
+            job: Some(job),
+            ..Pending::open(address, kind)
+        }
+    }
+
+    /// A node whose job is not known yet (plan mode).
+    fn open(address: String, kind: NodeKind) -> Pending {
+        Pending {
+            address,
+            kind,
+            job: None,
+            error: None,
+        }
+    }
+}
+
+/// The keys of `items`' jobs, in order, hashed on up to two threads.
+fn keys_of(items: &[Pending]) -> Vec<Option<String>> {
+    let key = |p: &Pending| p.job.as_ref().map(NodeJob::key);
+    if items.len() < 64 {
+        return items.iter().map(key).collect();
+    }
+    let (first, second) = items.split_at(items.len() / 2);
+    std::thread::scope(|s| {
+        let other = s.spawn(|| second.iter().map(key).collect::<Vec<_>>());
+        let mut keys: Vec<Option<String>> = first.iter().map(key).collect();
+        keys.extend(other.join().expect("hashing a job does not panic"));
+        keys
+    })
+}
+
 impl NodeJob {
     pub fn key(&self) -> String {
         match self {
@@ -253,8 +295,32 @@ impl<'a> Graph<'a> {
     }
 
     fn add(&mut self, stage: &str, address: String, kind: NodeKind, job: Option<NodeJob>) -> usize {
-        let id = self.nodes.len();
         let key = job.as_ref().map(NodeJob::key);
+        self.add_keyed(stage, address, kind, job, key)
+    }
+
+    /// [`Graph::add`] of many nodes in order (the same ids), their keys hashed on two threads
+    /// first (hashing the jobs is most of a big cached stage's expansion). An item's error, if
+    /// any, fails its node.
+    fn add_all(&mut self, stage: &str, items: Vec<Pending>) {
+        let keys = keys_of(&items);
+        for (item, key) in items.into_iter().zip(keys) {
+            let id = self.add_keyed(stage, item.address, item.kind, item.job, key);
+            if let Some(e) = item.error {
+                self.nodes[id].state = NodeState::Failed(e);
+            }
+        }
+    }
+
+    fn add_keyed(
+        &mut self,
+        stage: &str,
+        address: String,
+        kind: NodeKind,
+        job: Option<NodeJob>,
+        key: Option<String>,
+    ) -> usize {
+        let id = self.nodes.len();
         let state = match (&key, self.mode) {
             (Some(k), _) => match self.lookup(k) {
                 Some(rec) => NodeState::Cached(rec),
@@ -665,6 +731,7 @@ impl<'a> Graph<'a> {
         };
         let mut taken = 0u32;
         let mut blocked = false;
+        let mut pending = Vec::new();
         for (task, verdict) in incoming {
             if s.limit.is_some_and(|l| taken >= l) {
                 break;
@@ -698,7 +765,7 @@ impl<'a> Graph<'a> {
                         team: team_name.clone(),
                         replicate: rep,
                     };
-                    match self.jobs.solve(&task, team_name, s.timeout, rep) {
+                    pending.push(match self.jobs.solve(&task, team_name, s.timeout, rep) {
                         Ok(mut job) => {
                             // The check grades in the worker's sandbox: solo teams.
                             if matches!(
@@ -707,16 +774,17 @@ impl<'a> Graph<'a> {
                             ) {
                                 job.confirm = self.confirm_grade(stage, &task);
                             }
-                            self.add(stage, address, kind, Some(NodeJob::Solve(job)));
+                            Pending::job(address, kind, NodeJob::Solve(job))
                         }
-                        Err(e) => {
-                            let id = self.add(stage, address, kind, None);
-                            self.nodes[id].state = NodeState::Failed(e);
-                        }
-                    }
+                        Err(e) => Pending {
+                            error: Some(e),
+                            ..Pending::open(address, kind)
+                        },
+                    });
                 }
             }
         }
+        self.add_all(stage, pending);
         let limit_reached = s.limit.is_some_and(|l| taken >= l);
         if (complete && !blocked) || limit_reached {
             self.stages.get_mut(stage).expect("stage").expanded = true;
@@ -742,6 +810,7 @@ impl<'a> Graph<'a> {
                 sources.push(*id);
             }
         }
+        let mut pending = Vec::with_capacity(sources.len());
         for id in sources {
             self.stages
                 .get_mut(stage)
@@ -774,7 +843,7 @@ impl<'a> Graph<'a> {
                     };
                     if let Some(trial) = &out.harbor {
                         let job = self.jobs.harbor_grade(task, trial, harbor, timeout);
-                        self.add(stage, address, kind, Some(NodeJob::Grade(job)));
+                        pending.push(Pending::job(address, kind, NodeJob::Grade(job)));
                         continue;
                     }
                     let mut job = self.jobs.grade(
@@ -788,14 +857,13 @@ impl<'a> Graph<'a> {
                     if confirm {
                         job.confirm = out.in_sandbox.as_ref().and_then(|c| c.resolved);
                     }
-                    self.add(stage, address, kind, Some(NodeJob::Grade(job)));
+                    pending.push(Pending::job(address, kind, NodeJob::Grade(job)));
                 }
-                NodeState::WillRun => {
-                    self.add(stage, address, kind, None);
-                }
+                NodeState::WillRun => pending.push(Pending::open(address, kind)),
                 _ => {}
             }
         }
+        self.add_all(stage, pending);
         let expanded = needs.iter().all(|n| self.stages[n].settled);
         self.stages.get_mut(stage).expect("stage").expanded = expanded;
     }
