@@ -361,6 +361,21 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
     }
 }
 
+/// Prints where each report is, and its promotion verdict if it has a rule.
+fn print_reports(reports: &[PathBuf]) {
+    for r in reports {
+        println!("report: {}", r.display());
+        let doc = std::fs::read(r.with_file_name("report.json"))
+            .ok()
+            .and_then(|b| {
+                serde_json::from_slice::<crate::report::document::ReportDocument>(&b).ok()
+            });
+        if let Some(p) = doc.and_then(|d| d.promotion) {
+            println!("promotion: {}", p.summary);
+        }
+    }
+}
+
 fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
     crate::timings::mark("start");
     let mut m = load(file)?;
@@ -397,30 +412,48 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
             eprintln!("note: removed {n} temp files left by a dead writer");
         }
     }
-    // The records the last apply of this manifest used are read on two threads while the
-    // datasets load (a no-op apply is mostly these reads).
     crate::timings::mark("store locked, workspaces swept");
     let index = store.load_index(&m.path);
     crate::timings::mark("manifest index loaded");
-    let prefetch = {
-        let store = store.clone();
-        let mut keys: Vec<String> = index.nodes.values().cloned().collect();
-        keys.sort_unstable();
-        keys.dedup();
-        std::thread::spawn(move || store.prefetch_light(keys, 2))
-    };
     // Hub datasets are fetched (into the store, under the lock) before anything runs.
     let (datasets, unavailable) =
         run::load_datasets(&m, Some(&store), true).map_err(|e| miette!("{e}"))?;
     crate::timings::mark("datasets loaded");
-    let prefetched = prefetch.join().unwrap_or_default();
-    crate::timings::mark("records prefetched");
     preflight(&m, &unavailable)?;
     // Missing task images are pulled now, before any node starts (never in a timed phase).
     prepare_images(&m, &datasets, &store, run::images::DiskScope::Apply, quiet)?;
     resolve_images(&mut m, &datasets)?;
     run::images::mark_used(&m, &store).map_err(|e| miette!("{e}"))?;
     crate::timings::mark("images resolved");
+    // Nothing changed since an apply that had nothing to run: no graph to build (run/noop.rs).
+    let memo = crate::graph::JobBuilder::new(&m)
+        .ok()
+        .and_then(|jobs| run::noop::fingerprint(&m, &datasets, &jobs))
+        .and_then(|fp| run::noop::check(&store, &m.path, &fp));
+    crate::timings::mark("no-op memo checked");
+    if let Some(nodes) = memo {
+        let run_id = run::new_run_id();
+        let record = run::new_run_record(&m, &run_id, &command);
+        let mut progress = run::Progress::new(&m.stage_order, quiet);
+        if let Some(done) = run::noop::apply(&m, &store, &nodes, &index, record, &mut progress)
+            .map_err(|e| miette!("{e}"))?
+        {
+            crate::timings::mark("no-op applied");
+            drop(lock);
+            print_reports(&done.reports);
+            crate::timings::mark("reports printed");
+            return Ok(exit_codes::OK);
+        }
+    }
+    // The records the last apply of this manifest used, read on two threads (a no-op apply
+    // without a memo is mostly these reads).
+    let prefetched = {
+        let mut keys: Vec<String> = index.nodes.values().cloned().collect();
+        keys.sort_unstable();
+        keys.dedup();
+        store.prefetch_light(keys, 2)
+    };
+    crate::timings::mark("records prefetched");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -442,24 +475,14 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
                 quiet,
                 prefetched,
                 index: Some(index),
+                noop_memo: true,
             },
         ))
         .map_err(|e| miette!("{e}"))?;
     crate::timings::mark("applied");
     drop(lock);
     crate::timings::mark("lock released");
-    for r in &result.reports {
-        println!("report: {}", r.display());
-        // The promotion verdict, if the report has a rule.
-        let doc = std::fs::read(r.with_file_name("report.json"))
-            .ok()
-            .and_then(|b| {
-                serde_json::from_slice::<crate::report::document::ReportDocument>(&b).ok()
-            });
-        if let Some(p) = doc.and_then(|d| d.promotion) {
-            println!("promotion: {}", p.summary);
-        }
-    }
+    print_reports(&result.reports);
     crate::timings::mark("reports printed");
     if !result.failed.is_empty() {
         eprintln!(

@@ -438,3 +438,201 @@ fn a_no_op_apply_rewrites_a_deleted_or_edited_report_file_and_nothing_else() {
     apply(&sb);
     assert_eq!(std::fs::read(&md).unwrap(), md_bytes);
 }
+
+/// An apply of the small quickstart with phase timings on; whether it took the no-op memo's
+/// path (`run/noop.rs`: no graph built).
+fn apply_memo(sb: &Sandbox, env: &[(&str, &str)]) -> (std::process::Output, bool) {
+    let o = std::process::Command::new(bench_bin())
+        .args(["apply", "quickstart.toml"])
+        .current_dir(sb.dir.path())
+        .env_remove("BENCH_STORE")
+        .env("NO_COLOR", "1")
+        .env("BENCH_TIMINGS", "1")
+        .envs(env.iter().copied())
+        .output()
+        .expect("run bench");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let fast = stderr(&o).contains("no-op applied");
+    (o, fast)
+}
+
+/// Past the racy window, an all-cached apply writes the memo and the next one takes it.
+fn settle_memo(sb: &Sandbox, env: &[(&str, &str)]) {
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    let (o, fast) = apply_memo(sb, env);
+    assert!(!fast && executed(&o).is_empty(), "{}", stderr(&o));
+    let (o, fast) = apply_memo(sb, env);
+    assert!(fast, "{}", stderr(&o));
+    assert!(executed(&o).is_empty(), "{:?}", executed(&o));
+}
+
+/// The summary line an apply prints.
+fn summary(o: &std::process::Output) -> String {
+    let e = stderr(o);
+    e.lines()
+        .find(|l| l.starts_with("summary"))
+        .unwrap_or_else(|| panic!("no summary in {e}"))
+        .to_string()
+}
+
+/// The memo skips the graph only when nothing the graph reads changed: after each kind of edit
+/// (a task file, a harness script, the jail mode, a record rewritten or flipped or removed, the
+/// memo itself damaged) the apply runs exactly what `bench plan` (which never reads the memo)
+/// says, and a no-op from the memo reports and records what the full no-op does.
+#[test]
+fn the_no_op_memo_is_taken_only_when_nothing_changed() {
+    let sb = small();
+    apply(&sb);
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    let (slow, fast) = apply_memo(&sb, &[]);
+    assert!(!fast && executed(&slow).is_empty());
+    let runs = || {
+        std::fs::read_dir(sb.path(".bench/runs"))
+            .unwrap()
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+            .count()
+    };
+    let before = runs();
+    let (o, fast) = apply_memo(&sb, &[]);
+    assert!(fast, "{}", stderr(&o));
+    assert_eq!(summary(&o), summary(&slow));
+    assert_eq!(stdout(&o), stdout(&slow));
+    // Its run record, like the full no-op's: every node cached, the same keys.
+    assert_eq!(runs(), before + 1);
+    let last = |n: usize| {
+        let s = store(&sb);
+        let mut r = s.runs();
+        r.sort_by(|a, b| a.started_at.cmp(&b.started_at));
+        r[r.len() - n].clone()
+    };
+    let (fast_run, slow_run) = (last(1), last(2));
+    assert_eq!(fast_run.status, bench::store::RunStatus::Complete);
+    assert_eq!(fast_run.nodes, slow_run.nodes);
+    // A deleted report comes back from the memo's path.
+    let md = sb.path("reports/quickstart/report.md");
+    let md_bytes = std::fs::read(&md).unwrap();
+    std::fs::remove_file(&md).unwrap();
+    let (o, fast) = apply_memo(&sb, &[]);
+    assert!(fast, "{}", stderr(&o));
+    assert_eq!(std::fs::read(&md).unwrap(), md_bytes);
+
+    // A task file edited: its nodes rerun.
+    let t = sampled(&sb)[0].clone();
+    sb.append(
+        &format!("quickstart/tasks/{t}/gold.patch"),
+        "diff --git a/NOTE.txt b/NOTE.txt\nnew file mode 100644\n--- /dev/null\n+++ b/NOTE.txt\n@@ -0,0 +1 @@\n+edited gold\n",
+    );
+    let to_run = plan_to_run(&sb);
+    assert!(to_run.contains(&format!("gold/{t}")), "{to_run:?}");
+    let (o, fast) = apply_memo(&sb, &[]);
+    assert!(!fast);
+    assert_eq!(executed(&o), to_run);
+    settle_memo(&sb, &[]);
+
+    // A harness script edited (the manifest's bytes unchanged): the fixer's solves rerun.
+    sb.append("quickstart/agents/fixer.py", "\n# edited\n");
+    let to_run = plan_to_run(&sb);
+    assert!(to_run.iter().any(|a| a.contains("/fixer/")), "{to_run:?}");
+    let (o, fast) = apply_memo(&sb, &[]);
+    assert!(!fast);
+    // The solves rerun; the plan's grades behind them run only if a patch changed.
+    let ran = executed(&o);
+    assert!(ran.iter().all(|a| to_run.contains(a)), "{ran:?} {to_run:?}");
+    assert!(
+        to_run
+            .iter()
+            .filter(|a| a.starts_with("solve/"))
+            .all(|a| ran.contains(a)),
+        "{ran:?} {to_run:?}"
+    );
+    settle_memo(&sb, &[]);
+
+    // A record flipped to another valid verdict, its size and mtime kept: caught by its stat,
+    // then by its checksum.
+    let address = format!("grade/solve/{t}/nop/0");
+    let path = record_path(&sb, &key_at(&sb, &address));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    std::fs::write(
+        &path,
+        text.replacen("\"resolved\": false", "\"resolved\": true ", 1),
+    )
+    .unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    let (o, fast) = apply_memo(&sb, &[]);
+    assert!(!fast);
+    assert!(stderr(&o).contains("checksum"), "{}", stderr(&o));
+    // The report reads the rerun's timing too.
+    assert_eq!(executed(&o), [address.clone(), "report".to_string()]);
+    assert_eq!(team(&sb, "nop")["resolved"], 0);
+    settle_memo(&sb, &[]);
+
+    // A record removed (as gc would): its node reruns.
+    let path = record_path(&sb, &key_at(&sb, &address));
+    std::fs::remove_file(&path).unwrap();
+    let to_run = plan_to_run(&sb);
+    assert_eq!(to_run, [address.clone(), "report".to_string()]);
+    let (o, fast) = apply_memo(&sb, &[]);
+    assert!(!fast);
+    assert_eq!(executed(&o), to_run);
+    settle_memo(&sb, &[]);
+
+    // The memo damaged: ignored, and nothing reruns.
+    let memo = std::fs::read_dir(sb.path(".bench/index"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "noop"))
+        .expect("a memo");
+    let mut bytes = std::fs::read(&memo).unwrap();
+    let at = bytes.len() - 10;
+    bytes[at] ^= 1;
+    std::fs::write(&memo, &bytes).unwrap();
+    let (o, fast) = apply_memo(&sb, &[]);
+    assert!(!fast && executed(&o).is_empty(), "{}", stderr(&o));
+
+    // The jail mode, an input of every local key that no file holds: without bwrap every
+    // sandboxed node reruns, as the plan under the same environment says.
+    let jailed = std::process::Command::new("bwrap")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !jailed && !ci() {
+        eprintln!("skipped the jail-mode edit: no bwrap (CI installs it)");
+        return;
+    }
+    let o = std::process::Command::new(bench_bin())
+        .args(["plan", "--json", "quickstart.toml"])
+        .current_dir(sb.dir.path())
+        .env_remove("BENCH_STORE")
+        .env("BENCH_NO_BWRAP", "1")
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("plan json");
+    let mut to_run: Vec<String> = v["to_run"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["address"].as_str().unwrap().to_string())
+        .collect();
+    to_run.sort();
+    assert!(to_run.len() > 3, "{to_run:?}");
+    let (o, fast) = apply_memo(&sb, &[("BENCH_NO_BWRAP", "1")]);
+    assert!(!fast);
+    // Grades whose key a gold check or another team's identical patch ran are not run twice.
+    let ran = executed(&o);
+    assert!(ran.iter().all(|a| to_run.contains(a)), "{ran:?} {to_run:?}");
+    assert!(
+        to_run
+            .iter()
+            .filter(|a| !a.starts_with("grade/"))
+            .all(|a| ran.contains(a)),
+        "{ran:?} {to_run:?}"
+    );
+}

@@ -33,6 +33,24 @@ pub fn prediction_for(
     harness: &crate::manifest::Harness,
     instance_id: &str,
 ) -> Result<Option<String>, String> {
+    Ok(predictions(harness)?
+        .get(instance_id)
+        .filter(|p| !p.trim().is_empty())
+        .cloned())
+}
+
+/// The digest of a predictions harness's patches, as this process's solves read them (the
+/// file is read once per process): part of the no-op memo's fingerprint (`run/noop.rs`).
+pub fn predictions_digest(harness: &crate::manifest::Harness) -> Result<String, String> {
+    Ok(crate::key::digest(
+        &serde_json::to_vec(&*predictions(harness)?).expect("predictions serialize"),
+    ))
+}
+
+/// A predictions harness's file, read and parsed once per process.
+fn predictions(
+    harness: &crate::manifest::Harness,
+) -> Result<std::sync::Arc<BTreeMap<String, String>>, String> {
     type Cache = std::sync::Mutex<
         std::collections::HashMap<std::path::PathBuf, std::sync::Arc<BTreeMap<String, String>>>,
     >;
@@ -46,7 +64,7 @@ pub fn prediction_for(
         .expect("the predictions cache is not poisoned")
         .get(path)
         .cloned();
-    let preds = match cached {
+    Ok(match cached {
         Some(p) => p,
         None => {
             let p = std::sync::Arc::new(load_predictions(path)?);
@@ -56,11 +74,7 @@ pub fn prediction_for(
                 .insert(path.to_path_buf(), p.clone());
             p
         }
-    };
-    Ok(preds
-        .get(instance_id)
-        .filter(|p| !p.trim().is_empty())
-        .cloned())
+    })
 }
 
 /// instance id -> patch. A record without a patch (null) maps to nothing.

@@ -5,12 +5,13 @@ mod apply;
 mod budget;
 mod datasets;
 pub mod images;
+pub mod noop;
 mod plan;
 mod pools;
 mod progress;
 pub mod spend;
 
-pub use apply::{ApplyOptions, ApplyResult, Dispatcher, apply, new_run_id};
+pub use apply::{ApplyOptions, ApplyResult, Dispatcher, apply, new_run_id, new_run_record};
 pub use budget::{Budget, Budgets};
 pub use datasets::{load_datasets, load_summaries};
 pub use plan::{AgentImagePlan, PlanEntry, PlanReport, plan};

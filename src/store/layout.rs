@@ -412,6 +412,13 @@ impl Store {
         out
     }
 
+    /// The stat of a key's record file (no open, no read), if it exists.
+    pub fn record_stamp(&self, key: &str) -> Option<super::FileStamp> {
+        std::fs::symlink_metadata(self.action_path(key))
+            .ok()
+            .map(|m| super::FileStamp::of(&m))
+    }
+
     pub fn has_action(&self, key: &str) -> bool {
         self.action_path(key).is_file()
     }
