@@ -53,6 +53,22 @@ fn a_predictions_file_is_graded_beside_the_other_teams_and_exported() {
     text.push('\n');
     std::fs::write(sb.path("preds.jsonl"), &text).unwrap();
     assert!(plan_to_run(&sb).is_empty());
+    // With the no-op memo in place (records past the racy window, one full no-op), an edit
+    // of the predictions file still reaches the apply (the memo fingerprints the predictions).
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    let timed = || {
+        let o = std::process::Command::new(bench_bin())
+            .args(["apply", "quickstart.toml"])
+            .current_dir(sb.dir.path())
+            .env_remove("BENCH_STORE")
+            .env("BENCH_TIMINGS", "1")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        o
+    };
+    assert!(!stderr(&timed()).contains("no-op applied"));
+    assert!(stderr(&timed()).contains("no-op applied"));
     // Editing one task's prediction reruns that task's imported solve only.
     std::fs::write(
         sb.path("preds.jsonl"),
@@ -75,7 +91,13 @@ fn a_predictions_file_is_graded_beside_the_other_teams_and_exported() {
             .all(|a| a.contains("/imported/") || a == "report"),
         "{to_run:?}"
     );
-    assert!(sb.bench(&["apply", "quickstart.toml"]).status.success());
+    let o = timed();
+    assert!(!stderr(&o).contains("no-op applied"));
+    assert!(
+        executed(&o).contains(&"solve/quickstart__slugify-1/imported/0".to_string()),
+        "{}",
+        stderr(&o)
+    );
 
     // A missing file is a manifest error naming it.
     sb.edit(
