@@ -20,8 +20,9 @@
 # Per size: generate the manifest (gen_bench_manifest.py), fill its store with one real
 # `bench apply -q` (every node runs, in git workspaces: minutes per 1,000 tasks), write the
 # JSONL of the same nodes (jsonl_resume.py fill), let the records age past the index's racy
-# window (2 s) and run one no-op apply (it builds the packed action index), then time
-# `bench apply -q` and `jsonl_resume.py resume` (and OLD) in ROUNDS interleaved rounds.
+# window (2 s) and run one no-op apply (it builds the packed action index and writes the no-op
+# memo), then time `bench apply -q` (from the memo), the same with BENCH_NO_NOOP_MEMO=1 (the
+# full path) and `jsonl_resume.py resume` (and OLD) in ROUNDS interleaved rounds.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -67,7 +68,10 @@ import json, sys
 print(sum(s["to_run"] + s["cached"] for s in json.load(sys.stdin)["stages"]))')
     records=$(find "$S/actions" -type f -name '*.json' | wc -l)
     log "$T tasks: $nodes nodes, $records records; timing"
-    cmds=("bench=$BIN apply -q $M --store $S" "jsonl=python3 $ROOT/scripts/jsonl_resume.py resume $D")
+    # bench takes the no-op memo (run/noop.rs); bench-full is the same binary without it.
+    cmds=("bench=$BIN apply -q $M --store $S"
+        "bench-full=env BENCH_NO_NOOP_MEMO=1 $BIN apply -q $M --store $S"
+        "jsonl=python3 $ROOT/scripts/jsonl_resume.py resume $D")
     [ -n "${OLD:-}" ] && cmds+=("old=$OLD apply -q $M --store $S")
     echo
     echo "### $nodes nodes ($T tasks x $TEAMS teams, $records records), $ROUNDS rounds, load $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -413,8 +413,6 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
         }
     }
     crate::timings::mark("store locked, workspaces swept");
-    let index = store.load_index(&m.path);
-    crate::timings::mark("manifest index loaded");
     // Hub datasets are fetched (into the store, under the lock) before anything runs.
     let (datasets, unavailable) =
         run::load_datasets(&m, Some(&store), true).map_err(|e| miette!("{e}"))?;
@@ -426,17 +424,20 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
     run::images::mark_used(&m, &store).map_err(|e| miette!("{e}"))?;
     crate::timings::mark("images resolved");
     // Nothing changed since an apply that had nothing to run: no graph to build (run/noop.rs).
-    let memo = crate::graph::JobBuilder::new(&m)
-        .ok()
+    // `BENCH_NO_NOOP_MEMO=1` takes the full path (to measure it, or to rule the memo out).
+    let memo = (std::env::var_os("BENCH_NO_NOOP_MEMO").is_none())
+        .then(|| crate::graph::JobBuilder::new(&m).ok())
+        .flatten()
         .and_then(|jobs| run::noop::fingerprint(&m, &datasets, &jobs))
+        .inspect(|_| crate::timings::mark("no-op fingerprint made"))
         .and_then(|fp| run::noop::check(&store, &m.path, &fp));
     crate::timings::mark("no-op memo checked");
-    if let Some(nodes) = memo {
+    if let Some(memo) = memo {
         let run_id = run::new_run_id();
         let record = run::new_run_record(&m, &run_id, &command);
         let mut progress = run::Progress::new(&m.stage_order, quiet);
-        if let Some(done) = run::noop::apply(&m, &store, &nodes, &index, record, &mut progress)
-            .map_err(|e| miette!("{e}"))?
+        if let Some(done) =
+            run::noop::apply(&m, &store, memo, record, &mut progress).map_err(|e| miette!("{e}"))?
         {
             crate::timings::mark("no-op applied");
             drop(lock);
@@ -445,6 +446,8 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
             return Ok(exit_codes::OK);
         }
     }
+    let index = store.load_index(&m.path);
+    crate::timings::mark("manifest index loaded");
     // The records the last apply of this manifest used, read on two threads (a no-op apply
     // without a memo is mostly these reads).
     let prefetched = {

@@ -516,6 +516,25 @@ fn the_no_op_memo_is_taken_only_when_nothing_changed() {
     let (o, fast) = apply_memo(&sb, &[]);
     assert!(fast, "{}", stderr(&o));
     assert_eq!(std::fs::read(&md).unwrap(), md_bytes);
+    // So does an edited one (its size kept).
+    let forged = String::from_utf8_lossy(&md_bytes).replacen('0', "9", 1);
+    assert_eq!(forged.len(), md_bytes.len());
+    std::fs::write(&md, &forged).unwrap();
+    let (o, fast) = apply_memo(&sb, &[]);
+    assert!(fast, "{}", stderr(&o));
+    assert_eq!(std::fs::read(&md).unwrap(), md_bytes);
+    // The manifest's index rewritten since the memo: the full path (nothing runs).
+    let index = std::fs::read_dir(sb.path(".bench/index"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "noop"))
+        .expect("a memo")
+        .with_extension("json");
+    std::fs::write(&index, std::fs::read(&index).unwrap()).unwrap();
+    let (o, fast) = apply_memo(&sb, &[]);
+    assert!(!fast && executed(&o).is_empty(), "{}", stderr(&o));
+    settle_memo(&sb, &[]);
 
     // A task file edited: its nodes rerun.
     let t = sampled(&sb)[0].clone();

@@ -632,9 +632,13 @@ pub async fn apply(
             .nodes
             .iter()
             .map(|n| match &n.state {
-                NodeState::Cached(rec) => {
-                    Some((n.stage.clone(), n.address.clone(), rec.key.clone()))
-                }
+                NodeState::Cached(rec) => Some(super::noop::CachedNode {
+                    stage: n.stage.clone(),
+                    address: n.address.clone(),
+                    key: rec.key.clone(),
+                    report_list: matches!(n.kind, NodeKind::Report)
+                        .then(|| crate::stages::report_list_digest(&rec.blobs)),
+                }),
                 _ => None,
             })
             .collect::<Option<Vec<_>>>();

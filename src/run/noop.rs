@@ -1,11 +1,15 @@
 //! The no-op memo: how an apply with nothing to run skips expanding the graph.
 //!
-//! An apply in which every node was cached writes `index/<manifest>.noop`: a fingerprint of
-//! everything the graph's expansion reads besides stored records, and every node's stage,
-//! address and key with the stat of the key's record file. The next apply of the manifest
-//! computes the fingerprint again (after loading the datasets and resolving images, as any
-//! apply does); if it matches and every record file still has its stat, the apply is a no-op
-//! without building a node: it prints what a no-op prints and writes the run record it writes.
+//! An apply in which every node was cached writes `index/<manifest>.noop` (atomically): a line
+//! with the blake3 of the rest; a JSON line with a fingerprint of everything the graph's
+//! expansion reads besides stored records, the stat of the manifest's index file, the node
+//! count per stage and the report nodes (key, digest of the record's file list); one line per
+//! distinct key with its record file's stat; `nodes`, and the run record's nodes as JSON. The
+//! next apply of the manifest computes the fingerprint again (after loading the datasets and
+//! resolving images, as any apply does); if it matches, the index is the one the memo was made
+//! after, and every record file still has its stat, the apply is a no-op without building a
+//! node: it prints what a no-op prints, writes a missing or edited report file again, and
+//! writes the run record the full path writes (byte for byte, but the times and id).
 //!
 //! Why that is never stale. The expansion is a pure function of the manifest (as loaded, images
 //! resolved), the datasets' tasks, the files the jobs read (harness scripts, install and
@@ -28,25 +32,30 @@ use serde::{Deserialize, Serialize};
 
 use crate::graph::JobBuilder;
 use crate::manifest::{BackendKind, HarnessKind, Manifest, StageKind};
-use crate::store::{FileStamp, Index, NodeStatus, RACY_NS, RunNode, RunRecord, Store};
+use crate::store::{FileStamp, NodeStatus, RACY_NS, RunNode, RunRecord, Store};
 use crate::tasks::TaskSet;
 
-const MAGIC: &str = "bench-noop-memo 1";
+const MAGIC: &str = "bench-noop-memo 2";
 
-/// One node of a no-op apply.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct MemoNode {
-    pub stage: String,
-    pub address: String,
-    pub key: String,
-    pub stamp: FileStamp,
-}
-
+/// The memo's first line after its checksum: everything but the records and the run nodes.
 #[derive(Debug, Serialize, Deserialize)]
-struct Memo {
+struct Head {
     magic: String,
     fingerprint: String,
-    nodes: Vec<MemoNode>,
+    /// The manifest index file's stat when the memo was made (it then held every node's key).
+    index: FileStamp,
+    /// Nodes per stage (what the summary line counts).
+    counts: BTreeMap<String, usize>,
+    /// Report nodes: stage, key, and the digest of the record's file list.
+    reports: Vec<(String, String, String)>,
+}
+
+/// A memo as read and checked: what a no-op apply from it needs.
+pub struct Checked {
+    counts: BTreeMap<String, usize>,
+    reports: Vec<(String, String, String)>,
+    /// The run record's `nodes` (every node cached), as JSON, as the full path writes it.
+    nodes_json: Vec<u8>,
 }
 
 fn memo_path(store: &Store, manifest: &Path) -> PathBuf {
@@ -100,124 +109,170 @@ pub fn fingerprint(
     Some(h.finalize().to_hex().to_string())
 }
 
-/// Writes the memo of an apply in which every node in `nodes` was cached. Nothing is written
-/// if a record file cannot be statted or is too fresh to trust its stat (the next no-op then
-/// takes the full path and writes it). Failing to write costs speed, never correctness.
-pub fn save(
-    store: &Store,
-    manifest: &Path,
-    fingerprint: &str,
-    nodes: Vec<(String, String, String)>,
-) {
+/// One node of an apply in which every node was cached: its stage, address, key, and (report
+/// nodes) the digest of the record's file list.
+pub struct CachedNode {
+    pub stage: String,
+    pub address: String,
+    pub key: String,
+    pub report_list: Option<String>,
+}
+
+/// Writes the memo of an apply in which every node in `nodes` was cached, after the manifest's
+/// index was saved. Nothing is written if a record file or the index cannot be statted or is
+/// too fresh to trust its stat (the next no-op then takes the full path and writes it).
+/// Failing to write costs speed, never correctness.
+pub fn save(store: &Store, manifest: &Path, fingerprint: &str, nodes: Vec<CachedNode>) {
     let now = crate::store::now_ns();
-    let mut out = Vec::with_capacity(nodes.len());
-    for (stage, address, key) in nodes {
-        let Some(stamp) = store.record_stamp(&key) else {
+    let settled = |stamp: Option<FileStamp>| stamp.filter(|s| s.settled(now, RACY_NS));
+    let Some(index) = settled(store.index_stamp(manifest)) else {
+        return;
+    };
+    let mut keys: Vec<&str> = nodes.iter().map(|n| n.key.as_str()).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let mut records = String::with_capacity(keys.len() * 120);
+    for key in keys {
+        let Some(st) = settled(store.record_stamp(key)) else {
             return;
         };
-        if !stamp.settled(now, RACY_NS) {
-            return;
-        }
-        out.push(MemoNode {
-            stage,
-            address,
-            key,
-            stamp,
-        });
+        use std::fmt::Write;
+        let _ = writeln!(
+            records,
+            "{key} {} {} {} {}",
+            st.size, st.mtime_ns, st.ctime_ns, st.ino
+        );
     }
-    let memo = Memo {
+    let mut counts = BTreeMap::new();
+    let mut reports = Vec::new();
+    let mut run_nodes = BTreeMap::new();
+    for n in nodes {
+        *counts.entry(n.stage.clone()).or_insert(0) += 1;
+        if let Some(list) = n.report_list {
+            reports.push((n.stage.clone(), n.key.clone(), list));
+        }
+        run_nodes.insert(
+            n.address,
+            RunNode {
+                key: Some(n.key),
+                status: NodeStatus::Cached,
+                error: None,
+            },
+        );
+    }
+    let head = Head {
         magic: MAGIC.to_string(),
         fingerprint: fingerprint.to_string(),
-        nodes: out,
+        index,
+        counts,
+        reports,
     };
-    let body = serde_json::to_vec(&memo).expect("memos serialize");
+    let mut body = serde_json::to_vec(&head).expect("memos serialize");
+    body.push(b'\n');
+    body.extend_from_slice(records.as_bytes());
+    body.extend_from_slice(b"nodes\n");
+    body.extend_from_slice(&serde_json::to_vec(&run_nodes).expect("run nodes serialize"));
     let mut bytes = format!("{}\n", crate::key::digest(&body)).into_bytes();
     bytes.extend_from_slice(&body);
     let _ = crate::store::write_atomic(&memo_path(store, manifest), &bytes);
 }
 
-/// The memo's nodes if it exists, verifies, was made with `fingerprint`, and every record file
-/// still has its stat (checked on two threads).
-pub fn check(store: &Store, manifest: &Path, fingerprint: &str) -> Option<Vec<MemoNode>> {
+/// The memo, if it exists, verifies, was made with `fingerprint`, the manifest's index is the
+/// one it was made after, and every record file still has its stat (checked on two threads).
+pub fn check(store: &Store, manifest: &Path, fingerprint: &str) -> Option<Checked> {
     let bytes = std::fs::read(memo_path(store, manifest)).ok()?;
     let nl = bytes.iter().position(|&b| b == b'\n')?;
     let (sum, body) = (&bytes[..nl], &bytes[nl + 1..]);
     if sum != crate::key::digest(body).as_bytes() {
         return None;
     }
-    let memo: Memo = serde_json::from_slice(body).ok()?;
-    if memo.magic != MAGIC || memo.fingerprint != fingerprint || memo.nodes.is_empty() {
+    let nl = body.iter().position(|&b| b == b'\n')?;
+    let head: Head = serde_json::from_slice(&body[..nl]).ok()?;
+    if head.magic != MAGIC
+        || head.fingerprint != fingerprint
+        || store.index_stamp(manifest) != Some(head.index)
+    {
         return None;
     }
-    let half = memo.nodes.len().div_ceil(2);
-    let same = |part: &[MemoNode]| {
-        part.iter()
-            .all(|n| store.record_stamp(&n.key) == Some(n.stamp))
+    let rest = std::str::from_utf8(&body[nl + 1..]).ok()?;
+    let (records, nodes_json) = rest.split_once("nodes\n")?;
+    crate::timings::mark("no-op memo read");
+    let lines: Vec<&str> = records.lines().collect();
+    let same = |part: &[&str]| {
+        part.iter().all(|line| {
+            let mut f = line.split(' ');
+            let key = f.next().unwrap_or_default();
+            let mut num = || f.next().and_then(|v| v.parse::<i128>().ok());
+            let stamp = (|| {
+                Some(FileStamp {
+                    size: u64::try_from(num()?).ok()?,
+                    mtime_ns: num()?,
+                    ctime_ns: num()?,
+                    ino: u64::try_from(num()?).ok()?,
+                })
+            })();
+            stamp.is_some() && store.record_stamp(key) == stamp
+        })
     };
+    let half = lines.len().div_ceil(2).max(1);
     let fresh = std::thread::scope(|s| {
-        let (a, b) = memo.nodes.split_at(half);
+        let mut parts = lines.chunks(half);
+        let (a, b) = (
+            parts.next().unwrap_or_default(),
+            parts.next().unwrap_or_default(),
+        );
         let other = s.spawn(|| same(b));
         same(a) && other.join().unwrap_or(false)
     });
-    fresh.then_some(memo.nodes)
+    (fresh && !lines.is_empty()).then(|| Checked {
+        counts: head.counts,
+        reports: head.reports,
+        nodes_json: nodes_json.as_bytes().to_vec(),
+    })
 }
 
-/// What a no-op apply from a memo did: the run record it saved and the reports it wrote.
+/// What a no-op apply from a memo did: the reports it wrote.
 pub struct NoopRun {
-    pub run: RunRecord,
     pub reports: Vec<PathBuf>,
 }
 
-/// The no-op apply of `nodes` (from [`check`]): a cached report's files are written again if
-/// they are missing or differ (as the full path does), the manifest's index is brought up to
-/// date, and the run record is saved with every node cached. `None` if a report cannot be
-/// written from its record (the full path then recomputes it); nothing was changed then.
+/// The no-op apply of a checked memo: a cached report's files are written again if they are
+/// missing or differ (as the full path does), and the run record is saved with every node
+/// cached. `None` if a report cannot be written from its record (the full path then
+/// recomputes it); nothing was changed then.
 pub fn apply(
     m: &Manifest,
     store: &Store,
-    nodes: &[MemoNode],
-    index: &Index,
+    memo: Checked,
     mut run: RunRecord,
     progress: &mut super::Progress,
 ) -> Result<Option<NoopRun>, String> {
     let mut reports = Vec::new();
-    for n in nodes {
-        if let StageKind::Report(r) = &m.stages[&n.stage].kind {
-            let crate::store::Lookup::Hit(rec) = store.get_action_light(&n.key) else {
+    for (stage, key, list) in &memo.reports {
+        let Some(StageKind::Report(r)) = m.stages.get(stage).map(|s| &s.kind) else {
+            return Ok(None);
+        };
+        if !crate::stages::report_files_intact(store, list, &r.out) {
+            let crate::store::Lookup::Hit(rec) = store.get_action_light(key) else {
                 return Ok(None);
             };
             if crate::stages::materialize(store, &rec.blobs, &r.out).is_err() {
                 return Ok(None);
             }
-            reports.push(r.out.join("report.md"));
         }
+        reports.push(r.out.join("report.md"));
     }
-    let mut changed: Option<Index> = None;
-    for n in nodes {
-        progress.added(&n.stage, true);
-        if index.nodes.get(&n.address) != Some(&n.key) {
-            changed
-                .get_or_insert_with(|| index.clone())
-                .nodes
-                .insert(n.address.clone(), n.key.clone());
+    crate::timings::mark("no-op reports written");
+    for (stage, n) in &memo.counts {
+        for _ in 0..*n {
+            progress.added(stage, true);
         }
-        run.nodes.insert(
-            n.address.clone(),
-            RunNode {
-                key: Some(n.key.clone()),
-                status: NodeStatus::Cached,
-                error: None,
-            },
-        );
     }
     progress.finish();
-    if let Some(index) = changed {
-        store
-            .save_index(&m.path, &index)
-            .map_err(|e| e.to_string())?;
-    }
     run.ended_at = Some(jiff::Timestamp::now().to_string());
     run.status = crate::store::RunStatus::Complete;
-    store.save_run(&run).map_err(|e| e.to_string())?;
-    Ok(Some(NoopRun { run, reports }))
+    store
+        .save_run_with_nodes(&run, &memo.nodes_json)
+        .map_err(|e| e.to_string())?;
+    Ok(Some(NoopRun { reports }))
 }

@@ -344,6 +344,59 @@ fn blobs_digest(blobs: &BTreeMap<String, String>) -> String {
     h.finalize().to_hex().to_string()
 }
 
+/// The digest of a report record's file list (what its stamp in the store names).
+pub fn report_list_digest(blobs: &BTreeMap<String, String>) -> String {
+    blobs_digest(blobs)
+}
+
+fn out_stamp_path(store: &Store, out: &Path) -> std::path::PathBuf {
+    store.root().join("index").join(format!(
+        "out-{}.json",
+        &crate::key::digest(out.to_string_lossy().as_bytes())[..32]
+    ))
+}
+
+fn file_stat(p: &Path) -> Option<(u64, i128)> {
+    std::fs::metadata(p).ok().map(|m| {
+        let mtime = m
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as i128);
+        (m.len(), mtime)
+    })
+}
+
+/// Whether `out` holds exactly what its stamp says was last written there, for the file list
+/// of digest `list_digest` (every file's size and mtime as stamped; checked on two threads):
+/// what [`materialize`] would leave alone, without reading the report's record.
+pub fn report_files_intact(store: &Store, list_digest: &str, out: &Path) -> bool {
+    let Ok(bytes) = std::fs::read(out_stamp_path(store, out)) else {
+        return false;
+    };
+    let Ok(stamp) = serde_json::from_slice::<OutStamp>(&bytes) else {
+        return false;
+    };
+    if stamp.blobs != list_digest {
+        return false;
+    }
+    let half = stamp.files.len().div_ceil(2).max(1);
+    std::thread::scope(|s| {
+        let parts: Vec<_> = stamp
+            .files
+            .chunks(half)
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter().all(|(name, _, size, mtime)| {
+                        file_stat(&out.join(name.as_ref())) == Some((*size, *mtime))
+                    })
+                })
+            })
+            .collect();
+        parts.into_iter().all(|h| h.join().unwrap_or(false))
+    })
+}
+
 /// Writes a cached report's files again if they are missing or differ.
 pub fn materialize(
     store: &Store,
@@ -355,23 +408,11 @@ pub fn materialize(
     // without reading it. Anything else (missing, edited, another digest) is rewritten. When
     // the file list is the stamp's (its digest matches), the stats are compared in order and
     // nothing else is built.
-    let stamp_path = store.root().join("index").join(format!(
-        "out-{}.json",
-        &crate::key::digest(out.to_string_lossy().as_bytes())[..32]
-    ));
+    let stamp_path = out_stamp_path(store, out);
     let stamp_bytes = std::fs::read(&stamp_path).unwrap_or_default();
     let old: Option<OutStamp> = serde_json::from_slice(&stamp_bytes).ok();
     let list_digest = blobs_digest(blobs);
-    let stat = |p: &Path| {
-        std::fs::metadata(p).ok().map(|m| {
-            let mtime = m
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_nanos() as i128);
-            (m.len(), mtime)
-        })
-    };
+    let stat = file_stat;
     // The files' stats, on two threads (a report links thousands of artifacts).
     let entries: Vec<(&String, &String)> = blobs.iter().collect();
     let stats: Vec<Option<(u64, i128)>> = {

@@ -447,6 +447,13 @@ impl Store {
         self.root.join("index").join(format!("{}.json", &h[..32]))
     }
 
+    /// The stat of a manifest's index file, if it has one.
+    pub fn index_stamp(&self, manifest: &Path) -> Option<super::FileStamp> {
+        std::fs::symlink_metadata(self.index_path(manifest))
+            .ok()
+            .map(|m| super::FileStamp::of(&m))
+    }
+
     /// The index of a manifest (empty if it never ran on this store).
     pub fn load_index(&self, manifest: &Path) -> Index {
         std::fs::read(self.index_path(manifest))
@@ -475,6 +482,29 @@ impl Store {
     pub fn save_run(&self, run: &RunRecord) -> Result<(), StoreError> {
         // Compact: a run record holds every node of the apply (about 130 bytes each).
         let bytes = serde_json::to_vec(run).expect("runs serialize");
+        write_atomic(&self.run_path(&run.id), &bytes)?;
+        self.save_run_head(&run.id, run.status, run.pid)
+    }
+
+    /// [`Store::save_run`] of a run whose `nodes` are given as their JSON (as `save_run`
+    /// serializes them; the no-op memo keeps them so): the same bytes, without building the map.
+    pub fn save_run_with_nodes(
+        &self,
+        run: &RunRecord,
+        nodes_json: &[u8],
+    ) -> Result<(), StoreError> {
+        debug_assert!(run.nodes.is_empty());
+        let mut bytes = serde_json::to_vec(run).expect("runs serialize");
+        // `nodes` is the record's last field: its empty map and the record's `}` end the bytes.
+        let tail = b"\"nodes\":{}}";
+        if !bytes.ends_with(tail) {
+            return Err(StoreError::Io(std::io::Error::other(
+                "internal error: a run record does not end with its nodes",
+            )));
+        }
+        bytes.truncate(bytes.len() - 3);
+        bytes.extend_from_slice(nodes_json);
+        bytes.push(b'}');
         write_atomic(&self.run_path(&run.id), &bytes)?;
         self.save_run_head(&run.id, run.status, run.pid)
     }
