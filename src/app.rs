@@ -413,6 +413,27 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
         }
     }
     crate::timings::mark("store locked, workspaces swept");
+    // `BENCH_NO_NOOP_MEMO=1` takes the full path (to measure it, or to rule the memo out).
+    let use_memo = std::env::var_os("BENCH_NO_NOOP_MEMO").is_none();
+    // Without a no-op memo, the records the last apply of this manifest used are read on two
+    // threads while the datasets load (a no-op apply without a memo is mostly these reads).
+    // With one, this apply most likely has nothing to run: nothing is read ahead unless the
+    // memo fails its check (an edit: work will run, and the reads are a small part of it).
+    let manifest_path = m.path.clone();
+    let index_and_prefetch = |store: &Store| {
+        let index = store.load_index(&manifest_path);
+        let mut keys: Vec<String> = index.nodes.values().cloned().collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let store = store.clone();
+        (
+            index,
+            std::thread::spawn(move || store.prefetch_light(keys, 2)),
+        )
+    };
+    let mut early =
+        (!use_memo || !run::noop::exists(&store, &m.path)).then(|| index_and_prefetch(&store));
+    crate::timings::mark("manifest index loaded");
     // Hub datasets are fetched (into the store, under the lock) before anything runs.
     let (datasets, unavailable) =
         run::load_datasets(&m, Some(&store), true).map_err(|e| miette!("{e}"))?;
@@ -424,8 +445,7 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
     run::images::mark_used(&m, &store).map_err(|e| miette!("{e}"))?;
     crate::timings::mark("images resolved");
     // Nothing changed since an apply that had nothing to run: no graph to build (run/noop.rs).
-    // `BENCH_NO_NOOP_MEMO=1` takes the full path (to measure it, or to rule the memo out).
-    let memo = (std::env::var_os("BENCH_NO_NOOP_MEMO").is_none())
+    let memo = (use_memo && early.is_none())
         .then(|| crate::graph::JobBuilder::new(&m).ok())
         .flatten()
         .and_then(|jobs| run::noop::fingerprint(&m, &datasets, &jobs))
@@ -446,16 +466,8 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
             return Ok(exit_codes::OK);
         }
     }
-    let index = store.load_index(&m.path);
-    crate::timings::mark("manifest index loaded");
-    // The records the last apply of this manifest used, read on two threads (a no-op apply
-    // without a memo is mostly these reads).
-    let prefetched = {
-        let mut keys: Vec<String> = index.nodes.values().cloned().collect();
-        keys.sort_unstable();
-        keys.dedup();
-        store.prefetch_light(keys, 2)
-    };
+    let (index, prefetch) = early.take().unwrap_or_else(|| index_and_prefetch(&store));
+    let prefetched = prefetch.join().unwrap_or_default();
     crate::timings::mark("records prefetched");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

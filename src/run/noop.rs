@@ -66,6 +66,11 @@ fn memo_path(store: &Store, manifest: &Path) -> PathBuf {
         .join(format!("{}.noop", &h[..32]))
 }
 
+/// Whether the store holds a no-op memo of the manifest (checked or not).
+pub fn exists(store: &Store, manifest: &Path) -> bool {
+    memo_path(store, manifest).is_file()
+}
+
 /// The fingerprint of everything an apply's expansion reads except stored records, with the
 /// team specs of `jobs` (the builder the expansion used, or a new one: the files it read) and
 /// the predictions as this process read them. `None` when an input cannot be read (the full
@@ -174,7 +179,12 @@ pub fn save(store: &Store, manifest: &Path, fingerprint: &str, nodes: Vec<Cached
     body.extend_from_slice(&serde_json::to_vec(&run_nodes).expect("run nodes serialize"));
     let mut bytes = format!("{}\n", crate::key::digest(&body)).into_bytes();
     bytes.extend_from_slice(&body);
-    let _ = crate::store::write_atomic(&memo_path(store, manifest), &bytes);
+    let path = memo_path(store, manifest);
+    // The same memo again (a full no-op after one): no write.
+    if std::fs::read(&path).is_ok_and(|old| old == bytes) {
+        return;
+    }
+    let _ = crate::store::write_atomic(&path, &bytes);
 }
 
 /// The memo, if it exists, verifies, was made with `fingerprint`, the manifest's index is the
