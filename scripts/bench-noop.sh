@@ -22,7 +22,8 @@
 # JSONL of the same nodes (jsonl_resume.py fill), let the records age past the index's racy
 # window (2 s) and run one no-op apply (it builds the packed action index and writes the no-op
 # memo), then time `bench apply -q` (from the memo), the same with BENCH_NO_NOOP_MEMO=1 (the
-# full path) and `jsonl_resume.py resume` (and OLD) in ROUNDS interleaved rounds.
+# full path, no memo read or written) and `jsonl_resume.py resume` (and OLD) in ROUNDS
+# interleaved rounds.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

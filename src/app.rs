@@ -413,7 +413,8 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
         }
     }
     crate::timings::mark("store locked, workspaces swept");
-    // `BENCH_NO_NOOP_MEMO=1` takes the full path (to measure it, or to rule the memo out).
+    // `BENCH_NO_NOOP_MEMO=1` takes the full path and leaves the memo alone (to measure that
+    // path, or to rule the memo out).
     let use_memo = std::env::var_os("BENCH_NO_NOOP_MEMO").is_none();
     // Without a no-op memo, the records the last apply of this manifest used are read on two
     // threads while the datasets load (a no-op apply without a memo is mostly these reads).
@@ -490,7 +491,7 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
                 quiet,
                 prefetched,
                 index: Some(index),
-                noop_memo: true,
+                noop_memo: use_memo,
             },
         ))
         .map_err(|e| miette!("{e}"))?;
