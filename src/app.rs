@@ -432,7 +432,7 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
             std::thread::spawn(move || store.prefetch_light(keys, 2)),
         )
     };
-    let mut early =
+    let early =
         (!use_memo || !run::noop::exists(&store, &m.path)).then(|| index_and_prefetch(&store));
     crate::timings::mark("manifest index loaded");
     // Hub datasets are fetched (into the store, under the lock) before anything runs.
@@ -467,7 +467,7 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
             return Ok(exit_codes::OK);
         }
     }
-    let (index, prefetch) = early.take().unwrap_or_else(|| index_and_prefetch(&store));
+    let (index, prefetch) = early.unwrap_or_else(|| index_and_prefetch(&store));
     let prefetched = prefetch.join().unwrap_or_default();
     crate::timings::mark("records prefetched");
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -656,13 +656,7 @@ fn an_interrupted_download_resumes_with_a_range_request() {
     let o = bench_hub(d, &hub, &["tasks", "--json", "hub.toml"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("cannot fetch"), "{}", stderr(&o));
-    let parts = || {
-        std::fs::read_dir(d.join(".bench/tmp/downloads"))
-            .unwrap()
-            .flatten()
-            .filter(|e| e.path().extension().is_some_and(|x| x == "part"))
-            .count()
-    };
+    let parts = || common::files_with_ext(&d.join(".bench/tmp/downloads"), "part").len();
     assert_eq!(parts(), 1);
     let o = bench_hub(d, &hub, &["tasks", "--json", "hub.toml"]);
     assert_eq!(tasks_ids(&o), expected_sample(&all));

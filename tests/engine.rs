@@ -238,6 +238,24 @@ fn an_edited_record_is_caught_and_recomputed() {
     assert!(plan_to_run(&sb).is_empty());
 }
 
+/// Turns an unresolved grade record into a resolved one of the same size, its mtime set back:
+/// only its ctime and its checksum tell.
+fn flip_verdict(path: &std::path::Path) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mtime = std::fs::metadata(path).unwrap().modified().unwrap();
+    std::fs::write(
+        path,
+        text.replacen("\"resolved\": false", "\"resolved\": true ", 1),
+    )
+    .unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+}
+
 #[test]
 fn an_edited_record_is_caught_through_the_packed_index() {
     let sb = small();
@@ -257,21 +275,9 @@ fn an_edited_record_is_caught_through_the_packed_index() {
     let t = &sampled(&sb)[0];
     let key = key_at(&sb, &format!("grade/solve/{t}/nop/0"));
     let path = record_path(&sb, &key);
-    let text = std::fs::read_to_string(&path).unwrap();
-    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
     // Flip the verdict, the size kept and the mtime set back: the index's entry still holds the
     // honest record, and must not be believed.
-    std::fs::write(
-        &path,
-        text.replacen("\"resolved\": false", "\"resolved\": true ", 1),
-    )
-    .unwrap();
-    std::fs::File::options()
-        .write(true)
-        .open(&path)
-        .unwrap()
-        .set_modified(mtime)
-        .unwrap();
+    flip_verdict(&path);
     let o = apply(&sb);
     assert!(stderr(&o).contains("checksum"), "{}", stderr(&o));
     assert!(executed(&o).contains(&format!("grade/solve/{t}/nop/0")));
@@ -442,15 +448,9 @@ fn a_no_op_apply_rewrites_a_deleted_or_edited_report_file_and_nothing_else() {
 /// An apply of the small quickstart with phase timings on; whether it took the no-op memo's
 /// path (`run/noop.rs`: no graph built).
 fn apply_memo(sb: &Sandbox, env: &[(&str, &str)]) -> (std::process::Output, bool) {
-    let o = std::process::Command::new(bench_bin())
-        .args(["apply", "quickstart.toml"])
-        .current_dir(sb.dir.path())
-        .env_remove("BENCH_STORE")
-        .env("NO_COLOR", "1")
-        .env("BENCH_TIMINGS", "1")
-        .envs(env.iter().copied())
-        .output()
-        .expect("run bench");
+    let mut env = env.to_vec();
+    env.push(("BENCH_TIMINGS", "1"));
+    let o = bench_env(sb.dir.path(), &["apply", "quickstart.toml"], &env);
     assert!(o.status.success(), "{}", stderr(&o));
     let fast = stderr(&o).contains("no-op applied");
     (o, fast)
@@ -486,13 +486,7 @@ fn the_no_op_memo_is_taken_only_when_nothing_changed() {
     std::thread::sleep(std::time::Duration::from_millis(2200));
     let (slow, fast) = apply_memo(&sb, &[]);
     assert!(!fast && executed(&slow).is_empty());
-    let runs = || {
-        std::fs::read_dir(sb.path(".bench/runs"))
-            .unwrap()
-            .flatten()
-            .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
-            .count()
-    };
+    let runs = || files_with_ext(&sb.path(".bench/runs"), "json").len();
     let before = runs();
     let (o, fast) = apply_memo(&sb, &[]);
     assert!(fast, "{}", stderr(&o));
@@ -524,11 +518,8 @@ fn the_no_op_memo_is_taken_only_when_nothing_changed() {
     assert!(fast, "{}", stderr(&o));
     assert_eq!(std::fs::read(&md).unwrap(), md_bytes);
     // The manifest's index rewritten since the memo: the full path (nothing runs).
-    let index = std::fs::read_dir(sb.path(".bench/index"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "noop"))
+    let index = files_with_ext(&sb.path(".bench/index"), "noop")
+        .pop()
         .expect("a memo")
         .with_extension("json");
     std::fs::write(&index, std::fs::read(&index).unwrap()).unwrap();
@@ -570,20 +561,7 @@ fn the_no_op_memo_is_taken_only_when_nothing_changed() {
     // A record flipped to another valid verdict, its size and mtime kept: caught by its stat,
     // then by its checksum.
     let address = format!("grade/solve/{t}/nop/0");
-    let path = record_path(&sb, &key_at(&sb, &address));
-    let text = std::fs::read_to_string(&path).unwrap();
-    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
-    std::fs::write(
-        &path,
-        text.replacen("\"resolved\": false", "\"resolved\": true ", 1),
-    )
-    .unwrap();
-    std::fs::File::options()
-        .write(true)
-        .open(&path)
-        .unwrap()
-        .set_modified(mtime)
-        .unwrap();
+    flip_verdict(&record_path(&sb, &key_at(&sb, &address)));
     let (o, fast) = apply_memo(&sb, &[]);
     assert!(!fast);
     assert!(stderr(&o).contains("checksum"), "{}", stderr(&o));
@@ -603,11 +581,8 @@ fn the_no_op_memo_is_taken_only_when_nothing_changed() {
     settle_memo(&sb, &[]);
 
     // The memo damaged: ignored, and nothing reruns.
-    let memo = std::fs::read_dir(sb.path(".bench/index"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "noop"))
+    let memo = files_with_ext(&sb.path(".bench/index"), "noop")
+        .pop()
         .expect("a memo");
     let mut bytes = std::fs::read(&memo).unwrap();
     let at = bytes.len() - 10;
@@ -626,13 +601,11 @@ fn the_no_op_memo_is_taken_only_when_nothing_changed() {
         eprintln!("skipped the jail-mode edit: no bwrap (CI installs it)");
         return;
     }
-    let o = std::process::Command::new(bench_bin())
-        .args(["plan", "--json", "quickstart.toml"])
-        .current_dir(sb.dir.path())
-        .env_remove("BENCH_STORE")
-        .env("BENCH_NO_BWRAP", "1")
-        .output()
-        .unwrap();
+    let o = bench_env(
+        sb.dir.path(),
+        &["plan", "--json", "quickstart.toml"],
+        &[("BENCH_NO_BWRAP", "1")],
+    );
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("plan json");
     let mut to_run: Vec<String> = v["to_run"]
         .as_array()

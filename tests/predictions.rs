@@ -57,13 +57,11 @@ fn a_predictions_file_is_graded_beside_the_other_teams_and_exported() {
     // of the predictions file still reaches the apply (the memo fingerprints the predictions).
     std::thread::sleep(std::time::Duration::from_millis(2200));
     let timed = || {
-        let o = std::process::Command::new(bench_bin())
-            .args(["apply", "quickstart.toml"])
-            .current_dir(sb.dir.path())
-            .env_remove("BENCH_STORE")
-            .env("BENCH_TIMINGS", "1")
-            .output()
-            .unwrap();
+        let o = bench_env(
+            sb.dir.path(),
+            &["apply", "quickstart.toml"],
+            &[("BENCH_TIMINGS", "1")],
+        );
         assert!(o.status.success(), "{}", stderr(&o));
         o
     };

@@ -59,11 +59,7 @@ pub struct Checked {
 }
 
 fn memo_path(store: &Store, manifest: &Path) -> PathBuf {
-    let h = crate::key::digest(manifest.to_string_lossy().as_bytes());
-    store
-        .root()
-        .join("index")
-        .join(format!("{}.noop", &h[..32]))
+    store.manifest_file(manifest, "noop")
 }
 
 /// Whether the store holds a no-op memo of the manifest (checked or not).

@@ -333,7 +333,7 @@ struct OutStamp<'a> {
 }
 
 /// The digest of a report's file list (names and blob digests), as its stamp holds it.
-fn blobs_digest(blobs: &BTreeMap<String, String>) -> String {
+pub fn report_list_digest(blobs: &BTreeMap<String, String>) -> String {
     let mut h = blake3::Hasher::new();
     for (name, digest) in blobs {
         h.update(name.as_bytes());
@@ -342,11 +342,6 @@ fn blobs_digest(blobs: &BTreeMap<String, String>) -> String {
         h.update(b"\n");
     }
     h.finalize().to_hex().to_string()
-}
-
-/// The digest of a report record's file list (what its stamp in the store names).
-pub fn report_list_digest(blobs: &BTreeMap<String, String>) -> String {
-    blobs_digest(blobs)
 }
 
 fn out_stamp_path(store: &Store, out: &Path) -> std::path::PathBuf {
@@ -371,12 +366,19 @@ fn file_stat(p: &Path) -> Option<(u64, i128)> {
 /// of digest `list_digest` (every file's size and mtime as stamped; checked on two threads):
 /// what [`materialize`] would leave alone, without reading the report's record.
 pub fn report_files_intact(store: &Store, list_digest: &str, out: &Path) -> bool {
-    let Ok(bytes) = std::fs::read(out_stamp_path(store, out)) else {
-        return false;
-    };
-    let Ok(stamp) = serde_json::from_slice::<OutStamp>(&bytes) else {
-        return false;
-    };
+    std::fs::read(out_stamp_path(store, out))
+        .ok()
+        .and_then(|bytes| {
+            serde_json::from_slice::<OutStamp>(&bytes)
+                .ok()
+                .map(|stamp| stamp_intact(&stamp, list_digest, out))
+        })
+        .unwrap_or(false)
+}
+
+/// Whether `stamp` is of the file list `list_digest` and every file under `out` still has the
+/// size and mtime it stamps (statted on two threads: a report links thousands of artifacts).
+fn stamp_intact(stamp: &OutStamp, list_digest: &str, out: &Path) -> bool {
     if stamp.blobs != list_digest {
         return false;
     }
@@ -406,47 +408,17 @@ pub fn materialize(
     // A stamp in the store records what was last written to `out` (digest, size, mtime): a file
     // whose size and mtime still match its stamp and whose digest is the record's is left alone
     // without reading it. Anything else (missing, edited, another digest) is rewritten. When
-    // the file list is the stamp's (its digest matches), the stats are compared in order and
-    // nothing else is built.
+    // the file list is the stamp's (its digest matches), the stats are compared in order
+    // ([`stamp_intact`]) and nothing else is built.
     let stamp_path = out_stamp_path(store, out);
     let stamp_bytes = std::fs::read(&stamp_path).unwrap_or_default();
     let old: Option<OutStamp> = serde_json::from_slice(&stamp_bytes).ok();
-    let list_digest = blobs_digest(blobs);
-    let stat = file_stat;
-    // The files' stats, on two threads (a report links thousands of artifacts).
-    let entries: Vec<(&String, &String)> = blobs.iter().collect();
-    let stats: Vec<Option<(u64, i128)>> = {
-        let half = entries.len().div_ceil(2).max(1);
-        std::thread::scope(|s| {
-            let parts: Vec<_> = entries
-                .chunks(half)
-                .map(|part| {
-                    s.spawn(move || {
-                        part.iter()
-                            .map(|(name, _)| stat(&out.join(name)))
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            parts
-                .into_iter()
-                .flat_map(|h| h.join().expect("stat threads do not panic"))
-                .collect()
-        })
-    };
-    let same_list = old
+    let list_digest = report_list_digest(blobs);
+    if old
         .as_ref()
-        .is_some_and(|o| o.blobs == list_digest && o.files.len() == entries.len());
-    if same_list {
-        let o = old.as_ref().expect("checked");
-        let all_fresh = o
-            .files
-            .iter()
-            .zip(&stats)
-            .all(|((_, _, size, mtime), cur)| *cur == Some((*size, *mtime)));
-        if all_fresh {
-            return Ok(());
-        }
+        .is_some_and(|o| stamp_intact(o, &list_digest, out))
+    {
+        return Ok(());
     }
     let old_files: std::collections::HashMap<&str, (&str, u64, i128)> = old
         .as_ref()
@@ -457,9 +429,10 @@ pub fn materialize(
                 .collect()
         })
         .unwrap_or_default();
-    let mut files = Vec::with_capacity(entries.len());
-    for ((name, digest), current) in entries.into_iter().zip(stats) {
+    let mut files = Vec::with_capacity(blobs.len());
+    for (name, digest) in blobs {
         let path = out.join(name);
+        let current = file_stat(&path);
         let fresh = match (old_files.get(name.as_str()), current) {
             (Some((d, size, mtime)), Some((s, m))) => d == digest && *size == s && *mtime == m,
             _ => false,
@@ -474,7 +447,7 @@ pub fn materialize(
             if std::fs::read(&path).ok().as_deref() != Some(&bytes[..]) {
                 write_atomic(&path, &bytes)?;
             }
-            stat(&path).unwrap_or((0, 0))
+            file_stat(&path).unwrap_or((0, 0))
         };
         files.push((
             std::borrow::Cow::Borrowed(name.as_str()),

@@ -221,10 +221,7 @@ impl Store {
             .entries
             .into_values()
             .filter(|e| keep.contains(&e.key))
-            .filter(|e| {
-                std::fs::symlink_metadata(self.action_path(&e.key))
-                    .is_ok_and(|m| FileStamp::of(&m) == e.stamp)
-            })
+            .filter(|e| self.record_stamp(&e.key) == Some(e.stamp))
             .collect();
         let n = entries.len();
         write_whole(&self.action_index_path(), &entries)?;

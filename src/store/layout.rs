@@ -313,7 +313,7 @@ impl Store {
         threads: usize,
         racy_ns: i128,
     ) -> std::collections::HashMap<String, ActionRecord> {
-        use super::action_index::{Entry, FileStamp, now_ns};
+        use super::action_index::{Entry, now_ns};
         let mut loaded = self.load_action_index();
         crate::timings::mark("action index read");
         let now = now_ns();
@@ -336,13 +336,12 @@ impl Store {
                             .filter_map(|(i, k)| {
                                 let at = n * chunk + i;
                                 let path = self.action_path(k);
-                                if let Some(e) = loaded.entries.get(k) {
-                                    let m = std::fs::symlink_metadata(&path).ok()?;
-                                    if FileStamp::of(&m) == e.stamp
-                                        && e.stamp.settled(e.made_ns, racy_ns)
-                                    {
-                                        return Some((at, Found::Indexed));
-                                    }
+                                // A missing record file is a miss (`?`), as in a lookup.
+                                if let Some(e) = loaded.entries.get(k)
+                                    && stamp_of(&path)? == e.stamp
+                                    && e.stamp.settled(e.made_ns, racy_ns)
+                                {
+                                    return Some((at, Found::Indexed));
                                 }
                                 let (rec, stamp, sum) = read_record_file(&path, k)?;
                                 let entry = stamp.settled(now, racy_ns).then(|| Entry {
@@ -414,9 +413,7 @@ impl Store {
 
     /// The stat of a key's record file (no open, no read), if it exists.
     pub fn record_stamp(&self, key: &str) -> Option<super::FileStamp> {
-        std::fs::symlink_metadata(self.action_path(key))
-            .ok()
-            .map(|m| super::FileStamp::of(&m))
+        stamp_of(&self.action_path(key))
     }
 
     pub fn has_action(&self, key: &str) -> bool {
@@ -442,16 +439,19 @@ impl Store {
         self.root.join("index").join("files.idx")
     }
 
-    fn index_path(&self, manifest: &Path) -> PathBuf {
+    /// A per-manifest file under `index/`: `<hash of the manifest's path>.<ext>`.
+    pub fn manifest_file(&self, manifest: &Path, ext: &str) -> PathBuf {
         let h = crate::key::digest(manifest.to_string_lossy().as_bytes());
-        self.root.join("index").join(format!("{}.json", &h[..32]))
+        self.root.join("index").join(format!("{}.{ext}", &h[..32]))
+    }
+
+    fn index_path(&self, manifest: &Path) -> PathBuf {
+        self.manifest_file(manifest, "json")
     }
 
     /// The stat of a manifest's index file, if it has one.
     pub fn index_stamp(&self, manifest: &Path) -> Option<super::FileStamp> {
-        std::fs::symlink_metadata(self.index_path(manifest))
-            .ok()
-            .map(|m| super::FileStamp::of(&m))
+        stamp_of(&self.index_path(manifest))
     }
 
     /// The index of a manifest (empty if it never ran on this store).
@@ -649,6 +649,13 @@ fn list_sharded(dir: &Path, ext: &str) -> Vec<String> {
     }
     out.sort();
     out
+}
+
+/// The stat that identifies one version of a file (not following a symlink), if it exists.
+fn stamp_of(path: &Path) -> Option<super::FileStamp> {
+    std::fs::symlink_metadata(path)
+        .ok()
+        .map(|m| super::FileStamp::of(&m))
 }
 
 #[cfg(test)]

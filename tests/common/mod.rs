@@ -72,6 +72,31 @@ pub fn bench_in(dir: &Path, args: &[&str]) -> Output {
         .expect("run bench")
 }
 
+/// Runs the real binary like [`bench_in`], with extra environment variables.
+pub fn bench_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    std::process::Command::new(bench_bin())
+        .args(args)
+        .current_dir(dir)
+        .env_remove("BENCH_STORE")
+        .env("NO_COLOR", "1")
+        .envs(env.iter().copied())
+        .output()
+        .expect("run bench")
+}
+
+/// The files directly in `dir` whose extension is `ext`, sorted (none if `dir` is missing).
+pub fn files_with_ext(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == ext))
+        .collect();
+    out.sort();
+    out
+}
+
 /// Runs the real binary like [`bench_in`], killed after `timeout` (a hang fails the test instead
 /// of stalling the suite: the exit status is then a signal, not a code).
 pub fn bench_timed(dir: &Path, args: &[&str], timeout: std::time::Duration) -> Output {
