@@ -376,6 +376,45 @@ fn print_reports(reports: &[PathBuf]) {
     }
 }
 
+/// The no-op memo of `m` checked against its inputs now, `snapshots` its datasets' (see
+/// run/noop.rs); `None`: no memo, or something changed.
+fn noop_memo(
+    m: &Manifest,
+    store: &Store,
+    snapshots: &run::Snapshots,
+) -> Option<run::noop::Checked> {
+    let memo = crate::graph::JobBuilder::new(m)
+        .ok()
+        .and_then(|jobs| run::noop::fingerprint(m, snapshots, &jobs))
+        .inspect(|_| crate::timings::mark("no-op fingerprint made"))
+        .and_then(|fp| run::noop::check(store, &m.path, &fp));
+    crate::timings::mark("no-op memo checked");
+    memo
+}
+
+/// A no-op apply from a checked memo: the reports to print, or `None` (no memo, or its path
+/// gave way: the full path runs).
+fn noop_from_memo(
+    m: &Manifest,
+    store: &Store,
+    memo: Option<run::noop::Checked>,
+    command: &str,
+    quiet: bool,
+) -> Result<Option<Vec<PathBuf>>, Report> {
+    let Some(memo) = memo else {
+        return Ok(None);
+    };
+    let run_id = run::new_run_id();
+    let record = run::new_run_record(m, &run_id, command);
+    let mut progress = run::Progress::new(&m.stage_order, quiet);
+    let done =
+        run::noop::apply(m, store, memo, record, &mut progress).map_err(|e| miette!("{e}"))?;
+    if done.is_some() {
+        crate::timings::mark("no-op applied");
+    }
+    Ok(done.map(|d| d.reports))
+}
+
 fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
     crate::timings::mark("start");
     let mut m = load(file)?;
@@ -435,6 +474,20 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
     let early =
         (!use_memo || !run::noop::exists(&store, &m.path)).then(|| index_and_prefetch(&store));
     crate::timings::mark("manifest index loaded");
+    // With a memo, on the local backend (no images to prepare or resolve), directories of local
+    // tasks are first matched by their stat signatures: unchanged, their snapshots come from
+    // the store without a task read (tasks/dir_stamp.rs).
+    if use_memo && early.is_none() && m.backend.kind == BackendKind::Local {
+        let memo = run::local_snapshots(&m, &store)
+            .inspect(|_| crate::timings::mark("datasets matched by stat"))
+            .and_then(|snapshots| noop_memo(&m, &store, &snapshots));
+        if let Some(reports) = noop_from_memo(&m, &store, memo, &command, quiet)? {
+            drop(lock);
+            print_reports(&reports);
+            crate::timings::mark("reports printed");
+            return Ok(exit_codes::OK);
+        }
+    }
     // Hub datasets are fetched (into the store, under the lock) before anything runs.
     let (datasets, unavailable) =
         run::load_datasets(&m, Some(&store), true).map_err(|e| miette!("{e}"))?;
@@ -447,25 +500,13 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
     crate::timings::mark("images resolved");
     // Nothing changed since an apply that had nothing to run: no graph to build (run/noop.rs).
     let memo = (use_memo && early.is_none())
-        .then(|| crate::graph::JobBuilder::new(&m).ok())
-        .flatten()
-        .and_then(|jobs| run::noop::fingerprint(&m, &datasets, &jobs))
-        .inspect(|_| crate::timings::mark("no-op fingerprint made"))
-        .and_then(|fp| run::noop::check(&store, &m.path, &fp));
-    crate::timings::mark("no-op memo checked");
-    if let Some(memo) = memo {
-        let run_id = run::new_run_id();
-        let record = run::new_run_record(&m, &run_id, &command);
-        let mut progress = run::Progress::new(&m.stage_order, quiet);
-        if let Some(done) =
-            run::noop::apply(&m, &store, memo, record, &mut progress).map_err(|e| miette!("{e}"))?
-        {
-            crate::timings::mark("no-op applied");
-            drop(lock);
-            print_reports(&done.reports);
-            crate::timings::mark("reports printed");
-            return Ok(exit_codes::OK);
-        }
+        .then(|| noop_memo(&m, &store, &run::snapshots_of(&datasets)))
+        .flatten();
+    if let Some(reports) = noop_from_memo(&m, &store, memo, &command, quiet)? {
+        drop(lock);
+        print_reports(&reports);
+        crate::timings::mark("reports printed");
+        return Ok(exit_codes::OK);
     }
     let (index, prefetch) = early.unwrap_or_else(|| index_and_prefetch(&store));
     let prefetched = prefetch.join().unwrap_or_default();

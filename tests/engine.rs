@@ -242,12 +242,16 @@ fn an_edited_record_is_caught_and_recomputed() {
 /// only its ctime and its checksum tell.
 fn flip_verdict(path: &std::path::Path) {
     let text = std::fs::read_to_string(path).unwrap();
-    let mtime = std::fs::metadata(path).unwrap().modified().unwrap();
-    std::fs::write(
+    write_keeping_mtime(
         path,
-        text.replacen("\"resolved\": false", "\"resolved\": true ", 1),
-    )
-    .unwrap();
+        &text.replacen("\"resolved\": false", "\"resolved\": true ", 1),
+    );
+}
+
+/// Rewrites a file in place with its mtime set back (its ctime moves: nothing can set it back).
+fn write_keeping_mtime(path: &std::path::Path, text: &str) {
+    let mtime = std::fs::metadata(path).unwrap().modified().unwrap();
+    std::fs::write(path, text).unwrap();
     std::fs::File::options()
         .write(true)
         .open(path)
@@ -463,6 +467,7 @@ fn settle_memo(sb: &Sandbox, env: &[(&str, &str)]) {
     assert!(!fast && executed(&o).is_empty(), "{}", stderr(&o));
     let (o, fast) = apply_memo(sb, env);
     assert!(fast, "{}", stderr(&o));
+    assert!(stderr(&o).contains("datasets matched by stat"), "{}", stderr(&o));
     assert!(executed(&o).is_empty(), "{:?}", executed(&o));
 }
 
@@ -490,6 +495,8 @@ fn the_no_op_memo_is_taken_only_when_nothing_changed() {
     let before = runs();
     let (o, fast) = apply_memo(&sb, &[]);
     assert!(fast, "{}", stderr(&o));
+    // The local dataset was matched by its stat signature: no task was read.
+    assert!(stderr(&o).contains("datasets matched by stat"), "{}", stderr(&o));
     assert_eq!(summary(&o), summary(&slow));
     assert_eq!(stdout(&o), stdout(&slow));
     // Its run record, like the full no-op's: every node cached, the same keys.
@@ -538,6 +545,32 @@ fn the_no_op_memo_is_taken_only_when_nothing_changed() {
     let (o, fast) = apply_memo(&sb, &[]);
     assert!(!fast);
     assert_eq!(executed(&o), to_run);
+    settle_memo(&sb, &[]);
+
+    // The task's statement edited in place, its size and mtime kept: the dataset's stat
+    // signature (the file's ctime) misses, the tasks are read, and the task's solves rerun.
+    let toml = sb.path(&format!("quickstart/tasks/{t}/task.toml"));
+    let text = std::fs::read_to_string(&toml).unwrap();
+    let open = "problem_statement = \"\"\"\n";
+    let from = text.find(open).unwrap() + open.len();
+    let at = from + text[from..].find(|c: char| c.is_ascii_lowercase()).unwrap();
+    let mut edited = text.clone();
+    edited.replace_range(at..at + 1, &text[at..at + 1].to_ascii_uppercase());
+    assert_eq!(edited.len(), text.len());
+    write_keeping_mtime(&toml, &edited);
+    let to_run = plan_to_run(&sb);
+    assert!(to_run.iter().any(|a| a.starts_with(&format!("solve/{t}/"))), "{to_run:?}");
+    let (o, fast) = apply_memo(&sb, &[]);
+    assert!(!fast && !stderr(&o).contains("datasets matched by stat"));
+    let ran = executed(&o);
+    assert!(ran.iter().all(|a| to_run.contains(a)), "{ran:?} {to_run:?}");
+    assert!(
+        to_run
+            .iter()
+            .filter(|a| a.starts_with("solve/"))
+            .all(|a| ran.contains(a)),
+        "{ran:?} {to_run:?}"
+    );
     settle_memo(&sb, &[]);
 
     // A harness script edited (the manifest's bytes unchanged): the fixer's solves rerun.

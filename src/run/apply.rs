@@ -640,7 +640,11 @@ pub async fn apply(
             })
             .collect::<Option<Vec<_>>>();
         // The fingerprint of the inputs this expansion read (its own team specs).
-        let fp = super::noop::fingerprint(&m, &datasets, d.graph.jobs());
+        let fp = super::noop::fingerprint(
+            &m,
+            &super::datasets::snapshots_of(&datasets),
+            d.graph.jobs(),
+        );
         if let (Some(nodes), Some(fp)) = (nodes, fp) {
             super::noop::save(&store, &m.path, &fp, nodes);
         }

@@ -8,6 +8,7 @@ use crate::datasets::hub::{HubConfig, ensure_files};
 use crate::datasets::{TaskSummary, local_files, read_summaries};
 use crate::manifest::{Dataset, DatasetFormat, DatasetSource, Manifest};
 use crate::store::Store;
+use crate::tasks::dir_stamp::{self, DirSnapshot};
 use crate::tasks::{DigestCache, SampleRow, TaskSet, load_local_dir, load_local_dir_cached};
 
 /// Where a dataset's rows are on this machine.
@@ -115,10 +116,23 @@ pub fn load_datasets(
             continue;
         };
         let set = match &rows {
-            Rows::TaskDirs(p) => TaskSet::new(
-                load_local_dir_cached(p, &cache)
-                    .map_err(|e| format!("{}: {e}", rows.context(name)))?,
-            ),
+            Rows::TaskDirs(p) => {
+                // `apply` stores the directory's stat signature, taken before its tasks are
+                // read, with their snapshot: the next no-op apply with a memo takes the
+                // snapshot from it without reading a task (see `local_snapshots`).
+                let stamp = store
+                    .filter(|_| fetch)
+                    .and_then(|s| Some((s.dataset_stamp_path(p), dir_stamp::signature(p)?)));
+                let set = TaskSet::new(
+                    load_local_dir_cached(p, &cache)
+                        .map_err(|e| format!("{}: {e}", rows.context(name)))?,
+                );
+                if let Some((path, signature)) = stamp {
+                    let d = DirSnapshot::new(signature, set.snapshot.clone(), set.tasks.len());
+                    dir_stamp::save(&path, &d);
+                }
+                set
+            }
             Rows::BrainBench(p) => TaskSet::new(
                 crate::datasets::brain_bench::read(p)
                     .map_err(|e| format!("{}: {e}", rows.context(name)))?,
@@ -155,6 +169,42 @@ pub fn load_datasets(
         let _ = cache.save(p);
     }
     Ok((sets, unavailable))
+}
+
+/// Each dataset's snapshot and task count, by name.
+pub type Snapshots = BTreeMap<String, (String, usize)>;
+
+/// Each dataset's snapshot and task count without reading a task: `Some` only when every
+/// dataset of the manifest is a directory of local tasks whose stat signature, taken now, is
+/// the one `apply` stored with its snapshot (see `tasks/dir_stamp.rs`); else `None`, and the
+/// datasets must be loaded.
+pub fn local_snapshots(m: &Manifest, store: &Store) -> Option<Snapshots> {
+    if m.datasets.is_empty() {
+        return None;
+    }
+    let mut out = Snapshots::new();
+    for (name, ds) in &m.datasets {
+        let DatasetSource::Path(p) = &ds.source else {
+            return None;
+        };
+        if ds.format != DatasetFormat::Local {
+            return None;
+        }
+        let stored = dir_stamp::load(&store.dataset_stamp_path(p))?;
+        if dir_stamp::signature(p)? != stored.signature {
+            return None;
+        }
+        out.insert(name.clone(), (stored.snapshot, stored.tasks));
+    }
+    Some(out)
+}
+
+/// The snapshot and task count of each loaded dataset.
+pub fn snapshots_of(datasets: &BTreeMap<String, TaskSet>) -> Snapshots {
+    datasets
+        .iter()
+        .map(|(name, set)| (name.clone(), (set.snapshot.clone(), set.tasks.len())))
+        .collect()
 }
 
 /// Each loaded dataset's listing rows, and the names of the datasets not available here.

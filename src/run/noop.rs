@@ -30,10 +30,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::datasets::Snapshots;
 use crate::graph::JobBuilder;
 use crate::manifest::{BackendKind, HarnessKind, Manifest, StageKind};
 use crate::store::{FileStamp, NodeStatus, RACY_NS, RunNode, RunRecord, Store};
-use crate::tasks::TaskSet;
 
 const MAGIC: &str = "bench-noop-memo 2";
 
@@ -71,11 +71,7 @@ pub fn exists(store: &Store, manifest: &Path) -> bool {
 /// team specs of `jobs` (the builder the expansion used, or a new one: the files it read) and
 /// the predictions as this process read them. `None` when an input cannot be read (the full
 /// path then reports it).
-pub fn fingerprint(
-    m: &Manifest,
-    datasets: &BTreeMap<String, TaskSet>,
-    jobs: &JobBuilder<'_>,
-) -> Option<String> {
+pub fn fingerprint(m: &Manifest, datasets: &Snapshots, jobs: &JobBuilder<'_>) -> Option<String> {
     let mut h = blake3::Hasher::new();
     let mut part = |label: &str, bytes: &[u8]| {
         h.update(label.as_bytes());
@@ -88,10 +84,10 @@ pub fn fingerprint(
     let exe = std::fs::metadata("/proc/self/exe").ok()?;
     part("exe", format!("{:?}", FileStamp::of(&exe)).as_bytes());
     part("manifest", format!("{m:?}").as_bytes());
-    for (name, set) in datasets {
+    for (name, (snapshot, tasks)) in datasets {
         part("dataset", name.as_bytes());
-        part("snapshot", set.snapshot.as_bytes());
-        part("tasks", &(set.tasks.len() as u64).to_le_bytes());
+        part("snapshot", snapshot.as_bytes());
+        part("tasks", &(*tasks as u64).to_le_bytes());
     }
     for name in m.teams.keys() {
         part("team", name.as_bytes());

@@ -439,6 +439,12 @@ impl Store {
         self.root.join("index").join("files.idx")
     }
 
+    /// The stat signature of a local task directory and its snapshot (see
+    /// `tasks/dir_stamp.rs`): `index/<hash of the directory's path>.tasks`.
+    pub fn dataset_stamp_path(&self, dir: &Path) -> PathBuf {
+        self.manifest_file(dir, "tasks")
+    }
+
     /// A per-manifest file under `index/`: `<hash of the manifest's path>.<ext>`.
     pub fn manifest_file(&self, manifest: &Path, ext: &str) -> PathBuf {
         let h = crate::key::digest(manifest.to_string_lossy().as_bytes());

@@ -1,6 +1,7 @@
 //! Tasks: the common task model, dataset readers, and the seeded sample.
 
 mod digest_cache;
+pub mod dir_stamp;
 mod harbor;
 mod local;
 mod pro;
