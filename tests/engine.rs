@@ -467,7 +467,11 @@ fn settle_memo(sb: &Sandbox, env: &[(&str, &str)]) {
     assert!(!fast && executed(&o).is_empty(), "{}", stderr(&o));
     let (o, fast) = apply_memo(sb, env);
     assert!(fast, "{}", stderr(&o));
-    assert!(stderr(&o).contains("datasets matched by stat"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("datasets matched by stat"),
+        "{}",
+        stderr(&o)
+    );
     assert!(executed(&o).is_empty(), "{:?}", executed(&o));
 }
 
@@ -496,7 +500,11 @@ fn the_no_op_memo_is_taken_only_when_nothing_changed() {
     let (o, fast) = apply_memo(&sb, &[]);
     assert!(fast, "{}", stderr(&o));
     // The local dataset was matched by its stat signature: no task was read.
-    assert!(stderr(&o).contains("datasets matched by stat"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("datasets matched by stat"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(summary(&o), summary(&slow));
     assert_eq!(stdout(&o), stdout(&slow));
     // Its run record, like the full no-op's: every node cached, the same keys.
@@ -559,7 +567,10 @@ fn the_no_op_memo_is_taken_only_when_nothing_changed() {
     assert_eq!(edited.len(), text.len());
     write_keeping_mtime(&toml, &edited);
     let to_run = plan_to_run(&sb);
-    assert!(to_run.iter().any(|a| a.starts_with(&format!("solve/{t}/"))), "{to_run:?}");
+    assert!(
+        to_run.iter().any(|a| a.starts_with(&format!("solve/{t}/"))),
+        "{to_run:?}"
+    );
     let (o, fast) = apply_memo(&sb, &[]);
     assert!(!fast && !stderr(&o).contains("datasets matched by stat"));
     let ran = executed(&o);

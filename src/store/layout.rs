@@ -8,6 +8,7 @@
 //!   runs/<time>-<id>.json    one RunRecord per apply
 //!   index/<hash>.json        one Index per manifest path
 //!   index/files.idx          content hashes of task files by stat (a cache; tasks/digest_cache.rs)
+//!   index/<hash>.tasks       a local task directory's stat signature and snapshot (tasks/dir_stamp.rs)
 //!   index/actions.idx        the packed action index: key -> light record and the stat of
 //!                            its record file, appended per apply (a cache; see action_index.rs)
 //!   locks/                   the apply lock
