@@ -17,6 +17,12 @@
 #   BIN      the bench binary (default: target/release/bench, built here)
 #   OLD      another bench binary to time beside it (e.g. a build of main), optional
 #
+# The environment passes through to every bench command: `BENCH_NO_BWRAP=1` fills and times the
+# store without bubblewrap (keys record the jail mode, so one mode throughout). Filling with bwrap
+# is bound by the kernel's mount-namespace locks (about 0.15 s per node here, whatever --jobs),
+# without it by the CPU (about 0.09 s per node, 2 cores); the no-op itself never starts a jail
+# (with bwrap its one probe, `bwrap ... true`, runs on a thread beside the datasets' stat walk).
+#
 # Per size: generate the manifest (gen_bench_manifest.py), fill its store with one real
 # `bench apply -q` (every node runs, in git workspaces: minutes per 1,000 tasks), write the
 # JSONL of the same nodes (jsonl_resume.py fill), let the records age past the index's racy
