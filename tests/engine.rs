@@ -460,6 +460,19 @@ fn apply_memo(sb: &Sandbox, env: &[(&str, &str)]) -> (std::process::Output, bool
     (o, fast)
 }
 
+/// What ran is within the plan, and every solve the plan lists ran (the grades behind them run
+/// only if a patch changed).
+fn solves_rerun_within_plan(ran: &[String], to_run: &[String]) {
+    assert!(ran.iter().all(|a| to_run.contains(a)), "{ran:?} {to_run:?}");
+    assert!(
+        to_run
+            .iter()
+            .filter(|a| a.starts_with("solve/"))
+            .all(|a| ran.contains(a)),
+        "{ran:?} {to_run:?}"
+    );
+}
+
 /// Past the racy window, an all-cached apply writes the memo and the next one takes it.
 fn settle_memo(sb: &Sandbox, env: &[(&str, &str)]) {
     std::thread::sleep(std::time::Duration::from_millis(2200));
@@ -573,15 +586,7 @@ fn the_no_op_memo_is_taken_only_when_nothing_changed() {
     );
     let (o, fast) = apply_memo(&sb, &[]);
     assert!(!fast && !stderr(&o).contains("datasets matched by stat"));
-    let ran = executed(&o);
-    assert!(ran.iter().all(|a| to_run.contains(a)), "{ran:?} {to_run:?}");
-    assert!(
-        to_run
-            .iter()
-            .filter(|a| a.starts_with("solve/"))
-            .all(|a| ran.contains(a)),
-        "{ran:?} {to_run:?}"
-    );
+    solves_rerun_within_plan(&executed(&o), &to_run);
     settle_memo(&sb, &[]);
 
     // A harness script edited (the manifest's bytes unchanged): the fixer's solves rerun.
@@ -591,15 +596,7 @@ fn the_no_op_memo_is_taken_only_when_nothing_changed() {
     let (o, fast) = apply_memo(&sb, &[]);
     assert!(!fast);
     // The solves rerun; the plan's grades behind them run only if a patch changed.
-    let ran = executed(&o);
-    assert!(ran.iter().all(|a| to_run.contains(a)), "{ran:?} {to_run:?}");
-    assert!(
-        to_run
-            .iter()
-            .filter(|a| a.starts_with("solve/"))
-            .all(|a| ran.contains(a)),
-        "{ran:?} {to_run:?}"
-    );
+    solves_rerun_within_plan(&executed(&o), &to_run);
     settle_memo(&sb, &[]);
 
     // A record flipped to another valid verdict, its size and mtime kept: caught by its stat,

@@ -81,8 +81,7 @@ pub fn fingerprint(m: &Manifest, datasets: &Snapshots, jobs: &JobBuilder<'_>) ->
     part("magic", MAGIC.as_bytes());
     part("version", env!("CARGO_PKG_VERSION").as_bytes());
     // Another build of bench may derive keys differently: its memo is not this one's.
-    let exe = std::fs::metadata("/proc/self/exe").ok()?;
-    part("exe", format!("{:?}", FileStamp::of(&exe)).as_bytes());
+    part("exe", crate::store::exe_stamp()?.as_bytes());
     part("manifest", format!("{m:?}").as_bytes());
     for (name, (snapshot, tasks)) in datasets {
         part("dataset", name.as_bytes());

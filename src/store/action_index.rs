@@ -96,6 +96,13 @@ pub struct Loaded {
     pub damaged: bool,
 }
 
+/// The stat of the running bench executable (another build may derive keys and digests
+/// differently), as text for a fingerprint.
+pub fn exe_stamp() -> Option<String> {
+    let exe = std::fs::metadata("/proc/self/exe").ok()?;
+    Some(format!("{:?}", FileStamp::of(&exe)))
+}
+
 pub fn now_ns() -> i128 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -9,7 +9,7 @@ mod layout;
 mod lock;
 mod records;
 
-pub use action_index::{FileStamp, RACY_NS, now_ns};
+pub use action_index::{FileStamp, RACY_NS, exe_stamp, now_ns};
 pub use atomic::write_atomic;
 pub use gc::{GcReport, gc};
 pub use images::{IMAGES_SCHEMA, PulledImage, PulledImages};

@@ -85,8 +85,7 @@ pub fn signature(dir: &Path) -> Option<String> {
     let start = now_ns();
     let mut h = blake3::Hasher::new();
     h.update(MAGIC.as_bytes());
-    let exe = std::fs::metadata("/proc/self/exe").ok()?;
-    h.update(format!("{:?}", FileStamp::of(&exe)).as_bytes());
+    h.update(crate::store::exe_stamp()?.as_bytes());
     put(&mut h, b".", &std::fs::metadata(dir).ok()?, start)?;
     let names = names(dir)?;
     // Stat-bound: spread over the CPUs as the loader does.
