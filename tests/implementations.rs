@@ -223,7 +223,7 @@ fn adapters(out: &mut BTreeMap<String, Entry>) {
         ),
     ];
     for (format, text) in cases {
-        let u = bench::harness::usage::parse_usage(*format, text);
+        let u = bench::harness::usage::parse_usage(*format, text, &[]);
         let name = serde_json::to_value(format).unwrap();
         out.insert(
             format!("harness/{}", name.as_str().unwrap()),

@@ -277,6 +277,10 @@ fn check_against_reference(name: &str) -> (ReportDocument, BTreeMap<String, Vec<
                 ] {
                     obj.remove(k);
                 }
+                // Where costs came from is read from the runs' usage, not a statistic.
+                if let Some(c) = obj.get_mut("cost").and_then(Value::as_object_mut) {
+                    c.remove("basis");
+                }
                 if let Some(vs) = obj.get_mut("vs_baseline").and_then(Value::as_object_mut) {
                     for k in ["score_diff", "score_diff_low", "score_diff_high"] {
                         vs.remove(k);

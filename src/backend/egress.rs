@@ -49,6 +49,33 @@ impl Endpoint {
         })
     }
 
+    /// The endpoint of a base URL, `http://host[:port][/path]` or `https://...` (default ports
+    /// 80 and 443), e.g. a harness's `base_url`.
+    pub fn of_url(url: &str) -> Result<Endpoint, String> {
+        let bad = |why: &str| format!("`{url}` is not a base URL: {why}");
+        let (rest, default_port) = if let Some(r) = url.strip_prefix("https://") {
+            (r, 443)
+        } else if let Some(r) = url.strip_prefix("http://") {
+            (r, 80)
+        } else {
+            return Err(bad("it must start with http:// or https://"));
+        };
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+        if authority.is_empty() || authority.contains('@') {
+            return Err(bad("no host"));
+        }
+        let has_port = match authority.strip_prefix('[') {
+            Some(v6) => v6.contains("]:"),
+            None => authority.contains(':'),
+        };
+        let hostport = if has_port {
+            authority.to_string()
+        } else {
+            format!("{authority}:{default_port}")
+        };
+        Endpoint::parse(&hostport).map_err(|_| bad("its host or port is not valid"))
+    }
+
     fn matches(&self, host: &str, port: u16) -> bool {
         self.port == port
             && self
@@ -341,6 +368,27 @@ async fn serve(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn base_urls_name_their_endpoint() {
+        let e = |u: &str| Endpoint::of_url(u).map(|e| e.to_string());
+        assert_eq!(e("http://127.0.0.1:4000/v1").unwrap(), "127.0.0.1:4000");
+        assert_eq!(
+            e("https://gateway.example.com").unwrap(),
+            "gateway.example.com:443"
+        );
+        assert_eq!(e("http://Proxy.Local/api?x=1").unwrap(), "proxy.local:80");
+        assert_eq!(e("http://[::1]:8080/v1").unwrap(), "[::1]:8080");
+        for bad in [
+            "ftp://x",
+            "127.0.0.1:4000",
+            "http://",
+            "http://u@h/",
+            "http://h:0/",
+        ] {
+            assert!(e(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn endpoints_parse_strictly() {

@@ -239,6 +239,7 @@ pub fn report_inputs(
                         repo: Some(task.repo.clone()),
                         score,
                         correctness,
+                        cost_basis: Default::default(),
                     });
                 }
                 NodeKind::Solve {
@@ -288,6 +289,7 @@ pub fn report_inputs(
                             repo: Some(task.repo.clone()),
                             score: None,
                             correctness: None,
+                            cost_basis: Default::default(),
                         });
                     }
                 }

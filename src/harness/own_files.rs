@@ -2,7 +2,10 @@
 //! and tag cache, its `.gitignore` edits): a harness declares them as `own_files` globs; after
 //! each run they are copied into the trajectory and taken out of the workspace (new files
 //! removed, edits to tracked files reverted), so every later diff, on either backend, is the
-//! agent's change only. Not where the patch is computed (the backends' diffs).
+//! agent's change only. Under the agent's home, the files a CLI keeps as caches (`caches` globs:
+//! Codex's unpacked skills and SQLite databases, Claude Code's telemetry dumps) are listed in
+//! the trajectory by name and size, their content left out ([`split_caches`]). Not where the
+//! patch is computed (the backends' diffs).
 
 /// The line before each own file in the cleanup script's output.
 pub const MARKER: &str = "----- bench: agent's own file";
@@ -53,8 +56,90 @@ exit 0
     )
 }
 
+/// A glob (`*` and `?` within one path component, `**` across components) as an anchored regex.
+fn glob_regex(glob: &str) -> Result<regex::Regex, regex::Error> {
+    let mut re = String::from("^");
+    let mut chars = glob.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '*' if chars.peek() == Some(&'*') => {
+                chars.next();
+                if chars.peek() == Some(&'/') {
+                    chars.next();
+                    re.push_str("(?:.*/)?");
+                } else {
+                    re.push_str(".*");
+                }
+            }
+            '*' => re.push_str("[^/]*"),
+            '?' => re.push_str("[^/]"),
+            c => re.push_str(&regex::escape(&c.to_string())),
+        }
+    }
+    re.push('$');
+    regex::Regex::new(&re)
+}
+
+/// A file read from an agent's home: path relative to it, content.
+pub type HomeFile = (String, Vec<u8>);
+
+/// A file left out of the trajectory: path, size in bytes.
+pub type LeftOut = (String, u64);
+
+/// Splits the files read from an agent's home (relative path, content) into those the
+/// trajectory keeps and the caches matching `globs`, as (path, size), both in input order.
+pub fn split_caches(files: Vec<HomeFile>, globs: &[String]) -> (Vec<HomeFile>, Vec<LeftOut>) {
+    let res: Vec<regex::Regex> = globs.iter().filter_map(|g| glob_regex(g).ok()).collect();
+    let mut kept = Vec::new();
+    let mut left_out = Vec::new();
+    for (path, bytes) in files {
+        if res.iter().any(|r| r.is_match(&path)) {
+            left_out.push((path, bytes.len() as u64));
+        } else {
+            kept.push((path, bytes));
+        }
+    }
+    (kept, left_out)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn caches_are_split_by_glob() {
+        let f = |p: &str, n: usize| (p.to_string(), vec![b'x'; n]);
+        let files = vec![
+            f(".codex/sessions/2026/rollout-1.jsonl", 10),
+            f(".codex/skills/.system/imagegen/SKILL.md", 20),
+            f(".codex/state_5.sqlite-wal", 30),
+            f(".codex/config.toml", 5),
+            f(".claude/telemetry/1p_failed_events.x.json", 40),
+            f(".claude/projects/-repo/s.jsonl", 50),
+        ];
+        let globs: Vec<String> = [".codex/skills/**", "**/*.sqlite*", ".claude/telemetry/**"]
+            .map(String::from)
+            .to_vec();
+        let (kept, out) = super::split_caches(files, &globs);
+        let kept: Vec<&str> = kept.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(
+            kept,
+            [
+                ".codex/sessions/2026/rollout-1.jsonl",
+                ".codex/config.toml",
+                ".claude/projects/-repo/s.jsonl"
+            ]
+        );
+        assert_eq!(
+            out,
+            [
+                (".codex/skills/.system/imagegen/SKILL.md".to_string(), 20),
+                (".codex/state_5.sqlite-wal".to_string(), 30),
+                (".claude/telemetry/1p_failed_events.x.json".to_string(), 40)
+            ]
+        );
+        let re = super::glob_regex("a/*.db").unwrap();
+        assert!(re.is_match("a/x.db") && !re.is_match("a/b/x.db") && !re.is_match("a/x.dbx"));
+    }
+
     use super::*;
 
     fn git(dir: &std::path::Path, args: &str) {

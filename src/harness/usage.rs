@@ -5,14 +5,20 @@
 //! Tokens follow OpenAI's convention: `input_tokens` counts every input token, cache hits
 //! (`cached_input_tokens`) and cache writes (`cache_write_tokens`) included.
 //!
-//! - `claude-json`: `claude -p --output-format json` prints one JSON object with `total_cost_usd`
-//!   (exact: kept as the run's cost), `usage` (`input_tokens`, `cache_read_input_tokens`,
-//!   `cache_creation_input_tokens`, `output_tokens`), `num_turns`, `is_error` and the final
-//!   message (or the error) in `result`.
+//! - `claude-json`: `claude -p --output-format json` prints one JSON object with `total_cost_usd`,
+//!   `usage` (`input_tokens`, `cache_read_input_tokens`, `cache_creation_input_tokens`,
+//!   `output_tokens`), `num_turns`, `is_error`, the final message (or the error) in `result`, and
+//!   `modelUsage.<model>.costBasis`: the dollar figure is kept as exact only when every model
+//!   was priced by the CLI (`costBasis` not `unknown`, no `[claude-code:unrecognized_model]`
+//!   warning); for a model it cannot price (a gateway's custom name) it is a guess, dropped, and
+//!   the tokens are priced from the table. When there is no result object (bench's timeout
+//!   killed it), its transcript under the home (`.claude/projects/*/*.jsonl`) is read: each
+//!   distinct `assistant` message's `usage` is a call, `system`/`api_error` records the errors.
 //! - `codex-jsonl`: `codex exec --json` prints one JSON event per line; each `turn.completed`
-//!   carries `usage` (`input_tokens`, `cached_input_tokens`, `output_tokens`), `item.completed`
-//!   events with an `agent_message` item carry the messages, `error` and `turn.failed` events the
-//!   error.
+//!   carries `usage` (`input_tokens`, `cached_input_tokens`, `cache_write_input_tokens`,
+//!   `output_tokens`), `item.completed` events with an `agent_message` item carry the messages,
+//!   `error` events (`Reconnecting... n/5 (unexpected status 401 ...)` while it retries) and
+//!   `turn.failed` the error.
 //! - `aider`: the per-message `message_send` events of its analytics log (`--analytics-log`,
 //!   printed after a `----- bench: aider analytics -----` line by the built-in command) give
 //!   exact prompt and completion tokens per call; its printed `Tokens: 2.3k sent, 1.0k cache
@@ -68,10 +74,24 @@ fn s(v: &serde_json::Value, ptr: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-/// Parses `output` in `format`. `None` when the output holds no usage report at all.
-pub fn parse_usage(format: UsageFormat, output: &str) -> Option<Usage> {
+/// Whether an error message is the model API refusing the caller: a bad or missing key, no
+/// permission, no credit or quota, a rate limit (the errors no retry within a run cures).
+pub fn is_refusal(message: &str) -> bool {
+    static REFUSAL: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"(?i)\b(401|403|429)\b|unauthori[sz]ed|authentication|invalid[ _-]?(x-)?api[ _-]?key|incorrect api key|api key not valid|permission[ _]denied|permission_error|insufficient[ _]quota|exceeded your current quota|quota|credit balance|billing|rate[ _-]?limit",
+        )
+        .expect("refusal regex")
+    });
+    REFUSAL.is_match(message)
+}
+
+/// Parses `output` in `format`. `None` when the output holds no usage report at all. `home`
+/// holds the files the agent left in its home directory (path relative to it, content): a
+/// CLI's own transcript, read when its output has no report (it was killed).
+pub fn parse_usage(format: UsageFormat, output: &str, home: &[(String, Vec<u8>)]) -> Option<Usage> {
     match format {
-        UsageFormat::ClaudeJson => claude(output),
+        UsageFormat::ClaudeJson => claude(output).or_else(|| claude_transcript(home)),
         UsageFormat::CodexJsonl => codex(output),
         UsageFormat::Aider => aider(output),
         UsageFormat::MiniSweAgent => mini(output),
@@ -108,10 +128,70 @@ fn claude(output: &str) -> Option<Usage> {
         } else {
             0
         },
-        reported_cost_usd: v.get("total_cost_usd").and_then(serde_json::Value::as_f64),
+        reported_cost_usd: claude_priced(&v, output)
+            .then(|| v.get("total_cost_usd").and_then(serde_json::Value::as_f64))
+            .flatten(),
         error: is_error.then(|| result.clone()),
         final_message: result,
     })
+}
+
+/// Whether Claude Code priced every model of the run itself: each `modelUsage` entry's
+/// `costBasis` is known (`list`, ...) and it printed no `unrecognized_model` warning.
+fn claude_priced(v: &serde_json::Value, output: &str) -> bool {
+    let unknown_basis = v
+        .get("modelUsage")
+        .and_then(serde_json::Value::as_object)
+        .into_iter()
+        .flatten()
+        .any(|(_, m)| m.get("costBasis").and_then(|b| b.as_str()) == Some("unknown"));
+    !unknown_basis && !output.contains("[claude-code:unrecognized_model]")
+}
+
+/// Claude Code's transcripts (`.claude/projects/<project>/<session>.jsonl` under its home): the
+/// calls that were answered (distinct `assistant` messages with `usage`, tokens summed once per
+/// message) and the last API error (`system` records with subtype `api_error`). `None` without
+/// a transcript.
+fn claude_transcript(home: &[(String, Vec<u8>)]) -> Option<Usage> {
+    let mut usage = Usage::default();
+    let mut seen = false;
+    let mut messages = std::collections::BTreeSet::new();
+    for (path, bytes) in home {
+        if !(path.starts_with(".claude/projects/") && path.ends_with(".jsonl")) {
+            continue;
+        }
+        seen = true;
+        for line in String::from_utf8_lossy(bytes).lines() {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(line.trim()) else {
+                continue;
+            };
+            match v.get("type").and_then(|t| t.as_str()) {
+                Some("assistant") => {
+                    let Some(u) = v.pointer("/message/usage") else {
+                        continue;
+                    };
+                    let id = s(&v, "/message/id").unwrap_or_else(|| line.to_string());
+                    if !messages.insert(id) {
+                        continue;
+                    }
+                    let cached = self::u(u, "cache_read_input_tokens");
+                    let written = self::u(u, "cache_creation_input_tokens");
+                    usage.input_tokens += self::u(u, "input_tokens") + cached + written;
+                    usage.cached_input_tokens += cached;
+                    usage.cache_write_tokens += written;
+                    usage.output_tokens += self::u(u, "output_tokens");
+                    usage.calls += 1;
+                }
+                Some("system") if s(&v, "/subtype").as_deref() == Some("api_error") => {
+                    usage.error = s(&v, "/error/formatted")
+                        .or_else(|| s(&v, "/error/message"))
+                        .or_else(|| Some(line.trim().to_string()));
+                }
+                _ => {}
+            }
+        }
+    }
+    seen.then_some(usage)
 }
 
 fn codex(output: &str) -> Option<Usage> {
@@ -127,6 +207,7 @@ fn codex(output: &str) -> Option<Usage> {
                 let t = v.get("usage").cloned().unwrap_or_default();
                 usage.input_tokens += u(&t, "input_tokens");
                 usage.cached_input_tokens += u(&t, "cached_input_tokens");
+                usage.cache_write_tokens += u(&t, "cache_write_input_tokens");
                 usage.output_tokens += u(&t, "output_tokens");
                 usage.calls += 1;
             }
@@ -313,7 +394,7 @@ mod tests {
     #[test]
     fn claude_json() {
         let out = r#"{"type":"result","subtype":"success","is_error":false,"duration_ms":1234,"num_turns":3,"result":"APPROVE","session_id":"s","total_cost_usd":0.0421,"usage":{"input_tokens":10,"cache_creation_input_tokens":100,"cache_read_input_tokens":2000,"output_tokens":300}}"#;
-        let u = parse_usage(UsageFormat::ClaudeJson, out).unwrap();
+        let u = parse_usage(UsageFormat::ClaudeJson, out, &[]).unwrap();
         assert_eq!(u.reported_cost_usd, Some(0.0421));
         assert_eq!(u.input_tokens, 2110);
         assert_eq!(u.cached_input_tokens, 2000);
@@ -324,7 +405,7 @@ mod tests {
         assert_eq!(u.error, None);
         assert!(reached_model(&u));
         let err = r#"{"type":"result","subtype":"error","is_error":true,"num_turns":0,"result":"Invalid API key · Please run /login","total_cost_usd":0,"usage":{"input_tokens":0,"output_tokens":0}}"#;
-        let u = parse_usage(UsageFormat::ClaudeJson, err).unwrap();
+        let u = parse_usage(UsageFormat::ClaudeJson, err, &[]).unwrap();
         assert!(!reached_model(&u));
         assert_eq!(
             u.error.as_deref(),
@@ -333,14 +414,91 @@ mod tests {
     }
 
     #[test]
+    fn claude_guess_for_an_unpriced_model_is_not_kept() {
+        let out = concat!(
+            "[claude-code:unrecognized_model] {\"model\":\"my-gw\"}\n",
+            r#"{"type":"result","is_error":false,"num_turns":2,"result":"Done.","total_cost_usd":0.00509,"usage":{"input_tokens":950,"cache_creation_input_tokens":50,"cache_read_input_tokens":1200,"output_tokens":40},"modelUsage":{"my-gw":{"inputTokens":950,"costUSD":0.00509,"costBasis":"unknown"}}}"#
+        );
+        let u = parse_usage(UsageFormat::ClaudeJson, out, &[]).unwrap();
+        assert_eq!(u.reported_cost_usd, None);
+        assert_eq!(
+            (u.input_tokens, u.cached_input_tokens, u.cache_write_tokens),
+            (2200, 1200, 50)
+        );
+        let listed = out
+            .lines()
+            .nth(1)
+            .unwrap()
+            .replace("\"unknown\"", "\"list\"");
+        let u = parse_usage(UsageFormat::ClaudeJson, &listed, &[]).unwrap();
+        assert_eq!(u.reported_cost_usd, Some(0.00509));
+    }
+
+    #[test]
+    fn claude_transcript_when_killed() {
+        let refused = concat!(
+            r#"{"type":"user","message":{"role":"user","content":"fix it"}}"#,
+            "\n",
+            r#"{"type":"system","subtype":"api_error","level":"error","error":{"message":"401 {}","status":401,"formatted":"401 invalid x-api-key"},"retryAttempt":6}"#,
+            "\n"
+        );
+        let home = vec![
+            (
+                ".claude/projects/-repo/s.jsonl".to_string(),
+                refused.as_bytes().to_vec(),
+            ),
+            (".claude.json".to_string(), b"{}".to_vec()),
+        ];
+        let u = parse_usage(UsageFormat::ClaudeJson, "", &home).unwrap();
+        assert!(!reached_model(&u));
+        assert_eq!(u.error.as_deref(), Some("401 invalid x-api-key"));
+        assert!(is_refusal(u.error.as_deref().unwrap()));
+        // Answered calls: one per distinct message, tokens once each.
+        let answered = concat!(
+            r#"{"type":"assistant","message":{"id":"m1","usage":{"input_tokens":10,"cache_read_input_tokens":5,"cache_creation_input_tokens":0,"output_tokens":3}}}"#,
+            "\n",
+            r#"{"type":"assistant","message":{"id":"m1","usage":{"input_tokens":10,"cache_read_input_tokens":5,"cache_creation_input_tokens":0,"output_tokens":3}}}"#,
+            "\n"
+        );
+        let home = vec![(
+            ".claude/projects/-repo/s.jsonl".to_string(),
+            answered.as_bytes().to_vec(),
+        )];
+        let u = parse_usage(UsageFormat::ClaudeJson, "killed", &home).unwrap();
+        assert_eq!((u.calls, u.input_tokens, u.output_tokens), (1, 15, 3));
+        assert!(parse_usage(UsageFormat::ClaudeJson, "", &[]).is_none());
+    }
+
+    #[test]
+    fn refusals_are_auth_quota_and_rate_limits() {
+        for m in [
+            "401 invalid x-api-key",
+            "Reconnecting... 2/5 (unexpected status 401 Unauthorized: Incorrect API key provided)",
+            "You exceeded your current quota",
+            "Your credit balance is too low",
+            "litellm.RateLimitError: RateLimitError",
+            "litellm.AuthenticationError: bad key",
+        ] {
+            assert!(is_refusal(m), "{m}");
+        }
+        for m in [
+            "stream disconnected before completion",
+            "500 upstream exploded",
+            "Submitted",
+        ] {
+            assert!(!is_refusal(m), "{m}");
+        }
+    }
+
+    #[test]
     fn codex_jsonl_sums_turns() {
         let out = concat!(
             "{\"type\":\"thread.started\",\"thread_id\":\"t\"}\n",
             "{\"type\":\"item.completed\",\"item\":{\"id\":\"i\",\"type\":\"agent_message\",\"text\":\"PICK: 2\"}}\n",
             "{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":1000000,\"cached_input_tokens\":500000,\"output_tokens\":100000}}\n",
-            "{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":10,\"cached_input_tokens\":0,\"output_tokens\":1}}\n",
+            "{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":10,\"cached_input_tokens\":0,\"cache_write_input_tokens\":7,\"output_tokens\":1}}\n",
         );
-        let u = parse_usage(UsageFormat::CodexJsonl, out).unwrap();
+        let u = parse_usage(UsageFormat::CodexJsonl, out, &[]).unwrap();
         assert_eq!(
             (
                 u.input_tokens,
@@ -350,10 +508,11 @@ mod tests {
             ),
             (1000010, 500000, 100001, 2)
         );
+        assert_eq!(u.cache_write_tokens, 7);
         assert_eq!(u.reported_cost_usd, None);
         assert_eq!(u.final_message, "PICK: 2");
         let failed = "{\"type\":\"error\",\"message\":\"unexpected status 401 Unauthorized\"}\n";
-        let u = parse_usage(UsageFormat::CodexJsonl, failed).unwrap();
+        let u = parse_usage(UsageFormat::CodexJsonl, failed, &[]).unwrap();
         assert!(!reached_model(&u));
         assert_eq!(
             u.error.as_deref(),
@@ -369,7 +528,7 @@ mod tests {
             r#"{"event": "message_send", "properties": {"prompt_tokens": 2300, "completion_tokens": 151, "cost": 0.0123}}"#,
             r#"{"event": "message_send", "properties": {"prompt_tokens": 1013, "completion_tokens": 50}}"#,
         );
-        let u = parse_usage(UsageFormat::Aider, &out).unwrap();
+        let u = parse_usage(UsageFormat::Aider, &out, &[]).unwrap();
         assert_eq!((u.input_tokens, u.output_tokens, u.calls), (3313, 201, 2));
         assert_eq!(u.cached_input_tokens, 1200);
         assert_eq!(u.cache_write_tokens, 1000);
@@ -380,20 +539,20 @@ mod tests {
     #[test]
     fn aider_printed_lines_without_analytics() {
         let out = "Tokens: 2.3k sent, 150 received. Cost: $0.01 message, $0.01 session.\nTokens: 1k sent, 50 received.\n";
-        let u = parse_usage(UsageFormat::Aider, out).unwrap();
+        let u = parse_usage(UsageFormat::Aider, out, &[]).unwrap();
         assert_eq!((u.input_tokens, u.output_tokens, u.calls), (3300, 200, 2));
     }
 
     #[test]
     fn aider_error_after_exit_zero() {
         let out = "Aider v0.86.2\nlitellm.AuthenticationError: AuthenticationError: OpenAIException - Incorrect API key provided\nThe API provider is not able to authenticate you. Check your API key.\n";
-        let u = parse_usage(UsageFormat::Aider, out).unwrap();
+        let u = parse_usage(UsageFormat::Aider, out, &[]).unwrap();
         assert!(!reached_model(&u));
         assert_eq!(
             u.error.as_deref(),
             Some("The API provider is not able to authenticate you. Check your API key.")
         );
-        assert!(parse_usage(UsageFormat::Aider, "Aider v0.86.2\n").is_none());
+        assert!(parse_usage(UsageFormat::Aider, "Aider v0.86.2\n", &[]).is_none());
     }
 
     #[test]
@@ -412,7 +571,7 @@ mod tests {
   ]
 }
 "#;
-        let u = parse_usage(UsageFormat::MiniSweAgent, out).unwrap();
+        let u = parse_usage(UsageFormat::MiniSweAgent, out, &[]).unwrap();
         assert_eq!(
             (
                 u.input_tokens,
@@ -432,7 +591,7 @@ mod tests {
     fn mini_error_exit() {
         let out = r#"{"info": {"model_stats": {"instance_cost": 0.0, "api_calls": 1}, "exit_status": "AuthenticationError", "submission": ""},
  "messages": [{"role": "exit", "content": "litellm.AuthenticationError: bad key", "extra": {"exit_status": "AuthenticationError", "submission": "", "exception_str": "litellm.AuthenticationError: bad key"}}]}"#;
-        let u = parse_usage(UsageFormat::MiniSweAgent, out).unwrap();
+        let u = parse_usage(UsageFormat::MiniSweAgent, out, &[]).unwrap();
         assert_eq!(
             u.error.as_deref(),
             Some("AuthenticationError: litellm.AuthenticationError: bad key")
@@ -444,8 +603,8 @@ mod tests {
 
     #[test]
     fn no_report_is_none() {
-        assert!(parse_usage(UsageFormat::ClaudeJson, "boom").is_none());
-        assert!(parse_usage(UsageFormat::CodexJsonl, "boom").is_none());
-        assert!(parse_usage(UsageFormat::MiniSweAgent, "boom {").is_none());
+        assert!(parse_usage(UsageFormat::ClaudeJson, "boom", &[]).is_none());
+        assert!(parse_usage(UsageFormat::CodexJsonl, "boom", &[]).is_none());
+        assert!(parse_usage(UsageFormat::MiniSweAgent, "boom {", &[]).is_none());
     }
 }

@@ -235,6 +235,8 @@ fn team() -> TeamSpec {
                     }],
                 }),
                 egress: Some(vec!["api.example.com:443".into()]),
+                base_url: Some("http://127.0.0.1:4000/v1".into()),
+                caches: vec![".codex/skills/**".into()],
             },
         )]),
         prompts: PromptSet {
@@ -340,6 +342,7 @@ fn report_job() {
             repo: Some("o/r".into()),
             score: Some(0.25),
             correctness: Some(0.5),
+            cost_basis: BTreeMap::from([("table".to_string(), 1)]),
         }],
         rows: vec![NodeRow {
             node: "grade".into(),

@@ -39,6 +39,12 @@ pub struct HarnessSpec {
     /// predictions: no network).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub egress: Option<Vec<String>>,
+    /// The model API's base URL (`{{base_url}}` in the command).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// Globs of the CLI's caches under its home, left out of the trajectory.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub caches: Vec<String>,
 }
 
 /// A harness's script, by content.
@@ -189,7 +195,51 @@ pub struct RunUsage {
     pub timed_out: bool,
 }
 
+/// Where a run's cost comes from, as the report counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CostBasis {
+    /// No model: free.
+    Free,
+    /// The CLI's own figure, for a model it priced (claude's `total_cost_usd`).
+    Reported,
+    /// Its tokens priced from the pricing table.
+    Table,
+    /// Only the CLI's rounded figure.
+    Rounded,
+    /// Unknown.
+    Unpriced,
+}
+
+impl CostBasis {
+    pub fn name(self) -> &'static str {
+        match self {
+            CostBasis::Free => "free",
+            CostBasis::Reported => "reported",
+            CostBasis::Table => "table",
+            CostBasis::Rounded => "rounded",
+            CostBasis::Unpriced => "unpriced",
+        }
+    }
+}
+
 impl RunUsage {
+    /// Where [`RunUsage::cost_usd`] takes the run's cost from.
+    pub fn cost_basis(&self, pricing: &BTreeMap<String, Price>) -> CostBasis {
+        if self.no_model {
+            CostBasis::Free
+        } else if self.reported_exact && self.reported_cost_usd.is_some() {
+            CostBasis::Reported
+        } else if self.tokens.is_some()
+            && self.model.as_ref().is_some_and(|m| pricing.contains_key(m))
+        {
+            CostBasis::Table
+        } else if self.reported_cost_usd.is_some() {
+            CostBasis::Rounded
+        } else {
+            CostBasis::Unpriced
+        }
+    }
+
     /// The run's cost: nothing for a run without a model; the harness's exact figure; else the
     /// tokens at the table's price; else the harness's rounded figure; else unknown.
     pub fn cost_usd(&self, pricing: &BTreeMap<String, Price>) -> Option<f64> {

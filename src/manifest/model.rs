@@ -486,11 +486,14 @@ impl UsageFormat {
     pub fn version(self) -> u32 {
         // 2: per-call tokens with cache reads and writes, exact-only reported cost, the
         // agent's own error message (issue 13).
+        // 3: a refusal (auth, quota, rate limit) under bench's timeout is an error; claude's
+        // figure exact only for a model it priced, its transcript read when it was killed;
+        // codex's cache writes (issue 31).
         match self {
-            UsageFormat::ClaudeJson => 2,
-            UsageFormat::CodexJsonl => 2,
-            UsageFormat::Aider => 2,
-            UsageFormat::MiniSweAgent => 2,
+            UsageFormat::ClaudeJson => 3,
+            UsageFormat::CodexJsonl => 3,
+            UsageFormat::Aider => 3,
+            UsageFormat::MiniSweAgent => 3,
         }
     }
 
@@ -532,6 +535,10 @@ pub struct Harness {
     pub own_files: Vec<String>,
     /// Model endpoints (`host:port`, validated) the agent may reach under the allowlist.
     pub endpoints: Vec<String>,
+    /// The model API's base URL (validated `http(s)://host[:port][/path]`), `{{base_url}}`.
+    pub base_url: Option<String>,
+    /// Globs (relative to the agent's home) of the CLI's caches, left out of the trajectory.
+    pub caches: Vec<String>,
     /// A runtime tarball unpacked into the agent image before `install`.
     pub runtime: Option<Runtime>,
     /// `predictions`: the predictions file, absolute.

@@ -424,6 +424,15 @@ pub struct HarnessFile {
     /// `[backend] egress = "allowlist"`, replacing the built-in list. A custom base URL
     /// (e.g. `OPENAI_API_BASE` passed in `env`) needs its `host:port` here.
     pub endpoints: Option<Vec<String>>,
+    /// The model API's base URL (`http://` or `https://`), for a gateway or a local server. The
+    /// command gets it as `{{base_url}}` (each built-in sets its CLI's own variable or flag with
+    /// it: README); on docker under the allowlist its `host:port` joins `endpoints`. Part of
+    /// every key that uses the harness.
+    pub base_url: Option<String>,
+    /// Files under the agent's home directory that are the CLI's caches, not its logs (globs
+    /// relative to the home: `*` within a name, `**` across directories, e.g. `.codex/skills/**`,
+    /// `**/*.sqlite*`): the trajectory lists them by name and size and leaves their content out.
+    pub caches: Option<Vec<String>>,
     /// A self-contained runtime unpacked into the agent image before the `install` commands
     /// (docker backend): a release tarball by URL and sha256, e.g. Node.js
     /// `{ name = "node", url = "https://nodejs.org/dist/v22.12.0/node-v22.12.0-linux-x64.tar.gz",

@@ -795,6 +795,8 @@ impl Validator<'_> {
                     version: o.version.or(b.version),
                     own_files: o.own_files.or(b.own_files),
                     endpoints: o.endpoints.or(b.endpoints),
+                    base_url: o.base_url.or(b.base_url),
+                    caches: o.caches.or(b.caches),
                     runtime: o.runtime.or(b.runtime),
                     path: o.path,
                 },
@@ -821,6 +823,8 @@ impl Validator<'_> {
             version,
             own_files,
             endpoints,
+            base_url,
+            caches,
             runtime,
             path,
         } = h;
@@ -966,6 +970,17 @@ impl Validator<'_> {
                 );
             }
         }
+        if let Some(url) = &base_url
+            && let Err(why) = crate::backend::egress::Endpoint::of_url(url)
+        {
+            self.err(
+                "manifest::harness",
+                why,
+                self.loc(&at("base_url")),
+                "not a base URL",
+                "write `http://host:port/path` or `https://host/path`, e.g. \"http://127.0.0.1:4000/v1\"".into(),
+            );
+        }
         Some(Harness {
             name: name.to_string(),
             kind: k,
@@ -978,6 +993,8 @@ impl Validator<'_> {
             version,
             own_files: own_files.unwrap_or_default(),
             endpoints,
+            base_url,
+            caches: caches.unwrap_or_default(),
             runtime: runtime.map(|r| {
                 let ok_name = !r.name.is_empty()
                     && r.name

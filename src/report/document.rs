@@ -149,6 +149,11 @@ pub struct CostReport {
     pub total_priced_usd: f64,
     /// Some runs are unpriced (or timed out, or crashed): mean and per-resolved are lower bounds.
     pub lower_bound: bool,
+    /// Agent runs by where their cost came from: `reported` (the CLI's own figure, for a model
+    /// it priced), `table` (tokens x the pricing table), `unpriced`, `free` (no model),
+    /// `rounded` (only a CLI's rounded figure).
+    #[serde(default)]
+    pub basis: BTreeMap<String, u64>,
 }
 
 /// Replicate statistics.
@@ -269,6 +274,7 @@ impl TeamReport {
                 resolved_runs: t.cost.resolved_runs,
                 total_priced_usd: t.cost.total_priced_usd,
                 lower_bound: t.cost.lower_bound,
+                basis: t.cost.basis.clone(),
             },
             wall_time_median_s: t.wall_time_median_s,
             mean_score: t.mean_score,

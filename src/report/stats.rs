@@ -284,6 +284,10 @@ pub struct PairOutcome {
     /// whether it reached 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub correctness: Option<f64>,
+    /// How many of the pair's agent runs were priced how (`reported`: the CLI's own figure for
+    /// a model it priced; `table`: tokens x the pricing table; `unpriced`; `free`; `rounded`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub cost_basis: BTreeMap<String, u64>,
 }
 
 /// State of a pair. Serialized as `{"kind": "resolved"}`,
@@ -399,6 +403,10 @@ pub struct CostSummary {
     pub per_resolved_usd: Option<f64>,
     /// Some runs are unpriced, so mean and per-resolved are lower bounds.
     pub lower_bound: bool,
+    /// Agent runs by where their cost came from (see [`PairOutcome::cost_basis`]); not in the
+    /// statistics' reference values.
+    #[serde(skip)]
+    pub basis: BTreeMap<String, u64>,
 }
 
 /// Replicate statistics of a team (several rollouts per task).
@@ -789,6 +797,12 @@ fn summarize_team(
         median_usd: median(&costs),
         per_resolved_usd: (resolved_runs > 0).then(|| total_priced_usd / resolved_runs as f64),
         lower_bound: (costs.len() as u64) < runs,
+        basis: all_runs().fold(BTreeMap::new(), |mut acc, run| {
+            for (k, n) in &run.pair.cost_basis {
+                *acc.entry(k.clone()).or_insert(0) += n;
+            }
+            acc
+        }),
     };
     let wall_times: Vec<f64> = all_runs().filter_map(|run| run.pair.wall_time_s).collect();
 
@@ -1172,6 +1186,7 @@ mod tests {
             repo: None,
             score: None,
             correctness: None,
+            cost_basis: BTreeMap::new(),
         }
     }
 

@@ -194,6 +194,7 @@ pub async fn trial(
                 .await?;
                 super::solve_parts::AgentRun {
                     files: Vec::new(),
+                    left_out: Vec::new(),
                     exit_code: r.exit_code,
                     output: r.output,
                     timed_out: r.timed_out,

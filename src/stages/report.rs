@@ -88,10 +88,25 @@ impl ReportInputs {
                 ((u.task.as_str(), u.team.as_str(), u.replicate), cost)
             })
             .collect();
+        let bases: BTreeMap<(&str, &str, u32), BTreeMap<String, u64>> = self
+            .usage
+            .iter()
+            .map(|u| {
+                let mut by = BTreeMap::new();
+                for r in &u.runs {
+                    *by.entry(r.cost_basis(&self.pricing).name().to_string())
+                        .or_insert(0) += 1;
+                }
+                ((u.task.as_str(), u.team.as_str(), u.replicate), by)
+            })
+            .collect();
         let cost = |task: &str, team: &str, rep: u32| costs.get(&(task, team, rep)).copied();
         for p in &mut out.pairs {
             if let Some(c) = cost(&p.task, &p.team, p.replicate) {
                 p.cost_usd = c;
+            }
+            if let Some(b) = bases.get(&(p.task.as_str(), p.team.as_str(), p.replicate)) {
+                p.cost_basis = b.clone();
             }
         }
         for r in &mut out.rows {

@@ -65,6 +65,8 @@ pub fn render_prompt(
 pub struct AgentRun {
     /// Files the agent left in its home directory (relative path, content), capped.
     pub files: Vec<(String, Vec<u8>)>,
+    /// Its home's caches (its harness's `caches`), by path and size: not kept.
+    pub left_out: Vec<(String, u64)>,
     pub exit_code: Option<i32>,
     pub output: Vec<u8>,
     pub timed_out: bool,
@@ -128,6 +130,20 @@ impl Ledger {
             self.trajectory.extend_from_slice(bytes);
             if !bytes.ends_with(b"\n") {
                 self.trajectory.push(b'\n');
+            }
+        }
+        if !run.left_out.is_empty() {
+            let total: u64 = run.left_out.iter().map(|(_, n)| n).sum();
+            self.trajectory.extend_from_slice(
+                format!(
+                    "----- {role} caches left out ({} files, {total} bytes) -----\n",
+                    run.left_out.len()
+                )
+                .as_bytes(),
+            );
+            for (path, n) in &run.left_out {
+                self.trajectory
+                    .extend_from_slice(format!("{path} ({n} bytes)\n").as_bytes());
             }
         }
         let mut recorded = run.recorded.clone();
@@ -384,6 +400,7 @@ impl RunCtx<'_> {
         let (exit_code, output) = repo::apply(ws, name, patch, self.cancel).await?;
         Ok(AgentRun {
             files: Vec::new(),
+            left_out: Vec::new(),
             exit_code,
             output,
             timed_out: false,
@@ -404,6 +421,7 @@ impl RunCtx<'_> {
         if timeout.is_zero() {
             return Ok(AgentRun {
                 files: Vec::new(),
+                left_out: Vec::new(),
                 exit_code: None,
                 output: b"[bench: no time left for this run]\n".to_vec(),
                 timed_out: true,
@@ -419,6 +437,7 @@ impl RunCtx<'_> {
         match harness.kind {
             HarnessKind::Nop => Ok(AgentRun {
                 files: Vec::new(),
+                left_out: Vec::new(),
                 exit_code: Some(0),
                 output: b"nop: no change\n".to_vec(),
                 timed_out: false,
@@ -441,6 +460,7 @@ impl RunCtx<'_> {
                     }
                     None => Ok(AgentRun {
                         files: Vec::new(),
+                        left_out: Vec::new(),
                         exit_code: Some(0),
                         output: format!(
                             "predictions: no patch for {}\n",
@@ -489,6 +509,9 @@ impl RunCtx<'_> {
             "workdir": paths.repo,
             "side_dir": paths.side,
             "max_cost_usd": self.budget_share.map(|b| format!("{b:.4}")).unwrap_or_default(),
+            "base_url": harness.base_url.clone().unwrap_or_default(),
+            // The model's provider prefix (`anthropic` of `anthropic/claude-...`).
+            "provider": agent.model.as_deref().and_then(|m| m.split_once('/')).map(|(p, _)| p).unwrap_or_default(),
         });
         let name = &agent.harness;
         let command = hb
@@ -531,9 +554,21 @@ impl RunCtx<'_> {
                 .await?;
             output.extend_from_slice(&c.output);
         }
+        // The CLI's own files under its home: its transcript (evidence when it was killed),
+        // kept in the trajectory; its caches only listed.
+        let home = ws
+            .get_dir(&paths.home, HOME_FILES_CAP)
+            .await
+            .unwrap_or_else(|e| {
+                vec![(
+                    "[bench]".to_string(),
+                    format!("cannot read the agent's home: {e}").into_bytes(),
+                )]
+            });
+        let (files, left_out) = crate::harness::own_files::split_caches(home, &harness.caches);
         // Outcome from evidence: what the run recorded, not its exit code.
         let text = String::from_utf8_lossy(&output);
-        let usage = harness.usage.and_then(|f| parse_usage(f, &text));
+        let usage = harness.usage.and_then(|f| parse_usage(f, &text, &files));
         if harness.usage.is_some()
             && let Err(why) =
                 crate::harness::evidence::judge(usage.as_ref(), r.exit_code, r.timed_out, &text)
@@ -556,22 +591,17 @@ impl RunCtx<'_> {
                 cache_write: u.cache_write_tokens,
                 output: u.output_tokens,
             }),
-            // Only an exact figure is reported (claude's `total_cost_usd`).
+            // Only an exact figure is reported (claude's `total_cost_usd` for a model it priced).
             reported_cost_usd: usage.as_ref().and_then(|u| u.reported_cost_usd),
-            reported_exact: true,
+            reported_exact: usage
+                .as_ref()
+                .is_some_and(|u| u.reported_cost_usd.is_some()),
             no_model: harness.usage.is_none() && agent.model.is_none(),
             timed_out: r.timed_out,
         };
         Ok(AgentRun {
-            files: ws
-                .get_dir(&paths.home, HOME_FILES_CAP)
-                .await
-                .unwrap_or_else(|e| {
-                    vec![(
-                        "[bench]".to_string(),
-                        format!("cannot read the agent's home: {e}").into_bytes(),
-                    )]
-                }),
+            files,
+            left_out,
             exit_code: r.exit_code,
             output,
             timed_out: r.timed_out,
