@@ -1,9 +1,14 @@
-//! The real agent CLIs, mini-swe-agent 2.4.6 and aider-chat 0.86.2 (installed from PyPI by
-//! `scripts/install-agent-clis.sh`, run by .ci/run, into /opt/bench-agents or `$BENCH_AGENTS`),
-//! driven by bench's built-in harnesses against a scripted OpenAI-compatible server on loopback
-//! (tests/fakes/model_server.py). The manifests add only the provider's variables to the
-//! harnesses' `env` and a price. Under CI=true a missing CLI is a failure; elsewhere these tests
-//! print a note and pass.
+//! The real agent CLIs, mini-swe-agent 2.4.6, aider-chat 0.86.2, Claude Code 2.1.332 (the
+//! executable bundled in PyPI's claude-agent-sdk 0.2.189) and Codex 0.162.1 (bundled in
+//! openai-codex-cli-bin 0.162.1), installed from PyPI by `scripts/install-agent-clis.sh` (run by
+//! .ci/run) into /opt/bench-agents or `$BENCH_AGENTS`, driven by bench's built-in harnesses
+//! against scripted servers on loopback: tests/fakes/model_server.py (OpenAI chat completions)
+//! for mini and aider, tests/fakes/vendor_server.py (Anthropic Messages, OpenAI Responses) for
+//! Claude Code and Codex. The manifests add only the provider's variables (or a `base_url`) and a
+//! price. Claude Code and Codex run, with bench, in a network namespace that holds only loopback
+//! and their server, under `strace`, which records every `connect`/`sendto`/`sendmsg` target:
+//! nothing may go anywhere but the scripted server. Under CI=true a missing CLI is a failure;
+//! elsewhere these tests print a note and pass.
 
 mod common;
 
@@ -22,11 +27,17 @@ fn ci() -> bool {
 
 /// The directory holding `mini` and `aider`, or `None` (a note; a panic under CI) without them.
 fn agents_bin() -> Option<PathBuf> {
+    agents_bin_with(&["mini", "aider"])
+}
+
+/// The directory holding the CLIs `clis`, or `None` (a note; a panic under CI) without them.
+fn agents_bin_with(clis: &[&'static str]) -> Option<PathBuf> {
     let root = std::env::var_os("BENCH_AGENTS")
         .map_or_else(|| PathBuf::from("/opt/bench-agents"), PathBuf::from);
     let bin = root.join("bin");
-    let missing: Vec<&str> = ["mini", "aider"]
-        .into_iter()
+    let missing: Vec<&str> = clis
+        .iter()
+        .copied()
         .filter(|c| !bin.join(c).exists())
         .collect();
     if missing.is_empty() {
@@ -574,4 +585,441 @@ fn aider_with_cache_hits_and_writes_is_priced_from_exact_tokens() {
     let want = server.cost("fake-aider", PRICE);
     let got = t["cost"]["total_priced_usd"].as_f64().unwrap();
     assert!((got - want).abs() < 1e-9, "${got} != ${want}: {t}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Claude Code and Codex, each against its vendor's API, scripted, in a network namespace.
+
+const ANTHROPIC_KEY: &str = "sk-ant-api03-testGOODkey0123456789abcdef";
+const CODEX_KEY: &str = "sk-proj-testGOODcodexkey0123456789abcdef";
+const BAD_KEY: &str = "sk-ant-api03-testBADkey9876543210fedcba";
+
+/// Claude Code's own list price for `claude-sonnet-4-5` (input, cache read, cache write 5m,
+/// output, dollars per million tokens): what its `total_cost_usd` is computed with.
+const SONNET_LIST: [f64; 4] = [3.0, 0.3, 3.75, 15.0];
+
+/// `unshare`, `nsenter`, `ip` and `strace`, or a note (a panic under CI) without them.
+fn netns_tools() -> bool {
+    let missing: Vec<&str> = ["unshare", "nsenter", "ip", "strace"]
+        .into_iter()
+        .filter(|t| {
+            !Command::new("sh")
+                .arg("-c")
+                .arg(format!("command -v {t}"))
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .collect();
+    if missing.is_empty() {
+        return true;
+    }
+    let why = format!("{} not installed (see .ci/run)", missing.join(", "));
+    if ci() {
+        panic!("CI=true but {why}");
+    }
+    eprintln!("skipped: {why}");
+    false
+}
+
+/// tests/fakes/vendor_server.py, alone in a new network namespace (only loopback, up), killed
+/// on drop. bench runs in the same namespace (`nsenter`), so the CLIs reach the server on
+/// 127.0.0.1 and nothing else.
+struct VendorServer {
+    child: Child,
+    port: u16,
+    log: PathBuf,
+    dir: tempfile::TempDir,
+}
+
+impl VendorServer {
+    fn start(script: &Value) -> VendorServer {
+        let dir = tempfile::tempdir().unwrap();
+        let script_path = dir.path().join("script.json");
+        std::fs::write(&script_path, serde_json::to_vec(script).unwrap()).unwrap();
+        let port_file = dir.path().join("port");
+        let log = dir.path().join("served.jsonl");
+        let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes/vendor_server.py");
+        let child = Command::new("unshare")
+            .args([
+                "--net",
+                "sh",
+                "-c",
+                "ip link set lo up && exec python3 \"$@\"",
+                "sh",
+            ])
+            .arg(&server)
+            .arg(&script_path)
+            .arg(&port_file)
+            .arg(&log)
+            .spawn()
+            .expect("unshare runs the vendor server");
+        let started = Instant::now();
+        let port = loop {
+            if let Ok(p) = std::fs::read_to_string(&port_file) {
+                break p.trim().parse().unwrap();
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "the vendor server did not start"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        VendorServer {
+            child,
+            port,
+            log,
+            dir,
+        }
+    }
+
+    fn netns(&self) -> String {
+        format!("/proc/{}/ns/net", self.child.id())
+    }
+
+    /// Claude Code's base URL (it adds `/v1/messages`).
+    fn anthropic_base(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Codex's base URL (it adds `/responses`).
+    fn openai_base(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+
+    fn served(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    /// What the answered calls for `model` cost at `price` (input, cached, write, output per
+    /// million), from the usage served (`input` counts every input token).
+    fn cost(&self, model: &str, price: [f64; 4]) -> f64 {
+        self.served()
+            .iter()
+            .filter(|r| r["model"] == model && r["status"] == 200 && !r["usage"].is_null())
+            .map(|r| {
+                let n = |k: &str| r["usage"][k].as_u64().unwrap() as f64;
+                ((n("input") - n("cached") - n("write")) * price[0]
+                    + n("cached") * price[1]
+                    + n("write") * price[2]
+                    + n("output") * price[3])
+                    / 1e6
+            })
+            .sum()
+    }
+
+    /// Runs bench inside the server's namespace under strace, with the CLIs on PATH and `env`;
+    /// returns its output and every connection attempt (`connect`, `sendto`, `sendmsg` to an
+    /// IPv4 or IPv6 address) that was not to the server.
+    fn bench(
+        &self,
+        sb: &Sandbox,
+        bin: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> (Output, Vec<String>) {
+        let trace = self.dir.path().join(format!(
+            "trace-{}",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+        let mut cmd = Command::new("nsenter");
+        cmd.arg(format!("--net={}", self.netns()))
+            .args([
+                "--",
+                "strace",
+                "-f",
+                "-qq",
+                "-e",
+                "trace=connect,sendto,sendmsg",
+                "-o",
+            ])
+            .arg(&trace)
+            .arg(bench_bin())
+            .args(args)
+            .current_dir(sb.dir.path())
+            .env("PATH", path)
+            .env("NO_COLOR", "1")
+            .env_remove("BENCH_STORE")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("CODEX_API_KEY");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        let server = format!(
+            "sin_port=htons({}), sin_addr=inet_addr(\"127.0.0.1\")",
+            self.port
+        );
+        let outside = std::fs::read_to_string(&trace)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains("sa_family=AF_INET") && !l.contains(&server))
+            .map(|l| l.chars().take(300).collect())
+            .collect();
+        (out, outside)
+    }
+}
+
+impl Drop for VendorServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A shell command writing a task's fixed files.
+fn write_fix(task: &str) -> String {
+    fixed_files(task)
+        .iter()
+        .map(|(p, c)| format!("cat > '{p}' <<'BENCH_EOF'\n{c}BENCH_EOF"))
+        .collect::<Vec<_>>()
+        .join(" && ")
+}
+
+fn vusage(input: u64, cached: u64, write: u64, output: u64) -> Value {
+    json!({"input": input, "cached": cached, "write": write, "output": output})
+}
+
+/// Claude Code's script for a task: a `Bash` tool call writing the fix, then a final message.
+fn claude_fix(task: &str, usage: [Value; 2]) -> Vec<Value> {
+    let [first, second] = usage;
+    vec![
+        json!({"content": "I will write the fix.", "tool_calls": [{"name": "Bash",
+            "arguments": {"command": write_fix(task), "description": "Write the fix"}}],
+            "usage": first}),
+        json!({"content": "Done: the fix is written.", "usage": second}),
+    ]
+}
+
+/// Codex's script for a task: an `exec_command` function call writing the fix, then a message.
+fn codex_fix(task: &str, usage: [Value; 2]) -> Vec<Value> {
+    let [first, second] = usage;
+    vec![
+        json!({"content": "I will write the fix.", "tool_calls": [{"name": "exec_command",
+            "arguments": {"cmd": write_fix(task)}}], "usage": first}),
+        json!({"content": "Done: the fix is written.", "usage": second}),
+    ]
+}
+
+/// The quickstart with Claude Code and Codex teams (`(team, agent)`), each harness pointed at
+/// the server by `base_url`, and a price for `gpt-test` and `my-gateway-model`.
+fn vendor_quickstart(server: &VendorServer, teams: &[(&str, &str)], solve: &str) -> Sandbox {
+    let sb = Sandbox::quickstart();
+    let names: Vec<String> = std::iter::once("nop")
+        .chain(teams.iter().map(|(n, _)| *n))
+        .map(|n| format!("\"{n}\""))
+        .collect();
+    sb.edit(
+        "quickstart.toml",
+        "teams = [\"oracle\", \"nop\", \"fixer\"]",
+        &format!("teams = [{}]\n{solve}", names.join(", ")),
+    );
+    let mut extra = String::new();
+    for (name, agent) in teams {
+        extra.push_str(&format!(
+            "\n[teams.{name}]\ntopology = \"solo\"\nworker = \"{agent}\"\n"
+        ));
+    }
+    extra.push_str(&format!(
+        "\n[harnesses.claude-code]\nbase_url = \"{}\"\n\n[harnesses.codex]\nbase_url = \"{}\"\n",
+        server.anthropic_base(),
+        server.openai_base()
+    ));
+    for model in ["gpt-test", "my-gateway-model"] {
+        extra.push_str(&format!(
+            "\n[pricing.\"{model}\"]\ninput = {}\ncached_input = {}\ncache_write = {}\noutput = {}\n",
+            PRICE[0], PRICE[1], PRICE[2], PRICE[3]
+        ));
+    }
+    sb.append("quickstart.toml", &extra);
+    sb
+}
+
+fn good_keys() -> [(&'static str, &'static str); 2] {
+    [
+        ("ANTHROPIC_API_KEY", ANTHROPIC_KEY),
+        ("CODEX_API_KEY", CODEX_KEY),
+    ]
+}
+
+#[test]
+fn real_claude_code_and_codex_solve_quickstart_tasks_exactly_and_silently() {
+    let Some(bin) = agents_bin_with(&["claude", "codex"]) else {
+        return;
+    };
+    if !netns_tools() {
+        return;
+    }
+    let mut matches = Vec::new();
+    for (id, line) in tasks() {
+        for model in ["claude-sonnet-4-5", "my-gateway-model"] {
+            matches.push(json!({"model": model, "contains": line,
+                "replies": claude_fix(&id, [vusage(3120, 1024, 512, 187), vusage(3388, 3072, 0, 23)])}));
+        }
+        matches.push(json!({"model": "gpt-test", "contains": line,
+            "replies": codex_fix(&id, [vusage(4410, 2048, 256, 96), vusage(4702, 4352, 0, 17)])}));
+    }
+    let server =
+        VendorServer::start(&json!({"keys": [ANTHROPIC_KEY, CODEX_KEY], "match": matches}));
+    let sb = vendor_quickstart(
+        &server,
+        &[
+            ("claude", "claude-code@claude-sonnet-4-5"),
+            ("gateway", "claude-code@my-gateway-model"),
+            ("codex", "codex@gpt-test"),
+        ],
+        "limit = 2",
+    );
+    let (o, outside) = server.bench(&sb, &bin, &["apply", "quickstart.toml"], &good_keys());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        outside.is_empty(),
+        "connection attempts outside the scripted server:\n{}",
+        outside.join("\n")
+    );
+
+    let r = sb.report_json();
+    // Claude Code priced its known model itself (exact); the gateway's custom name and Codex
+    // are priced from the table. Each figure equals the served usage at that price.
+    for (name, model, price, basis) in [
+        ("claude", "claude-sonnet-4-5", SONNET_LIST, "reported"),
+        ("gateway", "my-gateway-model", PRICE, "table"),
+        ("codex", "gpt-test", PRICE, "table"),
+    ] {
+        let t = team(&r, name);
+        assert_eq!(t["resolved"], 2, "{name}: {t}");
+        assert_eq!(t["cost"]["priced_runs"], 2, "{name}: {t}");
+        assert_eq!(t["cost"]["basis"], json!({basis: 2}), "{name}: {t}");
+        let want = server.cost(model, price);
+        let got = t["cost"]["total_priced_usd"].as_f64().unwrap();
+        assert!(want > 0.0);
+        assert!(
+            (got - want).abs() < 1e-9,
+            "{name}: report ${got} != served usage x price ${want}"
+        );
+    }
+    // 4 calls per team, each carrying its key.
+    let served = server.served();
+    for (model, key) in [
+        ("claude-sonnet-4-5", ANTHROPIC_KEY.to_string()),
+        ("my-gateway-model", ANTHROPIC_KEY.to_string()),
+        ("gpt-test", format!("Bearer {CODEX_KEY}")),
+    ] {
+        let calls: Vec<&Value> = served
+            .iter()
+            .filter(|r| r["model"] == model && r["status"] == 200)
+            .collect();
+        assert_eq!(calls.len(), 4, "{model}: {served:?}");
+        assert!(
+            calls
+                .iter()
+                .all(|r| r["key"] == key.as_str() && r["stream"] == true)
+        );
+    }
+    for team in ["claude", "gateway", "codex"] {
+        for p in solve_patches(&sb, team) {
+            assert!(p.contains("diff --git"), "{team}: {p}");
+        }
+    }
+    let stored = trajectories(&sb);
+    assert!(!stored.contains(ANTHROPIC_KEY) && !stored.contains(CODEX_KEY));
+    // The conversations are kept; Codex's unpacked skills and SQLite files are only listed.
+    assert!(
+        stored.contains("file .claude/projects/"),
+        "claude's transcript kept"
+    );
+    assert!(
+        stored.contains("file .codex/sessions/"),
+        "codex's session kept"
+    );
+    assert!(stored.contains("worker caches left out ("));
+    assert!(stored.contains(".codex/skills/.system/"));
+    assert!(!stored.contains("SQLite format 3"), "a database dumped");
+    assert!(
+        !stored.contains("1p_failed_events"),
+        "claude's telemetry dump"
+    );
+    // A rerun runs nothing.
+    let (plan, _) = server.bench(&sb, &bin, &["plan", "quickstart.toml"], &good_keys());
+    assert_eq!(plan.status.code(), Some(0), "{}", stdout(&plan));
+}
+
+#[test]
+fn a_bad_key_under_a_short_timeout_is_not_cached_and_a_good_key_then_resolves() {
+    let Some(bin) = agents_bin_with(&["claude", "codex"]) else {
+        return;
+    };
+    if !netns_tools() {
+        return;
+    }
+    let (id, line) = tasks().remove(0);
+    // One key per API: a request with any other gets the vendor's 401.
+    let server = VendorServer::start(&json!({"keys": [ANTHROPIC_KEY, CODEX_KEY], "match": [
+        {"model": "claude-sonnet-4-5", "contains": line,
+         "replies": claude_fix(&id, [vusage(3120, 0, 0, 187), vusage(3388, 0, 0, 23)])},
+        {"model": "gpt-test", "contains": line,
+         "replies": codex_fix(&id, [vusage(4410, 0, 0, 96), vusage(4702, 0, 0, 17)])}]}));
+    let sb = vendor_quickstart(
+        &server,
+        &[
+            ("claude", "claude-code@claude-sonnet-4-5"),
+            ("codex", "codex@gpt-test"),
+        ],
+        "",
+    );
+    sb.edit(
+        "quickstart.toml",
+        "seed = 7",
+        &format!("seed = 7\ninstance_ids = [\"{id}\"]"),
+    );
+    // Claude Code retries a 401 for minutes, printing nothing: bench's timeout stops it.
+    sb.edit(
+        "quickstart.toml",
+        "timeout = \"2m\"\n\n[stages.grade]",
+        "timeout = \"30s\"\n\n[stages.grade]",
+    );
+    let bad = [("ANTHROPIC_API_KEY", BAD_KEY), ("CODEX_API_KEY", BAD_KEY)];
+    let (o, outside) = server.bench(&sb, &bin, &["apply", "quickstart.toml"], &bad);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(outside.is_empty(), "{}", outside.join("\n"));
+    let err = stderr(&o);
+    assert!(
+        err.contains("harness `claude-code` never reached its model (no model call recorded: the model API refused every call until bench's timeout stopped it: 401 invalid x-api-key)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("harness `codex` never reached its model (no model call recorded:")
+            && err.contains("401 Unauthorized"),
+        "{err}"
+    );
+    assert!(!err.contains(BAD_KEY), "{err}");
+    assert!(server.served().iter().all(|r| r["status"] != 200));
+    // Not cached: both solves are still to run.
+    let (plan, _) = server.bench(&sb, &bin, &["plan", "--json", "quickstart.toml"], &bad);
+    assert_eq!(plan.status.code(), Some(2));
+    let v: Value = serde_json::from_slice(&plan.stdout).unwrap();
+    let solves = v["to_run"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["address"].as_str().unwrap().starts_with("solve/"))
+        .count();
+    assert_eq!(solves, 2, "{v}");
+    // The good keys: both resolve, and the results are cached.
+    let (o, outside) = server.bench(&sb, &bin, &["apply", "quickstart.toml"], &good_keys());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(outside.is_empty(), "{}", outside.join("\n"));
+    let r = sb.report_json();
+    for name in ["claude", "codex"] {
+        assert_eq!(team(&r, name)["resolved"], 1, "{name}: {r}");
+    }
+    let (plan, _) = server.bench(&sb, &bin, &["plan", "quickstart.toml"], &good_keys());
+    assert_eq!(plan.status.code(), Some(0), "{}", stdout(&plan));
 }

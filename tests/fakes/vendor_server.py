@@ -19,7 +19,10 @@ Listens on an ephemeral port (written to PORT_FILE once it accepts connections) 
 SCRIPT is the same JSON as model_server.py's: `{"replies": [REPLY, ...], "then": REPLY}` and
 `"match": [{"model": "m", "contains": "text", "replies": [...], "then": REPLY}, ...]` (a request
 whose model is `model`, when given, and whose user text contains `contains` is answered from
-that entry). A REPLY is one of:
+that entry). With `"keys": ["sk-...", ...]`, a request carrying another key (`x-api-key`, or
+`Authorization: Bearer`) gets a 401 as the vendor sends it, its WebSocket upgrade too, and uses
+no scripted reply: a bad key and then a good one can be tried against one server. A REPLY is
+one of:
 
     {"content": "text", "tool_calls": [{"name": "Bash", "arguments": {...}}],
      "usage": {"input": 1200, "cached": 1000, "write": 100, "output": 80}}
@@ -156,10 +159,31 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
         self.wfile.flush()
 
+    def key_refused(self, api, n, body):
+        """Answers a 401 when the script names a key and the request carries another."""
+        want = SCRIPT.get("keys")
+        got = self.headers.get("x-api-key") or (self.headers.get("Authorization") or "")
+        got = got[len("Bearer "):] if got.startswith("Bearer ") else got
+        if want is None or got in want:
+            return False
+        self.record(n, body, 401, None)
+        if api == "anthropic":
+            self.send_json(401, {"type": "error", "error": {
+                "type": "authentication_error", "message": "invalid x-api-key"}})
+        else:
+            self.send_json(401, {"error": {
+                "message": "Incorrect API key provided", "type": "invalid_request_error",
+                "param": None, "code": "invalid_api_key"}})
+        return True
+
     def do_GET(self):
+        # Codex tries a WebSocket upgrade of /v1/responses first: refused as a gateway without
+        # WebSockets refuses it (404), after the key check.
         with LOCK:
             n = COUNT[0]
             COUNT[0] += 1
+        if self.key_refused("responses", n, {}):
+            return
         self.record(n, {}, 404, None)
         self.send_json(404, {"error": {"message": f"no route {self.path}"}})
 
@@ -188,6 +212,8 @@ class Handler(BaseHTTPRequestHandler):
                 COUNT[0] += 1
             self.record(n, body, 404, None)
             self.send_json(404, {"error": {"message": f"no route {self.path}"}})
+            return
+        if self.key_refused(api, None, body):
             return
         n, match, reply = next_reply(body)
         if reply.get("hang"):
