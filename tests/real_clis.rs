@@ -1023,3 +1023,65 @@ fn a_bad_key_under_a_short_timeout_is_not_cached_and_a_good_key_then_resolves() 
     let (plan, _) = server.bench(&sb, &bin, &["plan", "quickstart.toml"], &good_keys());
     assert_eq!(plan.status.code(), Some(0), "{}", stdout(&plan));
 }
+
+#[test]
+fn without_the_builtins_silencing_each_cli_reaches_for_its_vendor_and_strace_sees_it() {
+    let Some(bin) = agents_bin_with(&["claude", "codex"]) else {
+        return;
+    };
+    if !netns_tools() {
+        return;
+    }
+    let (id, line) = tasks().remove(0);
+    let server = VendorServer::start(&json!({"keys": [ANTHROPIC_KEY, CODEX_KEY], "match": [
+        {"model": "claude-sonnet-4-5", "contains": line,
+         "replies": claude_fix(&id, [vusage(3120, 0, 0, 187), vusage(3388, 0, 0, 23)])},
+        {"model": "gpt-test", "contains": line,
+         "replies": codex_fix(&id, [vusage(4410, 0, 0, 96), vusage(4702, 0, 0, 17)])}]}));
+    // The built-in commands less their switches: the variable, and codex's `-c`s.
+    let builtin: toml::Value = toml::from_str(bench::harness::BUILTIN_HARNESSES).unwrap();
+    let command = |h: &str| builtin[h]["command"].as_str().unwrap().to_string();
+    let cases = [
+        (
+            "claude-code",
+            "claude-sonnet-4-5",
+            command("claude-code").replace("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 ", ""),
+        ),
+        (
+            "codex",
+            "gpt-test",
+            command("codex").replace(
+                "-c analytics.enabled=false -c check_for_update_on_startup=false -c feedback.enabled=false -c features.plugins=false -c features.remote_plugin=false -c features.api_key_model_discovery=false ",
+                "",
+            ),
+        ),
+    ];
+    for (harness, model, loud) in cases {
+        assert_ne!(
+            loud,
+            command(harness),
+            "{harness}: the switches are in the built-in"
+        );
+        let sb = vendor_quickstart(&server, &[("loud", &format!("{harness}@{model}"))], "");
+        sb.edit(
+            "quickstart.toml",
+            "seed = 7",
+            &format!("seed = 7\ninstance_ids = [\"{id}\"]"),
+        );
+        sb.edit(
+            "quickstart.toml",
+            &format!("[harnesses.{harness}]\n"),
+            &format!(
+                "[harnesses.{harness}]\ncommand = {}\n",
+                toml::Value::String(loud)
+            ),
+        );
+        let (o, outside) = server.bench(&sb, &bin, &["apply", "quickstart.toml"], &good_keys());
+        assert!(o.status.success(), "{harness}: {}", stderr(&o));
+        assert_eq!(team(&sb.report_json(), "loud")["resolved"], 1, "{harness}");
+        // It still solved through the server, and it tried other hosts too: their DNS lookups
+        // (telemetry, analytics, plugin sync), refused in the namespace.
+        let dns = outside.iter().filter(|l| l.contains("htons(53)")).count();
+        assert!(dns > 0, "{harness}: no attempt outside the server seen");
+    }
+}
