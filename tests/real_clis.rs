@@ -1085,3 +1085,193 @@ fn without_the_builtins_silencing_each_cli_reaches_for_its_vendor_and_strace_see
         assert!(dns > 0, "{harness}: no attempt outside the server seen");
     }
 }
+
+/// The vendor server on the host's own loopback (for the docker backend, whose agents reach it
+/// through bench's egress proxy).
+fn vendor_server_on_host(script: &Value) -> (Child, u16, PathBuf, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let script_path = dir.path().join("script.json");
+    std::fs::write(&script_path, serde_json::to_vec(script).unwrap()).unwrap();
+    let port_file = dir.path().join("port");
+    let log = dir.path().join("served.jsonl");
+    let child = Command::new("python3")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes/vendor_server.py"))
+        .arg(&script_path)
+        .arg(&port_file)
+        .arg(&log)
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let port = loop {
+        if let Ok(p) = std::fs::read_to_string(&port_file) {
+            break p.trim().parse().unwrap();
+        }
+        assert!(started.elapsed() < Duration::from_secs(10));
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    (child, port, log, dir)
+}
+
+/// On docker: the executables of the same wheels, installed into the agent image through
+/// `install_files` (the containers have no network), run in the calc fixture's Debian image
+/// behind the egress allowlist, which holds only the `base_url` endpoint. Each fixes the task
+/// through the scripted server, with tokens and cost as served.
+#[test]
+fn real_claude_code_and_codex_on_docker_from_the_wheels_executables() {
+    let Some(bin) = agents_bin_with(&["claude", "codex"]) else {
+        return;
+    };
+    if !docker_ready(&[CALC_IMAGE]) {
+        return;
+    }
+    let (base, _) = calc_shas();
+    let fix = "sed -i 's/return a - b/return a + b/' calc.py";
+    let replies = |tool: Value| {
+        vec![
+            json!({"content": "Fixing add.", "tool_calls": [tool], "usage": vusage(2100, 512, 128, 77)}),
+            json!({"content": "Done.", "usage": vusage(2300, 2048, 0, 9)}),
+        ]
+    };
+    let (mut child, port, log, _dir) = vendor_server_on_host(&json!({
+        "keys": [ANTHROPIC_KEY, CODEX_KEY], "match": [
+        {"model": "claude-sonnet-4-5", "replies": replies(json!({"name": "Bash",
+            "arguments": {"command": fix, "description": "Fix add"}}))},
+        {"model": "gpt-test", "replies": replies(json!({"name": "exec_command",
+            "arguments": {"cmd": fix}}))}]}));
+    let d = tempfile::tempdir().unwrap();
+    let task = d.path().join("tasks/calc-1");
+    std::fs::create_dir_all(&task).unwrap();
+    std::fs::write(
+        task.join("task.toml"),
+        format!(
+            "instance_id = \"calc-1\"\nrepo = \"fixture/calc\"\nlanguage = \"python\"\ncreated_at = 2026-08-01T00:00:00Z\n\
+problem_statement = \"add() subtracts\"\nimage = \"{CALC_IMAGE}\"\nbase_commit = \"{base}\"\n\
+test_cmds = [\"cd /testbed && python3 -m unittest -v tests.test_add tests.test_mul > /tmp/unittest.log 2>&1\"]\n\
+print_cmds = [\"cat /tmp/unittest.log\"]\nlog_parser = \"unittest\"\n\
+FAIL_TO_PASS = [\"test_add (tests.test_add.T.test_add)\"]\nPASS_TO_PASS = [\"test_mul (tests.test_mul.T.test_mul)\"]\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(task.join("gold.patch"), CALC_FIX).unwrap();
+    std::fs::write(task.join("test.patch"), CALC_TEST_PATCH).unwrap();
+    let agents = bin.parent().unwrap();
+    let manifest = format!(
+        r#"version = 1
+name = "vendors"
+
+[backend]
+kind = "docker"
+cpus = 1
+memory = "2GiB"
+egress = "allowlist"
+
+[datasets.fx]
+format = "local"
+path = "tasks"
+
+[stages.sample]
+kind = "sample"
+dataset = "fx"
+since = 2026-07-01
+seed = 1
+
+[stages.solve]
+kind = "solve"
+needs = ["sample"]
+teams = ["claude", "codex"]
+timeout = "3m"
+
+[stages.grade]
+kind = "grade"
+needs = ["solve"]
+timeout = "2m"
+
+[stages.report]
+kind = "report"
+needs = ["grade"]
+
+[teams.claude]
+topology = "solo"
+worker = "claude-code@claude-sonnet-4-5"
+
+[teams.codex]
+topology = "solo"
+worker = "codex@gpt-test"
+
+[harnesses.claude-code]
+base_url = "http://127.0.0.1:{port}"
+endpoints = []
+install_files = ["{agents}/claude/claude_agent_sdk/_bundled/claude"]
+install = ["install -m 0755 claude /usr/local/bin/claude"]
+
+[harnesses.codex]
+base_url = "http://127.0.0.1:{port}/v1"
+endpoints = []
+install_files = ["{agents}/codex/codex_cli_bin/bin/codex"]
+install = ["install -m 0755 codex /usr/local/bin/codex"]
+
+[pricing."gpt-test"]
+input = {p0}
+cached_input = {p1}
+cache_write = {p2}
+output = {p3}
+"#,
+        agents = agents.display(),
+        p0 = PRICE[0],
+        p1 = PRICE[1],
+        p2 = PRICE[2],
+        p3 = PRICE[3],
+    );
+    std::fs::write(d.path().join("m.toml"), manifest).unwrap();
+    let o = Command::new(bench_bin())
+        .args(["apply", "m.toml"])
+        .current_dir(d.path())
+        .env("NO_COLOR", "1")
+        .env_remove("BENCH_STORE")
+        .envs(good_keys())
+        .output()
+        .unwrap();
+    let served: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: Value = serde_json::from_str(
+        &std::fs::read_to_string(d.path().join("reports/vendors/report.json")).unwrap(),
+    )
+    .unwrap();
+    let cost = |model: &str, price: [f64; 4]| -> f64 {
+        served
+            .iter()
+            .filter(|r| r["model"] == model && r["status"] == 200)
+            .map(|r| {
+                let n = |k: &str| r["usage"][k].as_u64().unwrap() as f64;
+                ((n("input") - n("cached") - n("write")) * price[0]
+                    + n("cached") * price[1]
+                    + n("write") * price[2]
+                    + n("output") * price[3])
+                    / 1e6
+            })
+            .sum()
+    };
+    for (name, model, price, basis) in [
+        ("claude", "claude-sonnet-4-5", SONNET_LIST, "reported"),
+        ("codex", "gpt-test", PRICE, "table"),
+    ] {
+        let t = team(&r, name);
+        assert_eq!(t["resolved"], 1, "{name}: {t}");
+        assert_eq!(t["cost"]["basis"], json!({basis: 1}), "{name}: {t}");
+        let want = cost(model, price);
+        let got = t["cost"]["total_priced_usd"].as_f64().unwrap();
+        assert!(
+            want > 0.0 && (got - want).abs() < 1e-9,
+            "{name}: ${got} != ${want}"
+        );
+    }
+    let stored =
+        String::from_utf8_lossy(&everything(&d.path().join(".bench/objects"))).into_owned();
+    assert!(!stored.contains(ANTHROPIC_KEY) && !stored.contains(CODEX_KEY));
+}
