@@ -420,6 +420,15 @@ fn a_401_after_two_calls_is_a_result_with_its_cost() {
                    "then": {"status": 401, "message": "Incorrect API key provided"}}],
         "then": {"status": 401, "message": "Incorrect API key provided"}}));
     let sb = quickstart_with(&[("mini", "mini-swe-agent@openai/fake-mini")], "", &[]);
+    // The server by `base_url`, not by a variable passed in `env`.
+    sb.edit(
+        "quickstart.toml",
+        "[harnesses.mini-swe-agent]\nenv = [\"OPENAI_API_KEY\", \"OPENAI_API_BASE\"]",
+        &format!(
+            "[harnesses.mini-swe-agent]\nenv = [\"OPENAI_API_KEY\"]\nbase_url = \"{}\"",
+            server.base()
+        ),
+    );
     // Only the task the script knows.
     sb.edit(
         "quickstart.toml",
@@ -558,6 +567,15 @@ fn aider_with_cache_hits_and_writes_is_priced_from_exact_tokens() {
         &[("aider", "aider@openai/fake-aider")],
         "",
         &["AIDER_MODEL_METADATA_FILE"],
+    );
+    // The server by `base_url`, not by a variable passed in `env`.
+    sb.edit(
+        "quickstart.toml",
+        "[harnesses.aider]\nenv = [\"OPENAI_API_KEY\", \"OPENAI_API_BASE\", \"AIDER_MODEL_METADATA_FILE\"]",
+        &format!(
+            "[harnesses.aider]\nenv = [\"OPENAI_API_KEY\", \"AIDER_MODEL_METADATA_FILE\"]\nbase_url = \"{}\"",
+            server.base()
+        ),
     );
     sb.edit(
         "quickstart.toml",
@@ -923,6 +941,20 @@ fn real_claude_code_and_codex_solve_quickstart_tasks_exactly_and_silently() {
                 .all(|r| r["key"] == key.as_str() && r["stream"] == true)
         );
     }
+    // Nothing but model calls: Claude Code's messages, Codex's responses (a refused WebSocket
+    // upgrade, then HTTP).
+    for r in &served {
+        let call = (r["method"].as_str().unwrap(), r["path"].as_str().unwrap());
+        assert!(
+            matches!(
+                call,
+                ("POST", "/v1/messages?beta=true")
+                    | ("POST", "/v1/responses")
+                    | ("GET", "/v1/responses")
+            ),
+            "{r}"
+        );
+    }
     for team in ["claude", "gateway", "codex"] {
         for p in solve_patches(&sb, team) {
             assert!(p.contains("diff --git"), "{team}: {p}");
@@ -1083,6 +1115,19 @@ fn without_the_builtins_silencing_each_cli_reaches_for_its_vendor_and_strace_see
         // (telemetry, analytics, plugin sync), refused in the namespace.
         let dns = outside.iter().filter(|l| l.contains("htons(53)")).count();
         assert!(dns > 0, "{harness}: no attempt outside the server seen");
+        let stored = trajectories(&sb);
+        if harness == "codex" {
+            // Its queries name the hosts: analytics and web (chatgpt.com), plugin sync (GitHub).
+            let all = outside.join("\n");
+            assert!(all.contains("\\7chatgpt\\3com"), "{all}");
+            assert!(all.contains("\\6github\\3com"), "{all}");
+        } else {
+            // Claude Code left its failed telemetry events in HOME: listed, not kept.
+            assert!(
+                stored.contains(".claude/telemetry/1p_failed_events."),
+                "no dump"
+            );
+        }
     }
 }
 

@@ -33,3 +33,82 @@ pub fn adapter_version(
         _ => 1,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// Each built-in's command, rendered as a solve renders it, with and without `base_url`.
+    fn render(harness: &str, model: &str, base_url: &str) -> String {
+        let builtin: toml::Value = toml::from_str(super::BUILTIN_HARNESSES).expect("parses");
+        let template = builtin[harness]["command"].as_str().expect("a command");
+        let mut hb = handlebars::Handlebars::new();
+        hb.register_escape_fn(handlebars::no_escape);
+        hb.set_strict_mode(true);
+        let vars = serde_json::json!({
+            "script": "", "prompt_file": "/side/prompt.md", "model": model, "workdir": "/repo",
+            "side_dir": "/side", "max_cost_usd": "", "base_url": base_url,
+            "provider": model.split_once('/').map(|(p, _)| p).unwrap_or_default(),
+        });
+        hb.render_template(template, &vars).expect("renders")
+    }
+
+    #[test]
+    fn base_url_sets_each_clis_own_variable_or_flag() {
+        let cases = [
+            (
+                "claude-code",
+                "claude-x",
+                "ANTHROPIC_BASE_URL='http://gw:4000' claude -p",
+            ),
+            (
+                "codex",
+                "gpt-x",
+                "-c 'openai_base_url=\"http://gw:4000\"' --model 'gpt-x'",
+            ),
+            (
+                "aider",
+                "openai/m",
+                "OPENAI_API_BASE='http://gw:4000' aider ",
+            ),
+            (
+                "mini-swe-agent",
+                "openai/m",
+                "OPENAI_API_BASE='http://gw:4000' mini ",
+            ),
+            (
+                "opencode",
+                "anthropic/claude-x",
+                r#"OPENCODE_CONFIG_CONTENT='{"provider":{"anthropic":{"options":{"baseURL":"http://gw:4000"}}}}' opencode run"#,
+            ),
+        ];
+        for (harness, model, want) in cases {
+            let with = render(harness, model, "http://gw:4000");
+            assert!(with.contains(want), "{harness}: {with}");
+            let without = render(harness, model, "");
+            assert!(!without.contains("gw:4000"), "{harness}: {without}");
+            for var in [
+                "ANTHROPIC_BASE_URL",
+                "openai_base_url",
+                "OPENAI_API_BASE",
+                "OPENCODE_CONFIG",
+            ] {
+                assert!(!without.contains(var), "{harness}: {without}");
+            }
+        }
+        // The telemetry switches are always there.
+        assert!(
+            render("claude-code", "m", "")
+                .starts_with("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 claude")
+        );
+        let codex = render("codex", "m", "");
+        for flag in [
+            "analytics.enabled=false",
+            "check_for_update_on_startup=false",
+            "feedback.enabled=false",
+            "features.plugins=false",
+            "features.remote_plugin=false",
+            "features.api_key_model_discovery=false",
+        ] {
+            assert!(codex.contains(&format!("-c {flag} ")), "{codex}");
+        }
+    }
+}
