@@ -801,6 +801,28 @@ fn write_fix(task: &str) -> String {
         .join(" && ")
 }
 
+/// The most a Claude Code or Codex trajectory of these two-call runs may take: the
+/// conversation and logs, not the caches (Codex's was about 0.9 MB with its skills and SQLite
+/// files).
+const TRAJECTORY_CAP: usize = 400 << 10;
+
+/// The sizes of the stored trajectories of `team`'s solves.
+fn trajectory_sizes(sb: &Sandbox, team: &str) -> Vec<usize> {
+    let store = bench::store::Store::open_existing(&sb.path(".bench")).unwrap();
+    let manifest = std::fs::canonicalize(sb.manifest()).unwrap();
+    let mut out = Vec::new();
+    for (address, key) in store.load_index(&manifest).nodes {
+        if address.starts_with("solve/") && address.contains(&format!("/{team}/")) {
+            let bench::store::Lookup::Hit(rec) = store.get_action(&key) else {
+                panic!("no record for {address}");
+            };
+            out.push(store.get_blob(&rec.blobs["trajectory"]).unwrap().len());
+        }
+    }
+    assert!(!out.is_empty(), "no solve of {team}");
+    out
+}
+
 fn vusage(input: u64, cached: u64, write: u64, output: u64) -> Value {
     json!({"input": input, "cached": cached, "write": write, "output": output})
 }
@@ -978,6 +1000,12 @@ fn real_claude_code_and_codex_solve_quickstart_tasks_exactly_and_silently() {
         !stored.contains("1p_failed_events"),
         "claude's telemetry dump"
     );
+    for team in ["claude", "codex"] {
+        for n in trajectory_sizes(&sb, team) {
+            eprintln!("{team}: trajectory of {n} bytes");
+            assert!(n < TRAJECTORY_CAP, "{team}: a trajectory of {n} bytes");
+        }
+    }
     // A rerun runs nothing.
     let (plan, _) = server.bench(&sb, &bin, &["plan", "quickstart.toml"], &good_keys());
     assert_eq!(plan.status.code(), Some(0), "{}", stdout(&plan));
