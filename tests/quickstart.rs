@@ -47,6 +47,16 @@ fn quickstart_runs_then_reruns_nothing() {
 
     // Per task, the verdicts match EXPECTED.md.
     let md = sb.read("reports/quickstart/report.md");
+    // The error bars: Wilson and clustered intervals, the headline's, the paired difference
+    // with the baseline and Holm's p.
+    for needle in [
+        "| 95% CI (headline) | 95% CI (Wilson) | 95% CI (clustered, 8 repos) |",
+        "## Against the baseline `nop`",
+        "| fixer − nop | +37.5 pts |",
+        "p (Holm, 2 comparisons)",
+    ] {
+        assert!(md.contains(needle), "report.md lacks {needle:?}:\n{md}");
+    }
     let expected = expected_outcomes(&sb);
     assert_eq!(expected.len(), 8);
     for (task, [oracle, nop, fixer]) in expected {

@@ -12,4 +12,4 @@ pub const SAMPLE: u32 = 2;
 /// The team logic (`harness::teams`): how topologies run agents and pick a patch.
 pub const SOLVE: u32 = 2;
 /// The report renderer (`report/`, `stages/report.rs`).
-pub const REPORT: u32 = 5;
+pub const REPORT: u32 = 6;
