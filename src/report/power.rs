@@ -17,8 +17,8 @@
 //! their rates p0 (baseline) and p1 = p0 + δ, so the discordant share is
 //! `p0(1 - p1) + p1(1 - p0)` and `σ_d² = p0(1 - p0) + p1(1 - p1)`. Agents usually agree more
 //! than that (easy tasks are easy for both), which leaves fewer discordant pairs and more
-//! power: the figures are conservative. The baseline rate is 50% unless given, close to the
-//! largest variance.
+//! power: the figures are conservative. The baseline rate is 50% unless given (for small
+//! differences the largest variance, so the most conservative choice).
 
 use super::inference::{normal_cdf, normal_quantile, normal_sf};
 
