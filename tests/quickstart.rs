@@ -425,7 +425,7 @@ fn plan_shows_the_power_of_the_comparison_before_anything_runs() {
     let out = stdout(&text);
     for needle in [
         "power vs baseline `nop` (6 paired tasks, baseline rate 50% assumed; set it with --baseline-rate, alpha 0.05, 80% power): too few tasks to detect any improvement on a 50% baseline",
-        "power: detecting +5.0 pts needs ",
+        "power: detecting +5.0 pts needs 1562 paired tasks (the plan has 6)",
         "power method: normal approximation of McNemar's test",
         "assumed independent given their rates",
     ] {
@@ -451,11 +451,20 @@ fn plan_shows_the_power_of_the_comparison_before_anything_runs() {
     let needed = power["tasks_needed"].as_u64().expect("tasks needed");
     // The unedited quickstart's 8 tasks detect about +50 points on a 50% baseline.
     sb.edit("quickstart.toml", "\nlimit = 6", "");
-    let eight = stdout(&sb.bench(&["plan", "quickstart.toml"]));
-    assert!(
-        eight.contains("(8 paired tasks, baseline rate 50% assumed; set it with --baseline-rate, alpha 0.05, 80% power): smallest detectable difference +49.8 pts"),
-        "{eight}"
-    );
+    // The README's listing.
+    let eight = stdout(&sb.bench(&["plan", "quickstart.toml", "--detect", "5pts"]));
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README");
+    for line in [
+        "  power vs baseline `nop` (8 paired tasks, baseline rate 50% assumed; set it with --baseline-rate, alpha 0.05, 80% power): smallest detectable difference +49.8 pts\n",
+        "  power: detecting +5.0 pts needs 1562 paired tasks (the plan has 8)\n",
+    ] {
+        assert!(eight.contains(line), "{eight}");
+        assert!(
+            readme.contains(&format!("  {line}")),
+            "README lacks {line:?}"
+        );
+    }
     let bad = sb.bench(&["plan", "quickstart.toml", "--detect", "5x"]);
     assert_eq!(bad.status.code(), Some(1));
     assert!(stderr(&bad).contains("`--detect 5x` is not a number of percentage points"));

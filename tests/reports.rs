@@ -666,6 +666,7 @@ fn quickstart_report_files() {
         "| fixer − nop | +37.5 pts | +1.6 pts – +73.4 pts | 3/0 | 0.250 | 0.250 |",
         "p (Holm, 2 comparisons)",
         "Headline interval: the wider of Wilson's and the cluster-robust one",
+        "With only 8 repositories the clustered error is itself uncertain.",
     ] {
         assert!(md.contains(needle), "report.md lacks {needle:?}:\n{md}");
     }
@@ -767,6 +768,12 @@ fn bench_report_compares_manifests_side_by_side() {
     assert_eq!(row["vs"]["team"], "fixer");
     assert_eq!(row["vs"]["wins"], 0);
     assert_eq!(row["vs"]["p_value"], 1.0);
+    // The same results: a zero paired difference, its clustered interval (8 repositories)
+    // collapsed on 0, and Holm over the three rows against the first experiment.
+    assert_eq!(row["vs"]["diff_low_points"], 0.0);
+    assert_eq!(row["vs"]["diff_high_points"], 0.0);
+    assert_eq!(row["vs"]["p_holm"], 1.0);
+    assert!(md.contains("| Δ rate 95% CI (clustered) |"), "{md}");
     assert!(
         !sb.path("reports/quickstart-b").exists(),
         "report runs nothing"
