@@ -123,6 +123,50 @@ fn first_resolved(
     out.into_iter().map(|(k, (_, r))| (k, r)).collect()
 }
 
+/// Each common task's cluster: its repository (the smallest any experiment gives), or itself.
+fn clusters<'a>(experiments: &'a [Experiment], common: &'a BTreeSet<String>) -> Vec<(u8, &'a str)> {
+    let mut repos: BTreeMap<&str, &str> = BTreeMap::new();
+    for p in experiments.iter().flat_map(|e| &e.pairs) {
+        if let (true, Some(repo)) = (common.contains(&p.task), p.repo.as_deref()) {
+            let slot = repos.entry(p.task.as_str()).or_insert(repo);
+            *slot = (*slot).min(repo);
+        }
+    }
+    common
+        .iter()
+        .map(|t| repos.get(t.as_str()).map_or((1, t.as_str()), |r| (0, *r)))
+        .collect()
+}
+
+type Resolved = BTreeMap<(String, String), bool>;
+
+/// Wins, losses and the clustered paired difference of team `a` against team `b` on `common`
+/// (a missing first replicate counts as unresolved).
+fn paired(
+    common: &BTreeSet<String>,
+    (a_resolved, a_team): (&Resolved, &String),
+    (b_resolved, b_team): (&Resolved, &String),
+    clusters: &[(u8, &str)],
+) -> (u64, u64, Option<crate::report::inference::ClusteredMean>) {
+    let (mut wins, mut losses) = (0, 0);
+    let mut diffs = Vec::with_capacity(common.len());
+    for task in common {
+        let get = |m: &Resolved, team: &String| {
+            m.get(&(task.clone(), team.clone()))
+                .copied()
+                .unwrap_or(false)
+        };
+        let (a, b) = (get(a_resolved, a_team), get(b_resolved, b_team));
+        match (a, b) {
+            (true, false) => wins += 1,
+            (false, true) => losses += 1,
+            _ => {}
+        }
+        diffs.push(f64::from(u8::from(a)) - f64::from(u8::from(b)));
+    }
+    (wins, losses, clustered_mean(&diffs, clusters, Z_95))
+}
+
 /// Compares experiments on the tasks they share.
 pub fn compare(experiments: &[Experiment]) -> Comparison {
     // Tasks common within each experiment, then across all of them.
@@ -180,18 +224,7 @@ pub fn compare(experiments: &[Experiment]) -> Comparison {
         summaries.push(s.teams);
         resolved.push(first_resolved(&e.pairs, &common));
     }
-    // Each common task's cluster: its repository (the smallest any experiment gives), or itself.
-    let mut repos: BTreeMap<&str, &str> = BTreeMap::new();
-    for p in experiments.iter().flat_map(|e| &e.pairs) {
-        if let (true, Some(repo)) = (common.contains(&p.task), p.repo.as_deref()) {
-            let slot = repos.entry(p.task.as_str()).or_insert(repo);
-            *slot = (*slot).min(repo);
-        }
-    }
-    let clusters: Vec<(u8, &str)> = common
-        .iter()
-        .map(|t| repos.get(t.as_str()).map_or((1, t.as_str()), |r| (0, *r)))
-        .collect();
+    let clusters = clusters(experiments, &common);
     let mut rows = Vec::new();
     for (i, e) in experiments.iter().enumerate() {
         for t in &summaries[i] {
@@ -207,25 +240,12 @@ pub fn compare(experiments: &[Experiment]) -> Comparison {
                             .or_else(|| first.teams.first().cloned())
                     }?;
                     let rt = summaries[0].iter().find(|x| x.team == reference)?;
-                    let (mut wins, mut losses) = (0, 0);
-                    let mut diffs = Vec::with_capacity(common.len());
-                    for task in &common {
-                        let a = resolved[i]
-                            .get(&(task.clone(), t.team.clone()))
-                            .copied()
-                            .unwrap_or(false);
-                        let b = resolved[0]
-                            .get(&(task.clone(), reference.clone()))
-                            .copied()
-                            .unwrap_or(false);
-                        match (a, b) {
-                            (true, false) => wins += 1,
-                            (false, true) => losses += 1,
-                            _ => {}
-                        }
-                        diffs.push(f64::from(u8::from(a)) - f64::from(u8::from(b)));
-                    }
-                    let diff = clustered_mean(&diffs, &clusters, Z_95);
+                    let (wins, losses, diff) = paired(
+                        &common,
+                        (&resolved[i], &t.team),
+                        (&resolved[0], &reference),
+                        &clusters,
+                    );
                     Some(Versus {
                         experiment: first.label.clone(),
                         team: reference,

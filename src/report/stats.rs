@@ -609,7 +609,7 @@ pub fn team_statistics(pairs: &[PairOutcome], teams: &[String], opts: &StatsOpti
     }
 
     // (task, team) -> replicate -> pair; later occurrences replace earlier ones.
-    let mut cells: BTreeMap<(&str, &str), BTreeMap<u32, &PairOutcome>> = BTreeMap::new();
+    let mut cells: Cells<'_> = BTreeMap::new();
     for pair in pairs {
         if team_order.contains(&pair.team.as_str()) {
             cells
@@ -690,20 +690,7 @@ pub fn team_statistics(pairs: &[PairOutcome], teams: &[String], opts: &StatsOpti
     };
     let baseline_primary = baseline.map(primary);
 
-    // The cluster of each common task: its repository (the smallest one its pairs give), or
-    // the task itself when none gives one.
-    let clusters: Vec<(u8, &str)> = common
-        .iter()
-        .map(|task| {
-            team_order
-                .iter()
-                .filter_map(|team| cells.get(&(*task, *team)))
-                .flat_map(|reps| reps.values())
-                .filter_map(|pair| pair.repo.as_deref())
-                .min()
-                .map_or((1, *task), |repo| (0, repo))
-        })
-        .collect();
+    let clusters = task_clusters(&common, &team_order, &cells);
     let repositories = clusters.iter().collect::<BTreeSet<_>>().len() as u64;
 
     let mut team_summaries = Vec::new();
@@ -714,82 +701,17 @@ pub fn team_statistics(pairs: &[PairOutcome], teams: &[String], opts: &StatsOpti
         if let (Some(base), Some(base_solved)) = (baseline, &baseline_primary)
             && base != *team
         {
-            let wins = solved
-                .iter()
-                .zip(base_solved)
-                .filter(|(t, b)| **t && !**b)
-                .count() as u64;
-            let losses = solved
-                .iter()
-                .zip(base_solved)
-                .filter(|(t, b)| !**t && **b)
-                .count() as u64;
-            let base_resolved = base_solved.iter().filter(|b| **b).count() as u64;
-            // Per task, the mean score of each team's runs; the tasks both scored, paired.
-            let task_scores = |team: &str| -> Vec<Option<f64>> {
-                runs.get(team)
-                    .map(|tasks| {
-                        tasks
-                            .iter()
-                            .map(|r| {
-                                mean(
-                                    &r.iter()
-                                        .filter_map(|run| run.pair.score)
-                                        .collect::<Vec<_>>(),
-                                )
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default()
-            };
-            let diffs: Vec<f64> = task_scores(team)
-                .into_iter()
-                .zip(task_scores(base))
-                .filter_map(|(t, b)| Some(t? - b?))
-                .collect();
-            let score_diff = mean(&diffs).and_then(|m| {
-                let (low, high) = bootstrap_interval(&diffs)?;
-                Some(ScoreInterval {
-                    mean: m,
-                    low,
-                    high,
-                    method: "bootstrap",
-                    n: diffs.len() as u64,
-                })
-            });
-            let per_task: Vec<f64> = solved
-                .iter()
-                .zip(base_solved)
-                .map(|(t, b)| f64::from(u8::from(*t)) - f64::from(u8::from(*b)))
-                .collect();
-            let diff = clustered_mean(&per_task, &clusters, Z_95);
-            let p_value = mcnemar_exact(wins, losses);
-            summary.vs_baseline = Some(Comparison {
-                wins,
-                losses,
-                p_value,
-                p_holm: p_value,
-                rate_diff: summary.rate - ratio_or_zero(base_resolved, common.len() as u64),
-                diff_se: diff.map(|d| d.se),
-                diff_low: diff.map(|d| d.low.max(-1.0)),
-                diff_high: diff.map(|d| d.high.min(1.0)),
-                score_diff,
-            });
+            let scores = (task_mean_scores(&runs, team), task_mean_scores(&runs, base));
+            summary.vs_baseline = Some(compare_with_baseline(
+                (&solved, base_solved),
+                scores,
+                &clusters,
+                summary.rate,
+            ));
         }
         team_summaries.push(summary);
     }
-    // Holm over every comparison with the baseline.
-    let raw: Vec<f64> = team_summaries
-        .iter()
-        .filter_map(|t| t.vs_baseline.as_ref().map(|c| c.p_value))
-        .collect();
-    let mut adjusted = holm(&raw).into_iter();
-    for comparison in team_summaries
-        .iter_mut()
-        .filter_map(|t| t.vs_baseline.as_mut())
-    {
-        comparison.p_holm = adjusted.next().unwrap_or(comparison.p_value);
-    }
+    adjust_holm(&mut team_summaries);
 
     let group_of = |task: &str, field: fn(&PairOutcome) -> Option<&String>| -> String {
         team_order
@@ -848,6 +770,165 @@ pub fn headline(wilson: (f64, f64), clustered: Option<(f64, f64)>) -> (&'static 
         Some((low, high)) if high - low > wilson.1 - wilson.0 => ("clustered", low, high),
         _ => ("wilson", wilson.0, wilson.1),
     }
+}
+
+/// Cells of the listed teams: (task, team) -> replicate -> pair.
+type Cells<'a> = BTreeMap<(&'a str, &'a str), BTreeMap<u32, &'a PairOutcome>>;
+
+/// The cluster of each common task: its repository (the smallest one its pairs give), or the
+/// task itself when none gives one.
+fn task_clusters<'a>(
+    common: &[&'a str],
+    teams: &[&'a str],
+    cells: &Cells<'a>,
+) -> Vec<(u8, &'a str)> {
+    common
+        .iter()
+        .map(|task| {
+            teams
+                .iter()
+                .filter_map(|team| cells.get(&(*task, *team)))
+                .flat_map(|reps| reps.values())
+                .filter_map(|pair| pair.repo.as_deref())
+                .min()
+                .map_or((1, *task), |repo| (0, repo))
+        })
+        .collect()
+}
+
+/// Holm's adjustment over every comparison with the baseline, in `p_holm`.
+fn adjust_holm(teams: &mut [TeamSummary]) {
+    let raw: Vec<f64> = teams
+        .iter()
+        .filter_map(|t| t.vs_baseline.as_ref().map(|c| c.p_value))
+        .collect();
+    let mut adjusted = holm(&raw).into_iter();
+    for comparison in teams.iter_mut().filter_map(|t| t.vs_baseline.as_mut()) {
+        comparison.p_holm = adjusted.next().unwrap_or(comparison.p_value);
+    }
+}
+
+/// Per common task, the mean score of a team's scored runs (`None`: no scored run).
+fn task_mean_scores(runs: &BTreeMap<&str, Vec<Vec<Run<'_>>>>, team: &str) -> Vec<Option<f64>> {
+    runs.get(team)
+        .map(|tasks| {
+            tasks
+                .iter()
+                .map(|r| {
+                    mean(
+                        &r.iter()
+                            .filter_map(|run| run.pair.score)
+                            .collect::<Vec<_>>(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A team against the baseline on the common tasks: first-replicate outcomes `(team,
+/// baseline)`, per-task mean scores `(team, baseline)`, the tasks' clusters and the team's
+/// rate. `p_holm` is the raw p-value until [`team_statistics`] adjusts them together.
+fn compare_with_baseline(
+    (solved, base_solved): (&[bool], &[bool]),
+    (scores, base_scores): (Vec<Option<f64>>, Vec<Option<f64>>),
+    clusters: &[(u8, &str)],
+    rate: f64,
+) -> Comparison {
+    let pairs = || solved.iter().zip(base_solved);
+    let wins = pairs().filter(|(t, b)| **t && !**b).count() as u64;
+    let losses = pairs().filter(|(t, b)| !**t && **b).count() as u64;
+    let base_resolved = base_solved.iter().filter(|b| **b).count() as u64;
+    // The tasks both scored, paired.
+    let diffs: Vec<f64> = scores
+        .into_iter()
+        .zip(base_scores)
+        .filter_map(|(t, b)| Some(t? - b?))
+        .collect();
+    let score_diff = mean(&diffs).and_then(|m| {
+        let (low, high) = bootstrap_interval(&diffs)?;
+        Some(ScoreInterval {
+            mean: m,
+            low,
+            high,
+            method: "bootstrap",
+            n: diffs.len() as u64,
+        })
+    });
+    let per_task: Vec<f64> = pairs()
+        .map(|(t, b)| f64::from(u8::from(*t)) - f64::from(u8::from(*b)))
+        .collect();
+    let diff = clustered_mean(&per_task, clusters, Z_95);
+    let p_value = mcnemar_exact(wins, losses);
+    Comparison {
+        wins,
+        losses,
+        p_value,
+        p_holm: p_value,
+        rate_diff: rate - ratio_or_zero(base_resolved, solved.len() as u64),
+        diff_se: diff.map(|d| d.se),
+        diff_low: diff.map(|d| d.low.max(-1.0)),
+        diff_high: diff.map(|d| d.high.min(1.0)),
+        score_diff,
+    }
+}
+
+/// The replicate block of a team whose cells have several replicates (`None` otherwise).
+fn replicate_stats(task_runs: &[Vec<Run<'_>>], clusters: &[(u8, &str)]) -> Option<ReplicateStats> {
+    let counts: Vec<(u64, u64)> = task_runs
+        .iter()
+        .map(|runs| {
+            let correct = runs.iter().filter(|run| run.resolved).count() as u64;
+            (runs.len() as u64, correct)
+        })
+        .collect();
+    let max_replicates = counts.iter().map(|(n, _)| *n).max().unwrap_or(0);
+    if max_replicates < 2 {
+        return None;
+    }
+    let min_replicates = counts.iter().map(|(n, _)| *n).min().unwrap_or(0);
+    let pass_at_k = (1..=min_replicates)
+        .map(|k| {
+            let per_task: Vec<f64> = counts
+                .iter()
+                .filter_map(|(n, c)| pass_at_k(*n, *c, k))
+                .collect();
+            (k, mean(&per_task).unwrap_or(0.0))
+        })
+        .collect();
+    let best_of_resolved = counts.iter().filter(|(_, c)| *c > 0).count() as u64;
+    let best_scores: Vec<f64> = task_runs
+        .iter()
+        .filter_map(|runs| {
+            runs.iter()
+                .filter_map(|run| run.pair.score)
+                .reduce(f64::max)
+        })
+        .collect();
+    let task_means: Vec<f64> = counts.iter().map(|(n, c)| ratio_or_zero(*c, *n)).collect();
+    let by_repository = clusters.iter().collect::<BTreeSet<_>>().len() >= 2;
+    let (estimate, mean_clusters) = if by_repository {
+        (clustered_mean(&task_means, clusters, Z_95), "repository")
+    } else {
+        let each: Vec<usize> = (0..task_means.len()).collect();
+        (clustered_mean(&task_means, &each, Z_95), "task")
+    };
+    let split = variance_split(&counts);
+    Some(ReplicateStats {
+        min_replicates,
+        max_replicates,
+        pass_at_k,
+        best_of_resolved,
+        best_of_rate: ratio_or_zero(best_of_resolved, task_runs.len() as u64),
+        best_score: mean(&best_scores),
+        mean: mean(&task_means).unwrap_or(0.0),
+        mean_se: estimate.map(|e| e.se),
+        mean_low: estimate.map(|e| e.low.max(0.0)),
+        mean_high: estimate.map(|e| e.high.min(1.0)),
+        mean_clusters,
+        within_task_variance: split.map(|s| s.within),
+        between_task_variance: split.map(|s| s.between),
+    })
 }
 
 /// A pair as a run of a valid cell, or `None` when it makes the cell invalid.
@@ -917,62 +998,7 @@ fn summarize_team(
         })
         .collect();
 
-    let replicate_counts: Vec<u64> = task_runs.iter().map(|runs| runs.len() as u64).collect();
-    let max_replicates = replicate_counts.iter().copied().max().unwrap_or(0);
-    let replicates = (max_replicates > 1).then(|| {
-        let min_replicates = replicate_counts.iter().copied().min().unwrap_or(0);
-        let pass_at_k = (1..=min_replicates)
-            .map(|k| {
-                let per_task: Vec<f64> = task_runs
-                    .iter()
-                    .filter_map(|runs| {
-                        let correct = runs.iter().filter(|run| run.resolved).count() as u64;
-                        pass_at_k(runs.len() as u64, correct, k)
-                    })
-                    .collect();
-                (k, mean(&per_task).unwrap_or(0.0))
-            })
-            .collect();
-        let best_of_resolved = task_runs
-            .iter()
-            .filter(|runs| runs.iter().any(|run| run.resolved))
-            .count() as u64;
-        let best_scores: Vec<f64> = task_runs
-            .iter()
-            .filter_map(|runs| scores_of(runs).into_iter().reduce(f64::max))
-            .collect();
-        let counts: Vec<(u64, u64)> = task_runs
-            .iter()
-            .map(|runs| {
-                let correct = runs.iter().filter(|run| run.resolved).count() as u64;
-                (runs.len() as u64, correct)
-            })
-            .collect();
-        let task_means: Vec<f64> = counts.iter().map(|(n, c)| ratio_or_zero(*c, *n)).collect();
-        let by_repository = clusters.iter().collect::<BTreeSet<_>>().len() >= 2;
-        let (estimate, mean_clusters) = if by_repository {
-            (clustered_mean(&task_means, clusters, Z_95), "repository")
-        } else {
-            let each: Vec<usize> = (0..task_means.len()).collect();
-            (clustered_mean(&task_means, &each, Z_95), "task")
-        };
-        let split = variance_split(&counts);
-        ReplicateStats {
-            min_replicates,
-            max_replicates,
-            pass_at_k,
-            best_of_resolved,
-            best_of_rate: ratio_or_zero(best_of_resolved, tasks),
-            best_score: mean(&best_scores),
-            mean: mean(&task_means).unwrap_or(0.0),
-            mean_se: estimate.map(|e| e.se),
-            mean_low: estimate.map(|e| e.low.max(0.0)),
-            mean_high: estimate.map(|e| e.high.min(1.0)),
-            mean_clusters,
-            within_task_variance: split.map(|s| s.within),
-            between_task_variance: split.map(|s| s.between),
-        }
-    });
+    let replicates = replicate_stats(task_runs, clusters);
 
     TeamSummary {
         team: team.to_owned(),
