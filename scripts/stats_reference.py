@@ -1,22 +1,32 @@
 #!/usr/bin/env python3
 """Reference values for bench's report statistics (src/report/stats.rs).
 
-Writes tests/fixtures/stats/reference.json, which the unit tests of
-src/report/stats.rs load and compare against to 1e-9. The file is checked in;
-CI does not run this script. Re-run it after changing the semantics:
+Writes tests/fixtures/stats/reference.json (or the path given as the first
+argument), which the unit tests of src/report/{stats,inference,power}.rs load
+and compare against to 1e-9. The file is checked in, and CI reruns this script
+(tests/stats_oracle.rs, with the versions .ci/run pins: scipy 1.17.1,
+statsmodels 0.15.0, numpy 2.4.6) and fails when its output drifts from the
+checked-in file. Re-run it after changing the semantics:
 
-    python3 -m venv /tmp/statsvenv
-    /tmp/statsvenv/bin/pip install scipy statsmodels numpy
-    /tmp/statsvenv/bin/python scripts/stats_reference.py
+    python3 scripts/stats_reference.py
 
 Everything here is computed independently of the Rust code: Wilson intervals
 with statsmodels, McNemar p-values exactly with Python integers (checked
 against statsmodels mcnemar(exact=True) and scipy binomtest), pass@k exactly
-with fractions (checked against the numpy product of Chen et al.), medians with
-numpy, and the team_statistics scenarios with a plain-Python implementation of
-the semantics documented at the top of src/report/stats.rs.
+with fractions (checked against the numpy product of Chen et al. and, for small
+n, by enumerating every k-subset), medians with numpy, clustered standard
+errors with statsmodels' cluster-robust OLS on a constant, Holm with
+statsmodels multipletests, power with statsmodels NormalIndPower (and scipy's
+brentq for the detectable difference), the normal distribution with scipy, the
+variance split with numpy, the bootstrap with the same splitmix64 generator and
+resampling as the Rust code and numpy's percentile (exact agreement with
+scipy.stats.bootstrap is impossible: it draws from numpy's PCG64; its
+percentile interval is checked to agree within Monte Carlo error), and the
+team_statistics scenarios with a plain-Python implementation of the semantics
+documented at the top of src/report/stats.rs.
 """
 
+import itertools
 import json
 import math
 import random
@@ -27,8 +37,11 @@ from pathlib import Path
 import numpy as np
 import scipy
 import statsmodels
-from scipy import stats
+import statsmodels.api as sm
+from scipy import optimize, stats
 from statsmodels.stats.contingency_tables import mcnemar
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.power import NormalIndPower
 from statsmodels.stats.proportion import proportion_confint
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "stats" / "reference.json"
@@ -82,6 +95,124 @@ def pass_at_k_chen(n, c, k):
     if n - c < k:
         return 1.0
     return float(1.0 - np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))
+
+
+def pass_at_k_enumerated(n, c, k):
+    """The share of the k-subsets of n samples (c of them correct) holding a correct one."""
+    hits = total = 0
+    for subset in itertools.combinations(range(n), k):
+        total += 1
+        hits += any(i < c for i in subset)
+    return Fraction(hits, total)
+
+
+# --- clustered errors, Holm, variance split, bootstrap, power ------------------
+
+
+def clustered(values, clusters):
+    """statsmodels OLS of values on a constant with cluster-robust (CR1) errors."""
+    if not values or len(set(clusters)) < 2:
+        return None
+    _, codes = np.unique(np.array(clusters, dtype=object).astype(str), return_inverse=True)
+    fit = sm.OLS(np.asarray(values, dtype=float), np.ones((len(values), 1))).fit(
+        cov_type="cluster", cov_kwds={"groups": codes}
+    )
+    low, high = fit.conf_int(alpha=0.05)[0]
+    return {"mean": float(fit.params[0]), "se": float(fit.bse[0]), "low": float(low), "high": float(high)}
+
+
+def holm(pvalues):
+    if not pvalues:
+        return []
+    return [float(x) for x in multipletests(pvalues, alpha=0.05, method="holm")[1]]
+
+
+def variance_split(counts):
+    used = [(n, c) for n, c in counts if n >= 2 and c <= n]
+    if len(used) < 2:
+        return None
+    rates = np.array([c / n for n, c in used])
+    s2 = np.array([np.var([1.0] * c + [0.0] * (n - c), ddof=1) for n, c in used])
+    ns = np.array([n for n, _ in used], dtype=float)
+    within = float(np.mean(s2))
+    between = max(0.0, float(np.var(rates, ddof=1) - np.mean(s2 / ns)))
+    return {"within": within, "between": between}
+
+
+MASK64 = (1 << 64) - 1
+BOOTSTRAP_SEED = 0x5EEDBE4C00000001
+BOOTSTRAP_RESAMPLES = 2000
+
+
+class SplitMix64:
+    def __init__(self, seed):
+        self.state = seed
+
+    def next(self):
+        self.state = (self.state + 0x9E3779B97F4A7C15) & MASK64
+        z = self.state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+        return z ^ (z >> 31)
+
+
+def bootstrap_means(values):
+    rng = SplitMix64(BOOTSTRAP_SEED)
+    n = len(values)
+    return np.array([math.fsum(values[rng.next() % n] for _ in range(n)) / n for _ in range(BOOTSTRAP_RESAMPLES)])
+
+
+def bootstrap_interval(values):
+    if not values:
+        return None
+    low, high = np.percentile(bootstrap_means(values), [2.5, 97.5])
+    return (float(low), float(high))
+
+
+def scipy_bootstrap_agrees(values):
+    """scipy.stats.bootstrap's percentile interval (its own generator, 100,000 resamples)
+    within Monte Carlo error: the 2.5% and 97.5% quantiles of 2,000 resampled means have a
+    standard error of about 0.06 standard errors of the mean; 0.3 is five of those."""
+    ours = bootstrap_interval(values)
+    res = stats.bootstrap((np.asarray(values),), np.mean, n_resamples=100_000, method="percentile", rng=1)
+    sd = float(np.std(values, ddof=0)) / math.sqrt(len(values))
+    for a, b in zip(ours, (res.confidence_interval.low, res.confidence_interval.high)):
+        assert abs(a - b) <= 0.3 * sd + 1e-12, (values, ours, res.confidence_interval)
+
+
+def mean_interval(values):
+    if not values:
+        return None
+    if all(v in (0.0, 1.0) for v in values):
+        low, high = wilson(sum(1 for v in values if v == 1.0), len(values))
+        method = "wilson"
+    else:
+        low, high = bootstrap_interval(values)
+        method = "bootstrap"
+    return {"mean": py_mean(values), "low": low, "high": high, "method": method, "n": len(values)}
+
+
+def power_at(n, p0, delta):
+    p1 = p0 + delta
+    var = p0 * (1 - p0) + p1 * (1 - p1)
+    if var == 0:
+        return 1.0 if delta else 0.05
+    es = abs(delta) / math.sqrt(var)
+    return float(NormalIndPower().power(es, n, 0.05, ratio=0))
+
+
+def min_detectable(n, p0):
+    """The improvement with 80% power, by brentq on statsmodels' power (not the quadratic)."""
+    f = lambda d: power_at(n, p0, d) - 0.8
+    if p0 >= 1.0 or f(1.0 - p0) < 0:
+        return None
+    return float(optimize.brentq(f, 1e-12, 1.0 - p0, xtol=1e-15, rtol=1e-15, maxiter=500))
+
+
+def sample_size(p0, delta):
+    p1 = p0 + delta
+    es = abs(delta) / math.sqrt(p0 * (1 - p0) + p1 * (1 - p1))
+    return float(NormalIndPower().solve_power(effect_size=es, nobs1=None, alpha=0.05, power=0.8, ratio=0))
 
 
 def py_median(values):
@@ -159,6 +290,13 @@ def team_statistics(pairs, teams, options):
     baseline = baseline_opt if baseline_opt in order else None
     n_common = len(common)
 
+    def group_of(task, field):
+        vals = [p[field] for team in order for p in cells.get((task, team), {}).values() if p.get(field) is not None]
+        return min(vals) if vals else NO_GROUP
+
+    clusters = [("r", group_of(t, "repo")) if group_of(t, "repo") != NO_GROUP else ("t", t) for t in common]
+    cluster_keys = [f"{a}:{b}" for a, b in clusters]
+
     def rate(k, n):
         return k / n if n else 0.0
 
@@ -166,6 +304,13 @@ def team_statistics(pairs, teams, options):
     for team in order:
         resolved = sum(first_solved(t, team) for t in common)
         low, high = wilson(resolved, n_common)
+        cl = clustered([float(first_solved(t, team)) for t in common], cluster_keys)
+        cl_low = max(0.0, cl["low"]) if cl else None
+        cl_high = min(1.0, cl["high"]) if cl else None
+        if cl and cl_high - cl_low > high - low:
+            headline = ("clustered", cl_low, cl_high)
+        else:
+            headline = ("wilson", low, high)
         runs = [p for t in common for p in runs_of(t, team)]
         priced = [p["cost_usd"] for p in runs if p.get("cost_usd") is not None]
         resolved_runs = sum(solved(p) for p in runs)
@@ -200,7 +345,21 @@ def team_statistics(pairs, teams, options):
                     vals.append(pass_at_k_exact(len(rs), sum(solved(p) for p in rs), k))
                 pak[str(k)] = py_mean(vals)
             best = sum(any(solved(p) for p in runs_of(t, team)) for t in common)
+            counts_nc = [(len(runs_of(t, team)), sum(solved(p) for p in runs_of(t, team))) for t in common]
+            task_means = [c / n for n, c in counts_nc]
+            if len(set(cluster_keys)) >= 2:
+                est, by = clustered(task_means, cluster_keys), "repository"
+            else:
+                est, by = clustered(task_means, list(range(len(task_means)))), "task"
+            split = variance_split(counts_nc)
             replicates = {
+                "mean": py_mean(task_means) if task_means else 0.0,
+                "mean_se": est["se"] if est else None,
+                "mean_low": max(0.0, est["low"]) if est else None,
+                "mean_high": min(1.0, est["high"]) if est else None,
+                "mean_clusters": by,
+                "within_task_variance": split["within"] if split else None,
+                "between_task_variance": split["between"] if split else None,
                 "min_replicates": lo,
                 "max_replicates": max(counts),
                 "pass_at_k": pak,
@@ -213,12 +372,27 @@ def team_statistics(pairs, teams, options):
             wins = sum(first_solved(t, team) and not first_solved(t, baseline) for t in common)
             losses = sum(first_solved(t, baseline) and not first_solved(t, team) for t in common)
             base_resolved = sum(first_solved(t, baseline) for t in common)
-            sm, _ = mcnemar_p_libraries(wins, losses)
+            p_sm, _ = mcnemar_p_libraries(wins, losses)
+            d = clustered([float(first_solved(t, team)) - float(first_solved(t, baseline)) for t in common], cluster_keys)
+
+            def task_score(t, tm):
+                return py_mean([p["score"] for p in runs_of(t, tm) if p.get("score") is not None])
+
+            diffs = [task_score(t, team) - task_score(t, baseline) for t in common if task_score(t, team) is not None and task_score(t, baseline) is not None]
+            score_diff = None
+            if diffs:
+                b_low, b_high = bootstrap_interval(diffs)
+                score_diff = {"mean": py_mean(diffs), "low": b_low, "high": b_high, "method": "bootstrap", "n": len(diffs)}
             vs = {
                 "wins": wins,
                 "losses": losses,
-                "p_value": sm,
+                "p_value": p_sm,
+                "p_holm": p_sm,
                 "rate_diff": rate(resolved, n_common) - rate(base_resolved, n_common),
+                "diff_se": d["se"] if d else None,
+                "diff_low": max(-1.0, d["low"]) if d else None,
+                "diff_high": min(1.0, d["high"]) if d else None,
+                "score_diff": score_diff,
             }
         team_out.append(
             {
@@ -228,6 +402,12 @@ def team_statistics(pairs, teams, options):
                 "rate": rate(resolved, n_common),
                 "wilson_low": low,
                 "wilson_high": high,
+                "cluster_se": cl["se"] if cl else None,
+                "cluster_low": cl_low,
+                "cluster_high": cl_high,
+                "headline_interval": headline[0],
+                "ci_low": headline[1],
+                "ci_high": headline[2],
                 "errored": sum(e["team"] == team for e in errored),
                 "timed_out": sum(kind(p) == "unresolved" and p["state"].get("timed_out", False) for p in runs),
                 "not_run": sum(e["team"] == team for e in not_run),
@@ -235,14 +415,22 @@ def team_statistics(pairs, teams, options):
                 "wall_time_median_s": py_median(walls),
                 "mean_score": py_mean(task_scores),
                 "scored_tasks": len(task_scores),
+                "score_interval": mean_interval(task_scores),
+                "mean_correctness": py_mean(
+                    [
+                        m
+                        for m in (py_mean([p["correctness"] for p in runs_of(t, team) if p.get("correctness") is not None]) for t in common)
+                        if m is not None
+                    ]
+                ),
                 "replicates": replicates,
                 "vs_baseline": vs,
             }
         )
 
-    def group_of(task, field):
-        vals = [p[field] for team in order for p in cells.get((task, team), {}).values() if p.get(field) is not None]
-        return min(vals) if vals else NO_GROUP
+    comparisons = [t["vs_baseline"] for t in team_out if t["vs_baseline"] is not None]
+    for c, adjusted in zip(comparisons, holm([c["p_value"] for c in comparisons])):
+        c["p_holm"] = adjusted
 
     def breakdown(field):
         groups = {}
@@ -266,6 +454,7 @@ def team_statistics(pairs, teams, options):
         "errored": errored,
         "not_run": not_run,
         "missing": missing,
+        "repositories": len(set(cluster_keys)),
         "by_language": breakdown("language"),
         "by_repo": breakdown("repo"),
     }
@@ -277,8 +466,9 @@ LANGS = ["c", "cpp", "go", "java", "python", "rust"]
 REPOS = ["acme/alpha", "acme/beta", "corp/gamma", "corp/delta", "solo/epsilon", "zeta/eta"]
 
 
-def pair(task, team, state, replicate=0, cost=None, wall=None, language=None, repo=None, score=None):
-    return {
+def pair(task, team, state, replicate=0, cost=None, wall=None, language=None, repo=None, score=None, correctness=None):
+    extra = {} if correctness is None else {"correctness": correctness}
+    return extra | {
         "task": task,
         "team": team,
         "replicate": replicate,
@@ -501,6 +691,50 @@ def build_scenarios():
         pair("q2", "b", UNRES, replicate=0, cost=2.0),
     ]
     out.append(scenario("replicates_first_is_lowest", ["a", "b"], {"baseline": "b"}, pq))
+    out.extend(clustered_scenarios(random.Random(20261204)))
+    return out
+
+
+def clustered_scenarios(rng):
+    """Tasks of a repository share a difficulty: clustered errors, Holm, scores, replicates."""
+    out = []
+    repos = [f"org/r{j}" for j in range(7)]
+    difficulty = {r: rng.uniform(-1.5, 1.5) for r in repos}
+    teams = [("solo", 0.0), ("review", 0.5), ("best", 0.9)]
+    pc = []
+    for i in range(84):
+        repo = repos[rng.randrange(len(repos))] if i % 11 else None  # some tasks without a repo
+        level = difficulty[repo] if repo else 0.0
+        task = f"cl-{i:03d}"
+        for team, skill in teams:
+            chance = 1 / (1 + math.exp(-(level + skill - 0.3)))
+            ok = rng.random() < chance
+            score = round(min(1.0, max(0.0, chance + rng.uniform(-0.3, 0.3))), 4) if rng.random() > 0.1 else None
+            correctness = round(rng.uniform(0, 1), 3) if team == "best" else None
+            pc.append(pair(task, team, RES if ok else UNRES, cost=round(rng.uniform(0.1, 2.0), 3), wall=100.0 + i, language=LANGS[i % 6], repo=repo, score=score, correctness=correctness))
+    out.append(scenario("clustered_three_teams", ["solo", "review", "best"], {"baseline": "solo"}, pc))
+
+    pb = []
+    for i in range(30):
+        repo = repos[i % 4]
+        for team, r in [("a", 0.4), ("b", 0.6)]:
+            ok = rng.random() < r
+            pb.append(pair(f"bin-{i:02d}", team, RES if ok else UNRES, cost=1.0, repo=repo, score=1.0 if ok else 0.0))
+    out.append(scenario("binary_scores", ["a", "b"], {"baseline": "a"}, pb))
+
+    prc = []
+    for i in range(40):
+        repo = repos[i % 5]
+        level = difficulty[repo]
+        for team, skill, reps in [("solo", 0.0, 4), ("review", 0.6, 4)]:
+            n_reps = reps if i % 7 else 2
+            for rep in range(n_reps):
+                chance = 1 / (1 + math.exp(-(level + skill)))
+                ok = rng.random() < chance
+                prc.append(pair(f"rc-{i:02d}", team, RES if ok else UNRES, replicate=rep, cost=0.5, repo=repo, score=round(rng.uniform(0, 1), 3)))
+    out.append(scenario("replicates_clustered", ["solo", "review"], {"baseline": "solo"}, prc))
+    one = [pair(f"one-{i}", t, RES if (i + len(t)) % 3 else UNRES, replicate=r, repo="only/repo") for i in range(6) for t in ("x", "y") for r in range(3)]
+    out.append(scenario("replicates_one_repository", ["x", "y"], {"baseline": "x"}, one))
     return out
 
 
@@ -550,6 +784,7 @@ def build():
         values = [round(rng.uniform(-100, 1000), rng.randint(0, 6)) for _ in range(length)]
         median_rows.append({"values": values, "median": py_median(values), "mean": py_mean(values)})
 
+    extra = build_inference_tables()
     return {
         "generator": "scripts/stats_reference.py",
         "versions": {
@@ -563,13 +798,86 @@ def build():
         "mcnemar": mcnemar_rows,
         "pass_at_k": pass_rows,
         "median_mean": median_rows,
+        **extra,
         "scenarios": build_scenarios(),
+    }
+
+
+def build_inference_tables():
+    rng = random.Random(36)
+    for n in range(1, 9):
+        for c in range(n + 1):
+            for k in range(1, n + 1):
+                assert pass_at_k_enumerated(n, c, k) == 1 - Fraction(math.comb(n - c, k), math.comb(n, k)), (n, c, k)
+
+    normal_rows = [[x, float(stats.norm.cdf(x)), float(stats.norm.sf(x))] for x in [-30.0, -12.5, -8.0, -3.3, -1.959963984540054, -1.0, -0.3, 0.0, 0.2, 0.8416, 1.0, 1.96, 2.5, 5.0, 9.0, 30.0]]
+    quantile_rows = [[p, float(stats.norm.ppf(p))] for p in [1e-300, 1e-100, 1e-20, 1e-10, 1e-5, 0.001, 0.01, 0.025, 0.05, 0.075, 0.1, 0.2, 0.3, 0.5, 0.6, 0.8, 0.9, 0.925, 0.95, 0.975, 0.99, 0.999, 1 - 1e-10]]
+
+    clustered_rows = []
+    for case in range(80):
+        n = rng.randint(2, 120)
+        g = rng.randint(1, min(n, 15))
+        labels = [f"g{rng.randrange(g)}" for _ in range(n)]
+        if case % 3 == 0:
+            values = [float(rng.random() < 0.4) for _ in range(n)]
+        elif case % 3 == 1:
+            values = [float(rng.randint(-1, 1)) for _ in range(n)]
+        else:
+            values = [round(rng.uniform(-2.0, 5.0), 6) for _ in range(n)]
+        r = clustered(values, labels)
+        clustered_rows.append({"values": values, "clusters": labels, "expected": r})
+
+    holm_rows = []
+    for _ in range(60):
+        m = rng.randint(1, 8)
+        ps = [round(rng.random() ** 3, 6) for _ in range(m)]
+        if m > 2 and rng.random() < 0.3:
+            ps[1] = ps[0]  # ties
+        holm_rows.append([ps, holm(ps)])
+
+    split_rows = []
+    for _ in range(40):
+        k = rng.randint(1, 25)
+        counts = []
+        for _ in range(k):
+            n = rng.randint(1, 9)
+            counts.append([n, rng.randint(0, n)])
+        r = variance_split(counts)
+        split_rows.append({"counts": counts, "within": r["within"] if r else None, "between": r["between"] if r else None})
+
+    boot_rows = []
+    for case in range(12):
+        n = rng.randint(3, 60)
+        values = [round(rng.uniform(-1.0, 1.0) if case % 2 else rng.random() ** 2, 5) for _ in range(n)]
+        scipy_bootstrap_agrees(values)
+        boot_rows.append([values, *bootstrap_interval(values)])
+    boot_rows.append([[0.5, 0.5, 0.5], *bootstrap_interval([0.5, 0.5, 0.5])])
+
+    power_rows = []
+    for n in [5, 8, 20, 50, 100, 300, 1000]:
+        for p0 in [0.0, 0.1, 0.3, 0.5, 0.7]:
+            for delta in [0.02, 0.05, 0.1, 0.2]:
+                if p0 + delta <= 1.0:
+                    power_rows.append([n, p0, delta, power_at(n, p0, delta)])
+    mdd_rows = [[n, p0, min_detectable(n, p0)] for n in [1, 2, 5, 8, 20, 50, 70, 100, 300, 1000, 5000] for p0 in [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99]]
+    size_rows = [[p0, delta, sample_size(p0, delta)] for p0 in [0.0, 0.1, 0.3, 0.5, 0.7] for delta in [0.01, 0.03, 0.05, 0.1, 0.2]]
+    return {
+        "normal": normal_rows,
+        "normal_quantile": quantile_rows,
+        "clustered": clustered_rows,
+        "holm": holm_rows,
+        "variance_split": split_rows,
+        "bootstrap": boot_rows,
+        "power": power_rows,
+        "min_detectable": mdd_rows,
+        "sample_size": size_rows,
     }
 
 
 def main():
     data = build()
-    OUT.parent.mkdir(parents=True, exist_ok=True)
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else OUT
+    out.parent.mkdir(parents=True, exist_ok=True)
     # One table row / pair per line keeps the checked-in file small and its diffs readable.
     lines = ["{"]
     keys = list(data)
@@ -595,9 +903,9 @@ def main():
         else:
             lines.append(f"  {json.dumps(key)}: {json.dumps(value)}{sep}")
     lines.append("}")
-    OUT.write_text("\n".join(lines) + "\n")
+    out.write_text("\n".join(lines) + "\n")
     counts = {k: len(v) for k, v in data.items() if isinstance(v, list)}
-    print(f"wrote {OUT}: {counts}")
+    print(f"wrote {out}: {counts}")
 
 
 if __name__ == "__main__":

@@ -67,7 +67,12 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
             file,
             explain,
             json,
-        } => plan(&cli, file, *explain, *json),
+            detect,
+            baseline_rate,
+        } => {
+            let power = power_query(detect.as_deref(), baseline_rate.as_deref())?;
+            plan(&cli, file, *explain, *json, power)
+        }
         Command::Apply { file, quiet } => apply(&cli, file, *quiet),
         Command::Status { file, json } => status(&cli, file, *json),
         Command::Gc {
@@ -134,7 +139,52 @@ fn planned<'a>(l: &'a Loaded) -> Result<Graph<'a>, Report> {
     Ok(graph)
 }
 
-fn plan(cli: &Cli, file: &Path, explain: bool, json: bool) -> Result<u8, Report> {
+/// A number of percent (or percentage points) from the command line: `5pts`, `5pt`, `5%`, `5`.
+fn percent_arg(flag: &str, text: &str, units: &[&str]) -> Result<f64, Report> {
+    let trimmed = text.trim();
+    let number = units
+        .iter()
+        .find_map(|u| trimmed.strip_suffix(u))
+        .unwrap_or(trimmed)
+        .trim();
+    match number.parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 && x < 100.0 => Ok(x / 100.0),
+        _ => Err(miette::miette!(
+            code = "bench::cli::percent",
+            help = format!(
+                "give a number between 0 and 100, e.g. `{flag} 5{}`",
+                units[0]
+            ),
+            "`{flag} {text}` is not a number of {} between 0 and 100",
+            if units[0] == "pts" {
+                "percentage points"
+            } else {
+                "percent"
+            }
+        )),
+    }
+}
+
+/// The power question of `bench plan` from `--detect` and `--baseline-rate`.
+fn power_query(detect: Option<&str>, rate: Option<&str>) -> Result<run::PowerQuery, Report> {
+    let mut q = run::PowerQuery::default();
+    if let Some(d) = detect {
+        q.detect = Some(percent_arg("--detect", d, &["pts", "pt", "points", "%"])?);
+    }
+    if let Some(r) = rate {
+        q.baseline_rate = percent_arg("--baseline-rate", r, &["%"])?;
+        q.rate_given = true;
+    }
+    Ok(q)
+}
+
+fn plan(
+    cli: &Cli,
+    file: &Path,
+    explain: bool,
+    json: bool,
+    power: run::PowerQuery,
+) -> Result<u8, Report> {
     let loaded = load_for_reading(&cli.store, file)?;
     let Loaded {
         m,
@@ -143,8 +193,15 @@ fn plan(cli: &Cli, file: &Path, explain: bool, json: bool) -> Result<u8, Report>
         datasets,
         unavailable,
     } = &loaded;
-    let mut report = run::plan(m, store.as_ref(), datasets, unavailable.clone(), explain)
-        .map_err(|e| miette!("{e}"))?;
+    let mut report = run::plan(
+        m,
+        store.as_ref(),
+        datasets,
+        unavailable.clone(),
+        explain,
+        power,
+    )
+    .map_err(|e| miette!("{e}"))?;
     if !report.agent_images.is_empty() && !m.backend.hosts.is_empty() {
         // A pool: an agent image exists when a reachable host has it (agents go there first).
         let refs = report
@@ -223,6 +280,9 @@ fn plan(cli: &Cli, file: &Path, explain: bool, json: bool) -> Result<u8, Report>
             );
         }
         for line in run::spend::render(&report.spend) {
+            println!("  {line}");
+        }
+        for line in report.power.iter().flat_map(run::PowerPlan::render) {
             println!("  {line}");
         }
         for i in &report.agent_images {

@@ -28,6 +28,14 @@ pub enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// Also show the paired tasks needed to detect this difference in resolve rate against
+        /// the baseline, in percentage points (`5pts`, `5`).
+        #[arg(long, value_name = "POINTS")]
+        detect: Option<String>,
+        /// The baseline's expected resolve rate for the power figures, in percent (`40%`, `40`;
+        /// default 50%).
+        #[arg(long, value_name = "PERCENT")]
+        baseline_rate: Option<String>,
     },
     /// Run what the store does not hold, then write the reports.
     Apply {

@@ -47,6 +47,16 @@ fn quickstart_runs_then_reruns_nothing() {
 
     // Per task, the verdicts match EXPECTED.md.
     let md = sb.read("reports/quickstart/report.md");
+    // The error bars: Wilson and clustered intervals, the headline's, the paired difference
+    // with the baseline and Holm's p.
+    for needle in [
+        "| 95% CI (headline) | 95% CI (Wilson) | 95% CI (clustered, 8 repos) |",
+        "## Against the baseline `nop`",
+        "| fixer − nop | +37.5 pts |",
+        "p (Holm, 2 comparisons)",
+    ] {
+        assert!(md.contains(needle), "report.md lacks {needle:?}:\n{md}");
+    }
     let expected = expected_outcomes(&sb);
     assert_eq!(expected.len(), 8);
     for (task, [oracle, nop, fixer]) in expected {
@@ -397,4 +407,105 @@ fn ctrl_c_stops_cleans_up_and_resumes() {
         sb.bench(&["plan", "quickstart.toml"]).status.code(),
         Some(0)
     );
+}
+
+/// `bench plan` shows, before anything runs, what the comparison with the baseline can detect,
+/// and with `--detect` the tasks needed; the figures are statsmodels' (NormalIndPower, with
+/// scipy's brentq for the detectable difference), run here as the oracle.
+#[test]
+fn plan_shows_the_power_of_the_comparison_before_anything_runs() {
+    let sb = Sandbox::quickstart();
+    sb.edit(
+        "quickstart.toml",
+        "teams = [\"oracle\", \"nop\", \"fixer\"]",
+        "teams = [\"oracle\", \"nop\", \"fixer\"]\nlimit = 6",
+    );
+    let text = sb.bench(&["plan", "quickstart.toml", "--detect", "5pts"]);
+    assert_eq!(text.status.code(), Some(2), "{}", stderr(&text));
+    let out = stdout(&text);
+    for needle in [
+        "power vs baseline `nop` (6 paired tasks, baseline rate 50% assumed; set it with --baseline-rate, alpha 0.05, 80% power): too few tasks to detect any improvement on a 50% baseline",
+        "power: detecting +5.0 pts needs 1562 paired tasks (the plan has 6)",
+        "power method: normal approximation of McNemar's test",
+        "assumed independent given their rates",
+    ] {
+        assert!(out.contains(needle), "plan lacks {needle:?}:\n{out}");
+    }
+    let o = sb.bench(&[
+        "plan",
+        "quickstart.toml",
+        "--json",
+        "--detect",
+        "5",
+        "--baseline-rate",
+        "40%",
+    ]);
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("plan JSON");
+    let power = &plan["power"];
+    assert_eq!(power["baseline"], "nop");
+    assert_eq!(power["tasks"], 6);
+    assert_eq!(power["baseline_rate"], 0.4);
+    assert_eq!(power["baseline_rate_given"], true);
+    assert_eq!(power["detect"], 0.05);
+    let mdd = power["min_detectable_difference"].as_f64().expect("mdd");
+    let needed = power["tasks_needed"].as_u64().expect("tasks needed");
+    // The unedited quickstart's 8 tasks detect about +50 points on a 50% baseline.
+    sb.edit("quickstart.toml", "\nlimit = 6", "");
+    // The README's listing.
+    let eight = stdout(&sb.bench(&["plan", "quickstart.toml", "--detect", "5pts"]));
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README");
+    for line in [
+        "  power vs baseline `nop` (8 paired tasks, baseline rate 50% assumed; set it with --baseline-rate, alpha 0.05, 80% power): smallest detectable difference +49.8 pts\n",
+        "  power: detecting +5.0 pts needs 1562 paired tasks (the plan has 8)\n",
+    ] {
+        assert!(eight.contains(line), "{eight}");
+        assert!(
+            readme.contains(&format!("  {line}")),
+            "README lacks {line:?}"
+        );
+    }
+    let bad = sb.bench(&["plan", "quickstart.toml", "--detect", "5x"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(stderr(&bad).contains("`--detect 5x` is not a number of percentage points"));
+
+    let oracle = r#"
+import math, sys
+from scipy import optimize
+from statsmodels.stats.power import NormalIndPower
+n, p0, d = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+def power(delta):
+    p1 = p0 + delta
+    return NormalIndPower().power(delta / math.sqrt(p0 * (1 - p0) + p1 * (1 - p1)), n, 0.05, ratio=0)
+mdd = optimize.brentq(lambda x: power(x) - 0.8, 1e-9, 1 - p0, xtol=1e-15)
+p1 = p0 + d
+es = d / math.sqrt(p0 * (1 - p0) + p1 * (1 - p1))
+need = NormalIndPower().solve_power(effect_size=es, nobs1=None, alpha=0.05, power=0.8, ratio=0)
+print(repr(mdd), math.ceil(need))
+"#;
+    let py = std::process::Command::new("python3")
+        .args(["-c", oracle, "6", "0.4", "0.05"])
+        .output();
+    match py {
+        Ok(py) if py.status.success() => {
+            let line = String::from_utf8_lossy(&py.stdout).to_string();
+            let mut parts = line.split_whitespace();
+            let want_mdd: f64 = parts.next().and_then(|x| x.parse().ok()).expect("mdd");
+            let want_n: u64 = parts.next().and_then(|x| x.parse().ok()).expect("n");
+            assert!(
+                (mdd - want_mdd).abs() < 1e-9,
+                "{mdd} vs statsmodels {want_mdd}"
+            );
+            assert_eq!(needed, want_n);
+        }
+        _ => {
+            assert!(
+                !ci(),
+                "python3 with scipy and statsmodels is required under CI=true"
+            );
+            eprintln!(
+                "note: statsmodels not available; the power figures are not cross-checked here"
+            );
+        }
+    }
 }

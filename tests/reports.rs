@@ -240,6 +240,23 @@ fn expected_document_part(expected: &Value) -> Value {
         let name = obj.remove("team").expect("team name");
         let mut renamed = serde_json::Map::new();
         renamed.insert("name".into(), name);
+        // The document flattens the score interval (absent keys when there is none).
+        if let Some(Value::Object(i)) = obj.remove("score_interval") {
+            renamed.insert("score_low".into(), i["low"].clone());
+            renamed.insert("score_high".into(), i["high"].clone());
+            renamed.insert("score_interval".into(), i["method"].clone());
+        }
+        if obj.get("mean_correctness").is_some_and(Value::is_null) {
+            obj.remove("mean_correctness");
+        }
+        if let Some(vs) = obj.get_mut("vs_baseline").and_then(Value::as_object_mut)
+            && let Some(d) = vs.remove("score_diff")
+            && let Value::Object(d) = d
+        {
+            vs.insert("score_diff".into(), d["mean"].clone());
+            vs.insert("score_diff_low".into(), d["low"].clone());
+            vs.insert("score_diff_high".into(), d["high"].clone());
+        }
         renamed.extend(std::mem::take(obj));
         *t = Value::Object(renamed);
     }
@@ -265,26 +282,13 @@ fn check_against_reference(name: &str) -> (ReportDocument, BTreeMap<String, Vec<
                 .zip(v.as_array().unwrap())
             {
                 let keys: Vec<String> = e.as_object().unwrap().keys().cloned().collect();
-                // The score intervals and the paired score difference are the document's own
-                // (a seeded bootstrap the scipy reference does not compute); they are checked
-                // by `report::stats::score_tests`.
-                let obj = a.as_object_mut().unwrap();
-                for k in [
-                    "score_low",
-                    "score_high",
-                    "score_interval",
-                    "mean_correctness",
-                ] {
-                    obj.remove(k);
-                }
                 // Where costs came from is read from the runs' usage, not a statistic.
-                if let Some(c) = obj.get_mut("cost").and_then(Value::as_object_mut) {
+                if let Some(c) = a
+                    .as_object_mut()
+                    .and_then(|o| o.get_mut("cost"))
+                    .and_then(Value::as_object_mut)
+                {
                     c.remove("basis");
-                }
-                if let Some(vs) = obj.get_mut("vs_baseline").and_then(Value::as_object_mut) {
-                    for k in ["score_diff", "score_diff_low", "score_diff_high"] {
-                        vs.remove(k);
-                    }
                 }
                 let obj = a.as_object().unwrap();
                 let mut ordered = serde_json::Map::new();
@@ -366,6 +370,10 @@ fn other_reference_scenarios_match_too() {
         "no_discordant",
         "single_task",
         "replicates_with_scores",
+        "clustered_three_teams",
+        "binary_scores",
+        "replicates_clustered",
+        "replicates_one_repository",
     ] {
         let (doc, files) = check_against_reference(name);
         if name == "replicates_with_scores" {
@@ -410,6 +418,10 @@ for team in rep["teams"]:
     assert len(errored) == team["errored"], (name, len(errored), team["errored"])
     not_run = [r for r in rows if r["status"] == "not_run" and r["team"] == name]
     assert len(not_run) == team["not_run"], (name, len(not_run), team["not_run"])
+    # Every row of the team carries the team's rate and both intervals.
+    for r in (r for r in rows if r["team"] == name):
+        for column in ["rate", "wilson_low", "wilson_high", "cluster_low", "cluster_high"]:
+            assert r["team_" + column] == team[column], (name, column, r["team_" + column], team[column])
 print("ok", len(rows))
 "#;
     let o = Command::new("python3")
@@ -638,6 +650,37 @@ fn quickstart_report_files() {
     assert_eq!(report["since"], "2026-07-01T00:00:00Z");
     let md = sb.read("reports/quickstart/report.md");
     assert!(md.contains("**Promotion:** KEEP"), "{md}");
+    // The new columns: both intervals, the headline's, the paired difference and Holm. Eight
+    // tasks in eight repositories; the fixer resolves 3: its CR1 standard error by hand is
+    // sqrt(8/7 * (3 * 0.625^2 + 5 * 0.375^2)) / 8.
+    assert_eq!(report["repositories"], 8);
+    let fixer = team(&report, "fixer");
+    let se = (8.0f64 / 7.0 * (3.0 * 0.625f64.powi(2) + 5.0 * 0.375f64.powi(2))).sqrt() / 8.0;
+    assert!(
+        (fixer["cluster_se"].as_f64().unwrap() - se).abs() < 1e-12,
+        "{fixer}"
+    );
+    assert_eq!(fixer["headline_interval"], "clustered");
+    assert_eq!(team(&report, "oracle")["headline_interval"], "wilson");
+    let vs = &fixer["vs_baseline"];
+    assert!((vs["diff_se"].as_f64().unwrap() - se).abs() < 1e-12, "{vs}");
+    // Holm over two comparisons: oracle's 2 * 0.0078125, fixer's max(0.25, that).
+    assert_eq!(team(&report, "oracle")["vs_baseline"]["p_holm"], 0.015625);
+    assert_eq!(vs["p_holm"], 0.25);
+    for needle in [
+        "| 95% CI (headline) | 95% CI (Wilson) | 95% CI (clustered, 8 repos) |",
+        "| fixer | 8 | 3 | 37.5% | 1.6% – 73.4% (clustered) | 13.7% – 69.4% | 1.6% – 73.4% |",
+        "## Against the baseline `nop`",
+        "| fixer − nop | +37.5 pts | +1.6 pts – +73.4 pts | 3/0 | 0.250 | 0.250 |",
+        "p (Holm, 2 comparisons)",
+        "Headline interval: the wider of Wilson's and the cluster-robust one",
+        "With only 8 repositories the clustered error is itself uncertain.",
+    ] {
+        assert!(md.contains(needle), "report.md lacks {needle:?}:\n{md}");
+    }
+    let html = sb.read("reports/quickstart/report.html");
+    assert!(html.contains("<h2>Against the baseline <code>nop</code></h2>"));
+    assert!(html.contains("<th>95% CI (clustered, 8 repos)</th>"));
     // Artifacts per team and task, and SWE-bench predictions.
     let files = files_under(&out);
     for name in [
@@ -733,6 +776,12 @@ fn bench_report_compares_manifests_side_by_side() {
     assert_eq!(row["vs"]["team"], "fixer");
     assert_eq!(row["vs"]["wins"], 0);
     assert_eq!(row["vs"]["p_value"], 1.0);
+    // The same results: a zero paired difference, its clustered interval (8 repositories)
+    // collapsed on 0, and Holm over the three rows against the first experiment.
+    assert_eq!(row["vs"]["diff_low_points"], 0.0);
+    assert_eq!(row["vs"]["diff_high_points"], 0.0);
+    assert_eq!(row["vs"]["p_holm"], 1.0);
+    assert!(md.contains("| Δ rate 95% CI (clustered) |"), "{md}");
     assert!(
         !sb.path("reports/quickstart-b").exists(),
         "report runs nothing"

@@ -1,15 +1,17 @@
 //! `bench report A.toml B.toml ...`: several experiments side by side on their common tasks,
 //! like `dvc exp show`: the manifest fields in which they differ, each team's numbers, the
-//! deltas against the first manifest, and the exact McNemar test on the shared tasks.
+//! deltas against the first manifest with their clustered interval, and the exact McNemar test
+//! on the shared tasks (Holm-adjusted over the rows).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::report::inference::{clustered_mean, holm};
 use crate::report::markdown::{pct, secs, usd};
 use crate::report::stats::{
-    PairOutcome, PairState, StatsOptions, TeamSummary, mcnemar_exact, team_statistics,
+    PairOutcome, PairState, StatsOptions, TeamSummary, Z_95, mcnemar_exact, team_statistics,
 };
 
 /// One experiment's stored results.
@@ -76,6 +78,12 @@ pub struct Versus {
     pub losses: u64,
     /// Exact two-sided McNemar p-value.
     pub p_value: f64,
+    /// Holm-adjusted `p_value` over every row compared with the first experiment.
+    pub p_holm: f64,
+    /// 95% interval of `rate_diff_points`, cluster-robust by repository (the paired
+    /// difference on the common tasks); `None` with fewer than two repositories.
+    pub diff_low_points: Option<f64>,
+    pub diff_high_points: Option<f64>,
 }
 
 /// Flattens a TOML value into dotted paths -> TOML text of the leaves.
@@ -113,6 +121,50 @@ fn first_resolved(
         }
     }
     out.into_iter().map(|(k, (_, r))| (k, r)).collect()
+}
+
+/// Each common task's cluster: its repository (the smallest any experiment gives), or itself.
+fn clusters<'a>(experiments: &'a [Experiment], common: &'a BTreeSet<String>) -> Vec<(u8, &'a str)> {
+    let mut repos: BTreeMap<&str, &str> = BTreeMap::new();
+    for p in experiments.iter().flat_map(|e| &e.pairs) {
+        if let (true, Some(repo)) = (common.contains(&p.task), p.repo.as_deref()) {
+            let slot = repos.entry(p.task.as_str()).or_insert(repo);
+            *slot = (*slot).min(repo);
+        }
+    }
+    common
+        .iter()
+        .map(|t| repos.get(t.as_str()).map_or((1, t.as_str()), |r| (0, *r)))
+        .collect()
+}
+
+type Resolved = BTreeMap<(String, String), bool>;
+
+/// Wins, losses and the clustered paired difference of team `a` against team `b` on `common`
+/// (a missing first replicate counts as unresolved).
+fn paired(
+    common: &BTreeSet<String>,
+    (a_resolved, a_team): (&Resolved, &String),
+    (b_resolved, b_team): (&Resolved, &String),
+    clusters: &[(u8, &str)],
+) -> (u64, u64, Option<crate::report::inference::ClusteredMean>) {
+    let (mut wins, mut losses) = (0, 0);
+    let mut diffs = Vec::with_capacity(common.len());
+    for task in common {
+        let get = |m: &Resolved, team: &String| {
+            m.get(&(task.clone(), team.clone()))
+                .copied()
+                .unwrap_or(false)
+        };
+        let (a, b) = (get(a_resolved, a_team), get(b_resolved, b_team));
+        match (a, b) {
+            (true, false) => wins += 1,
+            (false, true) => losses += 1,
+            _ => {}
+        }
+        diffs.push(f64::from(u8::from(a)) - f64::from(u8::from(b)));
+    }
+    (wins, losses, clustered_mean(&diffs, clusters, Z_95))
 }
 
 /// Compares experiments on the tasks they share.
@@ -172,6 +224,7 @@ pub fn compare(experiments: &[Experiment]) -> Comparison {
         summaries.push(s.teams);
         resolved.push(first_resolved(&e.pairs, &common));
     }
+    let clusters = clusters(experiments, &common);
     let mut rows = Vec::new();
     for (i, e) in experiments.iter().enumerate() {
         for t in &summaries[i] {
@@ -187,22 +240,12 @@ pub fn compare(experiments: &[Experiment]) -> Comparison {
                             .or_else(|| first.teams.first().cloned())
                     }?;
                     let rt = summaries[0].iter().find(|x| x.team == reference)?;
-                    let (mut wins, mut losses) = (0, 0);
-                    for task in &common {
-                        let a = resolved[i]
-                            .get(&(task.clone(), t.team.clone()))
-                            .copied()
-                            .unwrap_or(false);
-                        let b = resolved[0]
-                            .get(&(task.clone(), reference.clone()))
-                            .copied()
-                            .unwrap_or(false);
-                        match (a, b) {
-                            (true, false) => wins += 1,
-                            (false, true) => losses += 1,
-                            _ => {}
-                        }
-                    }
+                    let (wins, losses, diff) = paired(
+                        &common,
+                        (&resolved[i], &t.team),
+                        (&resolved[0], &reference),
+                        &clusters,
+                    );
                     Some(Versus {
                         experiment: first.label.clone(),
                         team: reference,
@@ -211,6 +254,9 @@ pub fn compare(experiments: &[Experiment]) -> Comparison {
                         wins,
                         losses,
                         p_value: mcnemar_exact(wins, losses),
+                        p_holm: 1.0,
+                        diff_low_points: diff.map(|d| d.low.max(-1.0) * 100.0),
+                        diff_high_points: diff.map(|d| d.high.min(1.0) * 100.0),
                     })
                 })
                 .flatten();
@@ -228,6 +274,14 @@ pub fn compare(experiments: &[Experiment]) -> Comparison {
                 vs,
             });
         }
+    }
+    let raw: Vec<f64> = rows
+        .iter()
+        .filter_map(|r: &Row| r.vs.as_ref().map(|v| v.p_value))
+        .collect();
+    let mut adjusted = holm(&raw).into_iter();
+    for v in rows.iter_mut().filter_map(|r| r.vs.as_mut()) {
+        v.p_holm = adjusted.next().unwrap_or(v.p_value);
     }
     Comparison {
         experiments: experiments
@@ -270,27 +324,32 @@ pub fn render(c: &Comparison) -> String {
     );
     let _ = writeln!(
         md,
-        "| experiment | team | tasks | resolved | rate | 95% CI (Wilson) | mean cost | median wall time | vs | Δ rate | Δ cost | wins/losses, p |"
+        "| experiment | team | tasks | resolved | rate | 95% CI (Wilson) | mean cost | median wall time | vs | Δ rate | Δ rate 95% CI (clustered) | Δ cost | wins/losses, p | p (Holm) |"
     );
     let _ = writeln!(
         md,
-        "|---|---|---:|---:|---:|---|---:|---:|---|---:|---:|---|"
+        "|---|---|---:|---:|---:|---|---:|---:|---|---:|---|---:|---|---:|"
     );
     for r in &c.rows {
-        let (vs, dr, dc, test) = match &r.vs {
+        let (vs, dr, ci, dc, test, holm) = match &r.vs {
             Some(v) => (
                 format!("{} / {}", v.experiment, v.team),
                 format!("{:+.1} pts", v.rate_diff_points),
+                match (v.diff_low_points, v.diff_high_points) {
+                    (Some(l), Some(h)) => format!("{l:+.1} – {h:+.1} pts"),
+                    _ => "–".into(),
+                },
                 v.cost_diff_usd.map_or("–".into(), |d| {
                     format!("{}${:.2}", if d < 0.0 { "-" } else { "+" }, d.abs())
                 }),
                 format!("{}/{}, p = {:.3}", v.wins, v.losses, v.p_value),
+                format!("{:.3}", v.p_holm),
             ),
             None => Default::default(),
         };
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} | {} – {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} – {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.experiment,
             r.team,
             r.tasks,
@@ -302,8 +361,10 @@ pub fn render(c: &Comparison) -> String {
             secs(r.wall_time_median_s),
             vs,
             dr,
+            ci,
             dc,
-            test
+            test,
+            holm
         );
     }
     md

@@ -11,7 +11,7 @@ use crate::manifest::Promote;
 use crate::report::stats::{Summary, TeamSummary};
 
 /// Version of the report document's shape.
-pub const REPORT_SCHEMA: u32 = 2;
+pub const REPORT_SCHEMA: u32 = 3;
 
 /// `report.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -49,6 +49,12 @@ pub struct ReportDocument {
     pub not_run: Vec<PairReport>,
     /// (task, team) cells without any result.
     pub missing: Vec<MissingReport>,
+    /// Clusters of the common tasks for the clustered errors: distinct repositories (a task
+    /// without one counts as its own).
+    pub repositories: u64,
+    /// The percentile bootstrap of the score intervals: its resamples and generator seed
+    /// (splitmix64), so anyone can redraw it.
+    pub bootstrap: BootstrapReport,
     /// language -> team -> resolved on the common tasks.
     pub by_language: BTreeMap<String, BTreeMap<String, GroupReport>>,
     /// repo -> team -> resolved on the common tasks.
@@ -71,6 +77,15 @@ pub struct ReportDocument {
     /// Every scored pair (Harbor tasks), sorted by task, team and replicate.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scores: Vec<PairScore>,
+}
+
+/// How the bootstrap intervals were drawn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BootstrapReport {
+    pub resamples: u64,
+    /// The splitmix64 seed (a resample's index is `next() mod n`).
+    pub seed: u64,
 }
 
 /// Gold self-check verdicts.
@@ -99,6 +114,16 @@ pub struct TeamReport {
     /// Wilson 95% interval of `rate`.
     pub wilson_low: f64,
     pub wilson_high: f64,
+    /// Cluster-robust (CR1, by repository) standard error of `rate` and its 95% interval
+    /// (normal, clipped to [0, 1]); `None` with fewer than two repositories.
+    pub cluster_se: Option<f64>,
+    pub cluster_low: Option<f64>,
+    pub cluster_high: Option<f64>,
+    /// The interval the headline uses (`wilson` or `clustered`: the wider of the two) and its
+    /// bounds.
+    pub headline_interval: String,
+    pub ci_low: f64,
+    pub ci_high: f64,
     /// The team's errored pairs, over all tasks.
     pub errored: u64,
     /// Timed-out runs on the common tasks (counted as unresolved).
@@ -168,6 +193,18 @@ pub struct ReplicateReport {
     pub best_of_resolved: u64,
     pub best_of_rate: f64,
     pub best_score: Option<f64>,
+    /// Mean over tasks of the share of resolved replicates, with its cluster-robust standard
+    /// error and 95% interval, clustered by `mean_clusters` (`repository`, or `task` when the
+    /// tasks span one repository).
+    pub mean: f64,
+    pub mean_se: Option<f64>,
+    pub mean_low: Option<f64>,
+    pub mean_high: Option<f64>,
+    pub mean_clusters: String,
+    /// The variance of one rollout's outcome: within tasks (mean sample variance of a task's
+    /// replicates) and between tasks (variance of the tasks' true rates).
+    pub within_task_variance: Option<f64>,
+    pub between_task_variance: Option<f64>,
 }
 
 /// Exact McNemar test against the baseline on the common tasks.
@@ -180,8 +217,15 @@ pub struct VsBaseline {
     pub losses: u64,
     /// Exact two-sided McNemar p-value.
     pub p_value: f64,
-    /// This team's rate minus the baseline's.
+    /// Holm-adjusted `p_value` over every team compared with the baseline.
+    pub p_holm: f64,
+    /// This team's rate minus the baseline's: the mean paired difference.
     pub rate_diff: f64,
+    /// Cluster-robust (by repository) standard error of `rate_diff` and its 95% interval
+    /// (clipped to [-1, 1]); `None` with fewer than two repositories.
+    pub diff_se: Option<f64>,
+    pub diff_low: Option<f64>,
+    pub diff_high: Option<f64>,
     /// Mean paired score difference with the baseline on the tasks both scored, and its
     /// paired bootstrap 95% interval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -262,6 +306,12 @@ impl TeamReport {
             rate: t.rate,
             wilson_low: t.wilson_low,
             wilson_high: t.wilson_high,
+            cluster_se: t.cluster_se,
+            cluster_low: t.cluster_low,
+            cluster_high: t.cluster_high,
+            headline_interval: t.headline_interval.to_string(),
+            ci_low: t.ci_low,
+            ci_high: t.ci_high,
             errored: t.errored,
             timed_out: t.timed_out,
             not_run: t.not_run,
@@ -294,12 +344,23 @@ impl TeamReport {
                 best_of_resolved: r.best_of_resolved,
                 best_of_rate: r.best_of_rate,
                 best_score: r.best_score,
+                mean: r.mean,
+                mean_se: r.mean_se,
+                mean_low: r.mean_low,
+                mean_high: r.mean_high,
+                mean_clusters: r.mean_clusters.to_string(),
+                within_task_variance: r.within_task_variance,
+                between_task_variance: r.between_task_variance,
             }),
             vs_baseline: t.vs_baseline.as_ref().map(|c| VsBaseline {
                 wins: c.wins,
                 losses: c.losses,
                 p_value: c.p_value,
+                p_holm: c.p_holm,
                 rate_diff: c.rate_diff,
+                diff_se: c.diff_se,
+                diff_low: c.diff_low,
+                diff_high: c.diff_high,
                 score_diff: c.score_diff.as_ref().map(|d| d.mean),
                 score_diff_low: c.score_diff.as_ref().map(|d| d.low),
                 score_diff_high: c.score_diff.as_ref().map(|d| d.high),
@@ -467,6 +528,11 @@ impl ReportDocument {
                     team: e.team.clone(),
                 })
                 .collect(),
+            repositories: summary.repositories,
+            bootstrap: BootstrapReport {
+                resamples: crate::report::stats::BOOTSTRAP_RESAMPLES as u64,
+                seed: crate::report::stats::BOOTSTRAP_SEED,
+            },
             by_language: group(&summary.by_language),
             by_repo: group(&summary.by_repo),
             promotion,

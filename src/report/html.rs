@@ -1,12 +1,14 @@
 //! `report.html`: one self-contained file (inline CSS and SVG, no scripts, no network) with the
-//! resolve rate per team and its Wilson interval, the quality/cost frontier and the resolve rate
+//! resolve rate per team and its headline interval (Wilson or clustered), the quality/cost frontier and the resolve rate
 //! per language, then the report's tables.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::document::{ReportDocument, TeamReport};
-use super::markdown::{pct, secs, usd, vs_cell};
+use super::markdown::{
+    REPLICATES_NOTE, baseline_table, headline_note, pct, replicates_table, resolve_table, secs, usd,
+};
 
 const PALETTE: [&str; 8] = [
     "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#9c755f",
@@ -56,7 +58,7 @@ fn rate_chart(doc: &ReportDocument) -> String {
     let mut s = String::new();
     let _ = write!(
         s,
-        r#"<svg class="chart" role="img" aria-label="Resolve rate per team with Wilson 95% intervals" viewBox="0 0 {w} {height}" width="{w}" height="{height}" xmlns="http://www.w3.org/2000/svg">"#,
+        r#"<svg class="chart" role="img" aria-label="Resolve rate per team with 95% intervals" viewBox="0 0 {w} {height}" width="{w}" height="{height}" xmlns="http://www.w3.org/2000/svg">"#,
         w = left + width + 80.0
     );
     for tick in 0..=4 {
@@ -80,14 +82,14 @@ fn rate_chart(doc: &ReportDocument) -> String {
             bw = width * t.rate,
             c = color(i),
             rate = pct(t.rate),
-            low = pct(t.wilson_low),
-            high = pct(t.wilson_high),
-            x1 = left + width * t.wilson_low,
-            x2 = left + width * t.wilson_high,
+            low = pct(t.ci_low),
+            high = pct(t.ci_high),
+            x1 = left + width * t.ci_low,
+            x2 = left + width * t.ci_high,
             cy = y + 9.0,
             ya = y + 4.0,
             yb = y + 14.0,
-            tx = left + width * t.wilson_high + 6.0,
+            tx = left + width * t.ci_high + 6.0,
         );
     }
     s.push_str("</svg>");
@@ -433,26 +435,19 @@ pub fn render(
             esc(&p.summary)
         );
     }
-    h.push_str("<h2>Resolve rate</h2>\n<p class=\"note\">Bars: resolve rate on the common tasks; whiskers: Wilson 95% interval.</p>\n");
+    h.push_str("<h2>Resolve rate</h2>\n<p class=\"note\">Bars: resolve rate on the common tasks; whiskers: the headline 95% interval (the wider of Wilson's and the clustered one).</p>\n");
     h.push_str(&rate_chart(doc));
-    h.push_str("\n<table><tr><th>team</th><th>tasks</th><th>resolved</th><th>rate</th><th>95% CI (Wilson)</th><th>timed out</th><th>errored</th><th>not run</th><th>vs baseline (wins/losses, p)</th></tr>\n");
-    for t in &doc.teams {
+    h.push('\n');
+    h.push_str(&resolve_table(doc).html());
+    let _ = writeln!(h, "<p class=\"note\">{}</p>", esc(&headline_note(doc)));
+    if let Some(table) = baseline_table(doc) {
         let _ = writeln!(
             h,
-            "<tr><td>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td>{} – {}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td>{}</td></tr>",
-            esc(&t.name),
-            t.tasks,
-            t.resolved,
-            pct(t.rate),
-            pct(t.wilson_low),
-            pct(t.wilson_high),
-            t.timed_out,
-            t.errored,
-            t.not_run,
-            esc(&vs_cell(doc, t))
+            "<h2>Against the baseline <code>{}</code></h2>",
+            esc(doc.baseline.as_deref().unwrap_or_default())
         );
+        h.push_str(&table.html());
     }
-    h.push_str("</table>\n");
     let scores = crate::report::markdown::scores_html(doc);
     if !scores.is_empty() {
         h.push_str("<h2>Scores</h2>\n<p class=\"note\">Bars: mean score on the common tasks; whiskers: 95% interval (Wilson for 0/1 scores, else a seeded bootstrap).</p>\n");
@@ -476,32 +471,10 @@ pub fn render(
         );
     }
     h.push_str("</table>\n");
-    if doc.teams.iter().any(|t| t.replicates.is_some()) {
-        h.push_str("<h2>Replicates</h2>\n<table><tr><th>team</th><th>replicates</th><th>pass@k</th><th>best-of-k resolved</th></tr>\n");
-        for t in &doc.teams {
-            let Some(r) = &t.replicates else { continue };
-            let mut ks: Vec<(u64, f64)> = r
-                .pass_at_k
-                .iter()
-                .filter_map(|(k, v)| Some((k.parse().ok()?, *v)))
-                .collect();
-            ks.sort_by_key(|(k, _)| *k);
-            let passes: Vec<String> = ks
-                .iter()
-                .map(|(k, v)| format!("pass@{k} {}", pct(*v)))
-                .collect();
-            let _ = writeln!(
-                h,
-                "<tr><td>{}</td><td class=n>{}–{}</td><td>{}</td><td class=n>{} ({})</td></tr>",
-                esc(&t.name),
-                r.min_replicates,
-                r.max_replicates,
-                esc(&passes.join(", ")),
-                r.best_of_resolved,
-                pct(r.best_of_rate)
-            );
-        }
-        h.push_str("</table>\n");
+    if let Some(table) = replicates_table(doc) {
+        h.push_str("<h2>Replicates</h2>\n");
+        h.push_str(&table.html());
+        let _ = writeln!(h, "<p class=\"note\">{}</p>", esc(REPLICATES_NOTE));
     }
     if !doc.by_language.is_empty() {
         h.push_str("<h2>By language</h2>\n");

@@ -5,6 +5,13 @@ use std::fmt::Write as _;
 
 use super::document::{GroupReport, ReportDocument, TeamReport};
 
+/// What the replicates table means, under it in both renderings.
+pub const REPLICATES_NOTE: &str = "pass@k: the unbiased estimator (Chen et al. 2021) of the chance that \
+    k rollouts include a resolved one, averaged over tasks. The mean over replicates is pass@1 on \
+    every rollout, with its clustered interval. Variance within tasks is how much reruns of a task \
+    disagree (more replicates shrink its share of the error); variance between tasks is how much \
+    the tasks differ (only more tasks shrink it).";
+
 pub fn pct(x: f64) -> String {
     format!("{:.1}%", x * 100.0)
 }
@@ -41,6 +48,210 @@ pub fn vs_cell(doc: &ReportDocument, t: &TeamReport) -> String {
     }
 }
 
+/// A table both renderers print: a header, which columns are numeric (right-aligned), and
+/// rows of plain-text cells (HTML escapes them).
+pub struct Table {
+    pub head: Vec<String>,
+    pub numeric: Vec<bool>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    fn new(head: &[(&str, bool)]) -> Table {
+        Table {
+            head: head.iter().map(|(h, _)| (*h).to_string()).collect(),
+            numeric: head.iter().map(|(_, n)| *n).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// The table as Markdown, with a trailing newline.
+    pub fn markdown(&self) -> String {
+        let mut md = String::new();
+        let _ = writeln!(md, "| {} |", self.head.join(" | "));
+        let align: Vec<&str> = self
+            .numeric
+            .iter()
+            .map(|n| if *n { "---:" } else { "---" })
+            .collect();
+        let _ = writeln!(md, "|{}|", align.join("|"));
+        for row in &self.rows {
+            let cells: Vec<String> = row.iter().map(|c| c.replace('|', "\\|")).collect();
+            let _ = writeln!(md, "| {} |", cells.join(" | "));
+        }
+        md
+    }
+
+    /// The table as HTML.
+    pub fn html(&self) -> String {
+        let esc = super::html::esc;
+        let mut h = String::from("<table><tr>");
+        for c in &self.head {
+            let _ = write!(h, "<th>{}</th>", esc(c));
+        }
+        h.push_str("</tr>\n");
+        for row in &self.rows {
+            h.push_str("<tr>");
+            for (cell, numeric) in row.iter().zip(&self.numeric) {
+                let class = if *numeric { " class=n" } else { "" };
+                let _ = write!(h, "<td{class}>{}</td>", esc(cell));
+            }
+            h.push_str("</tr>\n");
+        }
+        h.push_str("</table>\n");
+        h
+    }
+}
+
+/// `low – high` as percentages, `–` when unknown.
+fn interval(low: Option<f64>, high: Option<f64>) -> String {
+    match (low, high) {
+        (Some(l), Some(h)) => format!("{} – {}", pct(l), pct(h)),
+        _ => "–".into(),
+    }
+}
+
+/// A difference in percentage points.
+fn points(x: f64) -> String {
+    format!("{:+.1} pts", x * 100.0)
+}
+
+/// The teams' resolve rates with both intervals and the headline's.
+pub fn resolve_table(doc: &ReportDocument) -> Table {
+    let clustered = format!("95% CI (clustered, {} repos)", doc.repositories);
+    let mut table = Table::new(&[
+        ("team", false),
+        ("tasks", true),
+        ("resolved", true),
+        ("rate", true),
+        ("95% CI (headline)", false),
+        ("95% CI (Wilson)", false),
+        (clustered.as_str(), false),
+        ("timed out", true),
+        ("errored", true),
+        ("not run", true),
+        ("vs baseline (wins/losses, p)", false),
+    ]);
+    for t in &doc.teams {
+        table.rows.push(vec![
+            t.name.clone(),
+            t.tasks.to_string(),
+            t.resolved.to_string(),
+            pct(t.rate),
+            format!(
+                "{} ({})",
+                interval(Some(t.ci_low), Some(t.ci_high)),
+                t.headline_interval
+            ),
+            interval(Some(t.wilson_low), Some(t.wilson_high)),
+            interval(t.cluster_low, t.cluster_high),
+            t.timed_out.to_string(),
+            t.errored.to_string(),
+            t.not_run.to_string(),
+            vs_cell(doc, t),
+        ]);
+    }
+    table
+}
+
+/// What the headline interval is and why, in one paragraph.
+pub fn headline_note(doc: &ReportDocument) -> String {
+    let mut note = format!(
+        "Headline interval: the wider of Wilson's and the cluster-robust one (CR1 standard error \
+         clustered by repository, {} clusters). Tasks of one repository are correlated, so when \
+         the clustered interval is wider, Wilson's is too narrow; Wilson's stays valid near 0% and \
+         100%, where a normal interval collapses, and with a single repository, where no \
+         clustered error exists.",
+        doc.repositories
+    );
+    if (2..10).contains(&doc.repositories) {
+        note.push_str(&format!(
+            " With only {} repositories the clustered error is itself uncertain.",
+            doc.repositories
+        ));
+    }
+    note
+}
+
+/// Each team against the baseline: the paired difference with its clustered interval, the
+/// exact McNemar p-value and Holm's adjustment. `None` without a baseline.
+pub fn baseline_table(doc: &ReportDocument) -> Option<Table> {
+    let baseline = doc.baseline.as_deref()?;
+    let compared = doc.teams.iter().filter(|t| t.vs_baseline.is_some()).count();
+    let holm = format!("p (Holm, {compared} comparisons)");
+    let mut table = Table::new(&[
+        ("team", false),
+        ("difference (paired)", true),
+        ("95% CI (clustered)", false),
+        ("wins/losses", true),
+        ("p (exact McNemar)", true),
+        (holm.as_str(), true),
+    ]);
+    for t in &doc.teams {
+        let Some(c) = &t.vs_baseline else { continue };
+        let ci = match (c.diff_low, c.diff_high) {
+            (Some(l), Some(h)) => format!("{} – {}", points(l), points(h)),
+            _ => "–".into(),
+        };
+        table.rows.push(vec![
+            format!("{} − {baseline}", t.name),
+            points(c.rate_diff),
+            ci,
+            format!("{}/{}", c.wins, c.losses),
+            format!("{:.3}", c.p_value),
+            format!("{:.3}", c.p_holm),
+        ]);
+    }
+    (!table.rows.is_empty()).then_some(table)
+}
+
+/// pass@k, the mean over replicates with its interval, the variance split and best-of-k.
+pub fn replicates_table(doc: &ReportDocument) -> Option<Table> {
+    let mut table = Table::new(&[
+        ("team", false),
+        ("replicates", true),
+        ("pass@k", false),
+        ("mean over replicates (95% CI)", false),
+        ("variance within tasks", true),
+        ("variance between tasks", true),
+        ("best-of-k resolved", true),
+    ]);
+    for t in &doc.teams {
+        let Some(r) = &t.replicates else { continue };
+        let mut ks: Vec<(u64, f64)> = r
+            .pass_at_k
+            .iter()
+            .filter_map(|(k, v)| Some((k.parse().ok()?, *v)))
+            .collect();
+        ks.sort_by_key(|(k, _)| *k);
+        let passes: Vec<String> = ks
+            .iter()
+            .map(|(k, v)| format!("pass@{k} {}", pct(*v)))
+            .collect();
+        let reps = if r.min_replicates == r.max_replicates {
+            r.min_replicates.to_string()
+        } else {
+            format!("{}–{}", r.min_replicates, r.max_replicates)
+        };
+        let var = |x: Option<f64>| x.map_or_else(|| "–".to_string(), |v| format!("{v:.4}"));
+        table.rows.push(vec![
+            t.name.clone(),
+            reps,
+            passes.join(", "),
+            format!(
+                "{} ({}, clustered by {})",
+                pct(r.mean),
+                interval(r.mean_low, r.mean_high),
+                r.mean_clusters
+            ),
+            var(r.within_task_variance),
+            var(r.between_task_variance),
+            format!("{} ({})", r.best_of_resolved, pct(r.best_of_rate)),
+        ]);
+    }
+    (!table.rows.is_empty()).then_some(table)
+}
+
 /// Renders `report.md`. `per_task` is task -> team -> cell (first replicate).
 fn num(x: Option<f64>) -> String {
     x.map_or_else(|| "–".to_string(), |v| format!("{v:.4}"))
@@ -59,6 +270,11 @@ fn scores(md: &mut String, doc: &ReportDocument) {
         "Score rule: {}. Verifier: {} (`in-place`: Harbor's contract, in the agent's own container; `fresh`: a new container with the agent's end state restored, `/tests` uploaded only then).\n",
         doc.scorer.as_deref().unwrap_or("reward"),
         doc.verifier_modes.join(", ")
+    );
+    let _ = writeln!(
+        md,
+        "Intervals of non-0/1 scores and of the paired differences: percentile bootstrap over tasks, {} resamples, splitmix64 seed {:#x}.\n",
+        doc.bootstrap.resamples, doc.bootstrap.seed
     );
     let _ = writeln!(
         md,
@@ -237,25 +453,22 @@ pub fn render(
         "Statistics on the {} common tasks (a valid result for every team).\n",
         doc.common_tasks.len()
     );
-    let _ = writeln!(
-        md,
-        "| team | tasks | resolved | rate | 95% CI (Wilson) | timed out | errored | not run | vs baseline (wins/losses, p) |"
-    );
-    let _ = writeln!(md, "|---|---:|---:|---:|---|---:|---:|---:|---|");
-    for t in &doc.teams {
+    md.push_str(&resolve_table(doc).markdown());
+    let _ = writeln!(md, "\n{}", headline_note(doc));
+    if let Some(table) = baseline_table(doc) {
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} – {} | {} | {} | {} | {} |",
-            t.name,
-            t.tasks,
-            t.resolved,
-            pct(t.rate),
-            pct(t.wilson_low),
-            pct(t.wilson_high),
-            t.timed_out,
-            t.errored,
-            t.not_run,
-            vs_cell(doc, t),
+            "\n## Against the baseline `{}`\n",
+            doc.baseline.as_deref().unwrap_or_default()
+        );
+        md.push_str(&table.markdown());
+        let _ = writeln!(
+            md,
+            "\nThe difference is the mean over common tasks of (team − baseline), first replicates; \
+             its interval is cluster-robust by repository. Read it, not two separate intervals: \
+             it is what the teams differ by. p is McNemar's exact test on the wins and losses; \
+             with several teams, judge by Holm's p, which keeps the chance of any false \
+             difference at 5%."
         );
     }
     scores(&mut md, doc);
@@ -285,38 +498,10 @@ pub fn render(
              the cost per resolved are lower bounds; the median is over priced runs only."
         );
     }
-    if doc.teams.iter().any(|t| t.replicates.is_some()) {
+    if let Some(table) = replicates_table(doc) {
         let _ = writeln!(md, "\n## Replicates\n");
-        let _ = writeln!(md, "| team | replicates | pass@k | best-of-k resolved |");
-        let _ = writeln!(md, "|---|---|---|---:|");
-        for t in &doc.teams {
-            if let Some(r) = &t.replicates {
-                let mut ks: Vec<(u64, f64)> = r
-                    .pass_at_k
-                    .iter()
-                    .filter_map(|(k, v)| Some((k.parse().ok()?, *v)))
-                    .collect();
-                ks.sort_by_key(|(k, _)| *k);
-                let passes: Vec<String> = ks
-                    .iter()
-                    .map(|(k, v)| format!("pass@{k} {}", pct(*v)))
-                    .collect();
-                let reps = if r.min_replicates == r.max_replicates {
-                    r.min_replicates.to_string()
-                } else {
-                    format!("{}–{}", r.min_replicates, r.max_replicates)
-                };
-                let _ = writeln!(
-                    md,
-                    "| {} | {} | {} | {} ({}) |",
-                    t.name,
-                    reps,
-                    passes.join(", "),
-                    r.best_of_resolved,
-                    pct(r.best_of_rate)
-                );
-            }
-        }
+        md.push_str(&table.markdown());
+        let _ = writeln!(md, "\n{REPLICATES_NOTE}");
     }
     for (title, groups) in [("language", &doc.by_language), ("repository", &doc.by_repo)] {
         if groups.is_empty() {

@@ -4,7 +4,9 @@ pub mod compare;
 pub mod document;
 pub mod frontier;
 pub mod html;
+pub mod inference;
 pub mod markdown;
+pub mod power;
 pub mod results;
 pub mod stats;
 

@@ -57,6 +57,17 @@ pub struct NodeRow {
     pub verifier: Option<String>,
 }
 
+/// A team's resolve rate and intervals, repeated on each of its rows of `results.parquet` (the
+/// report's numbers, computed when it renders; not part of any key).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TeamColumns {
+    pub rate: f64,
+    pub wilson_low: f64,
+    pub wilson_high: f64,
+    pub cluster_low: Option<f64>,
+    pub cluster_high: Option<f64>,
+}
+
 /// The Arrow schema of `results.parquet`.
 pub fn results_schema() -> Schema {
     let s = |n: &str, null: bool| Field::new(n, DataType::Utf8, null);
@@ -85,12 +96,22 @@ pub fn results_schema() -> Schema {
         Field::new("reward", DataType::Float64, true),
         Field::new("score", DataType::Float64, true),
         s("verifier", true),
+        Field::new("team_rate", DataType::Float64, true),
+        Field::new("team_wilson_low", DataType::Float64, true),
+        Field::new("team_wilson_high", DataType::Float64, true),
+        Field::new("team_cluster_low", DataType::Float64, true),
+        Field::new("team_cluster_high", DataType::Float64, true),
     ])
 }
 
 /// Encodes the rows (in the order given) as a Parquet file, uncompressed, without timestamps
-/// or other varying metadata: the same rows give the same bytes.
-pub fn results_parquet(rows: &[NodeRow]) -> Result<Vec<u8>, String> {
+/// or other varying metadata: the same rows give the same bytes. Each row also carries its
+/// team's numbers from `teams` (null for a team the report does not list).
+pub fn results_parquet(
+    rows: &[NodeRow],
+    teams: &std::collections::BTreeMap<String, TeamColumns>,
+) -> Result<Vec<u8>, String> {
+    let team = |r: &NodeRow| teams.get(&r.team);
     let schema = Arc::new(results_schema());
     let strs = |f: &dyn Fn(&NodeRow) -> Option<&str>| -> ArrayRef {
         Arc::new(rows.iter().map(f).collect::<StringArray>())
@@ -132,6 +153,11 @@ pub fn results_parquet(rows: &[NodeRow]) -> Result<Vec<u8>, String> {
         f64s(&|r| r.reward),
         f64s(&|r| r.score),
         strs(&|r| r.verifier.as_deref()),
+        f64s(&|r| team(r).map(|t| t.rate)),
+        f64s(&|r| team(r).map(|t| t.wilson_low)),
+        f64s(&|r| team(r).map(|t| t.wilson_high)),
+        f64s(&|r| team(r).and_then(|t| t.cluster_low)),
+        f64s(&|r| team(r).and_then(|t| t.cluster_high)),
     ];
     let batch = RecordBatch::try_new(schema.clone(), columns).map_err(|e| e.to_string())?;
     let props = WriterProperties::builder()

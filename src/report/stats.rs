@@ -54,6 +54,23 @@
 //!   the common tasks; k = 1 is the mean of c/n), best-of
 //!   (`best_of_resolved`: tasks that any replicate resolved) and `best_score`
 //!   (mean over tasks of the best replicate score).
+//! * **Clusters**: a common task's cluster is its repository (the smallest one its pairs
+//!   give), or the task itself when no pair gives one; `Summary::repositories` counts them.
+//!   Per team, `cluster_se` / `cluster_low` / `cluster_high` are the cluster-robust (CR1)
+//!   standard error of the first-replicate resolve rate and its normal 95% interval clipped
+//!   to [0, 1] ([`super::inference::clustered_mean`], statsmodels' cluster-robust OLS on a
+//!   constant); `None` with fewer than two clusters. The headline interval (`ci_low`,
+//!   `ci_high`, `headline_interval`) is the wider of that and Wilson's ([`headline`]).
+//! * **Paired difference**: `vs_baseline.rate_diff` is the mean over common tasks of
+//!   `team - baseline` (each -1, 0 or 1) on first replicates; `diff_se` / `diff_low` /
+//!   `diff_high` its clustered error and interval (clipped to [-1, 1]). `p_holm` is Holm's
+//!   adjustment of the McNemar p-values over every team compared with the baseline.
+//! * **Replicate mean**: `replicates.mean` is the mean over tasks of c/n (every replicate);
+//!   its interval is clustered by repository when there are two or more clusters, else by
+//!   task (`mean_clusters`). The variance split is [`super::inference::variance_split`].
+//! * **Bootstrap**: score intervals that are not 0/1 and the paired score difference use a
+//!   percentile bootstrap over tasks, [`BOOTSTRAP_RESAMPLES`] resamples drawn with splitmix64
+//!   from [`BOOTSTRAP_SEED`] (index = next() mod n), percentiles by linear interpolation.
 //! * **Run-level columns** count runs, i.e. every replicate: `timed_out`
 //!   counts timed-out runs on the common tasks, `errored` and `not_run` count
 //!   the team's pairs in that state over all tasks (those are never on common
@@ -78,6 +95,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
+
+use super::inference::{clustered_mean, holm, variance_split};
 
 /// Two-sided 95 % standard-normal quantile, correctly rounded
 /// (`scipy.stats.norm.ppf(0.975)`; statsmodels' `norm.isf(0.025)` is one ulp
@@ -339,6 +358,9 @@ pub struct Summary {
     pub not_run: Vec<PairKey>,
     /// (task, team) cells without any pair; their tasks are excluded.
     pub missing: Vec<MissingPair>,
+    /// Clusters of the common tasks: distinct repositories, a task without one counting as
+    /// its own.
+    pub repositories: u64,
     /// language -> team -> numbers, on the common tasks.
     pub by_language: BTreeMap<String, BTreeMap<String, GroupStats>>,
     /// repo -> team -> numbers, on the common tasks.
@@ -357,6 +379,16 @@ pub struct TeamSummary {
     pub rate: f64,
     pub wilson_low: f64,
     pub wilson_high: f64,
+    /// Cluster-robust (CR1, by repository) standard error of `rate`, and its 95% interval
+    /// `rate ± z · se` clipped to [0, 1]; `None` with fewer than two repositories.
+    pub cluster_se: Option<f64>,
+    pub cluster_low: Option<f64>,
+    pub cluster_high: Option<f64>,
+    /// The interval the report's headline uses: `clustered` when it is wider than Wilson's,
+    /// else `wilson` (see [`headline`]); and its bounds.
+    pub headline_interval: &'static str,
+    pub ci_low: f64,
+    pub ci_high: f64,
     /// The team's errored pairs, over all tasks.
     pub errored: u64,
     /// Timed-out runs on the common tasks (they count as unresolved).
@@ -371,12 +403,9 @@ pub struct TeamSummary {
     /// Common tasks with at least one scored run.
     pub scored_tasks: u64,
     /// 95% interval of `mean_score` over the scored tasks: Wilson when every score is 0 or 1,
-    /// else a seeded percentile bootstrap ([`mean_interval`]). (Not in the reference tables of
-    /// `scripts/stats_reference.py`: checked by `score_tests`.)
-    #[serde(skip)]
+    /// else a seeded percentile bootstrap ([`mean_interval`]).
     pub score_interval: Option<ScoreInterval>,
     /// Mean over tasks of the mean correctness of their runs.
-    #[serde(skip)]
     pub mean_correctness: Option<f64>,
     /// Present when some cell of the team has more than one replicate.
     pub replicates: Option<ReplicateStats>,
@@ -422,6 +451,20 @@ pub struct ReplicateStats {
     pub best_of_rate: f64,
     /// Mean over tasks of the best replicate score.
     pub best_score: Option<f64>,
+    /// Mean over tasks of the share of resolved replicates (pass@1 over every replicate).
+    pub mean: f64,
+    /// Its cluster-robust standard error and 95% interval (clipped to [0, 1]), clustered by
+    /// `mean_clusters`: `repository` when the tasks span two or more, else `task`.
+    pub mean_se: Option<f64>,
+    pub mean_low: Option<f64>,
+    pub mean_high: Option<f64>,
+    pub mean_clusters: &'static str,
+    /// The variance of one rollout's outcome split in two: `within_task_variance`, the mean
+    /// sample variance of a task's replicates (how much reruns disagree), and
+    /// `between_task_variance`, the variance of the tasks' true rates (how much tasks differ);
+    /// over the tasks with two or more replicates, `None` with fewer than two such tasks.
+    pub within_task_variance: Option<f64>,
+    pub between_task_variance: Option<f64>,
 }
 
 /// Paired comparison of a team with the baseline on the common tasks.
@@ -433,11 +476,19 @@ pub struct Comparison {
     pub losses: u64,
     /// Exact two-sided McNemar p-value.
     pub p_value: f64,
+    /// Holm-adjusted `p_value` over every team's comparison with the baseline (equal to
+    /// `p_value` with one comparison).
+    pub p_holm: f64,
     /// Team rate minus baseline rate.
     pub rate_diff: f64,
+    /// Cluster-robust (CR1, by repository) standard error of `rate_diff`, the mean of the
+    /// per-task differences, and its 95% interval clipped to [-1, 1]; `None` with fewer than
+    /// two repositories.
+    pub diff_se: Option<f64>,
+    pub diff_low: Option<f64>,
+    pub diff_high: Option<f64>,
     /// Mean over the tasks both teams scored of (team score - baseline score), with a paired
     /// bootstrap 95% interval.
-    #[serde(skip)]
     pub score_diff: Option<ScoreInterval>,
 }
 
@@ -566,7 +617,7 @@ pub fn team_statistics(pairs: &[PairOutcome], teams: &[String], opts: &StatsOpti
     }
 
     // (task, team) -> replicate -> pair; later occurrences replace earlier ones.
-    let mut cells: BTreeMap<(&str, &str), BTreeMap<u32, &PairOutcome>> = BTreeMap::new();
+    let mut cells: Cells<'_> = BTreeMap::new();
     for pair in pairs {
         if team_order.contains(&pair.team.as_str()) {
             cells
@@ -647,67 +698,28 @@ pub fn team_statistics(pairs: &[PairOutcome], teams: &[String], opts: &StatsOpti
     };
     let baseline_primary = baseline.map(primary);
 
+    let clusters = task_clusters(&common, &team_order, &cells);
+    let repositories = clusters.iter().collect::<BTreeSet<_>>().len() as u64;
+
     let mut team_summaries = Vec::new();
     for team in &team_order {
         let task_runs = runs.get(team).map(Vec::as_slice).unwrap_or_default();
         let solved = primary(team);
-        let mut summary = summarize_team(team, task_runs, &solved, &errored, &not_run);
+        let mut summary = summarize_team(team, task_runs, &solved, &errored, &not_run, &clusters);
         if let (Some(base), Some(base_solved)) = (baseline, &baseline_primary)
             && base != *team
         {
-            let wins = solved
-                .iter()
-                .zip(base_solved)
-                .filter(|(t, b)| **t && !**b)
-                .count() as u64;
-            let losses = solved
-                .iter()
-                .zip(base_solved)
-                .filter(|(t, b)| !**t && **b)
-                .count() as u64;
-            let base_resolved = base_solved.iter().filter(|b| **b).count() as u64;
-            // Per task, the mean score of each team's runs; the tasks both scored, paired.
-            let task_scores = |team: &str| -> Vec<Option<f64>> {
-                runs.get(team)
-                    .map(|tasks| {
-                        tasks
-                            .iter()
-                            .map(|r| {
-                                mean(
-                                    &r.iter()
-                                        .filter_map(|run| run.pair.score)
-                                        .collect::<Vec<_>>(),
-                                )
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default()
-            };
-            let diffs: Vec<f64> = task_scores(team)
-                .into_iter()
-                .zip(task_scores(base))
-                .filter_map(|(t, b)| Some(t? - b?))
-                .collect();
-            let score_diff = mean(&diffs).and_then(|m| {
-                let (low, high) = bootstrap_interval(&diffs)?;
-                Some(ScoreInterval {
-                    mean: m,
-                    low,
-                    high,
-                    method: "bootstrap",
-                    n: diffs.len() as u64,
-                })
-            });
-            summary.vs_baseline = Some(Comparison {
-                wins,
-                losses,
-                p_value: mcnemar_exact(wins, losses),
-                rate_diff: summary.rate - ratio_or_zero(base_resolved, common.len() as u64),
-                score_diff,
-            });
+            let scores = (task_mean_scores(&runs, team), task_mean_scores(&runs, base));
+            summary.vs_baseline = Some(compare_with_baseline(
+                (&solved, base_solved),
+                scores,
+                &clusters,
+                summary.rate,
+            ));
         }
         team_summaries.push(summary);
     }
+    adjust_holm(&mut team_summaries);
 
     let group_of = |task: &str, field: fn(&PairOutcome) -> Option<&String>| -> String {
         team_order
@@ -751,9 +763,180 @@ pub fn team_statistics(pairs: &[PairOutcome], teams: &[String], opts: &StatsOpti
         errored,
         not_run,
         missing,
+        repositories,
         by_language,
         by_repo,
     }
+}
+
+/// The headline interval: the cluster-robust one when it is wider than Wilson's (tasks of one
+/// repository are correlated, so Wilson's is too narrow), else Wilson's (no clustered estimate
+/// with one repository, and near 0% or 100% a normal interval collapses where Wilson's does
+/// not). Returns the method and the bounds.
+pub fn headline(wilson: (f64, f64), clustered: Option<(f64, f64)>) -> (&'static str, f64, f64) {
+    match clustered {
+        Some((low, high)) if high - low > wilson.1 - wilson.0 => ("clustered", low, high),
+        _ => ("wilson", wilson.0, wilson.1),
+    }
+}
+
+/// Cells of the listed teams: (task, team) -> replicate -> pair.
+type Cells<'a> = BTreeMap<(&'a str, &'a str), BTreeMap<u32, &'a PairOutcome>>;
+
+/// The cluster of each common task: its repository (the smallest one its pairs give), or the
+/// task itself when none gives one.
+fn task_clusters<'a>(
+    common: &[&'a str],
+    teams: &[&'a str],
+    cells: &Cells<'a>,
+) -> Vec<(u8, &'a str)> {
+    common
+        .iter()
+        .map(|task| {
+            teams
+                .iter()
+                .filter_map(|team| cells.get(&(*task, *team)))
+                .flat_map(|reps| reps.values())
+                .filter_map(|pair| pair.repo.as_deref())
+                .min()
+                .map_or((1, *task), |repo| (0, repo))
+        })
+        .collect()
+}
+
+/// Holm's adjustment over every comparison with the baseline, in `p_holm`.
+fn adjust_holm(teams: &mut [TeamSummary]) {
+    let raw: Vec<f64> = teams
+        .iter()
+        .filter_map(|t| t.vs_baseline.as_ref().map(|c| c.p_value))
+        .collect();
+    let mut adjusted = holm(&raw).into_iter();
+    for comparison in teams.iter_mut().filter_map(|t| t.vs_baseline.as_mut()) {
+        comparison.p_holm = adjusted.next().unwrap_or(comparison.p_value);
+    }
+}
+
+/// Per common task, the mean score of a team's scored runs (`None`: no scored run).
+fn task_mean_scores(runs: &BTreeMap<&str, Vec<Vec<Run<'_>>>>, team: &str) -> Vec<Option<f64>> {
+    runs.get(team)
+        .map(|tasks| {
+            tasks
+                .iter()
+                .map(|r| {
+                    mean(
+                        &r.iter()
+                            .filter_map(|run| run.pair.score)
+                            .collect::<Vec<_>>(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A team against the baseline on the common tasks: first-replicate outcomes `(team,
+/// baseline)`, per-task mean scores `(team, baseline)`, the tasks' clusters and the team's
+/// rate. `p_holm` is the raw p-value until [`team_statistics`] adjusts them together.
+fn compare_with_baseline(
+    (solved, base_solved): (&[bool], &[bool]),
+    (scores, base_scores): (Vec<Option<f64>>, Vec<Option<f64>>),
+    clusters: &[(u8, &str)],
+    rate: f64,
+) -> Comparison {
+    let pairs = || solved.iter().zip(base_solved);
+    let wins = pairs().filter(|(t, b)| **t && !**b).count() as u64;
+    let losses = pairs().filter(|(t, b)| !**t && **b).count() as u64;
+    let base_resolved = base_solved.iter().filter(|b| **b).count() as u64;
+    // The tasks both scored, paired.
+    let diffs: Vec<f64> = scores
+        .into_iter()
+        .zip(base_scores)
+        .filter_map(|(t, b)| Some(t? - b?))
+        .collect();
+    let score_diff = mean(&diffs).and_then(|m| {
+        let (low, high) = bootstrap_interval(&diffs)?;
+        Some(ScoreInterval {
+            mean: m,
+            low,
+            high,
+            method: "bootstrap",
+            n: diffs.len() as u64,
+        })
+    });
+    let per_task: Vec<f64> = pairs()
+        .map(|(t, b)| f64::from(u8::from(*t)) - f64::from(u8::from(*b)))
+        .collect();
+    let diff = clustered_mean(&per_task, clusters, Z_95);
+    let p_value = mcnemar_exact(wins, losses);
+    Comparison {
+        wins,
+        losses,
+        p_value,
+        p_holm: p_value,
+        rate_diff: rate - ratio_or_zero(base_resolved, solved.len() as u64),
+        diff_se: diff.map(|d| d.se),
+        diff_low: diff.map(|d| d.low.max(-1.0)),
+        diff_high: diff.map(|d| d.high.min(1.0)),
+        score_diff,
+    }
+}
+
+/// The replicate block of a team whose cells have several replicates (`None` otherwise).
+fn replicate_stats(task_runs: &[Vec<Run<'_>>], clusters: &[(u8, &str)]) -> Option<ReplicateStats> {
+    let counts: Vec<(u64, u64)> = task_runs
+        .iter()
+        .map(|runs| {
+            let correct = runs.iter().filter(|run| run.resolved).count() as u64;
+            (runs.len() as u64, correct)
+        })
+        .collect();
+    let max_replicates = counts.iter().map(|(n, _)| *n).max().unwrap_or(0);
+    if max_replicates < 2 {
+        return None;
+    }
+    let min_replicates = counts.iter().map(|(n, _)| *n).min().unwrap_or(0);
+    let pass_at_k = (1..=min_replicates)
+        .map(|k| {
+            let per_task: Vec<f64> = counts
+                .iter()
+                .filter_map(|(n, c)| pass_at_k(*n, *c, k))
+                .collect();
+            (k, mean(&per_task).unwrap_or(0.0))
+        })
+        .collect();
+    let best_of_resolved = counts.iter().filter(|(_, c)| *c > 0).count() as u64;
+    let best_scores: Vec<f64> = task_runs
+        .iter()
+        .filter_map(|runs| {
+            runs.iter()
+                .filter_map(|run| run.pair.score)
+                .reduce(f64::max)
+        })
+        .collect();
+    let task_means: Vec<f64> = counts.iter().map(|(n, c)| ratio_or_zero(*c, *n)).collect();
+    let by_repository = clusters.iter().collect::<BTreeSet<_>>().len() >= 2;
+    let (estimate, mean_clusters) = if by_repository {
+        (clustered_mean(&task_means, clusters, Z_95), "repository")
+    } else {
+        let each: Vec<usize> = (0..task_means.len()).collect();
+        (clustered_mean(&task_means, &each, Z_95), "task")
+    };
+    let split = variance_split(&counts);
+    Some(ReplicateStats {
+        min_replicates,
+        max_replicates,
+        pass_at_k,
+        best_of_resolved,
+        best_of_rate: ratio_or_zero(best_of_resolved, task_runs.len() as u64),
+        best_score: mean(&best_scores),
+        mean: mean(&task_means).unwrap_or(0.0),
+        mean_se: estimate.map(|e| e.se),
+        mean_low: estimate.map(|e| e.low.max(0.0)),
+        mean_high: estimate.map(|e| e.high.min(1.0)),
+        mean_clusters,
+        within_task_variance: split.map(|s| s.within),
+        between_task_variance: split.map(|s| s.between),
+    })
 }
 
 /// A pair as a run of a valid cell, or `None` when it makes the cell invalid.
@@ -778,10 +961,15 @@ fn summarize_team(
     solved: &[bool],
     errored: &[ErroredPair],
     not_run: &[PairKey],
+    clusters: &[(u8, &str)],
 ) -> TeamSummary {
     let tasks = task_runs.len() as u64;
     let resolved = solved.iter().filter(|s| **s).count() as u64;
     let (wilson_low, wilson_high) = wilson_interval(resolved, tasks);
+    let outcomes: Vec<f64> = solved.iter().map(|s| f64::from(u8::from(*s))).collect();
+    let clustered = clustered_mean(&outcomes, clusters, Z_95);
+    let cluster_bounds = clustered.map(|c| (c.low.max(0.0), c.high.min(1.0)));
+    let (headline_interval, ci_low, ci_high) = headline((wilson_low, wilson_high), cluster_bounds);
     let all_runs = || task_runs.iter().flatten();
 
     let costs: Vec<f64> = all_runs().filter_map(|run| run.pair.cost_usd).collect();
@@ -824,39 +1012,7 @@ fn summarize_team(
         })
         .collect();
 
-    let replicate_counts: Vec<u64> = task_runs.iter().map(|runs| runs.len() as u64).collect();
-    let max_replicates = replicate_counts.iter().copied().max().unwrap_or(0);
-    let replicates = (max_replicates > 1).then(|| {
-        let min_replicates = replicate_counts.iter().copied().min().unwrap_or(0);
-        let pass_at_k = (1..=min_replicates)
-            .map(|k| {
-                let per_task: Vec<f64> = task_runs
-                    .iter()
-                    .filter_map(|runs| {
-                        let correct = runs.iter().filter(|run| run.resolved).count() as u64;
-                        pass_at_k(runs.len() as u64, correct, k)
-                    })
-                    .collect();
-                (k, mean(&per_task).unwrap_or(0.0))
-            })
-            .collect();
-        let best_of_resolved = task_runs
-            .iter()
-            .filter(|runs| runs.iter().any(|run| run.resolved))
-            .count() as u64;
-        let best_scores: Vec<f64> = task_runs
-            .iter()
-            .filter_map(|runs| scores_of(runs).into_iter().reduce(f64::max))
-            .collect();
-        ReplicateStats {
-            min_replicates,
-            max_replicates,
-            pass_at_k,
-            best_of_resolved,
-            best_of_rate: ratio_or_zero(best_of_resolved, tasks),
-            best_score: mean(&best_scores),
-        }
-    });
+    let replicates = replicate_stats(task_runs, clusters);
 
     TeamSummary {
         team: team.to_owned(),
@@ -865,6 +1021,12 @@ fn summarize_team(
         rate: ratio_or_zero(resolved, tasks),
         wilson_low,
         wilson_high,
+        cluster_se: clustered.map(|c| c.se),
+        cluster_low: cluster_bounds.map(|b| b.0),
+        cluster_high: cluster_bounds.map(|b| b.1),
+        headline_interval,
+        ci_low,
+        ci_high,
         errored: errored.iter().filter(|p| p.team == team).count() as u64,
         timed_out: all_runs().filter(|run| run.timed_out).count() as u64,
         not_run: not_run.iter().filter(|p| p.team == team).count() as u64,
@@ -1157,9 +1319,42 @@ mod tests {
             "no_discordant",
             "single_task",
             "replicates_with_scores",
+            "clustered_three_teams",
+            "binary_scores",
+            "replicates_clustered",
+            "replicates_one_repository",
         ] {
             assert!(names.contains(&name), "missing scenario {name}");
         }
+        // The clustered scenarios reach every branch: a clustered headline, Holm with two
+        // comparisons, bootstrap and Wilson score intervals, both replicate clusterings.
+        let teams = |name: &str| -> Vec<Value> {
+            table("scenarios")
+                .iter()
+                .find(|s| s["name"] == name)
+                .and_then(|s| s["expected"]["teams"].as_array().cloned())
+                .unwrap_or_default()
+        };
+        let clustered = teams("clustered_three_teams");
+        assert!(
+            clustered
+                .iter()
+                .all(|t| t["headline_interval"] == "clustered")
+        );
+        let best = &clustered[2]["vs_baseline"];
+        assert!(f(&best["p_holm"]) > f(&best["p_value"]));
+        assert!(!best["score_diff"].is_null() && !best["diff_low"].is_null());
+        assert_eq!(
+            teams("binary_scores")[0]["score_interval"]["method"],
+            "wilson"
+        );
+        assert_eq!(
+            teams("replicates_clustered")[0]["replicates"]["mean_clusters"],
+            "repository"
+        );
+        let one = &teams("replicates_one_repository")[0];
+        assert_eq!(one["replicates"]["mean_clusters"], "task");
+        assert!(one["cluster_low"].is_null() && one["headline_interval"] == "wilson");
         let main = &table("scenarios")[0]["expected"];
         for list in ["errored", "not_run", "excluded_tasks"] {
             assert!(
@@ -1172,6 +1367,177 @@ mod tests {
                 .iter()
                 .any(|t| u(&t["timed_out"]) > 0 && t["cost"]["lower_bound"] == Value::Bool(true))
         }));
+    }
+
+    #[test]
+    fn normal_distribution_matches_scipy() {
+        use crate::report::inference::{normal_cdf, normal_quantile, normal_sf};
+        for row in table("normal") {
+            let x = f(&row[0]);
+            assert!(rel_close(normal_cdf(x), f(&row[1])), "cdf({x})");
+            assert!(rel_close(normal_sf(x), f(&row[2])), "sf({x})");
+        }
+        for row in table("normal_quantile") {
+            let p = f(&row[0]);
+            let q = normal_quantile(p);
+            assert!(
+                rel_close(q, f(&row[1])),
+                "ppf({p}) = {q}, expected {}",
+                row[1]
+            );
+        }
+    }
+
+    #[test]
+    fn clustered_errors_match_statsmodels() {
+        let rows = table("clustered");
+        assert!(rows.len() >= 80);
+        let mut estimated = 0;
+        for row in rows {
+            let values: Vec<f64> = row["values"]
+                .as_array()
+                .expect("values")
+                .iter()
+                .map(f)
+                .collect();
+            let clusters: Vec<&str> = row["clusters"]
+                .as_array()
+                .expect("clusters")
+                .iter()
+                .filter_map(Value::as_str)
+                .collect();
+            let actual = crate::report::inference::clustered_mean(&values, &clusters, Z_95);
+            match (&row["expected"], actual) {
+                (Value::Null, None) => {}
+                (e, Some(a)) if !e.is_null() => {
+                    estimated += 1;
+                    for (name, x) in [
+                        ("mean", a.mean),
+                        ("se", a.se),
+                        ("low", a.low),
+                        ("high", a.high),
+                    ] {
+                        assert!(
+                            close(x, f(&e[name])),
+                            "{name}: {x} != {} for {values:?} / {clusters:?}",
+                            e[name]
+                        );
+                    }
+                }
+                (e, a) => panic!("{values:?} / {clusters:?}: {a:?}, expected {e}"),
+            }
+        }
+        assert!(estimated > 60, "{estimated}");
+    }
+
+    #[test]
+    fn holm_matches_statsmodels() {
+        for row in table("holm") {
+            let p: Vec<f64> = row[0].as_array().expect("p").iter().map(f).collect();
+            let expected: Vec<f64> = row[1].as_array().expect("adjusted").iter().map(f).collect();
+            let actual = crate::report::inference::holm(&p);
+            assert_eq!(actual.len(), expected.len());
+            for (a, e) in actual.iter().zip(&expected) {
+                assert!(
+                    close(*a, *e),
+                    "holm({p:?}) = {actual:?}, expected {expected:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn variance_split_matches_numpy() {
+        for row in table("variance_split") {
+            let counts: Vec<(u64, u64)> = row["counts"]
+                .as_array()
+                .expect("counts")
+                .iter()
+                .map(|c| (u(&c[0]), u(&c[1])))
+                .collect();
+            let actual = crate::report::inference::variance_split(&counts);
+            match (row["within"].as_f64(), actual) {
+                (None, None) => {}
+                (Some(w), Some(a)) => {
+                    assert!(close(a.within, w), "within {counts:?}");
+                    assert!(close(a.between, f(&row["between"])), "between {counts:?}");
+                }
+                (e, a) => panic!("{counts:?}: {a:?}, expected {e:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn bootstrap_matches_the_direct_implementation() {
+        // The Python reference draws with the same splitmix64 stream and takes numpy's
+        // percentiles; it also checks scipy.stats.bootstrap agrees within Monte Carlo error.
+        for row in table("bootstrap") {
+            let values: Vec<f64> = row[0].as_array().expect("values").iter().map(f).collect();
+            let (low, high) = bootstrap_interval(&values).expect("interval");
+            assert!(
+                close(low, f(&row[1])) && close(high, f(&row[2])),
+                "{values:?}: ({low}, {high}) != ({}, {})",
+                row[1],
+                row[2]
+            );
+        }
+    }
+
+    #[test]
+    fn power_matches_statsmodels() {
+        use crate::report::power::{min_detectable_difference, paired_power, sample_size};
+        for row in table("power") {
+            let (n, p0, delta) = (f(&row[0]), f(&row[1]), f(&row[2]));
+            let p = paired_power(n, p0, delta);
+            assert!(
+                close(p, f(&row[3])),
+                "power({n}, {p0}, {delta}) = {p}, expected {}",
+                row[3]
+            );
+        }
+        for row in table("min_detectable") {
+            let (n, p0) = (u(&row[0]), f(&row[1]));
+            let d = min_detectable_difference(n, p0);
+            match row[2].as_f64() {
+                None => assert_eq!(d, None, "mdd({n}, {p0})"),
+                Some(e) => {
+                    let d = d.unwrap_or_else(|| panic!("mdd({n}, {p0}) is None"));
+                    assert!(close(d, e), "mdd({n}, {p0}) = {d}, expected {e}");
+                }
+            }
+        }
+        for row in table("sample_size") {
+            let (p0, delta) = (f(&row[0]), f(&row[1]));
+            let n = sample_size(p0, delta).expect("size");
+            // statsmodels' solve_power stops its root search at its own tolerance.
+            let e = f(&row[2]);
+            assert!(
+                (n - e).abs() <= 1e-6 * e,
+                "n({p0}, {delta}) = {n}, expected {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn pass_at_k_matches_enumeration() {
+        // Every k-subset of n samples, the first c correct: the share that holds a correct one.
+        for n in 1..=10u32 {
+            for c in 0..=n {
+                for k in 1..=n {
+                    let (mut hits, mut total) = (0u64, 0u64);
+                    for mask in 0u32..(1 << n) {
+                        if mask.count_ones() == k {
+                            total += 1;
+                            hits += u64::from(mask & ((1 << c) - 1) != 0);
+                        }
+                    }
+                    let expected = hits as f64 / total as f64;
+                    let actual =
+                        pass_at_k(u64::from(n), u64::from(c), u64::from(k)).expect("defined");
+                    assert!((actual - expected).abs() < 1e-12, "pass@{k} n={n} c={c}");
+                }
+            }
+        }
     }
 
     fn outcome(task: &str, team: &str, state: PairState) -> PairOutcome {

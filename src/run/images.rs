@@ -183,8 +183,15 @@ pub async fn prepare(
                 .images
                 .insert(i.image.original.clone(), i.resolved.digest.clone());
         }
-        let report = super::plan(&planning, Some(store), datasets, Vec::new(), false)
-            .map_err(PrepareError::Docker)?;
+        let report = super::plan(
+            &planning,
+            Some(store),
+            datasets,
+            Vec::new(),
+            false,
+            super::PowerQuery::default(),
+        )
+        .map_err(PrepareError::Docker)?;
         for a in &report.agent_images {
             if host
                 .image_id(&a.image)

@@ -14,7 +14,7 @@ pub mod spend;
 pub use apply::{ApplyOptions, ApplyResult, Dispatcher, apply, new_run_id, new_run_record};
 pub use budget::{Budget, Budgets};
 pub use datasets::{Snapshots, load_datasets, load_summaries, local_snapshots, snapshots_of};
-pub use plan::{AgentImagePlan, PlanEntry, PlanReport, plan};
+pub use plan::{AgentImagePlan, PlanEntry, PlanReport, PowerPlan, PowerQuery, plan};
 pub use pools::{Demand, Pool, Pools};
 pub use progress::Progress;
 

@@ -36,6 +36,146 @@ pub struct PlanReport {
     pub invalid_records: Vec<String>,
     /// The expected spend of the solves to run, per team, from stored costs.
     pub spend: Vec<super::spend::SpendEstimate>,
+    /// What the comparison with the baseline can detect (`None` without a baseline).
+    pub power: Option<PowerPlan>,
+}
+
+/// What `bench plan` is asked about power: the baseline's expected resolve rate and,
+/// optionally, a difference to detect.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PowerQuery {
+    /// Expected resolve rate of the baseline, in [0, 1] (default 0.5).
+    pub baseline_rate: f64,
+    /// Whether `baseline_rate` was given (else it is the 50% default).
+    pub rate_given: bool,
+    /// A difference in resolve rate to detect (`--detect 5pts` is 0.05).
+    pub detect: Option<f64>,
+}
+
+impl Default for PowerQuery {
+    fn default() -> PowerQuery {
+        PowerQuery {
+            baseline_rate: 0.5,
+            rate_given: false,
+            detect: None,
+        }
+    }
+}
+
+/// The power of the paired comparison with the baseline, for the plan's sample size (see
+/// `report::power` for the method and its discordance assumption).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PowerPlan {
+    pub baseline: String,
+    /// Paired tasks: the tasks the baseline's solves cover (at most the solve stage's limit).
+    pub tasks: u64,
+    /// The baseline's resolve rate assumed, and whether it was given (`--baseline-rate`).
+    pub baseline_rate: f64,
+    pub baseline_rate_given: bool,
+    pub power: f64,
+    pub alpha: f64,
+    /// The smallest improvement over the baseline detectable with `tasks`, as a fraction.
+    pub min_detectable_difference: Option<f64>,
+    /// With `--detect`: the difference and the paired tasks it needs.
+    pub detect: Option<f64>,
+    pub tasks_needed: Option<u64>,
+    pub method: String,
+}
+
+/// How the power is computed, in one line.
+pub const POWER_METHOD: &str = "normal approximation of McNemar's test (a z-test of the mean \
+    paired difference); the teams' outcomes are assumed independent given their rates, so the \
+    figures are conservative when teams agree on which tasks are easy";
+
+/// The power figures for the first report stage with a baseline, from the plan's solve nodes.
+fn power_plan(m: &Manifest, graph: &Graph<'_>, query: PowerQuery) -> Option<PowerPlan> {
+    let baseline = m.stages.values().find_map(|s| match &s.kind {
+        crate::manifest::StageKind::Report(r) => r.baseline.clone(),
+        _ => None,
+    })?;
+    let tasks: std::collections::BTreeSet<&str> = graph
+        .nodes
+        .iter()
+        .filter_map(|n| match &n.kind {
+            NodeKind::Solve { task, team, .. } if *team == baseline => {
+                Some(task.instance_id.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    let limit = m.stages.values().find_map(|s| match &s.kind {
+        crate::manifest::StageKind::Solve(solve) if solve.teams.contains(&baseline) => solve.limit,
+        _ => None,
+    });
+    let tasks = limit.map_or(tasks.len() as u64, |l| {
+        (tasks.len() as u64).min(u64::from(l))
+    });
+    let p0 = query.baseline_rate;
+    let tasks_needed = query
+        .detect
+        .and_then(|d| crate::report::power::sample_size(p0, d))
+        .map(|n| n.ceil() as u64);
+    Some(PowerPlan {
+        baseline,
+        tasks,
+        baseline_rate: p0,
+        baseline_rate_given: query.rate_given,
+        power: crate::report::power::POWER,
+        alpha: crate::report::power::ALPHA,
+        min_detectable_difference: crate::report::power::min_detectable_difference(tasks, p0),
+        detect: query.detect,
+        tasks_needed,
+        method: POWER_METHOD.to_string(),
+    })
+}
+
+impl PowerPlan {
+    /// The plan's power lines, for people.
+    pub fn render(&self) -> Vec<String> {
+        let rate = format!(
+            "baseline rate {:.0}%{}",
+            self.baseline_rate * 100.0,
+            if self.baseline_rate_given {
+                ""
+            } else {
+                " assumed; set it with --baseline-rate"
+            }
+        );
+        let head = format!(
+            "power vs baseline `{}` ({} paired tasks, {rate}, alpha {}, {:.0}% power)",
+            self.baseline,
+            self.tasks,
+            self.alpha,
+            self.power * 100.0
+        );
+        let mut lines = vec![match self.min_detectable_difference {
+            Some(d) => format!(
+                "{head}: smallest detectable difference +{:.1} pts",
+                d * 100.0
+            ),
+            None if self.tasks == 0 => format!("{head}: no tasks known yet"),
+            None => format!(
+                "{head}: too few tasks to detect any improvement on a {:.0}% baseline",
+                self.baseline_rate * 100.0
+            ),
+        }];
+        if let Some(d) = self.detect {
+            lines.push(match self.tasks_needed {
+                Some(n) => format!(
+                    "power: detecting {:+.1} pts needs {n} paired tasks (the plan has {})",
+                    d * 100.0,
+                    self.tasks
+                ),
+                None => format!(
+                    "power: {:+.1} pts from a {:.0}% baseline leaves 0-100%",
+                    d * 100.0,
+                    self.baseline_rate * 100.0
+                ),
+            });
+        }
+        lines.push(format!("power method: {}", self.method));
+        lines
+    }
 }
 
 /// An agent image a plan needs.
@@ -63,6 +203,7 @@ pub fn plan(
     datasets: &BTreeMap<String, TaskSet>,
     unavailable: Vec<String>,
     explain: bool,
+    power: PowerQuery,
 ) -> Result<PlanReport, String> {
     let mut graph = Graph::new(m, store, datasets, Mode::Plan)?;
     graph.keep_inputs = explain;
@@ -126,6 +267,7 @@ pub fn plan(
         .cloned()
         .collect();
     // Planning ends the process: skip freeing the node graph, node by node.
+    let power = power_plan(m, &graph, power);
     let invalid = std::mem::take(&mut graph.invalid)
         .into_iter()
         .map(|(p, r)| format!("{}: {r}", p.display()))
@@ -144,6 +286,7 @@ pub fn plan(
         images_to_pull: Vec::new(),
         invalid_records: invalid,
         spend: super::spend::estimate(m, store, &pending_solves),
+        power,
     })
 }
 

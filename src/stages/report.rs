@@ -1,5 +1,5 @@
-//! The report node: resolve rates per team with Wilson intervals, the paired McNemar test
-//! against the baseline, gold validity, cost and time, written to the report's `out` directory
+//! The report node: resolve rates per team with Wilson and clustered intervals, the paired
+//! difference and McNemar test against the baseline, gold validity, cost and time, written to the report's `out` directory
 //! as `report.md`, `report.html`, `report.json`, `results.parquet`, `predictions.jsonl` and
 //! `artifacts/<team>/<task>/{patch.diff,eval.log,trajectory.txt}`. Every file is a blob of the
 //! report's record, so a cached report is rewritten byte-identically when files are missing.
@@ -12,7 +12,9 @@ use serde::Serialize;
 use crate::jobs::{ReportJob, ReportOutput};
 use crate::manifest::Promote;
 use crate::report::document::{Context, ReportDocument};
-use crate::report::results::{NodeRow, Prediction, predictions_jsonl, results_parquet};
+use crate::report::results::{
+    NodeRow, Prediction, TeamColumns, predictions_jsonl, results_parquet,
+};
 use crate::report::stats::{PairOutcome, PairState, StatsOptions, team_statistics};
 use crate::report::{html, markdown};
 use crate::store::{Output, Store, write_atomic};
@@ -242,7 +244,24 @@ pub fn render_report(
     rows.sort_by(|a, b| {
         (&a.task, &a.team, a.replicate, &a.node).cmp(&(&b.task, &b.team, b.replicate, &b.node))
     });
-    files.insert("results.parquet".to_string(), results_parquet(&rows)?);
+    let team_columns = document
+        .teams
+        .iter()
+        .map(|t| {
+            let columns = TeamColumns {
+                rate: t.rate,
+                wilson_low: t.wilson_low,
+                wilson_high: t.wilson_high,
+                cluster_low: t.cluster_low,
+                cluster_high: t.cluster_high,
+            };
+            (t.name.clone(), columns)
+        })
+        .collect();
+    files.insert(
+        "results.parquet".to_string(),
+        results_parquet(&rows, &team_columns)?,
+    );
     let mut artifacts = inputs.artifacts.clone();
     artifacts.sort_by(|a, b| (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate)));
     let mut predictions = Vec::new();
