@@ -446,7 +446,16 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
     // never finished.
     crate::backend::sweep_workspaces(&store.tmp_dir());
     if lock.took_over_from.is_some() || store.has_dead_runs() {
-        let n = store.sweep_temp_files();
+        // The report directories are written atomically too: a report killed mid-write left
+        // its temp files there.
+        let reports = m.stages.values().filter_map(|s| match &s.kind {
+            StageKind::Report(r) => Some(r.out.as_path()),
+            _ => None,
+        });
+        let n = store.sweep_temp_files()
+            + reports
+                .map(crate::store::sweep_temp_files_under)
+                .sum::<usize>();
         if n > 0 && !quiet {
             eprintln!("note: removed {n} temp files left by a dead writer");
         }
@@ -536,6 +545,9 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
             },
         ))
         .map_err(|e| miette!("{e}"))?;
+    // Every command's processes were killed when it ended; a blocked output reader (a process
+    // that escaped every tag) must not keep bench from exiting.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     crate::timings::mark("applied");
     drop(lock);
     crate::timings::mark("lock released");

@@ -788,6 +788,7 @@ impl Validator<'_> {
                     kind: o.kind.or(b.kind),
                     command: o.command.or(b.command),
                     script: o.script,
+                    files: o.files,
                     env: o.env.or(b.env),
                     usage: o.usage.or(b.usage),
                     install: o.install.or(b.install),
@@ -814,6 +815,7 @@ impl Validator<'_> {
             kind,
             command,
             script,
+            files,
             env,
             usage,
             install,
@@ -891,6 +893,25 @@ impl Validator<'_> {
                 );
             }
             p
+        });
+        let files: Option<Vec<PathBuf>> = files.map(|files| {
+            files
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    let p = self.path(s, &at("files"));
+                    if !p.exists() {
+                        self.err(
+                            "manifest::harness",
+                            format!("harness file {} does not exist", p.display()),
+                            self.item_loc(&at("files"), i),
+                            "no such file or directory",
+                            "paths are relative to the manifest that writes them".into(),
+                        );
+                    }
+                    p
+                })
+                .collect()
         });
         let install_files: Vec<PathBuf> = install_files
             .unwrap_or_default()
@@ -971,6 +992,7 @@ impl Validator<'_> {
             kind: k,
             command,
             script,
+            files,
             env,
             usage,
             install: install.unwrap_or_default(),
