@@ -37,6 +37,9 @@ pub struct ApplyOptions {
     pub index: Option<crate::store::Index>,
     /// Whether an apply in which every node was cached saves its no-op memo (`noop.rs`).
     pub noop_memo: bool,
+    /// Re-hash every blob a cached result needs (`apply --verify`): a corrupt one is removed
+    /// and its node recomputes in this apply.
+    pub verify_blobs: bool,
 }
 
 /// How an apply ended.
@@ -163,6 +166,10 @@ impl<'a> Dispatcher<'a> {
                 "note: record {} is not valid ({reason}); it was removed and its node recomputes",
                 path.display()
             ));
+        }
+        for bad in std::mem::take(&mut self.graph.bad_blobs) {
+            self.progress
+                .note(&format!("note: {bad}; the node that wrote it recomputes"));
         }
     }
 
@@ -538,6 +545,7 @@ pub async fn apply(
     let index_before = index.nodes.clone();
     crate::timings::mark("apply started");
     let mut graph = Graph::new(&m, Some(&store), &datasets, Mode::Apply)?;
+    graph.verify_blobs = opts.verify_blobs;
     crate::timings::mark("graph made");
     graph.seed(opts.prefetched);
     crate::timings::mark("graph seeded");
@@ -635,6 +643,7 @@ pub async fn apply(
                     key: rec.key.clone(),
                     report_list: matches!(n.kind, NodeKind::Report)
                         .then(|| crate::stages::report_list_digest(&rec.blobs)),
+                    blobs: rec.blob_digests().into_iter().map(String::from).collect(),
                 }),
                 _ => None,
             })
