@@ -340,6 +340,12 @@ impl<'a> Dispatcher<'a> {
                     "note: {}: {message}; recomputing what produced it",
                     node.address
                 ));
+                // No longer running: a node built on the producer (a grade of its patch, the
+                // report) is withdrawn with it and built again from the producer's new result,
+                // never rerun with the inputs it had (they may name the old result).
+                for nid in &same_key {
+                    self.graph.set_state(*nid, NodeState::Ready);
+                }
                 self.reopen_producers(&digest);
                 for nid in same_key {
                     if !matches!(self.graph.nodes[nid].state, NodeState::Retracted) {
