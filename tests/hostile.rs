@@ -4,6 +4,8 @@
 //! in a task's `repo/` (or planted by a candidate) never makes grading touch a file outside the
 //! workspace, with or without the jail, a report killed mid-write leaves no temp file, and a
 //! deleted, emptied or flipped blob is found and recomputed in one apply with a right report.
+//! And two inputs that were in no key: the order of a task's test lists (now a set, in no key)
+//! and the module a harness script imports (now in its key).
 
 mod common;
 
@@ -515,5 +517,130 @@ fn a_corrupt_blob_found_by_the_report_gives_a_right_report_in_one_apply() {
     assert!(stderr(&o).contains("corrupt"), "{}", stderr(&o));
     report_is_right(&sb, &teams, "found by the report");
     let o = timed(&sb, &["apply", "quickstart.toml"], &[]);
+    assert!(executed(&o).is_empty(), "{}", stderr(&o));
+}
+
+/// A report writer killed mid-write leaves `.tmp-*` files in the report's directories (as the
+/// store's writers do in the store): the next apply after the dead run sweeps them too.
+#[test]
+fn temp_files_a_killed_report_writer_left_are_swept() {
+    let sb = one_task();
+    let o = timed(&sb, &["apply", "quickstart.toml"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // What a kill -9 inside `write_atomic` leaves beside the files it was replacing.
+    let torn = [
+        sb.path("reports/quickstart/.tmp-dead01"),
+        sb.path(&format!(
+            "reports/quickstart/artifacts/nop/{TASK}/.tmp-dead02"
+        )),
+    ];
+    for t in &torn {
+        std::fs::write(t, "torn").unwrap();
+    }
+    // The apply that wrote them died: a slow agent's apply, killed.
+    std::fs::write(sb.path("quickstart/agents/slow.sh"), "sleep 600\n").unwrap();
+    sb.edit(
+        "quickstart.toml",
+        "teams = [\"nop\"]",
+        "teams = [\"nop\", \"slow\"]",
+    );
+    sb.append(
+        "quickstart.toml",
+        "\n[teams.slow]\ntopology = \"solo\"\nworker = \"slow\"\n\n[harnesses.slow]\nkind = \"command\"\ncommand = \"sh {{script}}\"\nscript = \"quickstart/agents/slow.sh\"\n",
+    );
+    let mut child = std::process::Command::new(bench_bin())
+        .args(["apply", "quickstart.toml"])
+        .current_dir(sb.dir.path())
+        .env_remove("BENCH_STORE")
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    sb.edit(
+        "quickstart.toml",
+        "teams = [\"nop\", \"slow\"]",
+        "teams = [\"nop\"]",
+    );
+    let o = timed(&sb, &["apply", "quickstart.toml"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for t in &torn {
+        assert!(!t.exists(), "{} is left: {}", t.display(), stderr(&o));
+    }
+    assert!(sb.path("reports/quickstart/report.md").is_file());
+}
+
+/// A harness script that imports a module beside it: the module is copied with the script (the
+/// import works), and editing it reruns that team's solves, and only those.
+#[test]
+fn a_module_beside_a_harness_script_is_copied_with_it_and_in_its_key() {
+    let sb = one_task();
+    std::fs::create_dir_all(sb.path("quickstart/agents/imp")).unwrap();
+    std::fs::write(
+        sb.path("quickstart/agents/imp/imp.py"),
+        "import helper\nopen('HELPED.txt', 'w').write(helper.WORD + '\\n')\n",
+    )
+    .unwrap();
+    std::fs::write(sb.path("quickstart/agents/imp/helper.py"), "WORD = 'one'\n").unwrap();
+    sb.edit(
+        "quickstart.toml",
+        "teams = [\"nop\"]",
+        "teams = [\"nop\", \"imp\"]",
+    );
+    sb.append(
+        "quickstart.toml",
+        "\n[teams.imp]\ntopology = \"solo\"\nworker = \"imp\"\n\n[harnesses.imp]\nkind = \"command\"\ncommand = \"python3 {{script}}\"\nscript = \"quickstart/agents/imp/imp.py\"\n",
+    );
+    let o = timed(&sb, &["apply", "quickstart.toml"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let patches = stored_patches(&sb.path(".bench"), &sb.manifest(), "imp");
+    assert!(patches[0].contains("+one"), "{patches:?}");
+    std::fs::write(sb.path("quickstart/agents/imp/helper.py"), "WORD = 'two'\n").unwrap();
+    let to_run = plan_to_run(&sb);
+    assert!(
+        !to_run.is_empty() && to_run.iter().all(|a| a.contains("/imp/") || a == "report"),
+        "{to_run:?}"
+    );
+    let o = timed(&sb, &["apply", "quickstart.toml"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        executed(&o).contains(&format!("solve/{TASK}/imp/0")),
+        "{}",
+        stderr(&o)
+    );
+    let patches = stored_patches(&sb.path(".bench"), &sb.manifest(), "imp");
+    assert!(patches.iter().any(|p| p.contains("+two")), "{patches:?}");
+}
+
+/// Reordering a task's `PASS_TO_PASS` and `FAIL_TO_PASS` (or repeating a test) reruns nothing:
+/// the lists are sets.
+#[test]
+fn reordering_a_tasks_test_lists_reruns_nothing() {
+    let sb = one_task();
+    let o = timed(&sb, &["apply", "quickstart.toml"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let toml = task_dir(&sb).join("task.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    let swap = |text: &str, key: &str| {
+        let at = text.find(&format!("{key} = [")).unwrap();
+        let end = at + text[at..].find("]\n").unwrap();
+        let body = &text[at..end];
+        let mut lines: Vec<&str> = body.lines().skip(1).collect();
+        lines.reverse();
+        let dup = lines[0].to_string();
+        format!(
+            "{}{key} = [\n{}\n{dup}\n{}",
+            &text[..at],
+            lines.join("\n"),
+            &text[end..]
+        )
+    };
+    let edited = swap(&swap(&text, "PASS_TO_PASS"), "FAIL_TO_PASS");
+    assert_ne!(edited, text);
+    std::fs::write(&toml, edited).unwrap();
+    assert_eq!(plan_to_run(&sb), Vec::<String>::new());
+    let o = timed(&sb, &["apply", "quickstart.toml"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
     assert!(executed(&o).is_empty(), "{}", stderr(&o));
 }
