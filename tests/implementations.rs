@@ -306,7 +306,11 @@ fn task_views_and_command_files(out: &mut BTreeMap<String, Entry>) {
         let mut shuffled = (**t).clone();
         shuffled.pass_to_pass.reverse();
         shuffled.fail_to_pass.reverse();
-        assert_eq!(shuffled.grading_digest(), t.grading_digest(), "lists are sets");
+        assert_eq!(
+            shuffled.grading_digest(),
+            t.grading_digest(),
+            "lists are sets"
+        );
         digests.push(t.grading_digest());
     }
     out.insert(

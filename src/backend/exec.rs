@@ -260,6 +260,39 @@ mod tests {
     use super::*;
     use std::os::unix::process::CommandExt;
 
+    fn running(marker: &str) -> Vec<String> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+            .filter(|c| c.contains(marker))
+            .collect()
+    }
+
+    /// A command that leaves a process in a session of its own, outside its directory and
+    /// holding its output open: the command returns at once, and the process is gone.
+    #[tokio::test]
+    async fn what_a_command_leaves_running_goes_when_it_ends() {
+        let tmp = tempfile::tempdir().unwrap();
+        let env = vec![("PATH".to_string(), std::env::var("PATH").unwrap())];
+        let r = exec(
+            "(cd / && setsid sleep 1235.5 &)\necho started",
+            tmp.path(),
+            tmp.path(),
+            &env,
+            Duration::from_secs(60),
+            &CancellationToken::new(),
+            None,
+        )
+        .await
+        .unwrap();
+        assert_eq!(r.exit_code, Some(0));
+        assert_eq!(String::from_utf8_lossy(&r.output), "started\n");
+        assert!(r.duration < Duration::from_secs(5), "{:?}", r.duration);
+        assert!(running("1235.5").is_empty(), "{:?}", running("1235.5"));
+    }
+
     /// A process started in a workspace the instant before bench died (nothing written for it)
     /// is found and killed by the sweep, with the process it forked; the workspace goes.
     #[test]
