@@ -328,8 +328,11 @@ fn store_of(sb: &Sandbox) -> bench::store::Store {
     bench::store::Store::open_existing(&sb.path(".bench")).expect("a store")
 }
 
+/// Picks node addresses.
+type AddressFilter = dyn Fn(&str) -> bool;
+
 /// The first address (in the index) matching `pred`, its key, and its record's blob `name`.
-fn blob_at(sb: &Sandbox, pred: &dyn Fn(&str) -> bool, name: &str) -> (String, String) {
+fn blob_at(sb: &Sandbox, pred: &AddressFilter, name: &str) -> (String, String) {
     let store = store_of(sb);
     let manifest = std::fs::canonicalize(sb.manifest()).unwrap();
     let index = store.load_index(&manifest);
@@ -408,7 +411,7 @@ fn a_deleted_emptied_or_flipped_blob_of_each_kind_is_recomputed_in_one_apply() {
     let oracle_solve = |a: &str| a.starts_with("solve/") && a.contains("/oracle/");
     let oracle_grade = |a: &str| a.starts_with("grade/") && a.contains("/oracle/");
     let report = |a: &str| a.starts_with("report");
-    let kinds: [(&str, &dyn Fn(&str) -> bool, &str); 4] = [
+    let kinds: [(&str, &AddressFilter, &str); 4] = [
         ("solve patch", &oracle_solve, "patch"),
         ("solve trajectory", &oracle_solve, "trajectory"),
         ("grade log", &oracle_grade, "log"),
