@@ -93,18 +93,8 @@ pub async fn grade(
     }
     s.put_files(&files).await?;
 
-    // The task's own tree must not lead a hidden test path out of the workspace (a directory
-    // link in its base): a task error, before anything of the candidate runs.
     let test_files = patch_files(task.test_patch());
-    let guard = guard_script(&touched(&test_files));
-    let r = run(s, &guard, left(), cancel).await?;
-    if r.exit_code != Some(0) {
-        return Err(GradeError::Task(format!(
-            "the base tree of {} cannot be graded safely: {}",
-            task.instance_id(),
-            String::from_utf8_lossy(&r.output).trim()
-        )));
-    }
+    check_base_paths(s, job, &test_files, left(), cancel).await?;
 
     let mut apply_log = Vec::new();
     let patch_applied = if empty {
@@ -256,6 +246,26 @@ pub async fn grade(
         statuses,
         logs,
     })
+}
+
+/// The task's own tree must not lead a hidden test path out of the workspace (a directory link
+/// in its base): a task error, checked before anything of the candidate runs.
+async fn check_base_paths(
+    s: &dyn Sandbox,
+    job: &GradeJob,
+    test_files: &[PatchFile],
+    limit: Duration,
+    cancel: &CancellationToken,
+) -> Result<(), GradeError> {
+    let r = run(s, &guard_script(&touched(test_files)), limit, cancel).await?;
+    if r.exit_code != Some(0) {
+        return Err(GradeError::Task(format!(
+            "the base tree of {} cannot be graded safely: {}",
+            job.task.instance_id(),
+            String::from_utf8_lossy(&r.output).trim()
+        )));
+    }
+    Ok(())
 }
 
 /// The grade of a candidate that made a hidden test path lead out of the workspace: applied,
@@ -509,6 +519,58 @@ mod tests {
         let (a, b) = (nonce(), nonce());
         assert_eq!(a.len(), 32);
         assert_ne!(a, b);
+    }
+
+    /// The guard, run by `sh` in a repository: which paths stay inside.
+    #[test]
+    fn the_guard_lets_only_paths_inside_the_repository_through() {
+        let d = tempfile::tempdir().unwrap();
+        let repo = d.path().join("repo");
+        let outside = d.path().join("outside");
+        std::fs::create_dir_all(repo.join("src/tests")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, repo.join("out")).unwrap();
+        std::os::unix::fs::symlink("src/tests", repo.join("tests")).unwrap();
+        std::os::unix::fs::symlink("/nonexistent/dir", repo.join("dangling")).unwrap();
+        let passes = |p: &str| {
+            std::process::Command::new("sh")
+                .arg("-c")
+                .arg(guard_script(&[p]))
+                .current_dir(&repo)
+                .output()
+                .unwrap()
+                .status
+                .code()
+                == Some(0)
+        };
+        for p in [
+            "a.py",
+            "src/tests/t.py",
+            "new/dir/t.py",
+            "tests/t.py",
+            "out",
+            "src/../a.py",
+        ] {
+            assert!(passes(p), "{p} is inside");
+        }
+        for p in [
+            "/etc/passwd",
+            "../x",
+            "src/../../x",
+            "out/t.py",
+            "out/sub/t.py",
+            "dangling/t.py",
+        ] {
+            assert!(!passes(p), "{p} leads out");
+        }
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(guard_script(&["a.py", "out/t.py"]))
+            .current_dir(&repo)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(OUTSIDE_EXIT));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("out/t.py leads out"));
     }
 
     #[test]
