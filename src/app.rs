@@ -73,7 +73,12 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
             let power = power_query(detect.as_deref(), baseline_rate.as_deref())?;
             plan(&cli, file, *explain, *json, power)
         }
-        Command::Apply { file, quiet } => apply(&cli, file, *quiet),
+        Command::Apply {
+            file,
+            quiet,
+            verify,
+        } => apply(&cli, file, *quiet, *verify),
+        Command::Verify { file } => verify(&cli, file),
         Command::Status { file, json } => status(&cli, file, *json),
         Command::Gc {
             files,
@@ -267,6 +272,9 @@ fn plan(
         }
         for r in &report.invalid_records {
             println!("  note: record {r}; removed, its node will run");
+        }
+        for b in &report.bad_blobs {
+            println!("  note: {b}; the node that wrote it will run");
         }
         for d in &report.unavailable_datasets {
             let pin = match m.datasets.get(d).map(|ds| &ds.source) {
@@ -475,7 +483,48 @@ fn noop_from_memo(
     Ok(done.map(|d| d.reports))
 }
 
-fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
+/// `bench verify`: the graph as `plan` expands it, every blob of every cached record it reaches
+/// re-hashed.
+fn verify(cli: &Cli, file: &Path) -> Result<u8, Report> {
+    let l = load_for_reading(&cli.store, file)?;
+    let Some(store) = l.store.as_ref() else {
+        println!("no store at {}: nothing to verify", l.store_root.display());
+        return Ok(exit_codes::OK);
+    };
+    let mut graph =
+        Graph::new(&l.m, Some(store), &l.datasets, Mode::Plan).map_err(|e| miette!("{e}"))?;
+    graph.verify_blobs = true;
+    while !graph.advance().is_empty() {}
+    let checked: std::collections::BTreeSet<&str> = graph
+        .nodes
+        .iter()
+        .filter_map(|n| n.state.record())
+        .flat_map(|r| r.blob_digests())
+        .collect();
+    for (path, reason) in &graph.invalid {
+        println!("record {}: {reason}; removed", path.display());
+    }
+    for bad in &graph.bad_blobs {
+        println!("{bad}");
+    }
+    let bad = graph.invalid.len() + graph.bad_blobs.len();
+    println!(
+        "{} blobs of cached results verified, {bad} bad{}",
+        checked.len(),
+        if bad > 0 {
+            ": `bench apply` recomputes the nodes that wrote them"
+        } else {
+            ""
+        }
+    );
+    Ok(if bad > 0 {
+        exit_codes::PENDING
+    } else {
+        exit_codes::OK
+    })
+}
+
+fn apply(cli: &Cli, file: &Path, quiet: bool, verify: bool) -> Result<u8, Report> {
     crate::timings::mark("start");
     let mut m = load(file)?;
     crate::timings::mark("manifest loaded");
@@ -506,15 +555,24 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
     // never finished.
     crate::backend::sweep_workspaces(&store.tmp_dir());
     if lock.took_over_from.is_some() || store.has_dead_runs() {
-        let n = store.sweep_temp_files();
+        // The report directories are written atomically too: a report killed mid-write left
+        // its temp files there.
+        let reports = m.stages.values().filter_map(|s| match &s.kind {
+            StageKind::Report(r) => Some(r.out.as_path()),
+            _ => None,
+        });
+        let n = store.sweep_temp_files()
+            + reports
+                .map(crate::store::sweep_temp_files_under)
+                .sum::<usize>();
         if n > 0 && !quiet {
             eprintln!("note: removed {n} temp files left by a dead writer");
         }
     }
     crate::timings::mark("store locked, workspaces swept");
     // `BENCH_NO_NOOP_MEMO=1` takes the full path and leaves the memo alone (to measure that
-    // path, or to rule the memo out).
-    let use_memo = std::env::var_os("BENCH_NO_NOOP_MEMO").is_none();
+    // path, or to rule the memo out); so does `--verify`, which reads every blob.
+    let use_memo = std::env::var_os("BENCH_NO_NOOP_MEMO").is_none() && !verify;
     // Without a no-op memo, the records the last apply of this manifest used are read on two
     // threads while the datasets load (a no-op apply without a memo is mostly these reads).
     // With one, this apply most likely has nothing to run: nothing is read ahead unless the
@@ -593,9 +651,13 @@ fn apply(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
                 prefetched,
                 index: Some(index),
                 noop_memo: use_memo,
+                verify_blobs: verify,
             },
         ))
         .map_err(|e| miette!("{e}"))?;
+    // Every command's processes were killed when it ended; a blocked output reader (a process
+    // that escaped every tag) must not keep bench from exiting.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     crate::timings::mark("applied");
     drop(lock);
     crate::timings::mark("lock released");

@@ -43,7 +43,14 @@ pub enum Command {
         /// No progress output.
         #[arg(long, short)]
         quiet: bool,
+        /// Re-hash every blob a cached result needs; a corrupt one is removed and the node
+        /// that wrote it recomputes in this apply (without it, blobs are checked by stat).
+        #[arg(long)]
+        verify: bool,
     },
+    /// Re-hash every blob the manifest's cached results need; remove the corrupt ones (the
+    /// next apply recomputes their nodes). Exit 0 when all verify, 2 when some did not.
+    Verify { file: PathBuf },
     /// Per stage: what is done, failed and pending, and where the report is.
     Status {
         file: PathBuf,

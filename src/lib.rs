@@ -17,6 +17,7 @@ pub mod manifest;
 pub mod mine;
 pub mod parsers;
 pub mod protocols;
+pub mod regular_file;
 pub mod report;
 pub mod run;
 pub mod stages;

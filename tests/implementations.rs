@@ -294,10 +294,53 @@ fn renderer(out: &mut BTreeMap<String, Entry>) {
     );
 }
 
+/// The grading view of a task (its digest is in every gold check's and grade's key), and what a
+/// `command` harness gets beside its script (the files of its directory, in its solve key).
+fn task_views_and_command_files(out: &mut BTreeMap<String, Entry>) {
+    let sb = common::Sandbox::quickstart();
+    std::fs::write(sb.path("quickstart/agents/helper.py"), "WORD = 'x'\n").unwrap();
+    let m = bench::manifest::load(&sb.manifest()).unwrap();
+    let (sets, _) = bench::run::load_datasets(&m, None, false).unwrap();
+    let mut digests = Vec::new();
+    for t in sets["quick"].tasks.values() {
+        let mut shuffled = (**t).clone();
+        shuffled.pass_to_pass.reverse();
+        shuffled.fail_to_pass.reverse();
+        assert_eq!(
+            shuffled.grading_digest(),
+            t.grading_digest(),
+            "lists are sets"
+        );
+        digests.push(t.grading_digest());
+    }
+    out.insert(
+        "task/grading-view".into(),
+        Entry {
+            version: versions::GRADING_VIEW,
+            digest: bench::key::digest_of(&digests),
+        },
+    );
+    let jobs = bench::graph::JobBuilder::new(&m).unwrap();
+    let fixer = &jobs.team("fixer").unwrap().get().harnesses["fixer"];
+    let files: Vec<(&str, u32, &str)> = fixer
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), f.mode, f.content.digest()))
+        .collect();
+    out.insert(
+        "harness/command".into(),
+        Entry {
+            version: fixer.adapter_version,
+            digest: bench::key::digest_of(&(files, &fixer.script.as_ref().unwrap().name)),
+        },
+    );
+}
+
 #[test]
 fn every_implementation_version_covers_its_output() {
     let mut now = BTreeMap::new();
     parsers(&mut now);
+    task_views_and_command_files(&mut now);
     protocols(&mut now);
     adapters(&mut now);
     harbor(&mut now);

@@ -2,7 +2,7 @@
 //! a patch that dumps every environment it can see at grade time finds none of bench's, nothing
 //! secret reaches the store or the reports in any encoding, an agent's `setsid` background
 //! process neither delays Ctrl-C nor survives it, and the same after `kill -9` of bench with a
-//! relative store.
+//! relative store; unjailed too, for an escapee that also left the workspace.
 //!
 //! Under CI (CI=true) a missing or broken bwrap fails these tests.
 
@@ -289,6 +289,109 @@ fn ctrl_c_ends_apply_promptly_and_kills_an_agents_setsid_process() {
     gone_within(secs, Duration::from_secs(10));
 }
 
+/// Unjailed (a machine without bwrap): an agent's `setsid` process that also leaves the
+/// workspace (`cd /`) is in no process group or directory of bench's, yet Ctrl-C and SIGTERM end
+/// apply within 5 s and leave no such process.
+#[test]
+fn unjailed_ctrl_c_and_sigterm_end_apply_within_5_s_and_kill_a_setsid_escapee() {
+    // The second escapee keeps the command's output open (a blocked reader must not hold
+    // bench either).
+    for (signal, secs, redirect) in [
+        (
+            nix::sys::signal::Signal::SIGINT,
+            "3074.5",
+            ">/dev/null 2>&1 < /dev/null",
+        ),
+        (nix::sys::signal::Signal::SIGTERM, "3075.5", ""),
+    ] {
+        let sb = Sandbox::quickstart();
+        lingering_manifest(&sb, secs);
+        std::fs::write(
+            sb.path("quickstart/agents/linger.sh"),
+            format!("(cd / && setsid sleep {secs} {redirect} &)\nsleep {secs}\n"),
+        )
+        .unwrap();
+        let mut child = Command::new(common::bench_bin())
+            .args(["apply", "quickstart.toml"])
+            .current_dir(sb.dir.path())
+            .env_remove("BENCH_STORE")
+            .env("BENCH_NO_BWRAP", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait_for(secs, &mut child);
+        // Both sleeps (the agent's own and the escapee) are running.
+        let start = Instant::now();
+        while processes_with(secs).len() < 2 {
+            assert!(start.elapsed() < Duration::from_secs(20), "no escapee");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let sent = Instant::now();
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if sent.elapsed() > Duration::from_secs(5) {
+                let _ = child.kill();
+                panic!("{signal}: apply still running 5 s after the signal");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert!(!status.success(), "{signal}");
+        gone_within(secs, Duration::from_millis(500));
+    }
+}
+
+/// Unjailed, kill -9 of bench with an agent's `setsid` process that left the workspace: the
+/// next apply's sweep finds it by its tag (not its directory) and kills it.
+#[test]
+fn unjailed_the_next_apply_kills_a_dead_runs_escapee_outside_its_workspace() {
+    let sb = Sandbox::quickstart();
+    let secs = "3076.5";
+    lingering_manifest(&sb, secs);
+    std::fs::write(
+        sb.path("quickstart/agents/linger.sh"),
+        format!("(cd / && setsid sleep {secs} >/dev/null 2>&1 < /dev/null &)\nsleep {secs}\n"),
+    )
+    .unwrap();
+    let mut child = Command::new(common::bench_bin())
+        .args(["apply", "quickstart.toml"])
+        .current_dir(sb.dir.path())
+        .env_remove("BENCH_STORE")
+        .env("BENCH_NO_BWRAP", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(secs, &mut child);
+    let start = Instant::now();
+    while processes_with(secs).len() < 2 {
+        assert!(start.elapsed() < Duration::from_secs(20), "no escapee");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        !processes_with(secs).is_empty(),
+        "kill -9 ends nothing unjailed"
+    );
+    // The dead run's workspaces are removed by hand: the tag still finds the escapee.
+    std::fs::remove_dir_all(sb.path(".bench/tmp")).unwrap();
+    sb.edit("quickstart.toml", "worker = \"linger\"", "worker = \"nop\"");
+    let out = Command::new(common::bench_bin())
+        .args(["apply", "quickstart.toml"])
+        .current_dir(sb.dir.path())
+        .env_remove("BENCH_STORE")
+        .env("BENCH_NO_BWRAP", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    gone_within(secs, Duration::from_secs(2));
+}
+
 #[test]
 fn kill_9_leaves_no_jailed_process_and_the_sweep_works_with_a_relative_store() {
     if !bwrap_ready() {
@@ -407,6 +510,7 @@ env = ["WIDGET_SETTING"]
         "BENCH_PROBLEM_FILE",
         "BENCH_PROBLEM_STATEMENT",
         "BENCH_PROMPT",
+        "BENCH_SANDBOX",
         "BENCH_SIDE_DIR",
         "BENCH_WORKDIR",
         "GIT_AUTHOR_DATE",

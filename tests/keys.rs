@@ -122,7 +122,9 @@ fn solve_key_fields() {
 
     let mut m2 = m.clone();
     let script = m2.harnesses["fixer"].script.clone().unwrap();
-    let other = script.with_file_name("other.py");
+    // In a directory of its own: a file beside the fixer's script is in the fixer's key.
+    let other = script.parent().unwrap().join("other/other.py");
+    std::fs::create_dir_all(other.parent().unwrap()).unwrap();
     std::fs::write(&other, "print('other')\n").unwrap();
     m2.harnesses.get_mut("fixer").unwrap().script = Some(other);
     assert_ne!(
@@ -353,4 +355,69 @@ fn image_id_enters_docker_keys_not_the_tag() {
     let (_sb2, m2, task2) = setup();
     let local = grade_key(&m2, &task2, "p1", 120);
     assert!(local.inputs["backend"]["image"].is_null());
+}
+
+#[test]
+fn test_lists_are_sets_in_grade_keys() {
+    let (_sb, m, task) = setup();
+    let base = grade_key(&m, &task, "p1", 120).key;
+    let mut t = task.clone();
+    t.pass_to_pass.reverse();
+    t.fail_to_pass.reverse();
+    let dup = t.fail_to_pass[0].clone();
+    t.fail_to_pass.push(dup);
+    assert_eq!(base, grade_key(&m, &t, "p1", 120).key, "order and repeats");
+    // What the executor reads is the same set: a task set sorts and deduplicates.
+    t.normalize_test_lists();
+    let mut sorted = task.clone();
+    sorted.normalize_test_lists();
+    assert_eq!(t.fail_to_pass, sorted.fail_to_pass);
+    assert_eq!(t.pass_to_pass, sorted.pass_to_pass);
+    // A test moved from one list to the other is another task.
+    let mut moved = task.clone();
+    let p = moved.pass_to_pass.pop().unwrap();
+    moved.fail_to_pass.push(p);
+    assert_ne!(base, grade_key(&m, &moved, "p1", 120).key);
+}
+
+#[test]
+fn the_files_beside_a_harness_script_or_its_declared_files_are_in_solve_keys() {
+    let (sb, m, task) = setup();
+    let team = m.teams["fixer"].clone();
+    let base = solve_key(&m, &task, &team, 120, 0).key;
+    // A module beside the script.
+    std::fs::write(sb.path("quickstart/agents/helper.py"), "X = 1\n").unwrap();
+    let with_helper = solve_key(&m, &task, &team, 120, 0).key;
+    assert_ne!(base, with_helper, "a file added beside the script");
+    std::fs::write(sb.path("quickstart/agents/helper.py"), "X = 2\n").unwrap();
+    assert_ne!(
+        with_helper,
+        solve_key(&m, &task, &team, 120, 0).key,
+        "its content"
+    );
+    // Hidden files and subdirectories are not beside it.
+    std::fs::create_dir_all(sb.path("quickstart/agents/sub")).unwrap();
+    std::fs::write(sb.path("quickstart/agents/sub/x.py"), "").unwrap();
+    std::fs::write(sb.path("quickstart/agents/.swp"), "").unwrap();
+    let now = solve_key(&m, &task, &team, 120, 0).key;
+    std::fs::write(sb.path("quickstart/agents/sub/x.py"), "edited").unwrap();
+    std::fs::write(sb.path("quickstart/agents/.swp"), "edited").unwrap();
+    assert_eq!(now, solve_key(&m, &task, &team, 120, 0).key);
+    // Declared files replace the directory: only they are keyed.
+    let mut m2 = m.clone();
+    std::fs::write(sb.path("lib.py"), "Y = 1\n").unwrap();
+    m2.harnesses.get_mut("fixer").unwrap().files = Some(vec![sb.path("lib.py")]);
+    let declared = solve_key(&m2, &task, &team, 120, 0).key;
+    std::fs::write(sb.path("quickstart/agents/helper.py"), "X = 3\n").unwrap();
+    assert_eq!(declared, solve_key(&m2, &task, &team, 120, 0).key);
+    std::fs::write(sb.path("lib.py"), "Y = 2\n").unwrap();
+    assert_ne!(declared, solve_key(&m2, &task, &team, 120, 0).key);
+    // A script beside the manifest keys itself alone (the manifest is not its module).
+    let mut m3 = m.clone();
+    std::fs::write(sb.path("top.py"), "print()\n").unwrap();
+    m3.harnesses.get_mut("fixer").unwrap().script = Some(sb.path("top.py"));
+    let top = solve_key(&m3, &task, &team, 120, 0).key;
+    std::fs::write(sb.path("lib.py"), "Y = 3\n").unwrap();
+    sb.edit("quickstart.toml", "seed = 7", "seed = 8");
+    assert_eq!(top, solve_key(&m3, &task, &team, 120, 0).key);
 }

@@ -1,5 +1,14 @@
 //! Running a shell command on the host: combined output, exit code, a timeout that kills the
-//! command with every process it started (its process group), and cancellation.
+//! command with every process it started, and cancellation.
+//!
+//! Every process a command starts is found two ways: its process group (the command is the
+//! leader of a new one), and a tag in its environment, `BENCH_SANDBOX=<workspace>#<n>`, that
+//! every descendant inherits even when it leaves the group and the session (`setsid`) and its
+//! working directory. When the command ends (exit, timeout, cancel), bench kills the group and
+//! every process carrying the tag, so nothing a command left behind outlives it or holds its
+//! output open. A dead bench's processes are found by the tag too ([`sweep_workspaces`]),
+//! after its workspaces are gone. A process that clears its own environment and leaves the
+//! workspace escapes unjailed; in the jail (`jail.rs`) nothing outlives the sandbox.
 
 use std::io::Read;
 use std::path::Path;
@@ -24,17 +33,30 @@ pub struct ExecResult {
     pub duration: Duration,
 }
 
-/// Runs `sh -c script` in `cwd` with exactly `env` (the host environment is not inherited),
-/// inside `jail` when one is given and bwrap works here (see `jail.rs`).
+/// The environment variable that tags every process of a command (see the module's doc).
+pub const TAG_VAR: &str = "BENCH_SANDBOX";
+
+/// A fresh tag for one command in the workspace `root`: `<root>#<n>`.
+fn new_tag(root: &Path) -> String {
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{}#{}-{n}", root.display(), std::process::id())
+}
+
+/// Runs `sh -c script` in `cwd` with exactly `env` (the host environment is not inherited) and
+/// the tag of a command in the workspace `root`, inside `jail` when one is given and bwrap works
+/// here (see `jail.rs`). When it ends, whatever it left running goes too.
 pub async fn exec(
     script: &str,
     cwd: &Path,
+    root: &Path,
     env: &[(String, String)],
     timeout: Duration,
     cancel: &CancellationToken,
     jail: Option<&Jail>,
 ) -> std::io::Result<ExecResult> {
     let start = Instant::now();
+    let tag = new_tag(root);
     let (mut reader, writer) = std::io::pipe()?;
     // Absolute paths the command's environment names (a harness's `env`: a metadata file, a
     // config) stay readable inside the jail.
@@ -62,6 +84,7 @@ pub async fn exec(
     cmd.current_dir(cwd)
         .env_clear()
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .env(TAG_VAR, &tag)
         .stdin(Stdio::null())
         .stdout(writer.try_clone()?)
         .stderr(writer)
@@ -79,13 +102,14 @@ pub async fn exec(
         if let Some(p) = pgid {
             let _ = killpg(p, Signal::SIGKILL);
         }
+        kill_tagged(&|value| value == tag.as_bytes());
     };
     let (status, timed_out, cancelled) = tokio::select! {
         s = child.wait() => (Some(s?), false, false),
         _ = tokio::time::sleep(timeout) => { kill(); let _ = child.wait().await; (None, true, false) }
         _ = cancel.cancelled() => { kill(); let _ = child.wait().await; (None, false, true) }
     };
-    // Whatever the command left running in its group goes too.
+    // Whatever the command left running, in its group or not, goes too.
     kill();
     let output = match tokio::time::timeout(Duration::from_secs(10), read).await {
         Ok(Ok(buf)) => buf,
@@ -102,14 +126,66 @@ pub async fn exec(
     })
 }
 
+/// Kills (SIGKILL, with its process group unless that is bench's own) every process whose
+/// environment holds a [`TAG_VAR`] whose value `matches`. Returns how many it found.
+fn kill_tagged(matches: &dyn Fn(&[u8]) -> bool) -> usize {
+    let own_group = nix::unistd::getpgrp();
+    let own_pid = std::process::id();
+    let prefix = format!("{TAG_VAR}=");
+    let mut found = 0;
+    // Twice: a process forked by one that was being killed may appear between the passes.
+    for _ in 0..2 {
+        let mut this_pass = 0;
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            if pid as u32 == own_pid {
+                continue;
+            }
+            let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+                continue;
+            };
+            let tagged = environ
+                .split(|&b| b == 0)
+                .filter_map(|kv| kv.strip_prefix(prefix.as_bytes()))
+                .any(matches);
+            if !tagged {
+                continue;
+            }
+            this_pass += 1;
+            if let Some(pgid) =
+                process_group(pid).filter(|g| *g > 1 && Pid::from_raw(*g) != own_group)
+            {
+                let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+            }
+            let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
+        }
+        found += this_pass;
+        if this_pass == 0 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    found
+}
+
 /// Removes the workspaces under `tmp` left by a dead bench, first killing every process that
-/// still runs inside one of them, with its process group. Processes are found by their working
-/// directory in /proc, so nothing has to be written before an agent starts (a bench killed the
-/// instant after a spawn leaves no trace to miss) and a reused pid is never hit. Call it holding
-/// the store's apply lock: then every workspace under `tmp` belongs to a dead run.
+/// still runs inside one of them or carries the tag of a command in one (even one whose
+/// workspace is gone: an interrupted run removes its workspaces), with its process group.
+/// Processes are found by their working directory and their environment in /proc, so nothing
+/// has to be written before an agent starts (a bench killed the instant after a spawn leaves no
+/// trace to miss) and a reused pid is never hit. Call it holding the store's apply lock: then
+/// every workspace under `tmp` belongs to a dead run.
 pub fn sweep_workspaces(tmp: &Path) {
     // `/proc/<pid>/cwd` is absolute: so must the workspaces be (a relative `--store`).
     let tmp = super::jail::absolute(tmp);
+    let under = format!("{}/", tmp.display()).into_bytes();
+    kill_tagged(&|value| value.starts_with(&under));
     let workspaces: Vec<_> = std::fs::read_dir(&tmp)
         .into_iter()
         .flatten()
@@ -183,6 +259,39 @@ fn process_group(pid: i32) -> Option<i32> {
 mod tests {
     use super::*;
     use std::os::unix::process::CommandExt;
+
+    fn running(marker: &str) -> Vec<String> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+            .filter(|c| c.contains(marker))
+            .collect()
+    }
+
+    /// A command that leaves a process in a session of its own, outside its directory and
+    /// holding its output open: the command returns at once, and the process is gone.
+    #[tokio::test]
+    async fn what_a_command_leaves_running_goes_when_it_ends() {
+        let tmp = tempfile::tempdir().unwrap();
+        let env = vec![("PATH".to_string(), std::env::var("PATH").unwrap())];
+        let r = exec(
+            "(cd / && setsid sleep 1235.5 &)\necho started",
+            tmp.path(),
+            tmp.path(),
+            &env,
+            Duration::from_secs(60),
+            &CancellationToken::new(),
+            None,
+        )
+        .await
+        .unwrap();
+        assert_eq!(r.exit_code, Some(0));
+        assert_eq!(String::from_utf8_lossy(&r.output), "started\n");
+        assert!(r.duration < Duration::from_secs(5), "{:?}", r.duration);
+        assert!(running("1235.5").is_empty(), "{:?}", running("1235.5"));
+    }
 
     /// A process started in a workspace the instant before bench died (nothing written for it)
     /// is found and killed by the sweep, with the process it forked; the workspace goes.

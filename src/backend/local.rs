@@ -92,6 +92,7 @@ impl LocalSandbox {
         let r = exec(
             &script,
             Path::new(&sandbox.paths.repo),
+            &sandbox.root,
             &sandbox.base_env(),
             Duration::from_secs(300),
             cancel,
@@ -115,6 +116,7 @@ impl LocalSandbox {
 
 impl Drop for LocalSandbox {
     fn drop(&mut self) {
+        // Each command's processes went when it ended; nothing of the sandbox outlives it.
         let _ = std::fs::remove_dir_all(&self.root);
     }
 }
@@ -146,6 +148,7 @@ impl Sandbox for LocalSandbox {
         let r = exec(
             script,
             Path::new(&self.paths.repo),
+            &self.root,
             &all,
             timeout,
             cancel,
@@ -165,6 +168,12 @@ impl Sandbox for LocalSandbox {
             let p = Path::new(path);
             if !p.starts_with(&self.root) {
                 return Err(failed(format!("{path} is outside the sandbox")));
+            }
+            if let Some(link) = link_on_the_way(&self.root, p) {
+                return Err(failed(format!(
+                    "{path}: {} is a symbolic link; bench writes nothing through one",
+                    link.display()
+                )));
             }
             if let Some(dir) = p.parent() {
                 fs_err::create_dir_all(dir).map_err(failed)?;
@@ -191,6 +200,25 @@ impl Sandbox for LocalSandbox {
         drop(self);
         Ok(())
     }
+}
+
+/// The first path from `root` (exclusive) down to `path` (inclusive) that is a symbolic link,
+/// or a `..` component: a write there could land outside the sandbox.
+fn link_on_the_way(root: &Path, path: &Path) -> Option<PathBuf> {
+    let rel = path.strip_prefix(root).ok()?;
+    let mut at = root.to_path_buf();
+    for c in rel.components() {
+        if c == std::path::Component::ParentDir {
+            return Some(at.join(".."));
+        }
+        at.push(c);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => return Some(at),
+            Ok(_) => {}
+            Err(_) => return None,
+        }
+    }
+    None
 }
 
 /// Regular files under `dir`, sorted by relative path, at most `cap` bytes in all (larger ones

@@ -12,6 +12,13 @@ pub enum DatasetError {
         file: String,
         source: std::io::Error,
     },
+    /// Not a regular file within its size limit (a FIFO, a device, a link to one, too large).
+    #[error("{file}: cannot read: {source}")]
+    File {
+        file: String,
+        #[source]
+        source: crate::regular_file::ReadError,
+    },
     #[error("{file}: not a readable parquet file: {message}")]
     Parquet { file: String, message: String },
     #[error("{file}: line {line}: {message}")]

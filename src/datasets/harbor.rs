@@ -89,6 +89,13 @@ pub fn load(root: &Path, commit: Option<&str>) -> Result<Vec<Task>, HarborError>
     }
 }
 
+/// The size limit of one file of a Harbor task (a task file, as a local task's `repo/` files).
+fn harbor_file_limit() -> Result<u64, HarborError> {
+    crate::tasks::FileLimits::current()
+        .map(|l| l.repo_file)
+        .map_err(one)
+}
+
 /// Every regular file under `root` (symlinks refused: a task is its own files).
 pub fn dir_tree(root: &Path) -> Result<FileTree, HarborError> {
     let mut tree = FileTree::new();
@@ -110,8 +117,8 @@ pub fn dir_tree(root: &Path) -> Result<FileTree, HarborError> {
                 stack.push(path);
             } else if meta.is_file() {
                 use std::os::unix::fs::PermissionsExt;
-                let bytes = std::fs::read(e.path())
-                    .map_err(|err| one(format!("{}: {err}", e.path().display())))?;
+                let bytes = crate::regular_file::read_bytes(&e.path(), harbor_file_limit()?)
+                    .map_err(|err| one(err.to_string()))?;
                 tree.insert(
                     path.to_string_lossy().into_owned(),
                     (meta.permissions().mode() & 0o777, bytes),

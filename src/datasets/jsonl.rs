@@ -9,10 +9,18 @@ use super::table::{Column, Table};
 
 /// Reads the columns of `wanted` from a `.jsonl` (or `.json` list) file.
 pub fn read_json(path: &Path, file: &str, wanted: &[&str]) -> Result<Table, DatasetError> {
-    let text = std::fs::read_to_string(path).map_err(|source| DatasetError::Io {
-        file: file.to_string(),
-        source,
-    })?;
+    let limit = crate::tasks::FileLimits::current()
+        .map_err(|e| DatasetError::Json {
+            file: file.to_string(),
+            line: 0,
+            message: e,
+        })?
+        .dataset_file;
+    let text =
+        crate::regular_file::read_text(path, limit).map_err(|source| DatasetError::File {
+            file: file.to_string(),
+            source,
+        })?;
     let jerr = |line: usize, message: String| DatasetError::Json {
         file: file.to_string(),
         line,

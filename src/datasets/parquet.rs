@@ -76,8 +76,10 @@ pub fn read_arrays(path: &Path, file: &str, wanted: &[&str]) -> Result<Arrays, D
         file: file.to_string(),
         message: e.to_string(),
     };
+    // A dataset file is opened as a regular file only (never a FIFO or a device); parquet
+    // reads it by ranges, so only the type is checked here, not a size.
     let open = || {
-        std::fs::File::open(path).map_err(|source| DatasetError::Io {
+        crate::regular_file::open(path, u64::MAX).map_err(|source| DatasetError::File {
             file: file.to_string(),
             source,
         })

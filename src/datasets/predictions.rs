@@ -79,8 +79,9 @@ fn predictions(
 
 /// instance id -> patch. A record without a patch (null) maps to nothing.
 pub fn load_predictions(path: &Path) -> Result<BTreeMap<String, String>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read predictions {}: {e}", path.display()))?;
+    let limit = crate::tasks::FileLimits::current()?.dataset_file;
+    let text = crate::regular_file::read_text(path, limit)
+        .map_err(|e| format!("cannot read predictions: {e}"))?;
     let bad = |what: String| format!("predictions {}: {what}", path.display());
     let mut out = BTreeMap::new();
     let mut add = |v: &serde_json::Value, at: String| -> Result<(), String> {

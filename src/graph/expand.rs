@@ -258,6 +258,14 @@ pub struct Graph<'a> {
     grade_network: std::collections::HashSet<String>,
     /// Records that failed verification: (path, reason). Their nodes recompute.
     pub invalid: Vec<(PathBuf, String)>,
+    /// Blobs a cached record needs that are missing, empty or (with `verify_blobs`) corrupt:
+    /// the record is not used, so its node recomputes (and what is built on it).
+    pub bad_blobs: Vec<crate::store::BadBlob>,
+    /// Re-hash every blob a cached record needs (`apply --verify`, `bench verify`); without
+    /// it, blobs are checked by stat.
+    pub verify_blobs: bool,
+    /// Keys whose record's blobs were checked (or that this apply computed).
+    checked: std::collections::HashSet<String>,
     /// Keep the jobs of nodes that will not run (for `plan --explain` they are not needed;
     /// dropping them keeps big plans small).
     pub keep_inputs: bool,
@@ -290,6 +298,9 @@ impl<'a> Graph<'a> {
             protocols: HashMap::new(),
             grade_network: Default::default(),
             invalid: Vec::new(),
+            bad_blobs: Vec::new(),
+            verify_blobs: false,
+            checked: Default::default(),
             keep_inputs: false,
         })
     }
@@ -355,6 +366,30 @@ impl<'a> Graph<'a> {
     }
 
     fn lookup(&mut self, key: &str) -> Option<Arc<ActionRecord>> {
+        let rec = self.lookup_record(key)?;
+        if self.checked.contains(key) {
+            return Some(rec);
+        }
+        // A cached result is used only if the blobs it references are there (and, verifying,
+        // intact): else its node recomputes, in this apply, as a missing record would.
+        let store = self.store?;
+        let deep = self.verify_blobs;
+        let bad: Vec<_> = rec
+            .blob_digests()
+            .into_iter()
+            .filter_map(|d| store.check_blob(d, deep).err())
+            .collect();
+        if bad.is_empty() {
+            self.checked.insert(key.to_string());
+            Some(rec)
+        } else {
+            self.bad_blobs.extend(bad);
+            self.records.insert(key.to_string(), None);
+            None
+        }
+    }
+
+    fn lookup_record(&mut self, key: &str) -> Option<Arc<ActionRecord>> {
         let store = self.store?;
         if let Some(r) = self.records.get(key) {
             return r.clone();
@@ -392,6 +427,7 @@ impl<'a> Graph<'a> {
 
     /// A result this apply computed: later nodes with the same key reuse it.
     pub fn remember(&mut self, key: &str, rec: Arc<ActionRecord>) {
+        self.checked.insert(key.to_string());
         self.records.insert(key.to_string(), Some(rec));
     }
 

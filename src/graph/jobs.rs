@@ -161,6 +161,43 @@ impl<'a> JobBuilder<'a> {
     }
 }
 
+/// The files a harness's script reads, copied beside it: its declared `files`, else the regular
+/// files beside the script in its directory (not hidden, not the script, not in subdirectories),
+/// unless that directory is the manifest's (then none: declare them).
+fn script_files(m: &Manifest, h: &crate::manifest::Harness) -> Result<Vec<InstallFile>, String> {
+    let err = |e: String| format!("harness `{}`: {e}", h.name);
+    let files = match (&h.files, &h.script) {
+        (Some(declared), _) => crate::harness::install::install_files(declared).map_err(err)?,
+        (None, Some(script)) => {
+            let dir = script.parent().unwrap_or(std::path::Path::new("/"));
+            if dir == m.dir || m.path.parent() == Some(dir) {
+                return Ok(Vec::new());
+            }
+            let beside: Vec<std::path::PathBuf> = fs_err::read_dir(dir)
+                .map_err(|e| err(e.to_string()))?
+                .filter_map(Result::ok)
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                .map(|e| e.path())
+                .filter(|p| p != script)
+                .filter(|p| {
+                    !p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+                })
+                .collect();
+            crate::harness::install::install_files(&beside).map_err(err)?
+        }
+        (None, None) => return Ok(Vec::new()),
+    };
+    Ok(files
+        .into_iter()
+        .map(|f| InstallFile {
+            path: f.path,
+            mode: f.mode,
+            content: Blob::new(f.bytes),
+        })
+        .collect())
+}
+
 /// A team as its solves run it: the topology, every harness it uses, and the prompt templates
 /// it renders.
 fn team_spec(m: &Manifest, team: &Team) -> Result<TeamSpec, String> {
@@ -212,6 +249,7 @@ fn team_spec(m: &Manifest, team: &Team) -> Result<TeamSpec, String> {
                 adapter_version: crate::harness::adapter_version(h.kind, h.usage),
                 command: h.command.clone(),
                 script,
+                files: script_files(m, h)?,
                 env: h.env.clone(),
                 usage: h.usage,
                 version: h.version.clone(),

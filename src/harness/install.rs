@@ -54,7 +54,9 @@ fn collect(p: &Path, rel: &str, out: &mut Vec<InstallFile>) -> Result<(), String
             collect(&e, &format!("{rel}/{name}"), out)?;
         }
     } else {
-        let bytes = std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+        let limit = crate::tasks::FileLimits::current()?.repo_file;
+        let bytes =
+            crate::regular_file::read_bytes(p, limit).map_err(|e| format!("cannot read {e}"))?;
         out.push(InstallFile {
             path: rel.to_string(),
             bytes,

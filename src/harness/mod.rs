@@ -29,7 +29,9 @@ pub fn adapter_version(
 ) -> u32 {
     use crate::manifest::HarnessKind;
     match (kind, usage) {
-        (HarnessKind::Command, Some(u)) => 100 + u.version(),
+        // 2xx and 2: the script's files are copied beside it (1xx and 1 ran the script alone).
+        (HarnessKind::Command, Some(u)) => 200 + u.version(),
+        (HarnessKind::Command, None) => 2,
         _ => 1,
     }
 }

@@ -217,6 +217,11 @@ fn team() -> TeamSpec {
                     name: "a.py".into(),
                     content: Blob::new(b"print()".to_vec()),
                 }),
+                files: vec![InstallFile {
+                    path: "helper.py".into(),
+                    mode: 0o644,
+                    content: Blob::new(b"X = 1".to_vec()),
+                }],
                 env: vec!["KEY".into()],
                 usage: Some(UsageFormat::CodexJsonl),
                 version: Some("1.0".into()),

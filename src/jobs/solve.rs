@@ -24,6 +24,10 @@ pub struct HarnessSpec {
     pub adapter_version: u32,
     pub command: Option<String>,
     pub script: Option<ScriptSpec>,
+    /// The files the script reads, copied beside it (paths relative to the side directory):
+    /// the harness's `files`, or the files beside its script.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<InstallFile>,
     /// Names of the variables passed from bench's environment (values are never keyed or
     /// stored).
     pub env: Vec<String>,

@@ -13,3 +13,7 @@ pub const SAMPLE: u32 = 2;
 pub const SOLVE: u32 = 2;
 /// The report renderer (`report/`, `stages/report.rs`).
 pub const REPORT: u32 = 6;
+/// The grading view of a task (`Task::grading_digest`, in every gold check's and grade's key):
+/// 2 holds the test lists as sorted sets (1 held them in their dataset's order, so a reordered
+/// `PASS_TO_PASS` reran its grades).
+pub const GRADING_VIEW: u32 = 2;

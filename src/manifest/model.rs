@@ -525,6 +525,8 @@ pub struct Harness {
     pub kind: HarnessKind,
     pub command: Option<String>,
     pub script: Option<PathBuf>,
+    /// The files the script reads (absolute), as declared; `None`: the files beside the script.
+    pub files: Option<Vec<PathBuf>>,
     pub env: Vec<String>,
     pub usage: Option<UsageFormat>,
     pub install: Vec<String>,

@@ -400,6 +400,12 @@ pub struct HarnessFile {
     /// A script file (relative to this manifest) the command can run as `{{script}}`; its content
     /// is part of every key that uses the harness.
     pub script: Option<String>,
+    /// Files or directories (relative to this manifest) the script reads, such as the modules it
+    /// imports: copied beside it into the agent's side directory (a directory with its files
+    /// below it), their content part of every key that uses the harness. Without `files`, the
+    /// files beside the script in its directory (not in subdirectories, not hidden) are copied
+    /// and keyed, unless that directory holds the manifest (then the script alone).
+    pub files: Option<Vec<String>>,
     /// Environment variables passed to the agent by name (never on a command line).
     pub env: Option<Vec<String>>,
     /// How to read usage and cost from the agent's output: `claude-json`, `codex-jsonl`,

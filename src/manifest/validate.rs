@@ -788,6 +788,7 @@ impl Validator<'_> {
                     kind: o.kind.or(b.kind),
                     command: o.command.or(b.command),
                     script: o.script,
+                    files: o.files,
                     env: o.env.or(b.env),
                     usage: o.usage.or(b.usage),
                     install: o.install.or(b.install),
@@ -816,6 +817,7 @@ impl Validator<'_> {
             kind,
             command,
             script,
+            files,
             env,
             usage,
             install,
@@ -895,6 +897,25 @@ impl Validator<'_> {
                 );
             }
             p
+        });
+        let files: Option<Vec<PathBuf>> = files.map(|files| {
+            files
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    let p = self.path(s, &at("files"));
+                    if !p.exists() {
+                        self.err(
+                            "manifest::harness",
+                            format!("harness file {} does not exist", p.display()),
+                            self.item_loc(&at("files"), i),
+                            "no such file or directory",
+                            "paths are relative to the manifest that writes them".into(),
+                        );
+                    }
+                    p
+                })
+                .collect()
         });
         let install_files: Vec<PathBuf> = install_files
             .unwrap_or_default()
@@ -986,6 +1007,7 @@ impl Validator<'_> {
             kind: k,
             command,
             script,
+            files,
             env,
             usage,
             install: install.unwrap_or_default(),

@@ -93,6 +93,9 @@ pub async fn grade(
     }
     s.put_files(&files).await?;
 
+    let test_files = patch_files(task.test_patch());
+    check_base_paths(s, job, &test_files, left(), cancel).await?;
+
     let mut apply_log = Vec::new();
     let patch_applied = if empty {
         apply_log.extend_from_slice(b">>>>> candidate patch is empty\n");
@@ -114,10 +117,17 @@ pub async fn grade(
     };
 
     // Whatever the candidate did to the hidden tests' paths is undone before they arrive.
-    let reset = reset_script(&patch_files(task.test_patch()));
+    let reset = reset_script(&test_files);
     let r = run(s, &reset, left(), cancel).await?;
     apply_log.extend_from_slice(b">>>>> reset before the test patch\n");
     apply_log.extend_from_slice(&r.output);
+    if r.exit_code == Some(OUTSIDE_EXIT) {
+        // The base passed the guard: the candidate planted the link. Nothing was deleted, the
+        // hidden tests never run, and the patch is not resolved (an outcome, not an error).
+        let mut graded = outside_outcome(job, patch, apply_log, nonce, started);
+        graded.output.history_check = history_check;
+        return Ok(graded);
+    }
     if r.exit_code != Some(0) {
         return Err(GradeError::Task(format!(
             "cannot reset the paths of the hidden test patch of {}: {}",
@@ -238,6 +248,67 @@ pub async fn grade(
     })
 }
 
+/// The task's own tree must not lead a hidden test path out of the workspace (a directory link
+/// in its base): a task error, checked before anything of the candidate runs.
+async fn check_base_paths(
+    s: &dyn Sandbox,
+    job: &GradeJob,
+    test_files: &[PatchFile],
+    limit: Duration,
+    cancel: &CancellationToken,
+) -> Result<(), GradeError> {
+    let r = run(s, &guard_script(&touched(test_files)), limit, cancel).await?;
+    if r.exit_code != Some(0) {
+        return Err(GradeError::Task(format!(
+            "the base tree of {} cannot be graded safely: {}",
+            job.task.instance_id(),
+            String::from_utf8_lossy(&r.output).trim()
+        )));
+    }
+    Ok(())
+}
+
+/// The grade of a candidate that made a hidden test path lead out of the workspace: applied,
+/// not resolved, no test run; its audit as for any patch.
+fn outside_outcome(
+    job: &GradeJob,
+    patch: &[u8],
+    mut apply_log: Vec<u8>,
+    nonce: String,
+    started: Instant,
+) -> Graded {
+    let task = &job.task;
+    let statuses = Statuses::default();
+    let mut output = super::verdict(
+        task.fail_to_pass(),
+        task.pass_to_pass(),
+        &statuses,
+        true,
+        false,
+    );
+    output.resolved = false;
+    let commands: Vec<&str> = [task.rebuild_cmds(), task.test_cmds(), task.print_cmds()]
+        .into_iter()
+        .flatten()
+        .map(String::as_str)
+        .collect();
+    output.audit = super::audit(&String::from_utf8_lossy(patch), &commands);
+    output.nonce = nonce;
+    output.duration_ms = started.elapsed().as_millis() as u64;
+    apply_log.extend_from_slice(
+        b"<<<<<< the candidate leads a hidden test path out of the workspace: not graded >>>>>>\n",
+    );
+    Graded {
+        output,
+        statuses,
+        logs: BTreeMap::from([
+            ("log".to_string(), Vec::new()),
+            ("test_output".to_string(), Vec::new()),
+            ("apply_log".to_string(), apply_log),
+        ]),
+    }
+}
+
 /// A fresh random nonce (128 bits, hex) for one grade's markers.
 pub(crate) fn nonce() -> String {
     let mut b = [0u8; 16];
@@ -324,10 +395,12 @@ pub(crate) fn take_step<'o>(
     None
 }
 
-/// Before the hidden test patch: every path it touches back to the base (`HEAD`, the stripped
-/// base commit) and every path it creates removed, whatever the candidate did to them; stale
-/// `.git` lock files and Python bytecode removed.
-pub(crate) fn reset_script(files: &[PatchFile]) -> String {
+/// The exit code of [`guard_script`] (and of [`reset_script`]) when a path leads out of the
+/// workspace.
+pub(crate) const OUTSIDE_EXIT: i32 = 86;
+
+/// The paths a test patch touches (old and new names), sorted and deduplicated.
+fn touched(files: &[PatchFile]) -> Vec<&str> {
     let mut paths: Vec<&str> = files
         .iter()
         .flat_map(|f| [f.old.as_deref(), f.new.as_deref()])
@@ -335,7 +408,47 @@ pub(crate) fn reset_script(files: &[PatchFile]) -> String {
         .collect();
     paths.sort_unstable();
     paths.dedup();
+    paths
+}
+
+/// A shell script (run in the repository) that exits [`OUTSIDE_EXIT`], naming the path, when
+/// some path of `paths` would lead out of the repository: an absolute path, `..` components, or
+/// a directory on the way that is a symbolic link (or a dangling one) resolving outside. The
+/// path's last component is not followed: `rm -rf` and `git checkout` act on a link itself.
+/// It changes nothing, so it runs before anything is deleted.
+pub(crate) fn guard_script(paths: &[&str]) -> String {
+    let mut script = String::from(
+        r#"bench_root=$(pwd -P)
+bench_inside() {
+  case "$1" in /*) return 1 ;; esac
+  d=$(dirname -- "$1")
+  while [ ! -d "$d" ]; do
+    if [ -L "$d" ]; then return 1; fi
+    d=$(dirname -- "$d")
+  done
+  r=$(cd -P -- "$d" && pwd -P) || return 1
+  case "$r/" in "$bench_root"/*) return 0 ;; esac
+  return 1
+}
+"#,
+    );
+    for p in paths {
+        let q = shell_quote(p);
+        script.push_str(&format!(
+            "bench_inside {q} || {{ printf 'bench: %s leads out of the workspace (a symbolic link or ..): it is not touched\\n' {q} >&2; exit {OUTSIDE_EXIT}; }}\n"
+        ));
+    }
+    script
+}
+
+/// Before the hidden test patch: every path it touches back to the base (`HEAD`, the stripped
+/// base commit) and every path it creates removed, whatever the candidate did to them; stale
+/// `.git` lock files and Python bytecode removed. First, every path is checked to stay inside
+/// the repository ([`guard_script`]): nothing is deleted through a link that leads out.
+pub(crate) fn reset_script(files: &[PatchFile]) -> String {
+    let paths = touched(files);
     let mut script = String::from("set -e\n");
+    script.push_str(&guard_script(&paths));
     for p in paths {
         let q = shell_quote(p);
         script.push_str(&format!(
@@ -406,6 +519,58 @@ mod tests {
         let (a, b) = (nonce(), nonce());
         assert_eq!(a.len(), 32);
         assert_ne!(a, b);
+    }
+
+    /// The guard, run by `sh` in a repository: which paths stay inside.
+    #[test]
+    fn the_guard_lets_only_paths_inside_the_repository_through() {
+        let d = tempfile::tempdir().unwrap();
+        let repo = d.path().join("repo");
+        let outside = d.path().join("outside");
+        std::fs::create_dir_all(repo.join("src/tests")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, repo.join("out")).unwrap();
+        std::os::unix::fs::symlink("src/tests", repo.join("tests")).unwrap();
+        std::os::unix::fs::symlink("/nonexistent/dir", repo.join("dangling")).unwrap();
+        let passes = |p: &str| {
+            std::process::Command::new("sh")
+                .arg("-c")
+                .arg(guard_script(&[p]))
+                .current_dir(&repo)
+                .output()
+                .unwrap()
+                .status
+                .code()
+                == Some(0)
+        };
+        for p in [
+            "a.py",
+            "src/tests/t.py",
+            "new/dir/t.py",
+            "tests/t.py",
+            "out",
+            "src/../a.py",
+        ] {
+            assert!(passes(p), "{p} is inside");
+        }
+        for p in [
+            "/etc/passwd",
+            "../x",
+            "src/../../x",
+            "out/t.py",
+            "out/sub/t.py",
+            "dangling/t.py",
+        ] {
+            assert!(!passes(p), "{p} leads out");
+        }
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(guard_script(&["a.py", "out/t.py"]))
+            .current_dir(&repo)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(OUTSIDE_EXIT));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("out/t.py leads out"));
     }
 
     #[test]

@@ -37,6 +37,9 @@ pub struct ApplyOptions {
     pub index: Option<crate::store::Index>,
     /// Whether an apply in which every node was cached saves its no-op memo (`noop.rs`).
     pub noop_memo: bool,
+    /// Re-hash every blob a cached result needs (`apply --verify`): a corrupt one is removed
+    /// and its node recomputes in this apply.
+    pub verify_blobs: bool,
 }
 
 /// How an apply ended.
@@ -163,6 +166,10 @@ impl<'a> Dispatcher<'a> {
                 "note: record {} is not valid ({reason}); it was removed and its node recomputes",
                 path.display()
             ));
+        }
+        for bad in std::mem::take(&mut self.graph.bad_blobs) {
+            self.progress
+                .note(&format!("note: {bad}; the node that wrote it recomputes"));
         }
     }
 
@@ -333,6 +340,12 @@ impl<'a> Dispatcher<'a> {
                     "note: {}: {message}; recomputing what produced it",
                     node.address
                 ));
+                // No longer running: a node built on the producer (a grade of its patch, the
+                // report) is withdrawn with it and built again from the producer's new result,
+                // never rerun with the inputs it had (they may name the old result).
+                for nid in &same_key {
+                    self.graph.set_state(*nid, NodeState::Ready);
+                }
                 self.reopen_producers(&digest);
                 for nid in same_key {
                     if !matches!(self.graph.nodes[nid].state, NodeState::Retracted) {
@@ -538,6 +551,7 @@ pub async fn apply(
     let index_before = index.nodes.clone();
     crate::timings::mark("apply started");
     let mut graph = Graph::new(&m, Some(&store), &datasets, Mode::Apply)?;
+    graph.verify_blobs = opts.verify_blobs;
     crate::timings::mark("graph made");
     graph.seed(opts.prefetched);
     crate::timings::mark("graph seeded");
@@ -635,6 +649,7 @@ pub async fn apply(
                     key: rec.key.clone(),
                     report_list: matches!(n.kind, NodeKind::Report)
                         .then(|| crate::stages::report_list_digest(&rec.blobs)),
+                    blobs: rec.blob_digests().into_iter().map(String::from).collect(),
                 }),
                 _ => None,
             })

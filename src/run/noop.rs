@@ -4,10 +4,12 @@
 //! with the blake3 of the rest; a JSON line with a fingerprint of everything the graph's
 //! expansion reads besides stored records, the stat of the manifest's index file, the node
 //! count per stage and the report nodes (key, digest of the record's file list); one line per
-//! distinct key with its record file's stat; `nodes`, and the run record's nodes as JSON. The
+//! distinct key with its record file's stat; `blobs`, then one line per distinct blob the
+//! records reference with its size; `nodes`, and the run record's nodes as JSON. The
 //! next apply of the manifest computes the fingerprint again (after loading the datasets and
 //! resolving images, as any apply does); if it matches, the index is the one the memo was made
-//! after, and every record file still has its stat, the apply is a no-op without building a
+//! after, every record file still has its stat and every blob is still a regular file of its
+//! size, the apply is a no-op without building a
 //! node: it prints what a no-op prints, writes a missing or edited report file again, and
 //! writes the run record the full path writes (byte for byte, but the times and id).
 //!
@@ -20,7 +22,9 @@
 //! running executable. The records are covered by their files' stat, trusted exactly as the
 //! packed action index trusts it (`store/action_index.rs`): size, mtime, ctime and inode all
 //! equal, and the file older than the racy window when the memo was made. Any write to a record
-//! moves its ctime; gc's removal is a miss. So equal fingerprint and stats mean the expansion
+//! moves its ctime; gc's removal is a miss. A blob a kept result needs that was deleted, emptied
+//! or truncated is a miss too (its size is checked by stat; a same-size corruption needs a
+//! read: `apply --verify`). So equal fingerprint and stats mean the expansion
 //! would build the same nodes with the same keys, all stored: nothing is skipped that would run.
 //! Anything else (no memo, a damaged one, a fingerprint or stat that differs) takes the full
 //! path, which verifies what it reads and writes a new memo if it turns out a no-op.
@@ -35,7 +39,7 @@ use crate::graph::JobBuilder;
 use crate::manifest::{BackendKind, HarnessKind, Manifest, StageKind};
 use crate::store::{FileStamp, NodeStatus, RACY_NS, RunNode, RunRecord, Store};
 
-const MAGIC: &str = "bench-noop-memo 2";
+const MAGIC: &str = "bench-noop-memo 3";
 
 /// The memo's first line after its checksum: everything but the records and the run nodes.
 #[derive(Debug, Serialize, Deserialize)]
@@ -112,6 +116,8 @@ pub struct CachedNode {
     pub address: String,
     pub key: String,
     pub report_list: Option<String>,
+    /// The blobs its record references.
+    pub blobs: Vec<String>,
 }
 
 /// Writes the memo of an apply in which every node in `nodes` was cached, after the manifest's
@@ -138,6 +144,20 @@ pub fn save(store: &Store, manifest: &Path, fingerprint: &str, nodes: Vec<Cached
             "{key} {} {} {} {}",
             st.size, st.mtime_ns, st.ctime_ns, st.ino
         );
+    }
+    let mut blobs: Vec<&str> = nodes
+        .iter()
+        .flat_map(|n| n.blobs.iter().map(String::as_str))
+        .collect();
+    blobs.sort_unstable();
+    blobs.dedup();
+    records.push_str("blobs\n");
+    for digest in blobs {
+        let Some(size) = store.blob_size(digest) else {
+            return;
+        };
+        use std::fmt::Write;
+        let _ = writeln!(records, "{digest} {size}");
     }
     let mut counts = BTreeMap::new();
     let mut reports = Vec::new();
@@ -197,8 +217,16 @@ pub fn check(store: &Store, manifest: &Path, fingerprint: &str) -> Option<Checke
     }
     let rest = std::str::from_utf8(&body[nl + 1..]).ok()?;
     let (records, nodes_json) = rest.split_once("nodes\n")?;
+    let (records, blobs) = records.split_once("blobs\n")?;
     crate::timings::mark("no-op memo read");
     let lines: Vec<&str> = records.lines().collect();
+    let blob_lines: Vec<&str> = blobs.lines().collect();
+    let blobs_there = |part: &[&str]| {
+        part.iter().all(|line| {
+            let (digest, size) = line.split_once(' ').unwrap_or_default();
+            !digest.is_empty() && size.parse::<u64>().ok() == store.blob_size(digest)
+        })
+    };
     let same = |part: &[&str]| {
         part.iter().all(|line| {
             let mut f = line.split(' ');
@@ -215,16 +243,19 @@ pub fn check(store: &Store, manifest: &Path, fingerprint: &str) -> Option<Checke
             stamp.is_some() && store.record_stamp(key) == stamp
         })
     };
-    let half = lines.len().div_ceil(2).max(1);
-    let fresh = std::thread::scope(|s| {
-        let mut parts = lines.chunks(half);
-        let (a, b) = (
-            parts.next().unwrap_or_default(),
-            parts.next().unwrap_or_default(),
-        );
-        let other = s.spawn(|| same(b));
-        same(a) && other.join().unwrap_or(false)
-    });
+    let halves = |all: &[&str], check: &(dyn Fn(&[&str]) -> bool + Sync)| {
+        let half = all.len().div_ceil(2).max(1);
+        std::thread::scope(|s| {
+            let mut parts = all.chunks(half);
+            let (a, b) = (
+                parts.next().unwrap_or_default(),
+                parts.next().unwrap_or_default(),
+            );
+            let other = s.spawn(|| check(b));
+            check(a) && other.join().unwrap_or(false)
+        })
+    };
+    let fresh = halves(&lines, &same) && halves(&blob_lines, &blobs_there);
     (fresh && !lines.is_empty()).then(|| Checked {
         counts: head.counts,
         reports: head.reports,

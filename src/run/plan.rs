@@ -34,6 +34,8 @@ pub struct PlanReport {
     pub images_to_pull: Vec<super::images::ImageToPull>,
     /// Records that failed verification (removed; their nodes are counted to run).
     pub invalid_records: Vec<String>,
+    /// Blobs a cached record needs that are missing or empty (their nodes are counted to run).
+    pub bad_blobs: Vec<String>,
     /// The expected spend of the solves to run, per team, from stored costs.
     pub spend: Vec<super::spend::SpendEstimate>,
     /// What the comparison with the baseline can detect (`None` without a baseline).
@@ -266,6 +268,10 @@ pub fn plan(
         .filter(|a| !present.contains(a.as_str()))
         .cloned()
         .collect();
+    let bad_blobs = std::mem::take(&mut graph.bad_blobs)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
     // Planning ends the process: skip freeing the node graph, node by node.
     let power = power_plan(m, &graph, power);
     let invalid = std::mem::take(&mut graph.invalid)
@@ -285,6 +291,7 @@ pub fn plan(
         agent_images: agent_images.into_iter().collect(),
         images_to_pull: Vec::new(),
         invalid_records: invalid,
+        bad_blobs,
         spend: super::spend::estimate(m, store, &pending_solves),
         power,
     })

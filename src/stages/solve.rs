@@ -493,8 +493,19 @@ impl RunCtx<'_> {
             .script
             .as_ref()
             .map(|s| format!("{}/agent-{}", paths.side, s.name));
-        let mut files: Vec<(&str, &[u8], u32)> =
-            vec![(prompt_file.as_str(), prompt.as_bytes(), 0o644)];
+        // The script's files beside it (a module it imports), then bench's own files.
+        let beside: Vec<String> = harness
+            .files
+            .iter()
+            .map(|f| format!("{}/{}", paths.side, f.path))
+            .collect();
+        let mut files: Vec<(&str, &[u8], u32)> = harness
+            .files
+            .iter()
+            .zip(&beside)
+            .map(|(f, p)| (p.as_str(), f.content.bytes(), f.mode))
+            .collect();
+        files.push((prompt_file.as_str(), prompt.as_bytes(), 0o644));
         if let (Some(path), Some(s)) = (&script, &harness.script) {
             files.push((path.as_str(), s.content.bytes(), 0o755));
         }

@@ -26,3 +26,49 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     }
     Ok(())
 }
+
+/// Removes the temp files [`write_atomic`] leaves when its process dies mid-write (`.tmp-*`
+/// regular files) anywhere under `dir`, links not followed: for directories outside the store
+/// that bench writes atomically (a report's output directory). Call it holding the apply lock,
+/// so no live writer's temp file is taken. Returns how many it removed.
+pub fn sweep_temp_files_under(dir: &Path) -> usize {
+    let mut removed = 0;
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        match e.file_type() {
+            Ok(t) if t.is_dir() => removed += sweep_temp_files_under(&e.path()),
+            Ok(t)
+                if t.is_file()
+                    && e.file_name().to_string_lossy().starts_with(".tmp-")
+                    && std::fs::remove_file(e.path()).is_ok() =>
+            {
+                removed += 1;
+            }
+            _ => {}
+        }
+    }
+    removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temp_files_are_swept_at_any_depth_and_nothing_else() {
+        let d = tempfile::tempdir().unwrap();
+        let deep = d.path().join("artifacts/team/task");
+        std::fs::create_dir_all(&deep).unwrap();
+        std::fs::write(deep.join(".tmp-abc"), b"torn").unwrap();
+        std::fs::write(d.path().join(".tmp-def"), b"torn").unwrap();
+        std::fs::write(deep.join("patch.diff"), b"kept").unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join(".tmp-x"), b"not ours").unwrap();
+        std::os::unix::fs::symlink(outside.path(), d.path().join("link")).unwrap();
+        assert_eq!(sweep_temp_files_under(d.path()), 2);
+        assert!(deep.join("patch.diff").exists());
+        assert!(
+            outside.path().join(".tmp-x").exists(),
+            "a link is not followed"
+        );
+    }
+}

@@ -26,6 +26,25 @@ use super::records::{ActionRecord, Index, RECORD_SCHEMA, RunRecord};
 /// The first word of an action record's header line.
 const RECORD_MAGIC: &str = "bench-record";
 
+/// The digest of the empty blob (the one blob whose file is empty).
+fn empty_digest() -> &'static str {
+    static EMPTY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(|| crate::key::digest(b""))
+}
+
+/// A blob a cached result needs that is not usable: where it is and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadBlob {
+    pub path: PathBuf,
+    pub problem: String,
+}
+
+impl std::fmt::Display for BadBlob {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "blob {} is {}", self.path.display(), self.problem)
+    }
+}
+
 /// The result of looking a key up.
 #[derive(Debug)]
 pub enum Lookup {
@@ -256,6 +275,52 @@ impl Store {
 
     pub fn has_blob(&self, digest: &str) -> bool {
         self.blob_path(digest).is_file()
+    }
+
+    /// Checks the blob `digest` as a cached result that references it needs it: by stat (it is
+    /// a regular file, and not empty unless it is the empty blob), and with `deep` by content
+    /// too (a blob that does not hash to its name is removed). The error names the blob's path
+    /// and what is wrong.
+    pub fn check_blob(&self, digest: &str, deep: bool) -> Result<(), BadBlob> {
+        let path = self.blob_path(digest);
+        let bad = |problem: String| BadBlob {
+            path: path.clone(),
+            problem,
+        };
+        let meta = match std::fs::symlink_metadata(&path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(bad("missing".into()));
+            }
+            Err(e) => return Err(bad(format!("unreadable ({e})"))),
+        };
+        if !meta.is_file() {
+            return Err(bad("not a regular file".into()));
+        }
+        if meta.len() == 0 && digest != empty_digest() {
+            let _ = std::fs::remove_file(&path);
+            return Err(bad("empty; removed".into()));
+        }
+        if deep {
+            match self.get_blob(digest) {
+                Ok(_) => {}
+                Err(StoreError::Corrupt { actual, .. }) => {
+                    return Err(bad(format!(
+                        "corrupt (its content hashes to {actual}); removed"
+                    )));
+                }
+                Err(e) => return Err(bad(format!("unreadable ({e})"))),
+            }
+        }
+        Ok(())
+    }
+
+    /// The size of the blob `digest` as a regular file, if it is one.
+    pub fn blob_size(&self, digest: &str) -> Option<u64> {
+        std::fs::symlink_metadata(self.blob_path(digest))
+            .ok()
+            .filter(std::fs::Metadata::is_file)
+            .map(|m| m.len())
     }
 
     /// The cached result of a key, verified: the record's checksum over its body, its schema,

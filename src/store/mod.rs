@@ -10,10 +10,10 @@ mod lock;
 mod records;
 
 pub use action_index::{FileStamp, RACY_NS, exe_stamp, now_ns};
-pub use atomic::write_atomic;
+pub use atomic::{sweep_temp_files_under, write_atomic};
 pub use gc::{GcReport, gc};
 pub use images::{IMAGES_SCHEMA, PulledImage, PulledImages};
-pub use layout::{Lookup, Store, StoreError, default_store_path};
+pub use layout::{BadBlob, Lookup, Store, StoreError, default_store_path};
 pub use lock::{LockError, StoreLock};
 pub use records::{
     ActionRecord, Index, NodeStatus, Output, RECORD_SCHEMA, RunNode, RunRecord, RunStatus,

@@ -58,6 +58,18 @@ impl ActionRecord {
         self.output.kind()
     }
 
+    /// Every blob this result references (its named blobs and a solve's patch), sorted and
+    /// deduplicated: what a cached use of it needs in the store.
+    pub fn blob_digests(&self) -> Vec<&str> {
+        let mut all: Vec<&str> = self.blobs.values().map(String::as_str).collect();
+        if let Some(s) = self.solve() {
+            all.push(s.patch.as_str());
+        }
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
+
     pub fn grade(&self) -> Option<&GradeOutput> {
         match &self.output {
             Output::Grade(g) => Some(g),

@@ -54,15 +54,21 @@ impl DigestCache {
         }
     }
 
-    /// The blake3 of the regular file at `path`, whose metadata is `meta`.
-    pub fn content_hash(&self, path: &Path, meta: &std::fs::Metadata) -> std::io::Result<[u8; 32]> {
+    /// The blake3 of the regular file at `path`, whose metadata is `meta`, at most `limit` bytes
+    /// (read only as a regular file: see [`crate::regular_file`]).
+    pub fn content_hash(
+        &self,
+        path: &Path,
+        meta: &std::fs::Metadata,
+        limit: u64,
+    ) -> Result<[u8; 32], crate::regular_file::ReadError> {
         let stamp = FileStamp::of(meta);
         if let Some((s, h)) = self.old.get(path)
             && *s == stamp
         {
             return Ok(*h);
         }
-        let hash = *blake3::hash(&std::fs::read(path)?).as_bytes();
+        let hash = crate::regular_file::hash(path, limit)?;
         if stamp.settled(self.now, RACY_NS) {
             self.new
                 .lock()
@@ -154,7 +160,7 @@ mod tests {
         c.now += RACY_NS + 1;
         let m = std::fs::metadata(&f).unwrap();
         assert_eq!(
-            c.content_hash(&f, &m).unwrap(),
+            c.content_hash(&f, &m, 1 << 20).unwrap(),
             *blake3::hash(b"one").as_bytes()
         );
         c.save(&cache_file).unwrap();
@@ -171,7 +177,7 @@ mod tests {
             .unwrap();
         let m2 = std::fs::metadata(&f).unwrap();
         assert_eq!(
-            c.content_hash(&f, &m2).unwrap(),
+            c.content_hash(&f, &m2, 1 << 20).unwrap(),
             *blake3::hash(b"two").as_bytes()
         );
         // A cache file that does not verify is ignored.

@@ -8,7 +8,9 @@ use serde::Deserialize;
 use thiserror::Error;
 
 use super::digest_cache::DigestCache;
+use super::limits::FileLimits;
 use super::task::{Task, TaskBase};
+use crate::regular_file::{self, ReadError};
 
 /// A problem with a local task directory.
 #[derive(Debug, Error)]
@@ -20,6 +22,18 @@ pub enum LocalTaskError {
     },
     #[error("{path}: {message}")]
     Invalid { path: PathBuf, message: String },
+    /// A file of a task is not a regular file within its size limit (a FIFO, a device, a link
+    /// to one, or too large).
+    #[error("task `{task}`: cannot read its {file}: {source}")]
+    File {
+        task: String,
+        file: String,
+        #[source]
+        source: ReadError,
+    },
+    /// A size limit's environment variable is not a size.
+    #[error("{0}")]
+    Limits(String),
 }
 
 #[derive(Deserialize)]
@@ -64,12 +78,8 @@ pub fn load_local_dir(dir: &Path) -> Result<Vec<Task>, LocalTaskError> {
 /// [`load_local_dir`], hashing the files of each `repo/` through `cache` (files whose stat
 /// matches their cache entry are not read).
 pub fn load_local_dir_cached(dir: &Path, cache: &DigestCache) -> Result<Vec<Task>, LocalTaskError> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(io(dir))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("task.toml").is_file())
-        .collect();
-    entries.sort();
+    let limits = FileLimits::current().map_err(LocalTaskError::Limits)?;
+    let entries = task_dirs(dir)?;
     if entries.is_empty() {
         return Err(LocalTaskError::Invalid {
             path: dir.to_path_buf(),
@@ -84,7 +94,7 @@ pub fn load_local_dir_cached(dir: &Path, cache: &DigestCache) -> Result<Vec<Task
     let results: Vec<Result<Vec<Task>, LocalTaskError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = entries
             .chunks(chunk)
-            .map(|c| scope.spawn(move || c.iter().map(|p| load_task(p, cache)).collect()))
+            .map(|c| scope.spawn(move || c.iter().map(|p| load_task(p, cache, &limits)).collect()))
             .collect();
         handles
             .into_iter()
@@ -98,9 +108,52 @@ pub fn load_local_dir_cached(dir: &Path, cache: &DigestCache) -> Result<Vec<Task
     Ok(tasks)
 }
 
-fn load_task(dir: &Path, cache: &DigestCache) -> Result<Task, LocalTaskError> {
+/// The task directories of a local dataset, sorted: every directory in it (links followed) but
+/// hidden ones (`.git`). A directory without a `task.toml` is an error, never skipped: a task
+/// that cannot be read is never silently dropped from the dataset.
+fn task_dirs(dir: &Path) -> Result<Vec<PathBuf>, LocalTaskError> {
+    let mut entries = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(io(dir))? {
+        let e = e.map_err(io(dir))?;
+        let p = e.path();
+        if e.file_name().to_string_lossy().starts_with('.') || !p.is_dir() {
+            continue;
+        }
+        let toml = p.join("task.toml");
+        if std::fs::symlink_metadata(&toml).is_err() {
+            return Err(LocalTaskError::Invalid {
+                path: p,
+                message: "a task directory without a task.toml; add one, or move the \
+                          directory out of the dataset"
+                    .into(),
+            });
+        }
+        entries.push(p);
+    }
+    entries.sort();
+    Ok(entries)
+}
+
+/// The name of the task in `dir` (its directory name).
+fn task_name(dir: &Path) -> String {
+    dir.file_name().map_or_else(
+        || dir.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
+fn load_task(dir: &Path, cache: &DigestCache, limits: &FileLimits) -> Result<Task, LocalTaskError> {
     let toml_path = dir.join("task.toml");
-    let text = std::fs::read_to_string(&toml_path).map_err(io(&toml_path))?;
+    let file_err = |file: &str| {
+        let file = file.to_string();
+        move |source| LocalTaskError::File {
+            task: task_name(dir),
+            file,
+            source,
+        }
+    };
+    let text =
+        regular_file::read_text(&toml_path, limits.task_toml).map_err(file_err("task.toml"))?;
     let f: TaskFile = toml::from_str(&text).map_err(|e| {
         let (line, col) = e
             .span()
@@ -160,7 +213,7 @@ fn load_task(dir: &Path, cache: &DigestCache) -> Result<Task, LocalTaskError> {
                 });
             }
             TaskBase::Dir {
-                digest: tree_digest_cached(&repo_dir, cache).map_err(io(&repo_dir))?,
+                digest: repo_digest(dir, &repo_dir, cache, limits)?,
                 path: repo_dir,
             }
         }
@@ -170,10 +223,8 @@ fn load_task(dir: &Path, cache: &DigestCache) -> Result<Task, LocalTaskError> {
             ));
         }
     };
-    let read = |name: &str| {
-        let p = dir.join(name);
-        std::fs::read_to_string(&p).map_err(|source| LocalTaskError::Io { path: p, source })
-    };
+    let read =
+        |name: &str| regular_file::read_text(&dir.join(name), limits.patch).map_err(file_err(name));
     Ok(Task {
         instance_id: f.instance_id,
         repo: f.repo,
@@ -202,30 +253,66 @@ fn datetime_rfc3339(d: &toml::value::Datetime) -> Option<String> {
     Some(ts.to_string())
 }
 
-/// Digest of a directory tree: sorted relative paths, the executable bit, and content hashes.
-/// `.git` directories are skipped.
-pub fn tree_digest(root: &Path) -> std::io::Result<String> {
-    tree_digest_cached(root, &DigestCache::empty())
+/// The digest of a task's `repo/` (see [`tree_digest_limited`]), its errors naming the task.
+fn repo_digest(
+    dir: &Path,
+    repo: &Path,
+    cache: &DigestCache,
+    limits: &FileLimits,
+) -> Result<String, LocalTaskError> {
+    tree_digest_limited(repo, cache, limits.repo_file).map_err(|source| {
+        let file = source
+            .path()
+            .strip_prefix(dir)
+            .map_or_else(|_| "repo/".to_string(), |p| p.display().to_string());
+        LocalTaskError::File {
+            task: task_name(dir),
+            file,
+            source,
+        }
+    })
 }
 
-/// [`tree_digest`], with file contents hashed through `cache`.
-pub fn tree_digest_cached(root: &Path, cache: &DigestCache) -> std::io::Result<String> {
+/// Digest of a directory tree: sorted relative paths, the executable bit, and content hashes.
+/// `.git` directories are skipped.
+pub fn tree_digest(root: &Path) -> Result<String, ReadError> {
+    tree_digest_limited(root, &DigestCache::empty(), FileLimits::default().repo_file)
+}
+
+/// [`tree_digest`], with file contents hashed through `cache`, each file at most `limit` bytes.
+/// A symbolic link is read as a link (its target's text), never followed; anything else that
+/// is not a regular file or a directory (a FIFO, a device, a socket) is an error.
+pub fn tree_digest_limited(
+    root: &Path,
+    cache: &DigestCache,
+    limit: u64,
+) -> Result<String, ReadError> {
+    let io_at = |p: &Path| {
+        let path = p.to_path_buf();
+        move |source| ReadError::Io { path, source }
+    };
     let mut hasher = blake3::Hasher::new();
     let mut files = Vec::new();
     collect(root, root, &mut files)?;
     files.sort();
     for rel in files {
         let p = root.join(&rel);
-        let meta = std::fs::symlink_metadata(&p)?;
+        let meta = std::fs::symlink_metadata(&p).map_err(io_at(&p))?;
         let (kind, content_hash) = if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(&p).map_err(io_at(&p))?;
             (
                 "l",
-                *blake3::hash(std::fs::read_link(&p)?.to_string_lossy().as_bytes()).as_bytes(),
+                *blake3::hash(target.to_string_lossy().as_bytes()).as_bytes(),
             )
+        } else if let Some(kind) = regular_file::special_kind(meta.file_type()) {
+            return Err(ReadError::NotRegular { path: p, kind });
         } else {
             use std::os::unix::fs::PermissionsExt;
             let exec = meta.permissions().mode() & 0o111 != 0;
-            (if exec { "x" } else { "f" }, cache.content_hash(&p, &meta)?)
+            (
+                if exec { "x" } else { "f" },
+                cache.content_hash(&p, &meta, limit)?,
+            )
         };
         hasher.update(rel.as_bytes());
         hasher.update(&[0]);
@@ -235,15 +322,19 @@ pub fn tree_digest_cached(root: &Path, cache: &DigestCache) -> std::io::Result<S
     Ok(hasher.finalize().to_hex().to_string())
 }
 
-fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
+fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), ReadError> {
+    let io_at = |source| ReadError::Io {
+        path: dir.to_path_buf(),
+        source,
+    };
+    for entry in std::fs::read_dir(dir).map_err(io_at)? {
+        let entry = entry.map_err(io_at)?;
         let name = entry.file_name();
         if name == ".git" {
             continue;
         }
         let path = entry.path();
-        let ft = entry.file_type()?;
+        let ft = entry.file_type().map_err(io_at)?;
         if ft.is_dir() {
             collect(root, &path, out)?;
         } else {

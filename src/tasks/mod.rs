@@ -3,6 +3,7 @@
 mod digest_cache;
 pub mod dir_stamp;
 mod harbor;
+pub mod limits;
 mod local;
 mod pro;
 mod sample;
@@ -13,7 +14,10 @@ pub use harbor::{
     AgentConfig, EnvironmentConfig, HARBOR_WORKDIR, Harbor, HarborConfig, HarborSpec, Healthcheck,
     McpServer, NetworkPolicy, PackageInfo, VerifierConfig,
 };
-pub use local::{LocalTaskError, load_local_dir, load_local_dir_cached, tree_digest};
+pub use limits::FileLimits;
+pub use local::{
+    LocalTaskError, load_local_dir, load_local_dir_cached, tree_digest, tree_digest_limited,
+};
 pub use pro::{PRO_REPO_DIR, ProSpec};
 pub use sample::{Filter, SampleRow, sample, sample_rank, sample_rows};
 pub use task::{Task, TaskBase, TaskDigests, TaskSet};

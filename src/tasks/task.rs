@@ -1,7 +1,7 @@
 //! The task model every dataset reader produces, and the digests that enter node keys: the
 //! solver-visible digest (what an agent may see) and the grading digest (what grading reads).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -104,6 +104,8 @@ struct SolverView<'a> {
 
 #[derive(Serialize)]
 struct GradingView<'a> {
+    /// The view's version ([`crate::jobs::versions::GRADING_VIEW`]).
+    view: u32,
     instance_id: &'a str,
     base: &'a TaskBase,
     test_patch: &'a str,
@@ -113,8 +115,9 @@ struct GradingView<'a> {
     test_cmds: &'a [String],
     print_cmds: &'a [String],
     log_parser: &'a str,
-    fail_to_pass: &'a [String],
-    pass_to_pass: &'a [String],
+    /// Sets: their order carries no meaning, so it is not in the digest.
+    fail_to_pass: BTreeSet<&'a str>,
+    pass_to_pass: BTreeSet<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     repo_dir: &'a Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -124,6 +127,16 @@ struct GradingView<'a> {
 }
 
 impl Task {
+    /// Sorts and deduplicates the test lists: they are sets (a test passes or fails whatever
+    /// its place in a list), so a reordered list is the same task, with the same digests and the
+    /// same verdict lists. [`TaskSet::new`] does it for every task it holds.
+    pub fn normalize_test_lists(&mut self) {
+        for list in [&mut self.fail_to_pass, &mut self.pass_to_pass] {
+            list.sort_unstable();
+            list.dedup();
+        }
+    }
+
     /// Digest of what an agent may see: never tests, test lists or the gold patch.
     pub fn solver_digest(&self) -> String {
         self.digests
@@ -162,6 +175,7 @@ impl Task {
 
     fn compute_grading_digest(&self) -> String {
         crate::key::digest_of(&GradingView {
+            view: crate::jobs::versions::GRADING_VIEW,
             instance_id: &self.instance_id,
             base: &self.base,
             test_patch: &self.test_patch,
@@ -170,8 +184,8 @@ impl Task {
             test_cmds: &self.test_cmds,
             print_cmds: &self.print_cmds,
             log_parser: &self.log_parser,
-            fail_to_pass: &self.fail_to_pass,
-            pass_to_pass: &self.pass_to_pass,
+            fail_to_pass: self.fail_to_pass.iter().map(String::as_str).collect(),
+            pass_to_pass: self.pass_to_pass.iter().map(String::as_str).collect(),
             repo_dir: &self.repo_dir,
             pro: &self.pro,
             harbor: self.harbor.as_ref().map(|h| h.grading_digest()),
@@ -285,7 +299,10 @@ impl TaskSet {
     pub fn new(tasks: Vec<Task>) -> TaskSet {
         let tasks: BTreeMap<String, Arc<Task>> = tasks
             .into_iter()
-            .map(|t| (t.instance_id.clone(), Arc::new(t)))
+            .map(|mut t| {
+                t.normalize_test_lists();
+                (t.instance_id.clone(), Arc::new(t))
+            })
             .collect();
         // Digests on two threads: large datasets spend most of their load time here.
         let all: Vec<(&str, &Arc<Task>)> = tasks.iter().map(|(k, t)| (k.as_str(), t)).collect();
