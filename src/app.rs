@@ -293,6 +293,11 @@ fn plan(
         for line in report.power.iter().flat_map(run::PowerPlan::render) {
             println!("  {line}");
         }
+        if report.power.is_none() && (power.detect.is_some() || power.rate_given) {
+            println!(
+                "  note: no power figures: the report stage has no `baseline` to compare with"
+            );
+        }
         for i in &report.agent_images {
             let base = i.base.strip_prefix("sha256:").unwrap_or(&i.base);
             println!(

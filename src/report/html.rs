@@ -7,7 +7,8 @@ use std::fmt::Write as _;
 
 use super::document::{ReportDocument, TeamReport};
 use super::markdown::{
-    REPLICATES_NOTE, baseline_table, headline_note, pct, replicates_table, resolve_table, secs, usd,
+    BASELINE_NOTE, REPLICATES_NOTE, baseline_table, headline_note, pct, replicates_table,
+    resolve_table, secs, usd,
 };
 
 const PALETTE: [&str; 8] = [
@@ -447,6 +448,7 @@ pub fn render(
             esc(doc.baseline.as_deref().unwrap_or_default())
         );
         h.push_str(&table.html());
+        let _ = writeln!(h, "<p class=\"note\">{}</p>", esc(BASELINE_NOTE));
     }
     let scores = crate::report::markdown::scores_html(doc);
     if !scores.is_empty() {

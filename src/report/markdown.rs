@@ -5,6 +5,12 @@ use std::fmt::Write as _;
 
 use super::document::{GroupReport, ReportDocument, TeamReport};
 
+/// How to read the table against the baseline, under it in both renderings.
+pub const BASELINE_NOTE: &str = "The difference is the mean over common tasks of (team − baseline), \
+    first replicates; its interval is cluster-robust by repository. Read it, not two separate \
+    intervals: it is what the teams differ by. p is McNemar's exact test on the wins and losses; \
+    with several teams, judge by Holm's p, which keeps the chance of any false difference at 5%.";
+
 /// What the replicates table means, under it in both renderings.
 pub const REPLICATES_NOTE: &str = "pass@k: the unbiased estimator (Chen et al. 2021) of the chance that \
     k rollouts include a resolved one, averaged over tasks. The mean over replicates is pass@1 on \
@@ -462,14 +468,7 @@ pub fn render(
             doc.baseline.as_deref().unwrap_or_default()
         );
         md.push_str(&table.markdown());
-        let _ = writeln!(
-            md,
-            "\nThe difference is the mean over common tasks of (team − baseline), first replicates; \
-             its interval is cluster-robust by repository. Read it, not two separate intervals: \
-             it is what the teams differ by. p is McNemar's exact test on the wins and losses; \
-             with several teams, judge by Holm's p, which keeps the chance of any false \
-             difference at 5%."
-        );
+        let _ = writeln!(md, "\n{BASELINE_NOTE}");
     }
     scores(&mut md, doc);
     let _ = writeln!(md, "\n## Cost and time\n");
