@@ -199,6 +199,7 @@ impl Validator<'_> {
             extends: _,
             backend,
             limits,
+            cache,
             datasets,
             stages,
             teams,
@@ -224,6 +225,7 @@ impl Validator<'_> {
         });
         let backend = self.backend(backend);
         let limits = self.limits(limits);
+        let cache = self.cache(cache);
         let datasets = datasets
             .into_iter()
             .filter_map(|(n, d)| self.dataset(&n, d).map(|d| (n, d)))
@@ -300,6 +302,7 @@ impl Validator<'_> {
             description,
             backend,
             limits,
+            cache,
             datasets,
             stages,
             stage_order,
@@ -510,6 +513,57 @@ impl Validator<'_> {
             });
         }
         out
+    }
+
+    fn cache(&mut self, c: Option<CacheFile>) -> Cache {
+        let Some(CacheFile {
+            remote,
+            trust,
+            push,
+        }) = c
+        else {
+            return Cache::default();
+        };
+        if let Some(r) = &remote {
+            let scheme = r.split_once("://").map(|(s, _)| s);
+            let known = [
+                "s3", "s3a", "gs", "az", "azure", "abfs", "abfss", "http", "https", "file",
+            ];
+            if !scheme.is_some_and(|s| known.contains(&s)) || url::Url::parse(r).is_err() {
+                self.err(
+                    "manifest::cache",
+                    format!("`cache.remote` is not a remote cache URL: `{r}`"),
+                    self.loc(&["cache", "remote"]),
+                    "not a cache URL",
+                    "write s3://bucket/prefix, gs://bucket/prefix, az://container/prefix, https://host/path (WebDAV) or file:///dir".into(),
+                );
+            }
+        }
+        for (i, t) in trust.iter().enumerate() {
+            if let Err(why) = crate::cache::PublicKey::parse(t) {
+                self.err(
+                    "manifest::cache",
+                    format!("`cache.trust` entry `{t}` is not a public key: {why}"),
+                    self.item_loc(&["cache", "trust"], i),
+                    "not a public key",
+                    "paste the `ed25519:...` line `bench cache keygen` printed on the machine to trust".into(),
+                );
+            }
+        }
+        if remote.is_none() && !trust.is_empty() {
+            self.err(
+                "manifest::cache",
+                "`cache.trust` is set but `cache.remote` is not".into(),
+                self.loc(&["cache", "trust"]),
+                "no remote",
+                "add `remote = \"s3://bucket/prefix\"` (or another URL) to `[cache]`".into(),
+            );
+        }
+        Cache {
+            remote,
+            trust,
+            push: push.unwrap_or(true),
+        }
     }
 
     fn limits(&mut self, l: Option<LimitsFile>) -> Limits {

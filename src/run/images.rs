@@ -183,7 +183,7 @@ pub async fn prepare(
                 .images
                 .insert(i.image.original.clone(), i.resolved.digest.clone());
         }
-        let report = super::plan(&planning, Some(store), datasets, Vec::new(), false)
+        let report = super::plan(&planning, Some(store), datasets, Vec::new(), false, None)
             .map_err(PrepareError::Docker)?;
         for a in &report.agent_images {
             if host

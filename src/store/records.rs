@@ -58,6 +58,21 @@ impl ActionRecord {
         self.output.kind()
     }
 
+    /// Every blob this result refers to by digest: its named blobs, a solve's patch and a
+    /// Harbor trial's snapshot and verification record. What must travel with the record.
+    pub fn blob_refs(&self) -> std::collections::BTreeSet<String> {
+        let mut out: std::collections::BTreeSet<String> = self.blobs.values().cloned().collect();
+        if let Some(s) = self.solve() {
+            out.insert(s.patch.clone());
+            if let Some(h) = &s.harbor {
+                out.insert(h.snapshot.clone());
+                out.insert(h.verification.clone());
+            }
+        }
+        out.retain(|d| !d.is_empty());
+        out
+    }
+
     pub fn grade(&self) -> Option<&GradeOutput> {
         match &self.output {
             Output::Grade(g) => Some(g),
