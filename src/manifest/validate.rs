@@ -1975,4 +1975,33 @@ output = 2.0
         assert_eq!(sources.line_col(&loc).0, 7, "{loc:?}");
         assert_ne!(nearest_loc(&root, &[]), loc);
     }
+
+    #[test]
+    fn cache_settings_are_checked_with_their_place() {
+        let with = |table: &str| {
+            let d = tempfile::tempdir().unwrap();
+            let p = d.path().join("m.toml");
+            std::fs::write(
+                &p,
+                format!("version = 1\n[datasets.d]\nformat = \"local\"\npath = \".\"\n{table}"),
+            )
+            .unwrap();
+            crate::manifest::load(&p).map_err(|e| format!("{:?}", miette::Report::new(e)))
+        };
+        let ok = with(
+            "[cache]\nremote = \"s3://b/p\"\ntrust = [\"ed25519:ks7I-_j-oZWGH5HhrstSdAdSAyI68Fh-wVNlX7LrpKw\"]\n",
+        )
+        .unwrap();
+        assert_eq!(ok.cache.remote.as_deref(), Some("s3://b/p"));
+        assert!(ok.cache.push);
+        let e = with("[cache]\nremote = \"ftp://x\"\n").unwrap_err();
+        assert!(
+            e.contains("not a remote cache URL") && e.contains("m.toml:6:10"),
+            "{e}"
+        );
+        let e = with("[cache]\nremote = \"s3://b\"\ntrust = [\"ed25519:AAAA\"]\n").unwrap_err();
+        assert!(e.contains("32 bytes") && e.contains("paste the"), "{e}");
+        let e = with("[cache]\ntrust = []\nsecret = \"x\"\n").unwrap_err();
+        assert!(e.contains("secret"), "{e}");
+    }
 }
