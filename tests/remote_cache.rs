@@ -7,7 +7,7 @@
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -136,6 +136,7 @@ struct Machine {
     key: PathBuf,
     public: String,
     port: u16,
+    remote: String,
 }
 
 impl Machine {
@@ -154,6 +155,7 @@ impl Machine {
             key,
             public,
             port,
+            remote: format!("s3://{BUCKET}/bench"),
         }
     }
 
@@ -164,7 +166,8 @@ impl Machine {
         std::fs::write(
             self.sb.path("quickstart.toml"),
             format!(
-                "{base}\n[cache]\nremote = \"s3://{BUCKET}/bench\"\ntrust = [{}]\n",
+                "{base}\n[cache]\nremote = \"{}\"\ntrust = [{}]\n",
+                self.remote,
                 list.join(", ")
             ),
         )
@@ -486,5 +489,115 @@ fn kill_9_mid_upload_leaves_no_partial_entry() {
     );
     let out = b.apply();
     assert!(executed(&out).is_empty(), "{}", stderr(&out));
+    same_reports(&a, &b);
+}
+
+/// nginx with its WebDAV modules (Debian's nginx-light and libnginx-mod-http-dav-ext) serving a
+/// temp directory on a free loopback port; stopped when dropped.
+struct Nginx {
+    child: Option<Child>,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl Nginx {
+    fn start() -> Option<Nginx> {
+        let bin = PathBuf::from("/usr/sbin/nginx");
+        let dav_ext = Path::new("/usr/lib/nginx/modules/ngx_http_dav_ext_module.so");
+        if !bin.is_file() || !dav_ext.is_file() {
+            assert!(
+                !ci(),
+                "nginx with the dav_ext module is missing: .ci/run installs it"
+            );
+            eprintln!("skipped: no nginx with WebDAV here");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        for d in ["root", "tmp", "logs"] {
+            std::fs::create_dir_all(dir.path().join(d)).unwrap();
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let d = dir.path().display();
+        let conf = format!(
+            "load_module {};\ndaemon off;\nmaster_process off;\npid {d}/nginx.pid;\n\
+             error_log {d}/logs/error.log;\nevents {{}}\nhttp {{\n access_log off;\n\
+             client_body_temp_path {d}/tmp;\n proxy_temp_path {d}/tmp;\n\
+             fastcgi_temp_path {d}/tmp;\n uwsgi_temp_path {d}/tmp;\n scgi_temp_path {d}/tmp;\n\
+             server {{\n  listen 127.0.0.1:{port};\n  root {d}/root;\n  location / {{\n\
+             dav_methods PUT DELETE MKCOL COPY MOVE;\n   dav_ext_methods PROPFIND OPTIONS;\n\
+             create_full_put_path on;\n   client_max_body_size 0;\n  }}\n }}\n}}\n",
+            dav_ext.display()
+        );
+        std::fs::write(dir.path().join("nginx.conf"), conf).unwrap();
+        let child = Command::new(bin)
+            .arg("-c")
+            .arg(dir.path().join("nginx.conf"))
+            .arg("-p")
+            .arg(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start nginx");
+        let n = Nginx {
+            child: Some(child),
+            port,
+            dir,
+        };
+        let t0 = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "nginx did not start"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Some(n)
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/bench", self.port)
+    }
+
+    /// The file behind an object of the cache (relative to its root).
+    fn file(&self, rel: &str) -> PathBuf {
+        self.dir.path().join("root/bench/bench-cache-v1").join(rel)
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+#[test]
+fn over_webdav_a_second_store_runs_nothing_and_a_tampered_blob_is_recomputed() {
+    let Some(dav) = Nginx::start() else { return };
+    let (mut a, mut b) = (Machine::new(0), Machine::new(0));
+    a.remote = dav.url();
+    b.remote = dav.url();
+    a.trust(&[&a.public]);
+    b.trust(&[&a.public]);
+    let first = a.apply();
+    assert!(stderr(&first).contains("43 uploaded"), "{}", stderr(&first));
+    // The poisoner edits the report's markdown blob on the server's disk.
+    let md = a.report("report.md");
+    let blob = dav.file(&format!("cas/{}", blake3::hash(&md).to_hex()));
+    assert_eq!(std::fs::read(&blob).unwrap(), md);
+    std::fs::write(&blob, b"| oracle | 0 resolved |\n").unwrap();
+
+    let plan = b.bench(&["plan", "quickstart.toml"]);
+    assert!(stdout(&plan).contains("remote     24"), "{}", stdout(&plan));
+    let out = b.apply();
+    let err = stderr(&out);
+    assert!(err.contains("does not match its digest"), "{err}");
+    assert_eq!(executed(&out), ["report"], "{err}");
     same_reports(&a, &b);
 }

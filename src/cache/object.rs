@@ -229,7 +229,8 @@ impl ObjectCache {
             .await
         {
             Ok(v) => v,
-            Err(e) => return Err(Peek::Unreachable(self.give_up(&e))),
+            // A listing is only for this note (a WebDAV server may not list): a plain miss.
+            Err(_) => return Ok(None),
         };
         if others.is_empty() {
             return Ok(None);
