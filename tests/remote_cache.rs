@@ -600,4 +600,12 @@ fn over_webdav_a_second_store_runs_nothing_and_a_tampered_blob_is_recomputed() {
     assert!(err.contains("does not match its digest"), "{err}");
     assert_eq!(executed(&out), ["report"], "{err}");
     same_reports(&a, &b);
+    // nginx refuses a recursive listing: status walks the tree one level at a time.
+    let st = b.bench(&["cache", "status", "quickstart.toml"]);
+    assert!(
+        stdout(&st).contains(&format!("43 records by {} (trusted)", a.public)),
+        "{}{}",
+        stdout(&st),
+        stderr(&st)
+    );
 }

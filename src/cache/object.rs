@@ -245,6 +245,25 @@ impl ObjectCache {
         )))
     }
 
+    /// Every object under the root: one recursive listing, or (a WebDAV server that refuses
+    /// a recursive PROPFIND, as nginx does) a walk one level at a time.
+    async fn list_all(&self) -> Result<Vec<object_store::ObjectMeta>, CacheError> {
+        if let Ok(all) = self.objects.list(Some(&self.root)).try_collect().await {
+            return Ok(all);
+        }
+        let (mut out, mut todo) = (Vec::new(), vec![self.root.clone()]);
+        while let Some(dir) = todo.pop() {
+            let level = self
+                .objects
+                .list_with_delimiter(Some(&dir))
+                .await
+                .map_err(|e| self.unreachable(self.give_up(&e)))?;
+            out.extend(level.objects);
+            todo.extend(level.common_prefixes);
+        }
+        Ok(out)
+    }
+
     fn peeked(&self, key: &str, entry: &Entry) -> Peek {
         match Store::verify_record_bytes(&entry.record, key) {
             Ok(rec) => Peek::Trusted(Box::new(rec)),
@@ -364,14 +383,9 @@ impl RemoteCache for ObjectCache {
             url: self.url.clone(),
             ..Default::default()
         };
-        let mut listing = self.objects.list(Some(&self.root));
         let ac = self.root.clone().join("ac");
         let cas = self.root.clone().join("cas");
-        while let Some(meta) = listing
-            .try_next()
-            .await
-            .map_err(|e| self.unreachable(self.give_up(&e)))?
-        {
+        for meta in self.list_all().await? {
             if meta.location.prefix_matches(&ac) {
                 let id = meta.location.filename().unwrap_or_default();
                 *status
