@@ -609,3 +609,30 @@ fn over_webdav_a_second_store_runs_nothing_and_a_tampered_blob_is_recomputed() {
         stderr(&st)
     );
 }
+
+#[test]
+fn a_directory_remote_is_shared_like_a_bucket() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut a, mut b) = (Machine::new(0), Machine::new(0));
+    a.remote = format!("file://{}", dir.path().display());
+    b.remote = a.remote.clone();
+    a.trust(&[&a.public]);
+    b.trust(&[&a.public]);
+    assert!(stderr(&a.apply()).contains("43 uploaded"));
+    let out = b.apply();
+    assert!(executed(&out).is_empty(), "{}", stderr(&out));
+    same_reports(&a, &b);
+    // No staging file of the local object store is left beside the entries.
+    let mut stray = Vec::new();
+    let mut todo = vec![dir.path().to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            if e.file_type().unwrap().is_dir() {
+                todo.push(e.path());
+            } else if e.file_name().to_string_lossy().contains('#') {
+                stray.push(e.path());
+            }
+        }
+    }
+    assert!(stray.is_empty(), "{stray:?}");
+}
