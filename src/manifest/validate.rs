@@ -540,7 +540,7 @@ impl Validator<'_> {
             }
         }
         for (i, t) in trust.iter().enumerate() {
-            if let Err(why) = crate::cache::PublicKey::parse(t) {
+            if let Err(why) = public_key_shape(t) {
                 self.err(
                     "manifest::cache",
                     format!("`cache.trust` entry `{t}` is not a public key: {why}"),
@@ -1816,6 +1816,24 @@ pub fn parse_team_shorthand(s: &str) -> Result<Topology, String> {
         return Err(format!("unknown field `{k}` for this topology"));
     }
     Ok(top)
+}
+
+/// Whether `t` is a public key of the remote cache, `ed25519:<base64url of 32 bytes>` (the
+/// manifest checks the text; `cache::PublicKey` is what uses it).
+fn public_key_shape(t: &str) -> Result<(), String> {
+    use base64::Engine;
+    let b64 = t
+        .strip_prefix("ed25519:")
+        .ok_or("a public key starts with `ed25519:`")?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(b64)
+        .map_err(|e| format!("its key is not base64url (no padding): {e}"))?;
+    let bytes: [u8; 32] = bytes
+        .try_into()
+        .map_err(|b: Vec<u8>| format!("an ed25519 public key is 32 bytes, not {}", b.len()))?;
+    ed25519_dalek::VerifyingKey::from_bytes(&bytes)
+        .map(|_| ())
+        .map_err(|_| "it is not a valid ed25519 point".to_string())
 }
 
 #[cfg(test)]
