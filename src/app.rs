@@ -15,6 +15,8 @@ use crate::manifest::{self, BackendKind, Manifest, StageKind};
 use crate::run::{self, ApplyOptions};
 use crate::store::{Store, StoreLock, default_store_path};
 
+mod cache_commands;
+
 /// Prints an error with miette: colours and unicode on a terminal, plain text otherwise.
 pub fn print_error(report: &Report) {
     let tty = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
@@ -104,6 +106,7 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
             script,
             file,
         } => parse_log(parser.as_deref(), script.as_deref(), file),
+        Command::Cache { action } => cache_commands::run(&cli, action),
     }
 }
 
@@ -198,6 +201,7 @@ fn plan(
         datasets,
         unavailable,
     } = &loaded;
+    let remote = cache_commands::open_remote(m, false)?;
     let mut report = run::plan(
         m,
         store.as_ref(),
@@ -205,6 +209,7 @@ fn plan(
         unavailable.clone(),
         explain,
         power,
+        remote.as_deref(),
     )
     .map_err(|e| miette!("{e}"))?;
     if !report.agent_images.is_empty() && !m.backend.hosts.is_empty() {
@@ -265,10 +270,18 @@ fn plan(
             } else {
                 String::new()
             };
+            let remote = if report.remote.is_some() {
+                format!("   remote {:>6}", s.remote)
+            } else {
+                String::new()
+            };
             println!(
-                "  {:<12} {:<7} to run {:>6}   cached {:>6}   orphaned {:>6}{shared}{approx}",
+                "  {:<12} {:<7} to run {:>6}   cached {:>6}{remote}   orphaned {:>6}{shared}{approx}",
                 s.stage, s.kind, s.to_run, s.cached, s.orphaned
             );
+        }
+        for note in report.remote.iter().flat_map(|r| r.notes()) {
+            println!("  {note}");
         }
         for r in &report.invalid_records {
             println!("  note: record {r}; removed, its node will run");
@@ -336,7 +349,10 @@ fn plan(
             }
         }
         let total: usize = report.stages.iter().map(|s| s.to_run).sum();
-        if total == 0 {
+        let served: usize = report.stages.iter().map(|s| s.remote).sum();
+        if total == 0 && served > 0 {
+            println!("nothing to run: everything is in the store or the remote cache");
+        } else if total == 0 {
             println!("nothing to run: everything is in the store");
         } else {
             println!("{total} nodes to run");
@@ -643,6 +659,8 @@ fn apply(cli: &Cli, file: &Path, quiet: bool, verify: bool) -> Result<u8, Report
     let backend = runtime
         .block_on(backend_for(&m, &store, &run_id, quiet))
         .map_err(|e| miette!("{e}"))?;
+    let remote = cache_commands::open_remote(&m, m.cache.push)?;
+    let push = m.cache.push;
     let result = runtime
         .block_on(run::apply(
             Arc::new(m),
@@ -657,6 +675,8 @@ fn apply(cli: &Cli, file: &Path, quiet: bool, verify: bool) -> Result<u8, Report
                 index: Some(index),
                 noop_memo: use_memo,
                 verify_blobs: verify,
+                remote,
+                push,
             },
         ))
         .map_err(|e| miette!("{e}"))?;
@@ -668,6 +688,9 @@ fn apply(cli: &Cli, file: &Path, quiet: bool, verify: bool) -> Result<u8, Report
     crate::timings::mark("lock released");
     print_reports(&result.reports);
     crate::timings::mark("reports printed");
+    if let Some(r) = &result.remote {
+        cache_commands::print_apply_summary(r, push, quiet);
+    }
     if !result.failed.is_empty() {
         eprintln!(
             "{} nodes failed (not cached; the next apply retries them):",

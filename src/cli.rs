@@ -148,6 +148,11 @@ pub enum Command {
         #[arg(long, default_value = "10m")]
         timeout: String,
     },
+    /// The shared remote cache of `[cache]`: keys, uploads, downloads, what it holds.
+    Cache {
+        #[command(subcommand)]
+        action: CacheCommand,
+    },
     /// Parse a test log with a built-in parser (or a dataset's Python parser script) and print
     /// the statuses as JSON.
     ParseLog {
@@ -160,5 +165,38 @@ pub enum Command {
         script: Option<PathBuf>,
         /// The log file.
         file: PathBuf,
+    },
+}
+
+/// `bench cache ...`.
+#[derive(Debug, Subcommand)]
+pub enum CacheCommand {
+    /// Make this machine's signing key (a file, mode 0600) and print its public key, the line
+    /// other machines add to their `[cache] trust`.
+    Keygen {
+        /// Where to write it (default: BENCH_CACHE_KEY_FILE, else ~/.config/bench/cache.key).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Upload what the manifest's store holds that the remote lacks, signed with this
+    /// machine's key.
+    Push {
+        file: PathBuf,
+        /// No progress output.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Fetch from the remote what the manifest's plan needs, verified, without running anything.
+    Pull {
+        file: PathBuf,
+        /// No progress output.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// What the remote holds (entries per signer, blobs), and this machine's key.
+    Status {
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
     },
 }

@@ -6,6 +6,7 @@
 
 pub mod app;
 pub mod backend;
+pub mod cache;
 pub mod cli;
 pub mod datasets;
 pub mod exit_codes;

@@ -162,6 +162,10 @@ fn solve_key_fields() {
     m5.limits.jobs = 17;
     m5.limits.agents = 9;
     m5.backend.cpus = 1.0;
+    // The remote cache is placement: where results are shared, never what they are.
+    m5.cache.remote = Some("s3://bucket/elsewhere".into());
+    m5.cache.trust = vec!["ed25519:ks7I-_j-oZWGH5HhrstSdAdSAyI68Fh-wVNlX7LrpKw".into()];
+    m5.cache.push = false;
     m5.path = "/elsewhere/quickstart.toml".into();
     m5.dir = "/elsewhere".into();
     for s in m5.stages.values_mut() {

@@ -212,9 +212,16 @@ pub struct StageSummary {
     pub not_run: usize,
     /// Nodes that will run with a key an earlier node runs: they wait for that one run.
     pub shared: usize,
+    /// Nodes the remote cache serves (plan: a trusted record is there; apply: fetched).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub remote: usize,
     pub orphaned: usize,
     /// Counts depend on outcomes not known yet (e.g. which gold patches pass).
     pub estimated: bool,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 #[derive(Default)]
@@ -266,6 +273,13 @@ pub struct Graph<'a> {
     pub verify_blobs: bool,
     /// Keys whose record's blobs were checked (or that this apply computed).
     checked: std::collections::HashSet<String>,
+    /// Keys whose result the remote cache served (`serve_remote`): their nodes count as
+    /// served by it.
+    remote_served: HashSet<String>,
+    /// Plan with a remote cache: a node with a key and no local record is left `Ready` (not
+    /// settled) until the remote has been asked for it, so nothing downstream is expanded from
+    /// a guess; the caller then serves it or makes it `WillRun` (`settle_unserved`).
+    pub ask_remote: bool,
     /// Keep the jobs of nodes that will not run (for `plan --explain` they are not needed;
     /// dropping them keeps big plans small).
     pub keep_inputs: bool,
@@ -301,6 +315,8 @@ impl<'a> Graph<'a> {
             bad_blobs: Vec::new(),
             verify_blobs: false,
             checked: Default::default(),
+            remote_served: HashSet::new(),
+            ask_remote: false,
             keep_inputs: false,
         })
     }
@@ -335,7 +351,8 @@ impl<'a> Graph<'a> {
         let state = match (&key, self.mode) {
             (Some(k), _) => match self.lookup(k) {
                 Some(rec) => NodeState::Cached(rec),
-                None if self.mode == Mode::Plan => NodeState::WillRun,
+                None if self.mode == Mode::Plan && !self.ask_remote => NodeState::WillRun,
+                None if self.mode == Mode::Plan => NodeState::Ready,
                 None => NodeState::Ready,
             },
             (None, Mode::Plan) => NodeState::WillRun,
@@ -346,7 +363,9 @@ impl<'a> Graph<'a> {
         let keep = match self.mode {
             // A finished node may be reopened (a corrupt input): apply keeps every job.
             Mode::Apply => true,
-            Mode::Plan => matches!(state, NodeState::WillRun) && self.keep_inputs,
+            Mode::Plan => {
+                matches!(state, NodeState::WillRun | NodeState::Ready) && self.keep_inputs
+            }
         };
         self.nodes.push(Node {
             id,
@@ -390,10 +409,10 @@ impl<'a> Graph<'a> {
     }
 
     fn lookup_record(&mut self, key: &str) -> Option<Arc<ActionRecord>> {
-        let store = self.store?;
         if let Some(r) = self.records.get(key) {
             return r.clone();
         }
+        let store = self.store?;
         if self.mode == Mode::Plan {
             let shard = key[..2.min(key.len())].to_string();
             let listed = self
@@ -425,6 +444,26 @@ impl<'a> Graph<'a> {
         }
     }
 
+    /// A result the remote cache serves for a node that would run: it becomes cached (and is
+    /// counted as served by the remote), and the expansion goes on from it.
+    pub fn serve_remote(&mut self, id: usize, rec: Arc<ActionRecord>) {
+        if let Some(k) = self.nodes[id].key.clone() {
+            self.remember(&k, rec.clone());
+            self.remote_served.insert(k);
+        }
+        self.nodes[id].state = NodeState::Cached(rec);
+    }
+
+    /// Plan: the nodes among `ids` left `Ready` for the remote (`ask_remote`) that it did not
+    /// serve will run.
+    pub fn settle_unserved(&mut self, ids: &[usize]) {
+        for &id in ids {
+            if matches!(self.nodes[id].state, NodeState::Ready) {
+                self.nodes[id].state = NodeState::WillRun;
+            }
+        }
+    }
+
     /// A result this apply computed: later nodes with the same key reuse it.
     pub fn remember(&mut self, key: &str, rec: Arc<ActionRecord>) {
         self.checked.insert(key.to_string());
@@ -439,6 +478,9 @@ impl<'a> Graph<'a> {
             self.records.insert(k, None);
         }
         self.nodes[id].state = NodeState::Ready;
+        if let Some(k) = &self.nodes[id].key {
+            self.remote_served.remove(k);
+        }
         let dependents: Vec<usize> = self
             .nodes
             .iter()
@@ -584,7 +626,9 @@ impl<'a> Graph<'a> {
             }
         }
         self.stages.get_mut(stage).expect("stage").expanded = true;
-        if self.mode == Mode::Plan && matches!(self.nodes[id].state, NodeState::WillRun) {
+        if self.mode == Mode::Plan
+            && matches!(self.nodes[id].state, NodeState::WillRun | NodeState::Ready)
+        {
             // The sample is a pure function of the dataset: plan computes it to count what
             // follows.
             let ids = crate::tasks::sample(set, &s.filters);
@@ -970,6 +1014,14 @@ impl<'a> Graph<'a> {
                 for id in &rt.nodes {
                     let node = &self.nodes[*id];
                     match &node.state {
+                        NodeState::Cached(_)
+                            if node
+                                .key
+                                .as_ref()
+                                .is_some_and(|k| self.remote_served.contains(k)) =>
+                        {
+                            s.remote += 1
+                        }
                         NodeState::Cached(_) => s.cached += 1,
                         NodeState::Done(_) => s.done += 1,
                         NodeState::Failed(_) => s.failed += 1,

@@ -21,6 +21,8 @@ pub struct Manifest {
     pub description: Option<String>,
     pub backend: Backend,
     pub limits: Limits,
+    /// The shared remote cache (placement only: never part of a key).
+    pub cache: Cache,
     pub datasets: BTreeMap<String, Dataset>,
     pub stages: BTreeMap<String, Stage>,
     /// Stage names in a topological order (ties by name).
@@ -132,6 +134,17 @@ impl Backend {
     pub fn builds_agent_images(&self) -> bool {
         self.kind == BackendKind::Docker
     }
+}
+
+/// `[cache]`: where the shared remote cache is and whose records it accepts.
+#[derive(Debug, Clone, Default)]
+pub struct Cache {
+    /// The remote's URL; `None`: no remote cache.
+    pub remote: Option<String>,
+    /// Trusted public keys, as written (`ed25519:...`), each checked to be one.
+    pub trust: Vec<String>,
+    /// Whether apply uploads what it computes.
+    pub push: bool,
 }
 
 #[derive(Debug, Clone)]

@@ -28,6 +28,8 @@ pub struct ManifestFile {
     pub backend: Option<BackendFile>,
     /// Resource pools of the executor (speed only: never part of a node key).
     pub limits: Option<LimitsFile>,
+    /// A remote cache shared with other machines (placement only: never part of a node key).
+    pub cache: Option<CacheFile>,
     /// Task sources, by name.
     #[serde(default)]
     pub datasets: BTreeMap<String, DatasetFile>,
@@ -112,6 +114,23 @@ pub struct LimitsFile {
     pub agents: Option<u32>,
     /// Task image pulls at once (docker backend), before anything runs. Default 3.
     pub pulls: Option<u32>,
+}
+
+/// The shared remote cache.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CacheFile {
+    /// Where it is: `s3://bucket/prefix`, `gs://bucket/prefix`, `az://container/prefix`,
+    /// `https://host/path` (WebDAV) or `file:///dir`. Credentials come from the environment the
+    /// way each service's tools expect (`AWS_*`, `GOOGLE_*`, `AZURE_*`).
+    pub remote: Option<String>,
+    /// Public keys (`ed25519:...`, as `bench cache keygen` prints them) whose signed records
+    /// this store accepts. A record signed by no key listed here is never used.
+    #[serde(default)]
+    pub trust: Vec<String>,
+    /// Whether `apply` uploads what it computes, signed with this machine's key
+    /// (`BENCH_CACHE_KEY_FILE`, `BENCH_CACHE_KEY` or ~/.config/bench/cache.key). Default true.
+    pub push: Option<bool>,
 }
 
 /// A task source.

@@ -199,6 +199,7 @@ impl Validator<'_> {
             extends: _,
             backend,
             limits,
+            cache,
             datasets,
             stages,
             teams,
@@ -224,6 +225,7 @@ impl Validator<'_> {
         });
         let backend = self.backend(backend);
         let limits = self.limits(limits);
+        let cache = self.cache(cache);
         let datasets = datasets
             .into_iter()
             .filter_map(|(n, d)| self.dataset(&n, d).map(|d| (n, d)))
@@ -300,6 +302,7 @@ impl Validator<'_> {
             description,
             backend,
             limits,
+            cache,
             datasets,
             stages,
             stage_order,
@@ -510,6 +513,57 @@ impl Validator<'_> {
             });
         }
         out
+    }
+
+    fn cache(&mut self, c: Option<CacheFile>) -> Cache {
+        let Some(CacheFile {
+            remote,
+            trust,
+            push,
+        }) = c
+        else {
+            return Cache::default();
+        };
+        if let Some(r) = &remote {
+            let scheme = r.split_once("://").map(|(s, _)| s);
+            let known = [
+                "s3", "s3a", "gs", "az", "azure", "abfs", "abfss", "http", "https", "file",
+            ];
+            if !scheme.is_some_and(|s| known.contains(&s)) || url::Url::parse(r).is_err() {
+                self.err(
+                    "manifest::cache",
+                    format!("`cache.remote` is not a remote cache URL: `{r}`"),
+                    self.loc(&["cache", "remote"]),
+                    "not a cache URL",
+                    "write s3://bucket/prefix, gs://bucket/prefix, az://container/prefix, https://host/path (WebDAV) or file:///dir".into(),
+                );
+            }
+        }
+        for (i, t) in trust.iter().enumerate() {
+            if let Err(why) = public_key_shape(t) {
+                self.err(
+                    "manifest::cache",
+                    format!("`cache.trust` entry `{t}` is not a public key: {why}"),
+                    self.item_loc(&["cache", "trust"], i),
+                    "not a public key",
+                    "paste the `ed25519:...` line `bench cache keygen` printed on the machine to trust".into(),
+                );
+            }
+        }
+        if remote.is_none() && !trust.is_empty() {
+            self.err(
+                "manifest::cache",
+                "`cache.trust` is set but `cache.remote` is not".into(),
+                self.loc(&["cache", "trust"]),
+                "no remote",
+                "add `remote = \"s3://bucket/prefix\"` (or another URL) to `[cache]`".into(),
+            );
+        }
+        Cache {
+            remote,
+            trust,
+            push: push.unwrap_or(true),
+        }
     }
 
     fn limits(&mut self, l: Option<LimitsFile>) -> Limits {
@@ -1803,6 +1857,24 @@ pub fn parse_team_shorthand(s: &str) -> Result<Topology, String> {
     Ok(top)
 }
 
+/// Whether `t` is a public key of the remote cache, `ed25519:<base64url of 32 bytes>` (the
+/// manifest checks the text; `cache::PublicKey` is what uses it).
+fn public_key_shape(t: &str) -> Result<(), String> {
+    use base64::Engine;
+    let b64 = t
+        .strip_prefix("ed25519:")
+        .ok_or("a public key starts with `ed25519:`")?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(b64)
+        .map_err(|e| format!("its key is not base64url (no padding): {e}"))?;
+    let bytes: [u8; 32] = bytes
+        .try_into()
+        .map_err(|b: Vec<u8>| format!("an ed25519 public key is 32 bytes, not {}", b.len()))?;
+    ed25519_dalek::VerifyingKey::from_bytes(&bytes)
+        .map(|_| ())
+        .map_err(|_| "it is not a valid ed25519 point".to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1959,5 +2031,34 @@ output = 2.0
         let loc = nearest_loc(&root, &keys);
         assert_eq!(sources.line_col(&loc).0, 7, "{loc:?}");
         assert_ne!(nearest_loc(&root, &[]), loc);
+    }
+
+    #[test]
+    fn cache_settings_are_checked_with_their_place() {
+        let with = |table: &str| {
+            let d = tempfile::tempdir().unwrap();
+            let p = d.path().join("m.toml");
+            std::fs::write(
+                &p,
+                format!("version = 1\n[datasets.d]\nformat = \"local\"\npath = \".\"\n{table}"),
+            )
+            .unwrap();
+            crate::manifest::load(&p).map_err(|e| format!("{:?}", miette::Report::new(e)))
+        };
+        let ok = with(
+            "[cache]\nremote = \"s3://b/p\"\ntrust = [\"ed25519:ks7I-_j-oZWGH5HhrstSdAdSAyI68Fh-wVNlX7LrpKw\"]\n",
+        )
+        .unwrap();
+        assert_eq!(ok.cache.remote.as_deref(), Some("s3://b/p"));
+        assert!(ok.cache.push);
+        let e = with("[cache]\nremote = \"ftp://x\"\n").unwrap_err();
+        assert!(
+            e.contains("not a remote cache URL") && e.contains("m.toml:6:10"),
+            "{e}"
+        );
+        let e = with("[cache]\nremote = \"s3://b\"\ntrust = [\"ed25519:AAAA\"]\n").unwrap_err();
+        assert!(e.contains("32 bytes") && e.contains("paste the"), "{e}");
+        let e = with("[cache]\ntrust = []\nsecret = \"x\"\n").unwrap_err();
+        assert!(e.contains("secret"), "{e}");
     }
 }

@@ -18,7 +18,9 @@ use tokio_util::sync::CancellationToken;
 use super::budget::Budgets;
 use super::pools::{Demand, Pool, Pools};
 use super::progress::Progress;
+use super::remote::{RemoteSummary, serve_round};
 use crate::backend::Backend;
+use crate::cache::{CacheError, RemoteCache};
 use crate::graph::{Graph, Mode, NodeJob, NodeKind, NodeState};
 use crate::manifest::{Manifest, StageKind, Topology};
 use crate::stages::{WorkError, WorkOutput, materialize};
@@ -40,6 +42,10 @@ pub struct ApplyOptions {
     /// Re-hash every blob a cached result needs (`apply --verify`): a corrupt one is removed
     /// and its node recomputes in this apply.
     pub verify_blobs: bool,
+    /// The shared remote cache (`[cache] remote`): asked for what is missing here before it
+    /// runs, and given what runs here (when `push` and a signing key allow).
+    pub remote: Option<Arc<dyn RemoteCache>>,
+    pub push: bool,
 }
 
 /// How an apply ended.
@@ -50,6 +56,8 @@ pub struct ApplyResult {
     pub interrupted: bool,
     pub reports: Vec<PathBuf>,
     pub counts: BTreeMap<String, usize>,
+    /// What the remote cache served and took, if there is one.
+    pub remote: Option<RemoteSummary>,
 }
 
 type Completion = (usize, Result<ActionRecord, WorkError>);
@@ -116,14 +124,95 @@ pub struct Dispatcher<'a> {
     interrupted: bool,
     cancel: CancellationToken,
     tx: mpsc::UnboundedSender<Completion>,
+    remote: Option<Arc<dyn RemoteCache>>,
+    /// Whether finished nodes are uploaded (`[cache] push` and a signing key).
+    push: bool,
+    remote_summary: Option<RemoteSummary>,
+    /// Write-behind uploads in flight, at most `UPLOADS` at once.
+    uploads: tokio::task::JoinSet<Result<bool, CacheError>>,
+    upload_slots: Arc<tokio::sync::Semaphore>,
 }
 
+/// Uploads to the remote cache at once.
+const UPLOADS: usize = 8;
+
 impl<'a> Dispatcher<'a> {
+    /// Expands the graph and admits its new nodes; with a remote cache, the new nodes that
+    /// would run are asked for first, and what it serves is cached (and expanded from) before
+    /// anything is queued.
+    async fn advance(&mut self) {
+        let mut new = self.graph.advance();
+        crate::timings::mark("graph advanced");
+        loop {
+            let served = match (&self.remote, &mut self.remote_summary) {
+                (Some(r), Some(summary)) => {
+                    serve_round(
+                        &mut self.graph,
+                        &new,
+                        r.as_ref(),
+                        Some(&self.store),
+                        summary,
+                    )
+                    .await
+                }
+                _ => 0,
+            };
+            self.admit(new);
+            if served == 0 {
+                break;
+            }
+            new = self.graph.advance();
+            if new.is_empty() {
+                break;
+            }
+        }
+    }
+
+    /// Uploads a result computed here (write-behind: the apply goes on meanwhile).
+    fn upload(&mut self, key: &str) {
+        let Some(remote) = self.remote.clone().filter(|r| self.push && r.can_push()) else {
+            return;
+        };
+        let (store, key, slots) = (
+            self.store.clone(),
+            key.to_string(),
+            self.upload_slots.clone(),
+        );
+        self.uploads.spawn(async move {
+            let _slot = slots.acquire_owned().await;
+            remote.push(&key, &store, false).await
+        });
+    }
+
+    /// Waits for the uploads (aborted when the apply was interrupted: an upload cut short
+    /// leaves no visible entry) and counts them.
+    async fn finish_uploads(&mut self) {
+        if self.interrupted {
+            self.uploads.abort_all();
+        }
+        while let Some(done) = self.uploads.join_next().await {
+            let Some(summary) = self.remote_summary.as_mut() else {
+                continue;
+            };
+            match done {
+                Ok(Ok(_)) => summary.uploaded += 1,
+                Ok(Err(CacheError::Unreachable { message, .. })) => {
+                    summary.not_uploaded += 1;
+                    summary.unreachable.get_or_insert(message);
+                }
+                Ok(Err(e)) => {
+                    summary.not_uploaded += 1;
+                    self.progress
+                        .note(&format!("note: remote cache: not uploaded: {e}"));
+                }
+                Err(_) => summary.not_uploaded += 1,
+            }
+        }
+    }
+
     /// Takes the graph's new nodes: cached ones are recorded (a cached report is written
     /// again if its files are missing), ready ones are queued or wait for their key's run.
-    fn admit_new(&mut self) {
-        let new = self.graph.advance();
-        crate::timings::mark("graph advanced");
+    fn admit(&mut self, new: Vec<usize>) {
         for id in new {
             let node = &self.graph.nodes[id];
             let (stage, address) = (node.stage.clone(), node.address.clone());
@@ -325,6 +414,9 @@ impl<'a> Dispatcher<'a> {
                         NodeStatus::Cached
                     };
                     self.note(&address, Some(key.clone()), status, None);
+                    if i == 0 {
+                        self.upload(&key);
+                    }
                     self.graph.complete(
                         *nid,
                         if i == 0 {
@@ -575,6 +667,11 @@ pub async fn apply(
         store: store.clone(),
         backend: backend.clone(),
         datasets: datasets.clone(),
+        remote_summary: opts.remote.as_deref().map(RemoteSummary::new),
+        remote: opts.remote,
+        push: opts.push,
+        uploads: tokio::task::JoinSet::new(),
+        upload_slots: Arc::new(tokio::sync::Semaphore::new(UPLOADS)),
     };
     crate::timings::mark("dispatcher made");
     let mut last_flush = Instant::now();
@@ -584,7 +681,7 @@ pub async fn apply(
     tokio::pin!(ctrl_c);
     loop {
         if !d.interrupted {
-            d.admit_new();
+            d.advance().await;
             crate::timings::mark("nodes admitted");
             d.launch()?;
             d.progress.load(d.backend.load());
@@ -617,6 +714,7 @@ pub async fn apply(
             last_flush = Instant::now();
         }
     }
+    d.finish_uploads().await;
     d.progress.finish();
     backend.finish().await;
     crate::timings::mark("nodes settled");
@@ -689,6 +787,7 @@ pub async fn apply(
         interrupted: d.interrupted,
         reports,
         counts,
+        remote: d.remote_summary.take(),
     };
     // The process is about to exit: skip freeing the node graph, node by node.
     std::mem::forget(d.graph);

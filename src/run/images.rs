@@ -190,6 +190,7 @@ pub async fn prepare(
             Vec::new(),
             false,
             super::PowerQuery::default(),
+            None,
         )
         .map_err(PrepareError::Docker)?;
         for a in &report.agent_images {

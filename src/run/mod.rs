@@ -9,6 +9,7 @@ pub mod noop;
 mod plan;
 mod pools;
 mod progress;
+pub mod remote;
 pub mod spend;
 
 pub use apply::{ApplyOptions, ApplyResult, Dispatcher, apply, new_run_id, new_run_record};

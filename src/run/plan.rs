@@ -40,6 +40,9 @@ pub struct PlanReport {
     pub spend: Vec<super::spend::SpendEstimate>,
     /// What the comparison with the baseline can detect (`None` without a baseline).
     pub power: Option<PowerPlan>,
+    /// What the remote cache would serve (`[cache] remote`), with its notes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote: Option<super::remote::RemoteSummary>,
 }
 
 /// What `bench plan` is asked about power: the baseline's expected resolve rate and,
@@ -206,10 +209,32 @@ pub fn plan(
     unavailable: Vec<String>,
     explain: bool,
     power: PowerQuery,
+    remote: Option<&dyn crate::cache::RemoteCache>,
 ) -> Result<PlanReport, String> {
     let mut graph = Graph::new(m, store, datasets, Mode::Plan)?;
     graph.keep_inputs = explain;
-    while !graph.advance().is_empty() {}
+    let remote = match remote {
+        Some(r) => {
+            // What the remote holds is read (records only, verified), round after round: a
+            // served node's outputs give the keys downstream of it.
+            let mut summary = super::remote::RemoteSummary::new(r);
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| format!("cannot start the remote cache's runtime: {e}"))?
+                .block_on(super::remote::expand_with_remote(
+                    &mut graph,
+                    r,
+                    None,
+                    &mut summary,
+                ));
+            Some(summary)
+        }
+        None => {
+            while !graph.advance().is_empty() {}
+            None
+        }
+    };
     let index = store.map(|s| s.load_index(&m.path)).unwrap_or_default();
     let stages = graph.summaries(&index.nodes);
     let mut to_run = Vec::new();
@@ -294,6 +319,7 @@ pub fn plan(
         bad_blobs,
         spend: super::spend::estimate(m, store, &pending_solves),
         power,
+        remote,
     })
 }
 

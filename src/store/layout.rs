@@ -500,6 +500,33 @@ impl Store {
         Ok(())
     }
 
+    /// A key's record file as stored (header and body), with the record it holds (light),
+    /// verified as a lookup verifies it; `None` if it is missing or not valid. What a remote
+    /// cache uploads: the exact bytes, so a signature over them is checked on the same bytes.
+    pub fn action_bytes(&self, key: &str) -> Option<(ActionRecord, Vec<u8>)> {
+        let bytes = std::fs::read(self.action_path(key)).ok()?;
+        let rec = decode_record(&bytes, key, true).ok()?;
+        Some((rec, bytes))
+    }
+
+    /// Verifies record-file bytes from elsewhere (a remote cache) for `key`: header, format
+    /// version, checksum, key and output type. Returns the record (light) or why not.
+    pub fn verify_record_bytes(bytes: &[u8], key: &str) -> Result<ActionRecord, String> {
+        decode_record(bytes, key, true)
+    }
+
+    /// Commits verified record-file bytes for `key` atomically (after the blobs it refers to):
+    /// a record fetched from a remote cache becomes a local record like any other.
+    pub fn put_action_bytes(&self, key: &str, bytes: &[u8]) -> Result<ActionRecord, StoreError> {
+        let rec = decode_record(bytes, key, true).map_err(|reason| {
+            StoreError::Io(std::io::Error::other(format!(
+                "record for {key} is not valid: {reason}"
+            )))
+        })?;
+        write_atomic(&self.action_path(key), bytes)?;
+        Ok(rec)
+    }
+
     /// The file-digest cache of task files (see `tasks/digest_cache.rs`).
     pub fn file_digests_path(&self) -> PathBuf {
         self.root.join("index").join("files.idx")

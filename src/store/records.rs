@@ -58,16 +58,27 @@ impl ActionRecord {
         self.output.kind()
     }
 
-    /// Every blob this result references (its named blobs and a solve's patch), sorted and
-    /// deduplicated: what a cached use of it needs in the store.
+    /// Every blob this result references by digest (its named blobs, a solve's patch and a
+    /// Harbor trial's snapshot and verification record), sorted and deduplicated: what a cached
+    /// use of it needs in the store, and what must travel with the record.
     pub fn blob_digests(&self) -> Vec<&str> {
         let mut all: Vec<&str> = self.blobs.values().map(String::as_str).collect();
         if let Some(s) = self.solve() {
             all.push(s.patch.as_str());
+            if let Some(h) = &s.harbor {
+                all.push(h.snapshot.as_str());
+                all.push(h.verification.as_str());
+            }
         }
+        all.retain(|d| !d.is_empty());
         all.sort_unstable();
         all.dedup();
         all
+    }
+
+    /// [`ActionRecord::blob_digests`], owned.
+    pub fn blob_refs(&self) -> std::collections::BTreeSet<String> {
+        self.blob_digests().into_iter().map(String::from).collect()
     }
 
     pub fn grade(&self) -> Option<&GradeOutput> {

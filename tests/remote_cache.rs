@@ -1,0 +1,638 @@
+//! The shared remote cache against a real S3-compatible server (moto's server, started on
+//! loopback by each test and killed at its end): two stores share results, a poisoned entry is
+//! never used, and a remote that dies or an upload that is killed costs no result.
+//!
+//! moto comes from PyPI (`.ci/run` installs it pinned in /opt/bench-moto); `BENCH_MOTO_SERVER`
+//! names another `moto_server`. Without it the tests are skipped, under CI=true they fail.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+
+const BUCKET: &str = "team-cache";
+const PREFIX: &str = "bench/bench-cache-v1";
+
+/// A moto S3 server on a free loopback port, with one bucket; killed when dropped.
+struct Moto {
+    child: Option<Child>,
+    port: u16,
+}
+
+fn moto_bin() -> Option<PathBuf> {
+    let p = std::env::var_os("BENCH_MOTO_SERVER")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/opt/bench-moto/bin/moto_server"));
+    if p.is_file() {
+        return Some(p);
+    }
+    assert!(
+        !ci(),
+        "moto_server is missing ({}): .ci/run installs it",
+        p.display()
+    );
+    eprintln!("skipped: no moto_server at {}", p.display());
+    None
+}
+
+impl Moto {
+    fn start() -> Option<Moto> {
+        let bin = moto_bin()?;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(bin)
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start moto_server");
+        let m = Moto {
+            child: Some(child),
+            port,
+        };
+        let t0 = Instant::now();
+        while ureq::put(&m.url(BUCKET)).send_empty().is_err() {
+            assert!(t0.elapsed() < Duration::from_secs(30), "moto did not start");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        Some(m)
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}/{path}", self.port)
+    }
+
+    /// The bucket, as any S3 client sees it (signed requests, like the aws CLI's).
+    fn client(&self) -> (object_store::aws::AmazonS3, tokio::runtime::Runtime) {
+        let s3 = object_store::aws::AmazonS3Builder::new()
+            .with_bucket_name(BUCKET)
+            .with_region("us-east-1")
+            .with_access_key_id("test")
+            .with_secret_access_key("test")
+            .with_endpoint(format!("http://127.0.0.1:{}", self.port))
+            .with_allow_http(true)
+            .build()
+            .unwrap();
+        (s3, tokio::runtime::Runtime::new().unwrap())
+    }
+
+    /// Keys under `rel` (relative to the cache's root), sorted; none if the server is gone.
+    fn list(&self, rel: &str) -> Vec<String> {
+        use futures_util::TryStreamExt;
+        use object_store::ObjectStore;
+        let (s3, rt) = self.client();
+        let prefix = object_store::path::Path::from(format!("{PREFIX}/{rel}"));
+        let metas: Vec<object_store::ObjectMeta> = rt
+            .block_on(s3.list(Some(&prefix)).try_collect())
+            .unwrap_or_default();
+        let mut keys: Vec<String> = metas
+            .into_iter()
+            .map(|m| m.location.to_string()[PREFIX.len() + 1..].to_string())
+            .collect();
+        keys.sort();
+        keys
+    }
+
+    fn get(&self, rel: &str) -> Vec<u8> {
+        use object_store::ObjectStoreExt;
+        let (s3, rt) = self.client();
+        let path = object_store::path::Path::from(format!("{PREFIX}/{rel}"));
+        rt.block_on(async { s3.get(&path).await.unwrap().bytes().await.unwrap() })
+            .to_vec()
+    }
+
+    /// Writes an object behind bench's back: a poisoner with write access to the bucket.
+    fn put(&self, rel: &str, bytes: &[u8]) {
+        use object_store::ObjectStoreExt;
+        let (s3, rt) = self.client();
+        let path = object_store::path::Path::from(format!("{PREFIX}/{rel}"));
+        rt.block_on(s3.put(&path, bytes.to_vec().into())).unwrap();
+    }
+
+    fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A machine: the quickstart in its own directory with its own store and signing key,
+/// trusting `trust` (public keys) on the moto server at `port`.
+struct Machine {
+    sb: Sandbox,
+    key: PathBuf,
+    public: String,
+    port: u16,
+    remote: String,
+}
+
+impl Machine {
+    fn new(port: u16) -> Machine {
+        let sb = Sandbox::quickstart();
+        let key = sb.path("signing.key");
+        let out = bench_in(
+            sb.dir.path(),
+            &["cache", "keygen", "--out", key.to_str().unwrap()],
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        let public = stdout(&out).trim().to_string();
+        assert!(public.starts_with("ed25519:"), "{public}");
+        Machine {
+            sb,
+            key,
+            public,
+            port,
+            remote: format!("s3://{BUCKET}/bench"),
+        }
+    }
+
+    fn trust(&self, keys: &[&str]) {
+        let list: Vec<String> = keys.iter().map(|k| format!("\"{k}\"")).collect();
+        let text = self.sb.read("quickstart.toml");
+        let base = text.split("\n[cache]").next().unwrap().to_string();
+        std::fs::write(
+            self.sb.path("quickstart.toml"),
+            format!(
+                "{base}\n[cache]\nremote = \"{}\"\ntrust = [{}]\n",
+                self.remote,
+                list.join(", ")
+            ),
+        )
+        .unwrap();
+    }
+
+    fn env(&self) -> Vec<(String, String)> {
+        [
+            ("AWS_ACCESS_KEY_ID", "test".to_string()),
+            ("AWS_SECRET_ACCESS_KEY", "test".to_string()),
+            ("AWS_DEFAULT_REGION", "us-east-1".to_string()),
+            ("AWS_ENDPOINT", format!("http://127.0.0.1:{}", self.port)),
+            ("AWS_ALLOW_HTTP", "true".to_string()),
+            ("BENCH_CACHE_KEY_FILE", self.key.display().to_string()),
+            // No key or config of the user's home is read.
+            (
+                "XDG_CONFIG_HOME",
+                self.sb.path("config").display().to_string(),
+            ),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(bench_bin());
+        c.args(args)
+            .current_dir(self.sb.dir.path())
+            .env_remove("BENCH_STORE")
+            .env("NO_COLOR", "1")
+            .envs(self.env());
+        c
+    }
+
+    fn bench(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("run bench")
+    }
+
+    fn apply(&self) -> Output {
+        let out = self.bench(&["apply", "quickstart.toml"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        out
+    }
+
+    fn report(&self, name: &str) -> Vec<u8> {
+        std::fs::read(self.sb.path(&format!("reports/quickstart/{name}"))).unwrap()
+    }
+}
+
+/// Each team's resolved count and the valid gold patches: what two stores that computed a
+/// result each must agree on (the reports also hold wall times).
+fn verdicts(m: &Machine) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_slice(&m.report("report.json")).unwrap();
+    let mut out: Vec<String> = v["teams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| format!("{} {}", t["name"], t["resolved"]))
+        .collect();
+    out.push(v["gold"]["valid"].to_string());
+    out
+}
+
+fn same_reports(a: &Machine, b: &Machine) {
+    for f in [
+        "report.md",
+        "report.json",
+        "report.html",
+        "predictions.jsonl",
+    ] {
+        assert!(a.report(f) == b.report(f), "{f} differs between the stores");
+    }
+}
+
+#[test]
+fn a_second_store_runs_nothing_and_writes_the_same_report() {
+    let Some(moto) = Moto::start() else { return };
+    let (a, b) = (Machine::new(moto.port), Machine::new(moto.port));
+    a.trust(&[&a.public]);
+    b.trust(&[&b.public, &a.public]);
+    let first = a.apply();
+    let ran = executed(&first);
+    assert!(ran.len() > 30, "the quickstart ran: {ran:?}");
+    assert!(stderr(&first).contains("uploaded"), "{}", stderr(&first));
+    assert!(!moto.list("ac/").is_empty(), "entries were uploaded");
+
+    // B's plan: nothing to run, everything from the remote, per stage.
+    let plan = b.bench(&["plan", "quickstart.toml"]);
+    assert_eq!(plan.status.code(), Some(0), "{}", stdout(&plan));
+    assert!(stdout(&plan).contains("remote     24"), "{}", stdout(&plan));
+    assert!(stdout(&plan).contains("everything is in the store or the remote cache"));
+    let json = b.bench(&["plan", "--json", "quickstart.toml"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let remote: u64 = v["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["remote"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(remote, 1 + 8 + 24 + 24 + 1, "{v}");
+
+    // B's apply: nothing runs, the same report bytes.
+    let second = b.apply();
+    assert!(executed(&second).is_empty(), "{}", stderr(&second));
+    assert!(
+        stderr(&second).contains("remote cache: 43 served"),
+        "{}",
+        stderr(&second)
+    );
+    same_reports(&a, &b);
+    // B's store now holds it all: its next apply and plan need no remote.
+    let again = b.apply();
+    assert!(executed(&again).is_empty());
+
+    // `[cache]` is placement only: pointing A elsewhere and turning uploads off reruns nothing.
+    a.sb.edit(
+        "quickstart.toml",
+        "s3://team-cache/bench",
+        "s3://team-cache/elsewhere",
+    );
+    a.sb.append("quickstart.toml", "push = false\n");
+    let moved = a.apply();
+    assert!(executed(&moved).is_empty(), "{}", stderr(&moved));
+    assert!(stdout(&a.bench(&["plan", "quickstart.toml"])).contains("nothing to run"));
+
+    // `bench cache status` counts entries per signer and marks the trusted ones.
+    let st = b.bench(&["cache", "status", "quickstart.toml"]);
+    assert!(st.status.success(), "{}", stderr(&st));
+    assert!(
+        stdout(&st).contains(&format!("records by {} (trusted)", a.public)),
+        "{}",
+        stdout(&st)
+    );
+}
+
+#[test]
+fn a_blob_tampered_with_on_the_server_is_detected_and_recomputed() {
+    let Some(moto) = Moto::start() else { return };
+    let (a, b) = (Machine::new(moto.port), Machine::new(moto.port));
+    a.trust(&[&a.public]);
+    b.trust(&[&a.public]);
+    a.apply();
+    // The poisoner rewrites the blob of the report's markdown.
+    let md = a.report("report.md");
+    let digest = blake3::hash(&md).to_hex().to_string();
+    let rel = format!("cas/{digest}");
+    assert_eq!(moto.get(&rel), md);
+    moto.put(&rel, b"| oracle | 0 resolved |\n");
+
+    let out = b.apply();
+    let err = stderr(&out);
+    assert!(err.contains("does not match its digest"), "{err}");
+    assert!(err.contains(&digest), "names the blob: {err}");
+    // Only the report recomputes, from the other results the remote served, and it is A's.
+    assert_eq!(executed(&out), ["report"], "{err}");
+    same_reports(&a, &b);
+    // B's upload of the recomputed report healed the blob (B signs with a key A may trust).
+    assert_eq!(moto.get(&rel), md);
+}
+
+#[test]
+fn a_record_signed_by_an_untrusted_key_or_edited_is_not_used() {
+    let Some(moto) = Moto::start() else { return };
+    let (a, b) = (Machine::new(moto.port), Machine::new(moto.port));
+    a.trust(&[&a.public]);
+    b.trust(&[&b.public]);
+    let filled = executed(&a.apply());
+
+    // B trusts only itself: A's entries are there, and none is used.
+    let out = b.apply();
+    assert_eq!(executed(&out), filled, "B ran everything itself");
+    let err = stderr(&out);
+    assert!(
+        err.contains("signed only by keys this manifest does not trust"),
+        "{err}"
+    );
+    assert!(err.contains(&a.public), "{err}");
+
+    // An entry of a trusted signer, edited on the server (a verdict flipped): its signature
+    // no longer verifies, and that node runs.
+    let c = Machine::new(moto.port);
+    c.trust(&[&a.public]);
+    let entries: Vec<String> = moto
+        .list("ac/")
+        .into_iter()
+        .filter(|e| e.ends_with(&a.public["ed25519:".len()..]))
+        .collect();
+    let forged = entries
+        .iter()
+        .find(|e| {
+            let t = String::from_utf8_lossy(&moto.get(e)).into_owned();
+            t.contains("\"resolved\": true")
+        })
+        .expect("an entry with a resolved grade");
+    let text = String::from_utf8(moto.get(forged)).unwrap();
+    moto.put(
+        forged,
+        text.replacen("\"resolved\": true", "\"resolved\": fals", 1)
+            .as_bytes(),
+    );
+    let out = c.apply();
+    let err = stderr(&out);
+    assert!(err.contains("signature does not verify"), "{err}");
+    assert!(!executed(&out).is_empty(), "the forged node ran: {err}");
+    assert_eq!(
+        verdicts(&a),
+        verdicts(&c),
+        "the forged verdict was not believed"
+    );
+}
+
+/// Waits until `pred` holds (polling), or panics after `limit`.
+fn wait_for(limit: Duration, what: &str, mut pred: impl FnMut() -> bool) {
+    let t0 = Instant::now();
+    while !pred() {
+        assert!(t0.elapsed() < limit, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn the_apply_finishes_locally_when_the_server_dies_mid_apply() {
+    let Some(mut moto) = Moto::start() else {
+        return;
+    };
+    let a = Machine::new(moto.port);
+    a.trust(&[&a.public]);
+    let child = a
+        .command(&["apply", "quickstart.toml"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first entry is up: the apply is under way, uploading as it goes. The server dies.
+    wait_for(Duration::from_secs(120), "a first upload", || {
+        !moto.list("ac/").is_empty()
+    });
+    moto.kill();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("is unreachable"), "{}", stderr(&out));
+    assert!(stdout(&out).contains("report: "));
+    let done = a.bench(&["plan", "quickstart.toml"]);
+    assert!(
+        stdout(&done).contains("nothing to run"),
+        "{}",
+        stdout(&done)
+    );
+
+    // A store whose remote is down from the start runs everything locally, with a note.
+    let b = Machine::new(moto.port);
+    b.trust(&[&a.public]);
+    let out = b.apply();
+    assert!(stderr(&out).contains("is unreachable"), "{}", stderr(&out));
+    assert_eq!(verdicts(&a), verdicts(&b));
+}
+
+/// Every entry on the server refers only to blobs that are there, and verifies.
+fn no_partial_entry(moto: &Moto, trusted: &str) -> usize {
+    let blobs: std::collections::HashSet<String> = moto
+        .list("cas/")
+        .into_iter()
+        .map(|b| b.trim_start_matches("cas/").to_string())
+        .collect();
+    let entries = moto.list("ac/");
+    for e in &entries {
+        let key = e.split('/').nth(1).unwrap();
+        let entry = bench::cache::Entry::decode(key, &moto.get(e)).expect("a whole entry");
+        assert_eq!(entry.signer.to_string(), trusted);
+        let rec = bench::store::Store::verify_record_bytes(&entry.record, key).unwrap();
+        for d in rec.blob_refs() {
+            assert!(
+                blobs.contains(&d),
+                "entry {e} is visible before its blob {d}"
+            );
+        }
+    }
+    entries.len()
+}
+
+#[test]
+fn kill_9_mid_upload_leaves_no_partial_entry() {
+    let Some(moto) = Moto::start() else { return };
+    let a = Machine::new(moto.port);
+    a.trust(&[&a.public]);
+    let mut child = a
+        .command(&["apply", "quickstart.toml"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed as soon as its uploads have begun: blobs are going up, entries follow them.
+    wait_for(Duration::from_secs(120), "a first blob", || {
+        !moto.list("cas/").is_empty()
+    });
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let _ = child.wait();
+    no_partial_entry(&moto, &a.public);
+
+    // Another store pulls what is there without a rejected entry, and A resumes and finishes.
+    let b = Machine::new(moto.port);
+    b.trust(&[&a.public]);
+    let pull = b.bench(&["cache", "pull", "quickstart.toml"]);
+    assert!(pull.status.success(), "{}", stderr(&pull));
+    assert!(!stderr(&pull).contains("not used"), "{}", stderr(&pull));
+    a.apply();
+    // What the killed apply never uploaded, `bench cache push` does.
+    let push = a.bench(&["cache", "push", "quickstart.toml"]);
+    assert!(push.status.success(), "{}", stderr(&push));
+    let entries = no_partial_entry(&moto, &a.public);
+    assert_eq!(
+        entries, 43,
+        "every distinct key of the quickstart is on the server"
+    );
+    let out = b.apply();
+    assert!(executed(&out).is_empty(), "{}", stderr(&out));
+    same_reports(&a, &b);
+}
+
+/// nginx with its WebDAV modules (Debian's nginx-light and libnginx-mod-http-dav-ext) serving a
+/// temp directory on a free loopback port; stopped when dropped.
+struct Nginx {
+    child: Option<Child>,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl Nginx {
+    fn start() -> Option<Nginx> {
+        let bin = PathBuf::from("/usr/sbin/nginx");
+        let dav_ext = Path::new("/usr/lib/nginx/modules/ngx_http_dav_ext_module.so");
+        if !bin.is_file() || !dav_ext.is_file() {
+            assert!(
+                !ci(),
+                "nginx with the dav_ext module is missing: .ci/run installs it"
+            );
+            eprintln!("skipped: no nginx with WebDAV here");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        for d in ["root", "tmp", "logs"] {
+            std::fs::create_dir_all(dir.path().join(d)).unwrap();
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let d = dir.path().display();
+        let conf = format!(
+            "load_module {};\ndaemon off;\nmaster_process off;\npid {d}/nginx.pid;\n\
+             error_log {d}/logs/error.log;\nevents {{}}\nhttp {{\n access_log off;\n\
+             client_body_temp_path {d}/tmp;\n proxy_temp_path {d}/tmp;\n\
+             fastcgi_temp_path {d}/tmp;\n uwsgi_temp_path {d}/tmp;\n scgi_temp_path {d}/tmp;\n\
+             server {{\n  listen 127.0.0.1:{port};\n  root {d}/root;\n  location / {{\n\
+             dav_methods PUT DELETE MKCOL COPY MOVE;\n   dav_ext_methods PROPFIND OPTIONS;\n\
+             create_full_put_path on;\n   client_max_body_size 0;\n  }}\n }}\n}}\n",
+            dav_ext.display()
+        );
+        std::fs::write(dir.path().join("nginx.conf"), conf).unwrap();
+        let child = Command::new(bin)
+            .arg("-c")
+            .arg(dir.path().join("nginx.conf"))
+            .arg("-p")
+            .arg(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start nginx");
+        let n = Nginx {
+            child: Some(child),
+            port,
+            dir,
+        };
+        let t0 = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "nginx did not start"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Some(n)
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/bench", self.port)
+    }
+
+    /// The file behind an object of the cache (relative to its root).
+    fn file(&self, rel: &str) -> PathBuf {
+        self.dir.path().join("root/bench/bench-cache-v1").join(rel)
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+#[test]
+fn over_webdav_a_second_store_runs_nothing_and_a_tampered_blob_is_recomputed() {
+    let Some(dav) = Nginx::start() else { return };
+    let (mut a, mut b) = (Machine::new(0), Machine::new(0));
+    a.remote = dav.url();
+    b.remote = dav.url();
+    a.trust(&[&a.public]);
+    b.trust(&[&a.public]);
+    let first = a.apply();
+    assert!(stderr(&first).contains("43 uploaded"), "{}", stderr(&first));
+    // The poisoner edits the report's markdown blob on the server's disk.
+    let md = a.report("report.md");
+    let blob = dav.file(&format!("cas/{}", blake3::hash(&md).to_hex()));
+    assert_eq!(std::fs::read(&blob).unwrap(), md);
+    std::fs::write(&blob, b"| oracle | 0 resolved |\n").unwrap();
+
+    let plan = b.bench(&["plan", "quickstart.toml"]);
+    assert!(stdout(&plan).contains("remote     24"), "{}", stdout(&plan));
+    let out = b.apply();
+    let err = stderr(&out);
+    assert!(err.contains("does not match its digest"), "{err}");
+    assert_eq!(executed(&out), ["report"], "{err}");
+    same_reports(&a, &b);
+    // nginx refuses a recursive listing: status walks the tree one level at a time.
+    let st = b.bench(&["cache", "status", "quickstart.toml"]);
+    assert!(
+        stdout(&st).contains(&format!("43 records by {} (trusted)", a.public)),
+        "{}{}",
+        stdout(&st),
+        stderr(&st)
+    );
+}
+
+#[test]
+fn a_directory_remote_is_shared_like_a_bucket() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut a, mut b) = (Machine::new(0), Machine::new(0));
+    a.remote = format!("file://{}", dir.path().display());
+    b.remote = a.remote.clone();
+    a.trust(&[&a.public]);
+    b.trust(&[&a.public]);
+    assert!(stderr(&a.apply()).contains("43 uploaded"));
+    let out = b.apply();
+    assert!(executed(&out).is_empty(), "{}", stderr(&out));
+    same_reports(&a, &b);
+    // No staging file of the local object store is left beside the entries.
+    let mut stray = Vec::new();
+    let mut todo = vec![dir.path().to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            if e.file_type().unwrap().is_dir() {
+                todo.push(e.path());
+            } else if e.file_name().to_string_lossy().contains('#') {
+                stray.push(e.path());
+            }
+        }
+    }
+    assert!(stray.is_empty(), "{stray:?}");
+}
