@@ -339,7 +339,21 @@ fn a_record_signed_by_an_untrusted_key_or_edited_is_not_used() {
 
     // B trusts only itself: A's entries are there, and none is used.
     let out = b.apply();
-    assert_eq!(executed(&out), filled, "B ran everything itself");
+    // Everything ran again. Which address of a grade that two teams share (the same empty
+    // patch) runs it and which waits is a race, so grades are compared by count.
+    let ran = executed(&out);
+    let not_grades = |v: &[String]| -> Vec<String> {
+        v.iter()
+            .filter(|a| !a.starts_with("grade/"))
+            .cloned()
+            .collect()
+    };
+    assert_eq!(
+        not_grades(&ran),
+        not_grades(&filled),
+        "B ran everything itself"
+    );
+    assert_eq!(ran.len(), filled.len(), "B ran every grade itself: {ran:?}");
     let err = stderr(&out);
     assert!(
         err.contains("signed only by keys this manifest does not trust"),

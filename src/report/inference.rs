@@ -172,11 +172,11 @@ pub fn clustered_mean<K: Ord>(values: &[f64], clusters: &[K], z: f64) -> Option<
     let scores: Vec<f64> = sums
         .values()
         .map(|residuals| {
-            let s = neumaier(residuals);
+            let s = neumaier_sum(residuals.iter().copied());
             s * s
         })
         .collect();
-    let meat = neumaier(&scores);
+    let meat = neumaier_sum(scores.iter().copied());
     let gf = g as f64;
     let se = (gf / (gf - 1.0) * meat).sqrt() / n;
     Some(ClusteredMean {
@@ -188,10 +188,10 @@ pub fn clustered_mean<K: Ord>(values: &[f64], clusters: &[K], z: f64) -> Option<
     })
 }
 
-/// Neumaier-compensated sum.
-fn neumaier(values: &[f64]) -> f64 {
+/// Neumaier-compensated sum (every sum the report's statistics take).
+pub(crate) fn neumaier_sum(values: impl IntoIterator<Item = f64>) -> f64 {
     let (mut sum, mut comp) = (0.0f64, 0.0f64);
-    for &v in values {
+    for v in values {
         let t = sum + v;
         if sum.abs() >= v.abs() {
             comp += (sum - t) + v;
@@ -251,12 +251,12 @@ pub fn variance_split(tasks: &[(u64, u64)]) -> Option<VarianceSplit> {
         .zip(&used)
         .map(|(s2, (n, _))| s2 / n)
         .collect();
-    let mean_rate = neumaier(&rates) / k;
+    let mean_rate = neumaier_sum(rates.iter().copied()) / k;
     let spread: Vec<f64> = rates.iter().map(|r| (r - mean_rate).powi(2)).collect();
-    let var_rates = neumaier(&spread) / (k - 1.0);
+    let var_rates = neumaier_sum(spread.iter().copied()) / (k - 1.0);
     Some(VarianceSplit {
-        within: neumaier(&variances) / k,
-        between: (var_rates - neumaier(&noise) / k).max(0.0),
+        within: neumaier_sum(variances.iter().copied()) / k,
+        between: (var_rates - neumaier_sum(noise.iter().copied()) / k).max(0.0),
         tasks: used.len() as u64,
     })
 }

@@ -96,7 +96,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::inference::{clustered_mean, holm, variance_split};
+use super::inference::{clustered_mean, holm, neumaier_sum, variance_split};
 
 /// Two-sided 95 % standard-normal quantile, correctly rounded
 /// (`scipy.stats.norm.ppf(0.975)`; statsmodels' `norm.isf(0.025)` is one ulp
@@ -253,21 +253,6 @@ pub fn mean(values: &[f64]) -> Option<f64> {
         return None;
     }
     Some(neumaier_sum(values.iter().copied()) / values.len() as f64)
-}
-
-/// Neumaier-compensated sum.
-fn neumaier_sum(values: impl IntoIterator<Item = f64>) -> f64 {
-    let (mut sum, mut comp) = (0.0f64, 0.0f64);
-    for v in values {
-        let t = sum + v;
-        if sum.abs() >= v.abs() {
-            comp += (sum - t) + v;
-        } else {
-            comp += (v - t) + sum;
-        }
-        sum = t;
-    }
-    sum + comp
 }
 
 /// `num / den`, or 0 when `den == 0`.
