@@ -130,24 +130,13 @@ pub async fn exec(
 /// environment holds a [`TAG_VAR`] whose value `matches`. Returns how many it found.
 fn kill_tagged(matches: &dyn Fn(&[u8]) -> bool) -> usize {
     let own_group = nix::unistd::getpgrp();
-    let own_pid = std::process::id();
     let prefix = format!("{TAG_VAR}=");
     let mut found = 0;
     // Twice: a process forked by one that was being killed may appear between the passes.
     for _ in 0..2 {
         let mut this_pass = 0;
-        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|n| n.parse::<i32>().ok())
-            else {
-                continue;
-            };
-            if pid as u32 == own_pid {
-                continue;
-            }
-            let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+        for (pid, dir) in other_processes() {
+            let Ok(environ) = std::fs::read(dir.join("environ")) else {
                 continue;
             };
             let tagged = environ
@@ -158,12 +147,7 @@ fn kill_tagged(matches: &dyn Fn(&[u8]) -> bool) -> usize {
                 continue;
             }
             this_pass += 1;
-            if let Some(pgid) =
-                process_group(pid).filter(|g| *g > 1 && Pid::from_raw(*g) != own_group)
-            {
-                let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
-            }
-            let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
+            kill_with_group(pid, own_group);
         }
         found += this_pass;
         if this_pass == 0 {
@@ -218,33 +202,39 @@ pub fn sweep_workspaces(tmp: &Path) {
 /// group unless that is bench's own. Returns how many processes it found.
 fn kill_processes_inside(dirs: &[std::path::PathBuf]) -> usize {
     let own_group = nix::unistd::getpgrp();
-    let own_pid = std::process::id();
     let mut found = 0;
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        if pid as u32 == own_pid {
-            continue;
-        }
-        let Ok(cwd) = std::fs::read_link(entry.path().join("cwd")) else {
+    for (pid, dir) in other_processes() {
+        let Ok(cwd) = std::fs::read_link(dir.join("cwd")) else {
             continue;
         };
         if !dirs.iter().any(|d| cwd.starts_with(d)) {
             continue;
         }
         found += 1;
-        if let Some(pgid) = process_group(pid).filter(|g| *g > 1 && Pid::from_raw(*g) != own_group)
-        {
-            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
-        }
-        let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
+        kill_with_group(pid, own_group);
     }
     found
+}
+
+/// Every process in /proc but bench itself: its pid and its /proc directory.
+fn other_processes() -> impl Iterator<Item = (i32, std::path::PathBuf)> {
+    let own_pid = std::process::id();
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(move |entry| {
+            let pid = entry.file_name().to_str()?.parse::<i32>().ok()?;
+            (pid as u32 != own_pid).then(|| (pid, entry.path()))
+        })
+}
+
+/// SIGKILL to `pid` and to its process group, unless that group is bench's own (`own_group`).
+fn kill_with_group(pid: i32, own_group: Pid) {
+    if let Some(pgid) = process_group(pid).filter(|g| *g > 1 && Pid::from_raw(*g) != own_group) {
+        let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+    }
+    let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
 }
 
 /// The process group of `pid`, from /proc/<pid>/stat (the fifth field; the second, the command
