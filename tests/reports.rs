@@ -191,47 +191,6 @@ fn fake_blob(d: &str) -> Result<Vec<u8>, String> {
     Ok(format!("--- {d}\n").into_bytes())
 }
 
-fn close(a: f64, e: f64) -> bool {
-    a == e || (a - e).abs() <= 1e-9 * a.abs().max(e.abs()).max(1.0)
-}
-
-/// `actual` against `expected`: same keys, exact integers/strings, numbers to 1e-9.
-fn compare(path: &str, actual: &Value, expected: &Value, errors: &mut Vec<String>) {
-    match (actual, expected) {
-        (Value::Object(a), Value::Object(e)) => {
-            let ak: Vec<_> = a.keys().collect();
-            let ek: Vec<_> = e.keys().collect();
-            if ak != ek {
-                errors.push(format!("{path}: keys {ak:?} != {ek:?}"));
-            }
-            for (k, v) in e {
-                if let Some(x) = a.get(k) {
-                    compare(&format!("{path}.{k}"), x, v, errors);
-                }
-            }
-        }
-        (Value::Array(a), Value::Array(e)) => {
-            if a.len() != e.len() {
-                errors.push(format!("{path}: length {} != {}", a.len(), e.len()));
-            }
-            for (i, (x, y)) in a.iter().zip(e).enumerate() {
-                compare(&format!("{path}[{i}]"), x, y, errors);
-            }
-        }
-        (Value::Number(a), Value::Number(e)) => {
-            let same = match (a.as_u64(), e.as_u64()) {
-                (Some(x), Some(y)) => x == y,
-                _ => close(a.as_f64().unwrap(), e.as_f64().unwrap()),
-            };
-            if !same {
-                errors.push(format!("{path}: {a} != {e}"));
-            }
-        }
-        _ if actual == expected => {}
-        _ => errors.push(format!("{path}: {actual} != {expected}")),
-    }
-}
-
 /// The scenario's expected summary in report.json's shape (`team` is called `name`).
 fn expected_document_part(expected: &Value) -> Value {
     let mut e = expected.clone();
@@ -305,7 +264,7 @@ fn check_against_reference(name: &str) -> (ReportDocument, BTreeMap<String, Vec<
                 *a = Value::Object(ordered);
             }
         }
-        compare(&format!("{name}.{k}"), &actual, v, &mut errors);
+        common::compare_json(&format!("{name}.{k}"), &actual, v, 1e-9, &mut errors);
     }
     assert!(
         errors.is_empty(),

@@ -6,6 +6,8 @@
 //! there. Without python3 and the libraries the test fails under `CI=true` and skips with a
 //! note elsewhere.
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -29,50 +31,6 @@ fn oracle_available() -> bool {
         eprintln!("note: python3 with numpy, scipy and statsmodels not found; skipping the oracle");
     }
     ok
-}
-
-/// Numbers agree to 1e-12 (relative above 1): the same libraries on another machine may round
-/// a last bit differently; anything else must be identical.
-fn compare(path: &str, actual: &Value, expected: &Value, errors: &mut Vec<String>) {
-    match (actual, expected) {
-        (Value::Object(a), Value::Object(e)) => {
-            let ak: Vec<_> = a.keys().collect();
-            let ek: Vec<_> = e.keys().collect();
-            if ak != ek {
-                errors.push(format!("{path}: keys {ak:?} != {ek:?}"));
-            }
-            for (k, v) in e {
-                if let Some(x) = a.get(k) {
-                    compare(&format!("{path}.{k}"), x, v, errors);
-                }
-            }
-        }
-        (Value::Array(a), Value::Array(e)) => {
-            if a.len() != e.len() {
-                errors.push(format!("{path}: length {} != {}", a.len(), e.len()));
-            }
-            for (i, (x, y)) in a.iter().zip(e).enumerate() {
-                compare(&format!("{path}[{i}]"), x, y, errors);
-            }
-        }
-        (Value::Number(a), Value::Number(e)) => {
-            let same = match (a.as_u64(), e.as_u64()) {
-                (Some(x), Some(y)) => x == y,
-                _ => {
-                    let (x, y) = (
-                        a.as_f64().unwrap_or(f64::NAN),
-                        e.as_f64().unwrap_or(f64::NAN),
-                    );
-                    x == y || (x - y).abs() <= 1e-12 * x.abs().max(y.abs()).max(1.0)
-                }
-            };
-            if !same {
-                errors.push(format!("{path}: {a} != {e}"));
-            }
-        }
-        _ if actual == expected => {}
-        _ => errors.push(format!("{path}: {actual} != {expected}")),
-    }
 }
 
 #[test]
@@ -104,7 +62,8 @@ fn the_reference_values_are_what_statsmodels_and_scipy_compute_now() {
         v.as_object_mut().map(|o| o.remove("versions"));
     }
     let mut errors = Vec::new();
-    compare("reference", &now, &checked_in, &mut errors);
+    // 1e-12: the same libraries on another machine may round a last bit differently.
+    common::compare_json("reference", &now, &checked_in, 1e-12, &mut errors);
     assert!(
         errors.is_empty(),
         "tests/fixtures/stats/reference.json drifted from what the oracle computes now ({} differences; rerun `python3 scripts/stats_reference.py` and check why):\n{}",

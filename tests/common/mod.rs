@@ -298,3 +298,55 @@ timeout = "60s"
 "#
     )
 }
+
+/// `actual` against `expected`, recursively: the same keys in the same order, exact integers and
+/// strings, other numbers within `tol` (relative above 1). Every difference is pushed to `errors`
+/// with its JSON path.
+pub fn compare_json(
+    path: &str,
+    actual: &serde_json::Value,
+    expected: &serde_json::Value,
+    tol: f64,
+    errors: &mut Vec<String>,
+) {
+    use serde_json::Value;
+    match (actual, expected) {
+        (Value::Object(a), Value::Object(e)) => {
+            let ak: Vec<_> = a.keys().collect();
+            let ek: Vec<_> = e.keys().collect();
+            if ak != ek {
+                errors.push(format!("{path}: keys {ak:?} != {ek:?}"));
+            }
+            for (k, v) in e {
+                if let Some(x) = a.get(k) {
+                    compare_json(&format!("{path}.{k}"), x, v, tol, errors);
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(e)) => {
+            if a.len() != e.len() {
+                errors.push(format!("{path}: length {} != {}", a.len(), e.len()));
+            }
+            for (i, (x, y)) in a.iter().zip(e).enumerate() {
+                compare_json(&format!("{path}[{i}]"), x, y, tol, errors);
+            }
+        }
+        (Value::Number(a), Value::Number(e)) => {
+            let same = match (a.as_u64(), e.as_u64()) {
+                (Some(x), Some(y)) => x == y,
+                _ => {
+                    let (x, y) = (
+                        a.as_f64().unwrap_or(f64::NAN),
+                        e.as_f64().unwrap_or(f64::NAN),
+                    );
+                    x == y || (x - y).abs() <= tol * x.abs().max(y.abs()).max(1.0)
+                }
+            };
+            if !same {
+                errors.push(format!("{path}: {a} != {e}"));
+            }
+        }
+        _ if actual == expected => {}
+        _ => errors.push(format!("{path}: {actual} != {expected}")),
+    }
+}
