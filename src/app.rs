@@ -9,6 +9,7 @@ use std::sync::Arc;
 use miette::{GraphicalReportHandler, GraphicalTheme, IntoDiagnostic, Report, miette};
 
 use crate::cli::{Cli, Command};
+use crate::events::{Events, Format, Reporter};
 use crate::exit_codes;
 use crate::graph::{Graph, Mode, NodeState};
 use crate::manifest::{self, BackendKind, Manifest, StageKind};
@@ -56,8 +57,10 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
             );
             Ok(exit_codes::OK)
         }
-        Command::Schema { report } => {
-            if *report {
+        Command::Schema { report, events } => {
+            if *events {
+                print!("{}", crate::events::events_schema_text());
+            } else if *report {
                 print!("{}", crate::report::document::report_schema_text());
             } else {
                 print!("{}", manifest::manifest_schema_text());
@@ -79,7 +82,14 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
             file,
             quiet,
             verify,
-        } => apply(&cli, file, *quiet, *verify),
+            message_format,
+        } => {
+            let format = match message_format {
+                crate::cli::MessageFormat::Human => Format::Human,
+                crate::cli::MessageFormat::Json => Format::Json,
+            };
+            apply(&cli, file, Events::new(Reporter::new(format, *quiet)), *verify)
+        }
         Command::Verify { file } => verify(&cli, file),
         Command::Status { file, json } => status(&cli, file, *json),
         Command::Gc {
@@ -129,7 +139,7 @@ fn load_for_reading(cli_store: &Option<PathBuf>, file: &Path) -> Result<Loaded, 
     let store = Store::open_existing(&store_root);
     let (datasets, unavailable) =
         run::load_datasets(&m, store.as_ref(), false).map_err(|e| miette!("{e}"))?;
-    resolve_images(&mut m, &datasets)?;
+    resolve_images(&mut m, &datasets, &Events::default())?;
     Ok(Loaded {
         m,
         store_root,
@@ -450,21 +460,6 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
     }
 }
 
-/// Prints where each report is, and its promotion verdict if it has a rule.
-fn print_reports(reports: &[PathBuf]) {
-    for r in reports {
-        println!("report: {}", r.display());
-        let doc = std::fs::read(r.with_file_name("report.json"))
-            .ok()
-            .and_then(|b| {
-                serde_json::from_slice::<crate::report::document::ReportDocument>(&b).ok()
-            });
-        if let Some(p) = doc.and_then(|d| d.promotion) {
-            println!("promotion: {}", p.summary);
-        }
-    }
-}
-
 /// The no-op memo of `m` checked against its inputs now, `snapshots` its datasets' (see
 /// run/noop.rs); `None`: no memo, or something changed.
 fn noop_memo(
@@ -485,23 +480,33 @@ fn noop_memo(
 /// gave way: the full path runs).
 fn noop_from_memo(
     m: &Manifest,
+    file: &Path,
     store: &Store,
     memo: Option<run::noop::Checked>,
     command: &str,
-    quiet: bool,
-) -> Result<Option<Vec<PathBuf>>, Report> {
+    events: &Events,
+) -> Result<Option<crate::events::RunFinished>, Report> {
     let Some(memo) = memo else {
         return Ok(None);
     };
     let run_id = run::new_run_id();
     let record = run::new_run_record(m, &run_id, command);
-    let mut progress = run::Progress::new(&m.stage_order, quiet);
-    let done =
-        run::noop::apply(m, store, memo, record, &mut progress).map_err(|e| miette!("{e}"))?;
+    let done = run::noop::apply(m, store, memo, record, events).map_err(|e| miette!("{e}"))?;
     if done.is_some() {
         crate::timings::mark("no-op applied");
     }
-    Ok(done.map(|d| d.reports))
+    Ok(done.map(|d| {
+        run::summary::run_finished(run::summary::Ending {
+            run_id: &run_id,
+            status: crate::events::RunStatus::Complete,
+            exit_code: exit_codes::OK,
+            stages: d.stages,
+            reports: &d.reports,
+            failed: &[],
+            manifest: file,
+            remote: None,
+        })
+    }))
 }
 
 /// `bench verify`: the graph as `plan` expands it, every blob of every cached record it reaches
@@ -545,7 +550,7 @@ fn verify(cli: &Cli, file: &Path) -> Result<u8, Report> {
     })
 }
 
-fn apply(cli: &Cli, file: &Path, quiet: bool, verify: bool) -> Result<u8, Report> {
+fn apply(cli: &Cli, file: &Path, events: Events, verify: bool) -> Result<u8, Report> {
     crate::timings::mark("start");
     let mut m = load(file)?;
     crate::timings::mark("manifest loaded");
@@ -566,10 +571,10 @@ fn apply(cli: &Cli, file: &Path, quiet: bool, verify: bool) -> Result<u8, Report
         )
     })?;
     if let Some(prev) = &lock.took_over_from {
-        eprintln!(
-            "note: the previous apply (pid {} on {}, since {}) died holding the store; its unfinished work reruns",
+        events.note(format!(
+            "the previous apply (pid {} on {}, since {}) died holding the store; its unfinished work reruns",
             prev.pid, prev.host, prev.since
-        );
+        ));
     }
     // Holding the lock, anything in tmp/ was left by a dead run (partial dataset downloads in
     // tmp/downloads are kept: the fetch resumes them), and so is any temp file of a write that
@@ -586,8 +591,8 @@ fn apply(cli: &Cli, file: &Path, quiet: bool, verify: bool) -> Result<u8, Report
             + reports
                 .map(crate::store::sweep_temp_files_under)
                 .sum::<usize>();
-        if n > 0 && !quiet {
-            eprintln!("note: removed {n} temp files left by a dead writer");
+        if n > 0 {
+            events.note(format!("removed {n} temp files left by a dead writer"));
         }
     }
     crate::timings::mark("store locked, workspaces swept");
@@ -620,9 +625,9 @@ fn apply(cli: &Cli, file: &Path, quiet: bool, verify: bool) -> Result<u8, Report
         let memo = run::local_snapshots(&m, &store)
             .inspect(|_| crate::timings::mark("datasets matched by stat"))
             .and_then(|snapshots| noop_memo(&m, &store, &snapshots));
-        if let Some(reports) = noop_from_memo(&m, &store, memo, &command, quiet)? {
+        if let Some(finished) = noop_from_memo(&m, file, &store, memo, &command, &events)? {
             drop(lock);
-            print_reports(&reports);
+            events.emit(crate::events::Event::RunFinished(finished));
             crate::timings::mark("reports printed");
             return Ok(exit_codes::OK);
         }
@@ -633,17 +638,17 @@ fn apply(cli: &Cli, file: &Path, quiet: bool, verify: bool) -> Result<u8, Report
     crate::timings::mark("datasets loaded");
     preflight(&m, &unavailable)?;
     // Missing task images are pulled now, before any node starts (never in a timed phase).
-    prepare_images(&m, &datasets, &store, run::images::DiskScope::Apply, quiet)?;
-    resolve_images(&mut m, &datasets)?;
+    prepare_images(&m, &datasets, &store, run::images::DiskScope::Apply, &events)?;
+    resolve_images(&mut m, &datasets, &events)?;
     run::images::mark_used(&m, &store).map_err(|e| miette!("{e}"))?;
     crate::timings::mark("images resolved");
     // Nothing changed since an apply that had nothing to run: no graph to build (run/noop.rs).
     let memo = (use_memo && early.is_none())
         .then(|| noop_memo(&m, &store, &run::snapshots_of(&datasets)))
         .flatten();
-    if let Some(reports) = noop_from_memo(&m, &store, memo, &command, quiet)? {
+    if let Some(finished) = noop_from_memo(&m, file, &store, memo, &command, &events)? {
         drop(lock);
-        print_reports(&reports);
+        events.emit(crate::events::Event::RunFinished(finished));
         crate::timings::mark("reports printed");
         return Ok(exit_codes::OK);
     }
@@ -657,7 +662,7 @@ fn apply(cli: &Cli, file: &Path, quiet: bool, verify: bool) -> Result<u8, Report
     crate::timings::mark("runtime built");
     let run_id = run::new_run_id();
     let backend = runtime
-        .block_on(backend_for(&m, &store, &run_id, quiet))
+        .block_on(backend_for(&m, &store, &run_id, &events))
         .map_err(|e| miette!("{e}"))?;
     let remote = cache_commands::open_remote(&m, m.cache.push)?;
     let push = m.cache.push;
@@ -670,7 +675,7 @@ fn apply(cli: &Cli, file: &Path, quiet: bool, verify: bool) -> Result<u8, Report
             run_id,
             ApplyOptions {
                 command,
-                quiet,
+                events: events.clone(),
                 prefetched,
                 index: Some(index),
                 noop_memo: use_memo,
@@ -686,28 +691,29 @@ fn apply(cli: &Cli, file: &Path, quiet: bool, verify: bool) -> Result<u8, Report
     crate::timings::mark("applied");
     drop(lock);
     crate::timings::mark("lock released");
-    print_reports(&result.reports);
-    crate::timings::mark("reports printed");
     if let Some(r) = &result.remote {
-        cache_commands::print_apply_summary(r, push, quiet);
+        cache_commands::remote_notes(r, push, &events);
     }
-    if !result.failed.is_empty() {
-        eprintln!(
-            "{} nodes failed (not cached; the next apply retries them):",
-            result.failed.len()
-        );
-        for (a, e) in &result.failed {
-            eprintln!("  {a}: {e}");
-        }
-    }
-    Ok(if result.interrupted {
-        eprintln!("interrupted: completed work is kept; run apply again to resume");
-        exit_codes::INTERRUPTED
+    let (status, code) = if result.interrupted {
+        (crate::events::RunStatus::Interrupted, exit_codes::INTERRUPTED)
     } else if !result.failed.is_empty() {
-        exit_codes::NODES_FAILED
+        (crate::events::RunStatus::Failed, exit_codes::NODES_FAILED)
     } else {
-        exit_codes::OK
-    })
+        (crate::events::RunStatus::Complete, exit_codes::OK)
+    };
+    let finished = run::summary::run_finished(run::summary::Ending {
+        run_id: &result.run_id,
+        status,
+        exit_code: code,
+        stages: result.stages.clone(),
+        reports: &result.reports,
+        failed: &result.failed,
+        manifest: file,
+        remote: result.remote.as_ref(),
+    });
+    events.emit(crate::events::Event::RunFinished(finished));
+    crate::timings::mark("reports printed");
+    Ok(code)
 }
 
 fn status(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {
@@ -864,7 +870,7 @@ fn gc(
             Ok(mut m) => {
                 let (datasets, _) =
                     run::load_datasets(&m, Some(&store), false).map_err(|e| miette!("{e}"))?;
-                if let Err(e) = resolve_images(&mut m, &datasets) {
+                if let Err(e) = resolve_images(&mut m, &datasets, &Events::default()) {
                     notes.push(format!(
                         "{}: cannot resolve its images ({e}); its docker results count as unreachable",
                         path.display()
@@ -990,13 +996,13 @@ fn prepare_images(
     datasets: &BTreeMap<String, crate::tasks::TaskSet>,
     store: &Store,
     scope: run::images::DiskScope,
-    quiet: bool,
+    events: &Events,
 ) -> Result<run::images::Prepared, Report> {
     if m.backend.kind != BackendKind::Docker {
         return Ok(Default::default());
     }
     let prepared = docker_runtime()?
-        .block_on(run::images::prepare(m, datasets, store, scope, quiet))
+        .block_on(run::images::prepare(m, datasets, store, scope, events))
         .map_err(|e| {
             let help = match e {
                 run::images::PrepareError::Disk(_) => {
@@ -1007,7 +1013,7 @@ fn prepare_images(
             miette!(help = help, "{}: {e}", m.path.display())
         })?;
     for n in &prepared.notes {
-        eprintln!("note: {n}");
+        events.note(n.clone());
     }
     Ok(prepared)
 }
@@ -1044,7 +1050,7 @@ fn pull(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
         &datasets,
         &store,
         run::images::DiskScope::PullsOnly,
-        quiet,
+        &Events::new(Reporter::new(Format::Human, quiet)),
     )?;
     for x in &p.pulled {
         println!(
@@ -1069,11 +1075,11 @@ async fn backend_for(
     m: &Manifest,
     store: &Store,
     run_id: &str,
-    quiet: bool,
+    events: &Events,
 ) -> Result<Arc<dyn crate::backend::Backend>, String> {
     match m.backend.kind {
         BackendKind::Local => {
-            crate::backend::jail::warn_if_unavailable();
+            crate::backend::jail::warn_if_unavailable(events);
             // What a local sandbox's commands must not see: the store (gold patches, other
             // results) and the local datasets (hidden tests, gold patches).
             let mut hidden = vec![store.root().to_path_buf()];
@@ -1106,7 +1112,7 @@ async fn backend_for(
                         pids: m.backend.pids,
                     },
                     m.limits.containers,
-                    quiet,
+                    events.clone(),
                 )
                 .await?,
             ))
@@ -1117,12 +1123,12 @@ async fn backend_for(
             let store_label =
                 crate::key::digest(store.root().display().to_string().as_bytes())[..16].to_string();
             let removed = host.sweep(Some(&store_label), Some(run_id)).await?;
-            if !removed.is_empty() && !quiet {
-                eprintln!(
-                    "note: removed {} containers left by dead runs: {}",
+            if !removed.is_empty() {
+                events.note(format!(
+                    "removed {} containers left by dead runs: {}",
                     removed.len(),
                     removed.join(", ")
-                );
+                ));
             }
             Ok(Arc::new(crate::backend::DockerBackend::new(
                 host,
@@ -1135,7 +1141,8 @@ async fn backend_for(
                     pids: m.backend.pids,
                 },
                 m.limits.containers,
-            )))
+            )
+            .with_events(events.clone())))
         }
     }
 }
@@ -1155,6 +1162,7 @@ fn docker_runtime() -> Result<tokio::runtime::Runtime, Report> {
 fn resolve_images(
     m: &mut Manifest,
     datasets: &BTreeMap<String, crate::tasks::TaskSet>,
+    events: &Events,
 ) -> Result<(), Report> {
     if m.backend.kind != BackendKind::Docker {
         return Ok(());
@@ -1176,6 +1184,7 @@ fn resolve_images(
         let images = docker_runtime()?.block_on(crate::backend::pool::resolve_images(
             &m.backend.hosts,
             &refs,
+            events,
         ));
         m.backend.images = images.map_err(|e| miette!("{e}"))?;
         return Ok(());

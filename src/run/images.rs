@@ -121,7 +121,7 @@ pub async fn prepare(
     datasets: &BTreeMap<String, TaskSet>,
     store: &Store,
     scope: DiskScope,
-    quiet: bool,
+    events: &crate::events::Events,
 ) -> Result<Prepared, PrepareError> {
     let mut out = Prepared::default();
     if m.backend.kind != BackendKind::Docker {
@@ -212,7 +212,7 @@ pub async fn prepare(
     if items.is_empty() {
         return Ok(out);
     }
-    let progress = PullProgress::new(quiet);
+    let progress = PullProgress::new(events.clone());
     out.pulled = pull::pull_all(&host, items, m.limits.pulls, &progress)
         .await
         .map_err(PrepareError::Pull)?;

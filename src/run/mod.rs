@@ -8,7 +8,7 @@ pub mod images;
 pub mod noop;
 mod plan;
 mod pools;
-mod progress;
+pub mod summary;
 pub mod remote;
 pub mod spend;
 
@@ -17,7 +17,6 @@ pub use budget::{Budget, Budgets};
 pub use datasets::{Snapshots, load_datasets, load_summaries, local_snapshots, snapshots_of};
 pub use plan::{AgentImagePlan, PlanEntry, PlanReport, PowerPlan, PowerQuery, plan};
 pub use pools::{Demand, Pool, Pools};
-pub use progress::Progress;
 
 use crate::manifest::{Agent, Manifest, UsageFormat};
 
