@@ -91,7 +91,12 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
             apply(&cli, file, Events::new(Reporter::new(format, *quiet)), *verify)
         }
         Command::Verify { file } => verify(&cli, file),
-        Command::Status { file, json } => status(&cli, file, *json),
+        Command::Status {
+            file,
+            node: Some(address),
+            json,
+        } => status_node(&cli, file, address, *json),
+        Command::Status { file, json, .. } => status(&cli, file, *json),
         Command::Gc {
             files,
             delete,
@@ -375,6 +380,46 @@ fn plan(
     })
 }
 
+/// A dataset that could not be fetched; when the network is what failed, the help says what
+/// is offline and how to go on.
+pub(crate) fn fetch_error(e: String) -> Report {
+    match offline_help(&e) {
+        Some(help) => miette!(code = "bench::offline", help = help, "{e}"),
+        None => miette!("{e}"),
+    }
+}
+
+/// What to do when `message` says a host could not be reached (`None`: it does not).
+fn offline_help(message: &str) -> Option<String> {
+    const SIGNS: &[&str] = &[
+        "failed to lookup address",
+        "dns error",
+        "Name or service not known",
+        "Temporary failure in name resolution",
+        "Network is unreachable",
+        "Connection refused",
+        "No route to host",
+        "Connection timed out",
+    ];
+    if !SIGNS.iter().any(|s| message.contains(s)) {
+        return None;
+    }
+    let host = message
+        .split_once("://")
+        .map(|(_, rest)| rest.split(['/', ':', ' ']).next().unwrap_or(rest))
+        .filter(|h| !h.is_empty());
+    let what = match host {
+        Some(h) => format!("{h} cannot be reached (is this machine offline?)"),
+        None => "the network cannot be reached (is this machine offline?)".to_string(),
+    };
+    Some(format!(
+        "{what}. Hub datasets are fetched once into the store and read from it afterwards; nothing was run. \
+         Run again when online (`bench tasks FILE` fetches the datasets alone), set HF_ENDPOINT to a mirror you can reach, \
+         or use a store that already holds the dataset (`--store DIR` or BENCH_STORE). \
+         Datasets already in the store and `format = \"local\"` datasets need no network."
+    ))
+}
+
 /// Refuses, before anything starts, what this build cannot run.
 fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
     let mut problems = Vec::new();
@@ -634,7 +679,7 @@ fn apply(cli: &Cli, file: &Path, events: Events, verify: bool) -> Result<u8, Rep
     }
     // Hub datasets are fetched (into the store, under the lock) before anything runs.
     let (datasets, unavailable) =
-        run::load_datasets(&m, Some(&store), true).map_err(|e| miette!("{e}"))?;
+        run::load_datasets(&m, Some(&store), true).map_err(fetch_error)?;
     crate::timings::mark("datasets loaded");
     preflight(&m, &unavailable)?;
     // Missing task images are pulled now, before any node starts (never in a timed phase).
@@ -714,6 +759,122 @@ fn apply(cli: &Cli, file: &Path, events: Events, verify: bool) -> Result<u8, Rep
     events.emit(crate::events::Event::RunFinished(finished));
     crate::timings::mark("reports printed");
     Ok(code)
+}
+
+/// `bench status FILE --node ADDRESS`: what one node is, as plan sees it (its state, key and
+/// inputs), what the store holds of it, and how it ended in the manifest's last apply.
+fn status_node(cli: &Cli, file: &Path, address: &str, json: bool) -> Result<u8, Report> {
+    let l = load_for_reading(&cli.store, file)?;
+    let mut graph =
+        Graph::new(&l.m, l.store.as_ref(), &l.datasets, Mode::Plan).map_err(|e| miette!("{e}"))?;
+    graph.keep_inputs = true;
+    while !graph.advance().is_empty() {}
+    let Some(node) = graph.nodes.iter().find(|n| n.address == address) else {
+        let stage = address.split('/').next().unwrap_or(address);
+        let mut near: Vec<&str> = graph
+            .nodes
+            .iter()
+            .map(|n| n.address.as_str())
+            .filter(|a| a.split('/').next() == Some(stage))
+            .take(5)
+            .collect();
+        if near.is_empty() {
+            near = graph
+                .nodes
+                .iter()
+                .map(|n| n.address.as_str())
+                .take(5)
+                .collect();
+        }
+        return Err(miette!(
+            help = format!(
+                "addresses look like: {} (`bench plan --explain` lists the nodes to run)",
+                near.join(", ")
+            ),
+            "{} has no node `{address}`",
+            file.display()
+        ));
+    };
+    let state = match &node.state {
+        NodeState::Cached(_) => "cached",
+        NodeState::Done(_) => "done",
+        NodeState::Failed(_) => "failed",
+        NodeState::NotRun(_) => "not run",
+        NodeState::WillRun if node.key.is_some() => "to run",
+        NodeState::WillRun => "to run (its key waits for upstream outputs)",
+        NodeState::Ready | NodeState::Running => "to run",
+        NodeState::Retracted => "withdrawn",
+    };
+    let last = l.store.as_ref().and_then(|s| {
+        s.runs()
+            .into_iter()
+            .rev()
+            .find(|r| r.manifest_path == l.m.path.display().to_string())
+            .and_then(|r| r.nodes.get(address).cloned().map(|n| (r.id.clone(), n)))
+    });
+    let record = node.state.record();
+    let files: BTreeMap<&str, String> = match (record, &l.store) {
+        (Some(r), Some(s)) => r
+            .blobs
+            .iter()
+            .map(|(name, d)| (name.as_str(), s.blob_path(d).display().to_string()))
+            .collect(),
+        _ => BTreeMap::new(),
+    };
+    let inputs = record
+        .map(|r| r.job.clone())
+        .or_else(|| node.job.as_ref().map(|j| j.explain()));
+    let doc = serde_json::json!({
+        "address": node.address,
+        "stage": node.stage,
+        "state": state,
+        "key": node.key,
+        "last_apply": last.as_ref().map(|(id, n)| serde_json::json!({
+            "run": id, "status": n.status, "error": n.error,
+        })),
+        "result": record.map(|r| run::describe_record(r)),
+        "started_at": record.map(|r| r.started_at.clone()),
+        "duration_ms": record.map(|r| r.duration_ms),
+        "files": files,
+        "inputs": inputs,
+    });
+    if json {
+        println!("{}", serde_json::to_string_pretty(&doc).expect("json"));
+        return Ok(exit_codes::OK);
+    }
+    println!("node {} (stage {})", node.address, node.stage);
+    println!("  state: {state}");
+    if let Some(k) = &node.key {
+        println!("  key: {k}");
+    }
+    if let Some((id, n)) = &last {
+        let status = serde_json::to_value(n.status)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        match &n.error {
+            Some(e) => println!("  last apply {id}: {status}: {e}"),
+            None => println!("  last apply {id}: {status}"),
+        }
+    }
+    if let Some(r) = record {
+        println!(
+            "  result: {} (started {}, {:.1} s)",
+            run::describe_record(r),
+            r.started_at,
+            r.duration_ms as f64 / 1000.0
+        );
+    }
+    for (name, path) in &files {
+        println!("  {name}: {path}");
+    }
+    if let Some(i) = &inputs {
+        println!("  inputs:");
+        for line in serde_json::to_string_pretty(i).expect("json").lines() {
+            println!("    {line}");
+        }
+    }
+    Ok(exit_codes::OK)
 }
 
 fn status(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {
@@ -833,15 +994,27 @@ fn gc(
     let store_root = match (&cli.store, files.first()) {
         (Some(s), _) => s.clone(),
         (None, Some(f)) => default_store_path(&load(f)?.dir),
-        (None, None) => {
-            return Err(miette!(
-                help = "name a manifest, or pass --store",
-                "which store? no manifest and no --store"
-            ));
-        }
+        // No manifest: the store of the manifests in this directory.
+        (None, None) => default_store_path(Path::new(".")),
     };
-    let store = Store::open_existing(&store_root)
-        .ok_or_else(|| miette!("{} is not a bench store", store_root.display()))?;
+    let Some(store) = Store::open_existing(&store_root) else {
+        if cli.store.is_none() && files.is_empty() {
+            // Nothing to collect is not an error (the README's table: gc exits 0).
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({"store": store_root.display().to_string(), "exists": false})
+                );
+            } else {
+                println!(
+                    "no store at {}: nothing to collect (name a manifest, or pass --store)",
+                    store_root.display()
+                );
+            }
+            return Ok(exit_codes::OK);
+        }
+        return Err(miette!("{} is not a bench store", store_root.display()));
+    };
     let _lock = if delete {
         Some(StoreLock::acquire(&store_root, "bench gc --delete").map_err(|e| miette!("{e}"))?)
     } else {
@@ -1004,13 +1177,17 @@ fn prepare_images(
     let prepared = docker_runtime()?
         .block_on(run::images::prepare(m, datasets, store, scope, events))
         .map_err(|e| {
+            let text = e.to_string();
             let help = match e {
                 run::images::PrepareError::Disk(_) => {
-                    "nothing was run; free disk on the daemon (`bench gc --images --pulled --delete`, `docker image prune`), or lower BENCH_DISK_RESERVE"
+                    "nothing was run; free disk on the daemon (`bench gc --images --pulled --delete`, `docker image prune`), or lower BENCH_DISK_RESERVE".to_string()
                 }
-                _ => "nothing was run; fix the images or their credentials, then run again",
+                _ if offline_help(&text).is_some() => {
+                    "a registry cannot be reached (is this machine offline?); nothing was run. Pull the task images when online (`bench pull FILE`), or `docker load` them: images already on the daemon need no network".to_string()
+                }
+                _ => "nothing was run; fix the images or their credentials, then run again".to_string(),
             };
-            miette!(help = help, "{}: {e}", m.path.display())
+            miette!(help = help, "{}: {text}", m.path.display())
         })?;
     for n in &prepared.notes {
         events.note(n.clone());
@@ -1038,7 +1215,7 @@ fn pull(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
         )
     })?;
     let (datasets, unavailable) =
-        run::load_datasets(&m, Some(&store), true).map_err(|e| miette!("{e}"))?;
+        run::load_datasets(&m, Some(&store), true).map_err(fetch_error)?;
     if !unavailable.is_empty() {
         return Err(miette!(
             "datasets {} could not be loaded: their tasks' images are unknown",
@@ -1307,7 +1484,7 @@ fn tasks(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {
             .is_some_and(|fs| fs.iter().any(|f| f.keeps(row)))
     };
     let (datasets, unavailable) =
-        run::load_summaries(&m, store.as_ref(), true, &keep).map_err(|e| miette!("{e}"))?;
+        run::load_summaries(&m, store.as_ref(), true, &keep).map_err(fetch_error)?;
     let mut out = Vec::new();
     for (stage, s) in samples {
         let Some(rows) = datasets.get(&s.dataset) else {

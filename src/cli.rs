@@ -55,9 +55,13 @@ pub enum Command {
     /// Re-hash every blob the manifest's cached results need; remove the corrupt ones (the
     /// next apply recomputes their nodes). Exit 0 when all verify, 2 when some did not.
     Verify { file: PathBuf },
-    /// Per stage: what is done, failed and pending, and where the report is.
+    /// Per stage: what is done, failed and pending, and where the report is (`--node`: one
+    /// node's state, key, last error, stored files and inputs).
     Status {
         file: PathBuf,
+        /// Show this node (an address as `plan --explain` and apply print it).
+        #[arg(long, value_name = "ADDRESS")]
+        node: Option<String>,
         #[arg(long)]
         json: bool,
     },

@@ -184,7 +184,7 @@ fn pull(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
             "{e}"
         )
     })?;
-    let (datasets, _) = run::load_datasets(&m, Some(&store), true).map_err(|e| miette!("{e}"))?;
+    let (datasets, _) = run::load_datasets(&m, Some(&store), true).map_err(super::fetch_error)?;
     super::resolve_images(&mut m, &datasets, &crate::events::Events::default())?;
     let mut graph =
         Graph::new(&m, Some(&store), &datasets, Mode::Plan).map_err(|e| miette!("{e}"))?;

@@ -964,7 +964,8 @@ pub async fn apply(
     Ok(result)
 }
 
-fn describe(rec: &ActionRecord) -> String {
+/// A stored result in a few words (`resolved`, `patch 120 bytes, timed out`).
+pub fn describe(rec: &ActionRecord) -> String {
     match &rec.output {
         Output::Sample(s) => format!("{} tasks", s.tasks.len()),
         Output::Grade(g) => {

@@ -12,7 +12,10 @@ pub mod summary;
 pub mod remote;
 pub mod spend;
 
-pub use apply::{ApplyOptions, ApplyResult, Dispatcher, apply, new_run_id, new_run_record};
+pub use apply::{
+    ApplyOptions, ApplyResult, Dispatcher, apply, describe as describe_record, new_run_id,
+    new_run_record,
+};
 pub use budget::{Budget, Budgets};
 pub use datasets::{Snapshots, load_datasets, load_summaries, local_snapshots, snapshots_of};
 pub use plan::{AgentImagePlan, PlanEntry, PlanReport, PowerPlan, PowerQuery, plan};
