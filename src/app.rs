@@ -88,7 +88,12 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
                 crate::cli::MessageFormat::Human => Format::Human,
                 crate::cli::MessageFormat::Json => Format::Json,
             };
-            apply(&cli, file, Events::new(Reporter::new(format, *quiet)), *verify)
+            apply(
+                &cli,
+                file,
+                Events::new(Reporter::new(format, *quiet)),
+                *verify,
+            )
         }
         Command::Verify { file } => verify(&cli, file),
         Command::Status {
@@ -683,7 +688,13 @@ fn apply(cli: &Cli, file: &Path, events: Events, verify: bool) -> Result<u8, Rep
     crate::timings::mark("datasets loaded");
     preflight(&m, &unavailable)?;
     // Missing task images are pulled now, before any node starts (never in a timed phase).
-    prepare_images(&m, &datasets, &store, run::images::DiskScope::Apply, &events)?;
+    prepare_images(
+        &m,
+        &datasets,
+        &store,
+        run::images::DiskScope::Apply,
+        &events,
+    )?;
     resolve_images(&mut m, &datasets, &events)?;
     run::images::mark_used(&m, &store).map_err(|e| miette!("{e}"))?;
     crate::timings::mark("images resolved");
@@ -740,7 +751,10 @@ fn apply(cli: &Cli, file: &Path, events: Events, verify: bool) -> Result<u8, Rep
         cache_commands::remote_notes(r, push, &events);
     }
     let (status, code) = if result.interrupted {
-        (crate::events::RunStatus::Interrupted, exit_codes::INTERRUPTED)
+        (
+            crate::events::RunStatus::Interrupted,
+            exit_codes::INTERRUPTED,
+        )
     } else if !result.failed.is_empty() {
         (crate::events::RunStatus::Failed, exit_codes::NODES_FAILED)
     } else {
@@ -1307,19 +1321,21 @@ async fn backend_for(
                     removed.join(", ")
                 ));
             }
-            Ok(Arc::new(crate::backend::DockerBackend::new(
-                host,
-                run_id.to_string(),
-                store_label,
-                m.backend.images.clone(),
-                crate::backend::Resources {
-                    cpus: m.backend.cpus,
-                    memory_bytes: m.backend.memory_bytes,
-                    pids: m.backend.pids,
-                },
-                m.limits.containers,
-            )
-            .with_events(events.clone())))
+            Ok(Arc::new(
+                crate::backend::DockerBackend::new(
+                    host,
+                    run_id.to_string(),
+                    store_label,
+                    m.backend.images.clone(),
+                    crate::backend::Resources {
+                        cpus: m.backend.cpus,
+                        memory_bytes: m.backend.memory_bytes,
+                        pids: m.backend.pids,
+                    },
+                    m.limits.containers,
+                )
+                .with_events(events.clone()),
+            ))
         }
     }
 }

@@ -41,7 +41,10 @@ fn stream(o: &std::process::Output) -> Vec<Value> {
         .collect();
     for (line, e) in text.lines().zip(&events) {
         let errors: Vec<String> = validator.iter_errors(e).map(|x| x.to_string()).collect();
-        assert!(errors.is_empty(), "{line}\nviolates the schema: {errors:#?}");
+        assert!(
+            errors.is_empty(),
+            "{line}\nviolates the schema: {errors:#?}"
+        );
     }
     assert!(!events.is_empty(), "no events; stderr:\n{}", stderr(o));
     assert_eq!(events[0]["event"], "run_started", "{text}");
@@ -101,7 +104,10 @@ fn one_terminal_event_per_node(events: &[Value]) -> BTreeSet<String> {
                         "{address} finished without {want}"
                     );
                 } else {
-                    assert!(!announced.contains_key(address), "{address}: hit after start");
+                    assert!(
+                        !announced.contains_key(address),
+                        "{address}: hit after start"
+                    );
                 }
             }
             _ => {}
@@ -213,7 +219,10 @@ fn the_quickstart_stream_validates_and_counts_what_the_plan_counts() {
         .map(|t| {
             (
                 t["team"].as_str().expect("team"),
-                (t["resolved"].as_u64().expect("n"), t["tasks"].as_u64().expect("n")),
+                (
+                    t["resolved"].as_u64().expect("n"),
+                    t["tasks"].as_u64().expect("n"),
+                ),
             )
         })
         .collect();
@@ -259,7 +268,10 @@ fn the_quickstart_stream_validates_and_counts_what_the_plan_counts() {
         .iter()
         .map(|s| s["cached"].as_u64().expect("cached"))
         .sum();
-    assert_eq!(planned, 57, "run_started counts the record that was removed as to run");
+    assert_eq!(
+        planned, 57,
+        "run_started counts the record that was removed as to run"
+    );
 
     // Nothing to run: a full apply (it writes the no-op memo), then one from the memo; both
     // give a cache hit per node.

@@ -241,34 +241,38 @@ async fn pull_one(
         .resolved
         .size
         .map_or(String::new(), |s| format!(", {}", bytes(s)));
-    progress.line(image, format!(
-        "pull    {image} from {} ({}{size})",
-        image.registry,
-        short(digest)
-    ));
+    progress.line(
+        image,
+        format!(
+            "pull    {image} from {} ({}{size})",
+            image.registry,
+            short(digest)
+        ),
+    );
     let mut attempt = 1;
-    let downloaded = loop {
-        match pull_stream(host, item, progress).await {
-            Ok(n) => break n,
-            Err(message) if transient(&message) && attempt < ATTEMPTS => {
-                progress.line(image, format!(
+    let downloaded =
+        loop {
+            match pull_stream(host, item, progress).await {
+                Ok(n) => break n,
+                Err(message) if transient(&message) && attempt < ATTEMPTS => {
+                    progress.line(image, format!(
                     "pull    {image}: {message}; retrying in {} s (attempt {} of {ATTEMPTS})",
                     backoff(attempt).as_secs(),
                     attempt + 1
                 ));
-                tokio::time::sleep(backoff(attempt)).await;
-                attempt += 1;
+                    tokio::time::sleep(backoff(attempt)).await;
+                    attempt += 1;
+                }
+                Err(message) => {
+                    return Err(PullError::Daemon {
+                        host: host.host.clone(),
+                        image: image.original.clone(),
+                        registry: image.registry.clone(),
+                        message,
+                    });
+                }
             }
-            Err(message) => {
-                return Err(PullError::Daemon {
-                    host: host.host.clone(),
-                    image: image.original.clone(),
-                    registry: image.registry.clone(),
-                    message,
-                });
-            }
-        }
-    };
+        };
     let daemon_err = |message: String| PullError::Daemon {
         host: host.host.clone(),
         image: image.original.clone(),
@@ -297,13 +301,16 @@ async fn pull_one(
         .map_err(daemon_err)?
         .ok_or_else(|| daemon_err("the pull ended without the image".into()))?;
     let seconds = start.elapsed().as_secs_f64();
-    progress.line(image, format!(
-        "pulled  {image} ({}) as {}: {} downloaded in {seconds:.1} s ({}/s)",
-        short(digest),
-        short(&id),
-        bytes(downloaded),
-        bytes((downloaded as f64 / seconds.max(0.001)) as u64)
-    ));
+    progress.line(
+        image,
+        format!(
+            "pulled  {image} ({}) as {}: {} downloaded in {seconds:.1} s ({}/s)",
+            short(digest),
+            short(&id),
+            bytes(downloaded),
+            bytes((downloaded as f64 / seconds.max(0.001)) as u64)
+        ),
+    );
     Ok(Pulled {
         reference: image.original.clone(),
         registry: image.registry.clone(),
@@ -378,15 +385,21 @@ async fn pull_stream(
                     b.set_message("downloaded");
                 }
                 if progress.bars.is_none() {
-                    progress.line(image, format!(
-                        "pull    {image}: layer {id} downloaded {}",
-                        bytes(layer.total)
-                    ));
+                    progress.line(
+                        image,
+                        format!(
+                            "pull    {image}: layer {id} downloaded {}",
+                            bytes(layer.total)
+                        ),
+                    );
                 }
             }
             "Already exists" => {
                 layer.done = true;
-                progress.line(image, format!("pull    {image}: layer {id} already on the daemon"));
+                progress.line(
+                    image,
+                    format!("pull    {image}: layer {id} already on the daemon"),
+                );
             }
             "Pull complete" => {
                 layer.done = true;
@@ -403,11 +416,14 @@ async fn pull_stream(
                 .filter(|l| !l.done)
                 .fold((0, 0), |(c, t), l| (c + l.current, t + l.total));
             if tot > 0 {
-                progress.line(image, format!(
-                    "pull    {image}: {} / {} of the layers in progress",
-                    bytes(cur),
-                    bytes(tot)
-                ));
+                progress.line(
+                    image,
+                    format!(
+                        "pull    {image}: {} / {} of the layers in progress",
+                        bytes(cur),
+                        bytes(tot)
+                    ),
+                );
             }
         }
     }

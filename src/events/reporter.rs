@@ -250,9 +250,7 @@ impl Reporter {
             }
             Outcome::Done | Outcome::Cancelled => {}
             Outcome::Failed => self.line(format!("FAILED  {}  {}", f.address, f.detail)),
-            Outcome::NotRun => {
-                self.line(format!("not run (budget)  {}  {}", f.address, f.detail))
-            }
+            Outcome::NotRun => self.line(format!("not run (budget)  {}  {}", f.address, f.detail)),
         }
     }
 
@@ -425,9 +423,7 @@ pub fn headline_table(r: &ReportSummary) -> String {
         "resolved".to_string(),
         format!(
             "rate (95% CI, {})",
-            r.teams
-                .first()
-                .map_or("wilson", |t| t.interval.as_str())
+            r.teams.first().map_or("wilson", |t| t.interval.as_str())
         ),
         "cost".to_string(),
     ];

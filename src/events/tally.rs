@@ -106,7 +106,15 @@ mod tests {
         }
         let g = t.get("grade");
         assert_eq!(
-            (g.cached, g.remote, g.done, g.shared, g.failed, g.not_run, g.cancelled),
+            (
+                g.cached,
+                g.remote,
+                g.done,
+                g.shared,
+                g.failed,
+                g.not_run,
+                g.cancelled
+            ),
             (1, 1, 1, 2, 1, 1, 1)
         );
         assert_eq!(g.total(), 8);

@@ -215,8 +215,7 @@ impl<'a> Dispatcher<'a> {
                 }
                 Ok(Err(e)) => {
                     summary.not_uploaded += 1;
-                    self.events
-                        .note(format!("remote cache: not uploaded: {e}"));
+                    self.events.note(format!("remote cache: not uploaded: {e}"));
                 }
                 Err(_) => summary.not_uploaded += 1,
             }
@@ -725,25 +724,28 @@ impl Executor {
 }
 
 /// What the plan counts per stage, from the same store and datasets (a graph in plan mode,
-/// expanded as far as the store allows; `prefetched` records are read from memory).
+/// expanded as far as the store allows; `prefetched` records are read from memory), and the
+/// notes of its expansion.
 fn planned_stages(
     m: &Manifest,
     store: &Store,
     datasets: &BTreeMap<String, TaskSet>,
     prefetched: &HashMap<String, ActionRecord>,
     index: &Index,
-    events: &Events,
-) -> Result<Vec<StagePlan>, String> {
+) -> Result<(Vec<StagePlan>, Vec<String>), String> {
     let mut graph = Graph::new(m, Some(store), datasets, Mode::Plan)?;
     graph.seed(prefetched.clone());
     while !graph.advance().is_empty() {}
     // Records that fail verification are removed by the lookup that finds them: this one.
-    for (path, reason) in std::mem::take(&mut graph.invalid) {
-        events.note(format!(
-            "record {} is not valid ({reason}); it was removed and its node recomputes",
-            path.display()
-        ));
-    }
+    let notes = std::mem::take(&mut graph.invalid)
+        .into_iter()
+        .map(|(path, reason)| {
+            format!(
+                "record {} is not valid ({reason}); it was removed and its node recomputes",
+                path.display()
+            )
+        })
+        .collect();
     let stages = graph
         .summaries(&index.nodes)
         .into_iter()
@@ -756,7 +758,7 @@ fn planned_stages(
             estimated: s.estimated,
         })
         .collect();
-    Ok(stages)
+    Ok((stages, notes))
 }
 
 /// The run record of an apply starting now (no nodes yet).
@@ -796,7 +798,7 @@ pub async fn apply(
     crate::timings::mark("apply started");
     // The plan's counts, before any node starts: the bars' totals and the stream's
     // `run_started`.
-    let stages = planned_stages(&m, &store, &datasets, &opts.prefetched, &index, &opts.events)?;
+    let (stages, notes) = planned_stages(&m, &store, &datasets, &opts.prefetched, &index)?;
     crate::timings::mark("plan counted");
     opts.events.emit(Event::RunStarted(RunStarted {
         format: crate::events::EVENTS_FORMAT,
@@ -805,6 +807,9 @@ pub async fn apply(
         store: store.root().display().to_string(),
         stages,
     }));
+    for note in notes {
+        opts.events.note(note);
+    }
     let mut graph = Graph::new(&m, Some(&store), &datasets, Mode::Apply)?;
     graph.verify_blobs = opts.verify_blobs;
     crate::timings::mark("graph made");

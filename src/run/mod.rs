@@ -8,9 +8,9 @@ pub mod images;
 pub mod noop;
 mod plan;
 mod pools;
-pub mod summary;
 pub mod remote;
 pub mod spend;
+pub mod summary;
 
 pub use apply::{
     ApplyOptions, ApplyResult, Dispatcher, apply, describe as describe_record, new_run_id,
