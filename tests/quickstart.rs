@@ -595,7 +595,7 @@ fn the_quickstart_apply_ends_with_the_headline_table_and_the_plans_counts() {
         "{out}"
     );
     assert!(
-        lines[0].contains("rate (95% CI") && lines[0].ends_with("cost"),
+        lines[0].contains("rate [95% CI]") && lines[0].ends_with("cost"),
         "{out}"
     );
     let row = |team: &str| {

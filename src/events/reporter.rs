@@ -205,12 +205,12 @@ impl Reporter {
                         String::new()
                     };
                     let most = if s.estimated && s.to_run > 0 {
-                        " at most"
+                        "at most "
                     } else {
                         ""
                     };
                     format!(
-                        "{} {}{most} to run{shared}, {} cached",
+                        "{} {most}{} to run{shared}, {} cached",
                         s.stage, s.to_run, s.cached
                     )
                 })
@@ -421,10 +421,7 @@ pub fn headline_table(r: &ReportSummary) -> String {
     let head = [
         "team".to_string(),
         "resolved".to_string(),
-        format!(
-            "rate (95% CI, {})",
-            r.teams.first().map_or("wilson", |t| t.interval.as_str())
-        ),
+        "rate [95% CI]".to_string(),
         "cost".to_string(),
     ];
     let mut widths = head.clone().map(|h| h.chars().count());
@@ -453,10 +450,13 @@ pub fn headline_table(r: &ReportSummary) -> String {
 
 fn headline_row(t: &TeamHeadline) -> [String; 4] {
     let pct = |x: f64| format!("{:.1}%", x * 100.0);
-    let mut rate = format!("{} [{}, {}]", pct(t.rate), pct(t.ci_low), pct(t.ci_high));
-    if t.interval != "wilson" {
-        rate.push_str(&format!(" {}", t.interval));
-    }
+    let rate = format!(
+        "{} [{}, {}] {}",
+        pct(t.rate),
+        pct(t.ci_low),
+        pct(t.ci_high),
+        t.interval
+    );
     let cost = if t.cost_lower_bound {
         format!(
             "≥ ${:.2} ({} of {} runs priced)",
@@ -504,9 +504,9 @@ mod tests {
         });
         assert_eq!(
             text,
-            "team    resolved  rate (95% CI, wilson)     cost\n\
-             oracle       8/8  100.0% [10.0%, 90.0%]  $1.50\n\
-             fixer        3/8  37.5% [10.0%, 90.0%]   ≥ $1.50 (3 of 8 runs priced)\n"
+            "team    resolved  rate [95% CI]                 cost\n\
+             oracle       8/8  100.0% [10.0%, 90.0%] wilson  $1.50\n\
+             fixer        3/8  37.5% [10.0%, 90.0%] wilson   ≥ $1.50 (3 of 8 runs priced)\n"
         );
     }
 
