@@ -898,7 +898,10 @@ fn gc(
             }
         }
     }
-    let report = crate::store::gc(&store, &reachable, !delete).map_err(|e| miette!("{e}"))?;
+    // Files of pinned Hub datasets (datasets/*.json) are inputs, not results: kept.
+    let pinned = crate::datasets::hub::pinned_blobs(&store);
+    let report =
+        crate::store::gc(&store, &reachable, pinned, !delete).map_err(|e| miette!("{e}"))?;
     let image_report = if images {
         Some(
             docker_runtime()?

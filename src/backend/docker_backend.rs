@@ -23,8 +23,8 @@ use super::docker::{Container, ContainerSpec, DockerHost, NetworkMode};
 use super::egress::EgressProxy;
 use super::exec::ExecResult;
 use super::sandbox::{Backend, Network, Sandbox, SandboxError, SandboxPaths, SandboxSpec};
-use crate::jobs::{BackendFacts, InstallSpec};
-use crate::manifest::BackendKind;
+use crate::types::{BackendFacts, InstallSpec};
+use crate::types::BackendKind;
 use crate::tasks::TaskBase;
 
 /// Repository of agent images.

@@ -17,7 +17,7 @@ use super::exec::{ExecResult, exec};
 use super::jail::{Jail, absolute};
 use super::sandbox::{Backend, Network, Sandbox, SandboxError, SandboxPaths, SandboxSpec};
 use super::workspace::{git_env, shell_quote};
-use crate::jobs::InstallSpec;
+use crate::types::InstallSpec;
 use crate::tasks::TaskBase;
 
 /// Local sandboxes under `tmp`; `hidden` are the directories their commands must not see (the

@@ -15,7 +15,7 @@ use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
 use super::ExecResult;
-use crate::jobs::InstallSpec;
+use crate::types::InstallSpec;
 use crate::tasks::TaskBase;
 
 /// Why a sandbox operation failed: always an infrastructure error (never an outcome).

@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use crate::jobs::Blob;
+use crate::types::Blob;
 use crate::tasks::{
     AgentConfig, EnvironmentConfig, HARBOR_WORKDIR, Harbor, HarborConfig, HarborSpec, Healthcheck,
     McpServer, NetworkPolicy, PackageInfo, Task, TaskBase, VerifierConfig,

@@ -28,7 +28,7 @@ pub use error::{CellProblem, DatasetError};
 pub use summary::{TaskSummary, read_summaries};
 pub use table::normalize_date;
 
-use crate::manifest::DatasetFormat;
+use crate::types::DatasetFormat;
 use crate::tasks::Task;
 
 /// Reads one file (by extension) with the row mapper of `format`. `file` is the name shown in

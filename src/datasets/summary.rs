@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use arrow_array::ArrayRef;
 
-use crate::manifest::DatasetFormat;
+use crate::types::DatasetFormat;
 use crate::tasks::{SampleRow, Task};
 
 use super::error::{CellProblem, DatasetError};

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Job, KEY_SCHEMA, Kind};
-use crate::manifest::SampleFilters;
+use crate::types::SampleFilters;
 use crate::tasks::TaskSet;
 
 /// What identifies a dataset's content: its format and the snapshot digest over every task

@@ -9,7 +9,7 @@
 
 /// The sampler (`tasks::sample`).
 pub const SAMPLE: u32 = 2;
-/// The team logic (`harness::teams`): how topologies run agents and pick a patch.
+/// The team logic (`stages/solve/teams.rs`): how topologies run agents and pick a patch.
 pub const SOLVE: u32 = 2;
 /// The report renderer (`report/`, `stages/report.rs`).
 pub const REPORT: u32 = 6;

@@ -30,7 +30,7 @@ use super::paths::patch_files;
 use super::steps::{Graded, between, nonce, reset_script, run};
 use crate::backend::{Sandbox, repo, shell_quote};
 use crate::jobs::{GradeJob, GradeOutput};
-use crate::manifest::AuditMode;
+use crate::types::AuditMode;
 use crate::parsers::Statuses;
 
 pub const VERSION: u32 = 1;

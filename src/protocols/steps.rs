@@ -24,7 +24,7 @@ use super::GradeError;
 use super::paths::{PatchFile, patch_files};
 use crate::backend::{ExecResult, Sandbox, repo, shell_quote};
 use crate::jobs::{GradeJob, GradeOutput};
-use crate::manifest::AuditMode;
+use crate::types::AuditMode;
 use crate::parsers::{ScriptLimits, Statuses, parse_log, run_script_parser};
 
 /// How a protocol runs the steps.

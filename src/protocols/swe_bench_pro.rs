@@ -45,7 +45,7 @@ use super::paths::patch_files;
 use super::steps::{Graded, between, nonce, reset_script, run, step_end, take_step};
 use crate::backend::{ExecResult, Sandbox, repo, shell_quote};
 use crate::jobs::{GradeJob, GradeOutput};
-use crate::manifest::AuditMode;
+use crate::types::AuditMode;
 use crate::parsers::{Statuses, TestStatus};
 
 pub const VERSION: u32 = 1;

@@ -399,7 +399,7 @@ mod tests {
                 harbor: Some(crate::tasks::Harbor(Arc::new(crate::tasks::HarborSpec {
                     config: crate::datasets::harbor::parse_config("", "task.toml").unwrap(),
                     workdir: "/app".into(),
-                    tests: crate::jobs::Blob::new(b"tests".to_vec()),
+                    tests: crate::types::Blob::new(b"tests".to_vec()),
                     solution: None,
                 }))),
                 ..task(TaskBase::Build {
@@ -440,7 +440,7 @@ mod tests {
                 harbor: Some(crate::tasks::Harbor(Arc::new(crate::tasks::HarborSpec {
                     config: crate::datasets::harbor::parse_config(&text, "task.toml").unwrap(),
                     workdir: "/app".into(),
-                    tests: crate::jobs::Blob::new(tests.to_vec()),
+                    tests: crate::types::Blob::new(tests.to_vec()),
                     solution: None,
                 }))),
                 ..task(TaskBase::Image {
