@@ -33,9 +33,9 @@ use super::docker::{CONNECT_TIMEOUT, DockerHost, TLS, connect_tls};
 use super::docker_backend::{AGENT_REPO, DockerBackend, Resources, STRIPPED_REPO};
 use super::exec::ExecResult;
 use super::sandbox::{Backend, Sandbox, SandboxError, SandboxPaths, SandboxSpec};
-use crate::types::InstallSpec;
-use crate::types::DockerHostSpec;
 use crate::tasks::TaskBase;
+use crate::types::DockerHostSpec;
+use crate::types::InstallSpec;
 
 /// How long a host may take to answer a ping before it counts as unreachable.
 const PING_TIMEOUT: Duration = Duration::from_secs(5);

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-pub use crate::types::Blob;
 use crate::tasks::{Task, TaskBase};
+pub use crate::types::Blob;
 
 /// A value that enters a key by the digest of its canonical encoding (computed once).
 pub struct Digested<T> {

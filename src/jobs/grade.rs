@@ -4,8 +4,8 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::types::AuditMode;
 use crate::types::AuditFlag;
+use crate::types::AuditMode;
 pub use crate::types::Resolution;
 
 use super::{BackendFacts, GoldPatch, GradingTask, Job, KEY_SCHEMA, Kind};

@@ -13,9 +13,9 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::*;
-use crate::types::{Agent, HarnessKind, Price, Promote, SampleFilters, Topology, UsageFormat};
 use crate::report::results::NodeRow;
 use crate::report::stats::{PairOutcome, PairState};
+use crate::types::{Agent, HarnessKind, Price, Promote, SampleFilters, Topology, UsageFormat};
 
 use crate::tasks::{Task, TaskBase};
 

@@ -35,7 +35,6 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 pub use crate::types::BackendFacts;
-use crate::types::BackendKind;
 
 /// Version of the key encoding itself (defined with the encoding, in `key.rs`).
 pub use crate::key::KEY_SCHEMA;

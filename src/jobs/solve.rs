@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 use super::{
     BackendFacts, Blob, Digested, GoldPatch, GradingTask, Job, KEY_SCHEMA, Kind, SolverTask,
 };
-pub use crate::types::{InstallFile, InstallSpec, Tokens};
 use crate::types::{HarnessKind, Price, Topology, UsageFormat};
+pub use crate::types::{InstallFile, InstallSpec, Tokens};
 
 /// A harness as a solve runs it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -5,9 +5,9 @@
 pub use super::types::ScoreRule;
 pub use crate::types::{
     Agent, AuditMode, BackendKind, DatasetFormat, DockerHostSpec, DockerTls, HarborVerifier,
-    HarnessKind, Price, Promote, Runtime, SampleFilters, Topology, UsageFormat,
+    Harness, HarnessKind, Price, Promote, Runtime, SampleFilters, Topology, UsageFormat,
 };
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -273,42 +273,6 @@ impl Scorer {
 pub struct Team {
     pub name: String,
     pub topology: Topology,
-}
-
-/// A harness definition (built-in or from the manifest).
-#[derive(Debug, Clone)]
-pub struct Harness {
-    pub name: String,
-    pub kind: HarnessKind,
-    pub command: Option<String>,
-    pub script: Option<PathBuf>,
-    /// The files the script reads (absolute), as declared; `None`: the files beside the script.
-    pub files: Option<Vec<PathBuf>>,
-    pub env: Vec<String>,
-    pub usage: Option<UsageFormat>,
-    pub install: Vec<String>,
-    /// Files and directories copied into the install container, absolute.
-    pub install_files: Vec<PathBuf>,
-    pub version: Option<String>,
-    /// Git glob patterns of the files the CLI writes for itself (kept out of the patch).
-    pub own_files: Vec<String>,
-    /// Model endpoints (`host:port`, validated) the agent may reach under the allowlist.
-    pub endpoints: Vec<String>,
-    /// The model API's base URL (validated `http(s)://host[:port][/path]`), `{{base_url}}`.
-    pub base_url: Option<String>,
-    /// Globs (relative to the agent's home) of the CLI's caches, left out of the trajectory.
-    pub caches: Vec<String>,
-    /// A runtime tarball unpacked into the agent image before `install`.
-    pub runtime: Option<Runtime>,
-    /// `predictions`: the predictions file, absolute.
-    pub path: Option<PathBuf>,
-}
-
-impl Harness {
-    /// Whether the harness builds an agent image on the docker backend.
-    pub fn installs(&self) -> bool {
-        !(self.install.is_empty() && self.install_files.is_empty() && self.runtime.is_none())
-    }
 }
 
 /// The default instruction around the problem statement.

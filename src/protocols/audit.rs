@@ -15,8 +15,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::{Deserialize, Serialize};
-
 pub use crate::types::AuditFlag;
 
 use super::paths::{PatchFile, patch_files};

@@ -43,19 +43,17 @@ pub async fn in_sandbox(
             ))),
         });
     }
-    Ok(
-        match grade(job, patch, s, base, cancel).await {
-            Ok(g) => InSandbox {
-                resolved: Some(g.output.resolved),
-                error: None,
-            },
-            Err(GradeError::Sandbox(SandboxError::Cancelled)) => {
-                return Err(SandboxError::Cancelled);
-            }
-            Err(e) => InSandbox {
-                resolved: None,
-                error: Some(scrub::scrub_str(&e.to_string())),
-            },
+    Ok(match grade(job, patch, s, base, cancel).await {
+        Ok(g) => InSandbox {
+            resolved: Some(g.output.resolved),
+            error: None,
         },
-    )
+        Err(GradeError::Sandbox(SandboxError::Cancelled)) => {
+            return Err(SandboxError::Cancelled);
+        }
+        Err(e) => InSandbox {
+            resolved: None,
+            error: Some(scrub::scrub_str(&e.to_string())),
+        },
+    })
 }

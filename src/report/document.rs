@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::types::Promote;
 use crate::report::stats::{Summary, TeamSummary};
+use crate::types::Promote;
 
 /// Version of the report document's shape.
 pub const REPORT_SCHEMA: u32 = 3;

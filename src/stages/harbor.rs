@@ -22,7 +22,6 @@ use super::{WorkError, WorkOutput};
 use crate::backend::{Backend, Phase, Sandbox, SandboxSpec};
 use crate::harness::scrub;
 use crate::jobs::{GradeJob, HarborTrial, PatchInput, SolveJob, SolveOutput};
-use crate::types::{HarborVerifier, HarnessKind, Topology};
 use crate::protocols::GradeError;
 use crate::protocols::harbor::{
     SNAPSHOT_EXCLUDE, VerifierRun, agent_network, check_verifier_network, grade_of, run_oracle,
@@ -30,6 +29,7 @@ use crate::protocols::harbor::{
 };
 use crate::store::{Output, Store};
 use crate::tasks::HarborSpec;
+use crate::types::{HarborVerifier, HarnessKind, Topology};
 
 fn infra(e: impl std::fmt::Display) -> WorkError {
     WorkError::Infra(e.to_string())

@@ -6,14 +6,13 @@ mod harbor;
 mod report;
 mod solve;
 
+/// The report job's content, defined with the job (`jobs::report`).
+pub use crate::jobs::{PairArtifacts, PairUsage, ReportInputs};
 pub use grade::patch_bytes;
 pub use report::{
     MaterializeError, RenderedReport, artifact_dir, materialize, render_report,
     report_files_intact, report_list_digest, write_report,
 };
-/// The report job's content, defined with the job (`jobs::report`).
-pub use crate::jobs::{PairArtifacts, PairUsage, ReportInputs};
-
 
 use std::collections::BTreeMap;
 

@@ -7,15 +7,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde::Serialize;
-
-use crate::jobs::{PairArtifacts, ReportInputs, ReportJob, ReportOutput};
-use crate::types::Promote;
+use crate::jobs::{ReportInputs, ReportJob, ReportOutput};
 use crate::report::document::{Context, ReportDocument};
-use crate::report::results::{
-    NodeRow, Prediction, TeamColumns, predictions_jsonl, results_parquet,
-};
-use crate::report::stats::{PairOutcome, PairState, StatsOptions, team_statistics};
+use crate::report::results::{Prediction, TeamColumns, predictions_jsonl, results_parquet};
+use crate::report::stats::{PairState, StatsOptions, team_statistics};
 use crate::report::{html, markdown};
 use crate::store::{Output, Store, write_atomic};
 

@@ -17,7 +17,7 @@
 //!   without the index.
 //! - "Racy" entries, as in git's index: a file changed within the same timestamp tick as it was
 //!   statted would keep its stat. So an entry is written only if the file's ctime is at least
-//!   [`RACY_NS`] older than the moment the entry is made, and an entry is trusted only under the
+//!   [`RACY_NS`](crate::files::RACY_NS) older than the moment the entry is made, and an entry is trusted only under the
 //!   same condition; a freshly written record is read from its file until it has aged.
 //! - Entries are appended (one `write` and an `fsync` per apply, under the store's lock), each
 //!   framed as `len: u32 LE | blake3(payload)[..16] | payload (JSON)`. A torn or corrupt entry
@@ -30,14 +30,13 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::layout::Store;
-use crate::files::{FileStamp, RACY_NS};
 use super::records::ActionRecord;
+use crate::files::FileStamp;
 
 /// The index file's first line; another one (another version) is ignored and rewritten.
 const MAGIC: &[u8] = b"bench-action-index 1\n";

@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-use crate::files::write_atomic;
 use super::records::{ActionRecord, Index, RECORD_SCHEMA, RunRecord};
+use crate::files::write_atomic;
 
 /// The first word of an action record's header line.
 const RECORD_MAGIC: &str = "bench-record";
@@ -379,7 +379,8 @@ impl Store {
         threads: usize,
         racy_ns: i128,
     ) -> std::collections::HashMap<String, ActionRecord> {
-        use super::action_index::{Entry, now_ns};
+        use super::action_index::Entry;
+        use crate::files::now_ns;
         let mut loaded = self.load_action_index();
         crate::timings::mark("action index read");
         let now = now_ns();

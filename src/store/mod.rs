@@ -8,7 +8,9 @@ mod layout;
 mod lock;
 mod records;
 
-pub use crate::files::{FileStamp, RACY_NS, exe_stamp, now_ns, sweep_temp_files_under, write_atomic};
+pub use crate::files::{
+    FileStamp, RACY_NS, exe_stamp, now_ns, sweep_temp_files_under, write_atomic,
+};
 pub use gc::{GcReport, gc};
 pub use images::{IMAGES_SCHEMA, PulledImage, PulledImages};
 pub use layout::{BadBlob, Lookup, Store, StoreError, default_store_path};

@@ -1,10 +1,11 @@
 //! Agents and what is read of their runs: the `harness@model` agent, team topologies, harness
-//! kinds, usage formats, runtime tarballs, prices and token counts.
+//! definitions and kinds, usage formats, runtime tarballs, prices and token counts.
 //!
 //! Not here: running an agent (`harness/`, `stages/solve`), validating the manifest's harness
 //! tables (`manifest/`).
 
 use std::fmt;
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
@@ -188,7 +189,6 @@ pub struct Price {
     pub output: f64,
 }
 
-
 /// Token counts of one agent run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -198,4 +198,40 @@ pub struct Tokens {
     pub cached_input: u64,
     pub cache_write: u64,
     pub output: u64,
+}
+
+/// A harness definition (built-in or from the manifest).
+#[derive(Debug, Clone)]
+pub struct Harness {
+    pub name: String,
+    pub kind: HarnessKind,
+    pub command: Option<String>,
+    pub script: Option<PathBuf>,
+    /// The files the script reads (absolute), as declared; `None`: the files beside the script.
+    pub files: Option<Vec<PathBuf>>,
+    pub env: Vec<String>,
+    pub usage: Option<UsageFormat>,
+    pub install: Vec<String>,
+    /// Files and directories copied into the install container, absolute.
+    pub install_files: Vec<PathBuf>,
+    pub version: Option<String>,
+    /// Git glob patterns of the files the CLI writes for itself (kept out of the patch).
+    pub own_files: Vec<String>,
+    /// Model endpoints (`host:port`, validated) the agent may reach under the allowlist.
+    pub endpoints: Vec<String>,
+    /// The model API's base URL (validated `http(s)://host[:port][/path]`), `{{base_url}}`.
+    pub base_url: Option<String>,
+    /// Globs (relative to the agent's home) of the CLI's caches, left out of the trajectory.
+    pub caches: Vec<String>,
+    /// A runtime tarball unpacked into the agent image before `install`.
+    pub runtime: Option<Runtime>,
+    /// `predictions`: the predictions file, absolute.
+    pub path: Option<PathBuf>,
+}
+
+impl Harness {
+    /// Whether the harness builds an agent image on the docker backend.
+    pub fn installs(&self) -> bool {
+        !(self.install.is_empty() && self.install_files.is_empty() && self.runtime.is_none())
+    }
 }

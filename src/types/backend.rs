@@ -43,7 +43,6 @@ pub struct DockerTls {
     pub key: std::path::PathBuf,
 }
 
-
 /// Facts of the backend that can change a node's output: the kind, the image a task runs in
 /// (its ID, never a tag), and the limits that can change outcomes (memory: OOM kills; pids: fork
 /// limits). CPU shares only change speed and are not here. Local sandboxes have no limits.
@@ -57,7 +56,6 @@ pub struct BackendFacts {
     /// `backend/jail.rs`); a result computed less confined is never reused as a confined one.
     pub isolation: String,
 }
-
 
 /// An agent image's recipe: commands run as root over the task image, with files copied in
 /// first.

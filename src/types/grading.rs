@@ -37,7 +37,6 @@ pub enum AuditMode {
     Strict,
 }
 
-
 /// One reason a patch is flagged.
 #[derive(
     Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
@@ -48,7 +47,6 @@ pub struct AuditFlag {
     pub path: String,
     pub reason: String,
 }
-
 
 /// SWE-bench's `ResolvedStatus`: every FAIL_TO_PASS test passes (FULL), some do (PARTIAL), or
 /// neither, with every PASS_TO_PASS test maintained; `resolved` only for FULL.

@@ -14,7 +14,7 @@ mod grading;
 mod report;
 mod sample;
 
-pub use agent::{Agent, HarnessKind, Price, Runtime, Tokens, Topology, UsageFormat};
+pub use agent::{Agent, Harness, HarnessKind, Price, Runtime, Tokens, Topology, UsageFormat};
 pub use backend::{BackendFacts, BackendKind, DockerHostSpec, DockerTls, InstallFile, InstallSpec};
 pub use blob::Blob;
 pub use dataset::DatasetFormat;

@@ -21,8 +21,8 @@ use crate::backend::{Backend, Network, Sandbox, SandboxSpec, repo};
 use crate::harness::scrub;
 use crate::harness::usage::{Usage, parse_usage};
 use crate::jobs::{HarnessSpec, RunUsage, SolveJob, SolveOutput, Tokens};
-use crate::types::{Agent, HarnessKind};
 use crate::store::{Output, Store};
+use crate::types::{Agent, HarnessKind};
 
 fn infra(e: impl std::fmt::Display) -> WorkError {
     WorkError::Infra(e.to_string())
@@ -305,8 +305,7 @@ pub async fn solve(
     };
     let mut ledger = Ledger::new(job.timeout());
     let mut blobs = BTreeMap::new();
-    let patch =
-        teams::run(&ctx, &sandboxes, &mut ledger, store, &mut blobs).await?;
+    let patch = teams::run(&ctx, &sandboxes, &mut ledger, store, &mut blobs).await?;
     let stored = store_scrubbed(store, &mut blobs, &patch, &ledger.trajectory)?;
     let out = SolveOutput {
         patch: stored.patch,

@@ -12,12 +12,12 @@
 
 use std::collections::BTreeMap;
 
+use super::{Ledger, RunCtx, Sandboxes, finish, render_about, render_prompt};
 use crate::backend::repo;
 use crate::harness::scrub;
-use crate::types::Topology;
-use super::{Ledger, RunCtx, Sandboxes, finish, render_about, render_prompt};
 use crate::stages::WorkError;
 use crate::store::Store;
+use crate::types::Topology;
 
 fn infra(e: impl std::fmt::Display) -> WorkError {
     WorkError::Infra(e.to_string())
