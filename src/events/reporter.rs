@@ -359,7 +359,7 @@ impl Reporter {
                 "remote cache: {} served ({} blobs, {}), {} uploaded",
                 remote.served,
                 remote.blobs,
-                crate::backend::disk::human(remote.bytes),
+                bytesize::ByteSize(remote.bytes).display().iec(),
                 remote.uploaded
             );
         }

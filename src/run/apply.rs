@@ -478,44 +478,7 @@ impl<'a> Dispatcher<'a> {
             _ => None,
         };
         match result {
-            Ok(rec) => {
-                let rec = Arc::new(rec);
-                if let (Some(b), Some(s)) = (self.budgets.get_mut(&node.stage), rec.solve()) {
-                    b.charge(s.cost_usd(&self.m.pricing));
-                }
-                let detail = describe(&rec);
-                self.ran.insert(key.clone(), node.address.clone());
-                for (i, nid) in same_key.iter().enumerate() {
-                    let address = self.graph.nodes[*nid].address.clone();
-                    self.emit(Event::NodeFinished(NodeFinished {
-                        stage: self.graph.nodes[*nid].stage.clone(),
-                        address: address.clone(),
-                        key: Some(key.clone()),
-                        outcome: Outcome::Done,
-                        detail: detail.clone(),
-                        shared_with: (i > 0).then(|| node.address.clone()),
-                        duration_ms: (i == 0).then_some(rec.duration_ms),
-                    }));
-                    self.index.nodes.insert(address.clone(), key.clone());
-                    let status = if i == 0 {
-                        NodeStatus::Done
-                    } else {
-                        NodeStatus::Cached
-                    };
-                    self.note(&address, Some(key.clone()), status, None);
-                    if i == 0 {
-                        self.upload(&key);
-                    }
-                    self.graph.complete(
-                        *nid,
-                        if i == 0 {
-                            NodeState::Done(rec.clone())
-                        } else {
-                            NodeState::Cached(rec.clone())
-                        },
-                    );
-                }
-            }
+            Ok(rec) => self.on_result(&node, &key, &same_key, Arc::new(rec)),
             Err(WorkError::CorruptInput { digest, message }) => {
                 let reason = format!("{message}; recomputing what produced it");
                 for nid in &same_key {
@@ -584,6 +547,52 @@ impl<'a> Dispatcher<'a> {
                     self.graph.complete(*nid, NodeState::Failed(msg.clone()));
                 }
             }
+        }
+    }
+
+    /// A node's stored result: it and the nodes sharing its key complete with it.
+    fn on_result(
+        &mut self,
+        node: &crate::graph::Node,
+        key: &str,
+        same_key: &[usize],
+        rec: Arc<ActionRecord>,
+    ) {
+        if let (Some(b), Some(s)) = (self.budgets.get_mut(&node.stage), rec.solve()) {
+            b.charge(s.cost_usd(&self.m.pricing));
+        }
+        let detail = describe(&rec);
+        let key = key.to_string();
+        self.ran.insert(key.clone(), node.address.clone());
+        for (i, nid) in same_key.iter().enumerate() {
+            let address = self.graph.nodes[*nid].address.clone();
+            self.emit(Event::NodeFinished(NodeFinished {
+                stage: self.graph.nodes[*nid].stage.clone(),
+                address: address.clone(),
+                key: Some(key.clone()),
+                outcome: Outcome::Done,
+                detail: detail.clone(),
+                shared_with: (i > 0).then(|| node.address.clone()),
+                duration_ms: (i == 0).then_some(rec.duration_ms),
+            }));
+            self.index.nodes.insert(address.clone(), key.clone());
+            let status = if i == 0 {
+                NodeStatus::Done
+            } else {
+                NodeStatus::Cached
+            };
+            self.note(&address, Some(key.clone()), status, None);
+            if i == 0 {
+                self.upload(&key);
+            }
+            self.graph.complete(
+                *nid,
+                if i == 0 {
+                    NodeState::Done(rec.clone())
+                } else {
+                    NodeState::Cached(rec.clone())
+                },
+            );
         }
     }
 
