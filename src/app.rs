@@ -12,7 +12,7 @@ use crate::cli::{Cli, Command};
 use crate::events::{Events, Format, Reporter};
 use crate::exit_codes;
 use crate::graph::{Graph, Mode, NodeState};
-use crate::manifest::{self, BackendKind, Manifest, StageKind};
+use crate::manifest::{self, Manifest, StageKind};
 use crate::run::{self, ApplyOptions};
 use crate::store::{Store, StoreLock, default_store_path};
 
@@ -232,35 +232,24 @@ fn plan(
         remote.as_deref(),
     )
     .map_err(|e| miette!("{e}"))?;
-    if !report.agent_images.is_empty() && !m.backend.hosts.is_empty() {
-        // A pool: an agent image exists when a reachable host has it (agents go there first).
+    if !report.agent_images.is_empty() {
+        // An agent image exists when the backend has it (a pool: a reachable host).
         let refs = report
             .agent_images
             .iter()
             .map(|i| i.image.clone())
             .collect();
         let present = docker_runtime()?
-            .block_on(crate::backend::pool::images_on_any(&m.backend.hosts, &refs))
+            .block_on(crate::backend::images_present(
+                &run::backend_config(m),
+                &refs,
+            ))
             .map_err(|e| miette!("{e}"))?;
         for i in &mut report.agent_images {
             i.exists = present.contains(&i.image);
         }
-    } else if !report.agent_images.is_empty() {
-        let host = m.backend.host.clone();
-        let images = std::mem::take(&mut report.agent_images);
-        report.agent_images = docker_runtime()?
-            .block_on(async {
-                let d = crate::backend::docker::DockerHost::connect(host.as_deref()).await?;
-                let mut out = Vec::new();
-                for mut i in images {
-                    i.exists = d.image_id(&i.image).await?.is_some();
-                    out.push(i);
-                }
-                Ok::<_, String>(out)
-            })
-            .map_err(|e| miette!("{e}"))?;
     }
-    if m.backend.kind == BackendKind::Docker {
+    if run::backend_config(m).uses_images() {
         // Images the resolution did not find on the daemon: what their registries say.
         let missing: Vec<String> = run::images::image_refs(datasets)
             .into_iter()
@@ -428,6 +417,7 @@ fn offline_help(message: &str) -> Option<String> {
 /// Refuses, before anything starts, what this build cannot run.
 fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
     let mut problems = Vec::new();
+    let backend = run::backend_config(m);
     // Rows of SWE-bench-shaped datasets are container-image tasks: grading (and solving) them
     // needs the docker backend; the sample stage and `bench tasks` work without it.
     let grades = m.stages.values().any(|s| {
@@ -438,7 +428,7 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
     });
     for (name, d) in &m.datasets {
         if d.format == manifest::DatasetFormat::BrainBench {
-            if grades && m.backend.kind != BackendKind::Local {
+            if grades && backend.uses_images() {
                 problems.push(format!(
                     "dataset `{name}` holds brain bench tasks, which run on the local backend in this build: set `[backend] kind = \"local\"`"
                 ));
@@ -448,7 +438,7 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
         if !grades || d.format == manifest::DatasetFormat::Local {
             continue;
         }
-        if m.backend.kind == BackendKind::Local {
+        if !backend.uses_images() {
             problems.push(format!(
                 "dataset `{name}` holds container-image tasks: solving and grading them needs `[backend] kind = \"docker\"` (`bench tasks` and sample-only manifests work anywhere)"
             ));
@@ -604,11 +594,9 @@ fn apply(cli: &Cli, file: &Path, events: Events, verify: bool) -> Result<u8, Rep
     crate::timings::mark("start");
     let mut m = load(file)?;
     crate::timings::mark("manifest loaded");
-    if m.backend.kind == BackendKind::Local {
-        // The jail probe (part of local keys) runs while the datasets load; the first key
-        // waits for it if it has not finished.
-        std::thread::spawn(crate::backend::jail::isolation);
-    }
+    // The local jail's probe (part of local keys) runs while the datasets load; the first key
+    // waits for it if it has not finished.
+    crate::backend::warm_up(&run::backend_config(&m));
     preflight(&m, &[])?;
     let store_root = store_path(&cli.store, &m);
     let store = Store::open(&store_root)
@@ -671,7 +659,7 @@ fn apply(cli: &Cli, file: &Path, events: Events, verify: bool) -> Result<u8, Rep
     // With a memo, on the local backend (no images to prepare or resolve), directories of local
     // tasks are first matched by their stat signatures: unchanged, their snapshots come from
     // the store without a task read (tasks/dir_stamp.rs).
-    if use_memo && early.is_none() && m.backend.kind == BackendKind::Local {
+    if use_memo && early.is_none() && !run::backend_config(&m).uses_images() {
         let memo = run::local_snapshots(&m, &store)
             .inspect(|_| crate::timings::mark("datasets matched by stat"))
             .and_then(|snapshots| noop_memo(&m, &store, &snapshots));
@@ -1188,7 +1176,7 @@ fn prepare_images(
     scope: run::images::DiskScope,
     events: &Events,
 ) -> Result<run::images::Prepared, Report> {
-    if m.backend.kind != BackendKind::Docker {
+    if !run::backend_config(m).uses_images() {
         return Ok(Default::default());
     }
     let prepared = docker_runtime()?
@@ -1214,7 +1202,7 @@ fn prepare_images(
 
 fn pull(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
     let m = load(file)?;
-    if m.backend.kind != BackendKind::Docker {
+    if !run::backend_config(&m).uses_images() {
         println!(
             "{}: the local backend uses no images; nothing to pull",
             file.display()
@@ -1263,84 +1251,33 @@ fn pull(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
     Ok(exit_codes::OK)
 }
 
-/// The backend an apply runs on. Docker: connect, and sweep leftovers of dead runs before
-/// starting (the caller holds the store's lock).
+/// The backend an apply runs on (`backend::open`), with what a local sandbox must not see:
+/// the store (gold patches, other results) and the local datasets (hidden tests, gold
+/// patches; brain bench tasks read a git repository that holds their fixes).
 async fn backend_for(
     m: &Manifest,
     store: &Store,
     run_id: &str,
     events: &Events,
 ) -> Result<Arc<dyn crate::backend::Backend>, String> {
-    match m.backend.kind {
-        BackendKind::Local => {
-            crate::backend::jail::warn_if_unavailable(events);
-            // What a local sandbox's commands must not see: the store (gold patches, other
-            // results) and the local datasets (hidden tests, gold patches).
-            let mut hidden = vec![store.root().to_path_buf()];
-            for d in m.datasets.values() {
-                if let crate::manifest::DatasetSource::Path(p) = &d.source {
-                    hidden.push(p.clone());
-                    // brain bench tasks read a git repository that holds their fixes.
-                    if d.format == crate::manifest::DatasetFormat::BrainBench {
-                        hidden.extend(crate::datasets::brain_bench::repo_paths(p));
-                    }
-                }
+    let mut hidden = vec![store.root().to_path_buf()];
+    for d in m.datasets.values() {
+        if let crate::manifest::DatasetSource::Path(p) = &d.source {
+            hidden.push(p.clone());
+            if d.format == crate::manifest::DatasetFormat::BrainBench {
+                hidden.extend(crate::datasets::brain_bench::repo_paths(p));
             }
-            Ok(Arc::new(crate::backend::LocalBackend {
-                tmp: store.tmp_dir(),
-                hidden,
-            }))
-        }
-        BackendKind::Docker if !m.backend.hosts.is_empty() => {
-            let store_label =
-                crate::key::digest(store.root().display().to_string().as_bytes())[..16].to_string();
-            Ok(Arc::new(
-                crate::backend::pool::PoolBackend::start(
-                    &m.backend.hosts,
-                    run_id,
-                    &store_label,
-                    &m.backend.images,
-                    crate::backend::Resources {
-                        cpus: m.backend.cpus,
-                        memory_bytes: m.backend.memory_bytes,
-                        pids: m.backend.pids,
-                    },
-                    m.limits.containers,
-                    events.clone(),
-                )
-                .await?,
-            ))
-        }
-        BackendKind::Docker => {
-            let host =
-                crate::backend::docker::DockerHost::connect(m.backend.host.as_deref()).await?;
-            let store_label =
-                crate::key::digest(store.root().display().to_string().as_bytes())[..16].to_string();
-            let removed = host.sweep(Some(&store_label), Some(run_id)).await?;
-            if !removed.is_empty() {
-                events.note(format!(
-                    "removed {} containers left by dead runs: {}",
-                    removed.len(),
-                    removed.join(", ")
-                ));
-            }
-            Ok(Arc::new(
-                crate::backend::DockerBackend::new(
-                    host,
-                    run_id.to_string(),
-                    store_label,
-                    m.backend.images.clone(),
-                    crate::backend::Resources {
-                        cpus: m.backend.cpus,
-                        memory_bytes: m.backend.memory_bytes,
-                        pids: m.backend.pids,
-                    },
-                    m.limits.containers,
-                )
-                .with_events(events.clone()),
-            ))
         }
     }
+    crate::backend::open(crate::backend::OpenSpec {
+        config: run::backend_config(m),
+        store_root: store.root(),
+        tmp: store.tmp_dir(),
+        hidden,
+        run_id,
+        events,
+    })
+    .await
 }
 
 // ---- docker backend (issue 3) ----
@@ -1360,9 +1297,6 @@ fn resolve_images(
     datasets: &BTreeMap<String, crate::tasks::TaskSet>,
     events: &Events,
 ) -> Result<(), Report> {
-    if m.backend.kind != BackendKind::Docker {
-        return Ok(());
-    }
     let refs: BTreeSet<String> = datasets
         .values()
         .flat_map(|d| d.tasks.values())
@@ -1373,30 +1307,17 @@ fn resolve_images(
             crate::tasks::TaskBase::Dir { .. } => vec![],
         })
         .collect();
-    if refs.is_empty() {
+    if !run::backend_config(m).uses_images() || refs.is_empty() {
         return Ok(());
     }
-    if !m.backend.hosts.is_empty() {
-        let images = docker_runtime()?.block_on(crate::backend::pool::resolve_images(
-            &m.backend.hosts,
+    let images = docker_runtime()?
+        .block_on(crate::backend::resolve_images(
+            &run::backend_config(m),
             &refs,
             events,
-        ));
-        m.backend.images = images.map_err(|e| miette!("{e}"))?;
-        return Ok(());
-    }
-    let host = m.backend.host.clone();
-    let images = docker_runtime()?.block_on(async {
-        let d = crate::backend::docker::DockerHost::connect(host.as_deref()).await?;
-        let mut images = BTreeMap::new();
-        for r in refs {
-            if let Some(id) = d.image_id(&r).await? {
-                images.insert(r, id);
-            }
-        }
-        Ok::<_, String>(images)
-    });
-    m.backend.images = images.map_err(|e| miette!("{e}"))?;
+        ))
+        .map_err(|e| miette!("{e}"))?;
+    m.backend.images = images;
     Ok(())
 }
 

@@ -12,7 +12,7 @@ use crate::backend::credentials::{CredentialsError, DockerConfig};
 use crate::backend::disk::{self, DiskNeed};
 use crate::backend::docker::DockerHost;
 use crate::backend::pull::{self, PullError, PullProgress, Pulled};
-use crate::manifest::{BackendKind, Manifest};
+use crate::manifest::Manifest;
 use crate::store::{Store, StoreError};
 use crate::tasks::{TaskBase, TaskSet};
 
@@ -124,7 +124,7 @@ pub async fn prepare(
     events: &crate::events::Events,
 ) -> Result<Prepared, PrepareError> {
     let mut out = Prepared::default();
-    if m.backend.kind != BackendKind::Docker {
+    if !super::backend_config(m).uses_images() {
         return Ok(out);
     }
     let refs: Vec<String> = image_refs(datasets).into_iter().collect();

@@ -23,6 +23,22 @@ pub use pools::{Demand, Pool, Pools};
 
 use crate::manifest::{Agent, Manifest, UsageFormat};
 
+/// The manifest's `[backend]` as the backend module takes it.
+pub fn backend_config(m: &Manifest) -> crate::backend::BackendConfig<'_> {
+    crate::backend::BackendConfig {
+        kind: m.backend.kind,
+        host: m.backend.host.as_deref(),
+        hosts: &m.backend.hosts,
+        images: &m.backend.images,
+        resources: crate::backend::Resources {
+            cpus: m.backend.cpus,
+            memory_bytes: m.backend.memory_bytes,
+            pids: m.backend.pids,
+        },
+        containers: m.limits.containers,
+    }
+}
+
 /// Whether an agent's cost can be known: the harness reports exact dollars (claude), or reports
 /// tokens for a model in the pricing table (codex, aider, mini-swe-agent: their own figures are
 /// rounded or estimates), or drives no model at all.

@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 
 use super::datasets::Snapshots;
 use crate::graph::JobBuilder;
-use crate::manifest::{BackendKind, HarnessKind, Manifest, StageKind};
+use crate::manifest::{HarnessKind, Manifest, StageKind};
 use crate::store::{FileStamp, NodeStatus, RACY_NS, RunNode, RunRecord, Store};
 
 const MAGIC: &str = "bench-noop-memo 3";
@@ -103,8 +103,8 @@ pub fn fingerprint(m: &Manifest, datasets: &Snapshots, jobs: &JobBuilder<'_>) ->
             part("predictions", d.as_bytes());
         }
     }
-    if m.backend.kind == BackendKind::Local {
-        part("isolation", crate::backend::jail::isolation().as_bytes());
+    if let Some(fact) = crate::backend::machine_fact(&super::backend_config(m)) {
+        part("isolation", fact.as_bytes());
     }
     Some(h.finalize().to_hex().to_string())
 }
