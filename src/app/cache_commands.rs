@@ -7,7 +7,7 @@ use std::sync::Arc;
 use futures_util::StreamExt;
 use miette::{IntoDiagnostic, Report, miette};
 
-use crate::cache::{self, CacheError, PublicKey, RemoteCache};
+use crate::cache::{self, CacheError, RemoteCache};
 use crate::cli::{CacheCommand, Cli};
 use crate::exit_codes;
 use crate::graph::{Graph, Mode};
@@ -24,62 +24,6 @@ pub(super) fn run(cli: &Cli, action: &CacheCommand) -> Result<u8, Report> {
         CacheCommand::Push { file, quiet } => push(cli, file, *quiet),
         CacheCommand::Pull { file, quiet } => pull(cli, file, *quiet),
         CacheCommand::Status { file, json } => status(file, *json),
-    }
-}
-
-/// The remote cache of `m` (`None` without `[cache] remote`). With `signing`, this machine's
-/// signing key is loaded (a key that is configured but unreadable is an error; none at all
-/// only means nothing is uploaded). A remote that cannot even be set up is a note: the
-/// command goes on without it.
-pub(super) fn open_remote(
-    m: &Manifest,
-    signing: bool,
-) -> Result<Option<Arc<dyn RemoteCache>>, Report> {
-    let Some(url) = &m.cache.remote else {
-        return Ok(None);
-    };
-    let signer = if signing {
-        cache::load_signer()
-            .map_err(|e| {
-                miette!(
-                    help = "fix the key, or unset BENCH_CACHE_KEY / BENCH_CACHE_KEY_FILE",
-                    "{e}"
-                )
-            })?
-            .map(Arc::new)
-    } else {
-        None
-    };
-    let trust = m
-        .cache
-        .trust
-        .iter()
-        .filter_map(|t| PublicKey::parse(t).ok())
-        .collect();
-    match cache::open(url, trust, signer) {
-        Ok(c) => Ok(Some(Arc::new(c))),
-        Err(e) => {
-            eprintln!("note: {e}; going on without the remote cache");
-            Ok(None)
-        }
-    }
-}
-
-/// What `apply` notes about the remote cache (its counts are in `run_finished`).
-pub(super) fn remote_notes(r: &RemoteSummary, push: bool, events: &crate::events::Events) {
-    for note in r.notes() {
-        events.note(note.strip_prefix("note: ").unwrap_or(&note).to_string());
-    }
-    if push && !r.signing {
-        events.note(
-            "no signing key, so nothing computed here was uploaded to the remote cache (`bench cache keygen` makes one)",
-        );
-    }
-    if r.not_uploaded > 0 {
-        events.note(format!(
-            "{} results were not uploaded to the remote cache; `bench cache push` uploads them later",
-            r.not_uploaded
-        ));
     }
 }
 
@@ -110,7 +54,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, Report> {
 }
 
 fn require_remote(m: &Manifest, signing: bool) -> Result<Arc<dyn RemoteCache>, Report> {
-    open_remote(m, signing)?.ok_or_else(|| {
+    run::sequence::open_remote(m, signing, &crate::events::Events::default())?.ok_or_else(|| {
         miette!(
             help = "add `[cache]` with `remote = \"s3://bucket/prefix\"` to the manifest",
             "{} has no remote cache",
@@ -184,8 +128,9 @@ fn pull(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
             "{e}"
         )
     })?;
-    let (datasets, _) = run::load_datasets(&m, Some(&store), true).map_err(super::fetch_error)?;
-    super::resolve_images(&mut m, &datasets, &crate::events::Events::default())?;
+    let (datasets, _) =
+        run::load_datasets(&m, Some(&store), true).map_err(run::sequence::fetch_error)?;
+    run::sequence::resolve_images(&mut m, &datasets, &crate::events::Events::default())?;
     let mut graph =
         Graph::new(&m, Some(&store), &datasets, Mode::Plan).map_err(|e| miette!("{e}"))?;
     let mut summary = RemoteSummary::new(remote.as_ref());
