@@ -15,6 +15,7 @@
 
 mod audit;
 mod brain_bench;
+mod grading;
 pub mod harbor;
 mod in_sandbox;
 mod local;
@@ -27,26 +28,64 @@ pub(crate) mod swe_bench_pro;
 mod verdict;
 
 pub use audit::{AuditFlag, audit};
+pub use grading::Graded;
 pub use in_sandbox::in_sandbox;
 pub use status::script_status;
-pub use steps::Graded;
 pub use verdict::verdict;
 
 use tokio_util::sync::CancellationToken;
 
 use crate::backend::{Sandbox, SandboxError};
 use crate::jobs::{GradeJob, ProtocolId};
+use grading::Protocol;
+
+static LOCAL: steps::RecipeProtocol = steps::RecipeProtocol {
+    version: local::VERSION,
+    recipe: local::RECIPE,
+};
+
+static SWE_BENCH_LIVE: steps::RecipeProtocol = steps::RecipeProtocol {
+    version: swe_bench_live::VERSION,
+    recipe: swe_bench_live::RECIPE,
+};
+
+/// Harbor tasks are verified by their own executor (`stages/harbor.rs`), not through
+/// [`grade`]; this only carries the version.
+struct HarborVerifier;
+
+#[async_trait::async_trait]
+impl Protocol for HarborVerifier {
+    fn version(&self) -> u32 {
+        harbor::VERSION
+    }
+
+    fn audited_commands<'j>(&self, _job: &'j GradeJob) -> Vec<&'j str> {
+        Vec::new()
+    }
+
+    async fn steps(&self, _g: &grading::Grading<'_>) -> Result<(Graded, String), GradeError> {
+        Err(GradeError::Task(
+            "internal error: Harbor tasks are graded by their own executor (stages/harbor.rs)"
+                .into(),
+        ))
+    }
+}
+
+/// The protocol a job names.
+fn protocol(p: ProtocolId) -> &'static dyn Protocol {
+    match p {
+        ProtocolId::Local => &LOCAL,
+        ProtocolId::SweBenchLive => &SWE_BENCH_LIVE,
+        ProtocolId::SweBenchPro => &swe_bench_pro::SweBenchPro,
+        ProtocolId::SweBench => &swe_bench::SweBench,
+        ProtocolId::BrainBench => &brain_bench::BrainBench,
+        ProtocolId::Harbor => &HarborVerifier,
+    }
+}
 
 /// The implementation version of a protocol (part of its grades' keys).
 pub fn version(p: ProtocolId) -> u32 {
-    match p {
-        ProtocolId::Local => local::VERSION,
-        ProtocolId::SweBenchLive => swe_bench_live::VERSION,
-        ProtocolId::SweBenchPro => swe_bench_pro::VERSION,
-        ProtocolId::SweBench => swe_bench::VERSION,
-        ProtocolId::BrainBench => brain_bench::VERSION,
-        ProtocolId::Harbor => harbor::VERSION,
-    }
+    protocol(p).version()
 }
 
 /// Why grading produced no verdict.
@@ -69,22 +108,13 @@ pub async fn grade(
     base: Option<&str>,
     cancel: &CancellationToken,
 ) -> Result<Graded, GradeError> {
-    let recipe = match job.protocol.name {
-        ProtocolId::Local => local::RECIPE,
-        ProtocolId::SweBenchLive => swe_bench_live::RECIPE,
-        ProtocolId::SweBenchPro => {
-            return swe_bench_pro::grade(job, patch, sandbox, base, cancel).await;
-        }
-        ProtocolId::SweBench => return swe_bench::grade(job, patch, sandbox, base, cancel).await,
-        ProtocolId::BrainBench => {
-            return brain_bench::grade(job, patch, sandbox, base, cancel).await;
-        }
-        ProtocolId::Harbor => {
-            return Err(GradeError::Task(
-                "internal error: Harbor tasks are graded by their own executor (stages/harbor.rs)"
-                    .into(),
-            ));
-        }
-    };
-    steps::grade(&recipe, job, patch, sandbox, base, cancel).await
+    grading::grade_with(
+        protocol(job.protocol.name),
+        job,
+        patch,
+        sandbox,
+        base,
+        cancel,
+    )
+    .await
 }
