@@ -151,3 +151,148 @@ pub(crate) fn nonce() -> String {
     }
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
+
+/// A toy benchmark's protocol, to show what a protocol supplies: its steps and its verdict
+/// (resolved when the candidate applies and the task's test command passes), nothing of the
+/// prologue or epilogue. See docs/adding-a-benchmark.md.
+#[cfg(test)]
+mod toy {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use async_trait::async_trait;
+    use tokio_util::sync::CancellationToken;
+
+    use super::{Graded, Grading, Protocol, grade_with};
+    use crate::backend::{LocalSandbox, Network, Sandbox, shell_quote};
+    use crate::jobs::{GradeJob, GradeOutput, GradingTask, PatchInput, ProtocolId};
+    use crate::parsers::Statuses;
+    use crate::protocols::GradeError;
+    use crate::tasks::{Task, TaskBase};
+    use crate::types::{AuditMode, BackendFacts, BackendKind};
+
+    struct Toy;
+
+    #[async_trait]
+    impl Protocol for Toy {
+        fn version(&self) -> u32 {
+            1
+        }
+
+        fn audited_commands<'j>(&self, job: &'j GradeJob) -> Vec<&'j str> {
+            job.task.test_cmds().iter().map(String::as_str).collect()
+        }
+
+        async fn steps(&self, g: &Grading<'_>) -> Result<(Graded, String), GradeError> {
+            let history_check = g.clean().await?;
+            let s = g.sandbox;
+            let candidate = format!("{}/candidate.patch", s.paths().state);
+            s.put_files(&[(candidate.as_str(), g.patch, 0o644)]).await?;
+            let apply = s
+                .exec(
+                    &format!("git apply {}", shell_quote(&candidate)),
+                    &[],
+                    g.left(),
+                    g.cancel,
+                )
+                .await?;
+            let tests = s
+                .exec(&g.job.task.test_cmds().join(" ; "), &[], g.left(), g.cancel)
+                .await?;
+            let output = GradeOutput {
+                patch_applied: apply.exit_code == Some(0),
+                resolved: apply.exit_code == Some(0) && tests.exit_code == Some(0),
+                test_exit_code: tests.exit_code,
+                ..Default::default()
+            };
+            let graded = Graded {
+                output,
+                statuses: Statuses::default(),
+                logs: [("log".to_string(), tests.output)].into(),
+            };
+            Ok((graded, history_check))
+        }
+    }
+
+    fn task() -> Task {
+        Task {
+            instance_id: "toy-1".into(),
+            repo: "toy/toy".into(),
+            language: None,
+            created_at: "2026-01-01T00:00:00Z".into(),
+            problem_statement: "create DONE".into(),
+            base: TaskBase::Dir {
+                path: "/unused".into(),
+                digest: "d".into(),
+            },
+            gold_patch: String::new(),
+            test_patch: String::new(),
+            rebuild_cmds: Vec::new(),
+            test_cmds: vec!["test -f DONE".into()],
+            print_cmds: Vec::new(),
+            log_parser: String::new(),
+            fail_to_pass: Vec::new(),
+            pass_to_pass: Vec::new(),
+            repo_dir: None,
+            pro: None,
+            setup_cmds: Vec::new(),
+            harbor: None,
+            digests: Default::default(),
+        }
+    }
+
+    async fn grade(patch: &str, audit: AuditMode) -> Graded {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src");
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::write(src.join("README"), "toy\n").unwrap();
+        let cancel = CancellationToken::new();
+        let sb = LocalSandbox::create(dir.path(), &src, &[], &Network::None, &cancel)
+            .await
+            .unwrap();
+        let facts = BackendFacts {
+            kind: BackendKind::Local,
+            image: None,
+            memory_bytes: None,
+            pids: None,
+            isolation: "none".into(),
+        };
+        let job = GradeJob::new(
+            ProtocolId::Local,
+            facts,
+            GradingTask::new(&Arc::new(task())),
+            PatchInput::Empty,
+            Duration::from_secs(60),
+            audit,
+        );
+        let s: &dyn Sandbox = &sb;
+        grade_with(&Toy, &job, patch.as_bytes(), s, None, &cancel)
+            .await
+            .unwrap()
+    }
+
+    const MAKES_DONE: &str =
+        "diff --git a/DONE b/DONE\nnew file mode 100644\nindex 0000000..e69de29\n";
+
+    #[tokio::test]
+    async fn a_toy_protocol_supplies_only_its_steps_and_verdict() {
+        let g = grade(MAKES_DONE, AuditMode::Flag).await;
+        assert!(g.output.resolved, "{:?}", g.output);
+        // The epilogue's part, as for every protocol: the history check, the nonce, and the
+        // audit over the commands the protocol names (its test command names DONE).
+        assert!(!g.output.history_check.is_empty());
+        assert_eq!(g.output.nonce.len(), 32);
+        assert_eq!(g.output.audit.len(), 1, "{:?}", g.output.audit);
+        assert_eq!(g.output.audit[0].path, "DONE");
+
+        let g = grade("", AuditMode::Flag).await;
+        assert!(!g.output.resolved && !g.output.patch_applied);
+        assert!(g.output.audit.is_empty());
+    }
+
+    #[tokio::test]
+    async fn the_skeleton_applies_strict_audits_to_a_toy_protocol_too() {
+        let strict = grade(MAKES_DONE, AuditMode::Strict).await;
+        assert!(strict.output.patch_applied && !strict.output.resolved);
+    }
+}
