@@ -136,11 +136,6 @@ const KNOWN_LONG: &[(&str, &str, &str)] = &[
         "171 lines today: split pending",
     ),
     (
-        "jobs/key_coverage.rs",
-        "report_job",
-        "124 lines today: split pending",
-    ),
-    (
         "manifest/tree.rs",
         "load_inner",
         "171 lines today: split pending",

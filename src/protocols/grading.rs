@@ -35,6 +35,12 @@ pub(crate) trait Protocol: Sync {
         job.timeout()
     }
 
+    /// A script the backend runs in the task image before it strips the history, once per
+    /// image (SWE-bench Pro reads its hidden tests from that history); `None`: nothing.
+    fn before_strip(&self, _job: &GradeJob) -> Option<String> {
+        None
+    }
+
     /// The commands the patch audit checks the patch against (edits to what they name are
     /// flagged).
     fn audited_commands<'j>(&self, job: &'j GradeJob) -> Vec<&'j str>;

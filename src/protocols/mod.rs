@@ -88,6 +88,12 @@ pub fn version(p: ProtocolId) -> u32 {
     protocol(p).version()
 }
 
+/// What the job's protocol has the backend run in the task image before the history strip
+/// (`SandboxSpec::before_strip`), if anything.
+pub fn before_strip(job: &GradeJob) -> Option<String> {
+    protocol(job.protocol.name).before_strip(job)
+}
+
 /// Why grading produced no verdict.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum GradeError {

@@ -208,6 +208,10 @@ impl Protocol for SweBenchPro {
         job.timeout().min(UPSTREAM_TIMEOUT)
     }
 
+    fn before_strip(&self, job: &GradeJob) -> Option<String> {
+        image_capture(&job.task)
+    }
+
     fn audited_commands<'j>(&self, job: &'j GradeJob) -> Vec<&'j str> {
         match job.task.pro() {
             Some(pro) => vec![pro.run_script.as_str(), last_line(&pro.before_repo_set_cmd)],
