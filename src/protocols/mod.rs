@@ -71,27 +71,37 @@ impl Protocol for HarborVerifier {
     }
 }
 
-/// The protocol a job names.
-fn protocol(p: ProtocolId) -> &'static dyn Protocol {
-    match p {
-        ProtocolId::Local => &LOCAL,
-        ProtocolId::SweBenchLive => &SWE_BENCH_LIVE,
-        ProtocolId::SweBenchPro => &swe_bench_pro::SweBenchPro,
-        ProtocolId::SweBench => &swe_bench::SweBench,
-        ProtocolId::BrainBench => &brain_bench::BrainBench,
-        ProtocolId::Harbor => &HarborVerifier,
-    }
+/// Every protocol bench grades with, by name: the one list a new protocol joins.
+static PROTOCOLS: [(ProtocolId, &dyn Protocol); 6] = [
+    (ProtocolId::Local, &LOCAL),
+    (ProtocolId::SweBenchLive, &SWE_BENCH_LIVE),
+    (ProtocolId::SweBenchPro, &swe_bench_pro::SweBenchPro),
+    (ProtocolId::SweBench, &swe_bench::SweBench),
+    (ProtocolId::BrainBench, &brain_bench::BrainBench),
+    (ProtocolId::Harbor, &HarborVerifier),
+];
+
+/// The protocol registered under `p`, if one is (a job read back from another bench's store
+/// may name one this bench does not have).
+fn protocol(p: ProtocolId) -> Option<&'static dyn Protocol> {
+    PROTOCOLS.iter().find(|(id, _)| *id == p).map(|(_, pr)| *pr)
+}
+
+/// Whether a protocol is registered under `p`.
+pub fn is_registered(p: ProtocolId) -> bool {
+    protocol(p).is_some()
 }
 
 /// The implementation version of a protocol (part of its grades' keys).
+/// 0 for a name no protocol is registered under.
 pub fn version(p: ProtocolId) -> u32 {
-    protocol(p).version()
+    protocol(p).map_or(0, |pr| pr.version())
 }
 
 /// What the job's protocol has the backend run in the task image before the history strip
 /// (`SandboxSpec::before_strip`), if anything.
 pub fn before_strip(job: &GradeJob) -> Option<String> {
-    protocol(job.protocol.name).before_strip(job)
+    protocol(job.protocol.name).and_then(|pr| pr.before_strip(job))
 }
 
 /// Why grading produced no verdict.
@@ -114,13 +124,11 @@ pub async fn grade(
     base: Option<&str>,
     cancel: &CancellationToken,
 ) -> Result<Graded, GradeError> {
-    grading::grade_with(
-        protocol(job.protocol.name),
-        job,
-        patch,
-        sandbox,
-        base,
-        cancel,
-    )
-    .await
+    let Some(pr) = protocol(job.protocol.name) else {
+        return Err(GradeError::Task(format!(
+            "no protocol named `{}` is registered in this bench (src/protocols/mod.rs)",
+            job.protocol.name.name()
+        )));
+    };
+    grading::grade_with(pr, job, patch, sandbox, base, cancel).await
 }
