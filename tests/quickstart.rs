@@ -451,10 +451,13 @@ fn plan_shows_the_power_of_the_comparison_before_anything_runs() {
     let needed = power["tasks_needed"].as_u64().expect("tasks needed");
     // The unedited quickstart's 8 tasks detect about +50 points on a 50% baseline.
     sb.edit("quickstart.toml", "\nlimit = 6", "");
-    // The README's listing.
+    // The listing of docs/reports.md ("Reading the error bars").
     let eight = stdout(&sb.bench(&["plan", "quickstart.toml", "--detect", "5pts"]));
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README");
+    let readme = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/reports.md"
+    ))
+    .expect("docs/reports.md");
     for line in [
         "  power vs baseline `nop` (8 paired tasks, baseline rate 50% assumed; set it with --baseline-rate, alpha 0.05, 80% power): smallest detectable difference +49.8 pts\n",
         "  power: detecting +5.0 pts needs 1562 paired tasks (the plan has 8)\n",
@@ -462,7 +465,7 @@ fn plan_shows_the_power_of_the_comparison_before_anything_runs() {
         assert!(eight.contains(line), "{eight}");
         assert!(
             readme.contains(&format!("  {line}")),
-            "README lacks {line:?}"
+            "docs/reports.md lacks {line:?}"
         );
     }
     let bad = sb.bench(&["plan", "quickstart.toml", "--detect", "5x"]);
