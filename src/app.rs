@@ -430,6 +430,7 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
             }
         }
     }
+    problems.extend(crate::harness::preflight::missing_programs(m));
     if !missing_env.is_empty() {
         problems.push(format!(
             "missing environment variables needed by the teams' harnesses: {}",

@@ -512,3 +512,77 @@ print(repr(mdd), math.ceil(need))
         }
     }
 }
+
+/// Issue 30: `plan --explain` names the task field an edit changed (not a digest against a
+/// digest), with a line diff of the text; `plan` prices teams that drive no model as free, as
+/// the report does; the cost chart's labels of two teams on one point do not overlap.
+#[test]
+fn explain_names_the_changed_task_field_and_free_teams_are_priced() {
+    let sb = Sandbox::quickstart();
+    sb.edit(
+        "quickstart.toml",
+        "teams = [\"oracle\", \"nop\", \"fixer\"]",
+        "teams = [\"oracle\", \"nop\", \"fixer\", \"twin\"]",
+    );
+    sb.append(
+        "quickstart.toml",
+        "\n[teams.twin]                   # the fixer again: same cost, same rate\ntopology = \"solo\"\nworker = \"fixer\"\n",
+    );
+    let plan = sb.bench(&["plan", "quickstart.toml"]);
+    let out = stdout(&plan);
+    for team in ["oracle", "nop", "fixer", "twin"] {
+        let line = format!("  team {team}: 8 to run, free (drives no model)");
+        assert!(out.contains(&line), "plan lacks {line:?}:\n{out}");
+    }
+    assert!(
+        out.contains("expected spend: $0.0000 for 32 solves"),
+        "{out}"
+    );
+    let run = sb.bench(&["apply", "quickstart.toml"]);
+    assert!(run.status.success(), "{}", stderr(&run));
+
+    // Two teams with the same cost and rate: their labels in the cost chart do not overlap.
+    let html = sb.read("reports/quickstart/report.html");
+    let label = |team: &str| -> (f64, f64) {
+        let at = html
+            .find(&format!("\">{team}</text>"))
+            .or_else(|| html.find(&format!("\">{team} ★</text>")))
+            .unwrap_or_else(|| panic!("no cost-chart label of {team}"));
+        let start = html[..at].rfind("<text x=\"").expect("text element") + 9;
+        let attrs = &html[start..at];
+        let x: f64 = attrs.split('"').next().unwrap().parse().unwrap();
+        let y: f64 = attrs
+            .split("y=\"")
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+            .unwrap()
+            .parse()
+            .unwrap();
+        (x, y)
+    };
+    let (fx, fy) = label("fixer");
+    let (tx, ty) = label("twin");
+    assert!(
+        (fy - ty).abs() >= 12.0 || (fx - tx).abs() >= 40.0,
+        "labels overlap: fixer at ({fx}, {fy}), twin at ({tx}, {ty})"
+    );
+    let md = sb.read("reports/quickstart/report.md");
+    assert!(md.contains("8 of 8 (free: no model)"), "{md}");
+
+    // A statement edit: the task and the field are named, old and new shortened, the lines diffed.
+    let task = "quickstart/tasks/quickstart__roman-1/task.toml";
+    sb.edit(
+        task,
+        "`to_roman` produces numerals with four repeated symbols where a subtractive",
+        "`to_roman` prints numerals with four repeated symbols where a subtractive",
+    );
+    let explain = stdout(&sb.bench(&["plan", "--explain", "quickstart.toml"]));
+    for needle in [
+        "      task quickstart__roman-1: problem_statement changed: \"to_roman() never uses the subtractive forms\"… -> \"to_roman() never uses the subtractive forms\"…\n",
+        "        - `to_roman` produces numerals with four repeated symbols where a subtractive\n",
+        "        + `to_roman` prints numerals with four repeated symbols where a subtractive\n",
+    ] {
+        assert!(explain.contains(needle), "explain lacks {needle:?}:\n{explain}");
+    }
+    assert!(!explain.contains("task \""), "a digest for a reason:\n{explain}");
+}
