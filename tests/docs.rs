@@ -1,6 +1,7 @@
 //! The docs are tested: every TOML listing of README.md and docs/ validates (a full manifest with
 //! `bench validate` in a fresh directory, a ```` ```toml,fragment ```` listing against the
-//! manifest's JSON Schema, a design's ```` ```toml,proposed ```` listing as TOML), the README's quickstart listing is applied for real, every relative
+//! manifest's JSON Schema, a design's ```` ```toml,proposed ```` listing as TOML, a
+//! ```` ```toml,invalid ```` one must fail validation), the README's quickstart listing is applied for real, every relative
 //! link and anchor resolves, every page of docs/ is in the book's SUMMARY.md, the README's two
 //! commands are the ones .ci/run runs, and docs/manifest-reference.md is what the schema
 //! generates (`BENCH_BLESS=1` rewrites it).
@@ -66,7 +67,12 @@ fn listings(file: &Path, text: &str) -> Vec<Listing> {
             None => {
                 if let Some(info) = trimmed.strip_prefix("```") {
                     let indent = line.len() - trimmed.len();
-                    open = Some((i + 1, info.trim().to_string(), " ".repeat(indent), Vec::new()));
+                    open = Some((
+                        i + 1,
+                        info.trim().to_string(),
+                        " ".repeat(indent),
+                        Vec::new(),
+                    ));
                 }
             }
             Some((start, info, indent, body)) => {
@@ -79,18 +85,30 @@ fn listings(file: &Path, text: &str) -> Vec<Listing> {
                     });
                     open = None;
                 } else {
-                    body.push(line.strip_prefix(indent.as_str()).unwrap_or(line).to_string());
+                    body.push(
+                        line.strip_prefix(indent.as_str())
+                            .unwrap_or(line)
+                            .to_string(),
+                    );
                 }
             }
         }
     }
-    assert!(open.is_none(), "{}: a code fence is never closed", rel(file));
+    assert!(
+        open.is_none(),
+        "{}: a code fence is never closed",
+        rel(file)
+    );
     out
 }
 
 /// The file an mdBook `{{#include PATH}}` listing shows, if that is all the listing holds.
 fn included(l: &Listing) -> Option<PathBuf> {
-    let inner = l.body.trim().strip_prefix("{{#include ")?.strip_suffix("}}")?;
+    let inner = l
+        .body
+        .trim()
+        .strip_prefix("{{#include ")?
+        .strip_suffix("}}")?;
     let dir = l.file.parent().expect("a doc file has a directory");
     Some(dir.join(inner.trim()))
 }
@@ -161,9 +179,11 @@ fn every_toml_listing_validates() {
             if kinds.next() != Some("toml") {
                 continue;
             }
-            let fragment = match kinds.next() {
-                None => false,
-                Some("fragment") => true,
+            let (fragment, invalid) = match kinds.next() {
+                None => (false, false),
+                Some("fragment") => (true, false),
+                // A manifest shown for its diagnostics: `bench validate` must reject it.
+                Some("invalid") => (false, true),
                 // A design's listing (docs/kubernetes.md): keys bench does not accept yet.
                 Some("proposed") => {
                     if let Err(e) = toml::from_str::<toml::Value>(&l.body) {
@@ -174,7 +194,8 @@ fn every_toml_listing_validates() {
                 Some(other) => {
                     problems.push(format!(
                         "{}: unknown listing kind `toml,{other}` (`toml` is a whole manifest, \
-                         `toml,fragment` a part of one, `toml,proposed` a design's)",
+                         `toml,fragment` a part of one, `toml,invalid` a manifest shown for its \
+                         errors, `toml,proposed` a design's)",
                         l.at()
                     ));
                     continue;
@@ -209,7 +230,10 @@ fn every_toml_listing_validates() {
                 // A listing that shows a file of the repository validates that file in place.
                 Some(path) => (
                     path.parent().expect("included file's dir").to_path_buf(),
-                    path.file_name().expect("file name").to_string_lossy().to_string(),
+                    path.file_name()
+                        .expect("file name")
+                        .to_string_lossy()
+                        .to_string(),
                 ),
                 None => {
                     let dir = fresh_dir();
@@ -220,7 +244,15 @@ fn every_toml_listing_validates() {
                 }
             };
             let o = bench_in(&dir, &["validate", &name]);
-            if o.status.code() != Some(0) {
+            if invalid {
+                if o.status.code() != Some(1) {
+                    problems.push(format!(
+                        "{}: marked `toml,invalid`, but `bench validate` does not reject it:\n{}",
+                        l.at(),
+                        stderr(&o)
+                    ));
+                }
+            } else if o.status.code() != Some(0) {
                 problems.push(format!(
                     "{}: `bench validate` fails (mark a part of a manifest `toml,fragment`):\n{}",
                     l.at(),
@@ -276,7 +308,12 @@ fn readme_quickstart_listing_applies_as_copied() {
     let validate = bench_in(dir.path(), &["validate", "examples/my-first.toml"]);
     assert_eq!(validate.status.code(), Some(0), "{}", stderr(&validate));
     let plan = bench_in(dir.path(), &["plan", "examples/my-first.toml"]);
-    assert_eq!(plan.status.code(), Some(2), "work pending: {}", stderr(&plan));
+    assert_eq!(
+        plan.status.code(),
+        Some(2),
+        "work pending: {}",
+        stderr(&plan)
+    );
     let apply = bench_in(dir.path(), &["apply", "examples/my-first.toml"]);
     assert_eq!(apply.status.code(), Some(0), "{}", stderr(&apply));
     assert!(stdout(&apply).contains("report.md"), "{}", stdout(&apply));

@@ -433,9 +433,5 @@ fn a_missing_agent_program_is_named_before_anything_runs() {
         std::env::var("PATH").unwrap()
     );
     let o = run(&sb, &["apply", "agents.toml"], &[("PATH", &path)]);
-    assert!(
-        !stderr(&o).contains("not on PATH"),
-        "{}",
-        stderr(&o)
-    );
+    assert!(!stderr(&o).contains("not on PATH"), "{}", stderr(&o));
 }

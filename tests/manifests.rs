@@ -332,8 +332,16 @@ fn thousands_of_identical_problems_are_folded_and_output_stays_small() {
 #[test]
 fn baseline_help_names_the_real_problem() {
     let sb = Sandbox::quickstart();
-    sb.edit("quickstart.toml", "needs = [\"grade\"]", "needs = [\"grad\"]");
-    sb.edit("quickstart.toml", "baseline = \"nop\"", "baseline = \"none\"");
+    sb.edit(
+        "quickstart.toml",
+        "needs = [\"grade\"]",
+        "needs = [\"grad\"]",
+    );
+    sb.edit(
+        "quickstart.toml",
+        "baseline = \"nop\"",
+        "baseline = \"none\"",
+    );
     let o = sb.bench(&["validate", "quickstart.toml"]);
     assert_eq!(o.status.code(), Some(1));
     let err = flat(&stderr(&o));
@@ -342,7 +350,9 @@ fn baseline_help_names_the_real_problem() {
         "{err}"
     );
     assert!(
-        err.contains("this report's `needs` do not reach a solve stage: `grad` is unknown or invalid"),
+        err.contains(
+            "this report's `needs` do not reach a solve stage: `grad` is unknown or invalid"
+        ),
         "{err}"
     );
     assert!(!err.contains("there are none defined"), "{err}");
@@ -353,11 +363,18 @@ fn baseline_help_names_the_real_problem() {
         "teams = [\"oracle\", \"nop\", \"fixer\"]",
         "teams = [\"oracle\", \"nop\", \"fixer\", \"ghost\", \"phantom\"]",
     );
-    sb.edit("quickstart.toml", "baseline = \"nop\"", "baseline = \"nope\"");
+    sb.edit(
+        "quickstart.toml",
+        "baseline = \"nop\"",
+        "baseline = \"nope\"",
+    );
     let o = sb.bench(&["validate", "quickstart.toml"]);
     assert_eq!(o.status.code(), Some(1));
     let err = flat(&stderr(&o));
-    assert!(err.contains("stage `solve` runs unknown team `ghost`"), "{err}");
+    assert!(
+        err.contains("stage `solve` runs unknown team `ghost`"),
+        "{err}"
+    );
     assert!(
         err.contains("did you mean `nop`? known: fixer, nop, oracle"),
         "{err}"

@@ -453,11 +453,8 @@ fn plan_shows_the_power_of_the_comparison_before_anything_runs() {
     sb.edit("quickstart.toml", "\nlimit = 6", "");
     // The listing of docs/reports.md ("Reading the error bars").
     let eight = stdout(&sb.bench(&["plan", "quickstart.toml", "--detect", "5pts"]));
-    let readme = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/docs/reports.md"
-    ))
-    .expect("docs/reports.md");
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/reports.md"))
+        .expect("docs/reports.md");
     for line in [
         "  power vs baseline `nop` (8 paired tasks, baseline rate 50% assumed; set it with --baseline-rate, alpha 0.05, 80% power): smallest detectable difference +49.8 pts\n",
         "  power: detecting +5.0 pts needs 1562 paired tasks (the plan has 8)\n",
@@ -582,7 +579,13 @@ fn explain_names_the_changed_task_field_and_free_teams_are_priced() {
         "        - `to_roman` produces numerals with four repeated symbols where a subtractive\n",
         "        + `to_roman` prints numerals with four repeated symbols where a subtractive\n",
     ] {
-        assert!(explain.contains(needle), "explain lacks {needle:?}:\n{explain}");
+        assert!(
+            explain.contains(needle),
+            "explain lacks {needle:?}:\n{explain}"
+        );
     }
-    assert!(!explain.contains("task \""), "a digest for a reason:\n{explain}");
+    assert!(
+        !explain.contains("task \""),
+        "a digest for a reason:\n{explain}"
+    );
 }

@@ -66,11 +66,7 @@ pub fn changes(old: &Value, new: &Value, stage: &str, team: Option<&str>) -> Vec
                 }
             }
             (Some(Value::String(x)), Some(Value::String(y))) if long_text(x) || long_text(y) => {
-                out.push(format!(
-                    "{label} changed: {} -> {}",
-                    shorten(x),
-                    shorten(y)
-                ));
+                out.push(format!("{label} changed: {} -> {}", shorten(x), shorten(y)));
                 out.extend(line_diff(x, y).into_iter().map(|l| format!("  {l}")));
             }
             _ => out.push(format!(
@@ -237,7 +233,10 @@ mod tests {
         let new = json!({"task": {"instance_id": "q__r-1", "digest": "7fdbbbbbbbbbbbbbbb"}});
         let got = changes(&old, &new, "solve", None);
         assert_eq!(got.len(), 1);
-        assert!(got[0].starts_with("task 958aaaaaaaaa… -> 7fdbbbbbbbbb…"), "{got:?}");
+        assert!(
+            got[0].starts_with("task 958aaaaaaaaa… -> 7fdbbbbbbbbb…"),
+            "{got:?}"
+        );
         let same = json!({"task": {"instance_id": "q__r-1", "digest": "958aaaaaaaaaaaaaaa"}});
         assert_eq!(changes(&old, &same, "solve", None), vec!["key changed"]);
     }

@@ -73,9 +73,7 @@ fn fix(name: &str, h: &Harness, program: &str) -> String {
             "install {name}{version} so that `{program}` is on PATH{recipe}, or run on `[backend] kind = \"docker\"`, where bench builds it into the agent image"
         )
     } else {
-        format!(
-            "install `{program}`, or set `[harnesses.{name}] command` to a program that exists"
-        )
+        format!("install `{program}`, or set `[harnesses.{name}] command` to a program that exists")
     }
 }
 
@@ -98,10 +96,10 @@ fn executable(p: &Path) -> bool {
 
 /// Builtins and keywords of a POSIX `sh`: a command starting with one starts no program.
 const SHELL_WORDS: &[&str] = &[
-    ".", "alias", "bg", "break", "case", "cd", "command", "continue", "echo", "eval",
-    "exec", "exit", "export", "false", "fg", "for", "getopts", "hash", "if", "jobs", "kill",
-    "printf", "pwd", "read", "readonly", "return", "set", "shift", "test", "times", "trap", "true",
-    "type", "ulimit", "umask", "unalias", "unset", "until", "wait", "while",
+    ".", "alias", "bg", "break", "case", "cd", "command", "continue", "echo", "eval", "exec",
+    "exit", "export", "false", "fg", "for", "getopts", "hash", "if", "jobs", "kill", "printf",
+    "pwd", "read", "readonly", "return", "set", "shift", "test", "times", "trap", "true", "type",
+    "ulimit", "umask", "unalias", "unset", "until", "wait", "while",
 ];
 
 /// The program a command template starts: its first word after leading `NAME=value`
@@ -162,7 +160,10 @@ mod tests {
         assert_eq!(program_of("python3 {{script}}").as_deref(), Some("python3"));
         assert_eq!(program_of("{{script}} --fast"), None);
         assert_eq!(program_of("./run.sh"), None);
-        assert_eq!(program_of("A=1 B='x' /usr/bin/env true").as_deref(), Some("/usr/bin/env"));
+        assert_eq!(
+            program_of("A=1 B='x' /usr/bin/env true").as_deref(),
+            Some("/usr/bin/env")
+        );
     }
 
     #[test]

@@ -39,13 +39,16 @@ pub fn drives_no_model(m: &Manifest, team: &str) -> bool {
     let Some(t) = m.teams.get(team) else {
         return false;
     };
-    t.topology.agents().iter().all(|a| match m.harnesses.get(&a.harness) {
-        Some(h) => match h.kind {
-            HarnessKind::Oracle | HarnessKind::Nop | HarnessKind::Predictions => true,
-            HarnessKind::Command => a.model.is_none() && h.usage.is_none(),
-        },
-        None => false,
-    })
+    t.topology
+        .agents()
+        .iter()
+        .all(|a| match m.harnesses.get(&a.harness) {
+            Some(h) => match h.kind {
+                HarnessKind::Oracle | HarnessKind::Nop | HarnessKind::Predictions => true,
+                HarnessKind::Command => a.model.is_none() && h.usage.is_none(),
+            },
+            None => false,
+        })
 }
 
 /// A team's identity for cost history: its topology, agents as `harness@model` (how solve jobs
