@@ -166,12 +166,12 @@ fn line_diff(old: &str, new: &str) -> Vec<String> {
         if i < a.len() && j < b.len() && a[i] == b[j] {
             i += 1;
             j += 1;
-        } else if j < b.len() && (i == a.len() || lcs[i][j + 1] >= lcs[i + 1][j]) {
-            out.push(format!("+ {}", cut_line(b[j])));
-            j += 1;
-        } else {
+        } else if i < a.len() && (j == b.len() || lcs[i + 1][j] >= lcs[i][j + 1]) {
             out.push(format!("- {}", cut_line(a[i])));
             i += 1;
+        } else {
+            out.push(format!("+ {}", cut_line(b[j])));
+            j += 1;
         }
     }
     if out.len() > DIFF_LINES {
