@@ -398,6 +398,8 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
         problems.push(format!("dataset `{d}` could not be loaded"));
     }
     let mut missing_env = BTreeSet::new();
+    // harness -> the teams that run it, for the program check
+    let mut programs: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for stage in m.stages.values() {
         let StageKind::Solve(s) = &stage.kind else {
             continue;
@@ -406,6 +408,10 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
             let team = &m.teams[t];
             for a in team.topology.agents() {
                 let h = &m.harnesses[&a.harness];
+                programs
+                    .entry(a.harness.as_str())
+                    .or_default()
+                    .insert(t.as_str());
                 for v in &h.env {
                     if std::env::var_os(v).is_none() {
                         missing_env.insert(v.clone());
@@ -430,7 +436,12 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
             }
         }
     }
-    problems.extend(crate::harness::preflight::missing_programs(m));
+    if m.backend.kind == BackendKind::Local {
+        problems.extend(programs.iter().filter_map(|(h, teams)| {
+            let teams: Vec<&str> = teams.iter().copied().collect();
+            crate::harness::preflight::missing_program(h, &m.harnesses[*h], &teams)
+        }));
+    }
     if !missing_env.is_empty() {
         problems.push(format!(
             "missing environment variables needed by the teams' harnesses: {}",
@@ -899,7 +910,10 @@ fn gc(
             }
         }
     }
-    let report = crate::store::gc(&store, &reachable, !delete).map_err(|e| miette!("{e}"))?;
+    // Files of pinned Hub datasets (datasets/*.json) are inputs, not results: kept.
+    let pinned = crate::datasets::hub::pinned_blobs(&store);
+    let report =
+        crate::store::gc(&store, &reachable, pinned, !delete).map_err(|e| miette!("{e}"))?;
     let image_report = if images {
         Some(
             docker_runtime()?
@@ -1383,7 +1397,8 @@ fn tasks(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {
 }
 
 fn export(cli: &Cli, file: &Path, teams: &[String], out: Option<&Path>) -> Result<u8, Report> {
-    use crate::datasets::predictions::{by_team, export_predictions, to_jsonl};
+    use crate::datasets::predictions::{by_team, to_jsonl};
+    use crate::graph::export::export_predictions;
     let loaded = load_for_reading(&cli.store, file)?;
     let m = &loaded.m;
     if let Some(t) = teams.iter().find(|t| !m.teams.contains_key(*t)) {

@@ -4,56 +4,34 @@
 //! bench's PATH (agents get that PATH); on docker a harness with an `install` recipe builds its
 //! program into the agent image (an install that fails is an error naming its output), and one
 //! without a recipe runs what the task image has, which only the image can tell. Not here: the
-//! environment variables and prices (app's preflight), the script files (validated on load).
+//! environment variables and prices (app's preflight, which calls this per harness), the
+//! script files (validated on load).
 
 use std::path::{Path, PathBuf};
 
-use crate::manifest::{BackendKind, Harness, HarnessKind, Manifest, StageKind};
+use crate::types::{Harness, HarnessKind};
 
-/// One problem per harness whose program cannot be found, naming the teams that run it and
-/// how to fix it. Sorted; empty when everything is there.
-pub fn missing_programs(m: &Manifest) -> Vec<String> {
-    if m.backend.kind != BackendKind::Local {
-        return Vec::new();
+/// The problem with harness `name` on the local backend, run by `teams`, when the program its
+/// command starts is not on bench's PATH (agents get that PATH): what is missing and how to fix
+/// it. `None` when it is there, or when only the run can tell (a templated or relative
+/// program). The caller (apply's preflight) walks the manifest's teams; on docker it does not
+/// ask (see the module doc).
+pub fn missing_program(name: &str, h: &Harness, teams: &[&str]) -> Option<String> {
+    if h.kind != HarnessKind::Command {
+        return None;
     }
+    let program = h.command.as_deref().and_then(program_of)?;
     let path = std::env::var_os("PATH").unwrap_or_default();
     let dirs: Vec<PathBuf> = std::env::split_paths(&path).collect();
-    // harness -> the teams that run it
-    let mut users: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> =
-        Default::default();
-    for stage in m.stages.values() {
-        let StageKind::Solve(s) = &stage.kind else {
-            continue;
-        };
-        for t in &s.teams {
-            let Some(team) = m.teams.get(t) else { continue };
-            for a in team.topology.agents() {
-                users.entry(a.harness.as_str()).or_default().insert(t);
-            }
-        }
+    if found(&program, &dirs) {
+        return None;
     }
-    let mut problems = Vec::new();
-    for (name, teams) in users {
-        let Some(h) = m.harnesses.get(name) else {
-            continue;
-        };
-        if h.kind != HarnessKind::Command {
-            continue;
-        }
-        let Some(program) = h.command.as_deref().and_then(program_of) else {
-            continue;
-        };
-        if found(&program, &dirs) {
-            continue;
-        }
-        let teams: Vec<String> = teams.iter().map(|t| format!("`{t}`")).collect();
-        problems.push(format!(
-            "harness `{name}` (run by team {}) starts `{program}`, which is not on PATH; {}",
-            teams.join(", "),
-            fix(name, h, &program)
-        ));
-    }
-    problems
+    let teams: Vec<String> = teams.iter().map(|t| format!("`{t}`")).collect();
+    Some(format!(
+        "harness `{name}` (run by team {}) starts `{program}`, which is not on PATH; {}",
+        teams.join(", "),
+        fix(name, h, &program)
+    ))
 }
 
 /// What to do about a missing program.
