@@ -342,6 +342,38 @@ fn readme_quickstart_listing_applies_as_copied() {
     // "run `apply` again and nothing runs".
     let again = bench_in(dir.path(), &["plan", "examples/my-first.toml"]);
     assert_eq!(again.status.code(), Some(0), "{}", stdout(&again));
+
+    // "Try an edit": the README's `plan --explain` output is what bench prints.
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README");
+    let section = readme
+        .split("## Try an edit")
+        .nth(1)
+        .expect("README has `## Try an edit`");
+    let shown = listings(Path::new("README.md"), section)
+        .into_iter()
+        .find(|l| l.info.is_empty())
+        .expect("an output listing under Try an edit");
+    let manifest = examples.join("my-first.toml");
+    let text = std::fs::read_to_string(&manifest).expect("read");
+    assert!(text.contains("worker = \"fixer\""));
+    std::fs::write(
+        &manifest,
+        text.replacen("worker = \"fixer\"", "worker = \"fixer@other\"", 1),
+    )
+    .expect("write");
+    let explain = bench_in(dir.path(), &["plan", "--explain", "examples/my-first.toml"]);
+    let out = stdout(&explain);
+    for line in shown.body.lines() {
+        assert!(
+            out.contains(line),
+            "plan --explain does not print {line:?}:\n{out}"
+        );
+    }
+    let solves = out
+        .lines()
+        .filter(|l| l.trim_start().starts_with("+ solve/"))
+        .count();
+    assert_eq!(solves, 8, "\"Only the fixer's 8 solves run\":\n{out}");
 }
 
 #[test]
