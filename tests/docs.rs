@@ -478,6 +478,21 @@ fn links(text: &str) -> Vec<(usize, String)> {
     out
 }
 
+/// `path` with `.` and `..` resolved lexically.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 #[test]
 fn every_relative_link_and_anchor_resolves() {
     let mut problems = Vec::new();
@@ -498,6 +513,15 @@ fn every_relative_link_and_anchor_resolves() {
             } else {
                 file.parent().expect("dir").join(path)
             };
+            let docs = root().join("docs");
+            if file.starts_with(&docs) && !normalize(&dest).starts_with(&docs) {
+                problems.push(format!(
+                    "{}:{line}: `{target}` leaves docs/: the built book would not have it \
+                     (name the file in backticks, or include it in a page)",
+                    rel(&file)
+                ));
+                continue;
+            }
             if !dest.exists() {
                 problems.push(format!(
                     "{}:{line}: `{target}`: {} does not exist",
