@@ -803,3 +803,42 @@ fn manifest_reference_is_generated_from_the_schema() {
          (`BENCH_BLESS=1 cargo nextest run --test docs manifest_reference`)"
     );
 }
+
+/// The source files the docs name (`src/...` in backticks, `{a,b}` alternatives expanded) exist,
+/// so a moved module cannot leave the book pointing at nothing.
+#[test]
+fn every_source_path_the_docs_name_exists() {
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for file in doc_files() {
+        let text = std::fs::read_to_string(&file).expect("doc file");
+        for (i, part) in text.split('`').enumerate() {
+            if i % 2 == 0 || !part.starts_with("src/") || part.contains(char::is_whitespace) {
+                continue;
+            }
+            let paths: Vec<String> = match (part.find('{'), part.find('}')) {
+                (Some(a), Some(b)) if a < b => part[a + 1..b]
+                    .split(',')
+                    .map(|alt| format!("{}{alt}{}", &part[..a], &part[b + 1..]))
+                    .collect(),
+                _ => vec![part.to_string()],
+            };
+            for p in paths {
+                checked += 1;
+                // A glob (`src/parsers/*.rs`) names its directory.
+                let p = match p.find('*') {
+                    Some(star) => p[..star].to_string(),
+                    None => p,
+                };
+                if !root().join(&p).exists() {
+                    missing.push(format!("{}: `{p}`", rel(&file)));
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "the docs name files that do not exist: {missing:#?}"
+    );
+    assert!(checked >= 30, "only {checked} source paths checked");
+}
