@@ -519,11 +519,11 @@ fn explain_names_the_changed_task_field_and_free_teams_are_priced() {
     sb.edit(
         "quickstart.toml",
         "teams = [\"oracle\", \"nop\", \"fixer\"]",
-        "teams = [\"oracle\", \"nop\", \"fixer\", \"twin\"]",
+        "teams = [\"oracle\", \"nop\", \"fixer\", \"twin\", \"named\"]",
     );
     sb.append(
         "quickstart.toml",
-        "\n[teams.twin]                   # the fixer again: same cost, same rate\ntopology = \"solo\"\nworker = \"fixer\"\n",
+        "\n[teams.twin]                   # the fixer again: same cost, same rate\ntopology = \"solo\"\nworker = \"fixer\"\n\n[teams.named]                  # the fixer with a model named: its cost is unknown\ntopology = \"solo\"\nworker = \"fixer@other\"\n",
     );
     let plan = sb.bench(&["plan", "quickstart.toml"]);
     let out = stdout(&plan);
@@ -532,7 +532,13 @@ fn explain_names_the_changed_task_field_and_free_teams_are_priced() {
         assert!(out.contains(&line), "plan lacks {line:?}:\n{out}");
     }
     assert!(
-        out.contains("expected spend: $0.0000 for 32 solves"),
+        out.contains(
+            "expected spend: at least $0.0000 for 40 solves (no stored cost of team named)"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("  team named: 8 to run, no stored cost"),
         "{out}"
     );
     let run = sb.bench(&["apply", "quickstart.toml"]);
@@ -565,6 +571,21 @@ fn explain_names_the_changed_task_field_and_free_teams_are_priced() {
     );
     let md = sb.read("reports/quickstart/report.md");
     assert!(md.contains("8 of 8 (free: no model)"), "{md}");
+    // The same script with a model named records no cost: unknown, not "≥ $0.00".
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| named | ") && l.contains(" of 8"))
+        .expect("named's cost row");
+    assert_eq!(
+        row.split(" | ").nth(1),
+        Some("unknown"),
+        "named's mean cost: {row}"
+    );
+    assert!(
+        row.contains("0 of 8 (none recorded a cost or priced tokens)"),
+        "{row}"
+    );
+    assert!(!md.contains("≥ $0.00"), "{md}");
 
     // A statement edit: the task and the field are named, old and new shortened, the lines diffed.
     let task = "quickstart/tasks/quickstart__roman-1/task.toml";
