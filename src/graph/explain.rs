@@ -6,8 +6,13 @@
 
 use serde_json::Value;
 
-/// Longest value shown whole on a reason's line; longer ones are cut with `…`.
+/// Longest first line of a long text shown in its reason; longer ones are cut with `…`.
 const SHORT: usize = 60;
+/// Longest value (compact JSON) shown whole on a reason's line (an image ID fits); longer ones
+/// are cut with `…`.
+const VALUE: usize = 80;
+/// A string longer than this, or of several lines, is a text: its reason gets a line diff.
+const TEXT: usize = 120;
 /// Most diff lines shown for one changed text.
 const DIFF_LINES: usize = 12;
 /// Texts longer than this many lines are compared by their line counts only.
@@ -103,7 +108,7 @@ fn diff_into(path: &str, old: Option<&Value>, new: Option<&Value>, out: &mut Vec
 type Diff = (String, Option<Value>, Option<Value>);
 
 fn long_text(s: &str) -> bool {
-    s.contains('\n') || s.chars().count() > SHORT
+    s.contains('\n') || s.chars().count() > TEXT
 }
 
 fn short_digest(d: &str) -> String {
@@ -125,14 +130,14 @@ fn shorten(s: &str) -> String {
     format!("{:?}", cut).replacen("…\"", "\"…", 1)
 }
 
-/// A JSON value, compact, cut to [`SHORT`] characters.
+/// A JSON value, compact, cut to [`VALUE`] characters.
 fn show(v: &Value) -> String {
     match v {
         Value::String(s) if long_text(s) => shorten(s),
         _ => {
             let s = v.to_string();
-            if s.chars().count() > SHORT + 20 {
-                let cut: String = s.chars().take(SHORT + 17).collect();
+            if s.chars().count() > VALUE {
+                let cut: String = s.chars().take(VALUE - 3).collect();
                 format!("{cut}…")
             } else {
                 s
@@ -224,6 +229,17 @@ mod tests {
                 "team fixer: worker \"fixer\" -> \"fixer@other\"".to_string(),
                 "timeout_ms 120000 -> 180000".to_string(),
             ]
+        );
+    }
+
+    #[test]
+    fn an_image_id_is_shown_whole() {
+        let id = |c: char| format!("sha256:{}", c.to_string().repeat(64));
+        let old = json!({"backend": {"image": id('a')}});
+        let new = json!({"backend": {"image": id('b')}});
+        assert_eq!(
+            changes(&old, &new, "grade", None),
+            vec![format!("backend: image \"{}\" -> \"{}\"", id('a'), id('b'))]
         );
     }
 
