@@ -325,3 +325,59 @@ fn thousands_of_identical_problems_are_folded_and_output_stays_small() {
         assert!(err.contains(folded), "{err}");
     }
 }
+
+/// Issue 30: the baseline's help tells the truth when something else is wrong. A report whose
+/// `needs` names no stage is told that (not "there are none defined" while teams exist), and a
+/// solve stage's unknown teams are never offered as "known".
+#[test]
+fn baseline_help_names_the_real_problem() {
+    let sb = Sandbox::quickstart();
+    sb.edit(
+        "quickstart.toml",
+        "needs = [\"grade\"]",
+        "needs = [\"grad\"]",
+    );
+    sb.edit(
+        "quickstart.toml",
+        "baseline = \"nop\"",
+        "baseline = \"none\"",
+    );
+    let o = sb.bench(&["validate", "quickstart.toml"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = flat(&stderr(&o));
+    assert!(
+        err.contains("stage `report` needs unknown stage `grad`"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "this report's `needs` do not reach a solve stage: `grad` is unknown or invalid"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("there are none defined"), "{err}");
+
+    let sb = Sandbox::quickstart();
+    sb.edit(
+        "quickstart.toml",
+        "teams = [\"oracle\", \"nop\", \"fixer\"]",
+        "teams = [\"oracle\", \"nop\", \"fixer\", \"ghost\", \"phantom\"]",
+    );
+    sb.edit(
+        "quickstart.toml",
+        "baseline = \"nop\"",
+        "baseline = \"nope\"",
+    );
+    let o = sb.bench(&["validate", "quickstart.toml"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = flat(&stderr(&o));
+    assert!(
+        err.contains("stage `solve` runs unknown team `ghost`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("did you mean `nop`? known: fixer, nop, oracle"),
+        "{err}"
+    );
+    assert!(!err.contains("known: fixer, ghost"), "{err}");
+}
