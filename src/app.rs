@@ -107,6 +107,11 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
             file,
         } => parse_log(parser.as_deref(), script.as_deref(), file),
         Command::Cache { action } => cache_commands::run(&cli, action),
+        Command::View {
+            target,
+            port,
+            static_dir,
+        } => crate::view::command(cli.store.as_deref(), target, *port, static_dir.as_deref()),
     }
 }
 

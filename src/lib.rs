@@ -25,3 +25,4 @@ pub mod stages;
 pub mod store;
 pub mod tasks;
 pub mod timings;
+pub mod view;

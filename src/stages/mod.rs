@@ -9,7 +9,8 @@ mod solve;
 pub use grade::{grade, patch_bytes};
 pub use report::{
     MaterializeError, PairArtifacts, PairUsage, RenderedReport, ReportInputs, artifact_dir,
-    materialize, render_report, report_files_intact, report_list_digest, write_report,
+    materialize, render_report, report_document, report_files_intact, report_list_digest,
+    write_report,
 };
 pub use solve::solve;
 
