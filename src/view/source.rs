@@ -137,7 +137,7 @@ impl Experiment {
 
     fn record_at(&self, address: &str) -> Option<ActionRecord> {
         match self.store.get_action(self.index.get(address)?) {
-            Lookup::Hit(r) => Some(r),
+            Lookup::Hit(r) => Some(*r),
             _ => None,
         }
     }

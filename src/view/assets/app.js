@@ -456,7 +456,10 @@
     else if (p[0] === 'task' && p.length === 2) done = task(dec(p[1]));
     else if (p[0] === 'pair' && p.length === 4) done = pair(dec(p[1]), dec(p[2]), parseInt(p[3], 10), r.query);
     else done = Promise.reject(new Error('no page at ' + location.hash));
-    done.then(function () { document.body.setAttribute('data-ready', location.hash || '#/'); }, function (e) {
+    done.then(function () {
+      document.body.setAttribute('data-ready-ms', String(performance.now()));
+      document.body.setAttribute('data-ready', location.hash || '#/');
+    }, function (e) {
       var m = main(); m.textContent = '';
       add(m, h('p', { class: 'fail', id: 'error', text: String(e.message || e) }));
       document.body.setAttribute('data-ready', 'error');
