@@ -53,7 +53,7 @@ fn calls(output: &str) -> Vec<(Tokens, Option<String>, Option<String>)> {
                     cache_write: 0,
                     output: u64_at(&p, "/completion_tokens"),
                 },
-                str_at(&p, "/main_model"),
+                str_at(&p, "/main_model").filter(|m| !m.contains("REDACTED")),
                 time,
             )
         })

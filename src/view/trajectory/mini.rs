@@ -97,7 +97,14 @@ pub fn read(output: &str) -> Option<Vec<Step>> {
                 s.role = Some("user".into());
                 these.push(s);
             }
-            r => these.push(Step::message(r, text)),
+            "system" | "user" => these.push(Step::message(&role, text)),
+            // mini's own records (`exit`, ...): events, when they say anything.
+            r if !text.trim().is_empty() => {
+                let mut s = Step::message(r, text);
+                s.kind = "event";
+                these.push(s);
+            }
+            _ => {}
         }
         for mut s in these {
             s.timestamp.clone_from(&ts);
