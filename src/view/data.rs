@@ -33,6 +33,8 @@ pub struct Viewer {
     pub exp: Experiment,
     highlighter: Highlighter,
     trajectories: Mutex<HashMap<String, Arc<Trajectory>>>,
+    /// The experiment page's document, built once (every pair's row).
+    experiment: std::sync::OnceLock<Value>,
 }
 
 /// The outcome word of a pair, as the report's per-task table writes it.
@@ -55,6 +57,7 @@ impl Viewer {
             exp,
             highlighter: Highlighter::new(),
             trajectories: Mutex::new(HashMap::new()),
+            experiment: std::sync::OnceLock::new(),
         }
     }
 
@@ -82,7 +85,7 @@ impl Viewer {
     pub fn data(&self, path: &str) -> Option<Value> {
         let parts: Vec<&str> = path.split('/').collect();
         match parts.as_slice() {
-            ["experiment"] => Some(self.experiment()),
+            ["experiment"] => Some(self.experiment.get_or_init(|| self.experiment()).clone()),
             ["task", t] => self.task(&decode(t)?),
             ["pair", t, team, rep] => self.pair(&decode(t)?, &decode(team)?, rep.parse().ok()?),
             ["blob", d, page] => self.blob_page(d, page.parse().ok()?),

@@ -156,7 +156,7 @@
     var ns = 'http://www.w3.org/2000/svg';
     function s(tag, a) { var e = document.createElementNS(ns, tag); for (var k in a) e.setAttribute(k, a[k]); return e; }
     var svg = s('svg', { class: 'chart', width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, role: 'img', 'aria-label': 'resolve rate per team with 95% intervals' });
-    var x = function (v) { return left + v * (W - left - 20); };
+    var x = function (v) { return left + v * (W - left - 56); };
     teams.forEach(function (t, i) {
       var y = 4 + i * row;
       var label = s('text', { x: left - 6, y: y + 14, 'text-anchor': 'end' }); label.textContent = t.name; svg.appendChild(label);
@@ -308,7 +308,7 @@
   function diffView(d) {
     if (!d || !d.files.length) return h('p', { class: 'muted', text: 'empty patch' });
     var box = h('div', { class: 'diff' });
-    add(box, h('p', { class: 'muted' }, d.files.length + ' files, ' + d.bytes + ' bytes', d.truncated ? ' (cut: the raw patch has the rest)' : ''));
+    add(box, h('p', { class: 'muted' }, d.files.length + (d.files.length === 1 ? ' file, ' : ' files, ') + d.bytes + ' bytes', d.truncated ? ' (cut: the raw patch has the rest)' : ''));
     d.files.forEach(function (f) {
       var name = f.old && f.new && f.old !== f.new ? f.old + ' → ' + f.new : (f.new || f.old || '?');
       var t = h('table');
