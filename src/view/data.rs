@@ -217,9 +217,12 @@ impl Viewer {
                     .usage
                     .iter()
                     .find(|u| u.task == p.task && u.team == p.team && u.replicate == p.replicate);
-                let tokens = usage.map(|u| {
-                    u.runs.iter().filter_map(|r| r.tokens).fold((0, 0), |(i, o), t| {
-                        (i + t.input, o + t.output)
+                let tokens = usage.and_then(|u| {
+                    let counted: Vec<_> = u.runs.iter().filter_map(|r| r.tokens).collect();
+                    (!counted.is_empty()).then(|| {
+                        counted
+                            .iter()
+                            .fold((0, 0), |(i, o), t| (i + t.input, o + t.output))
                     })
                 });
                 json!({

@@ -287,7 +287,7 @@
           h('td', { text: p.team }), h('td', { class: 'num', text: p.replicate }),
           h('td', {}, outcome(p.outcome, pairHref(t, p.team, p.replicate)), p.reason ? h('div', { class: 'small muted', text: p.reason }) : null),
           h('td', { class: 'num', text: usd(p.cost_usd) }), h('td', { class: 'num', text: secs(p.wall_time_s) }),
-          h('td', { class: 'num', text: num(p.input_tokens) + ' / ' + num(p.output_tokens) }),
+          h('td', { class: 'num', text: p.input_tokens == null ? '—' : p.input_tokens + ' / ' + p.output_tokens }),
           h('td', { class: 'num', text: p.flags ? p.flags + ' flags' : '' }));
       });
       add(m, [h('h1', { text: t }),
