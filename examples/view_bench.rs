@@ -31,7 +31,9 @@ fn manifest(teams: usize) -> String {
         names.join(", ")
     );
     for i in 1..=teams {
-        m.push_str(&format!("\n[teams.t{i}]\ntopology = \"solo\"\nworker = \"nop\"\n"));
+        m.push_str(&format!(
+            "\n[teams.t{i}]\ntopology = \"solo\"\nworker = \"nop\"\n"
+        ));
     }
     m
 }
@@ -51,7 +53,7 @@ fn patch(task: usize, team: usize) -> String {
 }
 
 fn trajectory(task: usize, team: usize) -> String {
-    let mut t = format!("===== worker: codex@gpt-test =====\n");
+    let mut t = "===== worker: codex@gpt-test =====\n".to_string();
     t.push_str("{\"type\":\"thread.started\",\"thread_id\":\"x\"}\n");
     for step in 0..6 {
         t.push_str(&json!({"type": "item.completed", "item": {"id": format!("c{step}"), "type": "command_execution",
@@ -69,7 +71,10 @@ fn log(task: usize, big: bool) -> Vec<u8> {
     let mut i = 0;
     let target = if big { BIG_LOG } else { 4096 };
     while l.len() < target {
-        l.push_str(&format!("tests/test_mod_{task}.py::test_case_{i} PASSED [{:>3}%]\n", i % 100));
+        l.push_str(&format!(
+            "tests/test_mod_{task}.py::test_case_{i} PASSED [{:>3}%]\n",
+            i % 100
+        ));
         i += 1;
     }
     l.into_bytes()
@@ -106,7 +111,17 @@ fn write_store(dir: &Path, tasks: usize, teams: usize, big: bool) -> (PathBuf, O
     for t in 0..tasks {
         let task = format!("org__repo{}-{t}", t % 40);
         let gk = key(&format!("gold {t}"));
-        put(&store, &gk, Output::Grade(GradeOutput { resolved: true, patch_applied: true, ..Default::default() }), BTreeMap::new(), Value::Null);
+        put(
+            &store,
+            &gk,
+            Output::Grade(GradeOutput {
+                resolved: true,
+                patch_applied: true,
+                ..Default::default()
+            }),
+            BTreeMap::new(),
+            Value::Null,
+        );
         index.insert(format!("gold/{task}"), gk);
         gold.insert(task.clone(), Some(true));
         for team in 1..=teams {
@@ -121,34 +136,69 @@ fn write_store(dir: &Path, tasks: usize, teams: usize, big: bool) -> (PathBuf, O
             }
             let failing = vec![format!("tests/test_mod_{t}.py::test_fix")];
             let statuses = store
-                .put_blob(json!({ failing[0].clone(): if resolved { "pass" } else { "fail" } }).to_string().as_bytes())
+                .put_blob(
+                    json!({ failing[0].clone(): if resolved { "pass" } else { "fail" } })
+                        .to_string()
+                        .as_bytes(),
+                )
                 .unwrap();
             let runs = vec![RunUsage {
                 role: "worker".into(),
                 harness: "codex".into(),
                 model: Some("gpt-test".into()),
-                tokens: Some(Tokens { input: 7200, cached_input: 4800, cache_write: 0, output: 560 }),
+                tokens: Some(Tokens {
+                    input: 7200,
+                    cached_input: 4800,
+                    cache_write: 0,
+                    output: 560,
+                }),
                 reported_cost_usd: Some(0.01 * team as f64),
                 reported_exact: true,
                 no_model: false,
                 timed_out: false,
             }];
             let sk = key(&format!("solve {t} {team}"));
-            put(&store, &sk, Output::Solve(SolveOutput { patch: p.clone(), patch_bytes: 300, runs: runs.clone(), duration_ms: 60_000, ..Default::default() }),
-                BTreeMap::from([("patch".into(), p.clone()), ("trajectory".into(), tr.clone())]), Value::Null);
+            put(
+                &store,
+                &sk,
+                Output::Solve(SolveOutput {
+                    patch: p.clone(),
+                    patch_bytes: 300,
+                    runs: runs.clone(),
+                    duration_ms: 60_000,
+                    ..Default::default()
+                }),
+                BTreeMap::from([
+                    ("patch".into(), p.clone()),
+                    ("trajectory".into(), tr.clone()),
+                ]),
+                Value::Null,
+            );
             index.insert(format!("solve/{task}/{tname}/0"), sk);
             let grade = GradeOutput {
                 resolved,
                 patch_applied: true,
                 fail_to_pass_success: if resolved { failing.clone() } else { vec![] },
                 fail_to_pass_failure: if resolved { vec![] } else { failing.clone() },
-                pass_to_pass_success: (0..20).map(|i| format!("tests/test_mod_{t}.py::test_case_{i}")).collect(),
+                pass_to_pass_success: (0..20)
+                    .map(|i| format!("tests/test_mod_{t}.py::test_case_{i}"))
+                    .collect(),
                 history_check: "ok: no commit after the base".into(),
                 duration_ms: 20_000,
                 ..Default::default()
             };
             let rk = key(&format!("grade {t} {team}"));
-            put(&store, &rk, Output::Grade(grade), BTreeMap::from([("log".into(), l.clone()), ("statuses".into(), statuses), ("patch".into(), p.clone())]), Value::Null);
+            put(
+                &store,
+                &rk,
+                Output::Grade(grade),
+                BTreeMap::from([
+                    ("log".into(), l.clone()),
+                    ("statuses".into(), statuses),
+                    ("patch".into(), p.clone()),
+                ]),
+                Value::Null,
+            );
             index.insert(format!("grade/solve/{task}/{tname}/0"), rk);
             pairs.push(json!({"task": task, "team": tname, "replicate": 0,
                 "state": if resolved { json!({"kind": "resolved"}) } else { json!({"kind": "unresolved", "timed_out": false}) },
@@ -169,11 +219,28 @@ fn write_store(dir: &Path, tasks: usize, teams: usize, big: bool) -> (PathBuf, O
     let out = dir.join("reports/synthetic");
     let job = ReportJob::new(inputs, out.clone());
     let rk = key("report");
-    put(&store, &rk, Output::Report(ReportOutput { out: out.display().to_string(), files: vec![], artifacts: 0, promotion: None }),
-        BTreeMap::new(), serde_json::to_value(&job).unwrap());
+    put(
+        &store,
+        &rk,
+        Output::Report(ReportOutput {
+            out: out.display().to_string(),
+            files: vec![],
+            artifacts: 0,
+            promotion: None,
+        }),
+        BTreeMap::new(),
+        serde_json::to_value(&job).unwrap(),
+    );
     index.insert("report".into(), rk);
     store
-        .save_index(&m.path, &Index { schema: RECORD_SCHEMA, manifest_path: m.path.display().to_string(), nodes: index })
+        .save_index(
+            &m.path,
+            &Index {
+                schema: RECORD_SCHEMA,
+                manifest_path: m.path.display().to_string(),
+                nodes: index,
+            },
+        )
         .unwrap();
     (mpath, big_digest)
 }
@@ -189,11 +256,23 @@ impl Drop for Killed {
 /// Starts `bench view`; returns it, its URL and how long it took to print the URL.
 fn view(bin: &Path, manifest: &Path) -> (Killed, String, Duration) {
     let start = Instant::now();
-    let mut child = Command::new(bin).arg("view").arg(manifest).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = Command::new(bin)
+        .arg("view")
+        .arg(manifest)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
     let took = start.elapsed();
-    let url = line.trim().strip_prefix("bench view: ").expect("a URL").to_string();
+    let url = line
+        .trim()
+        .strip_prefix("bench view: ")
+        .expect("a URL")
+        .to_string();
     (Killed(child), url, took)
 }
 
@@ -213,17 +292,49 @@ fn median(mut v: Vec<f64>) -> f64 {
 async fn page_ms(c: &Client, url: &str) -> f64 {
     c.goto("about:blank").await.unwrap();
     c.goto(url).await.unwrap();
-    c.wait().at_most(Duration::from_secs(60)).for_element(Locator::Css("body[data-ready]")).await.unwrap();
-    let v = c.execute("return Number(document.body.getAttribute('data-ready-ms'))", vec![]).await.unwrap();
+    c.wait()
+        .at_most(Duration::from_secs(60))
+        .for_element(Locator::Css("body[data-ready]"))
+        .await
+        .unwrap();
+    let v = c
+        .execute(
+            "return Number(document.body.getAttribute('data-ready-ms'))",
+            vec![],
+        )
+        .await
+        .unwrap();
     v.as_f64().unwrap_or(f64::NAN)
 }
 
 /// Selects a team in the filter; the time until the table is rendered again, by the page's clock.
 async fn filter_ms(c: &Client, team: &str) -> f64 {
-    let before = c.execute("return performance.now()", vec![]).await.unwrap().as_f64().unwrap();
-    c.find(Locator::Css("#f-team")).await.unwrap().select_by_value(team).await.unwrap();
-    c.wait().at_most(Duration::from_secs(60)).for_element(Locator::Css("body[data-ready]")).await.unwrap();
-    let after = c.execute("return Number(document.body.getAttribute('data-ready-ms'))", vec![]).await.unwrap().as_f64().unwrap();
+    let before = c
+        .execute("return performance.now()", vec![])
+        .await
+        .unwrap()
+        .as_f64()
+        .unwrap();
+    c.find(Locator::Css("#f-team"))
+        .await
+        .unwrap()
+        .select_by_value(team)
+        .await
+        .unwrap();
+    c.wait()
+        .at_most(Duration::from_secs(60))
+        .for_element(Locator::Css("body[data-ready]"))
+        .await
+        .unwrap();
+    let after = c
+        .execute(
+            "return Number(document.body.getAttribute('data-ready-ms'))",
+            vec![],
+        )
+        .await
+        .unwrap()
+        .as_f64()
+        .unwrap();
     after - before
 }
 
@@ -241,12 +352,26 @@ async fn main() {
     let _ = std::fs::remove_dir_all(&work);
     let t = Instant::now();
     let (big_m, big_log) = write_store(&work.join("big"), tasks, teams, true);
-    eprintln!("wrote the {tasks} x {teams} store in {:.1} s", t.elapsed().as_secs_f64());
+    eprintln!(
+        "wrote the {tasks} x {teams} store in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
     let (small_m, _) = write_store(&work.join("small"), 8, 3, false);
     let big_log = big_log.expect("the big log");
 
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let _driver = Killed(Command::new("chromedriver").arg(format!("--port={port}")).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("chromedriver"));
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let _driver = Killed(
+        Command::new("chromedriver")
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver"),
+    );
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -255,11 +380,17 @@ async fn main() {
     caps.insert("goog:chromeOptions".into(), json!({"args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", format!("--user-data-dir={}", profile.path().display())]}));
     let mut b = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new());
     b.capabilities(caps);
-    let c = b.connect(&format!("http://127.0.0.1:{port}")).await.expect("chromium");
+    let c = b
+        .connect(&format!("http://127.0.0.1:{port}"))
+        .await
+        .expect("chromium");
 
     let rounds = 5;
     let mut rows = Vec::new();
-    for (name, m) in [("baseline 8 x 3", &small_m), (&*format!("{tasks} x {teams}"), &big_m)] {
+    for (name, m) in [
+        ("baseline 8 x 3", &small_m),
+        (&*format!("{tasks} x {teams}"), &big_m),
+    ] {
         let (_server, url, startup) = view(&bin, m);
         let (json_t, json_n) = get(&format!("{url}data/experiment.js"));
         let mut page = Vec::new();
@@ -268,13 +399,25 @@ async fn main() {
             page.push(page_ms(&c, &url).await);
             filter.push(filter_ms(&c, "t2").await);
         }
-        rows.push((name.to_string(), startup.as_secs_f64() * 1000.0, json_t.as_secs_f64() * 1000.0, json_n, median(page), median(filter)));
+        rows.push((
+            name.to_string(),
+            startup.as_secs_f64() * 1000.0,
+            json_t.as_secs_f64() * 1000.0,
+            json_n,
+            median(page),
+            median(filter),
+        ));
         if m == &big_m {
             // The 50 MB log: its first page over HTTP, the pair page showing it, and reading the
             // whole blob (verified) as the baseline.
             let mut first = Vec::new();
             for _ in 0..rounds {
-                first.push(get(&format!("{url}data/blob/{big_log}/0.js")).0.as_secs_f64() * 1000.0);
+                first.push(
+                    get(&format!("{url}data/blob/{big_log}/0.js"))
+                        .0
+                        .as_secs_f64()
+                        * 1000.0,
+                );
             }
             let store = Store::open_existing(&work.join("big/.bench")).unwrap();
             let mut whole = Vec::new();
@@ -288,16 +431,32 @@ async fn main() {
             for _ in 0..rounds {
                 pair.push(page_ms(&c, &format!("{url}#/pair/org__repo0-0/t1/0")).await);
             }
-            println!("| 50 MB grading log: first page over HTTP (median of {rounds}) | {:.1} ms |", median(first.clone()));
-            println!("| 50 MB grading log: pair page rendered with it (page clock) | {:.0} ms |", median(pair));
-            println!("| baseline: the whole blob read and verified | {:.1} ms (first page = {:.3}x) |", median(whole.clone()), median(first) / median(whole));
+            println!(
+                "| 50 MB grading log: first page over HTTP (median of {rounds}) | {:.1} ms |",
+                median(first.clone())
+            );
+            println!(
+                "| 50 MB grading log: pair page rendered with it (page clock) | {:.0} ms |",
+                median(pair)
+            );
+            println!(
+                "| baseline: the whole blob read and verified | {:.1} ms (first page = {:.3}x) |",
+                median(whole.clone()),
+                median(first) / median(whole)
+            );
         }
     }
-    println!("| store | viewer start (URL printed) | experiment data (HTTP) | experiment page interactive (page clock, median of {rounds}) | filter to one team |");
+    println!(
+        "| store | viewer start (URL printed) | experiment data (HTTP) | experiment page interactive (page clock, median of {rounds}) | filter to one team |"
+    );
     println!("|---|---|---|---|---|");
     let base_page = rows[0].4;
     for (name, start, jt, jn, page, filter) in &rows {
-        println!("| {name} | {start:.0} ms | {jt:.1} ms, {} KiB | {page:.0} ms ({:.2}x baseline) | {filter:.0} ms |", jn / 1024, page / base_page);
+        println!(
+            "| {name} | {start:.0} ms | {jt:.1} ms, {} KiB | {page:.0} ms ({:.2}x baseline) | {filter:.0} ms |",
+            jn / 1024,
+            page / base_page
+        );
     }
     c.close().await.unwrap();
 }

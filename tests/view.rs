@@ -125,7 +125,10 @@ fn the_server_answers_pages_from_the_store_and_refuses_what_it_should() {
     // No page loads anything from a network: every URL in the page and its script is local.
     let (_, js) = v.get("app.js");
     for asset in [&html, &js] {
-        assert!(!asset.contains("http://") && !asset.contains("https://") || asset.contains("http://www.w3.org/2000/svg"));
+        assert!(
+            !asset.contains("http://") && !asset.contains("https://")
+                || asset.contains("http://www.w3.org/2000/svg")
+        );
     }
 
     let (status, exp) = v.get("data/experiment.js");
@@ -175,7 +178,10 @@ fn the_server_answers_pages_from_the_store_and_refuses_what_it_should() {
         .iter()
         .find(|b| b["name"] == "log")
         .unwrap();
-    let (status, page) = v.get(&format!("data/blob/{}/0.js", log["digest"].as_str().unwrap()));
+    let (status, page) = v.get(&format!(
+        "data/blob/{}/0.js",
+        log["digest"].as_str().unwrap()
+    ));
     assert_eq!(status, 200);
     assert_eq!(data_of(&page)["page"], 0);
 
@@ -230,7 +236,11 @@ fn the_report_directory_opens_the_same_experiment_and_the_static_export_has_ever
 
     let bad = sb.bench(&["view", "quickstart"]);
     assert!(!bad.status.success());
-    assert!(stderr(&bad).contains("neither a manifest nor a report directory"), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("neither a manifest nor a report directory"),
+        "{}",
+        stderr(&bad)
+    );
 }
 
 // --- the browser -----------------------------------------------------------------------------
@@ -276,7 +286,10 @@ impl Driver {
             .expect("chromedriver starts");
         let started = Instant::now();
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(started.elapsed() < Duration::from_secs(20), "chromedriver did not listen");
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "chromedriver did not listen"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         Driver { child, port }
@@ -300,8 +313,7 @@ async fn browser(driver: &Driver, profile: &Path) -> Client {
             "--disable-dev-shm-usage", "--allow-file-access-from-files", "--window-size=1280,900",
             format!("--user-data-dir={}", profile.display())]}),
     );
-    let mut builder =
-        ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new());
+    let mut builder = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new());
     builder.capabilities(caps);
     builder
         .connect(&format!("http://127.0.0.1:{}", driver.port))
@@ -320,7 +332,12 @@ async fn ready(c: &Client) -> String {
     if let Some(e) = err.first() {
         panic!("the page failed: {}", e.text().await.unwrap());
     }
-    c.find(Locator::Css("main")).await.unwrap().text().await.unwrap()
+    c.find(Locator::Css("main"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
 }
 
 async fn pair_page_shows_the_evidence(c: &Client) {
@@ -334,14 +351,24 @@ async fn pair_page_shows_the_evidence(c: &Client) {
     let row = bad[0].text().await.unwrap();
     assert!(row.contains("FAIL_TO_PASS"), "{row}");
     // The diff.
-    c.find(Locator::Css("#tab-diff")).await.unwrap().click().await.unwrap();
+    c.find(Locator::Css("#tab-diff"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
     ready(c).await;
     let files = c.find_all(Locator::Css(".diff .file")).await.unwrap();
     assert!(!files.is_empty(), "no diff shown");
     let added = c.find_all(Locator::Css(".diff tr.add")).await.unwrap();
     assert!(!added.is_empty());
     // The trajectory's first tool call.
-    c.find(Locator::Css("#tab-trajectory")).await.unwrap().click().await.unwrap();
+    c.find(Locator::Css("#tab-trajectory"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
     ready(c).await;
     let call = c
         .wait()
@@ -350,7 +377,10 @@ async fn pair_page_shows_the_evidence(c: &Client) {
         .await
         .expect("a tool call shown");
     let text = call.text().await.unwrap();
-    assert!(text.contains("command_execution") && text.contains("python3 fixer.py"), "{text}");
+    assert!(
+        text.contains("command_execution") && text.contains("python3 fixer.py"),
+        "{text}"
+    );
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -366,14 +396,20 @@ async fn a_browser_goes_from_the_experiment_to_a_failed_pairs_diff_test_and_tool
 
     c.goto(&v.url).await.unwrap();
     let text = ready(&c).await;
-    assert!(text.contains("oracle") && text.contains("24 of 24 pairs"), "{text}");
+    assert!(
+        text.contains("oracle") && text.contains("24 of 24 pairs"),
+        "{text}"
+    );
     // Filter to one team.
     let select = c.find(Locator::Css("#f-team")).await.unwrap();
     select.select_by_value("fixer").await.unwrap();
     let text = ready(&c).await;
     assert!(text.contains("8 of 24 pairs"), "{text}");
     for row in c.find_all(Locator::Css("#pairs tr.pair")).await.unwrap() {
-        assert_eq!(row.attr("data-team").await.unwrap().as_deref(), Some("fixer"));
+        assert_eq!(
+            row.attr("data-team").await.unwrap().as_deref(),
+            Some("fixer")
+        );
     }
     // Click the failed task that has a patch.
     let link = c
@@ -389,8 +425,15 @@ async fn a_browser_goes_from_the_experiment_to_a_failed_pairs_diff_test_and_tool
     let pasted = format!("{}#/pair/{}/fixer/0?tab=diff", v.url, enc(SLUGIFY));
     c.goto(&pasted).await.unwrap();
     ready(&c).await;
-    assert!(!c.find_all(Locator::Css(".diff .file")).await.unwrap().is_empty());
-    c.goto(&format!("{}#/pair/{}/fixer/0", v.url, enc(SLUGIFY))).await.unwrap();
+    assert!(
+        !c.find_all(Locator::Css(".diff .file"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    c.goto(&format!("{}#/pair/{}/fixer/0", v.url, enc(SLUGIFY)))
+        .await
+        .unwrap();
     pair_page_shows_the_evidence(&c).await;
 
     // The static export opens from disk.
@@ -401,10 +444,17 @@ async fn a_browser_goes_from_the_experiment_to_a_failed_pairs_diff_test_and_tool
     c.goto(&file_url).await.unwrap();
     let text = ready(&c).await;
     assert!(text.contains("24 of 24 pairs"), "{text}");
-    c.goto(&format!("{file_url}#/pair/{}/fixer/0", enc(SLUGIFY))).await.unwrap();
+    c.goto(&format!("{file_url}#/pair/{}/fixer/0", enc(SLUGIFY)))
+        .await
+        .unwrap();
     pair_page_shows_the_evidence(&c).await;
-    c.goto(&format!("{file_url}#/task/{}", enc(SLUGIFY))).await.unwrap();
+    c.goto(&format!("{file_url}#/task/{}", enc(SLUGIFY)))
+        .await
+        .unwrap();
     let text = ready(&c).await;
-    assert!(text.contains("Statement") && text.contains("resolves (valid)"), "{text}");
+    assert!(
+        text.contains("Statement") && text.contains("resolves (valid)"),
+        "{text}"
+    );
     c.close().await.unwrap();
 }

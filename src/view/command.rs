@@ -11,7 +11,8 @@ fn report(e: ViewError) -> Report {
     match e {
         ViewError::Manifest { source, .. } => Report::new(*source),
         ViewError::NotAnExperiment { .. } => miette!(
-            help = "name a manifest (`bench view pipelines/x.toml`) or the report directory it wrote",
+            help =
+                "name a manifest (`bench view pipelines/x.toml`) or the report directory it wrote",
             "{e}"
         ),
         other => miette!("{other}"),

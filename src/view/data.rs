@@ -239,7 +239,10 @@ impl Viewer {
                 })
             })
             .collect();
-        let gold = self.exp.gold_record(task).and_then(|(_, r)| r.grade().cloned());
+        let gold = self
+            .exp
+            .gold_record(task)
+            .and_then(|(_, r)| r.grade().cloned());
         Some(json!({
             "task": task,
             "repo": t.map(|t| t.repo.clone()).or_else(|| pairs.first().and_then(|p| p.repo.clone())),

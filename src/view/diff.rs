@@ -235,7 +235,10 @@ mod tests {
         let d = parse(PATCH, &hl);
         assert_eq!(d.files.len(), 2);
         let f = &d.files[0];
-        assert_eq!((f.old.as_deref(), f.new.as_deref()), (Some("calc.py"), Some("calc.py")));
+        assert_eq!(
+            (f.old.as_deref(), f.new.as_deref()),
+            (Some("calc.py"), Some("calc.py"))
+        );
         assert_eq!((f.status, f.added, f.removed), ("modified", 2, 1));
         assert_eq!(f.hunks.len(), 2);
         let l = &f.hunks[0].lines;
@@ -248,7 +251,10 @@ mod tests {
         assert!(l2[1].html.contains("&lt;b&gt;"), "{}", l2[1].html);
         assert!(l2[1].html.contains("<span class=\""), "{}", l2[1].html);
         let g = &d.files[1];
-        assert_eq!((g.status, g.old.as_deref(), g.new.as_deref()), ("added", None, Some("new.txt")));
+        assert_eq!(
+            (g.status, g.old.as_deref(), g.new.as_deref()),
+            ("added", None, Some("new.txt"))
+        );
         assert_eq!(g.hunks[0].lines[1].kind, '\\');
         assert!(!d.truncated);
     }

@@ -131,7 +131,11 @@ mod tests {
         assert!(a.contains("s-string") && a.contains("&lt;b&gt;"), "{a}");
         assert!(b.starts_with("<span") && b.contains("s-string"), "{b}");
         for h in [&a, &b] {
-            assert_eq!(h.matches("<span").count(), h.matches("</span>").count(), "{h}");
+            assert_eq!(
+                h.matches("<span").count(),
+                h.matches("</span>").count(),
+                "{h}"
+            );
         }
         let mut plain = hl.stream("notes.unknownext");
         assert_eq!(plain.line("a <b>"), "a &lt;b&gt;");

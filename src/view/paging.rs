@@ -114,7 +114,10 @@ mod tests {
         let a = read_page(&p, 0).unwrap().unwrap();
         let b = read_page(&p, 1).unwrap().unwrap();
         let c = read_page(&p, 2).unwrap().unwrap();
-        assert_eq!((a.end, b.start, b.end, c.start), (PAGE_BYTES, PAGE_BYTES, 2 * PAGE_BYTES, 2 * PAGE_BYTES));
+        assert_eq!(
+            (a.end, b.start, b.end, c.start),
+            (PAGE_BYTES, PAGE_BYTES, 2 * PAGE_BYTES, 2 * PAGE_BYTES)
+        );
         assert_eq!(a.text.len() + b.text.len() + c.text.len(), text.len());
         assert!(read_page(&p, 3).unwrap().is_none());
         std::fs::write(&p, "").unwrap();

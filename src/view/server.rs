@@ -36,7 +36,11 @@ fn host_ok(app: &App, headers: &HeaderMap) -> bool {
 }
 
 fn refused() -> Response {
-    (StatusCode::FORBIDDEN, "bench view answers 127.0.0.1 and localhost only\n").into_response()
+    (
+        StatusCode::FORBIDDEN,
+        "bench view answers 127.0.0.1 and localhost only\n",
+    )
+        .into_response()
 }
 
 fn file(name: &str) -> Response {
@@ -53,7 +57,11 @@ fn file(name: &str) -> Response {
     }
 }
 
-async fn asset(State(app): State<Arc<App>>, headers: HeaderMap, Path(name): Path<String>) -> Response {
+async fn asset(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+) -> Response {
     if !host_ok(&app, &headers) {
         return refused();
     }
@@ -67,7 +75,11 @@ async fn index(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
     file("index.html")
 }
 
-async fn data(State(app): State<Arc<App>>, headers: HeaderMap, Path(path): Path<String>) -> Response {
+async fn data(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    Path(path): Path<String>,
+) -> Response {
     if !host_ok(&app, &headers) {
         return refused();
     }
@@ -77,9 +89,7 @@ async fn data(State(app): State<Arc<App>>, headers: HeaderMap, Path(path): Path<
     // Reading records and blobs is blocking file I/O.
     let app2 = app.clone();
     let body = tokio::task::spawn_blocking(move || {
-        app2.viewer
-            .data(&path)
-            .map(|d| data_script(&path, &d))
+        app2.viewer.data(&path).map(|d| data_script(&path, &d))
     })
     .await
     .ok()
@@ -87,7 +97,10 @@ async fn data(State(app): State<Arc<App>>, headers: HeaderMap, Path(path): Path<
     match body {
         Some(b) => (
             [
-                (header::CONTENT_TYPE, HeaderValue::from_static("text/javascript; charset=utf-8")),
+                (
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("text/javascript; charset=utf-8"),
+                ),
                 (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
             ],
             b,
@@ -98,7 +111,11 @@ async fn data(State(app): State<Arc<App>>, headers: HeaderMap, Path(path): Path<
 }
 
 /// Serves `viewer` until Ctrl-C; `ready` is called with the address once it listens.
-pub fn serve(viewer: Viewer, port: Option<u16>, ready: impl FnOnce(&Served)) -> Result<(), ViewError> {
+pub fn serve(
+    viewer: Viewer,
+    port: Option<u16>,
+    ready: impl FnOnce(&Served),
+) -> Result<(), ViewError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

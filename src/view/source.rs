@@ -60,12 +60,15 @@ impl Experiment {
         let store_root = store_override
             .map(Path::to_path_buf)
             .unwrap_or_else(|| default_store_path(&manifest.dir));
-        let Some((report_stage, out)) = manifest.stage_order.iter().find_map(|s| {
-            match &manifest.stages[s].kind {
-                StageKind::Report(r) => Some((s.clone(), r.out.clone())),
-                _ => None,
-            }
-        }) else {
+        let Some((report_stage, out)) =
+            manifest
+                .stage_order
+                .iter()
+                .find_map(|s| match &manifest.stages[s].kind {
+                    StageKind::Report(r) => Some((s.clone(), r.out.clone())),
+                    _ => None,
+                })
+        else {
             return Err(ViewError::NoReportStage {
                 manifest: manifest.path.clone(),
             });
@@ -90,8 +93,7 @@ impl Experiment {
             })?;
         let inputs = job.inputs.priced();
         let document = crate::stages::report_document(&inputs);
-        let (tasks, tasks_note) = match crate::run::load_datasets(&manifest, Some(&store), false)
-        {
+        let (tasks, tasks_note) = match crate::run::load_datasets(&manifest, Some(&store), false) {
             Ok((sets, unavailable)) => {
                 let tasks: BTreeMap<String, Arc<Task>> = sets
                     .into_values()
@@ -157,7 +159,11 @@ impl Experiment {
         let solves = self.stages_of(|k| matches!(k, StageKind::Solve(_)));
         self.stages_of(|k| matches!(k, StageKind::Grade(_)))
             .into_iter()
-            .flat_map(|g| solves.iter().map(move |s| format!("{g}/{s}/{task}/{team}/{rep}")))
+            .flat_map(|g| {
+                solves
+                    .iter()
+                    .map(move |s| format!("{g}/{s}/{task}/{team}/{rep}"))
+            })
             .find_map(|a| self.record_at(&a).map(|r| (a, r)))
             .filter(|(_, r)| matches!(r.output, Output::Grade(_)))
     }
@@ -223,12 +229,9 @@ fn find_report(dir: &Path, store_override: Option<&Path>) -> Result<(PathBuf, St
             .collect();
         indexes.sort();
         for p in indexes {
-            let Ok(index) = std::fs::read(&p)
-                .map_err(|e| e.to_string())
-                .and_then(|b| {
-                    serde_json::from_slice::<crate::store::Index>(&b).map_err(|e| e.to_string())
-                })
-            else {
+            let Ok(index) = std::fs::read(&p).map_err(|e| e.to_string()).and_then(|b| {
+                serde_json::from_slice::<crate::store::Index>(&b).map_err(|e| e.to_string())
+            }) else {
                 continue;
             };
             // Report nodes' addresses are their stage's name (no slash).

@@ -43,9 +43,10 @@ fn calls(output: &str) -> Vec<(Tokens, Option<String>, Option<String>)> {
         .filter(|v| str_at(v, "/event").as_deref() == Some("message_send"))
         .map(|v| {
             let p = v.get("properties").cloned().unwrap_or(Value::Null);
-            let time = v.get("time").and_then(Value::as_i64).and_then(|t| {
-                jiff::Timestamp::from_second(t).ok().map(|t| t.to_string())
-            });
+            let time = v
+                .get("time")
+                .and_then(Value::as_i64)
+                .and_then(|t| jiff::Timestamp::from_second(t).ok().map(|t| t.to_string()));
             (
                 Tokens {
                     input: u64_at(&p, "/prompt_tokens"),
@@ -66,25 +67,26 @@ pub fn read(output: &str, files: &[(String, String)]) -> Option<Vec<Step>> {
     let mut session_time: Option<String> = None;
     // The block being read: its kind and lines.
     let mut block: Option<(&str, Vec<&str>)> = None;
-    let flush = |block: &mut Option<(&str, Vec<&str>)>, steps: &mut Vec<Step>, ts: &Option<String>| {
-        if let Some((kind, lines)) = block.take() {
-            let body = lines.join("\n").trim().to_string();
-            if body.is_empty() {
-                return;
-            }
-            let mut s = match kind {
-                "user" => Step::message("user", body),
-                "tool" => {
-                    let mut s = Step::tool_result(None, body);
-                    s.tool = Some("aider".into());
-                    s
+    let flush =
+        |block: &mut Option<(&str, Vec<&str>)>, steps: &mut Vec<Step>, ts: &Option<String>| {
+            if let Some((kind, lines)) = block.take() {
+                let body = lines.join("\n").trim().to_string();
+                if body.is_empty() {
+                    return;
                 }
-                _ => Step::message("assistant", body),
-            };
-            s.timestamp.clone_from(ts);
-            steps.push(s);
-        }
-    };
+                let mut s = match kind {
+                    "user" => Step::message("user", body),
+                    "tool" => {
+                        let mut s = Step::tool_result(None, body);
+                        s.tool = Some("aider".into());
+                        s
+                    }
+                    _ => Step::message("assistant", body),
+                };
+                s.timestamp.clone_from(ts);
+                steps.push(s);
+            }
+        };
     for line in text.lines() {
         let kind = if let Some(rest) = line.strip_prefix("# aider chat started at ") {
             flush(&mut block, &mut steps, &session_time);

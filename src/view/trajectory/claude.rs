@@ -70,9 +70,13 @@ fn transcript(text: &str) -> Vec<Step> {
             Value::Array(blocks) => {
                 for b in blocks {
                     match b.get("type").and_then(Value::as_str).unwrap_or("") {
-                        "text" => these.push(Step::message(&role, content_text(&Value::Array(vec![b.clone()])))),
+                        "text" => these.push(Step::message(
+                            &role,
+                            content_text(&Value::Array(vec![b.clone()])),
+                        )),
                         "thinking" => {
-                            let mut s = Step::message(&role, str_at(b, "/thinking").unwrap_or_default());
+                            let mut s =
+                                Step::message(&role, str_at(b, "/thinking").unwrap_or_default());
                             s.kind = "reasoning";
                             these.push(s);
                         }

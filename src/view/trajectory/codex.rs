@@ -135,10 +135,14 @@ fn events(output: &str) -> Option<Vec<Step>> {
                 let id = str_at(&item, "/id");
                 match str_at(&item, "/type").as_deref().unwrap_or("") {
                     "agent_message" => {
-                        steps.push(Step::message("assistant", str_at(&item, "/text").unwrap_or_default()));
+                        steps.push(Step::message(
+                            "assistant",
+                            str_at(&item, "/text").unwrap_or_default(),
+                        ));
                     }
                     "reasoning" => {
-                        let mut s = Step::message("assistant", str_at(&item, "/text").unwrap_or_default());
+                        let mut s =
+                            Step::message("assistant", str_at(&item, "/text").unwrap_or_default());
                         s.kind = "reasoning";
                         steps.push(s);
                     }

@@ -81,9 +81,7 @@ pub fn read(output: &str) -> Option<Vec<Step>> {
                         ));
                     }
                 }
-                let usage = m
-                    .pointer("/extra/response/usage")
-                    .and_then(openai_tokens);
+                let usage = m.pointer("/extra/response/usage").and_then(openai_tokens);
                 let model = str_at(m, "/extra/response/model");
                 if let Some(last) = these.first_mut() {
                     last.usage = usage;

@@ -120,7 +120,9 @@ fn stored(files: &[(String, String)]) -> Option<Vec<(Value, Vec<Value>)>> {
         .collect();
     out.sort_by_key(|(info, _)| {
         (
-            info.pointer("/time/created").and_then(Value::as_i64).unwrap_or(0),
+            info.pointer("/time/created")
+                .and_then(Value::as_i64)
+                .unwrap_or(0),
             str_at(info, "/id"),
         )
     });

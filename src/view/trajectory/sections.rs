@@ -102,7 +102,9 @@ pub fn split(bytes: &[u8]) -> Vec<RawRun> {
             });
             in_output = true;
         }
-        let r = runs.last_mut().expect("a run");
+        let Some(r) = runs.last_mut() else {
+            break;
+        };
         if let Some((path, n)) = file_header(&line, &r.role) {
             if in_output {
                 r.output.1 = pos as u64;

@@ -59,11 +59,16 @@ fn results_follow_calls(r: &Run) {
 #[test]
 fn claude_codes_transcript() {
     let r = run_of("claude.txt");
-    assert_eq!((r.role.as_str(), r.agent.as_str(), r.format), ("worker", "claude-code@claude-sonnet-4-5", "claude-code"));
+    assert_eq!(
+        (r.role.as_str(), r.agent.as_str(), r.format),
+        ("worker", "claude-code@claude-sonnet-4-5", "claude-code")
+    );
     let calls = of_kind(&r, "tool_call");
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0].tool.as_deref(), Some("Bash"));
-    let cmd = calls[0].arguments.as_ref().unwrap()["command"].as_str().unwrap();
+    let cmd = calls[0].arguments.as_ref().unwrap()["command"]
+        .as_str()
+        .unwrap();
     assert!(cmd.starts_with("cat > 'datecal.py'"), "{cmd}");
     results_follow_calls(&r);
     // The two model calls the server was scripted with: vusage(3120, 1024, 512, 187) and
@@ -72,8 +77,18 @@ fn claude_codes_transcript() {
     assert_eq!(
         used,
         [
-            Tokens { input: 3120, cached_input: 1024, cache_write: 512, output: 187 },
-            Tokens { input: 3388, cached_input: 3072, cache_write: 0, output: 23 },
+            Tokens {
+                input: 3120,
+                cached_input: 1024,
+                cache_write: 512,
+                output: 187
+            },
+            Tokens {
+                input: 3388,
+                cached_input: 3072,
+                cache_write: 0,
+                output: 23
+            },
         ]
     );
     assert!(r.steps.iter().all(|s| s.timestamp.is_some()));
@@ -88,14 +103,29 @@ fn codex_session_rollout() {
     let calls = of_kind(&r, "tool_call");
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0].tool.as_deref(), Some("exec_command"));
-    assert!(calls[0].arguments.as_ref().unwrap()["cmd"].as_str().unwrap().contains("datecal.py"));
+    assert!(
+        calls[0].arguments.as_ref().unwrap()["cmd"]
+            .as_str()
+            .unwrap()
+            .contains("datecal.py")
+    );
     results_follow_calls(&r);
     let used: Vec<Tokens> = r.steps.iter().filter_map(|s| s.usage).collect();
     assert_eq!(
         used,
         [
-            Tokens { input: 4410, cached_input: 2048, cache_write: 256, output: 96 },
-            Tokens { input: 4702, cached_input: 4352, cache_write: 0, output: 17 },
+            Tokens {
+                input: 4410,
+                cached_input: 2048,
+                cache_write: 256,
+                output: 96
+            },
+            Tokens {
+                input: 4702,
+                cached_input: 4352,
+                cache_write: 0,
+                output: 17
+            },
         ]
     );
     // Priced per call from the table (the model is the agent's).
@@ -104,7 +134,11 @@ fn codex_session_rollout() {
     let first = r.steps.iter().find(|s| s.usage.is_some()).unwrap();
     assert_eq!(first.cost_usd, Some(want));
     assert!(r.cost_usd().unwrap() > want);
-    assert!(r.left_out.len() > 10, "its caches are listed: {}", r.left_out.len());
+    assert!(
+        r.left_out.len() > 10,
+        "its caches are listed: {}",
+        r.left_out.len()
+    );
     assert!(r.steps.iter().all(|s| s.timestamp.is_some()));
 }
 
@@ -122,7 +156,10 @@ fn codex_exec_events_without_a_rollout() {
     results_follow_calls(r);
     assert_eq!(of_kind(r, "tool_result")[0].exit_code, Some(0));
     assert_eq!(r.totals().input, 9112);
-    assert!(!of_kind(r, "error").is_empty(), "its reconnect errors are kept");
+    assert!(
+        !of_kind(r, "error").is_empty(),
+        "its reconnect errors are kept"
+    );
 }
 
 #[test]
@@ -132,37 +169,77 @@ fn mini_swe_agent_trajectory() {
     let calls = of_kind(&r, "tool_call");
     assert_eq!(calls.len(), 2);
     assert_eq!(calls[0].tool.as_deref(), Some("bash"));
-    assert!(calls[0].arguments.as_ref().unwrap()["command"].as_str().unwrap().contains("datecal.py"));
+    assert!(
+        calls[0].arguments.as_ref().unwrap()["command"]
+            .as_str()
+            .unwrap()
+            .contains("datecal.py")
+    );
     results_follow_calls(&r);
     let used: Vec<Tokens> = r.steps.iter().filter_map(|s| s.usage).collect();
     // usage(1834, 212, 0, 0) and usage(2391, 35, 1792, 0): prompt, completion, cached, write.
     assert_eq!(
         used,
         [
-            Tokens { input: 1834, cached_input: 0, cache_write: 0, output: 212 },
-            Tokens { input: 2391, cached_input: 1792, cache_write: 0, output: 35 },
+            Tokens {
+                input: 1834,
+                cached_input: 0,
+                cache_write: 0,
+                output: 212
+            },
+            Tokens {
+                input: 2391,
+                cached_input: 1792,
+                cache_write: 0,
+                output: 35
+            },
         ]
     );
     assert_eq!(r.steps[0].role.as_deref(), Some("system"));
-    assert!(r.steps.iter().any(|s| s.text.as_deref() == Some("exit: Submitted")));
+    assert!(
+        r.steps
+            .iter()
+            .any(|s| s.text.as_deref() == Some("exit: Submitted"))
+    );
 }
 
 #[test]
 fn aider_chat_history_with_analytics() {
     let r = run_of("aider.txt");
     assert_eq!(r.format, "aider");
-    let user: Vec<&Step> = r.steps.iter().filter(|s| s.role.as_deref() == Some("user")).collect();
+    let user: Vec<&Step> = r
+        .steps
+        .iter()
+        .filter(|s| s.role.as_deref() == Some("user"))
+        .collect();
     assert_eq!(user.len(), 1);
-    assert!(user[0].text.as_deref().unwrap().starts_with("You are working in a git repository"));
-    let replies: Vec<&Step> = r.steps.iter().filter(|s| s.role.as_deref() == Some("assistant")).collect();
+    assert!(
+        user[0]
+            .text
+            .as_deref()
+            .unwrap()
+            .starts_with("You are working in a git repository")
+    );
+    let replies: Vec<&Step> = r
+        .steps
+        .iter()
+        .filter(|s| s.role.as_deref() == Some("assistant"))
+        .collect();
     assert_eq!(replies.len(), 2);
     assert!(replies[0].text.as_deref().unwrap().contains("datecal.py"));
     // Exact tokens per call from the analytics log: usage(2466, 301) and usage(2790, 301).
-    let used: Vec<(u64, u64)> = replies.iter().map(|s| s.usage.map(|t| (t.input, t.output)).unwrap()).collect();
+    let used: Vec<(u64, u64)> = replies
+        .iter()
+        .map(|s| s.usage.map(|t| (t.input, t.output)).unwrap())
+        .collect();
     assert_eq!(used, [(2466, 301), (2790, 301)]);
     // The analytics log's redacted model name gives way to the agent's.
     assert_eq!(replies[0].model.as_deref(), Some("openai/fake-aider"));
-    assert!(r.steps.iter().any(|s| s.text.as_deref().is_some_and(|t| t.contains("Applied edit to datecal.py"))));
+    assert!(r.steps.iter().any(|s| {
+        s.text
+            .as_deref()
+            .is_some_and(|t| t.contains("Applied edit to datecal.py"))
+    }));
 }
 
 #[test]
@@ -172,21 +249,37 @@ fn opencode_session_storage() {
     let calls = of_kind(&r, "tool_call");
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0].tool.as_deref(), Some("bash"));
-    assert_eq!(calls[0].arguments.as_ref().unwrap()["command"], "python3 -m unittest");
+    assert_eq!(
+        calls[0].arguments.as_ref().unwrap()["command"],
+        "python3 -m unittest"
+    );
     results_follow_calls(&r);
     assert_eq!(of_kind(&r, "tool_result")[0].text.as_deref(), Some("OK\n"));
     let used: Vec<Tokens> = r.steps.iter().filter_map(|s| s.usage).collect();
     assert_eq!(
         used,
         [
-            Tokens { input: 1500, cached_input: 1000, cache_write: 100, output: 50 },
-            Tokens { input: 1800, cached_input: 1200, cache_write: 0, output: 20 },
+            Tokens {
+                input: 1500,
+                cached_input: 1000,
+                cache_write: 100,
+                output: 50
+            },
+            Tokens {
+                input: 1800,
+                cached_input: 1200,
+                cache_write: 0,
+                output: 20
+            },
         ]
     );
     // OpenCode's own cost figure is kept.
     assert_eq!(r.cost_usd(), Some(0.75));
     assert_eq!(r.steps[0].role.as_deref(), Some("user"));
-    assert_eq!(r.steps[0].timestamp.as_deref(), Some("2026-12-04T10:00:00Z"));
+    assert_eq!(
+        r.steps[0].timestamp.as_deref(),
+        Some("2026-12-04T10:00:00Z")
+    );
 }
 
 #[test]
@@ -200,6 +293,9 @@ fn a_review_team_shows_each_roles_run() {
     blob.extend_from_slice(review.as_bytes());
     let t = parse(&blob, &price());
     let roles: Vec<(&str, &str)> = t.runs.iter().map(|r| (r.role.as_str(), r.format)).collect();
-    assert_eq!(roles, [("worker", "codex"), ("reviewer (round 1)", "claude-code")]);
+    assert_eq!(
+        roles,
+        [("worker", "codex"), ("reviewer (round 1)", "claude-code")]
+    );
     assert_eq!(t.runs[0].raw_end, t.runs[1].raw_start);
 }
