@@ -111,7 +111,14 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
             target,
             port,
             static_dir,
-        } => crate::view::command(cli.store.as_deref(), target, *port, static_dir.as_deref()),
+            compare,
+        } => crate::view::command(
+            cli.store.as_deref(),
+            target,
+            compare.as_deref(),
+            *port,
+            static_dir.as_deref(),
+        ),
     }
 }
 

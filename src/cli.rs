@@ -118,6 +118,10 @@ pub enum Command {
         /// Write the viewer to DIR as self-contained files instead of serving it.
         #[arg(long = "static", value_name = "DIR", conflicts_with = "port")]
         static_dir: Option<PathBuf>,
+        /// Also show this experiment (a manifest or report directory) side by side with the
+        /// first, the pairs whose outcome changed first.
+        #[arg(long, value_name = "OTHER")]
+        compare: Option<PathBuf>,
     },
     /// List the sampled tasks, with counts per language and month.
     Tasks {

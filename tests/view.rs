@@ -458,3 +458,62 @@ async fn a_browser_goes_from_the_experiment_to_a_failed_pairs_diff_test_and_tool
     );
     c.close().await.unwrap();
 }
+
+#[test]
+fn two_experiments_side_by_side_list_the_changed_outcomes_first() {
+    let a = quickstart_applied();
+    let b = Sandbox::quickstart();
+    b.edit(
+        "quickstart.toml",
+        "[teams.nop]                   # changes nothing: the floor\ntopology = \"solo\"\nworker = \"nop\"",
+        "[teams.nop]\ntopology = \"solo\"\nworker = \"oracle\"",
+    );
+    let o = b.bench(&["apply", "-q", "quickstart.toml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = a.path("site");
+    let other = b.manifest();
+    let o = a.bench(&[
+        "view",
+        "--static",
+        out.to_str().unwrap(),
+        "quickstart.toml",
+        "--compare",
+        other.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let cmp = data_of(&std::fs::read_to_string(out.join("data/compare.js")).unwrap());
+    assert_eq!(cmp["changed"], 8, "{cmp}");
+    let pairs = cmp["pairs"].as_array().unwrap();
+    assert_eq!(pairs.len(), 24);
+    for p in &pairs[..8] {
+        assert_eq!(
+            (&p[1], &p[3], &p[4], &p[5]),
+            (
+                &"nop".into(),
+                &"unresolved".into(),
+                &"resolved".into(),
+                &true.into()
+            ),
+            "{p}"
+        );
+    }
+    assert!(pairs[8..].iter().all(|p| p[5] == false && p[3] == p[4]));
+    let nop = cmp["teams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "nop")
+        .unwrap();
+    assert_eq!(
+        (&nop["a"]["resolved"], &nop["b"]["resolved"]),
+        (&0.into(), &8.into())
+    );
+    // The other experiment's pages are there under b/, from its own store.
+    let pair = data_of(
+        &std::fs::read_to_string(out.join(format!("data/b/pair/{}/nop/0.js", enc(SLUGIFY))))
+            .unwrap(),
+    );
+    assert_eq!(pair["outcome"], "resolved");
+    let exp = data_of(&std::fs::read_to_string(out.join("data/experiment.js")).unwrap());
+    assert_eq!(exp["compare"], "quickstart");
+}

@@ -23,6 +23,7 @@ fn report(e: ViewError) -> Report {
 pub fn command(
     store: Option<&Path>,
     target: &Path,
+    compare: Option<&Path>,
     port: Option<u16>,
     static_dir: Option<&Path>,
 ) -> Result<u8, Report> {
@@ -30,7 +31,15 @@ pub fn command(
     if let Some(note) = &exp.tasks_note {
         eprintln!("note: {note}");
     }
-    let viewer = Viewer::new(exp);
+    let mut viewer = Viewer::new(exp);
+    if let Some(other) = compare {
+        // The other experiment's own store (`--store` names the first one's).
+        let other = Experiment::open(other, None).map_err(report)?;
+        if let Some(note) = &other.tasks_note {
+            eprintln!("note: {note}");
+        }
+        viewer = viewer.compared_with(Viewer::new(other));
+    }
     if let Some(dir) = static_dir {
         let done = super::export(&viewer, dir).map_err(report)?;
         println!(

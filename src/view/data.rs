@@ -35,6 +35,8 @@ pub struct Viewer {
     trajectories: Mutex<HashMap<String, Arc<Trajectory>>>,
     /// The experiment page's document, built once (every pair's row).
     experiment: std::sync::OnceLock<Value>,
+    /// The experiment compared with this one (`--compare`), answered under `b/`.
+    other: Option<Box<Viewer>>,
 }
 
 /// The outcome word of a pair, as the report's per-task table writes it.
@@ -58,7 +60,65 @@ impl Viewer {
             highlighter: Highlighter::new(),
             trajectories: Mutex::new(HashMap::new()),
             experiment: std::sync::OnceLock::new(),
+            other: None,
         }
+    }
+
+    /// This viewer comparing its experiment with `other` (pages under `b/`, and `compare`).
+    pub fn compared_with(mut self, other: Viewer) -> Viewer {
+        self.other = Some(Box::new(other));
+        self
+    }
+
+    /// Every pair's outcome word.
+    fn outcomes(&self) -> BTreeMap<PairKey, &'static str> {
+        let partial = self.partial();
+        self.exp
+            .inputs
+            .pairs
+            .iter()
+            .map(|p| {
+                let key = (p.task.clone(), p.team.clone(), p.replicate);
+                let o = outcome(&p.state, partial.contains(&key));
+                (key, o)
+            })
+            .collect()
+    }
+
+    /// The two experiments side by side: each team's numbers, and every pair's outcome in
+    /// both, the pairs whose outcome changed first.
+    fn compare(&self) -> Option<Value> {
+        let other = self.other.as_deref()?;
+        let (a, b) = (self.outcomes(), other.outcomes());
+        let keys: BTreeSet<&PairKey> = a.keys().chain(b.keys()).collect();
+        let mut rows: Vec<(bool, &PairKey)> = keys
+            .into_iter()
+            .map(|k| (a.get(k) != b.get(k), k))
+            .collect();
+        rows.sort_by(|x, y| y.0.cmp(&x.0).then_with(|| x.1.cmp(y.1)));
+        let changed = rows.iter().filter(|r| r.0).count();
+        let team = |v: &Viewer, name: &str| {
+            v.exp
+                .document
+                .teams
+                .iter()
+                .find(|t| t.name == name)
+                .map(|t| json!({"tasks": t.tasks, "resolved": t.resolved, "rate": t.rate}))
+        };
+        let mut names: Vec<&str> = self.exp.inputs.teams.iter().map(String::as_str).collect();
+        for t in &other.exp.inputs.teams {
+            if !names.contains(&t.as_str()) {
+                names.push(t);
+            }
+        }
+        let side = |v: &Viewer| json!({"name": v.exp.manifest.name, "manifest": v.exp.manifest.path.display().to_string()});
+        Some(json!({
+            "a": side(self),
+            "b": side(other),
+            "teams": names.iter().map(|n| json!({"name": n, "a": team(self, n), "b": team(other, n)})).collect::<Vec<_>>(),
+            "changed": changed,
+            "pairs": rows.iter().map(|(c, k)| json!([k.0, k.1, k.2, a.get(*k), b.get(*k), c])).collect::<Vec<_>>(),
+        }))
     }
 
     fn partial(&self) -> BTreeSet<PairKey> {
@@ -86,6 +146,8 @@ impl Viewer {
         let parts: Vec<&str> = path.split('/').collect();
         match parts.as_slice() {
             ["experiment"] => Some(self.experiment.get_or_init(|| self.experiment()).clone()),
+            ["compare"] => self.compare(),
+            ["b", rest @ ..] => self.other.as_ref()?.data(&rest.join("/")),
             ["task", t] => self.task(&decode(t)?),
             ["pair", t, team, rep] => self.pair(&decode(t)?, &decode(team)?, rep.parse().ok()?),
             ["blob", d, page] => self.blob_page(d, page.parse().ok()?),
@@ -101,6 +163,10 @@ impl Viewer {
     /// pages included).
     pub fn all_paths(&self) -> Vec<String> {
         let mut out = vec!["experiment".to_string()];
+        if let Some(other) = &self.other {
+            out.push("compare".to_string());
+            out.extend(other.all_paths().into_iter().map(|p| format!("b/{p}")));
+        }
         let tasks: BTreeSet<&str> = self
             .exp
             .inputs
@@ -197,6 +263,7 @@ impl Viewer {
             "pairs": pairs,
             "flags": flag_names,
             "tasks_note": self.exp.tasks_note,
+            "compare": self.other.as_ref().map(|o| o.exp.manifest.name.clone()),
         })
     }
 

@@ -13,6 +13,8 @@
     }
   };
   var PAGE_ROWS = 100;
+  // '' for the experiment, 'b/' for the other one of a comparison (`bench view --compare`).
+  var PRE = '';
 
   // The name encoding of src/view/ids.rs: [A-Za-z0-9._-] kept, every other byte ~xx.
   function enc(s) {
@@ -34,6 +36,7 @@
   bench.enc = enc; bench.dec = dec;
 
   function load(path) {
+    path = PRE + path;
     return new Promise(function (ok, fail) {
       if (Object.prototype.hasOwnProperty.call(cache, path)) return ok(cache[path]);
       var first = !waiting[path];
@@ -84,8 +87,8 @@
     var cls = 'o o-' + String(o).replace(/ /g, '-');
     return href ? h('a', { class: cls, href: href, text: o }) : h('span', { class: cls, text: o });
   }
-  function pairHref(task, team, rep) { return '#/pair/' + enc(task) + '/' + enc(team) + '/' + rep; }
-  function taskHref(task) { return '#/task/' + enc(task); }
+  function pairHref(task, team, rep) { return '#/' + PRE + 'pair/' + enc(task) + '/' + enc(team) + '/' + rep; }
+  function taskHref(task) { return '#/' + PRE + 'task/' + enc(task); }
   function kv(rows) {
     var dl = h('dl', { class: 'kv' });
     rows.forEach(function (r) { if (r[1] !== undefined) add(dl, [h('dt', { text: r[0] }), h('dd', {}, r[1] == null ? '—' : r[1])]); });
@@ -133,7 +136,7 @@
     var rows = doc.teams.map(function (t) {
       var vs = t.vs_baseline;
       return h('tr', {},
-        h('td', {}, h('a', { href: '#/' + queryString({ team: t.name }), text: t.name })),
+        h('td', {}, h('a', { href: '#/' + PRE + queryString({ team: t.name }), text: t.name })),
         h('td', { class: 'num', text: t.resolved + ' / ' + t.tasks }),
         h('td', { class: 'num', text: pct(t.rate) }),
         h('td', { class: 'num', text: pct(t.ci_low) + ' – ' + pct(t.ci_high) }),
@@ -201,6 +204,7 @@
           ['network', Object.keys(x.network).sort().map(function (k) { return k + ': ' + x.network[k]; }).join('; ')],
           ['gold', doc.gold.valid.length + ' valid, ' + doc.gold.invalid.length + ' invalid, ' + doc.gold.errored.length + ' errored of ' + doc.gold.tasks]]),
         x.tasks_note ? h('p', { class: 'muted small', text: x.tasks_note }) : null,
+        x.compare ? h('p', {}, h('a', { id: 'compare-link', href: '#/compare', text: 'compared with ' + x.compare + ': changed outcomes first' })) : null,
         h('h2', { text: 'Teams' }), teamsTable(doc), chart(doc),
         groupTable('language', doc.by_language, doc.teams), groupTable('repository', doc.by_repo, doc.teams)]);
       // Filters.
@@ -213,7 +217,7 @@
       var bar = h('div', { class: 'filters' });
       function go(changes) {
         var q = Object.assign({}, query, changes);
-        location.hash = '#/' + queryString(q);
+        location.hash = '#/' + PRE + queryString(q);
       }
       FILTERS.forEach(function (f) {
         var sel = h('select', { id: 'f-' + f[0], onchange: function () { var c = {}; c[f[0]] = sel.value; c.page = ''; go(c); } },
@@ -280,7 +284,7 @@
   function task(t) {
     return Promise.all([load('task/' + enc(t)), load('experiment')]).then(function (r) {
       var x = r[0], exp = r[1];
-      setPage(t, [h('a', { href: '#/', text: exp.name }), t]);
+      setPage(t, [h('a', { href: '#/' + PRE, text: exp.name }), t]);
       var m = main(); m.textContent = '';
       var rows = x.pairs.map(function (p) {
         return h('tr', { class: 'pair', 'data-team': p.team },
@@ -385,7 +389,7 @@
   function pair(t, team, rep, query) {
     return Promise.all([load('pair/' + enc(t) + '/' + enc(team) + '/' + rep), load('experiment')]).then(function (r) {
       var x = r[0], exp = r[1];
-      setPage(t + ' · ' + team, [h('a', { href: '#/', text: exp.name }), h('a', { href: taskHref(t), text: t }), team + ' #' + rep]);
+      setPage(t + ' · ' + team, [h('a', { href: '#/' + PRE, text: exp.name }), h('a', { href: taskHref(t), text: t }), team + ' #' + rep]);
       var m = main(); m.textContent = '';
       var s = x.solve && x.solve.output && x.solve.output.solve, g = x.grade && x.grade.output;
       add(m, [h('h1', {}, t, ' · ', team, ' · ', outcome(x.outcome)),
@@ -449,10 +453,47 @@
     });
   }
 
+  // --- two experiments ---------------------------------------------------------------------
+  function compare(query) {
+    return load('compare').then(function (x) {
+      setPage('compare', [h('a', { href: '#/', text: x.a.name }), 'compared with ' + x.b.name]);
+      var m = main(); m.textContent = '';
+      var teams = x.teams.map(function (t) {
+        var d = t.a && t.b ? t.b.rate - t.a.rate : null;
+        return h('tr', {}, h('td', { text: t.name }),
+          h('td', { class: 'num', text: t.a ? t.a.resolved + ' / ' + t.a.tasks + ' (' + pct(t.a.rate) + ')' : '—' }),
+          h('td', { class: 'num', text: t.b ? t.b.resolved + ' / ' + t.b.tasks + ' (' + pct(t.b.rate) + ')' : '—' }),
+          h('td', { class: 'num', text: d == null ? '—' : (d >= 0 ? '+' : '') + (100 * d).toFixed(1) + ' pts' }));
+      });
+      var rows = x.pairs.filter(function (p) { return query.changed !== '1' || p[5]; });
+      var pages = Math.max(1, Math.ceil(rows.length / PAGE_ROWS));
+      var page = Math.min(pages - 1, Math.max(0, parseInt(query.page || '0', 10) || 0));
+      function go(c) { location.hash = '#/compare' + queryString(Object.assign({}, query, c)); }
+      var shown = rows.slice(page * PAGE_ROWS, (page + 1) * PAGE_ROWS).map(function (p) {
+        var ha = p[3] ? '#/pair/' + enc(p[0]) + '/' + enc(p[1]) + '/' + p[2] : null;
+        var hb = p[4] ? '#/b/pair/' + enc(p[0]) + '/' + enc(p[1]) + '/' + p[2] : null;
+        return h('tr', { class: 'pair' + (p[5] ? ' changed' : '') }, h('td', { text: p[0] }), h('td', { text: p[1] }),
+          h('td', { class: 'num', text: p[2] }), h('td', {}, p[3] ? outcome(p[3], ha) : '—'), h('td', {}, p[4] ? outcome(p[4], hb) : '—'),
+          h('td', { text: p[5] ? 'changed' : '' }));
+      });
+      var only = h('input', { type: 'checkbox', id: 'f-changed', checked: query.changed === '1' || null, onchange: function () { go({ changed: only.checked ? '1' : '', page: '' }); } });
+      add(m, [h('h1', {}, x.a.name, ' → ', x.b.name),
+        kv([['A', x.a.manifest], ['B', x.b.manifest], ['changed', x.changed + ' of ' + x.pairs.length + ' pairs']]),
+        h('h2', { text: 'Teams' }),
+        table([{ label: 'team' }, { label: 'A: ' + x.a.name, num: 1 }, { label: 'B: ' + x.b.name, num: 1 }, { label: 'B − A', num: 1 }], teams, { id: 'compare-teams' }),
+        h('h2', { text: 'Pairs, changed outcomes first' }), h('div', { class: 'filters' }, h('label', {}, only, 'changed only')),
+        pager(page, pages, function (k) { go({ page: k ? String(k) : '' }); }),
+        table([{ label: 'task' }, { label: 'team' }, { label: 'rep', num: 1 }, { label: 'A' }, { label: 'B' }, { label: '' }], shown, { id: 'compare-pairs' })]);
+    });
+  }
+
   // --- routing -----------------------------------------------------------------------------
   function route() {
     var r = parseHash(), p = r.parts, done;
+    PRE = '';
+    if (p[0] === 'b') { PRE = 'b/'; p = p.slice(1); }
     if (!p.length) done = experiment(r.query);
+    else if (p[0] === 'compare' && p.length === 1 && !PRE) done = compare(r.query);
     else if (p[0] === 'task' && p.length === 2) done = task(dec(p[1]));
     else if (p[0] === 'pair' && p.length === 4) done = pair(dec(p[1]), dec(p[2]), parseInt(p[3], 10), r.query);
     else done = Promise.reject(new Error('no page at ' + location.hash));
