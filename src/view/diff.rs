@@ -123,21 +123,7 @@ pub fn parse(patch: &str, hl: &Highlighter) -> Diff {
             continue;
         }
         let Some(h) = f.hunks.last_mut() else {
-            // Before the first hunk: git's extended header.
-            if let Some(p) = line.strip_prefix("rename from ") {
-                f.old = Some(p.to_string());
-                f.status = "renamed";
-            } else if let Some(p) = line.strip_prefix("rename to ") {
-                f.new = Some(p.to_string());
-                f.status = "renamed";
-            } else if line.starts_with("Binary files ") || line == "GIT binary patch" {
-                f.status = "binary";
-            } else if line.starts_with("new file mode") {
-                f.status = "added";
-            } else if line.starts_with("deleted file mode") {
-                f.status = "deleted";
-            }
-            f.header.push(line.to_string());
+            extended_header(f, line);
             continue;
         };
         lines_seen += 1;
@@ -177,26 +163,49 @@ pub fn parse(patch: &str, hl: &Highlighter) -> Diff {
         });
     }
     for f in &mut files {
-        if f.status == "modified" {
-            f.status = match (&f.old, &f.new) {
-                (None, Some(_)) => "added",
-                (Some(_), None) => "deleted",
-                (Some(a), Some(b)) if a != b => "renamed",
-                _ => "modified",
-            };
-        }
-        if f.old.is_none() && f.new.is_none() {
-            // `diff --git a/x b/x` without ---/+++ (a mode change, a binary file).
-            let names: Vec<&str> = f.header[0].split_whitespace().skip(2).collect();
-            f.old = names.first().and_then(|s| path_of(s));
-            f.new = names.get(1).and_then(|s| path_of(s));
-        }
+        finish(f);
         colour(f, hl);
     }
     Diff {
         files,
         bytes: patch.len() as u64,
         truncated,
+    }
+}
+
+/// A line of git's extended header, before a file's first hunk.
+fn extended_header(f: &mut DiffFile, line: &str) {
+    if let Some(p) = line.strip_prefix("rename from ") {
+        f.old = Some(p.to_string());
+        f.status = "renamed";
+    } else if let Some(p) = line.strip_prefix("rename to ") {
+        f.new = Some(p.to_string());
+        f.status = "renamed";
+    } else if line.starts_with("Binary files ") || line == "GIT binary patch" {
+        f.status = "binary";
+    } else if line.starts_with("new file mode") {
+        f.status = "added";
+    } else if line.starts_with("deleted file mode") {
+        f.status = "deleted";
+    }
+    f.header.push(line.to_string());
+}
+
+/// A file's status from its paths, and its paths from its `diff --git` line when it had no
+/// `---`/`+++` lines (a mode change, a binary file).
+fn finish(f: &mut DiffFile) {
+    if f.status == "modified" {
+        f.status = match (&f.old, &f.new) {
+            (None, Some(_)) => "added",
+            (Some(_), None) => "deleted",
+            (Some(a), Some(b)) if a != b => "renamed",
+            _ => "modified",
+        };
+    }
+    if f.old.is_none() && f.new.is_none() {
+        let names: Vec<&str> = f.header[0].split_whitespace().skip(2).collect();
+        f.old = names.first().and_then(|s| path_of(s));
+        f.new = names.get(1).and_then(|s| path_of(s));
     }
 }
 

@@ -424,6 +424,7 @@
           add(pane, [kv([['resolved', String(g.resolved)], ['patch applied', String(g.patch_applied)], ['empty patch', String(g.empty_patch)],
             ['timed out', String(g.timed_out)], ['test exit code', num(g.test_exit_code)], ['resolution', g.resolution || undefined],
             ['history check', g.history_check], ['confirm check', c ? ('in sandbox ' + c.in_sandbox + ', clean ' + c.clean.join(', ') + (c.disagreement ? ' (disagreement: majority counts)' : '')) : 'not run'],
+            ['reward', g.reward ? JSON.stringify(g.reward) : undefined], ['verifier', g.verifier || undefined],
             ['grading time', (g.duration_ms / 1000).toFixed(1) + ' s']]),
           h('h2', { text: 'Tests' }), testsTable(x.tests),
           h('h2', { text: 'Audit flags' }),
