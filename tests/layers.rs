@@ -84,6 +84,10 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["run"],
     ),
     (
+        "the results viewer: read-only pages of an experiment from the store",
+        &["view"],
+    ),
+    (
         "the command line: clap types and the commands",
         &["cli", "app"],
     ),
@@ -222,11 +226,6 @@ const KNOWN_LONG: &[(&str, &str, &str)] = &[
         "stages/harbor.rs",
         "trial",
         "155 lines today: split pending",
-    ),
-    (
-        "stages/report.rs",
-        "render_report",
-        "122 lines today: split pending",
     ),
     (
         "stages/solve/mod.rs",
