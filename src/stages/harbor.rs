@@ -2,8 +2,9 @@
 //!
 //! - [`trial`], a solve: the agent in a container of the task's environment (its workdir, its
 //!   resources, its agent network), for `agent.timeout_sec` (at most the stage's timeout); then
-//!   the end state snapshotted (`docker diff` + the archive API, before `/tests` exists), the
-//!   network cut, and Harbor's verifier run in that same container. Both are stored: the
+//!   every process it left ended, the end state snapshotted (`docker diff` + the archive API,
+//!   before `/tests` exists), the network cut, and Harbor's verifier run in that same container
+//!   (on `/logs/verifier` and `/tests` bench empties first: `protocols/harbor.rs`). Both are stored: the
 //!   snapshot for `fresh` grades, the verifier's record for `in-place` ones.
 //! - [`grade`]: `in-place` reads the trial's record; `fresh` verifies in a new container of the
 //!   task image with the snapshot restored; a gold check runs the oracle (`solution/solve.sh`)
@@ -228,6 +229,9 @@ pub async fn trial(
         };
         ledger.record("worker", worker, &run);
         ledger.exit_code = run.exit_code;
+        // Nothing the agent started outlives its run: the snapshot is its end state, and no
+        // background process writes during the verifier (which ends them again itself).
+        ws.end_processes().await?;
         let snapshot = ws.snapshot(&SNAPSHOT_EXCLUDE).await?;
         if network != crate::backend::Network::None {
             ws.set_network(false).await?;
