@@ -116,7 +116,7 @@ const PARSERS: &[(&str, ParseFn, Reads)] = &[
     ("swebench-sympy", swebench::sympy, Reads::Raw),
     ("swebench-tap", swebench::tap, Reads::Raw),
     ("swebench-vitest", swebench::vitest, Reads::Raw),
-    ("tap", tap::parse, Reads::Whole),
+    ("tap", tap::parse, Reads::Lines),
     ("unittest", unittest::parse, Reads::Whole),
     ("vitest", vitest::parse, Reads::Lines),
 ];

@@ -12,9 +12,9 @@ const VERSIONS: &[(&str, u32)] = &[
     ("go", 1),
     ("go-json", 1),
     ("jest", 1),
-    ("junit-xml", 1),
+    ("junit-xml", 2),
     ("maven", 1),
-    ("node-test", 1),
+    ("node-test", 2),
     ("pytest", 1),
     ("pytest-swebench", 1),
     ("swebench-ant", 1),
@@ -44,8 +44,8 @@ const VERSIONS: &[(&str, u32)] = &[
     ("swebench-sympy", 1),
     ("swebench-tap", 1),
     ("swebench-vitest", 1),
-    ("tap", 2),
-    ("unittest", 2),
+    ("tap", 3),
+    ("unittest", 3),
     ("vitest", 2),
 ];
 

@@ -69,3 +69,13 @@ class TestGroup:
 @pytest.mark.parametrize("a,b", [(1, 2), (3, 4)], ids=["first case", "second [nested] case"])
 def test_ids(a, b):
     assert a < b
+
+
+@pytest.fixture
+def skipping():
+    pytest.skip("skipped in setup")
+
+
+def test_skip_in_setup(skipping):
+    pass
+
