@@ -334,18 +334,28 @@ fn two_report_stages_writing_to_one_directory_are_an_error_naming_both() {
         format!(
             r#"version = 1
 name = "twice"
-[stages.s]
-kind = "sample"
-dataset = "d"
 [datasets.d]
 format = "local"
 path = "tasks"
+[teams.n]
+topology = "solo"
+worker = "nop"
+[stages.s]
+kind = "sample"
+dataset = "d"
+[stages.solve]
+kind = "solve"
+needs = ["s"]
+teams = ["n"]
+[stages.grade]
+kind = "grade"
+needs = ["solve"]
 [stages.main]
 kind = "report"
-needs = ["s"]
+needs = ["grade"]
 [stages.other]
 kind = "report"
-needs = ["s"]
+needs = ["grade"]
 {second_out}
 "#
         )
@@ -357,8 +367,8 @@ needs = ["s"]
     let err = flat(&stderr(&o));
     assert!(
         err.contains("report stages `main` (")
-            && err.contains("m.toml:9:1) and `other` (")
-            && err.contains("m.toml:12:1) both write to")
+            && err.contains("m.toml:19:1) and `other` (")
+            && err.contains("m.toml:22:1) both write to")
             && err.contains("reports/twice (neither sets `out`"),
         "{err}"
     );
@@ -371,7 +381,7 @@ needs = ["s"]
     .unwrap();
     let err = flat(&stderr(&bench_in(dir.path(), &["validate", "m.toml"])));
     assert!(
-        err.contains("m.toml:15:7) both write to") && !err.contains("neither sets"),
+        err.contains("m.toml:25:7) both write to") && !err.contains("neither sets"),
         "{err}"
     );
     // Its own directory: no error about report directories.

@@ -981,10 +981,7 @@ impl Container {
         let top = self
             .host
             .client
-            .top_processes(
-                &self.id,
-                None::<bollard::query_parameters::TopOptions>,
-            )
+            .top_processes(&self.id, None::<bollard::query_parameters::TopOptions>)
             .await
             .map_err(|e| format!("cannot list the processes of {}: {e}", self.name))?;
         let procs = top.processes.unwrap_or_default();

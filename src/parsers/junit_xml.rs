@@ -154,7 +154,7 @@ fn open(
 fn is_pytest_xfail(e: &BytesStart<'_>) -> bool {
     e.attributes()
         .flatten()
-        .any(|a| a.key.local_name().as_ref() == "type" && a.value.as_ref() == b"pytest.xfail")
+        .any(|a| a.key.local_name().as_ref() == "type" && a.value.as_ref() == "pytest.xfail")
 }
 
 fn case_name(e: &BytesStart<'_>) -> String {
