@@ -70,6 +70,18 @@ if want pytest; then
   $TRUTH pytest-reportlog "$WORK/pytest-rA.reportlog.jsonl" swebench summary-only >"$WORK/pytest-rA-swebench.json"
   put pytest summary-only "$WORK/pytest-rA.log" "$WORK/pytest-rA-live.json"
   put pytest-swebench summary-only "$WORK/pytest-rA.log" "$WORK/pytest-rA-swebench.json"
+  # -v -s -rA: captured output off, so each test's output comes between its id and its status
+  # (a status alone on a later line, or glued to output without a newline, which only the
+  # summary's `SKIPPED [N] file:line` tells).
+  (
+    cd "$WORK/pytest-s"
+    "$WORK/venv/bin/python" -m pytest -v -s -rA -p no:cacheprovider \
+      --report-log="$WORK/pytest-s.reportlog.jsonl" tests >"$WORK/pytest-s.log" 2>&1 || true
+  )
+  $TRUTH pytest-reportlog "$WORK/pytest-s.reportlog.jsonl" live >"$WORK/pytest-s-live.json"
+  $TRUTH pytest-reportlog "$WORK/pytest-s.reportlog.jsonl" swebench >"$WORK/pytest-s-swebench.json"
+  put pytest capture-off "$WORK/pytest-s.log" "$WORK/pytest-s-live.json"
+  put pytest-swebench capture-off "$WORK/pytest-s.log" "$WORK/pytest-s-swebench.json"
 fi
 
 # ---------------------------------------------------------------- unittest
