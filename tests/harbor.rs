@@ -229,8 +229,9 @@ fn harbor_tasks_end_to_end_in_place_then_fresh() {
 /// `reward.txt` and `reward.json` into `/logs/verifier`; `planter` replaces `/tests/test.sh`,
 /// the checker and its expected answer, plants a module the checker imports, and turns `/logs`
 /// into a link to a directory whose `verifier/reward.txt` says 1; `daemon` leaves a background
-/// loop writing `reward.txt` while the verifier runs. In Harbor's own contract each of them
-/// scores 1 somewhere. In bench, in place and fresh alike, none scores anything, a missing
+/// loop writing `reward.txt` while the verifier runs; `fakerm` plants a reward and replaces
+/// `rm` with a program that removes nothing. In Harbor's own contract each of them scores 1
+/// somewhere. In bench, in place and fresh alike, none scores anything, a missing
 /// reward stays an error, and the oracle still resolves.
 #[test]
 fn hostile_agents_earn_nothing_in_either_mode_and_the_oracle_still_resolves() {
@@ -260,8 +261,22 @@ fn hostile_agents_earn_nothing_in_either_mode_and_the_oracle_still_resolves() {
                 "{mode}: {t} on silent: {why}"
             );
         }
-        for t in hostile {
-            assert_eq!(team(&r, t)["mean_score"], 0.0, "{mode}: {t}");
+        // `fakerm` replaced `rm`, so in place the reset leaves its reward.txt: the check through
+        // the file API refuses to verify (an error, never a reward). Fresh, its planted reward
+        // is not in the snapshot and its wrong answer scores 0.
+        for task in ["json", "check", "silent"] {
+            if mode == "in-place" {
+                let why = errored_reason(&r, task, "fakerm");
+                assert!(
+                    why.contains("/logs/verifier still holds reward.txt"),
+                    "{mode}: fakerm on {task}: {why}"
+                );
+            } else if task == "silent" {
+                let why = errored_reason(&r, task, "fakerm");
+                assert!(why.contains("RewardFileNotFoundError"), "{why}");
+            } else {
+                assert_eq!(score(&r, task, "fakerm")["score"], 0.0, "{mode}: {task}");
+            }
         }
     };
     // In place (the default): the verifier in the agent's own container.

@@ -81,6 +81,11 @@ pub struct VerifierRun {
     pub reward_json: Option<String>,
     /// `/logs/verifier/test-stdout.txt` (test.sh's output).
     pub stdout: String,
+    /// Why the verifier could not run in this sandbox (its reset failed: the agent's end state
+    /// defeated it), recorded by an in-place trial so a `fresh` grade still runs from the
+    /// snapshot; an in-place grade of such a run is an error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// The resources a sandbox of `spec` gets.
@@ -274,6 +279,7 @@ pub async fn verify(
         reward_json: text("reward.json"),
         stdout: text("test-stdout.txt")
             .unwrap_or_else(|| String::from_utf8_lossy(&run.output).into_owned()),
+        error: None,
     })
 }
 
@@ -394,6 +400,9 @@ pub fn grade_of(id: &str, run: &VerifierRun) -> Result<GradeOutput, GradeError> 
         verifier: Some(run.mode.clone()),
         ..Default::default()
     };
+    if let Some(e) = &run.error {
+        return Err(GradeError::Task(format!("task {id}: {e}")));
+    }
     if run.timed_out {
         return Ok(out);
     }
@@ -467,5 +476,10 @@ mod tests {
         assert!(e.contains("needed one"), "{e}");
         r.network = true;
         assert!(grade_of("t", &r).is_ok());
+        // A verifier that could not run is an error, whatever else the record holds.
+        let mut r = run(Some("1"), None);
+        r.error = Some("/logs/verifier still holds reward.txt".into());
+        let e = grade_of("t", &r).unwrap_err().to_string();
+        assert!(e.contains("still holds"), "{e}");
     }
 }

@@ -77,6 +77,7 @@ fn scrub_run(run: &mut VerifierRun, secrets: &[Vec<u8>]) {
     run.stdout = scrub_text(&run.stdout, secrets);
     run.reward_txt = run.reward_txt.as_deref().map(|t| scrub_text(t, secrets));
     run.reward_json = run.reward_json.as_deref().map(|t| scrub_text(t, secrets));
+    run.error = run.error.as_deref().map(|t| scrub_text(t, secrets));
 }
 
 fn solution_bytes(text: &str) -> Result<Vec<u8>, WorkError> {
@@ -236,9 +237,17 @@ pub async fn trial(
         if network != crate::backend::Network::None {
             ws.set_network(false).await?;
         }
-        let run = verify(ws.as_ref(), spec, "in-place", false, cancel)
-            .await
-            .map_err(grade_err)?;
+        let run = match verify(ws.as_ref(), spec, "in-place", false, cancel).await {
+            Ok(run) => run,
+            // The agent's end state defeated the verifier here (its reset failed): that is the
+            // in-place outcome, recorded with the snapshot, which a fresh grade still verifies.
+            Err(GradeError::Task(m)) => VerifierRun {
+                mode: "in-place".to_string(),
+                error: Some(scrub::scrub_str(&m)),
+                ..Default::default()
+            },
+            Err(GradeError::Sandbox(e)) => return Err(e.into()),
+        };
         Ok((snapshot, run))
     }
     .await;
