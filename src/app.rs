@@ -898,7 +898,10 @@ fn gc(
             }
         }
     }
-    let report = crate::store::gc(&store, &reachable, !delete).map_err(|e| miette!("{e}"))?;
+    // Files of pinned Hub datasets (datasets/*.json) are inputs, not results: kept.
+    let pinned = crate::datasets::hub::pinned_blobs(&store);
+    let report =
+        crate::store::gc(&store, &reachable, pinned, !delete).map_err(|e| miette!("{e}"))?;
     let image_report = if images {
         Some(
             docker_runtime()?
@@ -1382,7 +1385,8 @@ fn tasks(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {
 }
 
 fn export(cli: &Cli, file: &Path, teams: &[String], out: Option<&Path>) -> Result<u8, Report> {
-    use crate::datasets::predictions::{by_team, export_predictions, to_jsonl};
+    use crate::datasets::predictions::{by_team, to_jsonl};
+    use crate::graph::export::export_predictions;
     let loaded = load_for_reading(&cli.store, file)?;
     let m = &loaded.m;
     if let Some(t) = teams.iter().find(|t| !m.teams.contains_key(*t)) {

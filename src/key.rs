@@ -1,16 +1,23 @@
-//! Node keys: blake3 over the canonical JSON encoding of a versioned `Serialize` struct holding
-//! exactly what determines a node's output.
+//! Keys and digests: blake3 over canonical JSON.
 //!
-//! Canonical means: the struct is turned into a `serde_json::Value` (whose objects are sorted
-//! maps), then written compactly; floats are formatted by serde_json (shortest round-trip, no
-//! locale); `None` is an explicit `null`. If the code changes what a node produces, bump that
-//! node kind's version constant; if the encoding changes, bump [`KEY_SCHEMA`].
+//! - A node's key ([`digest_json`], through `jobs::Job::key`) hashes its job's compact JSON as
+//!   serde writes it: struct fields in declaration order, maps sorted (bench keys them by
+//!   `BTreeMap`), content-addressed parts by their digest, floats in serde_json's shortest
+//!   round-trip form (no locale), `None` as an explicit `null` except where a field is skipped
+//!   when empty (`skip_serializing_if`).
+//! - A content digest ([`digest_of`], [`key_of`]) first turns the value into a
+//!   `serde_json::Value`, whose objects are sorted maps, then hashes its compact JSON: field
+//!   order does not matter.
+//!
+//! If the code changes what a node produces, bump that node kind's implementation version
+//! (`jobs/versions.rs`); if this encoding changes, bump [`KEY_SCHEMA`].
 
 use serde::Serialize;
 use serde_json::Value;
 
-/// Version of the key encoding itself. Changing it invalidates every cached result.
-pub const KEY_SCHEMA: u32 = 1;
+/// Version of the key encoding itself, in every job (`schema`). Changing it invalidates every
+/// cached result.
+pub const KEY_SCHEMA: u32 = 2;
 
 /// A computed key and the inputs it was computed from (kept for `plan --explain`).
 #[derive(Debug, Clone)]

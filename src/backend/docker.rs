@@ -9,7 +9,8 @@
 //! the archive API (tar). [`Container::destroy`] removes the container on normal paths; the
 //! `Drop` guard removes it (force) on every other path: errors, panics, cancellation.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use bollard::Docker;
@@ -23,6 +24,77 @@ use futures_util::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 use super::ExecResult;
+use crate::types::DockerTls;
+
+/// How long a host may take to connect (ssh: the tunnel to come up).
+pub(super) const CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// TLS files of the tcp hosts connected in this process, by address: the `Container` drop
+/// guard reconnects from a fresh runtime and needs them.
+pub(super) static TLS: Mutex<BTreeMap<String, DockerTls>> = Mutex::new(BTreeMap::new());
+
+/// A new connection to `addr` (a [`DockerHost::host`]), with the TLS files it was connected
+/// with, if any.
+pub async fn reconnect(addr: &str) -> Result<DockerHost, String> {
+    let tls = TLS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(addr)
+        .cloned();
+    match tls {
+        Some(tls) => connect_tls(addr, &tls).await,
+        None => DockerHost::connect(Some(addr)).await,
+    }
+}
+
+pub(super) async fn connect_tls(addr: &str, tls: &DockerTls) -> Result<DockerHost, String> {
+    for (what, p) in [
+        ("CA", &tls.ca),
+        ("certificate", &tls.cert),
+        ("key", &tls.key),
+    ] {
+        if !p.is_file() {
+            return Err(format!(
+                "host {addr}: the TLS {what} file {} does not exist; fix its path in `[backend] hosts` (relative to the manifest)",
+                p.display()
+            ));
+        }
+    }
+    let client = bollard::Docker::connect_with_ssl(
+        addr,
+        &tls.key,
+        &tls.cert,
+        &tls.ca,
+        600,
+        bollard::API_DEFAULT_VERSION,
+    )
+    .map_err(|e| format!("host {addr}: cannot set up TLS: {e}"))?;
+    match tokio::time::timeout(CONNECT_TIMEOUT, client.ping()).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => {
+            return Err(format!(
+                "cannot reach the Docker daemon at {addr} over TLS: {e}; check that it runs with --tlsverify and that ca, cert and key are the ones it trusts"
+            ));
+        }
+        Err(_) => {
+            return Err(format!(
+                "cannot reach the Docker daemon at {addr}: no answer within {} s",
+                CONNECT_TIMEOUT.as_secs()
+            ));
+        }
+    }
+    let ncpu = client
+        .info()
+        .await
+        .ok()
+        .and_then(|i| i.ncpu)
+        .map(|n| n as f64);
+    Ok(DockerHost {
+        client,
+        host: addr.to_string(),
+        ncpu,
+    })
+}
 
 /// Label every bench container carries.
 pub const LABEL: &str = "bench";
@@ -1021,7 +1093,7 @@ impl Drop for Container {
             };
             rt.block_on(async {
                 let _ = tokio::time::timeout(Duration::from_secs(60), async {
-                    if let Ok(h) = super::pool::reconnect(&host).await {
+                    if let Ok(h) = reconnect(&host).await {
                         let _ = h.remove(&id).await;
                     }
                 })

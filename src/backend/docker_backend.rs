@@ -23,9 +23,9 @@ use super::docker::{Container, ContainerSpec, DockerHost, NetworkMode};
 use super::egress::EgressProxy;
 use super::exec::ExecResult;
 use super::sandbox::{Backend, Network, Sandbox, SandboxError, SandboxPaths, SandboxSpec};
-use crate::jobs::{BackendFacts, InstallSpec};
-use crate::manifest::BackendKind;
 use crate::tasks::TaskBase;
+use crate::types::BackendKind;
+use crate::types::{BackendFacts, InstallSpec};
 
 /// Repository of agent images.
 pub const AGENT_REPO: &str = "bench-agent";

@@ -17,8 +17,8 @@ use super::exec::{ExecResult, exec};
 use super::jail::{Jail, absolute};
 use super::sandbox::{Backend, Network, Sandbox, SandboxError, SandboxPaths, SandboxSpec};
 use super::workspace::{git_env, shell_quote};
-use crate::jobs::InstallSpec;
 use crate::tasks::TaskBase;
+use crate::types::InstallSpec;
 
 /// Local sandboxes under `tmp`; `hidden` are the directories their commands must not see (the
 /// store, the manifest's local datasets).

@@ -29,19 +29,16 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-use super::docker::DockerHost;
+use super::docker::{CONNECT_TIMEOUT, DockerHost, TLS, connect_tls};
 use super::docker_backend::{AGENT_REPO, DockerBackend, Resources, STRIPPED_REPO};
 use super::exec::ExecResult;
 use super::sandbox::{Backend, Sandbox, SandboxError, SandboxPaths, SandboxSpec};
-use crate::jobs::InstallSpec;
-use crate::manifest::{DockerHostSpec, DockerTls};
 use crate::tasks::TaskBase;
+use crate::types::DockerHostSpec;
+use crate::types::InstallSpec;
 
 /// How long a host may take to answer a ping before it counts as unreachable.
 const PING_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// How long a host may take to connect (ssh: the tunnel to come up).
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// An agent image as the pool hands it out: `PREFIX<host index>:<image id>`.
 const PREFIX: &str = "bench-pool-host-";
@@ -49,73 +46,6 @@ const PREFIX: &str = "bench-pool-host-";
 /// The phrase every error of a lost host carries (how [`Backend::retry`] recognises them).
 fn lost(name: &str) -> String {
     format!("on host {name}, which became unreachable")
-}
-
-/// TLS files of the tcp hosts connected in this process, by address: the `Container` drop
-/// guard reconnects from a fresh runtime and needs them.
-static TLS: Mutex<BTreeMap<String, DockerTls>> = Mutex::new(BTreeMap::new());
-
-/// A new connection to `addr` (a [`DockerHost::host`]), with the TLS files it was connected
-/// with, if any.
-pub async fn reconnect(addr: &str) -> Result<DockerHost, String> {
-    let tls = TLS
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .get(addr)
-        .cloned();
-    match tls {
-        Some(tls) => connect_tls(addr, &tls).await,
-        None => DockerHost::connect(Some(addr)).await,
-    }
-}
-
-async fn connect_tls(addr: &str, tls: &DockerTls) -> Result<DockerHost, String> {
-    for (what, p) in [
-        ("CA", &tls.ca),
-        ("certificate", &tls.cert),
-        ("key", &tls.key),
-    ] {
-        if !p.is_file() {
-            return Err(format!(
-                "host {addr}: the TLS {what} file {} does not exist; fix its path in `[backend] hosts` (relative to the manifest)",
-                p.display()
-            ));
-        }
-    }
-    let client = bollard::Docker::connect_with_ssl(
-        addr,
-        &tls.key,
-        &tls.cert,
-        &tls.ca,
-        600,
-        bollard::API_DEFAULT_VERSION,
-    )
-    .map_err(|e| format!("host {addr}: cannot set up TLS: {e}"))?;
-    match tokio::time::timeout(CONNECT_TIMEOUT, client.ping()).await {
-        Ok(Ok(_)) => {}
-        Ok(Err(e)) => {
-            return Err(format!(
-                "cannot reach the Docker daemon at {addr} over TLS: {e}; check that it runs with --tlsverify and that ca, cert and key are the ones it trusts"
-            ));
-        }
-        Err(_) => {
-            return Err(format!(
-                "cannot reach the Docker daemon at {addr}: no answer within {} s",
-                CONNECT_TIMEOUT.as_secs()
-            ));
-        }
-    }
-    let ncpu = client
-        .info()
-        .await
-        .ok()
-        .and_then(|i| i.ncpu)
-        .map(|n| n as f64);
-    Ok(DockerHost {
-        client,
-        host: addr.to_string(),
-        ncpu,
-    })
 }
 
 /// An `ssh -L` forwarding a local socket to the remote daemon's, killed on drop.

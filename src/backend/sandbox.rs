@@ -15,8 +15,8 @@ use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
 use super::ExecResult;
-use crate::jobs::InstallSpec;
 use crate::tasks::TaskBase;
+use crate::types::InstallSpec;
 
 /// Why a sandbox operation failed: always an infrastructure error (never an outcome).
 #[derive(Debug, Clone, thiserror::Error)]

@@ -19,11 +19,11 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use crate::jobs::Blob;
 use crate::tasks::{
     AgentConfig, EnvironmentConfig, HARBOR_WORKDIR, Harbor, HarborConfig, HarborSpec, Healthcheck,
     McpServer, NetworkPolicy, PackageInfo, Task, TaskBase, VerifierConfig,
 };
+use crate::types::Blob;
 
 /// The files of a tree: relative path -> (mode, content). Directories are implied.
 pub type FileTree = BTreeMap<String, (u32, Vec<u8>)>;

@@ -28,8 +28,8 @@ pub use error::{CellProblem, DatasetError};
 pub use summary::{TaskSummary, read_summaries};
 pub use table::normalize_date;
 
-use crate::manifest::DatasetFormat;
 use crate::tasks::Task;
+use crate::types::DatasetFormat;
 
 /// Reads one file (by extension) with the row mapper of `format`. `file` is the name shown in
 /// errors. The `local` format has no file reader.

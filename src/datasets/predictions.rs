@@ -1,6 +1,6 @@
 //! SWE-bench predictions files: `{instance_id, model_name_or_path, model_patch}` records as a
 //! JSON list, a JSON object keyed by instance id, or JSON lines. Read by the `predictions`
-//! harness; written by `bench export`.
+//! harness; written by `bench export` (what it exports: `graph/export.rs`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -30,7 +30,7 @@ fn patch_of(v: &serde_json::Value) -> Option<String> {
 /// The patch a predictions harness gives `instance_id` (`None`: no or an empty prediction).
 /// The file is read and parsed once per process, not once per solve node.
 pub fn prediction_for(
-    harness: &crate::manifest::Harness,
+    harness: &crate::types::Harness,
     instance_id: &str,
 ) -> Result<Option<String>, String> {
     Ok(predictions(harness)?
@@ -41,7 +41,7 @@ pub fn prediction_for(
 
 /// The digest of a predictions harness's patches, as this process's solves read them (the
 /// file is read once per process): part of the no-op memo's fingerprint (`run/noop.rs`).
-pub fn predictions_digest(harness: &crate::manifest::Harness) -> Result<String, String> {
+pub fn predictions_digest(harness: &crate::types::Harness) -> Result<String, String> {
     Ok(crate::key::digest(
         &serde_json::to_vec(&*predictions(harness)?).expect("predictions serialize"),
     ))
@@ -49,7 +49,7 @@ pub fn predictions_digest(harness: &crate::manifest::Harness) -> Result<String, 
 
 /// A predictions harness's file, read and parsed once per process.
 fn predictions(
-    harness: &crate::manifest::Harness,
+    harness: &crate::types::Harness,
 ) -> Result<std::sync::Arc<BTreeMap<String, String>>, String> {
     type Cache = std::sync::Mutex<
         std::collections::HashMap<std::path::PathBuf, std::sync::Arc<BTreeMap<String, String>>>,
@@ -142,52 +142,6 @@ pub fn by_team(preds: Vec<Prediction>) -> BTreeMap<String, Vec<Prediction>> {
         v.sort_by(|a, b| a.instance_id.cmp(&b.instance_id));
     }
     out
-}
-
-/// Every stored patch of the manifest's solve stages (replicate 0), as predictions named by
-/// team, sorted by team then instance id. Solves not in the store are skipped.
-pub fn export_predictions(
-    m: &crate::manifest::Manifest,
-    store: &crate::store::Store,
-    datasets: &BTreeMap<String, crate::tasks::TaskSet>,
-) -> Result<Vec<Prediction>, String> {
-    use crate::graph::{Graph, Mode, NodeKind};
-    let mut graph = Graph::new(m, Some(store), datasets, Mode::Plan)?;
-    while !graph.advance().is_empty() {}
-    let mut out = std::collections::BTreeSet::new();
-    for n in &graph.nodes {
-        let NodeKind::Solve {
-            task,
-            team,
-            replicate: 0,
-        } = &n.kind
-        else {
-            continue;
-        };
-        let Some(rec) = n.state.record() else {
-            continue;
-        };
-        let Some(digest) = rec.blobs.get("patch") else {
-            continue;
-        };
-        let bytes = store
-            .get_blob(digest)
-            .map_err(|e| format!("{}: {e}", n.address))?;
-        out.insert(Prediction {
-            instance_id: task.instance_id.clone(),
-            model_name_or_path: team.clone(),
-            model_patch: String::from_utf8_lossy(&bytes).into_owned(),
-        });
-    }
-    // Sorted by (instance_id, team) in the set; order by team first.
-    let mut v: Vec<Prediction> = out.into_iter().collect();
-    v.sort_by(|a, b| {
-        (&a.model_name_or_path, &a.instance_id).cmp(&(&b.model_name_or_path, &b.instance_id))
-    });
-    v.dedup_by(|a, b| {
-        a.model_name_or_path == b.model_name_or_path && a.instance_id == b.instance_id
-    });
-    Ok(v)
 }
 
 #[cfg(test)]

@@ -11,8 +11,8 @@ use std::path::PathBuf;
 
 use arrow_array::ArrayRef;
 
-use crate::manifest::DatasetFormat;
 use crate::tasks::{SampleRow, Task};
+use crate::types::DatasetFormat;
 
 use super::error::{CellProblem, DatasetError};
 use super::parquet::{is_string, read_arrays, str_at};

@@ -192,18 +192,16 @@ mod tests {
         };
         let good = "cd /testbed\ngit checkout abc a_test.go\ngit apply --verbose --reject - <<'EOF_1'\n+x\nEOF_1\n: '>>>>> Start Test Output'\ngo test -v ./...\n: '>>>>> End Test Output'\n";
         std::fs::write(&p, format!("{}\n{}\n", row(good), row("echo no markers"))).unwrap();
-        let err =
-            crate::datasets::read_file(crate::manifest::DatasetFormat::SweBench, &p, "v5.jsonl")
-                .unwrap_err()
-                .to_string();
+        let err = crate::datasets::read_file(crate::types::DatasetFormat::SweBench, &p, "v5.jsonl")
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("v5.jsonl: row 2, column eval_script: not an eval script"),
             "{err}"
         );
         std::fs::write(&p, format!("{}\n", row(good))).unwrap();
-        let t =
-            &crate::datasets::read_file(crate::manifest::DatasetFormat::SweBench, &p, "v5.jsonl")
-                .unwrap()[0];
+        let t = &crate::datasets::read_file(crate::types::DatasetFormat::SweBench, &p, "v5.jsonl")
+            .unwrap()[0];
         assert_eq!(t.log_parser, "swebench-gotest");
         assert_eq!(t.rebuild_cmds, ["cd /testbed"]);
         assert_eq!(t.test_cmds, ["go test -v ./..."]);

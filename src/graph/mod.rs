@@ -1,9 +1,10 @@
 //! The node DAG: stages expand into nodes as their inputs become known, each node carrying its
 //! typed job (`jobs.rs` builds them from the manifest) whose hash is its key. `plan` and `apply`
 //! share this code: plan stops where outputs are unknown, apply runs them. `report.rs` gathers
-//! what a report reads from the graph.
+//! what a report reads from the graph; `export.rs` what `bench export` writes from it.
 
 mod expand;
+pub mod export;
 mod jobs;
 mod report;
 

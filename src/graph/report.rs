@@ -7,11 +7,11 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::{Graph, NodeKind, NodeState};
+use crate::jobs::PairUsage;
+use crate::jobs::{PairArtifacts, ReportInputs};
 use crate::manifest::{Manifest, StageKind};
 use crate::report::results::NodeRow;
 use crate::report::stats::{PairOutcome, PairState};
-use crate::stages::PairUsage;
-use crate::stages::{PairArtifacts, ReportInputs};
 use crate::tasks::Task;
 
 fn row_status(state: &NodeState) -> &'static str {

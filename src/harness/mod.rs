@@ -10,7 +10,6 @@ pub mod pricing;
 pub mod provider;
 pub mod runtime;
 pub mod scrub;
-pub mod teams;
 pub mod usage;
 
 /// The built-in harness definitions, as TOML.
@@ -24,10 +23,10 @@ pub mod install;
 /// The version of bench's adapter for a harness: how it is invoked and how its output is read.
 /// Part of the keys of the solves that run it.
 pub fn adapter_version(
-    kind: crate::manifest::HarnessKind,
-    usage: Option<crate::manifest::UsageFormat>,
+    kind: crate::types::HarnessKind,
+    usage: Option<crate::types::UsageFormat>,
 ) -> u32 {
-    use crate::manifest::HarnessKind;
+    use crate::types::HarnessKind;
     match (kind, usage) {
         // 2xx and 2: the script's files are copied beside it (1xx and 1 ran the script alone).
         (HarnessKind::Command, Some(u)) => 200 + u.version(),

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::manifest::Price;
+use crate::types::Price;
 
 use super::usage::Usage;
 
@@ -41,8 +41,8 @@ pub fn run_cost(
     ))
 }
 
-/// [`cost_of`] over a run's recorded [`Tokens`](crate::jobs::Tokens).
-pub fn cost_of_tokens(t: &crate::jobs::Tokens, price: &Price) -> f64 {
+/// [`cost_of`] over a run's recorded [`Tokens`](crate::types::Tokens).
+pub fn cost_of_tokens(t: &crate::types::Tokens, price: &Price) -> f64 {
     cost_of(t.input, t.cached_input, t.cache_write, t.output, price)
 }
 

@@ -3,7 +3,7 @@
 //! harness does not pass before anything runs. Not a list of every provider litellm knows: an
 //! unknown prefix is not checked.
 
-use crate::manifest::UsageFormat;
+use crate::types::UsageFormat;
 
 /// Providers and their key variables, as litellm reads them.
 const KEYS: &[(&str, &str)] = &[

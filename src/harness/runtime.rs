@@ -15,7 +15,7 @@ use std::sync::{Arc, LazyLock, Mutex};
 
 use sha2::Digest;
 
-use crate::manifest::Runtime;
+use crate::types::Runtime;
 
 /// The largest tarball bench downloads.
 const MAX_BYTES: u64 = 512 << 20;

@@ -34,7 +34,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
-use crate::manifest::UsageFormat;
+use crate::types::UsageFormat;
 
 /// What one agent run used, as the agent recorded it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

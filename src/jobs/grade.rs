@@ -4,8 +4,9 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::manifest::AuditMode;
-use crate::protocols::AuditFlag;
+use crate::types::AuditFlag;
+use crate::types::AuditMode;
+pub use crate::types::Resolution;
 
 use super::{BackendFacts, GoldPatch, GradingTask, Job, KEY_SCHEMA, Kind};
 
@@ -121,7 +122,7 @@ pub struct GradeJob {
     /// the solve's record of the verifier run in the agent's container; fresh, the snapshot of
     /// the agent's end state. Gold checks run the oracle and verify in its container.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub harbor: Option<crate::manifest::HarborVerifier>,
+    pub harbor: Option<crate::types::HarborVerifier>,
 }
 
 impl GradeJob {
@@ -211,29 +212,6 @@ pub struct Confirmation {
     /// One clean grade when it agrees with the in-sandbox one, three when not.
     pub clean: Vec<bool>,
     pub disagreement: bool,
-}
-
-/// SWE-bench's `ResolvedStatus`: every FAIL_TO_PASS test passes (FULL), some do (PARTIAL), or
-/// neither, with every PASS_TO_PASS test maintained; `resolved` only for FULL.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub enum Resolution {
-    #[serde(rename = "RESOLVED_FULL")]
-    Full,
-    #[serde(rename = "RESOLVED_PARTIAL")]
-    Partial,
-    #[serde(rename = "RESOLVED_NO")]
-    No,
-}
-
-impl Resolution {
-    /// Upstream's value (`RESOLVED_FULL`, ...).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Resolution::Full => "RESOLVED_FULL",
-            Resolution::Partial => "RESOLVED_PARTIAL",
-            Resolution::No => "RESOLVED_NO",
-        }
-    }
 }
 
 impl Job for GradeJob {

@@ -13,10 +13,10 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::*;
-use crate::manifest::{Agent, HarnessKind, Price, Promote, SampleFilters, Topology, UsageFormat};
 use crate::report::results::NodeRow;
 use crate::report::stats::{PairOutcome, PairState};
-use crate::stages::{PairArtifacts, PairUsage, ReportInputs};
+use crate::types::{Agent, HarnessKind, Price, Promote, SampleFilters, Topology, UsageFormat};
+
 use crate::tasks::{Task, TaskBase};
 
 /// Values a string leaf may take when appending to it does not parse (enum variants).
@@ -173,7 +173,7 @@ fn task() -> Arc<Task> {
 
 fn facts() -> BackendFacts {
     BackendFacts {
-        kind: crate::manifest::BackendKind::Docker,
+        kind: crate::types::BackendKind::Docker,
         image: Some("sha256:1".into()),
         memory_bytes: Some(1 << 30),
         pids: Some(512),
@@ -227,7 +227,7 @@ fn team() -> TeamSpec {
                 version: Some("1.0".into()),
                 own_files: vec![".aider*".into()],
                 install: Some(InstallSpec {
-                    runtime: Some(crate::manifest::Runtime {
+                    runtime: Some(crate::types::Runtime {
                         name: "node".into(),
                         url: "http://x/node.tar.gz".into(),
                         sha256: "ab".into(),
@@ -278,12 +278,12 @@ fn grade_job() {
             GradingTask::new(&t),
             patch,
             std::time::Duration::from_millis(120_900),
-            crate::manifest::AuditMode::Strict,
+            crate::types::AuditMode::Strict,
         );
         j.hardening = Some(crate::backend::Hardening::grading());
         j.network = true;
         j.confirm = Some(false);
-        j.harbor = Some(crate::manifest::HarborVerifier::Fresh);
+        j.harbor = Some(crate::types::HarborVerifier::Fresh);
         assert_every_field_keys(&j, Job::key);
     }
 }
@@ -306,7 +306,7 @@ fn solve_job_and_team_spec() {
         GradingTask::new(&t),
         PatchInput::Stored("d".into()),
         std::time::Duration::from_millis(120_900),
-        crate::manifest::AuditMode::Strict,
+        crate::types::AuditMode::Strict,
     );
     check.hardening = Some(crate::backend::Hardening::grading());
     check.network = true;
@@ -421,7 +421,7 @@ fn report_job() {
             task: "t".into(),
             team: "a".into(),
             replicate: 0,
-            flags: vec![crate::protocols::AuditFlag {
+            flags: vec![crate::types::AuditFlag {
                 path: "run_tests.sh".into(),
                 reason: "r".into(),
             }],
@@ -457,7 +457,7 @@ fn durations_keep_their_milliseconds() {
             GradingTask::new(&t),
             PatchInput::Empty,
             std::time::Duration::from_millis(ms),
-            crate::manifest::AuditMode::Flag,
+            crate::types::AuditMode::Flag,
         )
         .key()
     };

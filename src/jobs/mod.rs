@@ -24,7 +24,7 @@ pub use content::{Blob, Digested, GoldPatch, GradingTask, Location, SolverTask};
 pub use grade::{
     Confirmation, GradeJob, GradeOutput, ParserRef, PatchInput, ProtocolId, ProtocolRef, Resolution,
 };
-pub use report::{ReportJob, ReportOutput};
+pub use report::{PairArtifacts, PairUsage, ReportInputs, ReportJob, ReportOutput};
 pub use sample::{DatasetFacts, SampleJob, SampleOutput};
 pub use solve::{
     HarborTrial, HarborTrialJob, HarnessSpec, InSandbox, InstallFile, InstallSpec, PromptSet,
@@ -34,10 +34,10 @@ pub use solve::{
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::manifest::BackendKind;
+pub use crate::types::BackendFacts;
 
-/// Version of the key encoding itself. Changing it invalidates every cached result.
-pub const KEY_SCHEMA: u32 = 2;
+/// Version of the key encoding itself (defined with the encoding, in `key.rs`).
+pub use crate::key::KEY_SCHEMA;
 
 /// The node kinds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -76,20 +76,6 @@ pub trait Job: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug {
     fn explain(&self) -> serde_json::Value {
         serde_json::to_value(self).expect("jobs serialize")
     }
-}
-
-/// Facts of the backend that can change a node's output: the kind, the image a task runs in
-/// (its ID, never a tag), and the limits that can change outcomes (memory: OOM kills; pids: fork
-/// limits). CPU shares only change speed and are not here. Local sandboxes have no limits.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BackendFacts {
-    pub kind: BackendKind,
-    pub image: Option<String>,
-    pub memory_bytes: Option<u64>,
-    pub pids: Option<u64>,
-    /// How commands are confined: `container` (docker), `bwrap` or `none` (local: see
-    /// `backend/jail.rs`); a result computed less confined is never reused as a confined one.
-    pub isolation: String,
 }
 
 /// A duration at full precision (milliseconds), as keys hold it.

@@ -3,8 +3,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Job, KEY_SCHEMA, Kind};
-use crate::manifest::SampleFilters;
 use crate::tasks::TaskSet;
+use crate::types::SampleFilters;
 
 /// What identifies a dataset's content: its format and the snapshot digest over every task
 /// (bound to the Hub `repo@revision` where it came from).

@@ -14,7 +14,8 @@ use serde::{Deserialize, Serialize};
 use super::{
     BackendFacts, Blob, Digested, GoldPatch, GradingTask, Job, KEY_SCHEMA, Kind, SolverTask,
 };
-use crate::manifest::{HarnessKind, Price, Topology, UsageFormat};
+use crate::types::{HarnessKind, Price, Topology, UsageFormat};
+pub use crate::types::{InstallFile, InstallSpec, Tokens};
 
 /// A harness as a solve runs it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -58,24 +59,6 @@ pub struct ScriptSpec {
     pub content: Blob,
 }
 
-/// An agent image's recipe: commands run as root over the task image, with files copied in
-/// first.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct InstallSpec {
-    /// A runtime tarball (by URL and sha256, so by content) unpacked before the commands.
-    pub runtime: Option<crate::manifest::Runtime>,
-    pub commands: Vec<String>,
-    pub files: Vec<InstallFile>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct InstallFile {
-    /// Path relative to the install directory.
-    pub path: String,
-    pub mode: u32,
-    pub content: Blob,
-}
-
 /// The prompt templates a team renders (`None`: the team never renders it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PromptSet {
@@ -96,7 +79,7 @@ pub struct TeamSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SolveJob {
     pub schema: u32,
-    /// Version of the team logic (`harness/teams.rs`).
+    /// Version of the team logic (`stages/solve/teams.rs`).
     pub version: u32,
     pub backend: BackendFacts,
     pub task: SolverTask,
@@ -167,17 +150,6 @@ impl Job for SolveJob {
         v["team"] = self.team.expanded();
         v
     }
-}
-
-/// Token counts of one agent run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Tokens {
-    /// Every input token, cached ones included.
-    pub input: u64,
-    pub cached_input: u64,
-    pub cache_write: u64,
-    pub output: u64,
 }
 
 /// What one agent run recorded of its model use.

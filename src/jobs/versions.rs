@@ -5,15 +5,15 @@
 //! `tests/golden/implementations.json` (`BENCH_UPDATE_GOLDEN=1`).
 //!
 //! Versions that live beside their code: each built-in parser's (`parsers::parser_version`),
-//! each protocol's (`protocols::version`), each harness adapter's (`harness::adapter_version`).
+//! each protocol's (`protocols::version`), each harness adapter's (`harness::adapter_version`),
+//! the grading view's (`tasks::GRADING_VIEW`).
 
 /// The sampler (`tasks::sample`).
 pub const SAMPLE: u32 = 2;
-/// The team logic (`harness::teams`): how topologies run agents and pick a patch.
+/// The team logic (`stages/solve/teams.rs`): how topologies run agents and pick a patch.
 pub const SOLVE: u32 = 2;
 /// The report renderer (`report/`, `stages/report.rs`).
 pub const REPORT: u32 = 6;
-/// The grading view of a task (`Task::grading_digest`, in every gold check's and grade's key):
-/// 2 holds the test lists as sorted sets (1 held them in their dataset's order, so a reordered
-/// `PASS_TO_PASS` reran its grades).
-pub const GRADING_VIEW: u32 = 2;
+/// The grading view of a task (`Task::grading_digest`, in every gold check's and grade's key),
+/// defined beside it in `tasks/task.rs`.
+pub use crate::tasks::GRADING_VIEW;

@@ -10,6 +10,8 @@ use std::collections::BTreeMap;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
+pub use crate::types::{AuditMode, HarborVerifier};
+
 /// A bench manifest: one experiment, under version control.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -263,37 +265,6 @@ pub struct GradeFile {
     /// own container after its run) or `fresh` (the agent's end state restored in a fresh
     /// container of the task image, `/tests` uploaded only then).
     pub harbor: Option<HarborVerifier>,
-}
-
-/// Where a Harbor task's verifier runs (`[stages.grade] harbor`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum HarborVerifier {
-    /// Harbor's contract: the agent's own container, after the rollout.
-    #[default]
-    InPlace,
-    /// A fresh container of the task image with the agent's changed paths restored.
-    Fresh,
-}
-
-impl HarborVerifier {
-    pub fn name(self) -> &'static str {
-        match self {
-            HarborVerifier::InPlace => "in-place",
-            HarborVerifier::Fresh => "fresh",
-        }
-    }
-}
-
-/// What the patch audit's flags do (`[stages.grade] audit`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum AuditMode {
-    /// Flags are reported; verdicts are unchanged.
-    #[default]
-    Flag,
-    /// A flagged pair is also counted as unresolved.
-    Strict,
 }
 
 /// `kind = "report"`.

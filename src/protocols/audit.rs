@@ -15,20 +15,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::{Deserialize, Serialize};
+pub use crate::types::AuditFlag;
 
 use super::paths::{PatchFile, patch_files};
-
-/// One reason a patch is flagged.
-#[derive(
-    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(deny_unknown_fields)]
-pub struct AuditFlag {
-    /// The path the flag is about (a directory for vendored trees).
-    pub path: String,
-    pub reason: String,
-}
 
 const TEST_DIRS: &[&str] = &[
     "test",

@@ -30,8 +30,8 @@ use super::paths::patch_files;
 use super::steps::{Graded, between, nonce, reset_script, run};
 use crate::backend::{Sandbox, repo, shell_quote};
 use crate::jobs::{GradeJob, GradeOutput};
-use crate::manifest::AuditMode;
 use crate::parsers::Statuses;
+use crate::types::AuditMode;
 
 pub const VERSION: u32 = 1;
 

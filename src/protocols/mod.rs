@@ -9,12 +9,14 @@
 //! - `steps.rs`: the steps they share (patches, rebuild, tests, print, parse), under one time
 //!   budget that bounds apply + rebuild + tests.
 //! - `verdict.rs`: the verdict rule; `status.rs`: the status rule for parser scripts.
+//! - `in_sandbox.rs`: the forgery check's grade in the agent's own sandbox.
 //!
 //! Not here: creating and removing the sandbox (the grade executor in `stages/grade.rs`).
 
 mod audit;
 mod brain_bench;
 pub mod harbor;
+mod in_sandbox;
 mod local;
 mod paths;
 mod status;
@@ -25,6 +27,7 @@ pub(crate) mod swe_bench_pro;
 mod verdict;
 
 pub use audit::{AuditFlag, audit};
+pub use in_sandbox::in_sandbox;
 pub use status::script_status;
 pub use steps::Graded;
 pub use verdict::verdict;

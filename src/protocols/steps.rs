@@ -24,8 +24,8 @@ use super::GradeError;
 use super::paths::{PatchFile, patch_files};
 use crate::backend::{ExecResult, Sandbox, repo, shell_quote};
 use crate::jobs::{GradeJob, GradeOutput};
-use crate::manifest::AuditMode;
 use crate::parsers::{ScriptLimits, Statuses, parse_log, run_script_parser};
+use crate::types::AuditMode;
 
 /// How a protocol runs the steps.
 #[derive(Debug, Clone, Copy)]

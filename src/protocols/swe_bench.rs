@@ -42,10 +42,10 @@ use super::paths::patch_files;
 use super::steps::{Graded, between, nonce, reset_script, run, step_end, take_step};
 use crate::backend::{ExecResult, Sandbox, repo, shell_quote};
 use crate::jobs::{GradeJob, GradeOutput, Resolution};
-use crate::manifest::AuditMode;
 use crate::parsers::Statuses;
 use crate::parsers::swebench::{RawStatuses, raw_parser};
 use crate::tasks::TaskBase;
+use crate::types::AuditMode;
 
 pub const VERSION: u32 = 1;
 

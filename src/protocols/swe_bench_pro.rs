@@ -45,8 +45,8 @@ use super::paths::patch_files;
 use super::steps::{Graded, between, nonce, reset_script, run, step_end, take_step};
 use crate::backend::{ExecResult, Sandbox, repo, shell_quote};
 use crate::jobs::{GradeJob, GradeOutput};
-use crate::manifest::AuditMode;
 use crate::parsers::{Statuses, TestStatus};
+use crate::types::AuditMode;
 
 pub const VERSION: u32 = 1;
 

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::manifest::Promote;
 use crate::report::stats::{Summary, TeamSummary};
+use crate::types::Promote;
 
 /// Version of the report document's shape.
 pub const REPORT_SCHEMA: u32 = 3;
@@ -403,9 +403,9 @@ pub fn resolution_counts(doc: &ReportDocument, team: &str) -> [usize; 3] {
         .filter(|r| r.team == team && r.replicate == 0)
     {
         n[match r.resolution {
-            crate::jobs::Resolution::Full => 0,
-            crate::jobs::Resolution::Partial => 1,
-            crate::jobs::Resolution::No => 2,
+            crate::types::Resolution::Full => 0,
+            crate::types::Resolution::Partial => 1,
+            crate::types::Resolution::No => 2,
         }] += 1;
     }
     n
@@ -418,7 +418,7 @@ pub struct PairResolution {
     pub task: String,
     pub team: String,
     pub replicate: u32,
-    pub resolution: crate::jobs::Resolution,
+    pub resolution: crate::types::Resolution,
 }
 
 /// One scored pair (a Harbor task's grade): the reward's numeric fields as the verifier wrote
@@ -444,7 +444,7 @@ pub struct AuditedPair {
     pub task: String,
     pub team: String,
     pub replicate: u32,
-    pub flags: Vec<crate::protocols::AuditFlag>,
+    pub flags: Vec<crate::types::AuditFlag>,
 }
 
 impl ReportDocument {

@@ -24,7 +24,8 @@ pub fn patch_bytes(job: &GradeJob, store: &Store) -> Result<Vec<u8>, WorkError> 
     }
 }
 
-/// Grades the job's patch in a fresh sandbox.
+/// Grades the job's patch in a fresh sandbox (a Harbor task is verified in `stages/harbor.rs`
+/// instead).
 pub async fn grade(
     job: &GradeJob,
     store: &Store,
@@ -33,9 +34,6 @@ pub async fn grade(
     key: &str,
     cancel: &CancellationToken,
 ) -> Result<WorkOutput, WorkError> {
-    if job.protocol.name == crate::jobs::ProtocolId::Harbor {
-        return super::harbor::grade(job, store, backend, address, key, cancel).await;
-    }
     let patch = patch_bytes(job, store)?;
     let base = backend.base_commit(job.task.base());
     let before_strip = match job.protocol.name {
@@ -144,52 +142,4 @@ async fn clean_grade(
     })?;
     removed?;
     Ok(graded)
-}
-
-/// The forgery check's grade of `patch` in the agent's own sandbox, right after its run: the
-/// repository goes back to the base (tracked files reset, untracked files removed: the
-/// protocol applies the patch again), while ignored files and everything outside the
-/// repository stay as the agent left them; then the protocol grades as in a fresh sandbox.
-/// A grading failure is recorded as the check's error, not the solve's.
-pub async fn in_sandbox(
-    job: &GradeJob,
-    patch: &[u8],
-    s: &dyn crate::backend::Sandbox,
-    base: Option<&str>,
-    cancel: &CancellationToken,
-) -> Result<crate::jobs::InSandbox, WorkError> {
-    let reset = match base {
-        Some(b) => format!(
-            "git reset -q --hard {} && git clean -fdq",
-            crate::backend::shell_quote(b)
-        ),
-        None => "git reset -q --hard \"$(git rev-list --max-parents=0 HEAD | tail -n 1)\" && git clean -fdq".to_string(),
-    };
-    let r = s
-        .exec(&reset, &[], std::time::Duration::from_secs(300), cancel)
-        .await?;
-    if r.exit_code != Some(0) {
-        return Ok(crate::jobs::InSandbox {
-            resolved: None,
-            error: Some(scrub::scrub_str(&format!(
-                "cannot reset the agent's repository: {}",
-                String::from_utf8_lossy(&r.output).trim()
-            ))),
-        });
-    }
-    Ok(
-        match crate::protocols::grade(job, patch, s, base, cancel).await {
-            Ok(g) => crate::jobs::InSandbox {
-                resolved: Some(g.output.resolved),
-                error: None,
-            },
-            Err(GradeError::Sandbox(crate::backend::SandboxError::Cancelled)) => {
-                return Err(WorkError::from(crate::backend::SandboxError::Cancelled));
-            }
-            Err(e) => crate::jobs::InSandbox {
-                resolved: None,
-                error: Some(scrub::scrub_str(&e.to_string())),
-            },
-        },
-    )
 }

@@ -18,12 +18,11 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::solve_parts::{Ledger, RunCtx, render_prompt};
+use super::solve::{Ledger, RunCtx, render_prompt};
 use super::{WorkError, WorkOutput};
 use crate::backend::{Backend, Phase, Sandbox, SandboxSpec};
 use crate::harness::scrub;
 use crate::jobs::{GradeJob, HarborTrial, PatchInput, SolveJob, SolveOutput};
-use crate::manifest::{HarborVerifier, HarnessKind, Topology};
 use crate::protocols::GradeError;
 use crate::protocols::harbor::{
     SNAPSHOT_EXCLUDE, VerifierRun, agent_network, check_verifier_network, grade_of, run_oracle,
@@ -31,6 +30,7 @@ use crate::protocols::harbor::{
 };
 use crate::store::{Output, Store};
 use crate::tasks::HarborSpec;
+use crate::types::{HarborVerifier, HarnessKind, Topology};
 
 fn infra(e: impl std::fmt::Display) -> WorkError {
     WorkError::Infra(e.to_string())
@@ -194,7 +194,7 @@ pub async fn trial(
                     cancel,
                 )
                 .await?;
-                super::solve_parts::AgentRun {
+                super::solve::AgentRun {
                     files: Vec::new(),
                     left_out: Vec::new(),
                     exit_code: r.exit_code,
@@ -345,7 +345,7 @@ pub async fn grade(
                     .map_err(grade_err)
             }
             .await;
-            super::solve_parts::finish(s, result).await?
+            super::solve::finish(s, result).await?
         }
         (PatchInput::Gold(gold), _) => {
             check_verifier_network(id, spec).map_err(grade_err)?;
@@ -375,7 +375,7 @@ pub async fn grade(
                 Ok((run, out))
             }
             .await;
-            let (run, out) = super::solve_parts::finish(s, result).await?;
+            let (run, out) = super::solve::finish(s, result).await?;
             blobs.insert(
                 "oracle_log".to_string(),
                 store
@@ -398,7 +398,7 @@ pub async fn grade(
             let result = verify(s.as_ref(), spec, "nop", false, cancel)
                 .await
                 .map_err(grade_err);
-            super::solve_parts::finish(s, result).await?
+            super::solve::finish(s, result).await?
         }
     };
     scrub_run(&mut run, &scrub::secret_values());

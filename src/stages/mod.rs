@@ -1,29 +1,59 @@
 //! The executors of each node kind: what runs when a node is not in the store. Each receives
 //! its job (and the store, to read inputs by digest and write blobs) and nothing else.
 
-pub(crate) mod grade;
+mod grade;
 mod harbor;
 mod report;
 mod solve;
 
-pub use grade::{grade, patch_bytes};
+/// The report job's content, defined with the job (`jobs::report`).
+pub use crate::jobs::{PairArtifacts, PairUsage, ReportInputs};
+pub use grade::patch_bytes;
 pub use report::{
-    MaterializeError, PairArtifacts, PairUsage, RenderedReport, ReportInputs, artifact_dir,
-    materialize, render_report, report_files_intact, report_list_digest, write_report,
+    MaterializeError, RenderedReport, artifact_dir, materialize, render_report,
+    report_files_intact, report_list_digest, write_report,
 };
-pub use solve::solve;
-
-/// The pieces of one agent run that the team topologies (`harness::teams`) build on.
-pub mod solve_parts {
-    pub use super::solve::{
-        AgentRun, Ledger, RunCtx, Sandboxes, finish, render_about, render_prompt,
-    };
-}
 
 use std::collections::BTreeMap;
 
-use crate::backend::SandboxError;
-use crate::store::{Output, StoreError};
+use tokio_util::sync::CancellationToken;
+
+use crate::backend::{Backend, SandboxError};
+use crate::jobs::{GradeJob, ProtocolId, SolveJob};
+use crate::store::{Output, Store, StoreError};
+
+/// Runs the solve job's team on its task: a Harbor trial by its own executor
+/// (`stages/harbor.rs`), any other by the solve executor (`stages/solve/`).
+pub async fn solve(
+    job: &SolveJob,
+    store: &Store,
+    backend: &dyn Backend,
+    budget_share: Option<f64>,
+    address: &str,
+    key: &str,
+    cancel: &CancellationToken,
+) -> Result<WorkOutput, WorkError> {
+    if job.harbor.is_some() {
+        return harbor::trial(job, store, backend, budget_share, address, key, cancel).await;
+    }
+    solve::solve(job, store, backend, budget_share, address, key, cancel).await
+}
+
+/// Grades the job's patch: a Harbor task by its verifier's executor (`stages/harbor.rs`), any
+/// other by the grade executor (`stages/grade.rs`) in a fresh sandbox.
+pub async fn grade(
+    job: &GradeJob,
+    store: &Store,
+    backend: &dyn Backend,
+    address: &str,
+    key: &str,
+    cancel: &CancellationToken,
+) -> Result<WorkOutput, WorkError> {
+    if job.protocol.name == ProtocolId::Harbor {
+        return harbor::grade(job, store, backend, address, key, cancel).await;
+    }
+    grade::grade(job, store, backend, address, key, cancel).await
+}
 
 /// Why a node's work did not produce a result.
 #[derive(Debug, Clone)]

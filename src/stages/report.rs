@@ -7,134 +7,14 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde::Serialize;
-
-use crate::jobs::{ReportJob, ReportOutput};
-use crate::manifest::Promote;
+use crate::jobs::{ReportInputs, ReportJob, ReportOutput};
 use crate::report::document::{Context, ReportDocument};
-use crate::report::results::{
-    NodeRow, Prediction, TeamColumns, predictions_jsonl, results_parquet,
-};
-use crate::report::stats::{PairOutcome, PairState, StatsOptions, team_statistics};
+use crate::report::results::{Prediction, TeamColumns, predictions_jsonl, results_parquet};
+use crate::report::stats::{PairState, StatsOptions, team_statistics};
 use crate::report::{html, markdown};
 use crate::store::{Output, Store, write_atomic};
 
 use super::{WorkError, WorkOutput};
-
-/// Everything a report reads (and so everything it prints), gathered from the node graph. It
-/// is the report job's content: its key hashes all of it.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
-pub struct ReportInputs {
-    pub manifest: String,
-    pub description: Option<String>,
-    pub bench_version: String,
-    pub backend: String,
-    /// The network policy each phase ran under (`agent`, `grading`).
-    pub network: BTreeMap<String, String>,
-    pub datasets: Vec<String>,
-    /// The sample stages' filters (cutoffs, repos, languages, ids, limit, seed).
-    pub filters: Vec<crate::manifest::SampleFilters>,
-    pub since: Option<String>,
-    pub teams: Vec<String>,
-    pub baseline: Option<String>,
-    pub count_errors_as_failures: bool,
-    /// Gold verdicts: task -> valid (None: errored).
-    pub gold: BTreeMap<String, Option<bool>>,
-    pub pairs: Vec<PairOutcome>,
-    /// One row per solve and grade node (`results.parquet`).
-    pub rows: Vec<NodeRow>,
-    /// Stored files per pair (`artifacts/`, `predictions.jsonl`).
-    pub artifacts: Vec<PairArtifacts>,
-    /// The promotion rule, if any.
-    pub promote: Option<Promote>,
-    /// Per solve: what its agent runs recorded of their model use (cost is derived from it at
-    /// render time).
-    pub usage: Vec<PairUsage>,
-    /// Prices of the models the runs used.
-    pub pricing: BTreeMap<String, crate::manifest::Price>,
-    /// Pairs whose patch the audit flagged, with the flags.
-    pub audit: Vec<crate::report::AuditedPair>,
-    /// Graded pairs' SWE-bench resolution status, where the protocol reports one.
-    #[serde(default)]
-    pub resolutions: Vec<crate::report::PairResolution>,
-    /// Scored pairs (Harbor tasks): the reward's fields, the score, where the verifier ran.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub scores: Vec<crate::report::document::PairScore>,
-    /// How scores were computed, when there are any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scorer: Option<String>,
-}
-
-/// The model use of one solve.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
-pub struct PairUsage {
-    pub task: String,
-    pub team: String,
-    pub replicate: u32,
-    pub runs: Vec<crate::jobs::RunUsage>,
-}
-
-impl ReportInputs {
-    /// Fills in every pair's and solve row's cost from the recorded usage and the prices.
-    pub fn priced(&self) -> ReportInputs {
-        let mut out = self.clone();
-        let costs: BTreeMap<(&str, &str, u32), Option<f64>> = self
-            .usage
-            .iter()
-            .map(|u| {
-                let cost = u
-                    .runs
-                    .iter()
-                    .map(|r| r.cost_usd(&self.pricing))
-                    .sum::<Option<f64>>();
-                ((u.task.as_str(), u.team.as_str(), u.replicate), cost)
-            })
-            .collect();
-        let bases: BTreeMap<(&str, &str, u32), BTreeMap<String, u64>> = self
-            .usage
-            .iter()
-            .map(|u| {
-                let mut by = BTreeMap::new();
-                for r in &u.runs {
-                    *by.entry(r.cost_basis(&self.pricing).name().to_string())
-                        .or_insert(0) += 1;
-                }
-                ((u.task.as_str(), u.team.as_str(), u.replicate), by)
-            })
-            .collect();
-        let cost = |task: &str, team: &str, rep: u32| costs.get(&(task, team, rep)).copied();
-        for p in &mut out.pairs {
-            if let Some(c) = cost(&p.task, &p.team, p.replicate) {
-                p.cost_usd = c;
-            }
-            if let Some(b) = bases.get(&(p.task.as_str(), p.team.as_str(), p.replicate)) {
-                p.cost_basis = b.clone();
-            }
-        }
-        for r in &mut out.rows {
-            if r.node == "solve"
-                && let Some(c) = cost(&r.task, &r.team, r.replicate)
-            {
-                r.cost_usd = c;
-            }
-        }
-        out
-    }
-}
-
-/// The stored files of one pair (blob digests), for `artifacts/<team>/<task>/`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
-pub struct PairArtifacts {
-    pub task: String,
-    pub team: String,
-    pub replicate: u32,
-    /// The solve's patch (`SolveOutput.patch`).
-    pub patch: Option<String>,
-    /// The solve's trajectory.
-    pub trajectory: Option<String>,
-    /// The grade's test log.
-    pub log: Option<String>,
-}
 
 /// A path component from a team or task name: no separators, no `..`.
 fn component(s: &str) -> String {

@@ -17,7 +17,7 @@
 //!   without the index.
 //! - "Racy" entries, as in git's index: a file changed within the same timestamp tick as it was
 //!   statted would keep its stat. So an entry is written only if the file's ctime is at least
-//!   [`RACY_NS`] older than the moment the entry is made, and an entry is trusted only under the
+//!   [`RACY_NS`](crate::files::RACY_NS) older than the moment the entry is made, and an entry is trusted only under the
 //!   same condition; a freshly written record is read from its file until it has aged.
 //! - Entries are appended (one `write` and an `fsync` per apply, under the store's lock), each
 //!   framed as `len: u32 LE | blake3(payload)[..16] | payload (JSON)`. A torn or corrupt entry
@@ -30,45 +30,16 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::layout::Store;
 use super::records::ActionRecord;
+use crate::files::FileStamp;
 
 /// The index file's first line; another one (another version) is ignored and rewritten.
 const MAGIC: &[u8] = b"bench-action-index 1\n";
-
-/// A record file changed less than this long before it was statted may still carry its old
-/// stat (timestamps move in ticks): its entry is not trusted.
-pub const RACY_NS: i128 = 2_000_000_000;
-
-/// The stat that identifies one version of a record file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileStamp {
-    pub size: u64,
-    pub mtime_ns: i128,
-    pub ctime_ns: i128,
-    pub ino: u64,
-}
-
-impl FileStamp {
-    pub fn of(m: &std::fs::Metadata) -> FileStamp {
-        FileStamp {
-            size: m.len(),
-            mtime_ns: m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
-            ctime_ns: m.ctime() as i128 * 1_000_000_000 + m.ctime_nsec() as i128,
-            ino: m.ino(),
-        }
-    }
-
-    /// Whether an entry made at `made_ns` with this stamp can be trusted (not racy).
-    pub fn settled(&self, made_ns: i128, racy_ns: i128) -> bool {
-        made_ns - self.ctime_ns.max(self.mtime_ns) >= racy_ns
-    }
-}
 
 /// One entry: a key's light record and the stamp of the file it was read from.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -94,19 +65,6 @@ pub struct Loaded {
     /// Whether the file had anything after its valid prefix (a torn or corrupt tail), or a
     /// header this bench does not read.
     pub damaged: bool,
-}
-
-/// The stat of the running bench executable (another build may derive keys and digests
-/// differently), as text for a fingerprint.
-pub fn exe_stamp() -> Option<String> {
-    let exe = std::fs::metadata("/proc/self/exe").ok()?;
-    Some(format!("{:?}", FileStamp::of(&exe)))
-}
-
-pub fn now_ns() -> i128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as i128)
 }
 
 fn frame(e: &Entry, out: &mut Vec<u8>) {

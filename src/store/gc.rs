@@ -1,6 +1,6 @@
 //! Garbage collection: remove the action records and blobs that no recorded manifest reaches.
 //! The caller decides what is reachable (the keys of the current plans of the manifests in the
-//! run log); this module only computes the closure over blobs and deletes, or reports what it
+//! run log) and which blobs are pinned inputs (the files of pinned Hub datasets); this module only computes the closure over blobs and deletes, or reports what it
 //! would delete. Deleting also compacts the store's caches (the packed action index).
 
 use std::collections::BTreeSet;
@@ -20,10 +20,12 @@ pub struct GcReport {
     pub removed_bytes: u64,
 }
 
-/// Removes every action not in `reachable` and every blob no kept action refers to.
+/// Removes every action not in `reachable` and every blob neither a kept action nor `pinned`
+/// refers to.
 pub fn gc(
     store: &Store,
     reachable: &BTreeSet<String>,
+    pinned: Vec<String>,
     dry_run: bool,
 ) -> Result<GcReport, StoreError> {
     let mut report = GcReport {
@@ -41,8 +43,8 @@ pub fn gc(
             report.removed_actions.push(key);
         }
     }
-    // Files of pinned Hub datasets (datasets/*.json) are inputs, not results: kept.
-    live_blobs.extend(crate::datasets::hub::pinned_blobs(store));
+    // What the caller pins (the files of pinned Hub datasets) are inputs, not results: kept.
+    live_blobs.extend(pinned);
     for digest in store.blob_digests() {
         if live_blobs.contains(&digest) {
             report.kept_blobs += 1;

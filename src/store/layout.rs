@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-use super::atomic::write_atomic;
 use super::records::{ActionRecord, Index, RECORD_SCHEMA, RunRecord};
+use crate::files::write_atomic;
 
 /// The first word of an action record's header line.
 const RECORD_MAGIC: &str = "bench-record";
@@ -121,10 +121,10 @@ fn decode_record(bytes: &[u8], key: &str, light: bool) -> Result<ActionRecord, S
 fn read_record_file(
     path: &Path,
     key: &str,
-) -> Option<(ActionRecord, super::action_index::FileStamp, String)> {
+) -> Option<(ActionRecord, crate::files::FileStamp, String)> {
     use std::io::Read;
     let mut f = std::fs::File::open(path).ok()?;
-    let stamp = super::action_index::FileStamp::of(&f.metadata().ok()?);
+    let stamp = crate::files::FileStamp::of(&f.metadata().ok()?);
     let mut bytes = Vec::with_capacity(stamp.size as usize + 1);
     f.read_to_end(&mut bytes).ok()?;
     let rec = decode_record(&bytes, key, true).ok()?;
@@ -370,7 +370,7 @@ impl Store {
         keys: Vec<String>,
         threads: usize,
     ) -> std::collections::HashMap<String, ActionRecord> {
-        self.prefetch_light_with(keys, threads, super::action_index::RACY_NS)
+        self.prefetch_light_with(keys, threads, crate::files::RACY_NS)
     }
 
     pub(super) fn prefetch_light_with(
@@ -379,7 +379,8 @@ impl Store {
         threads: usize,
         racy_ns: i128,
     ) -> std::collections::HashMap<String, ActionRecord> {
-        use super::action_index::{Entry, now_ns};
+        use super::action_index::Entry;
+        use crate::files::now_ns;
         let mut loaded = self.load_action_index();
         crate::timings::mark("action index read");
         let now = now_ns();

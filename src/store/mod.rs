@@ -2,15 +2,15 @@
 //! run log, the per-manifest index used by `plan --explain`, locks, and garbage collection.
 
 mod action_index;
-mod atomic;
 mod gc;
 mod images;
 mod layout;
 mod lock;
 mod records;
 
-pub use action_index::{FileStamp, RACY_NS, exe_stamp, now_ns};
-pub use atomic::{sweep_temp_files_under, write_atomic};
+pub use crate::files::{
+    FileStamp, RACY_NS, exe_stamp, now_ns, sweep_temp_files_under, write_atomic,
+};
 pub use gc::{GcReport, gc};
 pub use images::{IMAGES_SCHEMA, PulledImage, PulledImages};
 pub use layout::{BadBlob, Lookup, Store, StoreError, default_store_path};

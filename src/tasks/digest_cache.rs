@@ -6,7 +6,7 @@
 //! DESIGN. The cache never decides a digest on its own: a file is hashed from its content
 //! whenever its stat differs from the entry's (any write moves the ctime, which cannot be set
 //! back), and an entry is made or trusted only if the file's ctime is at least
-//! [`RACY_NS`](crate::store::RACY_NS) older than the moment it was hashed (a file changed in the
+//! [`RACY_NS`](crate::files::RACY_NS) older than the moment it was hashed (a file changed in the
 //! same timestamp tick as it was hashed may keep its stat). The file is written whole and
 //! atomically (temp file, fsync, rename) by `apply` under the store's lock, only when something
 //! was hashed anew, and ends with the blake3 of everything before it: a file that does not
@@ -18,7 +18,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::store::{FileStamp, RACY_NS, now_ns};
+use crate::files::{FileStamp, RACY_NS, now_ns};
 
 const MAGIC: &[u8] = b"bench-file-digests 1\n";
 
@@ -104,7 +104,7 @@ impl DigestCache {
         }
         let sum = *blake3::hash(&buf).as_bytes();
         buf.extend_from_slice(&sum);
-        crate::store::write_atomic(path, &buf)
+        crate::files::write_atomic(path, &buf)
     }
 }
 

@@ -28,7 +28,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::store::{FileStamp, RACY_NS, now_ns};
+use crate::files::{FileStamp, RACY_NS, now_ns};
 
 const MAGIC: &str = "bench-dataset-stamp 1";
 
@@ -76,7 +76,7 @@ pub fn save(path: &Path, d: &DirSnapshot) {
     let mut bytes = blake3::hash(&body).to_hex().as_bytes().to_vec();
     bytes.push(b'\n');
     bytes.extend_from_slice(&body);
-    let _ = crate::store::write_atomic(path, &bytes);
+    let _ = crate::files::write_atomic(path, &bytes);
 }
 
 /// The signature of the local task directory `dir`, or `None` when something cannot be read or
@@ -85,7 +85,7 @@ pub fn signature(dir: &Path) -> Option<String> {
     let start = now_ns();
     let mut h = blake3::Hasher::new();
     h.update(MAGIC.as_bytes());
-    h.update(crate::store::exe_stamp()?.as_bytes());
+    h.update(crate::files::exe_stamp()?.as_bytes());
     put(&mut h, b".", &std::fs::metadata(dir).ok()?, start)?;
     let names = names(dir)?;
     // Stat-bound: spread over the CPUs as the loader does.

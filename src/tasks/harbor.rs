@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::jobs::Blob;
+use crate::types::Blob;
 
 /// The directory an agent works in when the environment names none (Harbor's convention).
 pub const HARBOR_WORKDIR: &str = "/app";

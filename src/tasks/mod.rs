@@ -20,4 +20,4 @@ pub use local::{
 };
 pub use pro::{PRO_REPO_DIR, ProSpec};
 pub use sample::{Filter, SampleRow, sample, sample_rank, sample_rows};
-pub use task::{Task, TaskBase, TaskDigests, TaskSet};
+pub use task::{GRADING_VIEW, Task, TaskBase, TaskDigests, TaskSet};

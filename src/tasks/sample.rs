@@ -7,7 +7,7 @@
 //! each task's position depends only on (seed, id): raising `limit` keeps every task already
 //! drawn (prefix-stable), and adding tasks to a dataset never reorders the others.
 
-use crate::manifest::SampleFilters;
+use crate::types::SampleFilters;
 
 use super::task::TaskSet;
 

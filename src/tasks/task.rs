@@ -102,9 +102,14 @@ struct SolverView<'a> {
     harbor: Option<String>,
 }
 
+/// The version of the grading view of a task ([`Task::grading_digest`], in every gold check's
+/// and grade's key): 2 holds the test lists as sorted sets (1 held them in their dataset's
+/// order, so a reordered `PASS_TO_PASS` reran its grades).
+pub const GRADING_VIEW: u32 = 2;
+
 #[derive(Serialize)]
 struct GradingView<'a> {
-    /// The view's version ([`crate::jobs::versions::GRADING_VIEW`]).
+    /// The view's version ([`GRADING_VIEW`]).
     view: u32,
     instance_id: &'a str,
     base: &'a TaskBase,
@@ -175,7 +180,7 @@ impl Task {
 
     fn compute_grading_digest(&self) -> String {
         crate::key::digest_of(&GradingView {
-            view: crate::jobs::versions::GRADING_VIEW,
+            view: GRADING_VIEW,
             instance_id: &self.instance_id,
             base: &self.base,
             test_patch: &self.test_patch,
@@ -399,7 +404,7 @@ mod tests {
                 harbor: Some(crate::tasks::Harbor(Arc::new(crate::tasks::HarborSpec {
                     config: crate::datasets::harbor::parse_config("", "task.toml").unwrap(),
                     workdir: "/app".into(),
-                    tests: crate::jobs::Blob::new(b"tests".to_vec()),
+                    tests: crate::types::Blob::new(b"tests".to_vec()),
                     solution: None,
                 }))),
                 ..task(TaskBase::Build {
@@ -440,7 +445,7 @@ mod tests {
                 harbor: Some(crate::tasks::Harbor(Arc::new(crate::tasks::HarborSpec {
                     config: crate::datasets::harbor::parse_config(&text, "task.toml").unwrap(),
                     workdir: "/app".into(),
-                    tests: crate::jobs::Blob::new(tests.to_vec()),
+                    tests: crate::types::Blob::new(tests.to_vec()),
                     solution: None,
                 }))),
                 ..task(TaskBase::Image {

@@ -7,16 +7,17 @@
 //! - `best-of`: n workers from the same start, each in its own sandbox; a judge reads their
 //!   diffs and answers `PICK: n`; the other candidates are kept as artifacts.
 //!
-//! Not here: how one agent runs (`stages/solve.rs`), where sandboxes come from (the backend).
+//! Not here: how one agent runs (the solve executor, `mod.rs`), where sandboxes come from (the
+//! backend).
 
 use std::collections::BTreeMap;
 
+use super::{Ledger, RunCtx, Sandboxes, finish, render_about, render_prompt};
 use crate::backend::repo;
 use crate::harness::scrub;
-use crate::manifest::Topology;
 use crate::stages::WorkError;
-use crate::stages::solve_parts::{Ledger, RunCtx, Sandboxes, finish, render_about, render_prompt};
 use crate::store::Store;
+use crate::types::Topology;
 
 fn infra(e: impl std::fmt::Display) -> WorkError {
     WorkError::Infra(e.to_string())
@@ -60,7 +61,7 @@ pub async fn run(
                 if let Some(check) = &job.confirm {
                     let base = place.base_commit();
                     ledger.in_sandbox = Some(
-                        crate::stages::grade::in_sandbox(
+                        crate::protocols::in_sandbox(
                             check,
                             &patch,
                             ws.as_ref(),

@@ -1,4 +1,4 @@
-//! The solve executor: a team (`harness::teams`) run on one task, each agent in a fresh sandbox
+//! The solve executor: a team (`teams.rs`) run on one task, each agent in a fresh sandbox
 //! of its harness's image holding only the task's base (history stripped and checked), under the
 //! solve timeout; the patch is the diff against the start snapshot. One agent run is
 //! [`RunCtx::run`]: the oracle applies the gold patch, a predictions harness its file's patch
@@ -6,6 +6,8 @@
 //! timeout or a crash is an outcome (graded on what was left), not an error; a run that never
 //! reached its model (no model call in what it recorded, see `harness::evidence`) is an
 //! infrastructure error.
+
+mod teams;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -19,8 +21,8 @@ use crate::backend::{Backend, Network, Sandbox, SandboxSpec, repo};
 use crate::harness::scrub;
 use crate::harness::usage::{Usage, parse_usage};
 use crate::jobs::{HarnessSpec, RunUsage, SolveJob, SolveOutput, Tokens};
-use crate::manifest::{Agent, HarnessKind};
 use crate::store::{Output, Store};
+use crate::types::{Agent, HarnessKind};
 
 fn infra(e: impl std::fmt::Display) -> WorkError {
     WorkError::Infra(e.to_string())
@@ -263,7 +265,7 @@ pub async fn finish<T>(
     Ok(value)
 }
 
-/// Runs the job's team on its task.
+/// Runs the job's team on its task (a Harbor trial runs in `stages/harbor.rs` instead).
 pub async fn solve(
     job: &SolveJob,
     store: &Store,
@@ -273,9 +275,6 @@ pub async fn solve(
     key: &str,
     cancel: &CancellationToken,
 ) -> Result<WorkOutput, WorkError> {
-    if job.harbor.is_some() {
-        return super::harbor::trial(job, store, backend, budget_share, address, key, cancel).await;
-    }
     let started = Instant::now();
     let team = job.team.get();
     let mut images = BTreeMap::new();
@@ -306,8 +305,7 @@ pub async fn solve(
     };
     let mut ledger = Ledger::new(job.timeout());
     let mut blobs = BTreeMap::new();
-    let patch =
-        crate::harness::teams::run(&ctx, &sandboxes, &mut ledger, store, &mut blobs).await?;
+    let patch = teams::run(&ctx, &sandboxes, &mut ledger, store, &mut blobs).await?;
     let stored = store_scrubbed(store, &mut blobs, &patch, &ledger.trajectory)?;
     let out = SolveOutput {
         patch: stored.patch,
