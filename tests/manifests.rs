@@ -381,3 +381,71 @@ fn baseline_help_names_the_real_problem() {
     );
     assert!(!err.contains("known: fixer, ghost"), "{err}");
 }
+
+#[test]
+fn two_report_stages_writing_to_one_directory_are_an_error_naming_both() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("tasks")).unwrap();
+    let manifest = |second_out: &str| {
+        format!(
+            r#"version = 1
+name = "twice"
+[datasets.d]
+format = "local"
+path = "tasks"
+[teams.n]
+topology = "solo"
+worker = "nop"
+[stages.s]
+kind = "sample"
+dataset = "d"
+[stages.solve]
+kind = "solve"
+needs = ["s"]
+teams = ["n"]
+[stages.grade]
+kind = "grade"
+needs = ["solve"]
+[stages.main]
+kind = "report"
+needs = ["grade"]
+[stages.other]
+kind = "report"
+needs = ["grade"]
+{second_out}
+"#
+        )
+    };
+    // Neither sets `out`: both are reports/twice.
+    std::fs::write(dir.path().join("m.toml"), manifest("")).unwrap();
+    let o = bench_in(dir.path(), &["validate", "m.toml"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = flat(&stderr(&o));
+    assert!(
+        err.contains("report stages `main` (")
+            && err.contains("m.toml:19:1) and `other` (")
+            && err.contains("m.toml:22:1) both write to")
+            && err.contains("reports/twice (neither sets `out`"),
+        "{err}"
+    );
+    assert!(err.contains("out = \"reports/other\""), "{err}");
+    // An `out` that resolves to the default directory all the same.
+    std::fs::write(
+        dir.path().join("m.toml"),
+        manifest("out = \"./reports/../reports/twice/\""),
+    )
+    .unwrap();
+    let err = flat(&stderr(&bench_in(dir.path(), &["validate", "m.toml"])));
+    assert!(
+        err.contains("m.toml:25:7) both write to") && !err.contains("neither sets"),
+        "{err}"
+    );
+    // Its own directory: no error about report directories.
+    std::fs::write(
+        dir.path().join("m.toml"),
+        manifest("out = \"reports/other\""),
+    )
+    .unwrap();
+    let o = bench_in(dir.path(), &["validate", "m.toml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -252,6 +252,7 @@ impl Validator<'_> {
             .collect::<BTreeMap<_, _>>();
         let stage_order = self.stage_graph(&stages);
         self.baselines(&stages, &known_teams);
+        self.report_dirs(&stages);
         let pricing = self.pricing(pricing);
         let prompts = prompts.unwrap_or(PromptsFile {
             instruction: None,
@@ -1827,6 +1828,74 @@ impl Validator<'_> {
             }
         }
     }
+}
+
+impl Validator<'_> {
+    /// Two report stages that write to one directory (both without `out` write to
+    /// `reports/<manifest name>/`) would overwrite each other's files: an error naming both.
+    fn report_dirs(&mut self, stages: &BTreeMap<String, Stage>) {
+        let mut seen: BTreeMap<PathBuf, &str> = BTreeMap::new();
+        for (name, stage) in stages {
+            let StageKind::Report(r) = &stage.kind else {
+                continue;
+            };
+            let dir = lexically_normal(&r.out);
+            let Some(first) = seen.get(&dir).copied() else {
+                seen.insert(dir, name);
+                continue;
+            };
+            let at = |stage: &str| {
+                let out = ["stages", stage, "out"];
+                if self.root.lookup(&out).is_some() {
+                    self.loc(&out)
+                } else {
+                    self.loc(&["stages", stage])
+                }
+            };
+            let (here, there) = (at(name), at(first));
+            let place = |loc: &Loc| {
+                let (line, col) = self.sources.line_col(loc);
+                format!("{}:{line}:{col}", self.sources.path(loc.file).display())
+            };
+            let has_out = |stage: &str| self.root.lookup(&["stages", stage, "out"]).is_some();
+            let why = if !has_out(first) && !has_out(name) {
+                " (neither sets `out`, so both use the default `reports/<manifest name>`)"
+            } else {
+                ""
+            };
+            self.err(
+                "manifest::report-dir",
+                format!(
+                    "report stages `{first}` ({}) and `{name}` ({}) both write to {}{why}: one would overwrite the other's files",
+                    place(&there),
+                    place(&here),
+                    dir.display()
+                ),
+                here,
+                "writes to the same directory",
+                format!("give one of them its own directory, e.g. `out = \"reports/{name}\"` in [stages.{name}]"),
+            );
+        }
+    }
+}
+
+/// `path` with `.` and `dir/..` removed, without touching the filesystem (the directory may
+/// not exist yet).
+fn lexically_normal(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
 }
 
 /// `harness@model` or `harness`.
