@@ -23,6 +23,7 @@ const LAYERS: &[(&str, &[&str])] = &[
          but each other",
         &[
             "types",
+            "events",
             "exit_codes",
             "files",
             "key",
