@@ -127,6 +127,18 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
             file,
         } => parse_log(parser.as_deref(), script.as_deref(), file),
         Command::Cache { action } => cache_commands::run(&cli, action),
+        Command::View {
+            target,
+            port,
+            static_dir,
+            compare,
+        } => crate::view::command(
+            cli.store.as_deref(),
+            target,
+            compare.as_deref(),
+            *port,
+            static_dir.as_deref(),
+        ),
     }
 }
 

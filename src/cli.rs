@@ -117,6 +117,24 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// A local web viewer of an experiment's results, served from the store on 127.0.0.1
+    /// (read-only; prints its URL, opens nothing): the report's tables, each task, each pair's
+    /// diff, grading and trajectory. `--static DIR` writes it as files that open from disk.
+    View {
+        /// A manifest, or the report directory it wrote (default: the current directory).
+        #[arg(default_value = ".")]
+        target: PathBuf,
+        /// Listen on this port (default: a free one).
+        #[arg(long)]
+        port: Option<u16>,
+        /// Write the viewer to DIR as self-contained files instead of serving it.
+        #[arg(long = "static", value_name = "DIR", conflicts_with = "port")]
+        static_dir: Option<PathBuf>,
+        /// Also show this experiment (a manifest or report directory) side by side with the
+        /// first, the pairs whose outcome changed first.
+        #[arg(long, value_name = "OTHER")]
+        compare: Option<PathBuf>,
+    },
     /// List the sampled tasks, with counts per language and month.
     Tasks {
         file: PathBuf,

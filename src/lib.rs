@@ -28,3 +28,4 @@ pub mod store;
 pub mod tasks;
 pub mod timings;
 pub mod types;
+pub mod view;

@@ -85,6 +85,10 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["run"],
     ),
     (
+        "the results viewer: read-only pages of an experiment from the store",
+        &["view"],
+    ),
+    (
         "the command line: clap types and the commands",
         &["cli", "app"],
     ),
@@ -136,11 +140,6 @@ const KNOWN_LONG: &[(&str, &str, &str)] = &[
         "171 lines today: split pending",
     ),
     (
-        "jobs/key_coverage.rs",
-        "report_job",
-        "124 lines today: split pending",
-    ),
-    (
         "manifest/tree.rs",
         "load_inner",
         "171 lines today: split pending",
@@ -173,23 +172,23 @@ const KNOWN_LONG: &[(&str, &str, &str)] = &[
     ("mine/detect.rs", "plan", "134 lines today: split pending"),
     (
         "protocols/brain_bench.rs",
-        "grade",
-        "164 lines: the shared grade skeleton takes its prologue and epilogue",
+        "steps",
+        "144 lines: its steps and verdict, the skeleton's prologue and epilogue taken out; named steps pending",
     ),
     (
         "protocols/steps.rs",
-        "grade",
-        "188 lines: the shared grade skeleton takes its prologue and epilogue",
+        "steps",
+        "166 lines: its steps and verdict, the skeleton's prologue and epilogue taken out; named steps pending",
     ),
     (
         "protocols/swe_bench.rs",
-        "grade",
-        "224 lines: the shared grade skeleton takes its prologue and epilogue",
+        "steps",
+        "207 lines: its steps and verdict, the skeleton's prologue and epilogue taken out; named steps pending",
     ),
     (
         "protocols/swe_bench_pro.rs",
-        "grade",
-        "322 lines: the shared grade skeleton takes its prologue and epilogue",
+        "steps",
+        "305 lines: its steps and verdict, the skeleton's prologue and epilogue taken out; named steps pending",
     ),
     (
         "report/compare.rs",
@@ -227,11 +226,6 @@ const KNOWN_LONG: &[(&str, &str, &str)] = &[
         "stages/harbor.rs",
         "trial",
         "155 lines today: split pending",
-    ),
-    (
-        "stages/report.rs",
-        "render_report",
-        "122 lines today: split pending",
     ),
     (
         "stages/solve/mod.rs",

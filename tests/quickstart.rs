@@ -470,10 +470,10 @@ fn plan_shows_the_power_of_the_comparison_before_anything_runs() {
     let needed = power["tasks_needed"].as_u64().expect("tasks needed");
     // The unedited quickstart's 8 tasks detect about +50 points on a 50% baseline.
     sb.edit("quickstart.toml", "\nlimit = 6", "");
-    // The README's listing.
+    // The listing of docs/reports.md ("Reading the error bars").
     let eight = stdout(&sb.bench(&["plan", "quickstart.toml", "--detect", "5pts"]));
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README");
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/reports.md"))
+        .expect("docs/reports.md");
     for line in [
         "  power vs baseline `nop` (8 paired tasks, baseline rate 50% assumed; set it with --baseline-rate, alpha 0.05, 80% power): smallest detectable difference +49.8 pts\n",
         "  power: detecting +5.0 pts needs 1562 paired tasks (the plan has 8)\n",
@@ -481,7 +481,7 @@ fn plan_shows_the_power_of_the_comparison_before_anything_runs() {
         assert!(eight.contains(line), "{eight}");
         assert!(
             readme.contains(&format!("  {line}")),
-            "README lacks {line:?}"
+            "docs/reports.md lacks {line:?}"
         );
     }
     let bad = sb.bench(&["plan", "quickstart.toml", "--detect", "5x"]);
@@ -527,6 +527,107 @@ print(repr(mdd), math.ceil(need))
             );
         }
     }
+}
+
+/// Issue 30: `plan --explain` names the task field an edit changed (not a digest against a
+/// digest), with a line diff of the text; `plan` prices teams that drive no model as free, as
+/// the report does; the cost chart's labels of two teams on one point do not overlap.
+#[test]
+fn explain_names_the_changed_task_field_and_free_teams_are_priced() {
+    let sb = Sandbox::quickstart();
+    sb.edit(
+        "quickstart.toml",
+        "teams = [\"oracle\", \"nop\", \"fixer\"]",
+        "teams = [\"oracle\", \"nop\", \"fixer\", \"twin\", \"named\"]",
+    );
+    sb.append(
+        "quickstart.toml",
+        "\n[teams.twin]                   # the fixer again: same cost, same rate\ntopology = \"solo\"\nworker = \"fixer\"\n\n[teams.named]                  # the fixer with a model named: its cost is unknown\ntopology = \"solo\"\nworker = \"fixer@other\"\n",
+    );
+    let plan = sb.bench(&["plan", "quickstart.toml"]);
+    let out = stdout(&plan);
+    for team in ["oracle", "nop", "fixer", "twin"] {
+        let line = format!("  team {team}: 8 to run, free (drives no model)");
+        assert!(out.contains(&line), "plan lacks {line:?}:\n{out}");
+    }
+    assert!(
+        out.contains(
+            "expected spend: at least $0.0000 for 40 solves (no stored cost of team named)"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("  team named: 8 to run, no stored cost"),
+        "{out}"
+    );
+    let run = sb.bench(&["apply", "quickstart.toml"]);
+    assert!(run.status.success(), "{}", stderr(&run));
+
+    // Two teams with the same cost and rate: their labels in the cost chart do not overlap.
+    let html = sb.read("reports/quickstart/report.html");
+    let label = |team: &str| -> (f64, f64) {
+        let at = html
+            .find(&format!("\">{team}</text>"))
+            .or_else(|| html.find(&format!("\">{team} ★</text>")))
+            .unwrap_or_else(|| panic!("no cost-chart label of {team}"));
+        let start = html[..at].rfind("<text x=\"").expect("text element") + 9;
+        let attrs = &html[start..at];
+        let x: f64 = attrs.split('"').next().unwrap().parse().unwrap();
+        let y: f64 = attrs
+            .split("y=\"")
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+            .unwrap()
+            .parse()
+            .unwrap();
+        (x, y)
+    };
+    let (fx, fy) = label("fixer");
+    let (tx, ty) = label("twin");
+    assert!(
+        (fy - ty).abs() >= 12.0 || (fx - tx).abs() >= 40.0,
+        "labels overlap: fixer at ({fx}, {fy}), twin at ({tx}, {ty})"
+    );
+    let md = sb.read("reports/quickstart/report.md");
+    assert!(md.contains("8 of 8 (free: no model)"), "{md}");
+    // The same script with a model named records no cost: unknown, not "≥ $0.00".
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| named | ") && l.contains(" of 8"))
+        .expect("named's cost row");
+    assert_eq!(
+        row.split(" | ").nth(1),
+        Some("unknown"),
+        "named's mean cost: {row}"
+    );
+    assert!(
+        row.contains("0 of 8 (none recorded a cost or priced tokens)"),
+        "{row}"
+    );
+    assert!(!md.contains("≥ $0.00"), "{md}");
+
+    // A statement edit: the task and the field are named, old and new shortened, the lines diffed.
+    let task = "quickstart/tasks/quickstart__roman-1/task.toml";
+    sb.edit(
+        task,
+        "`to_roman` produces numerals with four repeated symbols where a subtractive",
+        "`to_roman` prints numerals with four repeated symbols where a subtractive",
+    );
+    let explain = stdout(&sb.bench(&["plan", "--explain", "quickstart.toml"]));
+    for needle in [
+        "      task quickstart__roman-1: problem_statement changed: \"to_roman() never uses the subtractive forms\"… -> \"to_roman() never uses the subtractive forms\"…\n",
+        "        - `to_roman` produces numerals with four repeated symbols where a subtractive\n",
+        "        + `to_roman` prints numerals with four repeated symbols where a subtractive\n",
+    ] {
+        assert!(
+            explain.contains(needle),
+            "explain lacks {needle:?}:\n{explain}"
+        );
+    }
+    assert!(
+        !explain.contains("task \""),
+        "a digest for a reason:\n{explain}"
+    );
 }
 
 /// The `summary` line of a plain apply: stage -> (cached, done, shared).

@@ -796,6 +796,11 @@ impl Sandbox for DockerSandbox {
         self.c.restore(snapshot).await.map_err(failed)
     }
 
+    async fn end_processes(&self) -> Result<(), SandboxError> {
+        self.fresh.store(false, std::sync::atomic::Ordering::SeqCst);
+        self.c.end_processes().await.map_err(failed)
+    }
+
     async fn set_network(&self, on: bool) -> Result<(), SandboxError> {
         // An agent behind the egress proxy is on its own network, not the bridge.
         let network = self

@@ -972,6 +972,11 @@ impl Sandbox for PoolSandbox {
         self.checked(r).await
     }
 
+    async fn end_processes(&self) -> Result<(), SandboxError> {
+        let r = self.inner().end_processes().await;
+        self.checked(r).await
+    }
+
     async fn set_network(&self, on: bool) -> Result<(), SandboxError> {
         let r = self.inner().set_network(on).await;
         self.checked(r).await

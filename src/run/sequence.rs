@@ -313,6 +313,8 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
         problems.push(format!("dataset `{d}` could not be loaded"));
     }
     let mut missing_env = BTreeSet::new();
+    // harness -> the teams that run it, for the program check
+    let mut programs: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for stage in m.stages.values() {
         let StageKind::Solve(s) = &stage.kind else {
             continue;
@@ -321,6 +323,10 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
             let team = &m.teams[t];
             for a in team.topology.agents() {
                 let h = &m.harnesses[&a.harness];
+                programs
+                    .entry(a.harness.as_str())
+                    .or_default()
+                    .insert(t.as_str());
                 for v in &h.env {
                     if std::env::var_os(v).is_none() {
                         missing_env.insert(v.clone());
@@ -344,6 +350,13 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
                 }
             }
         }
+    }
+    // On the host (no images to install programs into), each harness's program must be there.
+    if !backend.uses_images() {
+        problems.extend(programs.iter().filter_map(|(h, teams)| {
+            let teams: Vec<&str> = teams.iter().copied().collect();
+            crate::harness::preflight::missing_program(h, &m.harnesses[*h], &teams)
+        }));
     }
     if !missing_env.is_empty() {
         problems.push(format!(
