@@ -316,7 +316,13 @@ fn readme_quickstart_listing_applies_as_copied() {
     );
     let apply = bench_in(dir.path(), &["apply", "examples/my-first.toml"]);
     assert_eq!(apply.status.code(), Some(0), "{}", stderr(&apply));
-    assert!(stdout(&apply).contains("report.md"), "{}", stdout(&apply));
+    // "the report's path on stdout" (docs/overview.md: its absolute path).
+    let report_md = examples.join("reports/quickstart/report.md");
+    assert!(
+        stdout(&apply).contains(&format!("report: {}", report_md.display())),
+        "{}",
+        stdout(&apply)
+    );
     let report: Value = serde_json::from_str(
         &std::fs::read_to_string(examples.join("reports/quickstart/report.json"))
             .expect("report.json where the README says"),
