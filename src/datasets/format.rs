@@ -1,6 +1,6 @@
 //! The dataset-format seam, as Cargo's `Source`: what bench needs to know of one format (which
 //! protocol grades its tasks, which columns its table files hold, how a row becomes a task) is
-//! one [`Format`] value, found by [`format`]. Code outside `datasets/` asks the format, never
+//! one [`Format`] value, registered in [`FORMATS`] and found by [`format`]. Code outside `datasets/` asks the format, never
 //! matches on which one it is.
 //!
 //! Not here: the directory formats' own readers (`local` task directories in `tasks/`, brain
@@ -129,18 +129,32 @@ static HARBOR: TableFormat = TableFormat {
     rows: swe_bench::rows,
 };
 
-/// The format `id` names: the one place that matches on which format it is.
-pub fn format(id: DatasetFormat) -> &'static dyn Format {
-    match id {
-        DatasetFormat::Local => &LOCAL,
-        DatasetFormat::SweBenchLive => &SWE_BENCH_LIVE,
-        DatasetFormat::SweBenchLivePython => &SWE_BENCH_LIVE_PYTHON,
-        DatasetFormat::SweBench => &SWE_BENCH,
-        DatasetFormat::SweBenchPro => &SWE_BENCH_PRO,
-        DatasetFormat::SweRebench => &SWE_REBENCH,
-        DatasetFormat::BrainBench => &BRAIN_BENCH,
-        DatasetFormat::Harbor => &HARBOR,
-    }
+/// Every dataset format bench reads, in the order manifests' help lists them: the one list a
+/// new format joins.
+static FORMATS: [&dyn Format; 8] = [
+    &LOCAL,
+    &SWE_BENCH_LIVE,
+    &SWE_BENCH_LIVE_PYTHON,
+    &SWE_BENCH,
+    &SWE_BENCH_PRO,
+    &SWE_REBENCH,
+    &BRAIN_BENCH,
+    &HARBOR,
+];
+
+/// The format `id` names, if one is registered under it.
+pub fn format(id: DatasetFormat) -> Option<&'static dyn Format> {
+    FORMATS.iter().copied().find(|f| f.id() == id)
+}
+
+/// The format registered under the name a manifest writes.
+pub fn format_named(name: &str) -> Option<&'static dyn Format> {
+    FORMATS.iter().copied().find(|f| f.id().name() == name)
+}
+
+/// The names of every registered format.
+pub fn format_names() -> Vec<&'static str> {
+    FORMATS.iter().map(|f| f.id().name()).collect()
 }
 
 #[cfg(test)]
@@ -148,10 +162,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_format_name_finds_its_own_entry() {
-        for name in DatasetFormat::NAMES {
-            let id = DatasetFormat::parse(name).unwrap();
-            assert_eq!(format(id).id(), id, "{name}");
+    fn every_format_name_finds_its_own_entry_and_its_protocol_is_registered() {
+        let names = format_names();
+        assert_eq!(
+            names,
+            [
+                "local",
+                "swe-bench-live",
+                "swe-bench-live-python",
+                "swe-bench",
+                "swe-bench-pro",
+                "swe-rebench",
+                "brain-bench",
+                "harbor"
+            ]
+        );
+        for name in names {
+            let f = format_named(name).unwrap();
+            assert_eq!(f.id().name(), name);
+            assert_eq!(format(f.id()).unwrap().id(), f.id());
+            assert!(crate::protocols::is_registered(f.protocol()), "{name}");
         }
     }
 }

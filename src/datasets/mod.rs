@@ -26,7 +26,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 pub use error::{CellProblem, DatasetError};
-pub use format::{Format, format};
+pub use format::{Format, format, format_named, format_names};
 pub use summary::{TaskSummary, read_summaries};
 pub use table::normalize_date;
 
@@ -40,7 +40,11 @@ pub fn read_file(
     path: &Path,
     file: &str,
 ) -> Result<Vec<Task>, DatasetError> {
-    let format = self::format(format);
+    let Some(format) = self::format(format) else {
+        return Err(DatasetError::UnknownFormat {
+            format: format.name().to_string(),
+        });
+    };
     let columns = format.columns();
     let mut table = if file.ends_with(".parquet") {
         parquet::read_parquet(path, file, &columns)?
