@@ -15,18 +15,22 @@ mod jsonl;
 mod parquet;
 pub mod predictions;
 mod py_literal;
+mod registry;
 mod summary;
 mod swe_bench;
 mod swe_bench_live;
 pub mod swe_bench_pro;
 mod swe_rebench;
 mod table;
+#[cfg(test)]
+mod toy;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 pub use error::{CellProblem, DatasetError};
-pub use format::{Format, format, format_named, format_names};
+pub use format::Format;
+pub use registry::{format, format_named, format_names};
 pub use summary::{TaskSummary, read_summaries};
 pub use table::normalize_date;
 
