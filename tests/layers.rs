@@ -23,6 +23,7 @@ const LAYERS: &[(&str, &[&str])] = &[
          but each other",
         &[
             "types",
+            "events",
             "exit_codes",
             "files",
             "key",
@@ -82,6 +83,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "plan and apply: the dispatcher, pools, budget, progress",
         &["run"],
+    ),
+    (
+        "the results viewer: read-only pages of an experiment from the store",
+        &["view"],
     ),
     (
         "the command line: clap types and the commands",
@@ -222,11 +227,6 @@ const KNOWN_LONG: &[(&str, &str, &str)] = &[
         "stages/harbor.rs",
         "trial",
         "155 lines today: split pending",
-    ),
-    (
-        "stages/report.rs",
-        "render_report",
-        "122 lines today: split pending",
     ),
     (
         "stages/solve/mod.rs",

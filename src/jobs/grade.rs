@@ -247,4 +247,10 @@ pub struct Confirmation {
 impl Job for GradeJob {
     const KIND: Kind = Kind::Grade;
     type Output = GradeOutput;
+
+    fn explain(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).expect("jobs serialize");
+        v["task"] = self.task.explain();
+        v
+    }
 }

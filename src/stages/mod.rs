@@ -10,7 +10,7 @@ mod solve;
 pub use crate::jobs::{PairArtifacts, PairUsage, ReportInputs};
 pub use grade::patch_bytes;
 pub use report::{
-    MaterializeError, RenderedReport, artifact_dir, materialize, render_report,
+    MaterializeError, RenderedReport, artifact_dir, materialize, render_report, report_document,
     report_files_intact, report_list_digest, write_report,
 };
 

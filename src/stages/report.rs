@@ -54,18 +54,15 @@ pub struct RenderedReport {
     pub linked: BTreeMap<String, String>,
 }
 
-/// Computes the statistics and renders every report file.
-pub fn render_report(
-    inputs: &ReportInputs,
-    read_blob: &dyn Fn(&str) -> Result<Vec<u8>, String>,
-) -> Result<RenderedReport, String> {
-    let inputs = &inputs.priced();
+/// The report's document (what `report.json` holds) from already priced inputs: the
+/// statistics, every table's numbers. `bench view` shows it as the report renders it.
+pub fn report_document(inputs: &ReportInputs) -> ReportDocument {
     let opts = StatsOptions {
         baseline: inputs.baseline.clone(),
         count_errors_as_failures: inputs.count_errors_as_failures,
     };
     let summary = team_statistics(&inputs.pairs, &inputs.teams, &opts);
-    let document = ReportDocument::new(
+    ReportDocument::new(
         &Context {
             manifest: &inputs.manifest,
             description: inputs.description.as_deref(),
@@ -82,7 +79,16 @@ pub fn render_report(
             scorer: inputs.scorer.as_deref(),
         },
         &summary,
-    );
+    )
+}
+
+/// Computes the statistics and renders every report file.
+pub fn render_report(
+    inputs: &ReportInputs,
+    read_blob: &dyn Fn(&str) -> Result<Vec<u8>, String>,
+) -> Result<RenderedReport, String> {
+    let inputs = &inputs.priced();
+    let document = report_document(inputs);
     let mut per_task: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
     let partial: std::collections::BTreeSet<(&str, &str, u32)> = inputs
         .resolutions

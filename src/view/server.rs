@@ -1,0 +1,155 @@
+//! The viewer's HTTP server: axum on 127.0.0.1 (a random free port unless one is given),
+//! GET only, answering the embedded page and the data files from the store. Requests whose
+//! `Host` is not this loopback address are refused (a web page elsewhere cannot read the
+//! results through DNS rebinding). It writes nothing and opens nothing.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+
+use super::ViewError;
+use super::assets::{FILES, data_script};
+use super::data::Viewer;
+
+/// Where the server listens.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Served {
+    pub addr: SocketAddr,
+    pub url: String,
+}
+
+struct App {
+    viewer: Viewer,
+    hosts: Vec<String>,
+}
+
+fn host_ok(app: &App, headers: &HeaderMap) -> bool {
+    headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .is_some_and(|h| app.hosts.iter().any(|ok| ok == h))
+}
+
+fn refused() -> Response {
+    (
+        StatusCode::FORBIDDEN,
+        "bench view answers 127.0.0.1 and localhost only\n",
+    )
+        .into_response()
+}
+
+fn file(name: &str) -> Response {
+    match FILES.iter().find(|(n, _, _)| *n == name) {
+        Some((_, ctype, body)) => (
+            [
+                (header::CONTENT_TYPE, HeaderValue::from_static(ctype)),
+                (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+            ],
+            *body,
+        )
+            .into_response(),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+async fn asset(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+) -> Response {
+    if !host_ok(&app, &headers) {
+        return refused();
+    }
+    file(&name)
+}
+
+async fn index(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
+    if !host_ok(&app, &headers) {
+        return refused();
+    }
+    file("index.html")
+}
+
+async fn data(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    Path(path): Path<String>,
+) -> Response {
+    if !host_ok(&app, &headers) {
+        return refused();
+    }
+    let Some(path) = path.strip_suffix(".js").map(str::to_string) else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    // Reading records and blobs is blocking file I/O.
+    let app2 = app.clone();
+    let body = tokio::task::spawn_blocking(move || {
+        app2.viewer.data(&path).map(|d| data_script(&path, &d))
+    })
+    .await
+    .ok()
+    .flatten();
+    match body {
+        Some(b) => (
+            [
+                (
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("text/javascript; charset=utf-8"),
+                ),
+                (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+            ],
+            b,
+        )
+            .into_response(),
+        None => (StatusCode::NOT_FOUND, "no such page\n").into_response(),
+    }
+}
+
+/// Serves `viewer` until Ctrl-C; `ready` is called with the address once it listens.
+pub fn serve(
+    viewer: Viewer,
+    port: Option<u16>,
+    ready: impl FnOnce(&Served),
+) -> Result<(), ViewError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let want = SocketAddr::from(([127, 0, 0, 1], port.unwrap_or(0)));
+        let listener = tokio::net::TcpListener::bind(want)
+            .await
+            .map_err(|source| ViewError::Listen {
+                addr: want.to_string(),
+                source,
+            })?;
+        let addr = listener.local_addr()?;
+        let app = Arc::new(App {
+            viewer,
+            hosts: vec![
+                format!("127.0.0.1:{}", addr.port()),
+                format!("localhost:{}", addr.port()),
+            ],
+        });
+        let router = Router::new()
+            .route("/", get(index))
+            .route("/data/{*path}", get(data))
+            .route("/{name}", get(asset))
+            .with_state(app);
+        ready(&Served {
+            addr,
+            url: format!("http://127.0.0.1:{}/", addr.port()),
+        });
+        axum::serve(listener, router)
+            .with_graceful_shutdown(async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await?;
+        Ok(())
+    })
+}

@@ -1,0 +1,259 @@
+//! Where a viewed experiment comes from: a manifest (its store, its first report stage) or a
+//! report directory (the store beside it or `--store`, whose index names the manifest that
+//! wrote the report). The report's record holds every pair's outcome and its files' digests;
+//! solve, grade and gold records are read when a page asks for them. Not a reader of anything
+//! outside the store but the manifest and its datasets (for task statements and test lists).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::jobs::ReportJob;
+use crate::manifest::{Manifest, StageKind};
+use crate::report::document::ReportDocument;
+use crate::stages::ReportInputs;
+use crate::store::{ActionRecord, Lookup, Output, Store, default_store_path};
+use crate::tasks::Task;
+
+use super::ViewError;
+
+/// One experiment as the viewer shows it.
+pub struct Experiment {
+    pub store: Store,
+    pub manifest: Manifest,
+    /// The report stage shown.
+    pub report_stage: String,
+    /// Where that report's files are.
+    pub report_out: PathBuf,
+    /// The report's inputs with costs derived from usage and prices.
+    pub inputs: ReportInputs,
+    pub document: ReportDocument,
+    /// Address -> key, as the manifest's last apply left them.
+    index: BTreeMap<String, String>,
+    /// The datasets' tasks by id (empty when they cannot be read now).
+    pub tasks: BTreeMap<String, Arc<Task>>,
+    /// Why tasks are missing, if they are.
+    pub tasks_note: Option<String>,
+}
+
+impl Experiment {
+    /// Opens what `target` names: a manifest file or a report directory.
+    pub fn open(target: &Path, store_override: Option<&Path>) -> Result<Experiment, ViewError> {
+        if target.is_dir() {
+            if !target.join("report.json").is_file() {
+                return Err(ViewError::NotAnExperiment {
+                    path: target.to_path_buf(),
+                });
+            }
+            let (manifest_path, store) = find_report(target, store_override)?;
+            Experiment::from_manifest(&manifest_path, Some(store.root()))
+        } else {
+            Experiment::from_manifest(target, store_override)
+        }
+    }
+
+    fn from_manifest(path: &Path, store_override: Option<&Path>) -> Result<Experiment, ViewError> {
+        let manifest = crate::manifest::load(path).map_err(|e| ViewError::Manifest {
+            path: path.to_path_buf(),
+            source: Box::new(e),
+        })?;
+        let store_root = store_override
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| default_store_path(&manifest.dir));
+        let Some((report_stage, out)) =
+            manifest
+                .stage_order
+                .iter()
+                .find_map(|s| match &manifest.stages[s].kind {
+                    StageKind::Report(r) => Some((s.clone(), r.out.clone())),
+                    _ => None,
+                })
+        else {
+            return Err(ViewError::NoReportStage {
+                manifest: manifest.path.clone(),
+            });
+        };
+        let no_report = || ViewError::NoReport {
+            manifest: manifest.path.clone(),
+            store: store_root.clone(),
+            stage: report_stage.clone(),
+        };
+        let store = Store::open_existing(&store_root).ok_or_else(no_report)?;
+        let index = store.load_index(&manifest.path).nodes;
+        let key = index.get(&report_stage).ok_or_else(no_report)?;
+        let record = match store.get_action(key) {
+            Lookup::Hit(r) => r,
+            _ => return Err(no_report()),
+        };
+        let job: ReportJob =
+            serde_json::from_value(record.job).map_err(|e| ViewError::BadRecord {
+                store: store_root.clone(),
+                key: key.clone(),
+                reason: e.to_string(),
+            })?;
+        let inputs = job.inputs.priced();
+        let document = crate::stages::report_document(&inputs);
+        let (tasks, tasks_note) = match crate::run::load_datasets(&manifest, Some(&store), false) {
+            Ok((sets, unavailable)) => {
+                let tasks: BTreeMap<String, Arc<Task>> = sets
+                    .into_values()
+                    .flat_map(|s| s.tasks.into_iter())
+                    .collect();
+                let note = (!unavailable.is_empty()).then(|| {
+                    format!(
+                        "datasets not in the store (statements and test lists of their tasks are not shown): {}",
+                        unavailable.join(", ")
+                    )
+                });
+                (tasks, note)
+            }
+            Err(e) => (
+                BTreeMap::new(),
+                Some(format!(
+                    "the datasets cannot be read ({e}): statements and test lists are not shown"
+                )),
+            ),
+        };
+        Ok(Experiment {
+            store,
+            report_stage,
+            report_out: out,
+            inputs,
+            document,
+            index,
+            tasks,
+            tasks_note,
+            manifest,
+        })
+    }
+
+    /// The stages of a kind, in manifest order.
+    fn stages_of(&self, want: fn(&StageKind) -> bool) -> Vec<&str> {
+        self.manifest
+            .stage_order
+            .iter()
+            .filter(|s| want(&self.manifest.stages[*s].kind))
+            .map(String::as_str)
+            .collect()
+    }
+
+    fn record_at(&self, address: &str) -> Option<ActionRecord> {
+        match self.store.get_action(self.index.get(address)?) {
+            Lookup::Hit(r) => Some(*r),
+            _ => None,
+        }
+    }
+
+    /// The record of a pair's solve, with its address.
+    pub fn solve_record(&self, task: &str, team: &str, rep: u32) -> Option<(String, ActionRecord)> {
+        self.stages_of(|k| matches!(k, StageKind::Solve(_)))
+            .into_iter()
+            .find_map(|s| {
+                let a = format!("{s}/{task}/{team}/{rep}");
+                self.record_at(&a).map(|r| (a, r))
+            })
+    }
+
+    /// The record of a pair's grade, with its address.
+    pub fn grade_record(&self, task: &str, team: &str, rep: u32) -> Option<(String, ActionRecord)> {
+        let solves = self.stages_of(|k| matches!(k, StageKind::Solve(_)));
+        self.stages_of(|k| matches!(k, StageKind::Grade(_)))
+            .into_iter()
+            .flat_map(|g| {
+                solves
+                    .iter()
+                    .map(move |s| format!("{g}/{s}/{task}/{team}/{rep}"))
+            })
+            .find_map(|a| self.record_at(&a).map(|r| (a, r)))
+            .filter(|(_, r)| matches!(r.output, Output::Grade(_)))
+    }
+
+    /// The record of a task's gold check.
+    pub fn gold_record(&self, task: &str) -> Option<(String, ActionRecord)> {
+        self.stages_of(|k| matches!(k, StageKind::Gold(_)))
+            .into_iter()
+            .find_map(|s| {
+                let a = format!("{s}/{task}");
+                self.record_at(&a).map(|r| (a, r))
+            })
+    }
+
+    /// The path of a blob, when the store holds it.
+    pub fn blob_path(&self, digest: &str) -> Option<PathBuf> {
+        let valid = digest.len() == 64 && digest.bytes().all(|b| b.is_ascii_hexdigit());
+        (valid && self.store.has_blob(digest)).then(|| self.store.blob_path(digest))
+    }
+
+    /// A blob's bytes, verified against its digest.
+    pub fn blob(&self, digest: &str) -> Option<Vec<u8>> {
+        self.blob_path(digest)?;
+        self.store.get_blob(digest).ok()
+    }
+
+    /// The digest of every blob a page may show: what the report links and what the pairs'
+    /// solve and grade records name (a static export writes their pages).
+    pub fn known_blobs(&self) -> std::collections::BTreeSet<String> {
+        let mut out = std::collections::BTreeSet::new();
+        for a in &self.inputs.artifacts {
+            out.extend(a.patch.iter().cloned());
+            out.extend(a.trajectory.iter().cloned());
+            out.extend(a.log.iter().cloned());
+        }
+        out
+    }
+}
+
+/// The manifest that wrote the report in `dir`, and its store: `--store`, or a `.bench`
+/// store in `dir` or one of its ancestors whose index has a report written to `dir`.
+fn find_report(dir: &Path, store_override: Option<&Path>) -> Result<(PathBuf, Store), ViewError> {
+    let want = std::fs::canonicalize(dir)?;
+    let candidates: Vec<PathBuf> = match store_override {
+        Some(s) => vec![s.to_path_buf()],
+        None => want.ancestors().map(|a| a.join(".bench")).collect(),
+    };
+    for root in &candidates {
+        let Some(store) = Store::open_existing(root) else {
+            continue;
+        };
+        let mut indexes: Vec<PathBuf> = std::fs::read_dir(root.join("index"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.extension().is_some_and(|x| x == "json")
+                    && !p
+                        .file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with("out-"))
+            })
+            .collect();
+        indexes.sort();
+        for p in indexes {
+            let Ok(index) = std::fs::read(&p).map_err(|e| e.to_string()).and_then(|b| {
+                serde_json::from_slice::<crate::store::Index>(&b).map_err(|e| e.to_string())
+            }) else {
+                continue;
+            };
+            // Report nodes' addresses are their stage's name (no slash).
+            for (address, key) in index.nodes.iter().filter(|(a, _)| !a.contains('/')) {
+                let Lookup::Hit(r) = store.get_action_light(key) else {
+                    continue;
+                };
+                if let Output::Report(out) = &r.output
+                    && std::fs::canonicalize(&out.out).ok().as_deref() == Some(want.as_path())
+                {
+                    let _ = address;
+                    return Ok((PathBuf::from(&index.manifest_path), store));
+                }
+            }
+        }
+    }
+    Err(ViewError::ReportNotInStore {
+        dir: dir.to_path_buf(),
+        looked: candidates
+            .iter()
+            .map(|c| c.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    })
+}

@@ -1,0 +1,519 @@
+//! `bench view` over the quickstart: the HTTP server (pages, data, what it refuses), the static
+//! export, and a real browser (headless Chromium through chromedriver, driven with fantoccini)
+//! clicking from the experiment to a failed pair's diff, failing test and first tool call.
+//! Under CI=true a missing chromium or chromedriver fails the browser test.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+
+/// The quickstart with its fixer's output recorded as Codex-style JSONL events (the fixer's
+/// own run wrapped as one `command_execution` item), so the trajectory has a tool call.
+fn quickstart_applied() -> Sandbox {
+    let sb = Sandbox::quickstart();
+    let fixer = sb.read("quickstart/agents/fixer.py");
+    let main = "if __name__ == \"__main__\":\n    sys.exit(main())\n";
+    assert!(fixer.contains(main));
+    let wrapped = fixer.replace(
+        main,
+        r#"if __name__ == "__main__":
+    import contextlib, io, json
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        code = main()
+    for event in [
+        {"type": "thread.started", "thread_id": "fixer"},
+        {"type": "turn.started"},
+        {"type": "item.completed", "item": {"id": "item_0", "type": "command_execution",
+         "command": "python3 fixer.py", "aggregated_output": buf.getvalue(), "exit_code": code,
+         "status": "completed"}},
+        {"type": "item.completed", "item": {"id": "item_1", "type": "agent_message", "text": "fixer finished"}},
+        {"type": "turn.completed", "usage": {"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0}},
+    ]:
+        print(json.dumps(event))
+    sys.exit(code)
+"#,
+    );
+    std::fs::write(sb.path("quickstart/agents/fixer_events.py"), wrapped).unwrap();
+    sb.edit(
+        "quickstart.toml",
+        "script = \"quickstart/agents/fixer.py\"",
+        "script = \"quickstart/agents/fixer_events.py\"",
+    );
+    let o = sb.bench(&["apply", "-q", "quickstart.toml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    sb
+}
+
+/// `bench view` running in the background, killed on drop.
+struct Viewer {
+    child: Child,
+    url: String,
+}
+
+impl Viewer {
+    fn start(dir: &Path, args: &[&str]) -> Viewer {
+        let mut child = Command::new(bench_bin())
+            .arg("view")
+            .args(args)
+            .current_dir(dir)
+            .env_remove("BENCH_STORE")
+            .env("NO_COLOR", "1")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("bench view starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("bench view: ")
+            .unwrap_or_else(|| panic!("no URL printed: {line:?}"))
+            .to_string();
+        assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+        Viewer { child, url }
+    }
+
+    fn get(&self, path: &str) -> (u16, String) {
+        let agent = ureq::Agent::new_with_config(
+            ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .build(),
+        );
+        let mut r = agent
+            .get(&format!("{}{path}", self.url))
+            .call()
+            .expect("the viewer answers");
+        (r.status().as_u16(), r.body_mut().read_to_string().unwrap())
+    }
+}
+
+impl Drop for Viewer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The JSON a data script hands to the page.
+fn data_of(script: &str) -> serde_json::Value {
+    let start = script.find(',').unwrap() + 1;
+    let end = script.rfind(");").unwrap();
+    serde_json::from_str(&script[start..end]).unwrap()
+}
+
+fn enc(s: &str) -> String {
+    bench::view::encode(s)
+}
+
+const SLUGIFY: &str = "quickstart__slugify-1";
+
+#[test]
+fn the_server_answers_pages_from_the_store_and_refuses_what_it_should() {
+    let sb = quickstart_applied();
+    let v = Viewer::start(sb.dir.path(), &["quickstart.toml"]);
+    let (status, html) = v.get("");
+    assert_eq!(status, 200);
+    assert!(html.contains("<script src=\"app.js\">"), "{html}");
+    // No page loads anything from a network: every URL in the page and its script is local.
+    let (_, js) = v.get("app.js");
+    for asset in [&html, &js] {
+        assert!(
+            !asset.contains("http://") && !asset.contains("https://")
+                || asset.contains("http://www.w3.org/2000/svg")
+        );
+    }
+
+    let (status, exp) = v.get("data/experiment.js");
+    assert_eq!(status, 200);
+    let exp = data_of(&exp);
+    assert_eq!(exp["name"], "quickstart");
+    assert_eq!(exp["pairs"].as_array().unwrap().len(), 24);
+    let teams: Vec<&str> = exp["document"]["teams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(teams, ["oracle", "nop", "fixer"]);
+
+    // The fixer's wrong slugify fix: a diff, a failing FAIL_TO_PASS test, the tool call.
+    let (status, pair) = v.get(&format!("data/pair/{}/fixer/0.js", enc(SLUGIFY)));
+    assert_eq!(status, 200);
+    let pair = data_of(&pair);
+    assert_eq!(pair["outcome"], "unresolved");
+    assert!(!pair["diff"]["files"].as_array().unwrap().is_empty());
+    let tests = pair["tests"].as_array().unwrap();
+    assert!(
+        tests
+            .iter()
+            .any(|t| t["kind"] == "FAIL_TO_PASS" && t["ok"] == false && t["got"] != "pass"),
+        "{tests:?}"
+    );
+    assert_eq!(pair["network"]["grading"], "none", "{}", pair["network"]);
+    let traj = pair["trajectory"].as_str().unwrap();
+    let (_, summary) = v.get(&format!("data/traj/{traj}.js"));
+    let summary = data_of(&summary);
+    assert_eq!(summary["runs"][0]["format"], "codex");
+    let (_, steps) = v.get(&format!("data/traj/{traj}/0/0.js"));
+    let steps = data_of(&steps);
+    let call = steps["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["kind"] == "tool_call")
+        .expect("a tool call");
+    assert_eq!(call["tool"], "command_execution");
+    // The grading log's first page.
+    let log = pair["grade"]["blobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "log")
+        .unwrap();
+    let (status, page) = v.get(&format!(
+        "data/blob/{}/0.js",
+        log["digest"].as_str().unwrap()
+    ));
+    assert_eq!(status, 200);
+    assert_eq!(data_of(&page)["page"], 0);
+
+    // Unknown pages, other methods and other hosts are refused.
+    assert_eq!(v.get("data/pair/nope/fixer/0.js").0, 404);
+    assert_eq!(v.get("data/blob/../../etc/passwd/0.js").0, 404);
+    let agent = ureq::Agent::new_with_config(
+        ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build(),
+    );
+    let r = agent
+        .post(&format!("{}data/experiment.js", v.url))
+        .send("")
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 405);
+    let r = agent
+        .get(&format!("{}data/experiment.js", v.url))
+        .header("Host", "evil.example:80")
+        .call()
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 403);
+}
+
+#[test]
+fn the_report_directory_opens_the_same_experiment_and_the_static_export_has_every_page() {
+    let sb = quickstart_applied();
+    let v = Viewer::start(sb.dir.path(), &["reports/quickstart"]);
+    let exp = data_of(&v.get("data/experiment.js").1);
+    assert_eq!(exp["name"], "quickstart");
+    drop(v);
+
+    let out = sb.path("site");
+    let o = sb.bench(&["view", "--static", out.to_str().unwrap(), "quickstart.toml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for f in ["index.html", "app.js", "app.css", "data/experiment.js"] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
+    let pair = out.join(format!("data/pair/{}/fixer/0.js", enc(SLUGIFY)));
+    let pair = data_of(&std::fs::read_to_string(pair).unwrap());
+    let traj = pair["trajectory"].as_str().unwrap();
+    assert!(out.join(format!("data/traj/{traj}/0/0.js")).is_file());
+    for b in pair["grade"]["blobs"].as_array().unwrap() {
+        let d = b["digest"].as_str().unwrap();
+        assert!(out.join(format!("data/blob/{d}/0.js")).is_file(), "{b}");
+    }
+    // A second export writes the same bytes.
+    let before = everything(&out);
+    let o = sb.bench(&["view", "--static", out.to_str().unwrap(), "quickstart.toml"]);
+    assert!(o.status.success());
+    assert_eq!(everything(&out), before);
+
+    let bad = sb.bench(&["view", "quickstart"]);
+    assert!(!bad.status.success());
+    assert!(
+        stderr(&bad).contains("neither a manifest nor a report directory"),
+        "{}",
+        stderr(&bad)
+    );
+}
+
+// --- the browser -----------------------------------------------------------------------------
+
+fn tool(name: &str) -> bool {
+    let ok = Command::new(name)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok && ci() {
+        panic!("{name} is missing (CI installs chromium and chromium-driver in .ci/run)");
+    }
+    if !ok {
+        eprintln!("skipped: {name} is missing");
+    }
+    ok
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// chromedriver on a free loopback port, killed on drop.
+struct Driver {
+    child: Child,
+    port: u16,
+}
+
+impl Driver {
+    fn start() -> Driver {
+        let port = free_port();
+        let child = Command::new("chromedriver")
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver starts");
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "chromedriver did not listen"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Driver { child, port }
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+use fantoccini::{Client, ClientBuilder, Locator};
+
+async fn browser(driver: &Driver, profile: &Path) -> Client {
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        serde_json::json!({"args": ["--headless=new", "--no-sandbox", "--disable-gpu",
+            "--disable-dev-shm-usage", "--allow-file-access-from-files", "--window-size=1280,900",
+            format!("--user-data-dir={}", profile.display())]}),
+    );
+    let mut builder = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new());
+    builder.capabilities(caps);
+    builder
+        .connect(&format!("http://127.0.0.1:{}", driver.port))
+        .await
+        .expect("a chromium session")
+}
+
+/// Waits until the page has rendered its route (`body[data-ready]`), then returns its text.
+async fn ready(c: &Client) -> String {
+    c.wait()
+        .at_most(Duration::from_secs(20))
+        .for_element(Locator::Css("body[data-ready]"))
+        .await
+        .expect("the page renders");
+    let err = c.find_all(Locator::Css("#error")).await.unwrap();
+    if let Some(e) = err.first() {
+        panic!("the page failed: {}", e.text().await.unwrap());
+    }
+    c.find(Locator::Css("main"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
+async fn pair_page_shows_the_evidence(c: &Client) {
+    // Grading: the failing FAIL_TO_PASS test.
+    ready(c).await;
+    let bad = c
+        .find_all(Locator::Css("#tests tr.test.bad"))
+        .await
+        .unwrap();
+    assert!(!bad.is_empty(), "no failing test shown");
+    let row = bad[0].text().await.unwrap();
+    assert!(row.contains("FAIL_TO_PASS"), "{row}");
+    // The diff.
+    c.find(Locator::Css("#tab-diff"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    ready(c).await;
+    let files = c.find_all(Locator::Css(".diff .file")).await.unwrap();
+    assert!(!files.is_empty(), "no diff shown");
+    let added = c.find_all(Locator::Css(".diff tr.add")).await.unwrap();
+    assert!(!added.is_empty());
+    // The trajectory's first tool call.
+    c.find(Locator::Css("#tab-trajectory"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    ready(c).await;
+    let call = c
+        .wait()
+        .at_most(Duration::from_secs(10))
+        .for_element(Locator::Css(".step.tool_call"))
+        .await
+        .expect("a tool call shown");
+    let text = call.text().await.unwrap();
+    assert!(
+        text.contains("command_execution") && text.contains("python3 fixer.py"),
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_browser_goes_from_the_experiment_to_a_failed_pairs_diff_test_and_tool_call() {
+    if !tool("chromium") || !tool("chromedriver") {
+        return;
+    }
+    let sb = quickstart_applied();
+    let v = Viewer::start(sb.dir.path(), &["quickstart.toml"]);
+    let driver = Driver::start();
+    let profile = tempfile::tempdir().unwrap();
+    let c = browser(&driver, profile.path()).await;
+
+    c.goto(&v.url).await.unwrap();
+    let text = ready(&c).await;
+    assert!(
+        text.contains("oracle") && text.contains("24 of 24 pairs"),
+        "{text}"
+    );
+    // Filter to one team.
+    let select = c.find(Locator::Css("#f-team")).await.unwrap();
+    select.select_by_value("fixer").await.unwrap();
+    let text = ready(&c).await;
+    assert!(text.contains("8 of 24 pairs"), "{text}");
+    for row in c.find_all(Locator::Css("#pairs tr.pair")).await.unwrap() {
+        assert_eq!(
+            row.attr("data-team").await.unwrap().as_deref(),
+            Some("fixer")
+        );
+    }
+    // Click the failed task that has a patch.
+    let link = c
+        .find(Locator::XPath(&format!(
+            "//tr[contains(@class,'pair')][td/a[text()='{SLUGIFY}']]//a[contains(@class,'o-unresolved')]"
+        )))
+        .await
+        .expect("slugify is a failed fixer pair");
+    link.click().await.unwrap();
+    pair_page_shows_the_evidence(&c).await;
+
+    // A pasted pair URL opens that pair directly.
+    let pasted = format!("{}#/pair/{}/fixer/0?tab=diff", v.url, enc(SLUGIFY));
+    c.goto(&pasted).await.unwrap();
+    ready(&c).await;
+    assert!(
+        !c.find_all(Locator::Css(".diff .file"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    c.goto(&format!("{}#/pair/{}/fixer/0", v.url, enc(SLUGIFY)))
+        .await
+        .unwrap();
+    pair_page_shows_the_evidence(&c).await;
+
+    // The static export opens from disk.
+    let out = sb.path("site");
+    let o = sb.bench(&["view", "--static", out.to_str().unwrap(), "quickstart.toml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let file_url = format!("file://{}/index.html", out.display());
+    c.goto(&file_url).await.unwrap();
+    let text = ready(&c).await;
+    assert!(text.contains("24 of 24 pairs"), "{text}");
+    c.goto(&format!("{file_url}#/pair/{}/fixer/0", enc(SLUGIFY)))
+        .await
+        .unwrap();
+    pair_page_shows_the_evidence(&c).await;
+    c.goto(&format!("{file_url}#/task/{}", enc(SLUGIFY)))
+        .await
+        .unwrap();
+    let text = ready(&c).await;
+    assert!(
+        text.contains("Statement") && text.contains("resolves (valid)"),
+        "{text}"
+    );
+    c.close().await.unwrap();
+}
+
+#[test]
+fn two_experiments_side_by_side_list_the_changed_outcomes_first() {
+    let a = quickstart_applied();
+    let b = Sandbox::quickstart();
+    b.edit(
+        "quickstart.toml",
+        "[teams.nop]                   # changes nothing: the floor\ntopology = \"solo\"\nworker = \"nop\"",
+        "[teams.nop]\ntopology = \"solo\"\nworker = \"oracle\"",
+    );
+    let o = b.bench(&["apply", "-q", "quickstart.toml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = a.path("site");
+    let other = b.manifest();
+    let o = a.bench(&[
+        "view",
+        "--static",
+        out.to_str().unwrap(),
+        "quickstart.toml",
+        "--compare",
+        other.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let cmp = data_of(&std::fs::read_to_string(out.join("data/compare.js")).unwrap());
+    assert_eq!(cmp["changed"], 8, "{cmp}");
+    let pairs = cmp["pairs"].as_array().unwrap();
+    assert_eq!(pairs.len(), 24);
+    for p in &pairs[..8] {
+        assert_eq!(
+            (&p[1], &p[3], &p[4], &p[5]),
+            (
+                &"nop".into(),
+                &"unresolved".into(),
+                &"resolved".into(),
+                &true.into()
+            ),
+            "{p}"
+        );
+    }
+    assert!(pairs[8..].iter().all(|p| p[5] == false && p[3] == p[4]));
+    let nop = cmp["teams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "nop")
+        .unwrap();
+    assert_eq!(
+        (&nop["a"]["resolved"], &nop["b"]["resolved"]),
+        (&0.into(), &8.into())
+    );
+    // The other experiment's pages are there under b/, from its own store.
+    let pair = data_of(
+        &std::fs::read_to_string(out.join(format!("data/b/pair/{}/nop/0.js", enc(SLUGIFY))))
+            .unwrap(),
+    );
+    assert_eq!(pair["outcome"], "resolved");
+    let exp = data_of(&std::fs::read_to_string(out.join("data/experiment.js")).unwrap());
+    assert_eq!(exp["compare"], "quickstart");
+}
