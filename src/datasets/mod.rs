@@ -122,7 +122,7 @@ pub fn local_files(path: &Path) -> Result<Vec<(String, PathBuf)>, DatasetError> 
 }
 
 fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
+    for entry in fs_err::read_dir(dir)? {
         let entry = entry?;
         let p = entry.path();
         let name = entry.file_name().to_string_lossy().into_owned();
