@@ -41,6 +41,10 @@ pub enum DatasetError {
     NoFiles { path: String },
     #[error("{file}: unsupported file type (expected .parquet, .jsonl or .json)")]
     UnknownFileType { file: String },
+    #[error(
+        "no dataset format named `{format}` is registered in this bench (src/datasets/format.rs)"
+    )]
+    UnknownFormat { format: String },
 }
 
 /// What is wrong with one cell.

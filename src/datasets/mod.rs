@@ -15,18 +15,22 @@ mod jsonl;
 mod parquet;
 pub mod predictions;
 mod py_literal;
+mod registry;
 mod summary;
 mod swe_bench;
 mod swe_bench_live;
 pub mod swe_bench_pro;
 mod swe_rebench;
 mod table;
+#[cfg(test)]
+mod toy;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 pub use error::{CellProblem, DatasetError};
-pub use format::{Format, format};
+pub use format::Format;
+pub use registry::{format, format_named, format_names};
 pub use summary::{TaskSummary, read_summaries};
 pub use table::normalize_date;
 
@@ -40,7 +44,11 @@ pub fn read_file(
     path: &Path,
     file: &str,
 ) -> Result<Vec<Task>, DatasetError> {
-    let format = self::format(format);
+    let Some(format) = self::format(format) else {
+        return Err(DatasetError::UnknownFormat {
+            format: format.name().to_string(),
+        });
+    };
     let columns = format.columns();
     let mut table = if file.ends_with(".parquet") {
         parquet::read_parquet(path, file, &columns)?
@@ -114,7 +122,7 @@ pub fn local_files(path: &Path) -> Result<Vec<(String, PathBuf)>, DatasetError> 
 }
 
 fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
+    for entry in fs_err::read_dir(dir)? {
         let entry = entry?;
         let p = entry.path();
         let name = entry.file_name().to_string_lossy().into_owned();

@@ -72,7 +72,7 @@ fn cells(chunks: &[ArrayRef]) -> impl Iterator<Item = Option<&str>> {
 
 /// The columns every file of `format` must have (as the full reader requires them).
 fn required(format: DatasetFormat) -> Vec<&'static str> {
-    super::format(format).required()
+    super::format(format).map_or_else(Vec::new, |f| f.required())
 }
 
 /// Reads one parquet file's listing columns, or `None` when one of them is not a string

@@ -17,7 +17,9 @@ use crate::tasks::{Task, TaskBase, TaskSet};
 
 /// The grading protocol of a dataset format.
 pub fn protocol_of(format: DatasetFormat) -> ProtocolId {
-    crate::datasets::format(format).protocol()
+    // A manifest names only registered formats; any other grades by the protocol of its name,
+    // which then names itself unregistered.
+    crate::datasets::format(format).map_or(ProtocolId::named(format.name()), |f| f.protocol())
 }
 
 /// Makes the jobs of one manifest's nodes.

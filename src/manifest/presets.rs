@@ -13,7 +13,7 @@
 #[derive(Debug)]
 pub struct Preset {
     pub name: &'static str,
-    /// The dataset format (`DatasetFormat::parse`).
+    /// The dataset format (a name of `datasets::format_names`).
     pub format: &'static str,
     /// The Hub dataset repository.
     pub repo: &'static str,

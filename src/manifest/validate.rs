@@ -671,13 +671,13 @@ impl Validator<'_> {
             );
             return None;
         };
-        let Some(format) = DatasetFormat::parse(&fmt_name) else {
+        let Some(format) = crate::datasets::format_named(&fmt_name).map(|f| f.id()) else {
             self.err(
                 "manifest::dataset",
                 format!("unknown dataset format `{fmt_name}`"),
                 self.loc(&at("format")),
                 "unknown format",
-                did_you_mean(&fmt_name, DatasetFormat::NAMES),
+                did_you_mean(&fmt_name, crate::datasets::format_names()),
             );
             return None;
         };

@@ -25,6 +25,8 @@ mod steps;
 pub mod swe_bench;
 mod swe_bench_live;
 pub(crate) mod swe_bench_pro;
+#[cfg(test)]
+pub(crate) mod toy;
 mod verdict;
 
 pub use audit::{AuditFlag, audit};
@@ -84,8 +86,18 @@ static PROTOCOLS: [(ProtocolId, &dyn Protocol); 6] = [
 /// The protocol registered under `p`, if one is (a job read back from another bench's store
 /// may name one this bench does not have).
 fn protocol(p: ProtocolId) -> Option<&'static dyn Protocol> {
-    PROTOCOLS.iter().find(|(id, _)| *id == p).map(|(_, pr)| *pr)
+    PROTOCOLS
+        .iter()
+        .chain(TEST_PROTOCOLS.iter())
+        .find(|(id, _)| *id == p)
+        .map(|(_, pr)| *pr)
 }
+
+/// The toy benchmark's protocol (`toy.rs`), registered in test builds only.
+#[cfg(test)]
+static TEST_PROTOCOLS: [(ProtocolId, &dyn Protocol); 1] = [(toy::TOY, &toy::Toy)];
+#[cfg(not(test))]
+static TEST_PROTOCOLS: [(ProtocolId, &dyn Protocol); 0] = [];
 
 /// Whether a protocol is registered under `p`.
 pub fn is_registered(p: ProtocolId) -> bool {

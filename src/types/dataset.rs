@@ -1,47 +1,44 @@
-//! A dataset's format: which adapter reads its rows or directories into tasks.
+//! A dataset's format, by its name: which adapter reads its rows or directories into tasks. What
+//! a name does is registered in `datasets/format.rs`, so a new format adds nothing here.
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DatasetFormat {
-    Local,
-    SweBenchLive,
-    SweBenchLivePython,
-    SweBench,
-    SweBenchPro,
+/// A dataset format, by the name manifests write (`format = "..."`); encoded as the name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DatasetFormat(&'static str);
+
+#[expect(
+    non_upper_case_globals,
+    reason = "the built-in formats keep the names they had as an enum's variants"
+)]
+impl DatasetFormat {
+    pub const Local: DatasetFormat = DatasetFormat("local");
+    pub const SweBenchLive: DatasetFormat = DatasetFormat("swe-bench-live");
+    pub const SweBenchLivePython: DatasetFormat = DatasetFormat("swe-bench-live-python");
+    pub const SweBench: DatasetFormat = DatasetFormat("swe-bench");
+    pub const SweBenchPro: DatasetFormat = DatasetFormat("swe-bench-pro");
     /// SWE-rebench rows (nebius/SWE-rebench): SWE-bench fields plus `install_config`.
-    SweRebench,
+    pub const SweRebench: DatasetFormat = DatasetFormat("swe-rebench");
     /// brain bench's task YAML files (seed 004), read from a `path`.
-    BrainBench,
+    pub const BrainBench: DatasetFormat = DatasetFormat("brain-bench");
     /// Harbor task directories (Terminal-Bench 2, Frontier-SWE): `task.toml`, `instruction.md`,
     /// `environment/`, `tests/`, `solution/`.
-    Harbor,
+    pub const Harbor: DatasetFormat = DatasetFormat("harbor");
 }
 
 impl DatasetFormat {
-    pub const NAMES: [&'static str; 8] = [
-        "local",
-        "swe-bench-live",
-        "swe-bench-live-python",
-        "swe-bench",
-        "swe-bench-pro",
-        "swe-rebench",
-        "brain-bench",
-        "harbor",
-    ];
+    /// The format named `name` (its registration in `datasets/format.rs` says what it does).
+    pub const fn named(name: &'static str) -> DatasetFormat {
+        DatasetFormat(name)
+    }
 
-    pub fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "local" => DatasetFormat::Local,
-            "swe-bench-live" => DatasetFormat::SweBenchLive,
-            "swe-bench-live-python" => DatasetFormat::SweBenchLivePython,
-            "swe-bench" => DatasetFormat::SweBench,
-            "swe-bench-pro" => DatasetFormat::SweBenchPro,
-            "swe-rebench" => DatasetFormat::SweRebench,
-            "brain-bench" => DatasetFormat::BrainBench,
-            "harbor" => DatasetFormat::Harbor,
-            _ => return None,
-        })
+    pub fn name(self) -> &'static str {
+        self.0
+    }
+}
+
+impl Serialize for DatasetFormat {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.0)
     }
 }
