@@ -9,9 +9,10 @@ use std::sync::Arc;
 use miette::{GraphicalReportHandler, GraphicalTheme, IntoDiagnostic, Report, miette};
 
 use crate::cli::{Cli, Command};
+use crate::events::{Events, Format, Reporter};
 use crate::exit_codes;
 use crate::graph::{Graph, Mode, NodeState};
-use crate::manifest::{self, BackendKind, Manifest, StageKind};
+use crate::manifest::{self, Manifest, StageKind};
 use crate::run::{self, ApplyOptions};
 use crate::store::{Store, StoreLock, default_store_path};
 
@@ -56,8 +57,10 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
             );
             Ok(exit_codes::OK)
         }
-        Command::Schema { report } => {
-            if *report {
+        Command::Schema { report, events } => {
+            if *events {
+                print!("{}", crate::events::events_schema_text());
+            } else if *report {
                 print!("{}", crate::report::document::report_schema_text());
             } else {
                 print!("{}", manifest::manifest_schema_text());
@@ -79,9 +82,26 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
             file,
             quiet,
             verify,
-        } => apply(&cli, file, *quiet, *verify),
+            message_format,
+        } => {
+            let format = match message_format {
+                crate::cli::MessageFormat::Human => Format::Human,
+                crate::cli::MessageFormat::Json => Format::Json,
+            };
+            apply(
+                &cli,
+                file,
+                Events::new(Reporter::new(format, *quiet)),
+                *verify,
+            )
+        }
         Command::Verify { file } => verify(&cli, file),
-        Command::Status { file, json } => status(&cli, file, *json),
+        Command::Status {
+            file,
+            node: Some(address),
+            json,
+        } => status_node(&cli, file, address, *json),
+        Command::Status { file, json, .. } => status(&cli, file, *json),
         Command::Gc {
             files,
             delete,
@@ -141,7 +161,7 @@ fn load_for_reading(cli_store: &Option<PathBuf>, file: &Path) -> Result<Loaded, 
     let store = Store::open_existing(&store_root);
     let (datasets, unavailable) =
         run::load_datasets(&m, store.as_ref(), false).map_err(|e| miette!("{e}"))?;
-    resolve_images(&mut m, &datasets)?;
+    resolve_images(&mut m, &datasets, &Events::default())?;
     Ok(Loaded {
         m,
         store_root,
@@ -224,35 +244,24 @@ fn plan(
         remote.as_deref(),
     )
     .map_err(|e| miette!("{e}"))?;
-    if !report.agent_images.is_empty() && !m.backend.hosts.is_empty() {
-        // A pool: an agent image exists when a reachable host has it (agents go there first).
+    if !report.agent_images.is_empty() {
+        // An agent image exists when the backend has it (a pool: a reachable host).
         let refs = report
             .agent_images
             .iter()
             .map(|i| i.image.clone())
             .collect();
         let present = docker_runtime()?
-            .block_on(crate::backend::pool::images_on_any(&m.backend.hosts, &refs))
+            .block_on(crate::backend::images_present(
+                &run::backend_config(m),
+                &refs,
+            ))
             .map_err(|e| miette!("{e}"))?;
         for i in &mut report.agent_images {
             i.exists = present.contains(&i.image);
         }
-    } else if !report.agent_images.is_empty() {
-        let host = m.backend.host.clone();
-        let images = std::mem::take(&mut report.agent_images);
-        report.agent_images = docker_runtime()?
-            .block_on(async {
-                let d = crate::backend::docker::DockerHost::connect(host.as_deref()).await?;
-                let mut out = Vec::new();
-                for mut i in images {
-                    i.exists = d.image_id(&i.image).await?.is_some();
-                    out.push(i);
-                }
-                Ok::<_, String>(out)
-            })
-            .map_err(|e| miette!("{e}"))?;
     }
-    if m.backend.kind == BackendKind::Docker {
+    if run::backend_config(m).uses_images() {
         // Images the resolution did not find on the daemon: what their registries say.
         let missing: Vec<String> = run::images::image_refs(datasets)
             .into_iter()
@@ -377,9 +386,50 @@ fn plan(
     })
 }
 
+/// A dataset that could not be fetched; when the network is what failed, the help says what
+/// is offline and how to go on.
+pub(crate) fn fetch_error(e: String) -> Report {
+    match offline_help(&e) {
+        Some(help) => miette!(code = "bench::offline", help = help, "{e}"),
+        None => miette!("{e}"),
+    }
+}
+
+/// What to do when `message` says a host could not be reached (`None`: it does not).
+fn offline_help(message: &str) -> Option<String> {
+    const SIGNS: &[&str] = &[
+        "failed to lookup address",
+        "dns error",
+        "Name or service not known",
+        "Temporary failure in name resolution",
+        "Network is unreachable",
+        "Connection refused",
+        "No route to host",
+        "Connection timed out",
+    ];
+    if !SIGNS.iter().any(|s| message.contains(s)) {
+        return None;
+    }
+    let host = message
+        .split_once("://")
+        .map(|(_, rest)| rest.split(['/', ':', ' ']).next().unwrap_or(rest))
+        .filter(|h| !h.is_empty());
+    let what = match host {
+        Some(h) => format!("{h} cannot be reached (is this machine offline?)"),
+        None => "the network cannot be reached (is this machine offline?)".to_string(),
+    };
+    Some(format!(
+        "{what}. Hub datasets are fetched once into the store and read from it afterwards; nothing was run. \
+         Run again when online (`bench tasks FILE` fetches the datasets alone), set HF_ENDPOINT to a mirror you can reach, \
+         or use a store that already holds the dataset (`--store DIR` or BENCH_STORE). \
+         Datasets already in the store and `format = \"local\"` datasets need no network."
+    ))
+}
+
 /// Refuses, before anything starts, what this build cannot run.
 fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
     let mut problems = Vec::new();
+    let backend = run::backend_config(m);
     // Rows of SWE-bench-shaped datasets are container-image tasks: grading (and solving) them
     // needs the docker backend; the sample stage and `bench tasks` work without it.
     let grades = m.stages.values().any(|s| {
@@ -390,7 +440,7 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
     });
     for (name, d) in &m.datasets {
         if d.format == manifest::DatasetFormat::BrainBench {
-            if grades && m.backend.kind != BackendKind::Local {
+            if grades && backend.uses_images() {
                 problems.push(format!(
                     "dataset `{name}` holds brain bench tasks, which run on the local backend in this build: set `[backend] kind = \"local\"`"
                 ));
@@ -400,7 +450,7 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
         if !grades || d.format == manifest::DatasetFormat::Local {
             continue;
         }
-        if m.backend.kind == BackendKind::Local {
+        if !backend.uses_images() {
             problems.push(format!(
                 "dataset `{name}` holds container-image tasks: solving and grading them needs `[backend] kind = \"docker\"` (`bench tasks` and sample-only manifests work anywhere)"
             ));
@@ -410,6 +460,8 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
         problems.push(format!("dataset `{d}` could not be loaded"));
     }
     let mut missing_env = BTreeSet::new();
+    // harness -> the teams that run it, for the program check
+    let mut programs: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for stage in m.stages.values() {
         let StageKind::Solve(s) = &stage.kind else {
             continue;
@@ -418,6 +470,10 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
             let team = &m.teams[t];
             for a in team.topology.agents() {
                 let h = &m.harnesses[&a.harness];
+                programs
+                    .entry(a.harness.as_str())
+                    .or_default()
+                    .insert(t.as_str());
                 for v in &h.env {
                     if std::env::var_os(v).is_none() {
                         missing_env.insert(v.clone());
@@ -442,6 +498,12 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
             }
         }
     }
+    if m.backend.kind == BackendKind::Local {
+        problems.extend(programs.iter().filter_map(|(h, teams)| {
+            let teams: Vec<&str> = teams.iter().copied().collect();
+            crate::harness::preflight::missing_program(h, &m.harnesses[*h], &teams)
+        }));
+    }
     if !missing_env.is_empty() {
         problems.push(format!(
             "missing environment variables needed by the teams' harnesses: {}",
@@ -459,21 +521,6 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
             m.path.display(),
             problems.join("\n  - ")
         ))
-    }
-}
-
-/// Prints where each report is, and its promotion verdict if it has a rule.
-fn print_reports(reports: &[PathBuf]) {
-    for r in reports {
-        println!("report: {}", r.display());
-        let doc = std::fs::read(r.with_file_name("report.json"))
-            .ok()
-            .and_then(|b| {
-                serde_json::from_slice::<crate::report::document::ReportDocument>(&b).ok()
-            });
-        if let Some(p) = doc.and_then(|d| d.promotion) {
-            println!("promotion: {}", p.summary);
-        }
     }
 }
 
@@ -497,23 +544,33 @@ fn noop_memo(
 /// gave way: the full path runs).
 fn noop_from_memo(
     m: &Manifest,
+    file: &Path,
     store: &Store,
     memo: Option<run::noop::Checked>,
     command: &str,
-    quiet: bool,
-) -> Result<Option<Vec<PathBuf>>, Report> {
+    events: &Events,
+) -> Result<Option<crate::events::RunFinished>, Report> {
     let Some(memo) = memo else {
         return Ok(None);
     };
     let run_id = run::new_run_id();
     let record = run::new_run_record(m, &run_id, command);
-    let mut progress = run::Progress::new(&m.stage_order, quiet);
-    let done =
-        run::noop::apply(m, store, memo, record, &mut progress).map_err(|e| miette!("{e}"))?;
+    let done = run::noop::apply(m, store, memo, record, events).map_err(|e| miette!("{e}"))?;
     if done.is_some() {
         crate::timings::mark("no-op applied");
     }
-    Ok(done.map(|d| d.reports))
+    Ok(done.map(|d| {
+        run::summary::run_finished(run::summary::Ending {
+            run_id: &run_id,
+            status: crate::events::RunStatus::Complete,
+            exit_code: exit_codes::OK,
+            stages: d.stages,
+            reports: &d.reports,
+            failed: &[],
+            manifest: file,
+            remote: None,
+        })
+    }))
 }
 
 /// `bench verify`: the graph as `plan` expands it, every blob of every cached record it reaches
@@ -557,15 +614,13 @@ fn verify(cli: &Cli, file: &Path) -> Result<u8, Report> {
     })
 }
 
-fn apply(cli: &Cli, file: &Path, quiet: bool, verify: bool) -> Result<u8, Report> {
+fn apply(cli: &Cli, file: &Path, events: Events, verify: bool) -> Result<u8, Report> {
     crate::timings::mark("start");
     let mut m = load(file)?;
     crate::timings::mark("manifest loaded");
-    if m.backend.kind == BackendKind::Local {
-        // The jail probe (part of local keys) runs while the datasets load; the first key
-        // waits for it if it has not finished.
-        std::thread::spawn(crate::backend::jail::isolation);
-    }
+    // The local jail's probe (part of local keys) runs while the datasets load; the first key
+    // waits for it if it has not finished.
+    crate::backend::warm_up(&run::backend_config(&m));
     preflight(&m, &[])?;
     let store_root = store_path(&cli.store, &m);
     let store = Store::open(&store_root)
@@ -578,10 +633,10 @@ fn apply(cli: &Cli, file: &Path, quiet: bool, verify: bool) -> Result<u8, Report
         )
     })?;
     if let Some(prev) = &lock.took_over_from {
-        eprintln!(
-            "note: the previous apply (pid {} on {}, since {}) died holding the store; its unfinished work reruns",
+        events.note(format!(
+            "the previous apply (pid {} on {}, since {}) died holding the store; its unfinished work reruns",
             prev.pid, prev.host, prev.since
-        );
+        ));
     }
     // Holding the lock, anything in tmp/ was left by a dead run (partial dataset downloads in
     // tmp/downloads are kept: the fetch resumes them), and so is any temp file of a write that
@@ -598,8 +653,8 @@ fn apply(cli: &Cli, file: &Path, quiet: bool, verify: bool) -> Result<u8, Report
             + reports
                 .map(crate::store::sweep_temp_files_under)
                 .sum::<usize>();
-        if n > 0 && !quiet {
-            eprintln!("note: removed {n} temp files left by a dead writer");
+        if n > 0 {
+            events.note(format!("removed {n} temp files left by a dead writer"));
         }
     }
     crate::timings::mark("store locked, workspaces swept");
@@ -628,34 +683,40 @@ fn apply(cli: &Cli, file: &Path, quiet: bool, verify: bool) -> Result<u8, Report
     // With a memo, on the local backend (no images to prepare or resolve), directories of local
     // tasks are first matched by their stat signatures: unchanged, their snapshots come from
     // the store without a task read (tasks/dir_stamp.rs).
-    if use_memo && early.is_none() && m.backend.kind == BackendKind::Local {
+    if use_memo && early.is_none() && !run::backend_config(&m).uses_images() {
         let memo = run::local_snapshots(&m, &store)
             .inspect(|_| crate::timings::mark("datasets matched by stat"))
             .and_then(|snapshots| noop_memo(&m, &store, &snapshots));
-        if let Some(reports) = noop_from_memo(&m, &store, memo, &command, quiet)? {
+        if let Some(finished) = noop_from_memo(&m, file, &store, memo, &command, &events)? {
             drop(lock);
-            print_reports(&reports);
+            events.emit(crate::events::Event::RunFinished(finished));
             crate::timings::mark("reports printed");
             return Ok(exit_codes::OK);
         }
     }
     // Hub datasets are fetched (into the store, under the lock) before anything runs.
     let (datasets, unavailable) =
-        run::load_datasets(&m, Some(&store), true).map_err(|e| miette!("{e}"))?;
+        run::load_datasets(&m, Some(&store), true).map_err(fetch_error)?;
     crate::timings::mark("datasets loaded");
     preflight(&m, &unavailable)?;
     // Missing task images are pulled now, before any node starts (never in a timed phase).
-    prepare_images(&m, &datasets, &store, run::images::DiskScope::Apply, quiet)?;
-    resolve_images(&mut m, &datasets)?;
+    prepare_images(
+        &m,
+        &datasets,
+        &store,
+        run::images::DiskScope::Apply,
+        &events,
+    )?;
+    resolve_images(&mut m, &datasets, &events)?;
     run::images::mark_used(&m, &store).map_err(|e| miette!("{e}"))?;
     crate::timings::mark("images resolved");
     // Nothing changed since an apply that had nothing to run: no graph to build (run/noop.rs).
     let memo = (use_memo && early.is_none())
         .then(|| noop_memo(&m, &store, &run::snapshots_of(&datasets)))
         .flatten();
-    if let Some(reports) = noop_from_memo(&m, &store, memo, &command, quiet)? {
+    if let Some(finished) = noop_from_memo(&m, file, &store, memo, &command, &events)? {
         drop(lock);
-        print_reports(&reports);
+        events.emit(crate::events::Event::RunFinished(finished));
         crate::timings::mark("reports printed");
         return Ok(exit_codes::OK);
     }
@@ -669,7 +730,7 @@ fn apply(cli: &Cli, file: &Path, quiet: bool, verify: bool) -> Result<u8, Report
     crate::timings::mark("runtime built");
     let run_id = run::new_run_id();
     let backend = runtime
-        .block_on(backend_for(&m, &store, &run_id, quiet))
+        .block_on(backend_for(&m, &store, &run_id, &events))
         .map_err(|e| miette!("{e}"))?;
     let remote = cache_commands::open_remote(&m, m.cache.push)?;
     let push = m.cache.push;
@@ -682,7 +743,7 @@ fn apply(cli: &Cli, file: &Path, quiet: bool, verify: bool) -> Result<u8, Report
             run_id,
             ApplyOptions {
                 command,
-                quiet,
+                events: events.clone(),
                 prefetched,
                 index: Some(index),
                 noop_memo: use_memo,
@@ -698,28 +759,148 @@ fn apply(cli: &Cli, file: &Path, quiet: bool, verify: bool) -> Result<u8, Report
     crate::timings::mark("applied");
     drop(lock);
     crate::timings::mark("lock released");
-    print_reports(&result.reports);
-    crate::timings::mark("reports printed");
     if let Some(r) = &result.remote {
-        cache_commands::print_apply_summary(r, push, quiet);
+        cache_commands::remote_notes(r, push, &events);
     }
-    if !result.failed.is_empty() {
-        eprintln!(
-            "{} nodes failed (not cached; the next apply retries them):",
-            result.failed.len()
-        );
-        for (a, e) in &result.failed {
-            eprintln!("  {a}: {e}");
+    let (status, code) = if result.interrupted {
+        (
+            crate::events::RunStatus::Interrupted,
+            exit_codes::INTERRUPTED,
+        )
+    } else if !result.failed.is_empty() {
+        (crate::events::RunStatus::Failed, exit_codes::NODES_FAILED)
+    } else {
+        (crate::events::RunStatus::Complete, exit_codes::OK)
+    };
+    let finished = run::summary::run_finished(run::summary::Ending {
+        run_id: &result.run_id,
+        status,
+        exit_code: code,
+        stages: result.stages.clone(),
+        reports: &result.reports,
+        failed: &result.failed,
+        manifest: file,
+        remote: result.remote.as_ref(),
+    });
+    events.emit(crate::events::Event::RunFinished(finished));
+    crate::timings::mark("reports printed");
+    Ok(code)
+}
+
+/// `bench status FILE --node ADDRESS`: what one node is, as plan sees it (its state, key and
+/// inputs), what the store holds of it, and how it ended in the manifest's last apply.
+fn status_node(cli: &Cli, file: &Path, address: &str, json: bool) -> Result<u8, Report> {
+    let l = load_for_reading(&cli.store, file)?;
+    let mut graph =
+        Graph::new(&l.m, l.store.as_ref(), &l.datasets, Mode::Plan).map_err(|e| miette!("{e}"))?;
+    graph.keep_inputs = true;
+    while !graph.advance().is_empty() {}
+    let Some(node) = graph.nodes.iter().find(|n| n.address == address) else {
+        let stage = address.split('/').next().unwrap_or(address);
+        let mut near: Vec<&str> = graph
+            .nodes
+            .iter()
+            .map(|n| n.address.as_str())
+            .filter(|a| a.split('/').next() == Some(stage))
+            .take(5)
+            .collect();
+        if near.is_empty() {
+            near = graph
+                .nodes
+                .iter()
+                .map(|n| n.address.as_str())
+                .take(5)
+                .collect();
+        }
+        return Err(miette!(
+            help = format!(
+                "addresses look like: {} (`bench plan --explain` lists the nodes to run)",
+                near.join(", ")
+            ),
+            "{} has no node `{address}`",
+            file.display()
+        ));
+    };
+    let state = match &node.state {
+        NodeState::Cached(_) => "cached",
+        NodeState::Done(_) => "done",
+        NodeState::Failed(_) => "failed",
+        NodeState::NotRun(_) => "not run",
+        NodeState::WillRun if node.key.is_some() => "to run",
+        NodeState::WillRun => "to run (its key waits for upstream outputs)",
+        NodeState::Ready | NodeState::Running => "to run",
+        NodeState::Retracted => "withdrawn",
+    };
+    let last = l.store.as_ref().and_then(|s| {
+        s.runs()
+            .into_iter()
+            .rev()
+            .find(|r| r.manifest_path == l.m.path.display().to_string())
+            .and_then(|r| r.nodes.get(address).cloned().map(|n| (r.id.clone(), n)))
+    });
+    let record = node.state.record();
+    let files: BTreeMap<&str, String> = match (record, &l.store) {
+        (Some(r), Some(s)) => r
+            .blobs
+            .iter()
+            .map(|(name, d)| (name.as_str(), s.blob_path(d).display().to_string()))
+            .collect(),
+        _ => BTreeMap::new(),
+    };
+    let inputs = record
+        .map(|r| r.job.clone())
+        .or_else(|| node.job.as_ref().map(|j| j.explain()));
+    let doc = serde_json::json!({
+        "address": node.address,
+        "stage": node.stage,
+        "state": state,
+        "key": node.key,
+        "last_apply": last.as_ref().map(|(id, n)| serde_json::json!({
+            "run": id, "status": n.status, "error": n.error,
+        })),
+        "result": record.map(|r| run::describe_record(r)),
+        "started_at": record.map(|r| r.started_at.clone()),
+        "duration_ms": record.map(|r| r.duration_ms),
+        "files": files,
+        "inputs": inputs,
+    });
+    if json {
+        println!("{}", serde_json::to_string_pretty(&doc).expect("json"));
+        return Ok(exit_codes::OK);
+    }
+    println!("node {} (stage {})", node.address, node.stage);
+    println!("  state: {state}");
+    if let Some(k) = &node.key {
+        println!("  key: {k}");
+    }
+    if let Some((id, n)) = &last {
+        let status = serde_json::to_value(n.status)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        match &n.error {
+            Some(e) => println!("  last apply {id}: {status}: {e}"),
+            None => println!("  last apply {id}: {status}"),
         }
     }
-    Ok(if result.interrupted {
-        eprintln!("interrupted: completed work is kept; run apply again to resume");
-        exit_codes::INTERRUPTED
-    } else if !result.failed.is_empty() {
-        exit_codes::NODES_FAILED
-    } else {
-        exit_codes::OK
-    })
+    if let Some(r) = record {
+        println!(
+            "  result: {} (started {}, {:.1} s)",
+            run::describe_record(r),
+            r.started_at,
+            r.duration_ms as f64 / 1000.0
+        );
+    }
+    for (name, path) in &files {
+        println!("  {name}: {path}");
+    }
+    if let Some(i) = &inputs {
+        println!("  inputs:");
+        for line in serde_json::to_string_pretty(i).expect("json").lines() {
+            println!("    {line}");
+        }
+    }
+    Ok(exit_codes::OK)
 }
 
 fn status(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {
@@ -839,15 +1020,27 @@ fn gc(
     let store_root = match (&cli.store, files.first()) {
         (Some(s), _) => s.clone(),
         (None, Some(f)) => default_store_path(&load(f)?.dir),
-        (None, None) => {
-            return Err(miette!(
-                help = "name a manifest, or pass --store",
-                "which store? no manifest and no --store"
-            ));
-        }
+        // No manifest: the store of the manifests in this directory.
+        (None, None) => default_store_path(Path::new(".")),
     };
-    let store = Store::open_existing(&store_root)
-        .ok_or_else(|| miette!("{} is not a bench store", store_root.display()))?;
+    let Some(store) = Store::open_existing(&store_root) else {
+        if cli.store.is_none() && files.is_empty() {
+            // Nothing to collect is not an error (the README's table: gc exits 0).
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({"store": store_root.display().to_string(), "exists": false})
+                );
+            } else {
+                println!(
+                    "no store at {}: nothing to collect (name a manifest, or pass --store)",
+                    store_root.display()
+                );
+            }
+            return Ok(exit_codes::OK);
+        }
+        return Err(miette!("{} is not a bench store", store_root.display()));
+    };
     let _lock = if delete {
         Some(StoreLock::acquire(&store_root, "bench gc --delete").map_err(|e| miette!("{e}"))?)
     } else {
@@ -876,7 +1069,7 @@ fn gc(
             Ok(mut m) => {
                 let (datasets, _) =
                     run::load_datasets(&m, Some(&store), false).map_err(|e| miette!("{e}"))?;
-                if let Err(e) = resolve_images(&mut m, &datasets) {
+                if let Err(e) = resolve_images(&mut m, &datasets, &Events::default()) {
                     notes.push(format!(
                         "{}: cannot resolve its images ({e}); its docker results count as unreachable",
                         path.display()
@@ -1005,31 +1198,35 @@ fn prepare_images(
     datasets: &BTreeMap<String, crate::tasks::TaskSet>,
     store: &Store,
     scope: run::images::DiskScope,
-    quiet: bool,
+    events: &Events,
 ) -> Result<run::images::Prepared, Report> {
-    if m.backend.kind != BackendKind::Docker {
+    if !run::backend_config(m).uses_images() {
         return Ok(Default::default());
     }
     let prepared = docker_runtime()?
-        .block_on(run::images::prepare(m, datasets, store, scope, quiet))
+        .block_on(run::images::prepare(m, datasets, store, scope, events))
         .map_err(|e| {
+            let text = e.to_string();
             let help = match e {
                 run::images::PrepareError::Disk(_) => {
-                    "nothing was run; free disk on the daemon (`bench gc --images --pulled --delete`, `docker image prune`), or lower BENCH_DISK_RESERVE"
+                    "nothing was run; free disk on the daemon (`bench gc --images --pulled --delete`, `docker image prune`), or lower BENCH_DISK_RESERVE".to_string()
                 }
-                _ => "nothing was run; fix the images or their credentials, then run again",
+                _ if offline_help(&text).is_some() => {
+                    "a registry cannot be reached (is this machine offline?); nothing was run. Pull the task images when online (`bench pull FILE`), or `docker load` them: images already on the daemon need no network".to_string()
+                }
+                _ => "nothing was run; fix the images or their credentials, then run again".to_string(),
             };
-            miette!(help = help, "{}: {e}", m.path.display())
+            miette!(help = help, "{}: {text}", m.path.display())
         })?;
     for n in &prepared.notes {
-        eprintln!("note: {n}");
+        events.note(n.clone());
     }
     Ok(prepared)
 }
 
 fn pull(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
     let m = load(file)?;
-    if m.backend.kind != BackendKind::Docker {
+    if !run::backend_config(&m).uses_images() {
         println!(
             "{}: the local backend uses no images; nothing to pull",
             file.display()
@@ -1047,7 +1244,7 @@ fn pull(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
         )
     })?;
     let (datasets, unavailable) =
-        run::load_datasets(&m, Some(&store), true).map_err(|e| miette!("{e}"))?;
+        run::load_datasets(&m, Some(&store), true).map_err(fetch_error)?;
     if !unavailable.is_empty() {
         return Err(miette!(
             "datasets {} could not be loaded: their tasks' images are unknown",
@@ -1059,7 +1256,7 @@ fn pull(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
         &datasets,
         &store,
         run::images::DiskScope::PullsOnly,
-        quiet,
+        &Events::new(Reporter::new(Format::Human, quiet)),
     )?;
     for x in &p.pulled {
         println!(
@@ -1078,81 +1275,33 @@ fn pull(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
     Ok(exit_codes::OK)
 }
 
-/// The backend an apply runs on. Docker: connect, and sweep leftovers of dead runs before
-/// starting (the caller holds the store's lock).
+/// The backend an apply runs on (`backend::open`), with what a local sandbox must not see:
+/// the store (gold patches, other results) and the local datasets (hidden tests, gold
+/// patches; brain bench tasks read a git repository that holds their fixes).
 async fn backend_for(
     m: &Manifest,
     store: &Store,
     run_id: &str,
-    quiet: bool,
+    events: &Events,
 ) -> Result<Arc<dyn crate::backend::Backend>, String> {
-    match m.backend.kind {
-        BackendKind::Local => {
-            crate::backend::jail::warn_if_unavailable();
-            // What a local sandbox's commands must not see: the store (gold patches, other
-            // results) and the local datasets (hidden tests, gold patches).
-            let mut hidden = vec![store.root().to_path_buf()];
-            for d in m.datasets.values() {
-                if let crate::manifest::DatasetSource::Path(p) = &d.source {
-                    hidden.push(p.clone());
-                    // brain bench tasks read a git repository that holds their fixes.
-                    if d.format == crate::manifest::DatasetFormat::BrainBench {
-                        hidden.extend(crate::datasets::brain_bench::repo_paths(p));
-                    }
-                }
+    let mut hidden = vec![store.root().to_path_buf()];
+    for d in m.datasets.values() {
+        if let crate::manifest::DatasetSource::Path(p) = &d.source {
+            hidden.push(p.clone());
+            if d.format == crate::manifest::DatasetFormat::BrainBench {
+                hidden.extend(crate::datasets::brain_bench::repo_paths(p));
             }
-            Ok(Arc::new(crate::backend::LocalBackend {
-                tmp: store.tmp_dir(),
-                hidden,
-            }))
-        }
-        BackendKind::Docker if !m.backend.hosts.is_empty() => {
-            let store_label =
-                crate::key::digest(store.root().display().to_string().as_bytes())[..16].to_string();
-            Ok(Arc::new(
-                crate::backend::pool::PoolBackend::start(
-                    &m.backend.hosts,
-                    run_id,
-                    &store_label,
-                    &m.backend.images,
-                    crate::backend::Resources {
-                        cpus: m.backend.cpus,
-                        memory_bytes: m.backend.memory_bytes,
-                        pids: m.backend.pids,
-                    },
-                    m.limits.containers,
-                    quiet,
-                )
-                .await?,
-            ))
-        }
-        BackendKind::Docker => {
-            let host =
-                crate::backend::docker::DockerHost::connect(m.backend.host.as_deref()).await?;
-            let store_label =
-                crate::key::digest(store.root().display().to_string().as_bytes())[..16].to_string();
-            let removed = host.sweep(Some(&store_label), Some(run_id)).await?;
-            if !removed.is_empty() && !quiet {
-                eprintln!(
-                    "note: removed {} containers left by dead runs: {}",
-                    removed.len(),
-                    removed.join(", ")
-                );
-            }
-            Ok(Arc::new(crate::backend::DockerBackend::new(
-                host,
-                run_id.to_string(),
-                store_label,
-                m.backend.images.clone(),
-                crate::backend::Resources {
-                    cpus: m.backend.cpus,
-                    memory_bytes: m.backend.memory_bytes,
-                    pids: m.backend.pids,
-                },
-                m.limits.containers,
-            )))
         }
     }
+    crate::backend::open(crate::backend::OpenSpec {
+        config: run::backend_config(m),
+        store_root: store.root(),
+        tmp: store.tmp_dir(),
+        hidden,
+        run_id,
+        events,
+    })
+    .await
 }
 
 // ---- docker backend (issue 3) ----
@@ -1170,10 +1319,8 @@ fn docker_runtime() -> Result<tokio::runtime::Runtime, Report> {
 fn resolve_images(
     m: &mut Manifest,
     datasets: &BTreeMap<String, crate::tasks::TaskSet>,
+    events: &Events,
 ) -> Result<(), Report> {
-    if m.backend.kind != BackendKind::Docker {
-        return Ok(());
-    }
     let refs: BTreeSet<String> = datasets
         .values()
         .flat_map(|d| d.tasks.values())
@@ -1184,29 +1331,17 @@ fn resolve_images(
             crate::tasks::TaskBase::Dir { .. } => vec![],
         })
         .collect();
-    if refs.is_empty() {
+    if !run::backend_config(m).uses_images() || refs.is_empty() {
         return Ok(());
     }
-    if !m.backend.hosts.is_empty() {
-        let images = docker_runtime()?.block_on(crate::backend::pool::resolve_images(
-            &m.backend.hosts,
+    let images = docker_runtime()?
+        .block_on(crate::backend::resolve_images(
+            &run::backend_config(m),
             &refs,
-        ));
-        m.backend.images = images.map_err(|e| miette!("{e}"))?;
-        return Ok(());
-    }
-    let host = m.backend.host.clone();
-    let images = docker_runtime()?.block_on(async {
-        let d = crate::backend::docker::DockerHost::connect(host.as_deref()).await?;
-        let mut images = BTreeMap::new();
-        for r in refs {
-            if let Some(id) = d.image_id(&r).await? {
-                images.insert(r, id);
-            }
-        }
-        Ok::<_, String>(images)
-    });
-    m.backend.images = images.map_err(|e| miette!("{e}"))?;
+            events,
+        ))
+        .map_err(|e| miette!("{e}"))?;
+    m.backend.images = images;
     Ok(())
 }
 
@@ -1313,7 +1448,7 @@ fn tasks(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {
             .is_some_and(|fs| fs.iter().any(|f| f.keeps(row)))
     };
     let (datasets, unavailable) =
-        run::load_summaries(&m, store.as_ref(), true, &keep).map_err(|e| miette!("{e}"))?;
+        run::load_summaries(&m, store.as_ref(), true, &keep).map_err(fetch_error)?;
     let mut out = Vec::new();
     for (stage, s) in samples {
         let Some(rows) = datasets.get(&s.dataset) else {

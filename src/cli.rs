@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 
 /// bench: declarative, cached pipelines for coding-agent benchmarks.
 #[derive(Debug, Parser)]
@@ -47,13 +47,21 @@ pub enum Command {
         /// that wrote it recomputes in this apply (without it, blobs are checked by stat).
         #[arg(long)]
         verify: bool,
+        /// `human`: bars or lines on stderr, the headline on stdout; `json`: one event per
+        /// line on stdout (schemas/events.schema.json, docs/events.md).
+        #[arg(long, value_enum, default_value_t = MessageFormat::Human)]
+        message_format: MessageFormat,
     },
     /// Re-hash every blob the manifest's cached results need; remove the corrupt ones (the
     /// next apply recomputes their nodes). Exit 0 when all verify, 2 when some did not.
     Verify { file: PathBuf },
-    /// Per stage: what is done, failed and pending, and where the report is.
+    /// Per stage: what is done, failed and pending, and where the report is (`--node`: one
+    /// node's state, key, last error, stored files and inputs).
     Status {
         file: PathBuf,
+        /// Show this node (an address as `plan --explain` and apply print it).
+        #[arg(long, value_name = "ADDRESS")]
+        node: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -89,11 +97,15 @@ pub enum Command {
         /// A manifest whose `[backend] host` to use (default: DOCKER_HOST, else the local socket).
         file: Option<PathBuf>,
     },
-    /// Print the manifest's JSON Schema (`--report`: the schema of `report.json`).
+    /// Print the manifest's JSON Schema (`--report`: the schema of `report.json`; `--events`:
+    /// of a line of `apply --message-format json`).
     Schema {
         /// Print the schema of `report.json` instead.
         #[arg(long)]
         report: bool,
+        /// Print the schema of the events of `apply --message-format json` instead.
+        #[arg(long, conflicts_with = "report")]
+        events: bool,
     },
     /// Several experiments side by side on their common tasks, from the store (runs nothing):
     /// the manifest fields that differ, each team's numbers, deltas and McNemar tests.
@@ -184,6 +196,13 @@ pub enum Command {
         /// The log file.
         file: PathBuf,
     },
+}
+
+/// How `apply` reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MessageFormat {
+    Human,
+    Json,
 }
 
 /// `bench cache ...`.

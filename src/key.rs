@@ -60,52 +60,6 @@ pub fn digest_of<T: Serialize>(value: &T) -> String {
     key_of(value).key
 }
 
-/// The differences between two key-input documents, as `path: old -> new` pairs, sorted by path.
-/// Paths are dotted (`team.reviewer`); values are compact JSON.
-pub fn diff(old: &Value, new: &Value) -> Vec<(String, String, String)> {
-    let mut out = Vec::new();
-    diff_into("", old, new, &mut out);
-    out
-}
-
-fn short(v: Option<&Value>) -> String {
-    match v {
-        None => "(absent)".to_string(),
-        Some(v) => {
-            let s = v.to_string();
-            if s.len() > 80 {
-                format!(
-                    "{}…",
-                    &s[..s.char_indices().nth(77).map_or(s.len(), |(i, _)| i)]
-                )
-            } else {
-                s
-            }
-        }
-    }
-}
-
-fn diff_into(path: &str, old: &Value, new: &Value, out: &mut Vec<(String, String, String)>) {
-    match (old, new) {
-        (Value::Object(a), Value::Object(b)) => {
-            let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-            for k in keys {
-                let p = if path.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{path}.{k}")
-                };
-                match (a.get(k), b.get(k)) {
-                    (Some(x), Some(y)) => diff_into(&p, x, y, out),
-                    (x, y) => out.push((p, short(x), short(y))),
-                }
-            }
-        }
-        (a, b) if a != b => out.push((path.to_string(), short(Some(a)), short(Some(b)))),
-        _ => {}
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
@@ -124,19 +78,5 @@ mod tests {
         assert_eq!(a.key, b.key);
         let c = key_of(&json!({"c": null, "b": [2, 1], "a": 1}));
         assert_ne!(a.key, c.key);
-    }
-
-    #[test]
-    fn diff_names_changed_fields() {
-        let old = json!({"team": {"reviewer": "codex@a", "rounds": 3}, "replicate": 0});
-        let new = json!({"team": {"reviewer": "codex@b", "rounds": 3}, "replicate": 0});
-        assert_eq!(
-            diff(&old, &new),
-            vec![(
-                "team.reviewer".to_string(),
-                "\"codex@a\"".to_string(),
-                "\"codex@b\"".to_string()
-            )]
-        );
     }
 }

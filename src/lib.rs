@@ -9,6 +9,7 @@ pub mod backend;
 pub mod cache;
 pub mod cli;
 pub mod datasets;
+pub mod events;
 pub mod exit_codes;
 pub mod files;
 pub mod graph;

@@ -14,8 +14,15 @@ use serde_json::Value;
 const BASE_IMAGE: &str = "bench-test-base:1";
 
 fn fixture_copy() -> tempfile::TempDir {
+    fixture_copy_of("harbor")
+}
+
+/// A copy of `tests/fixtures/<name>`.
+fn fixture_copy_of(name: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/harbor");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
     let ok = Command::new("cp")
         .arg("-a")
         .arg(format!("{}/.", src.display()))
@@ -64,11 +71,44 @@ fn team<'a>(r: &'a Value, name: &str) -> &'a Value {
 }
 
 fn apply(dir: &Path) -> std::process::Output {
+    apply_manifest(dir, "harbor.toml")
+}
+
+fn apply_manifest(dir: &Path, manifest: &str) -> std::process::Output {
     bench_timed(
         dir,
-        &["apply", "harbor.toml"],
+        &["apply", manifest],
         std::time::Duration::from_secs(900),
     )
+}
+
+/// Switches a manifest's grade stage to `harbor = "fresh"`.
+fn to_fresh(path: &Path) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let fresh = text.replacen(
+        "[stages.grade]\nkind = \"grade\"\n",
+        "[stages.grade]\nkind = \"grade\"\nharbor = \"fresh\"\n",
+        1,
+    );
+    assert_ne!(fresh, text, "the grade stage is switched");
+    std::fs::write(path, fresh).unwrap();
+}
+
+/// No container of the store under `dir` is left behind.
+fn no_containers_left(dir: &Path) {
+    let root = std::fs::canonicalize(dir.join(".bench")).unwrap();
+    let label = bench::key::digest(root.display().to_string().as_bytes())[..16].to_string();
+    let left = Command::new("docker")
+        .args(["ps", "-aq", "--filter", "label=bench=1"])
+        .args(["--filter", &format!("label=bench.store={label}")])
+        .output()
+        .unwrap();
+    assert!(left.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&left.stdout).trim(),
+        "",
+        "containers left"
+    );
 }
 
 #[test]
@@ -92,9 +132,9 @@ fn harbor_tasks_end_to_end_in_place_then_fresh() {
     assert_eq!(score(&r, "answer", "oracle")["score"], 1.0);
     assert_eq!(score(&r, "answer", "nop")["score"], 0.0);
     // The tampering agent wrote a wrong answer and planted /tests/json.py; Harbor's upload
-    // merges tests/ into /tests, so in its own container the planted module makes the
-    // checker compare the answer with itself: it wins. This is why `fresh` exists.
-    assert_eq!(score(&r, "answer", "tamper")["score"], 1.0);
+    // merges tests/ into /tests, so in Harbor the planted module makes the checker compare the
+    // answer with itself. bench empties /tests first: it wins nothing, in place too.
+    assert_eq!(score(&r, "answer", "tamper")["score"], 0.0);
     assert_eq!(score(&r, "answer", "tamper")["verifier"], "in-place");
     // partial: reward.json's fields, typed, the score its `reward`.
     let p = score(&r, "partial", "oracle");
@@ -128,7 +168,7 @@ fn harbor_tasks_end_to_end_in_place_then_fresh() {
     assert!((oracle["mean_score"].as_f64().unwrap() - 0.5).abs() < 1e-12);
     assert_eq!(oracle["score_interval"], "bootstrap");
     assert_eq!(team(&r, "nop")["score_interval"], "wilson");
-    assert_eq!(team(&r, "tamper")["mean_score"], 1.0 / 3.0);
+    assert_eq!(team(&r, "tamper")["mean_score"], 0.0);
     let md = std::fs::read_to_string(dir.join("reports/harbor/report.md")).unwrap();
     assert!(
         md.contains("## Scores") && md.contains("Verifier: in-place"),
@@ -152,16 +192,7 @@ fn harbor_tasks_end_to_end_in_place_then_fresh() {
 
     // Fresh: the end state restored in a new container, /tests uploaded only then. Only the
     // grades rerun: the solves (rollout, snapshot, in-place verification) are cached.
-    let text = std::fs::read_to_string(dir.join("harbor.toml")).unwrap();
-    std::fs::write(
-        dir.join("harbor.toml"),
-        text.replacen(
-            "[stages.grade]\nkind = \"grade\"\n",
-            "[stages.grade]\nkind = \"grade\"\nharbor = \"fresh\"\n",
-            1,
-        ),
-    )
-    .unwrap();
+    to_fresh(&dir.join("harbor.toml"));
     let o = apply(dir);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let ran = executed(&o);
@@ -176,7 +207,7 @@ fn harbor_tasks_end_to_end_in_place_then_fresh() {
     );
     let r = report(dir);
     assert_eq!(r["verifier_modes"], serde_json::json!(["fresh"]));
-    // The planted module is not in the snapshot: the tampering agent wins nothing.
+    // The planted module is not in the snapshot either: the tampering agent wins nothing.
     assert_eq!(score(&r, "answer", "tamper")["score"], 0.0);
     assert_eq!(score(&r, "answer", "tamper")["verifier"], "fresh");
     // What the agent did legitimately carries over.
@@ -189,20 +220,76 @@ fn harbor_tasks_end_to_end_in_place_then_fresh() {
     assert!(md.contains("Verifier: fresh"), "{md}");
     parquet_scores_agree(dir);
 
-    // No container of this store is left behind.
-    let root = std::fs::canonicalize(dir.join(".bench")).unwrap();
-    let label = bench::key::digest(root.display().to_string().as_bytes())[..16].to_string();
-    let left = Command::new("docker")
-        .args(["ps", "-aq", "--filter", "label=bench=1"])
-        .args(["--filter", &format!("label=bench.store={label}")])
-        .output()
-        .unwrap();
-    assert!(left.status.success());
-    assert_eq!(
-        String::from_utf8_lossy(&left.stdout).trim(),
-        "",
-        "containers left"
-    );
+    no_containers_left(dir);
+}
+
+/// Hostile agents (`tests/fixtures/harbor-hostile/`), each with a wrong answer, on a task whose
+/// test.sh writes only `reward.json` (`json`), one whose test.sh writes no reward (`silent`), and
+/// one whose checker reads its expected answer from `/tests` (`check`): `forger` writes
+/// `reward.txt` and `reward.json` into `/logs/verifier`; `planter` replaces `/tests/test.sh`,
+/// the checker and its expected answer, plants a module the checker imports, and turns `/logs`
+/// into a link to a directory whose `verifier/reward.txt` says 1; `daemon` leaves a background
+/// loop writing `reward.txt` while the verifier runs; `fakerm` plants a reward and replaces
+/// `rm` with a program that removes nothing. In Harbor's own contract each of them scores 1
+/// somewhere. In bench, in place and fresh alike, none scores anything, a missing
+/// reward stays an error, and the oracle still resolves.
+#[test]
+fn hostile_agents_earn_nothing_in_either_mode_and_the_oracle_still_resolves() {
+    if !common::docker_ready(&[BASE_IMAGE]) {
+        return;
+    }
+    let sb = fixture_copy_of("harbor-hostile");
+    let dir = sb.path();
+    let hostile = ["forger", "planter", "daemon"];
+    let check = |mode: &str| {
+        let r = report(dir);
+        assert_eq!(r["verifier_modes"], serde_json::json!([mode]));
+        for task in ["json", "check"] {
+            let s = score(&r, task, "oracle");
+            assert_eq!(s["score"], 1.0, "{mode}: the oracle resolves {task}: {s}");
+            assert_eq!(s["verifier"], mode);
+            for t in hostile {
+                let s = score(&r, task, t);
+                assert_eq!(s["score"], 0.0, "{mode}: {t} on {task}: {s}");
+                assert_eq!(s["verifier"], mode);
+            }
+        }
+        for t in ["oracle", "forger", "planter", "daemon"] {
+            let why = errored_reason(&r, "silent", t);
+            assert!(
+                why.contains("RewardFileNotFoundError"),
+                "{mode}: {t} on silent: {why}"
+            );
+        }
+        // `fakerm` replaced `rm`, so in place the reset leaves its reward.txt: the check through
+        // the file API refuses to verify (an error, never a reward). Fresh, its planted reward
+        // is not in the snapshot and its wrong answer scores 0.
+        for task in ["json", "check", "silent"] {
+            if mode == "in-place" {
+                let why = errored_reason(&r, task, "fakerm");
+                assert!(
+                    why.contains("/logs/verifier still holds reward.txt"),
+                    "{mode}: fakerm on {task}: {why}"
+                );
+            } else if task == "silent" {
+                let why = errored_reason(&r, task, "fakerm");
+                assert!(why.contains("RewardFileNotFoundError"), "{why}");
+            } else {
+                assert_eq!(score(&r, task, "fakerm")["score"], 0.0, "{mode}: {task}");
+            }
+        }
+    };
+    // In place (the default): the verifier in the agent's own container.
+    let o = apply_manifest(dir, "hostile.toml");
+    // `silent`'s missing rewards are failed nodes: exit 3.
+    assert_eq!(o.status.code(), Some(3), "{}\n{}", stdout(&o), stderr(&o));
+    check("in-place");
+    // Fresh: the end state restored in a new container.
+    to_fresh(&dir.join("hostile.toml"));
+    let o = apply_manifest(dir, "hostile.toml");
+    assert_eq!(o.status.code(), Some(3), "{}\n{}", stdout(&o), stderr(&o));
+    check("fresh");
+    no_containers_left(dir);
 }
 
 /// results.parquet's grade rows carry the reward, score and verifier of report.json's scores.

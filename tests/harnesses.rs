@@ -388,3 +388,50 @@ fn plan_prices_pending_solves_from_stored_costs_of_the_same_team() {
     assert_eq!(solo["pending"], 2);
     assert!((solo["expected_usd"].as_f64().unwrap() - 0.02).abs() < 1e-12);
 }
+
+/// Issue 30: a harness whose program is not installed is named before anything runs, with the
+/// fix, as a missing key is (it used to validate, plan, then fail every solve with exit 127).
+#[test]
+fn a_missing_agent_program_is_named_before_anything_runs() {
+    let sb = Sandbox::quickstart();
+    let body = PIPELINE.replace("TEAMS", r#"["solo", "ghost", "nop"]"#)
+        + "\n[teams]\nsolo = \"solo:worker=claude@claude-haiku-5-5\"\nghost = \"solo:worker=ghost\"\nnop = \"solo:worker=nop\"\n\n[harnesses.ghost]\nkind = \"command\"\ncommand = \"GHOST_MODE=1 bench-no-such-agent --task \\\"$(cat '{{prompt_file}}')\\\"\"\n";
+    manifest(&sb, &body);
+    // The fake `claude` is not on this PATH (the system's has no `claude` either).
+    let o = bench_env(
+        sb.dir.path(),
+        &["apply", "agents.toml"],
+        &[("ANTHROPIC_API_KEY", SECRET)],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o)
+        .split_whitespace()
+        .filter(|w| *w != "│")
+        .collect::<Vec<_>>()
+        .join(" ");
+    for needle in [
+        "harness `claude-code` (run by team `solo`) starts `claude`, which is not on PATH; install claude-code 2.1.332 so that `claude` is on PATH",
+        "or run on `[backend] kind = \"docker\"`, where bench builds it into the agent image",
+        "harness `ghost` (run by team `ghost`) starts `bench-no-such-agent`, which is not on PATH; install `bench-no-such-agent`, or set `[harnesses.ghost] command` to a program that exists",
+        "nothing was run",
+    ] {
+        assert!(err.contains(needle), "lacks {needle:?}:\n{err}");
+    }
+    assert!(!sb.path(".bench/actions").exists() || walk_count(&sb.path(".bench/actions")) == 0);
+    // With the programs there, the same manifest runs.
+    let bin = sb.path("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let ghost = bin.join("bench-no-such-agent");
+    std::fs::write(&ghost, "#!/bin/sh\nexit 0\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&ghost, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let fakes = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes");
+    let path = format!(
+        "{}:{}:{}",
+        bin.display(),
+        fakes.display(),
+        std::env::var("PATH").unwrap()
+    );
+    let o = run(&sb, &["apply", "agents.toml"], &[("PATH", &path)]);
+    assert!(!stderr(&o).contains("not on PATH"), "{}", stderr(&o));
+}

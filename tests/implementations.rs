@@ -247,6 +247,7 @@ fn harbor(out: &mut BTreeMap<String, Entry>) {
         reward_txt: txt.map(String::from),
         reward_json: json.map(String::from),
         stdout: "ok\n".into(),
+        error: None,
     };
     let mut all = Vec::new();
     for r in [

@@ -23,6 +23,7 @@ const LAYERS: &[(&str, &[&str])] = &[
          but each other",
         &[
             "types",
+            "events",
             "exit_codes",
             "files",
             "key",
@@ -140,11 +141,6 @@ const KNOWN_LONG: &[(&str, &str, &str)] = &[
         "171 lines today: split pending",
     ),
     (
-        "jobs/key_coverage.rs",
-        "report_job",
-        "124 lines today: split pending",
-    ),
-    (
         "manifest/tree.rs",
         "load_inner",
         "171 lines today: split pending",
@@ -177,23 +173,23 @@ const KNOWN_LONG: &[(&str, &str, &str)] = &[
     ("mine/detect.rs", "plan", "134 lines today: split pending"),
     (
         "protocols/brain_bench.rs",
-        "grade",
-        "164 lines: the shared grade skeleton takes its prologue and epilogue",
+        "steps",
+        "144 lines: its steps and verdict, the skeleton's prologue and epilogue taken out; named steps pending",
     ),
     (
         "protocols/steps.rs",
-        "grade",
-        "188 lines: the shared grade skeleton takes its prologue and epilogue",
+        "steps",
+        "166 lines: its steps and verdict, the skeleton's prologue and epilogue taken out; named steps pending",
     ),
     (
         "protocols/swe_bench.rs",
-        "grade",
-        "224 lines: the shared grade skeleton takes its prologue and epilogue",
+        "steps",
+        "207 lines: its steps and verdict, the skeleton's prologue and epilogue taken out; named steps pending",
     ),
     (
         "protocols/swe_bench_pro.rs",
-        "grade",
-        "322 lines: the shared grade skeleton takes its prologue and epilogue",
+        "steps",
+        "305 lines: its steps and verdict, the skeleton's prologue and epilogue taken out; named steps pending",
     ),
     (
         "report/compare.rs",

@@ -325,3 +325,127 @@ fn thousands_of_identical_problems_are_folded_and_output_stays_small() {
         assert!(err.contains(folded), "{err}");
     }
 }
+
+/// Issue 30: the baseline's help tells the truth when something else is wrong. A report whose
+/// `needs` names no stage is told that (not "there are none defined" while teams exist), and a
+/// solve stage's unknown teams are never offered as "known".
+#[test]
+fn baseline_help_names_the_real_problem() {
+    let sb = Sandbox::quickstart();
+    sb.edit(
+        "quickstart.toml",
+        "needs = [\"grade\"]",
+        "needs = [\"grad\"]",
+    );
+    sb.edit(
+        "quickstart.toml",
+        "baseline = \"nop\"",
+        "baseline = \"none\"",
+    );
+    let o = sb.bench(&["validate", "quickstart.toml"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = flat(&stderr(&o));
+    assert!(
+        err.contains("stage `report` needs unknown stage `grad`"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "this report's `needs` do not reach a solve stage: `grad` is unknown or invalid"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("there are none defined"), "{err}");
+
+    let sb = Sandbox::quickstart();
+    sb.edit(
+        "quickstart.toml",
+        "teams = [\"oracle\", \"nop\", \"fixer\"]",
+        "teams = [\"oracle\", \"nop\", \"fixer\", \"ghost\", \"phantom\"]",
+    );
+    sb.edit(
+        "quickstart.toml",
+        "baseline = \"nop\"",
+        "baseline = \"nope\"",
+    );
+    let o = sb.bench(&["validate", "quickstart.toml"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = flat(&stderr(&o));
+    assert!(
+        err.contains("stage `solve` runs unknown team `ghost`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("did you mean `nop`? known: fixer, nop, oracle"),
+        "{err}"
+    );
+    assert!(!err.contains("known: fixer, ghost"), "{err}");
+}
+
+#[test]
+fn two_report_stages_writing_to_one_directory_are_an_error_naming_both() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("tasks")).unwrap();
+    let manifest = |second_out: &str| {
+        format!(
+            r#"version = 1
+name = "twice"
+[datasets.d]
+format = "local"
+path = "tasks"
+[teams.n]
+topology = "solo"
+worker = "nop"
+[stages.s]
+kind = "sample"
+dataset = "d"
+[stages.solve]
+kind = "solve"
+needs = ["s"]
+teams = ["n"]
+[stages.grade]
+kind = "grade"
+needs = ["solve"]
+[stages.main]
+kind = "report"
+needs = ["grade"]
+[stages.other]
+kind = "report"
+needs = ["grade"]
+{second_out}
+"#
+        )
+    };
+    // Neither sets `out`: both are reports/twice.
+    std::fs::write(dir.path().join("m.toml"), manifest("")).unwrap();
+    let o = bench_in(dir.path(), &["validate", "m.toml"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = flat(&stderr(&o));
+    assert!(
+        err.contains("report stages `main` (")
+            && err.contains("m.toml:19:1) and `other` (")
+            && err.contains("m.toml:22:1) both write to")
+            && err.contains("reports/twice (neither sets `out`"),
+        "{err}"
+    );
+    assert!(err.contains("out = \"reports/other\""), "{err}");
+    // An `out` that resolves to the default directory all the same.
+    std::fs::write(
+        dir.path().join("m.toml"),
+        manifest("out = \"./reports/../reports/twice/\""),
+    )
+    .unwrap();
+    let err = flat(&stderr(&bench_in(dir.path(), &["validate", "m.toml"])));
+    assert!(
+        err.contains("m.toml:25:7) both write to") && !err.contains("neither sets"),
+        "{err}"
+    );
+    // Its own directory: no error about report directories.
+    std::fs::write(
+        dir.path().join("m.toml"),
+        manifest("out = \"reports/other\""),
+    )
+    .unwrap();
+    let o = bench_in(dir.path(), &["validate", "m.toml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -390,6 +390,25 @@ fn ctrl_c_stops_cleans_up_and_resumes() {
         t0.elapsed() < std::time::Duration::from_secs(20),
         "the sleeping agent was killed"
     );
+    // The counts say what really ran: the cancelled solves are counted as such, and fewer
+    // nodes ended than the 58 the quickstart has.
+    let err = String::from_utf8_lossy(&out.stderr);
+    let summary = err
+        .lines()
+        .find(|l| l.starts_with("summary  "))
+        .unwrap_or_else(|| {
+            panic!(
+                "no summary:
+{err}"
+            )
+        });
+    assert!(summary.contains("cancelled"), "{summary}");
+    let ended: u64 = summary
+        .split([';', ',', ':'])
+        .filter_map(|p| p.split_whitespace().next()?.parse::<u64>().ok())
+        .sum();
+    assert!(ended < 58, "{summary}");
+    assert!(err.contains("interrupted: completed work is kept"), "{err}");
     assert!(
         walk(&tmp).is_empty(),
         "workspaces removed: {:?}",
@@ -451,10 +470,10 @@ fn plan_shows_the_power_of_the_comparison_before_anything_runs() {
     let needed = power["tasks_needed"].as_u64().expect("tasks needed");
     // The unedited quickstart's 8 tasks detect about +50 points on a 50% baseline.
     sb.edit("quickstart.toml", "\nlimit = 6", "");
-    // The README's listing.
+    // The listing of docs/reports.md ("Reading the error bars").
     let eight = stdout(&sb.bench(&["plan", "quickstart.toml", "--detect", "5pts"]));
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README");
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/reports.md"))
+        .expect("docs/reports.md");
     for line in [
         "  power vs baseline `nop` (8 paired tasks, baseline rate 50% assumed; set it with --baseline-rate, alpha 0.05, 80% power): smallest detectable difference +49.8 pts\n",
         "  power: detecting +5.0 pts needs 1562 paired tasks (the plan has 8)\n",
@@ -462,7 +481,7 @@ fn plan_shows_the_power_of_the_comparison_before_anything_runs() {
         assert!(eight.contains(line), "{eight}");
         assert!(
             readme.contains(&format!("  {line}")),
-            "README lacks {line:?}"
+            "docs/reports.md lacks {line:?}"
         );
     }
     let bad = sb.bench(&["plan", "quickstart.toml", "--detect", "5x"]);
@@ -507,5 +526,307 @@ print(repr(mdd), math.ceil(need))
                 "note: statsmodels not available; the power figures are not cross-checked here"
             );
         }
+    }
+}
+
+/// Issue 30: `plan --explain` names the task field an edit changed (not a digest against a
+/// digest), with a line diff of the text; `plan` prices teams that drive no model as free, as
+/// the report does; the cost chart's labels of two teams on one point do not overlap.
+#[test]
+fn explain_names_the_changed_task_field_and_free_teams_are_priced() {
+    let sb = Sandbox::quickstart();
+    sb.edit(
+        "quickstart.toml",
+        "teams = [\"oracle\", \"nop\", \"fixer\"]",
+        "teams = [\"oracle\", \"nop\", \"fixer\", \"twin\", \"named\"]",
+    );
+    sb.append(
+        "quickstart.toml",
+        "\n[teams.twin]                   # the fixer again: same cost, same rate\ntopology = \"solo\"\nworker = \"fixer\"\n\n[teams.named]                  # the fixer with a model named: its cost is unknown\ntopology = \"solo\"\nworker = \"fixer@other\"\n",
+    );
+    let plan = sb.bench(&["plan", "quickstart.toml"]);
+    let out = stdout(&plan);
+    for team in ["oracle", "nop", "fixer", "twin"] {
+        let line = format!("  team {team}: 8 to run, free (drives no model)");
+        assert!(out.contains(&line), "plan lacks {line:?}:\n{out}");
+    }
+    assert!(
+        out.contains(
+            "expected spend: at least $0.0000 for 40 solves (no stored cost of team named)"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("  team named: 8 to run, no stored cost"),
+        "{out}"
+    );
+    let run = sb.bench(&["apply", "quickstart.toml"]);
+    assert!(run.status.success(), "{}", stderr(&run));
+
+    // Two teams with the same cost and rate: their labels in the cost chart do not overlap.
+    let html = sb.read("reports/quickstart/report.html");
+    let label = |team: &str| -> (f64, f64) {
+        let at = html
+            .find(&format!("\">{team}</text>"))
+            .or_else(|| html.find(&format!("\">{team} ★</text>")))
+            .unwrap_or_else(|| panic!("no cost-chart label of {team}"));
+        let start = html[..at].rfind("<text x=\"").expect("text element") + 9;
+        let attrs = &html[start..at];
+        let x: f64 = attrs.split('"').next().unwrap().parse().unwrap();
+        let y: f64 = attrs
+            .split("y=\"")
+            .nth(1)
+            .and_then(|r| r.split('"').next())
+            .unwrap()
+            .parse()
+            .unwrap();
+        (x, y)
+    };
+    let (fx, fy) = label("fixer");
+    let (tx, ty) = label("twin");
+    assert!(
+        (fy - ty).abs() >= 12.0 || (fx - tx).abs() >= 40.0,
+        "labels overlap: fixer at ({fx}, {fy}), twin at ({tx}, {ty})"
+    );
+    let md = sb.read("reports/quickstart/report.md");
+    assert!(md.contains("8 of 8 (free: no model)"), "{md}");
+    // The same script with a model named records no cost: unknown, not "≥ $0.00".
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| named | ") && l.contains(" of 8"))
+        .expect("named's cost row");
+    assert_eq!(
+        row.split(" | ").nth(1),
+        Some("unknown"),
+        "named's mean cost: {row}"
+    );
+    assert!(
+        row.contains("0 of 8 (none recorded a cost or priced tokens)"),
+        "{row}"
+    );
+    assert!(!md.contains("≥ $0.00"), "{md}");
+
+    // A statement edit: the task and the field are named, old and new shortened, the lines diffed.
+    let task = "quickstart/tasks/quickstart__roman-1/task.toml";
+    sb.edit(
+        task,
+        "`to_roman` produces numerals with four repeated symbols where a subtractive",
+        "`to_roman` prints numerals with four repeated symbols where a subtractive",
+    );
+    let explain = stdout(&sb.bench(&["plan", "--explain", "quickstart.toml"]));
+    for needle in [
+        "      task quickstart__roman-1: problem_statement changed: \"to_roman() never uses the subtractive forms\"… -> \"to_roman() never uses the subtractive forms\"…\n",
+        "        - `to_roman` produces numerals with four repeated symbols where a subtractive\n",
+        "        + `to_roman` prints numerals with four repeated symbols where a subtractive\n",
+    ] {
+        assert!(
+            explain.contains(needle),
+            "explain lacks {needle:?}:\n{explain}"
+        );
+    }
+    assert!(
+        !explain.contains("task \""),
+        "a digest for a reason:\n{explain}"
+    );
+}
+
+/// The `summary` line of a plain apply: stage -> (cached, done, shared).
+fn summary_counts(err: &str) -> std::collections::BTreeMap<String, [u64; 3]> {
+    let line = err
+        .lines()
+        .find_map(|l| l.strip_prefix("summary  "))
+        .unwrap_or_else(|| panic!("no summary line in:\n{err}"));
+    line.split("; ")
+        .map(|part| {
+            let (stage, counts) = part.split_once(": ").expect("stage: counts");
+            let mut c = [0; 3];
+            for item in counts.split(", ") {
+                let (n, what) = item.split_once(' ').expect("N what");
+                let i = match what {
+                    "cached" => 0,
+                    "done" => 1,
+                    "shared" => 2,
+                    _ => continue,
+                };
+                c[i] = n.parse().expect("a count");
+            }
+            (stage.to_string(), c)
+        })
+        .collect()
+}
+
+/// Apply's counts against the plan's, for the stages the plan counts exactly.
+fn assert_counts_equal_the_plan(plan: &serde_json::Value, err: &str) -> usize {
+    let summary = summary_counts(err);
+    let mut exact = 0;
+    for s in plan["stages"].as_array().expect("stages") {
+        let stage = s["stage"].as_str().expect("stage");
+        let [cached, done, shared] = summary[stage];
+        let want = |k: &str| s[k].as_u64().expect("count");
+        if s["estimated"] == true {
+            assert!(
+                done + shared <= want("to_run") + want("shared"),
+                "{stage}: {err}"
+            );
+            continue;
+        }
+        exact += 1;
+        assert_eq!(
+            (cached, done, shared),
+            (want("cached"), want("to_run"), want("shared")),
+            "{stage}: apply's summary against the plan's counts\n{err}"
+        );
+    }
+    exact
+}
+
+#[test]
+fn the_quickstart_apply_ends_with_the_headline_table_and_the_plans_counts() {
+    let sb = Sandbox::quickstart();
+    let plan: serde_json::Value =
+        serde_json::from_slice(&sb.bench(&["plan", "--json", "quickstart.toml"]).stdout)
+            .expect("plan JSON");
+    let o = sb.bench(&["apply", "quickstart.toml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    // The headline table, then the report's path.
+    assert!(
+        lines[0].starts_with("team ") && lines[0].contains("resolved"),
+        "{out}"
+    );
+    assert!(
+        lines[0].contains("rate [95% CI]") && lines[0].ends_with("cost"),
+        "{out}"
+    );
+    let row = |team: &str| {
+        lines
+            .iter()
+            .find(|l| l.split_whitespace().next() == Some(team))
+            .unwrap_or_else(|| panic!("no row for {team}:\n{out}"))
+            .split_whitespace()
+            .nth(1)
+            .expect("resolved")
+            .to_string()
+    };
+    assert_eq!(row("oracle"), "8/8");
+    assert_eq!(row("nop"), "0/8");
+    assert_eq!(row("fixer"), "3/8");
+    assert!(lines[1].starts_with("oracle "), "{out}");
+    assert!(
+        lines[4].starts_with("report: ") && lines[4].ends_with("reports/quickstart/report.md"),
+        "{out}"
+    );
+    // The plan's totals come first; the counts at the end are the plan's.
+    let err = stderr(&o);
+    let plan_line = err.lines().position(|l| l.starts_with("plan    "));
+    let first_start = err.lines().position(|l| l.starts_with("start   "));
+    assert!(plan_line.is_some() && plan_line < first_start, "{err}");
+    assert!(err.contains("gold 8 to run, 0 cached"), "{err}");
+    assert_eq!(assert_counts_equal_the_plan(&plan, &err), 2, "sample, gold");
+
+    // A grading edit: the plan knows every patch, so its grade counts are exact, sharing
+    // included, and apply's equal them.
+    sb.edit(
+        "quickstart.toml",
+        "needs = [\"solve\"]\ntimeout = \"2m\"",
+        "needs = [\"solve\"]\ntimeout = \"3m\"",
+    );
+    let plan: serde_json::Value =
+        serde_json::from_slice(&sb.bench(&["plan", "--json", "quickstart.toml"]).stdout)
+            .expect("plan JSON");
+    let grade = plan["stages"]
+        .as_array()
+        .expect("stages")
+        .iter()
+        .find(|s| s["stage"] == "grade")
+        .expect("grade stage")
+        .clone();
+    assert_eq!(grade["estimated"], false, "{plan}");
+    assert!(grade["shared"].as_u64().expect("shared") > 0, "{plan}");
+    let o = sb.bench(&["apply", "quickstart.toml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(assert_counts_equal_the_plan(&plan, &stderr(&o)), 4);
+    assert!(
+        stdout(&o)
+            .lines()
+            .next()
+            .is_some_and(|l| l.starts_with("team "))
+    );
+}
+
+#[test]
+fn status_node_shows_a_nodes_state_files_and_inputs() {
+    let sb = Sandbox::quickstart();
+    assert!(sb.bench(&["apply", "quickstart.toml"]).status.success());
+    let address = plan_to_run(&Sandbox::quickstart())
+        .into_iter()
+        .find(|a| a.starts_with("gold/"))
+        .expect("a gold node");
+    let o = sb.bench(&["status", "quickstart.toml", "--node", &address]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for needle in [
+        format!("node {address} (stage gold)"),
+        "state: cached".to_string(),
+        "key: ".to_string(),
+        "result: resolved".to_string(),
+        "inputs:".to_string(),
+    ] {
+        assert!(out.contains(&needle), "lacks {needle:?}:\n{out}");
+    }
+    let o = sb.bench(&["status", "quickstart.toml", "--node", &address, "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(v["state"], "cached");
+    assert_eq!(v["last_apply"]["status"], "done");
+    for (_, path) in v["files"].as_object().expect("files") {
+        assert!(std::path::Path::new(path.as_str().expect("path")).is_file());
+    }
+    let bad = sb.bench(&["status", "quickstart.toml", "--node", "gold/nope"]);
+    assert_eq!(bad.status.code(), Some(1));
+    let err = stderr(&bad);
+    assert!(err.contains("has no node `gold/nope`"), "{err}");
+    assert!(err.contains("gold/quickstart__"), "{err}");
+}
+
+#[test]
+fn gc_without_arguments_uses_the_store_here_and_exits_0() {
+    let sb = Sandbox::quickstart();
+    let o = sb.bench(&["gc"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("nothing to collect"), "{}", stdout(&o));
+    assert!(sb.bench(&["apply", "quickstart.toml"]).status.success());
+    let o = sb.bench(&["gc", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("gc JSON");
+    assert_eq!(v["dry_run"], true);
+    assert!(
+        v["removed_actions"].as_array().expect("list").is_empty(),
+        "{v}"
+    );
+}
+
+#[test]
+fn apply_offline_says_what_cannot_be_reached_and_how_to_go_on() {
+    let sb = Sandbox::quickstart();
+    std::fs::write(
+        sb.path("hub.toml"),
+        "version = 1\nname = \"hub\"\n\n[backend]\nkind = \"local\"\n\n[datasets.live]\nsource = \"swe-bench-live/multilang\"\nrevision = \"3638632e8153a10ca422c1022bed79023084b5c9\"\n\n[stages.sample]\nkind = \"sample\"\ndataset = \"live\"\nlimit = 5\nseed = 7\n",
+    )
+    .expect("write");
+    let o = bench_env(
+        sb.dir.path(),
+        &["apply", "hub.toml"],
+        &[("HF_ENDPOINT", "http://bench-offline.invalid")],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    for needle in [
+        "bench-offline.invalid cannot be reached (is this machine offline?)",
+        "bench tasks FILE",
+        "--store DIR",
+        "HF_ENDPOINT",
+    ] {
+        assert!(err.contains(needle), "lacks {needle:?}:\n{err}");
     }
 }

@@ -912,3 +912,49 @@ print("ok", len(got))
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// Issue 30: report.html has report.md's "By repository" table and names the gold check's
+/// invalid and errored tasks, as report.md does.
+#[test]
+fn report_html_has_the_tables_and_names_of_report_md() {
+    let mut inputs = synthetic_inputs("two_teams_50_tasks");
+    let tasks: Vec<String> = {
+        let mut t: Vec<String> = inputs.pairs.iter().map(|p| p.task.clone()).collect();
+        t.sort();
+        t.dedup();
+        t
+    };
+    inputs.gold = tasks.iter().map(|t| (t.clone(), Some(true))).collect();
+    let (invalid, errored) = (tasks[0].clone(), tasks[1].clone());
+    inputs.gold.insert(invalid.clone(), Some(false));
+    inputs.gold.insert(errored.clone(), None);
+    let rendered = render_report(&inputs, &fake_blob).expect("renders");
+    let json: Value = serde_json::from_slice(&rendered.files["report.json"]).unwrap();
+    let md = String::from_utf8(rendered.files["report.md"].clone()).unwrap();
+    let html = String::from_utf8(rendered.files["report.html"].clone()).unwrap();
+    let gold = format!("; invalid: {invalid}; errored: {errored}");
+    assert!(md.contains(&gold), "{md}");
+    assert!(
+        html.contains(&gold),
+        "report.html does not name them: {html}"
+    );
+    assert!(md.contains("## By repository"));
+    assert!(html.contains("<h2>By repository</h2>"), "{html}");
+    let repos = json["by_repo"].as_object().expect("by_repo");
+    assert!(repos.len() > 1);
+    for (repo, per_team) in repos {
+        // The same row in both: the repository, its tasks, each team's resolved (rate).
+        let team = per_team.as_object().unwrap().values().next().unwrap();
+        assert!(
+            html.contains(&format!(
+                "<tr><td>{repo}</td><td class=n>{}</td>",
+                team["tasks"]
+            )),
+            "report.html lacks the row of {repo}"
+        );
+        assert!(
+            md.contains(&format!("| {repo} | {} |", team["tasks"])),
+            "report.md lacks the row of {repo}"
+        );
+    }
+}

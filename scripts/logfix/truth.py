@@ -18,6 +18,7 @@ stdout.
                                     package by package in that order, which is the order
                                     in which `go test -v` prints its buffered output)
     truth.py junit FILE...          (JUnit XML files)
+    truth.py junit-log FILE         (the JUnit XML documents a log holds, `cat *.xml` style)
     truth.py ctest-junit FILE       (ctest --output-junit, read with CTest's own verdicts)
     truth.py node FILE {leaf|path}  (JSONL written by reporter.mjs; leaf: a test's own name,
                                     path: its groups' names and its own joined by ' > ')
@@ -129,13 +130,33 @@ def junit(paths):
             cls, name = case.get("classname") or "", case.get("name") or ""
             full = name if not cls or cls == name else f"{cls}.{name}"
             tags = {child.tag for child in case}
-            if tags & {"failure", "error"}:
+            # bench's status mapping (docs/parsers.md): pytest's xfail, written as
+            # <skipped type="pytest.xfail">, ran and failed: fail.
+            xfail = any(child.tag == "skipped" and child.get("type") == "pytest.xfail"
+                        for child in case)
+            if tags & {"failure", "error"} or xfail:
                 out[full] = "fail"
             elif "skipped" in tags:
                 out[full] = "skip"
             else:
                 out[full] = "pass"
     return out
+
+
+def junit_log(path):
+    # The XML documents of a log that concatenates reports (`cat *.xml` with shell noise):
+    # each <testsuites> or <testsuite> element up to its end tag, read as a report.
+    import re
+    import tempfile
+    text = open(path, encoding="utf-8").read()
+    matches = [m.group(0) for m in re.finditer(r"<(testsuites?)\b.*?</\1>", text, flags=re.S)]
+    paths = []
+    for doc in matches:
+        f = tempfile.NamedTemporaryFile("w", suffix=".xml", delete=False, encoding="utf-8")
+        f.write(doc)
+        f.close()
+        paths.append(f.name)
+    return junit(paths)
 
 
 def ctest_junit(path):
@@ -163,31 +184,29 @@ def ctest_junit(path):
 
 def node(path, naming):
     # Events of reporter.mjs, in completion order per file: a test's subtests finish before
-    # it, at nesting + 1. bench's rule (tap.rs, node_test.rs): a test with subtests (a
-    # describe block or a parent test) is a group, not a test, unless it failed while none of
-    # its descendants failed; names are the test's own (`leaf`) or the group names and its
-    # own joined with " > " (`path`).
+    # it, at nesting + 1. bench's rule (tap.rs, node_test.rs, docs/parsers.md): every test is
+    # counted, a group (a describe block or a parent test) too, with the result node gives it;
+    # skipped and todo tests are skip. Names are the test's own (`leaf`) or the group names and
+    # its own joined with " > " (`path`).
     by_file = {}
     for line in open(path, encoding="utf-8"):
         ev = json.loads(line)
         by_file.setdefault(ev["file"], []).append(ev)
     out = {}
     for events in by_file.values():
-        done = []  # [outermost nesting reached, names, status]
+        done = []  # [outermost nesting reached, names] of every finished test
         for ev in events:
             if ev.get("skip") or ev.get("todo"):
                 status = "skip"
             else:
                 status = "pass" if ev["type"] == "test:pass" else "fail"
             n = ev["nesting"]
-            children = [d for d in done if d[0] == n + 1]
-            done = [d for d in done if d[0] != n + 1]
-            for d in children:
-                d[0] = n
-                d[1].insert(0, ev["name"])
-            if not children or (status == "fail" and all(d[2] != "fail" for d in children)):
-                children.append([n, [ev["name"]], status])
-            done.extend(children)
+            # The tests finished one level deeper are this one's descendants.
+            for d in done:
+                if d[0] == n + 1:
+                    d[0] = n
+                    d[1].insert(0, ev["name"])
+            done.append([n, [ev["name"]], status])
         for _, names, status in done:
             out[names[-1] if naming == "leaf" else " > ".join(names)] = status
     return out
@@ -201,6 +220,7 @@ def main(argv):
         "cargo-json": lambda: cargo_json(rest[0]),
         "go-json": lambda: go_json(rest[0], rest[1] if len(rest) > 1 else None),
         "junit": lambda: junit(rest),
+        "junit-log": lambda: junit_log(rest[0]),
         "ctest-junit": lambda: ctest_junit(rest[0]),
         "node": lambda: node(rest[0], rest[1]),
     }[kind]()

@@ -6,7 +6,8 @@ result as JSON lines (the ground truth for the `unittest` fixtures). The Django 
 Each record holds `id` (`str(test)`: `test_x (mod.Class.test_x)` on Python >= 3.11), the
 `description` verbose mode prints (the id and, for a test with a docstring, a second line with
 its first line), `subtest` (the description of the subtest when the result is one's, whose
-`id` is then its parent test's) and `status` (pass / fail / skip, unittest's own classes).
+`id` is then its parent test's) and `status` (pass / fail / skip: unittest's own classes under bench's status mapping,
+docs/parsers.md: an expected failure is fail, an unexpected success pass).
 
     python3 -u unittest_runner.py START_DIR RESULTS.jsonl
 """
@@ -47,13 +48,14 @@ class RecordingResult(unittest.TextTestResult):
         super().addSkip(test, reason)
         self._record(test, "skip")
 
+    # bench's status mapping (docs/parsers.md): what the body did, whatever was expected.
     def addExpectedFailure(self, test, err):
         super().addExpectedFailure(test, err)
-        self._record(test, "pass")
+        self._record(test, "fail")
 
     def addUnexpectedSuccess(self, test):
         super().addUnexpectedSuccess(test)
-        self._record(test, "fail")
+        self._record(test, "pass")
 
     def addSubTest(self, test, subtest, err):
         super().addSubTest(test, subtest, err)

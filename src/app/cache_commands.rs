@@ -65,30 +65,21 @@ pub(super) fn open_remote(
     }
 }
 
-/// What `apply` says about the remote cache, on stderr.
-pub(super) fn print_apply_summary(r: &RemoteSummary, push: bool, quiet: bool) {
+/// What `apply` notes about the remote cache (its counts are in `run_finished`).
+pub(super) fn remote_notes(r: &RemoteSummary, push: bool, events: &crate::events::Events) {
     for note in r.notes() {
-        eprintln!("{note}");
+        events.note(note.strip_prefix("note: ").unwrap_or(&note).to_string());
     }
     if push && !r.signing {
-        eprintln!(
-            "note: no signing key, so nothing computed here was uploaded to the remote cache (`bench cache keygen` makes one)"
+        events.note(
+            "no signing key, so nothing computed here was uploaded to the remote cache (`bench cache keygen` makes one)",
         );
     }
     if r.not_uploaded > 0 {
-        eprintln!(
-            "note: {} results were not uploaded to the remote cache; `bench cache push` uploads them later",
+        events.note(format!(
+            "{} results were not uploaded to the remote cache; `bench cache push` uploads them later",
             r.not_uploaded
-        );
-    }
-    if !quiet {
-        eprintln!(
-            "remote cache: {} served ({} blobs, {}), {} uploaded",
-            r.served,
-            r.blobs,
-            crate::backend::disk::human(r.bytes),
-            r.uploaded
-        );
+        ));
     }
 }
 
@@ -193,8 +184,8 @@ fn pull(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
             "{e}"
         )
     })?;
-    let (datasets, _) = run::load_datasets(&m, Some(&store), true).map_err(|e| miette!("{e}"))?;
-    super::resolve_images(&mut m, &datasets)?;
+    let (datasets, _) = run::load_datasets(&m, Some(&store), true).map_err(super::fetch_error)?;
+    super::resolve_images(&mut m, &datasets, &crate::events::Events::default())?;
     let mut graph =
         Graph::new(&m, Some(&store), &datasets, Mode::Plan).map_err(|e| miette!("{e}"))?;
     let mut summary = RemoteSummary::new(remote.as_ref());

@@ -1036,6 +1036,38 @@ impl Container {
     }
 
     /// Removes the container (normal paths).
+    /// Ends every process in the container, whatever it does: PID 1 is killed (its PID
+    /// namespace dies with it, so the kernel kills everything else, which no process inside can
+    /// resist or fake) and the container started again with a fresh idle PID 1, its filesystem
+    /// and networks as they were. Checked from outside (the daemon's `top`): only PID 1 runs.
+    pub async fn end_processes(&self) -> Result<(), String> {
+        let opts = bollard::query_parameters::RestartContainerOptions {
+            signal: Some("SIGKILL".into()),
+            t: Some(0),
+        };
+        self.host
+            .client
+            .restart_container(&self.id, Some(opts))
+            .await
+            .map_err(|e| format!("cannot restart {} to end its processes: {e}", self.name))?;
+        let top = self
+            .host
+            .client
+            .top_processes(&self.id, None::<bollard::query_parameters::TopOptions>)
+            .await
+            .map_err(|e| format!("cannot list the processes of {}: {e}", self.name))?;
+        let procs = top.processes.unwrap_or_default();
+        if procs.len() != 1 {
+            return Err(format!(
+                "{} still runs {} processes after its restart (expected only its idle PID 1): {:?}",
+                self.name,
+                procs.len(),
+                procs
+            ));
+        }
+        Ok(())
+    }
+
     pub async fn destroy(mut self) -> Result<(), String> {
         self.removed = true;
         self.host.remove(&self.id).await

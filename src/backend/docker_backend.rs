@@ -23,6 +23,7 @@ use super::docker::{Container, ContainerSpec, DockerHost, NetworkMode};
 use super::egress::EgressProxy;
 use super::exec::ExecResult;
 use super::sandbox::{Backend, Network, Sandbox, SandboxError, SandboxPaths, SandboxSpec};
+use crate::events::{Event, Events, ImageBuilt, ImageKind};
 use crate::tasks::TaskBase;
 use crate::types::BackendKind;
 use crate::types::{BackendFacts, InstallSpec};
@@ -95,6 +96,8 @@ pub struct DockerBackend {
     pub containers: usize,
     builds: Mutex<HashMap<String, Arc<OnceCell<String>>>>,
     count: std::sync::atomic::AtomicUsize,
+    /// Where it reports the images it builds.
+    events: Events,
 }
 
 impl DockerBackend {
@@ -115,7 +118,13 @@ impl DockerBackend {
             containers,
             builds: Mutex::new(HashMap::new()),
             count: Default::default(),
+            events: Events::default(),
         }
+    }
+
+    /// The backend, reporting to `events` (the default: plain lines on stderr).
+    pub fn with_events(self, events: Events) -> DockerBackend {
+        DockerBackend { events, ..self }
     }
 
     fn spec(&self, image: String, address: &str, key: &str, network: NetworkMode) -> ContainerSpec {
@@ -160,7 +169,11 @@ impl DockerBackend {
                 .build_image(context.to_vec(), &tag, ENV_BUILD_TIMEOUT)
                 .await
                 .map_err(failed)?;
-            eprintln!("built task environment {tag}");
+            self.events.emit(Event::ImageBuilt(ImageBuilt {
+                kind: ImageKind::Environment,
+                image: tag.clone(),
+                base: None,
+            }));
             Ok(id)
         })
         .await
@@ -293,7 +306,11 @@ impl DockerBackend {
         let removed = c.destroy().await;
         let id = result?;
         removed.map_err(failed)?;
-        eprintln!("built agent image {reference} (on {})", short(base_id));
+        self.events.emit(Event::ImageBuilt(ImageBuilt {
+            kind: ImageKind::Agent,
+            image: reference.to_string(),
+            base: Some(base_id.to_string()),
+        }));
         Ok(id)
     }
 }
@@ -777,6 +794,11 @@ impl Sandbox for DockerSandbox {
 
     async fn restore(&self, snapshot: &[u8]) -> Result<(), SandboxError> {
         self.c.restore(snapshot).await.map_err(failed)
+    }
+
+    async fn end_processes(&self) -> Result<(), SandboxError> {
+        self.fresh.store(false, std::sync::atomic::Ordering::SeqCst);
+        self.c.end_processes().await.map_err(failed)
     }
 
     async fn set_network(&self, on: bool) -> Result<(), SandboxError> {

@@ -75,13 +75,13 @@ pub fn bwrap() -> Option<&'static Path> {
         .as_deref()
 }
 
-/// Prints, once per process, that local sandboxes run without namespaces.
-pub fn warn_if_unavailable() {
+/// Warns, once per process, that local sandboxes run without namespaces.
+pub fn warn_if_unavailable(events: &crate::events::Events) {
     static WARNED: OnceLock<()> = OnceLock::new();
     if bwrap().is_none() {
         WARNED.get_or_init(|| {
-            eprintln!(
-                "warning: bubblewrap (bwrap) is missing or cannot create namespaces here: local sandboxes share bench's processes, network and filesystem (install it: `apt-get install bubblewrap`)"
+            events.warning(
+                "bubblewrap (bwrap) is missing or cannot create namespaces here: local sandboxes share bench's processes, network and filesystem (install it: `apt-get install bubblewrap`)",
             );
         });
     }

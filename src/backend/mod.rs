@@ -15,6 +15,7 @@ mod hardening;
 pub mod image_ref;
 pub mod jail;
 mod local;
+mod open;
 pub mod pool;
 pub mod pull;
 pub mod registry;
@@ -29,6 +30,9 @@ pub use docker_backend::{
 pub use exec::{ExecResult, exec, sweep_workspaces};
 pub use hardening::Hardening;
 pub use local::{LocalBackend, LocalSandbox, files_under};
+pub use open::{
+    BackendConfig, OpenSpec, images_present, machine_fact, open, resolve_images, warm_up,
+};
 pub use sandbox::{
     Backend, Network, Phase, Sandbox, SandboxError, SandboxPaths, SandboxSpec, TaskEnv,
 };

@@ -33,6 +33,7 @@ use super::docker::{CONNECT_TIMEOUT, DockerHost, TLS, connect_tls};
 use super::docker_backend::{AGENT_REPO, DockerBackend, Resources, STRIPPED_REPO};
 use super::exec::ExecResult;
 use super::sandbox::{Backend, Sandbox, SandboxError, SandboxPaths, SandboxSpec};
+use crate::events::{BackendSummary, Event, Events, HostSummary};
 use crate::tasks::TaskBase;
 use crate::types::DockerHostSpec;
 use crate::types::InstallSpec;
@@ -219,6 +220,7 @@ async fn connect_all(
 pub async fn resolve_images(
     hosts: &[DockerHostSpec],
     refs: &BTreeSet<String>,
+    events: &Events,
 ) -> Result<BTreeMap<String, String>, String> {
     let mut images: BTreeMap<String, (String, &str)> = BTreeMap::new();
     let mut down = Vec::new();
@@ -259,7 +261,7 @@ pub async fn resolve_images(
         ));
     }
     for e in down {
-        eprintln!("note: {e}; planning with the other hosts");
+        events.note(format!("{e}; planning with the other hosts"));
     }
     Ok(images.into_iter().map(|(r, (id, _))| (r, id)).collect())
 }
@@ -370,7 +372,7 @@ struct Shared {
     state: Mutex<State>,
     wake: tokio::sync::Notify,
     resources: Resources,
-    quiet: bool,
+    events: Events,
 }
 
 /// The docker backend over several daemons.
@@ -389,7 +391,7 @@ impl PoolBackend {
         images: &BTreeMap<String, String>,
         resources: Resources,
         default_containers: usize,
-        quiet: bool,
+        events: Events,
     ) -> Result<PoolBackend, String> {
         let mut members = Vec::new();
         let mut down = Vec::new();
@@ -407,13 +409,13 @@ impl PoolBackend {
                 .sweep(Some(store_label), Some(run_id))
                 .await
                 .map_err(|e| format!("host {}: {e}", spec.url))?;
-            if !removed.is_empty() && !quiet {
-                eprintln!(
-                    "note: removed {} containers left by dead runs on {}: {}",
+            if !removed.is_empty() {
+                events.note(format!(
+                    "removed {} containers left by dead runs on {}: {}",
                     removed.len(),
                     spec.url,
                     removed.join(", ")
-                );
+                ));
             }
             let mut has = BTreeSet::new();
             let mut here = BTreeMap::new();
@@ -442,7 +444,8 @@ impl PoolBackend {
                     here,
                     resources,
                     cap,
-                ),
+                )
+                .with_events(events.clone()),
                 cap,
                 cpus,
                 has,
@@ -455,13 +458,11 @@ impl PoolBackend {
                 down.join("\n  ")
             ));
         }
-        if !quiet {
-            for e in &down {
-                eprintln!(
-                    "note: {e}; this apply runs on the other {} hosts",
-                    members.len()
-                );
-            }
+        for e in &down {
+            events.note(format!(
+                "{e}; this apply runs on the other {} hosts",
+                members.len()
+            ));
         }
         let n = members.len();
         Ok(PoolBackend {
@@ -478,7 +479,7 @@ impl PoolBackend {
                 }),
                 wake: tokio::sync::Notify::new(),
                 resources,
-                quiet,
+                events,
             }),
         })
     }
@@ -511,10 +512,10 @@ impl Shared {
         };
         if first {
             let left = self.lock().alive.iter().filter(|a| **a).count();
-            eprintln!(
-                "note: host {} is unreachable ({why}); its running nodes fail and run again on the other hosts ({left} reachable)",
+            self.events.note(format!(
+                "host {} is unreachable ({why}); its running nodes fail and run again on the other hosts ({left} reachable)",
                 self.members[h].name
-            );
+            ));
             self.wake.notify_waiters();
         }
         SandboxError::Failed(format!("{}: {msg}", lost(&self.members[h].name)))
@@ -833,22 +834,21 @@ impl Backend for PoolBackend {
             let _ = tokio::time::timeout(Duration::from_secs(30), m.backend.finish()).await;
         }))
         .await;
-        if !s.quiet {
+        let hosts = {
             let st = s.lock();
-            let parts: Vec<String> = s
-                .members
+            s.members
                 .iter()
                 .enumerate()
-                .map(|(h, m)| {
-                    let mut p = format!("{} {} sandboxes", m.name, st.created[h]);
-                    if !st.alive[h] {
-                        p.push_str(&format!(", unreachable ({} nodes moved)", st.lost_nodes[h]));
-                    }
-                    p
+                .map(|(h, m)| HostSummary {
+                    host: m.name.clone(),
+                    sandboxes: st.created[h] as u64,
+                    unreachable: !st.alive[h],
+                    nodes_moved: st.lost_nodes[h] as u64,
                 })
-                .collect();
-            eprintln!("hosts   {}", parts.join("; "));
-        }
+                .collect()
+        };
+        s.events
+            .emit(Event::BackendSummary(BackendSummary { hosts }));
         for m in &s.members {
             m.tunnel.lock().unwrap_or_else(|p| p.into_inner()).take();
         }
@@ -972,6 +972,11 @@ impl Sandbox for PoolSandbox {
         self.checked(r).await
     }
 
+    async fn end_processes(&self) -> Result<(), SandboxError> {
+        let r = self.inner().end_processes().await;
+        self.checked(r).await
+    }
+
     async fn set_network(&self, on: bool) -> Result<(), SandboxError> {
         let r = self.inner().set_network(on).await;
         self.checked(r).await
@@ -1053,7 +1058,7 @@ mod tests {
             }),
             wake: tokio::sync::Notify::new(),
             resources: r,
-            quiet: true,
+            events: Events::default(),
         }
     }
 

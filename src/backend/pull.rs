@@ -8,19 +8,19 @@
 //! (`store/images.rs`).
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bollard::auth::DockerCredentials;
 use bollard::query_parameters::{CreateImageOptionsBuilder, TagImageOptionsBuilder};
 use futures_util::StreamExt;
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
 use super::credentials::{Credentials, CredentialsError, DockerConfig};
 use super::docker::DockerHost;
 use super::image_ref::{BadReference, ImageRef};
 use super::registry::{RegistryClient, RegistryError, Resolved};
+use crate::events::{Event, Events, ImagePull};
 
 /// Pulls at once, unless the manifest says otherwise.
 pub const DEFAULT_CONCURRENT_PULLS: usize = 3;
@@ -139,34 +139,28 @@ fn resolve_one(reference: &str, config: &DockerConfig) -> Result<PullItem, PullE
     })
 }
 
-/// Progress of concurrent pulls on stderr.
+/// Progress of concurrent pulls: lines as `image_pull` events, and on a terminal a bar per
+/// layer in the reporter's bars.
 #[derive(Clone)]
 pub struct PullProgress {
     bars: Option<MultiProgress>,
-    quiet: bool,
+    events: Events,
 }
 
 impl PullProgress {
-    /// Bars when stderr is a terminal (and not under CI), lines otherwise; nothing when quiet.
-    pub fn new(quiet: bool) -> PullProgress {
-        let tty = std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
+    /// Layer bars when the reporter draws bars (a terminal, not quiet), lines otherwise.
+    pub fn new(events: Events) -> PullProgress {
         PullProgress {
-            bars: (tty && !quiet)
-                .then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr())),
-            quiet,
+            bars: events.multi_progress(),
+            events,
         }
     }
 
-    fn line(&self, text: String) {
-        if self.quiet {
-            return;
-        }
-        match &self.bars {
-            Some(mp) => {
-                let _ = mp.println(text);
-            }
-            None => eprintln!("{text}"),
-        }
+    fn line(&self, image: &ImageRef, line: String) {
+        self.events.emit(Event::ImagePull(ImagePull {
+            image: image.to_string(),
+            line,
+        }));
     }
 }
 
@@ -247,34 +241,38 @@ async fn pull_one(
         .resolved
         .size
         .map_or(String::new(), |s| format!(", {}", bytes(s)));
-    progress.line(format!(
-        "pull    {image} from {} ({}{size})",
-        image.registry,
-        short(digest)
-    ));
+    progress.line(
+        image,
+        format!(
+            "pull    {image} from {} ({}{size})",
+            image.registry,
+            short(digest)
+        ),
+    );
     let mut attempt = 1;
-    let downloaded = loop {
-        match pull_stream(host, item, progress).await {
-            Ok(n) => break n,
-            Err(message) if transient(&message) && attempt < ATTEMPTS => {
-                progress.line(format!(
+    let downloaded =
+        loop {
+            match pull_stream(host, item, progress).await {
+                Ok(n) => break n,
+                Err(message) if transient(&message) && attempt < ATTEMPTS => {
+                    progress.line(image, format!(
                     "pull    {image}: {message}; retrying in {} s (attempt {} of {ATTEMPTS})",
                     backoff(attempt).as_secs(),
                     attempt + 1
                 ));
-                tokio::time::sleep(backoff(attempt)).await;
-                attempt += 1;
+                    tokio::time::sleep(backoff(attempt)).await;
+                    attempt += 1;
+                }
+                Err(message) => {
+                    return Err(PullError::Daemon {
+                        host: host.host.clone(),
+                        image: image.original.clone(),
+                        registry: image.registry.clone(),
+                        message,
+                    });
+                }
             }
-            Err(message) => {
-                return Err(PullError::Daemon {
-                    host: host.host.clone(),
-                    image: image.original.clone(),
-                    registry: image.registry.clone(),
-                    message,
-                });
-            }
-        }
-    };
+        };
     let daemon_err = |message: String| PullError::Daemon {
         host: host.host.clone(),
         image: image.original.clone(),
@@ -303,13 +301,16 @@ async fn pull_one(
         .map_err(daemon_err)?
         .ok_or_else(|| daemon_err("the pull ended without the image".into()))?;
     let seconds = start.elapsed().as_secs_f64();
-    progress.line(format!(
-        "pulled  {image} ({}) as {}: {} downloaded in {seconds:.1} s ({}/s)",
-        short(digest),
-        short(&id),
-        bytes(downloaded),
-        bytes((downloaded as f64 / seconds.max(0.001)) as u64)
-    ));
+    progress.line(
+        image,
+        format!(
+            "pulled  {image} ({}) as {}: {} downloaded in {seconds:.1} s ({}/s)",
+            short(digest),
+            short(&id),
+            bytes(downloaded),
+            bytes((downloaded as f64 / seconds.max(0.001)) as u64)
+        ),
+    );
     Ok(Pulled {
         reference: image.original.clone(),
         registry: image.registry.clone(),
@@ -384,15 +385,21 @@ async fn pull_stream(
                     b.set_message("downloaded");
                 }
                 if progress.bars.is_none() {
-                    progress.line(format!(
-                        "pull    {image}: layer {id} downloaded {}",
-                        bytes(layer.total)
-                    ));
+                    progress.line(
+                        image,
+                        format!(
+                            "pull    {image}: layer {id} downloaded {}",
+                            bytes(layer.total)
+                        ),
+                    );
                 }
             }
             "Already exists" => {
                 layer.done = true;
-                progress.line(format!("pull    {image}: layer {id} already on the daemon"));
+                progress.line(
+                    image,
+                    format!("pull    {image}: layer {id} already on the daemon"),
+                );
             }
             "Pull complete" => {
                 layer.done = true;
@@ -409,11 +416,14 @@ async fn pull_stream(
                 .filter(|l| !l.done)
                 .fold((0, 0), |(c, t), l| (c + l.current, t + l.total));
             if tot > 0 {
-                progress.line(format!(
-                    "pull    {image}: {} / {} of the layers in progress",
-                    bytes(cur),
-                    bytes(tot)
-                ));
+                progress.line(
+                    image,
+                    format!(
+                        "pull    {image}: {} / {} of the layers in progress",
+                        bytes(cur),
+                        bytes(tot)
+                    ),
+                );
             }
         }
     }

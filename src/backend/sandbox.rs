@@ -185,6 +185,15 @@ pub trait Sandbox: Send + Sync {
         ))
     }
 
+    /// Ends every process the sandbox's commands left running (a background process of an
+    /// agent), from outside the sandbox so nothing inside can resist it; files stay as they
+    /// are. Backends without whole-sandbox process control refuse.
+    async fn end_processes(&self) -> Result<(), SandboxError> {
+        Err(SandboxError::Failed(
+            "this backend cannot end a sandbox's processes; use the docker backend".into(),
+        ))
+    }
+
     /// Connects the sandbox to its network or cuts it off (between phases of one sandbox).
     async fn set_network(&self, on: bool) -> Result<(), SandboxError> {
         let _ = on;

@@ -8,6 +8,7 @@ pub mod brain_bench;
 mod common;
 mod error;
 pub mod fixtures;
+mod format;
 pub mod harbor;
 pub mod hub;
 mod jsonl;
@@ -25,6 +26,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 pub use error::{CellProblem, DatasetError};
+pub use format::{Format, format};
 pub use summary::{TaskSummary, read_summaries};
 pub use table::normalize_date;
 
@@ -38,16 +40,8 @@ pub fn read_file(
     path: &Path,
     file: &str,
 ) -> Result<Vec<Task>, DatasetError> {
-    let columns = match format {
-        DatasetFormat::SweBenchLive => swe_bench_live::multilang_columns(),
-        DatasetFormat::SweBenchLivePython => swe_bench_live::python_columns(),
-        DatasetFormat::SweBench
-        | DatasetFormat::Local
-        | DatasetFormat::BrainBench
-        | DatasetFormat::Harbor => swe_bench::columns(),
-        DatasetFormat::SweBenchPro => swe_bench_pro::columns(),
-        DatasetFormat::SweRebench => swe_rebench::columns(),
-    };
+    let format = self::format(format);
+    let columns = format.columns();
     let mut table = if file.ends_with(".parquet") {
         parquet::read_parquet(path, file, &columns)?
     } else if file.ends_with(".jsonl") || file.ends_with(".json") {
@@ -57,16 +51,7 @@ pub fn read_file(
             file: file.to_string(),
         });
     };
-    match format {
-        DatasetFormat::SweBenchLive => swe_bench_live::multilang(&mut table),
-        DatasetFormat::SweBenchLivePython => swe_bench_live::python(&mut table),
-        DatasetFormat::SweBench
-        | DatasetFormat::Local
-        | DatasetFormat::BrainBench
-        | DatasetFormat::Harbor => swe_bench::rows(&mut table),
-        DatasetFormat::SweBenchPro => swe_bench_pro::rows(&mut table),
-        DatasetFormat::SweRebench => swe_rebench::rows(&mut table),
-    }
+    format.rows(&mut table)
 }
 
 /// Reads several files of one dataset, in order; an instance id seen twice is an error naming

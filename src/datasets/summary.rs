@@ -72,16 +72,7 @@ fn cells(chunks: &[ArrayRef]) -> impl Iterator<Item = Option<&str>> {
 
 /// The columns every file of `format` must have (as the full reader requires them).
 fn required(format: DatasetFormat) -> Vec<&'static str> {
-    match format {
-        DatasetFormat::SweBenchLive => swe_bench_live::multilang_required(),
-        DatasetFormat::SweBenchLivePython => swe_bench_live::python_required(),
-        DatasetFormat::SweBench
-        | DatasetFormat::SweRebench
-        | DatasetFormat::Local
-        | DatasetFormat::BrainBench
-        | DatasetFormat::Harbor => super::common::COMMON_COLUMNS.to_vec(),
-        DatasetFormat::SweBenchPro => super::swe_bench_pro::required(),
-    }
+    super::format(format).required()
 }
 
 /// Reads one parquet file's listing columns, or `None` when one of them is not a string

@@ -444,6 +444,11 @@ impl<'a> Graph<'a> {
         }
     }
 
+    /// Whether the remote cache served `key`'s result in this expansion.
+    pub fn served_by_remote(&self, key: &str) -> bool {
+        self.remote_served.contains(key)
+    }
+
     /// A result the remote cache serves for a node that would run: it becomes cached (and is
     /// counted as served by the remote), and the expansion goes on from it.
     pub fn serve_remote(&mut self, id: usize, rec: Arc<ActionRecord>) {

@@ -17,14 +17,7 @@ use crate::tasks::{Task, TaskBase, TaskSet};
 
 /// The grading protocol of a dataset format.
 pub fn protocol_of(format: DatasetFormat) -> ProtocolId {
-    match format {
-        DatasetFormat::Local => ProtocolId::Local,
-        DatasetFormat::SweBenchLive | DatasetFormat::SweBenchLivePython => ProtocolId::SweBenchLive,
-        DatasetFormat::SweBench | DatasetFormat::SweRebench => ProtocolId::SweBench,
-        DatasetFormat::SweBenchPro => ProtocolId::SweBenchPro,
-        DatasetFormat::BrainBench => ProtocolId::BrainBench,
-        DatasetFormat::Harbor => ProtocolId::Harbor,
-    }
+    crate::datasets::format(format).protocol()
 }
 
 /// Makes the jobs of one manifest's nodes.

@@ -2,10 +2,12 @@
 //! (`pricing.toml`), usage readers for the agent CLIs' real output formats (`usage`), the cost of
 //! a run (`pricing`), whether a run reached its model (`evidence`), the files a CLI writes for
 //! itself (`own_files`), provider keys (`provider`), runtime tarballs for agent images
-//! (`runtime`), and the scrubbing of everything agents leave behind.
+//! (`runtime`), whether the harnesses' programs exist before anything runs (`preflight`), and
+//! the scrubbing of everything agents leave behind.
 
 pub mod evidence;
 pub mod own_files;
+pub mod preflight;
 pub mod pricing;
 pub mod provider;
 pub mod runtime;

@@ -149,6 +149,15 @@ task_view!(
 );
 
 impl GradingTask {
+    /// What `plan --explain` compares: the view's fields by name (its digest alone when the job
+    /// was read back from a record).
+    pub fn explain(&self) -> serde_json::Value {
+        match &self.task {
+            Some(t) => t.grading_explain(),
+            None => serde_json::Value::String(self.digest.clone()),
+        }
+    }
+
     pub fn instance_id(&self) -> &str {
         &self.task().instance_id
     }
@@ -209,6 +218,15 @@ task_view!(
 );
 
 impl SolverTask {
+    /// What `plan --explain` compares: the view's fields by name (its digest alone when the job
+    /// was read back from a record).
+    pub fn explain(&self) -> serde_json::Value {
+        match &self.task {
+            Some(t) => t.solver_explain(),
+            None => serde_json::Value::String(self.digest.clone()),
+        }
+    }
+
     pub fn instance_id(&self) -> &str {
         &self.task().instance_id
     }

@@ -11,34 +11,64 @@ pub use crate::types::Resolution;
 use super::{BackendFacts, GoldPatch, GradingTask, Job, KEY_SCHEMA, Kind};
 
 /// The grading protocols (`src/protocols/`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ProtocolId {
+/// A grading protocol, by its name: what the name does is registered in `protocols/`, so a
+/// new protocol adds no variant here. Encoded (in keys too) as the name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ProtocolId(&'static str);
+
+#[expect(
+    non_upper_case_globals,
+    reason = "the built-in protocols keep the names they had as an enum's variants"
+)]
+impl ProtocolId {
     /// bench's local task format.
-    Local,
+    pub const Local: ProtocolId = ProtocolId("local");
     /// SWE-bench-Live's `evaluation.py` (MultiLang and Python rows).
-    SweBenchLive,
+    pub const SweBenchLive: ProtocolId = ProtocolId("swe-bench-live");
     /// SWE-bench Pro's `swe_bench_pro_eval.py` (the public set).
-    SweBenchPro,
+    pub const SweBenchPro: ProtocolId = ProtocolId("swe-bench-pro");
     /// The official SWE-bench harness (full, Verified, Lite, SWE-rebench).
-    SweBench,
+    pub const SweBench: ProtocolId = ProtocolId("swe-bench");
     /// brain bench's runner: setup, the candidate, the fix's test files, `verify`'s exit code.
-    BrainBench,
+    pub const BrainBench: ProtocolId = ProtocolId("brain-bench");
     /// Harbor tasks (Terminal-Bench 2, Frontier-SWE): a verifier writes a reward.
-    Harbor,
+    pub const Harbor: ProtocolId = ProtocolId("harbor");
 }
 
 impl ProtocolId {
-    pub fn name(self) -> &'static str {
-        match self {
-            ProtocolId::Local => "local",
-            ProtocolId::SweBenchLive => "swe-bench-live",
-            ProtocolId::SweBenchPro => "swe-bench-pro",
-            ProtocolId::SweBench => "swe-bench",
-            ProtocolId::BrainBench => "brain-bench",
-            ProtocolId::Harbor => "harbor",
-        }
+    /// The protocol named `name` (its registration in `protocols/` says what it does).
+    pub const fn named(name: &'static str) -> ProtocolId {
+        ProtocolId(name)
     }
+
+    pub fn name(self) -> &'static str {
+        self.0
+    }
+}
+
+impl Serialize for ProtocolId {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for ProtocolId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(ProtocolId(intern(String::deserialize(d)?)))
+    }
+}
+
+/// The one `&'static str` of each protocol name read back (a handful per process).
+fn intern(name: String) -> &'static str {
+    static NAMES: std::sync::Mutex<std::collections::BTreeSet<&'static str>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let mut names = NAMES.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(n) = names.get(name.as_str()) {
+        return n;
+    }
+    let n: &'static str = Box::leak(name.into_boxed_str());
+    names.insert(n);
+    n
 }
 
 /// A protocol and the version of its implementation.
@@ -217,4 +247,10 @@ pub struct Confirmation {
 impl Job for GradeJob {
     const KIND: Kind = Kind::Grade;
     type Output = GradeOutput;
+
+    fn explain(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).expect("jobs serialize");
+        v["task"] = self.task.explain();
+        v
+    }
 }

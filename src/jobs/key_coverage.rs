@@ -321,6 +321,9 @@ fn solve_job_and_team_spec() {
     assert_every_field_keys(&team(), crate::key::digest_of);
 }
 
+/// The report job, every field populated. It is longer than 120 lines because it is one struct
+/// literal of every field of the report's inputs, which is what makes a new field fail to compile
+/// until the fixture sets it.
 #[test]
 fn report_job() {
     let inputs = ReportInputs {

@@ -148,6 +148,7 @@ impl Job for SolveJob {
     fn explain(&self) -> serde_json::Value {
         let mut v = serde_json::to_value(self).expect("jobs serialize");
         v["team"] = self.team.expanded();
+        v["task"] = self.task.explain();
         v
     }
 }

@@ -12,8 +12,11 @@
 pub const SAMPLE: u32 = 2;
 /// The team logic (`stages/solve/teams.rs`): how topologies run agents and pick a patch.
 pub const SOLVE: u32 = 2;
-/// The report renderer (`report/`, `stages/report.rs`).
-pub const REPORT: u32 = 6;
+/// The report renderer (`report/`, `stages/report.rs`). 7: report.html has the "By language"
+/// and "By repository" tables and names the gold check's invalid and errored tasks; a team
+/// with no priced run shows its cost as unknown (not `≥ $0.00`); cost-chart labels do not
+/// overlap.
+pub const REPORT: u32 = 7;
 /// The grading view of a task (`Task::grading_digest`, in every gold check's and grade's key),
 /// defined beside it in `tasks/task.rs`.
 pub use crate::tasks::GRADING_VIEW;

@@ -251,7 +251,8 @@ impl Validator<'_> {
             })
             .collect::<BTreeMap<_, _>>();
         let stage_order = self.stage_graph(&stages);
-        self.baselines(&stages);
+        self.baselines(&stages, &known_teams);
+        self.report_dirs(&stages);
         let pricing = self.pricing(pricing);
         let prompts = prompts.unwrap_or(PromptsFile {
             instruction: None,
@@ -1734,8 +1735,11 @@ impl Validator<'_> {
         order
     }
 
-    /// A report's baseline must be a team that its upstream solve stages run.
-    fn baselines(&mut self, stages: &BTreeMap<String, Stage>) {
+    /// A report's baseline must be a team that its upstream solve stages run. The help names only
+    /// teams the manifest defines (an unknown team in a solve stage has its own error), and a
+    /// report whose `needs` do not reach a solve stage (a misspelt or invalid stage, also
+    /// reported where it is written) is told that, not that there are no teams.
+    fn baselines(&mut self, stages: &BTreeMap<String, Stage>, defined: &BTreeSet<String>) {
         for (name, stage) in stages {
             let StageKind::Report(r) = &stage.kind else {
                 continue;
@@ -1754,30 +1758,144 @@ impl Validator<'_> {
             let mut teams = BTreeSet::new();
             let mut todo: Vec<&str> = stage.needs.iter().map(String::as_str).collect();
             let mut seen = BTreeSet::new();
+            let mut unresolved = Vec::new();
+            let mut solves = 0;
             while let Some(s) = todo.pop() {
                 if !seen.insert(s) {
                     continue;
                 }
-                if let Some(st) = stages.get(s) {
-                    if let StageKind::Solve(solve) = &st.kind {
-                        teams.extend(solve.teams.iter().map(String::as_str));
+                match stages.get(s) {
+                    Some(st) => {
+                        if let StageKind::Solve(solve) = &st.kind {
+                            solves += 1;
+                            teams.extend(
+                                solve
+                                    .teams
+                                    .iter()
+                                    .map(String::as_str)
+                                    .filter(|t| defined.contains(*t)),
+                            );
+                        }
+                        todo.extend(st.needs.iter().map(String::as_str));
                     }
-                    todo.extend(st.needs.iter().map(String::as_str));
+                    None => unresolved.push(s),
                 }
             }
+            unresolved.sort_unstable();
             for (baseline, at) in checked {
-                if !teams.contains(baseline) {
-                    self.err(
-                        "manifest::reference",
-                        format!("report `{name}` compares against unknown team `{baseline}`"),
-                        self.loc(&at),
-                        "not a team of this report",
-                        did_you_mean(baseline, teams.iter().copied()),
-                    );
+                if teams.contains(baseline) {
+                    continue;
                 }
+                let help = if !teams.is_empty() {
+                    did_you_mean(baseline, teams.iter().copied())
+                } else if !unresolved.is_empty() {
+                    format!(
+                        "this report's `needs` do not reach a solve stage: {} {} unknown or invalid (see its error); fix that first",
+                        unresolved
+                            .iter()
+                            .map(|s| format!("`{s}`"))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        if unresolved.len() == 1 { "is" } else { "are" }
+                    )
+                } else if solves == 0 {
+                    format!(
+                        "no solve stage runs before this report; add one to its `needs`{}",
+                        if defined.is_empty() {
+                            String::new()
+                        } else {
+                            format!(
+                                " (teams defined: {})",
+                                defined.iter().cloned().collect::<Vec<_>>().join(", ")
+                            )
+                        }
+                    )
+                } else if defined.is_empty() {
+                    "there are no teams defined: add a `[teams.NAME]` table".to_string()
+                } else {
+                    format!(
+                        "the solve stages before this report run no defined team (teams defined: {})",
+                        defined.iter().cloned().collect::<Vec<_>>().join(", ")
+                    )
+                };
+                self.err(
+                    "manifest::reference",
+                    format!("report `{name}` compares against unknown team `{baseline}`"),
+                    self.loc(&at),
+                    "not a team of this report",
+                    help,
+                );
             }
         }
     }
+}
+
+impl Validator<'_> {
+    /// Two report stages that write to one directory (both without `out` write to
+    /// `reports/<manifest name>/`) would overwrite each other's files: an error naming both.
+    fn report_dirs(&mut self, stages: &BTreeMap<String, Stage>) {
+        let mut seen: BTreeMap<PathBuf, &str> = BTreeMap::new();
+        for (name, stage) in stages {
+            let StageKind::Report(r) = &stage.kind else {
+                continue;
+            };
+            let dir = lexically_normal(&r.out);
+            let Some(first) = seen.get(&dir).copied() else {
+                seen.insert(dir, name);
+                continue;
+            };
+            let at = |stage: &str| {
+                let out = ["stages", stage, "out"];
+                if self.root.lookup(&out).is_some() {
+                    self.loc(&out)
+                } else {
+                    self.loc(&["stages", stage])
+                }
+            };
+            let (here, there) = (at(name), at(first));
+            let place = |loc: &Loc| {
+                let (line, col) = self.sources.line_col(loc);
+                format!("{}:{line}:{col}", self.sources.path(loc.file).display())
+            };
+            let has_out = |stage: &str| self.root.lookup(&["stages", stage, "out"]).is_some();
+            let why = if !has_out(first) && !has_out(name) {
+                " (neither sets `out`, so both use the default `reports/<manifest name>`)"
+            } else {
+                ""
+            };
+            self.err(
+                "manifest::report-dir",
+                format!(
+                    "report stages `{first}` ({}) and `{name}` ({}) both write to {}{why}: one would overwrite the other's files",
+                    place(&there),
+                    place(&here),
+                    dir.display()
+                ),
+                here,
+                "writes to the same directory",
+                format!("give one of them its own directory, e.g. `out = \"reports/{name}\"` in [stages.{name}]"),
+            );
+        }
+    }
+}
+
+/// `path` with `.` and `dir/..` removed, without touching the filesystem (the directory may
+/// not exist yet).
+fn lexically_normal(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
 }
 
 /// `harness@model` or `harness`.

@@ -119,7 +119,7 @@ pub fn mine(opts: &MineOptions, progress: &dyn Fn(&str)) -> Result<Vec<Judged>, 
     if let Some(since) = opts.since {
         commits.retain(|c| c.date.parse::<jiff::Timestamp>().is_ok_and(|d| d >= since));
     }
-    crate::backend::jail::warn_if_unavailable();
+    crate::backend::jail::warn_if_unavailable(&crate::events::Events::default());
     let tmp = tempfile::Builder::new()
         .prefix("bench-mine-")
         .tempdir()

@@ -394,6 +394,11 @@ impl Collector {
         }
     }
 
+    /// The status recorded for `name` so far.
+    pub(crate) fn get(&self, name: &str) -> Option<TestStatus> {
+        self.statuses.get(name)
+    }
+
     /// The result map.
     pub(crate) fn finish(self) -> Statuses {
         self.statuses

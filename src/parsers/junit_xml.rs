@@ -9,9 +9,11 @@
 //!
 //! # Status mapping
 //!
-//! For each `<testcase>`: a `<failure>` or `<error>` child → fail; otherwise a `<skipped>`
-//! child → skip (pytest reports xfail as `<skipped type="pytest.xfail">`); no such child →
-//! pass. Surefire's `<flakyFailure>`/`<rerunFailure>` children do not change the status.
+//! bench's mapping (`docs/parsers.md`). For each `<testcase>`: a `<failure>` or `<error>` child
+//! → fail; otherwise a `<skipped>` child → skip, except pytest's xfail (`<skipped
+//! type="pytest.xfail">`: the body ran and failed, as expected) → fail, as the pytest log
+//! parsers read `XFAIL`; no such child → pass (pytest's non-strict XPASS too; a strict one is a
+//! `<failure>`). Surefire's `<flakyFailure>`/`<rerunFailure>` children do not change the status.
 //!
 //! # Naming
 //!
@@ -135,11 +137,24 @@ fn open(
                 && depth == c.depth + 1
                 && c.status != TestStatus::Fail
             {
-                c.status = TestStatus::Skip;
+                // pytest writes an xfail (the body failed, as its author expected) as a
+                // `<skipped>`: bench's mapping counts what the body did (docs/parsers.md).
+                c.status = if is_pytest_xfail(e) {
+                    TestStatus::Fail
+                } else {
+                    TestStatus::Skip
+                };
             }
         }
         _ => {}
     }
+}
+
+/// `<skipped type="pytest.xfail" …>`.
+fn is_pytest_xfail(e: &BytesStart<'_>) -> bool {
+    e.attributes()
+        .flatten()
+        .any(|a| a.key.local_name().as_ref() == "type" && a.value.as_ref() == "pytest.xfail")
 }
 
 fn case_name(e: &BytesStart<'_>) -> String {

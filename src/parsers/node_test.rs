@@ -46,11 +46,12 @@
 //!
 //! A test's name is the names of its enclosing groups and its own, joined with ` > `:
 //! `outer > middle > leaf fails`. Files are not part of it (node prints no file per test), so
-//! equal paths in two files collide and the last one wins. A group is not a test: its outcome
-//! is its children's. A group that fails while none of its descendants failed (its body or
-//! an `after` hook threw) is recorded as a failed test under its own path, so the failure
-//! cannot be lost; the JUnit reporter loses it (`failures="0"`), the spec reporter lists it
-//! under "failing tests". A group whose children never ran (`describe.skip`) is a leaf.
+//! equal paths in two files collide and the last one wins. A group (a `describe` block or a
+//! parent test with subtests) is recorded too, under its own path, with the result node
+//! prints for it: node fails a group when anything inside it failed, or when its own body or
+//! an `after` hook threw (which the JUnit reporter loses: `failures="0"`). The spec reporter
+//! cannot tell a `describe` block from a parent test, so bench counts both (bench's status
+//! mapping, `docs/parsers.md`). Todo tests are skip, whether their body passed or failed.
 //!
 //! SWE-bench has no spec parser; its tap parser names tests by their description and counts
 //! groups as tests.
@@ -69,8 +70,6 @@ const SEPARATOR: &str = " > ";
 struct Frame<'a> {
     indent: usize,
     name: Cow<'a, str>,
-    has_children: bool,
-    child_failed: bool,
 }
 
 /// The open groups, outermost first.
@@ -91,41 +90,24 @@ impl<'a> Tree<'a> {
         if self.frames.last().is_some_and(|f| f.indent == indent) {
             self.frames.pop();
         }
-        self.frames.push(Frame {
-            indent,
-            name,
-            has_children: false,
-            child_failed: false,
-        });
+        self.frames.push(Frame { indent, name });
     }
 
+    /// Records a result line under its path. A group (a `describe` block or a parent test)
+    /// is a test too, with the result node gives it (anything failing inside it fails it).
     fn result(&mut self, indent: usize, name: &str, status: TestStatus, out: &mut Collector) {
         self.close_deeper(indent);
-        let mut has_children = false;
-        let mut child_failed = false;
+        // Its own group, or a stale one (opened, never finished) at the same level.
         if self.frames.last().is_some_and(|f| f.indent == indent) {
-            // Its own group, or a stale one (opened, never finished) at the same level.
-            if let Some(frame) = self.frames.pop()
-                && frame.name == name
-            {
-                has_children = frame.has_children;
-                child_failed = frame.child_failed;
-            }
+            self.frames.pop();
         }
-        let failed = status == TestStatus::Fail;
-        if !has_children || (failed && !child_failed) {
-            let mut full = String::new();
-            for frame in &self.frames {
-                full.push_str(&frame.name);
-                full.push_str(SEPARATOR);
-            }
-            full.push_str(name);
-            out.record(&full, status);
+        let mut full = String::new();
+        for frame in &self.frames {
+            full.push_str(&frame.name);
+            full.push_str(SEPARATOR);
         }
-        for frame in &mut self.frames {
-            frame.has_children = true;
-            frame.child_failed |= failed;
-        }
+        full.push_str(name);
+        out.record(&full, status);
     }
 }
 

@@ -19,10 +19,18 @@
 //! are, and both are kept verbatim. SWE-bench instead takes the first whitespace-separated
 //! word, which truncates ids containing spaces.
 //!
+//! * A status alone on its line (`SKIPPED (reason)`, `PASSED`): with `-s`, pytest prints a
+//!   test's output between its id and its status, so the id line (`<id> <output>`) and the
+//!   status come apart; such a status belongs to the last line before it (and after the last
+//!   named test) that starts with a node id.
+//! * `SKIPPED [N] path:line: reason` summary lines name no test; where the log holds the ids of
+//!   that file's tests at the start of `-v` lines and exactly as many of them are still without
+//!   a status as the summary counts skips not yet named, those tests are skipped. Otherwise
+//!   (a `-rA` log without `-v`: the ids are nowhere) nothing is named.
+//!
 //! A test usually appears twice (progress line, then summary line); the later line wins, so
 //! the summary decides. A test whose teardown errors shows `PASSED` and then `ERROR`, and ends
-//! up failed. Output printed with `-s` between an id and its status is not recognised
-//! (the `-rA` summary still names the test).
+//! up failed.
 //!
 //! # Status mapping
 //!
@@ -121,6 +129,10 @@ fn parse_with(log: &str, out: &mut Collector, map: fn(Outcome) -> TestStatus) {
     let bytes = log.as_bytes();
     let words = StatusWords::get();
     let mut at = 0;
+    // The end of the last line that named a test: a `-s` test's id line comes after it.
+    let mut named_end = 0;
+    // `SKIPPED [N] path:line: reason` summary lines: (path, N).
+    let mut skip_summaries: Vec<(&str, usize)> = Vec::new();
     while at < bytes.len() {
         let Some((m_start, m_end)) = words.find(bytes, at) else {
             break;
@@ -129,10 +141,115 @@ fn parse_with(log: &str, out: &mut Collector, map: fn(Outcome) -> TestStatus) {
         let start = memchr::memrchr(b'\n', &bytes[at..m_start]).map_or(at, |i| at + i + 1);
         let end = memchr::memchr(b'\n', &bytes[m_end..]).map_or(bytes.len(), |i| m_end + i);
         // `\n` is ASCII, so both ends are char boundaries.
-        if let Some((name, outcome)) = parse_line(&log[start..end]) {
+        let line = &log[start..end];
+        if let Some(outcome) = late_status(line) {
+            if let Some(name) = last_id_line(&log[named_end..start]) {
+                out.record(name, map(outcome));
+                named_end = end;
+            }
+        } else if let Some((name, outcome)) = parse_line(line) {
             out.record(name, map(outcome));
+            named_end = end;
+        } else if let Some(found) = skip_summary(line) {
+            skip_summaries.push(found);
         }
         at = end + 1;
+    }
+    if !skip_summaries.is_empty() {
+        name_summarised_skips(log, &skip_summaries, out, map);
+    }
+}
+
+/// A status alone on its line, as `pytest -v -s` prints it after a test's output
+/// (`SKIPPED (reason)`, `PASSED`, optionally `[ NN%]`): its outcome.
+fn late_status(line: &str) -> Option<Outcome> {
+    let mut s = line.trim_end();
+    if s.ends_with("%]") {
+        let open = s.rfind('[')?;
+        let pct = s[open + 1..s.len() - 2].trim_start();
+        if pct.is_empty() || !pct.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        s = s[..open].trim_end();
+    }
+    let (word, rest) = s.split_once(' ').unwrap_or((s, ""));
+    let outcome = match word {
+        "PASSED" => Outcome::Passed,
+        "FAILED" => Outcome::Failed,
+        "SKIPPED" => Outcome::Skipped,
+        "ERROR" => Outcome::Error,
+        "XFAIL" => Outcome::Xfail,
+        "XPASS" => Outcome::Xpass,
+        _ => return None,
+    };
+    let rest = rest.trim();
+    (rest.is_empty() || (rest.starts_with('(') && rest.ends_with(')'))).then_some(outcome)
+}
+
+/// The last line of `region` that starts with a node id (`path::name`, then a space or the
+/// end): the `-v` line of a test whose status came on a later line (an earlier one may be a
+/// test whose status never came on a line of its own).
+fn last_id_line(region: &str) -> Option<&str> {
+    region.rsplit('\n').find_map(|line| {
+        let first = line.as_bytes().first()?;
+        if first.is_ascii_whitespace() {
+            return None;
+        }
+        let id = node_id_prefix(line);
+        (has_double_colon(id) && !id.ends_with("::")).then_some(id)
+    })
+}
+
+/// `SKIPPED [N] path:line: reason` → (path, N).
+fn skip_summary(line: &str) -> Option<(&str, usize)> {
+    let rest = line.strip_prefix("SKIPPED [")?;
+    let close = rest.find("] ")?;
+    let n: usize = rest[..close].parse().ok()?;
+    let place = &rest[close + 2..];
+    // `path:line:`: the path ends at the last `:<digits>:` before the reason.
+    let colon = place.find(": ")?;
+    let (path, line_no) = place[..colon].rsplit_once(':')?;
+    (!path.is_empty() && !line_no.is_empty() && line_no.bytes().all(|b| b.is_ascii_digit()))
+        .then_some((path, n))
+}
+
+/// pytest's `-rA` summary names a skipped test only by `path:line`. Where the log holds the
+/// ids of that file's tests at the start of their `-v` lines and exactly as many of them lack
+/// a status as the summary counts skips not yet named, those are the skipped ones. Anything
+/// less certain names nothing.
+fn name_summarised_skips(
+    log: &str,
+    summaries: &[(&str, usize)],
+    out: &mut Collector,
+    map: fn(Outcome) -> TestStatus,
+) {
+    let mut by_path: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for (path, n) in summaries {
+        *by_path.entry(path).or_default() += n;
+    }
+    for (path, skipped) in by_path {
+        let prefix = format!("{path}::");
+        let mut ids: Vec<&str> = super::common::lines(log)
+            .filter(|l| l.starts_with(&prefix))
+            .map(node_id_prefix)
+            .filter(|id| id.len() > prefix.len())
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let named_skips = ids
+            .iter()
+            .filter(|id| out.get(id) == Some(map(Outcome::Skipped)))
+            .count();
+        let unnamed: Vec<&str> = ids
+            .iter()
+            .copied()
+            .filter(|id| out.get(id).is_none())
+            .collect();
+        if !unnamed.is_empty() && named_skips + unnamed.len() == skipped {
+            for id in unnamed {
+                out.record(id, map(Outcome::Skipped));
+            }
+        }
     }
 }
 
@@ -332,8 +449,46 @@ mod unit {
             for (name, outcome) in walk {
                 want.record(name, live_status(outcome));
             }
-            assert_eq!(scan.finish(), want.finish());
+            // The scan names what the walk names, the same way; it names more only from
+            // statuses on lines of their own and `SKIPPED [N]` summaries (capture-off logs).
+            let (scan, want) = (scan.finish(), want.finish());
+            for (name, status) in want.sorted() {
+                assert_eq!(scan.get(name), Some(status), "{name}");
+            }
+            if !log.contains("\nSKIPPED (") && !log.contains("\nPASSED\n") {
+                assert_eq!(scan, want);
+            }
         }
+    }
+
+    /// `-s` logs: a status on a line of its own belongs to the test whose id line came last;
+    /// a `SKIPPED [N] path:line` summary names tests only when the count leaves no doubt.
+    #[test]
+    fn late_statuses_and_summarised_skips() {
+        let run = |log: &str| {
+            let mut out = Collector::default();
+            parse_with(log, &mut out, live_status);
+            out.finish().to_btree()
+        };
+        let got =
+            run("a.py::t1 out\nmore\nSKIPPED (why)\na.py::t2 x\na.py::t3 yPASSED\nPASSED [ 50%]\n");
+        assert_eq!(got.get("a.py::t1"), Some(&TestStatus::Skip));
+        assert_eq!(got.get("a.py::t3"), Some(&TestStatus::Pass));
+        assert_eq!(got.get("a.py::t2"), None);
+        // One skip summarised, one id without a status: that one.
+        let log = "a.py::t1 PASSED\na.py::t2 gluedSKIPPED (r)\nSKIPPED [1] a.py:9: r\n";
+        assert_eq!(run(log).get("a.py::t2"), Some(&TestStatus::Skip));
+        // Two ids without a status for one summarised skip: nothing is guessed.
+        let log = "a.py::t1 oops\na.py::t2 gluedSKIPPED (r)\nSKIPPED [1] a.py:9: r\n";
+        assert!(run(log).is_empty(), "{:?}", run(log));
+        // No `-v` lines: the ids are nowhere.
+        assert!(run("SKIPPED [2] a.py:9: r\n").is_empty());
+        assert_eq!(
+            skip_summary("SKIPPED [12] d/a b.py:9: r: s"),
+            Some(("d/a b.py", 12))
+        );
+        assert_eq!(late_status("XFAIL (known)"), Some(Outcome::Xfail));
+        assert_eq!(late_status("PASSED output"), None);
     }
 
     #[test]

@@ -25,12 +25,9 @@
 //! # Groups
 //!
 //! Subtests are printed, indented, before their parent's result line (node:test's
-//! `# Subtest: suite` … `ok 7 - suite`). A result line after more deeply indented result lines
-//! is a **group**, not a test: its outcome is its children's, which are counted. One
-//! exception keeps a failure from being lost: a group that fails while none of its
-//! descendants failed (its own body or an `after` hook threw) is recorded as a failed test
-//! under its own name. node:test's JUnit reporter drops that failure (such a group becomes a
-//! `<testsuite>` with `failures="0"`); its spec reporter lists it under "failing tests".
+//! `# Subtest: suite` … `ok 7 - suite`). Every result line is a test point in TAP, so the
+//! parent is recorded too, with its own result (node fails a parent when anything inside it
+//! failed): bench's status mapping, `docs/parsers.md`.
 //!
 //! SWE-bench's tap regex instead keeps the `- ` in the name (`- adds`), counts `# SKIP`
 //! lines as passed and counts groups as tests.
@@ -92,30 +89,9 @@ pub(crate) fn subtest_header(line: &str) -> Option<(usize, Cow<'_, str>)> {
 }
 
 pub(crate) fn parse(log: &str, out: &mut Collector) {
-    // Per indentation level still open: whether a result at that level or deeper failed.
-    let mut levels: Vec<(usize, bool)> = Vec::new();
     for line in lines(log) {
-        let Some(result) = result_line(line) else {
-            continue;
-        };
-        let mut has_children = false;
-        let mut child_failed = false;
-        while let Some(&(indent, failed)) = levels.last() {
-            if indent <= result.indent {
-                break;
-            }
-            levels.pop();
-            has_children = true;
-            child_failed |= failed;
-        }
-        let failed = result.status == TestStatus::Fail;
-        if !has_children || (failed && !child_failed) {
+        if let Some(result) = result_line(line) {
             out.record(&result.name, result.status);
-        }
-        let failed_here = failed || child_failed;
-        match levels.last_mut() {
-            Some((indent, any)) if *indent == result.indent => *any |= failed_here,
-            _ => levels.push((result.indent, failed_here)),
         }
     }
 }

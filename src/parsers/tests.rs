@@ -197,8 +197,9 @@ ERROR: test_i (m.T.test_i)
             ("test_b (m.T.test_b)", Fail),
             ("test_c (m.T.test_c)", Fail),
             ("test_d (m.T.test_d)", Skip),
-            ("test_e (m.T.test_e)", Pass),
-            ("test_f (m.T.test_f)", Fail),
+            // bench's mapping (docs/parsers.md): what the body did.
+            ("test_e (m.T.test_e)", Fail),
+            ("test_f (m.T.test_f)", Pass),
             ("test_g (m.T.test_g)", Pass),
             ("test_h (m.T.test_h)", Fail),
             ("test_i (m.T.test_i)", Fail),
@@ -247,9 +248,9 @@ A docstring line after the header.
     );
 }
 
-/// A TAP group's line counts only when it failed and none of its children did.
+/// A TAP group's line is a test point too, with its own result.
 #[test]
-fn tap_groups_are_not_tests() {
+fn tap_groups_are_tests_with_their_own_result() {
     let log = "\
 # Subtest: suite
     # Subtest: inner
@@ -266,17 +267,22 @@ not ok 2 - parent
     assert_eq!(
         parse_log("tap", &format!("{log}{orphan}")).unwrap(),
         map(&[
+            ("suite", Fail),
             ("inner", Pass),
+            ("deeper", Fail),
             ("deepest", Fail),
             ("child", Pass),
             ("parent", Fail),
             ("orphan", Pass),
+            ("group of orphan", Pass),
         ])
     );
     assert_eq!(
         parse_log("node-test", &format!("TAP version 13\n{log}")).unwrap(),
         map(&[
+            ("suite", Fail),
             ("suite > inner", Pass),
+            ("suite > deeper", Fail),
             ("suite > deeper > deepest", Fail),
             ("parent > child", Pass),
             ("parent", Fail),
@@ -318,6 +324,8 @@ test at a.test.mjs:3:5
     assert_eq!(
         parse_log("node-test", log).unwrap(),
         map(&[
+            ("outer", Fail),
+            ("outer > inner", Fail),
             ("outer > inner > fails", Fail),
             ("outer > inner > passes", Pass),
             ("outer > todo # with hash", Skip),

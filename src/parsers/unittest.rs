@@ -30,14 +30,18 @@
 //!   a ` ... ` line without a status and gives it the status found on the next line that
 //!   consists of a status alone. A separator line (`====…`, `----…`) or `Ran N tests` forgets
 //!   it.
-//! * Failure headers after a `====…` separator: `FAIL: <description>`, `ERROR: …` and
-//!   `UNEXPECTED SUCCESS: …` → fail, named by the whole description after the colon (a
+//! * Failure headers after a `====…` separator: `FAIL: <description>` and `ERROR: …` → fail,
+//!   `UNEXPECTED SUCCESS: …` → pass, named by the whole description after the colon (a
 //!   subtest's header fails its parent); the docstring line that may follow is ignored.
 //!
 //! # Status mapping
 //!
-//! `ok` and `expected failure` → pass; `FAIL`, `ERROR` and `unexpected success` → fail (as in
-//! unittest's own `wasSuccessful`); `skipped …` → skip.
+//! bench's mapping (`docs/parsers.md`): what the test's body did. `ok` and `unexpected
+//! success` → pass; `FAIL`, `ERROR` (in `setUp`, the test or `tearDown`) and `expected
+//! failure` → fail; `skipped …` (in `setUp` too) → skip. unittest's own `wasSuccessful`
+//! judges the run instead (an expected failure does not fail it, an unexpected success does).
+//! A `setUpClass` or `setUpModule` error is reported by unittest under a pseudo-test of its
+//! own (`setUpClass (m.C)` → fail); the tests it kept from running are not in the log.
 //!
 //! # Differences from SWE-bench's `parse_log_django`
 //!
@@ -53,8 +57,10 @@ use super::common::{Collector, TestStatus, lines};
 fn status_word(text: &str) -> Option<TestStatus> {
     let t = text.trim();
     match t {
-        "ok" | "OK" | "expected failure" => Some(TestStatus::Pass),
-        "FAIL" | "ERROR" | "unexpected success" => Some(TestStatus::Fail),
+        // bench's status mapping (docs/parsers.md): what the test's body did, not what its
+        // author expected of it.
+        "ok" | "OK" | "unexpected success" => Some(TestStatus::Pass),
+        "FAIL" | "ERROR" | "expected failure" => Some(TestStatus::Fail),
         _ if t == "skipped" || t.starts_with("skipped ") => Some(TestStatus::Skip),
         _ => None,
     }
@@ -180,9 +186,13 @@ pub(crate) fn parse(log: &str, out: &mut Collector) {
             let header = line
                 .strip_prefix("FAIL: ")
                 .or_else(|| line.strip_prefix("ERROR: "))
-                .or_else(|| line.strip_prefix("UNEXPECTED SUCCESS: "));
-            if let Some(header) = header {
-                results.record(header.trim(), TestStatus::Fail);
+                .map(|h| (h, TestStatus::Fail))
+                .or_else(|| {
+                    line.strip_prefix("UNEXPECTED SUCCESS: ")
+                        .map(|h| (h, TestStatus::Pass))
+                });
+            if let Some((header, status)) = header {
+                results.record(header.trim(), status);
                 continue;
             }
         }

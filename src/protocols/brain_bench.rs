@@ -21,39 +21,51 @@
 //! Not here: reading the task files (`datasets/brain_bench.rs`).
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
 
-use tokio_util::sync::CancellationToken;
+use async_trait::async_trait;
 
 use super::GradeError;
+use super::grading::{Graded, Grading, Protocol};
 use super::paths::patch_files;
-use super::steps::{Graded, between, nonce, reset_script, run};
-use crate::backend::{Sandbox, repo, shell_quote};
+use super::steps::{between, reset_script, run};
+use crate::backend::shell_quote;
 use crate::jobs::{GradeJob, GradeOutput};
 use crate::parsers::Statuses;
-use crate::types::AuditMode;
 
 pub const VERSION: u32 = 1;
 
-/// Grades `patch` on a brain bench task.
-pub async fn grade(
-    job: &GradeJob,
-    patch: &[u8],
-    s: &dyn Sandbox,
-    base: Option<&str>,
-    cancel: &CancellationToken,
-) -> Result<Graded, GradeError> {
-    let started = Instant::now();
+/// brain bench's protocol.
+pub(crate) struct BrainBench;
+
+#[async_trait]
+impl Protocol for BrainBench {
+    fn version(&self) -> u32 {
+        VERSION
+    }
+
+    fn audited_commands<'j>(&self, job: &'j GradeJob) -> Vec<&'j str> {
+        let task = &job.task;
+        [task.setup_cmds(), task.test_cmds()]
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+            .collect()
+    }
+
+    async fn steps(&self, g: &Grading<'_>) -> Result<(Graded, String), GradeError> {
+        steps(g).await
+    }
+}
+
+/// Grades the candidate on a brain bench task: setup, the candidate, the test files from the
+/// fix, `verify`.
+async fn steps(g: &Grading<'_>) -> Result<(Graded, String), GradeError> {
+    let (job, patch, s, cancel) = (g.job, g.patch, g.sandbox, g.cancel);
     let task = &job.task;
     let id = task.instance_id();
-    let budget = job.timeout();
-    let left = || {
-        budget
-            .saturating_sub(started.elapsed())
-            .max(Duration::from_millis(100))
-    };
-    let (_, history_check) = repo::clean(s, base, "grading sandbox", cancel).await?;
-    let nonce = nonce();
+    let left = || g.left();
+    let history_check = g.clean().await?;
+    let nonce = &g.nonce;
     let state = s.paths().state.clone();
     let workdir = s.paths().workdir.clone();
     let mut apply_log = Vec::new();
@@ -171,32 +183,23 @@ pub async fn grade(
         (log, end_line.and_then(|e| e.trim().parse::<i32>().ok()))
     };
     let resolved = patch_applied && !timed_out && exit == Some(0);
-    let mut output = GradeOutput {
+    let output = GradeOutput {
         resolved,
         patch_applied,
         empty_patch: empty,
         timed_out,
         test_exit_code: exit,
-        history_check,
-        nonce,
         ..Default::default()
     };
-    let commands: Vec<&str> = [task.setup_cmds(), task.test_cmds()]
-        .into_iter()
-        .flatten()
-        .map(String::as_str)
-        .collect();
-    output.audit = super::audit(&String::from_utf8_lossy(patch), &commands);
-    if job.audit == AuditMode::Strict && !output.audit.is_empty() {
-        output.resolved = false;
-    }
-    output.duration_ms = started.elapsed().as_millis() as u64;
-    Ok(Graded {
-        output,
-        statuses: Statuses::default(),
-        logs: BTreeMap::from([
-            ("log".to_string(), log),
-            ("apply_log".to_string(), apply_log),
-        ]),
-    })
+    Ok((
+        Graded {
+            output,
+            statuses: Statuses::default(),
+            logs: BTreeMap::from([
+                ("log".to_string(), log),
+                ("apply_log".to_string(), apply_log),
+            ]),
+        },
+        history_check,
+    ))
 }

@@ -1,22 +1,31 @@
 //! Harbor's verification contract (harbor `verifier.py`, Terminal-Bench 2 / Frontier-SWE), over
-//! the [`Sandbox`] trait:
+//! the [`Sandbox`] trait, with bench owning what the verifier reads:
 //!
-//! 1. `tests/` uploaded to `/tests` (merged into whatever is there, as Harbor's upload does);
-//! 2. `chmod +x /tests/test.sh`, then `/tests/test.sh > /logs/verifier/test-stdout.txt 2>&1` in
+//! 1. every process in the sandbox ended, from outside it ([`Sandbox::end_processes`]: docker
+//!    restarts the container, so its whole PID namespace dies); an agent's background process
+//!    does not outlive its run (Harbor leaves it running);
+//! 2. `/logs/verifier` and `/tests` emptied and recreated, `tests/` uploaded fresh to `/tests`,
+//!    and both checked through the file API: `/logs/verifier` empty, `/tests` exactly `tests/`
+//!    (Harbor merges `tests/` into whatever is there and never empties `/logs/verifier`, so an
+//!    agent's own `reward.txt` or `/tests/test.sh` would count);
+//! 3. `chmod +x /tests/test.sh`, then `/tests/test.sh > /logs/verifier/test-stdout.txt 2>&1` in
 //!    the task's workdir with `verifier.env`, for `verifier.timeout_sec`; its exit code is
 //!    recorded and otherwise ignored;
-//! 3. `/logs/verifier` read back: `reward.txt` is `{"reward": float}` (an empty file is an
+//! 4. `/logs/verifier` read back: `reward.txt` is `{"reward": float}` (an empty file is an
 //!    error), else `reward.json`, an object whose top-level numbers (booleans excluded) are the
 //!    reward's fields (the whole document is kept for scorers such as Frontier-SWE's); neither
 //!    is an error (`RewardFileNotFoundError`), never a zero. A verifier past its timeout is an
-//!    outcome: no reward, `timed_out`.
+//!    outcome: no reward, `timed_out`. Since step 2 proved the directory empty with nothing
+//!    else running, a reward written before the verifier started never counts.
 //!
 //! Where it runs is the grade stage's choice (`[stages.grade] harbor`): `in-place` (default,
 //! Harbor's contract) in the agent's own container right after its run, recorded by the solve
 //! (its trial) and read by the grade; `fresh`, in a new container of the task image with the
 //! agent's end state restored from the solve's snapshot (the paths `docker diff` lists, taken
-//! before `/tests` existed), so nothing the agent left in `/tests`, no process it left running,
-//! reaches the verifier.
+//! after its processes ended and before `/tests` existed). Steps 1 and 2 run in both. What
+//! neither mode stops: test.sh runs in the agent's end state, so an agent that replaces a
+//! program test.sh runs (its interpreter, a library it imports) still runs code during
+//! verification, as in Harbor.
 //!
 //! bench's network policy: the agent gets its task's policy (`public`: the default bridge,
 //! `no-network`: none; `allowlist`: only `allowed_hosts`, through bench's egress proxy);
@@ -40,7 +49,7 @@ use crate::backend::{Sandbox, SandboxError, TaskEnv, shell_quote};
 use crate::jobs::GradeOutput;
 use crate::tasks::{HarborSpec, NetworkPolicy};
 
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// Paths a snapshot leaves out: the verifier's own, bench's state, the kernel's.
 pub const SNAPSHOT_EXCLUDE: [&str; 6] = [
@@ -72,6 +81,11 @@ pub struct VerifierRun {
     pub reward_json: Option<String>,
     /// `/logs/verifier/test-stdout.txt` (test.sh's output).
     pub stdout: String,
+    /// Why the verifier could not run in this sandbox (its reset failed: the agent's end state
+    /// defeated it), recorded by an in-place trial so a `fresh` grade still runs from the
+    /// snapshot; an in-place grade of such a run is an error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// The resources a sandbox of `spec` gets.
@@ -197,7 +211,17 @@ pub async fn run_oracle(
     .await
 }
 
-/// Harbor's verifier in `s`, as it is now: tests uploaded, test.sh run, /logs/verifier read.
+/// What bench runs before the verifier: `/logs` made a real directory again if the agent
+/// replaced it (a link would carry the agent's own `verifier/` in), then `/logs/verifier` and
+/// `/tests` removed whatever they hold (files, links, a replaced `test.sh`) and made empty.
+const RESET: &str = "if [ -L /logs ] || { [ -e /logs ] && [ ! -d /logs ]; }; then rm -f /logs || exit 1; fi; rm -rf /logs/verifier /tests && mkdir -p /logs/verifier /logs/agent /tests";
+
+/// Harbor's verifier in `s`: bench owns what it reads. Every process in the sandbox is ended
+/// first (from outside it: an agent's background writer is gone before anything is reset);
+/// `/logs/verifier` and `/tests` are emptied and `tests/` uploaded fresh, both checked through
+/// the archive API (so a reward written before this point, or a planted test file, is proven
+/// gone, whatever the sandbox's own shell did); then test.sh runs and `/logs/verifier` is read.
+/// A reward can then only come from test.sh's own run.
 pub async fn verify(
     s: &dyn Sandbox,
     spec: &HarborSpec,
@@ -206,21 +230,16 @@ pub async fn verify(
     cancel: &CancellationToken,
 ) -> Result<VerifierRun, GradeError> {
     let started = Instant::now();
-    let r = s
-        .exec(
-            "mkdir -p /logs/verifier /logs/agent /tests",
-            &[],
-            Duration::from_secs(60),
-            cancel,
-        )
-        .await?;
+    s.end_processes().await?;
+    let r = s.exec(RESET, &[], Duration::from_secs(60), cancel).await?;
     if r.exit_code != Some(0) {
         return Err(GradeError::Task(format!(
-            "cannot create /logs/verifier: {}",
+            "cannot empty /logs/verifier and /tests before the verifier: {}",
             String::from_utf8_lossy(&r.output).trim()
         )));
     }
     upload_dir(s, "/tests", spec.tests.bytes()).await?;
+    check_reset(s, spec.tests.bytes()).await?;
     let env: Vec<(String, String)> = spec
         .config
         .verifier
@@ -260,7 +279,44 @@ pub async fn verify(
         reward_json: text("reward.json"),
         stdout: text("test-stdout.txt")
             .unwrap_or_else(|| String::from_utf8_lossy(&run.output).into_owned()),
+        error: None,
     })
+}
+
+/// Checks, through the sandbox's file API rather than its shell, that `/logs/verifier` holds no
+/// file and `/tests` exactly the task's `tests/`.
+async fn check_reset(s: &dyn Sandbox, tests: &[u8]) -> Result<(), GradeError> {
+    let left = s.get_dir("/logs/verifier", VERIFIER_LOGS_CAP).await?;
+    if !left.is_empty() {
+        let names: Vec<&str> = left.iter().map(|(n, _)| n.as_str()).collect();
+        return Err(GradeError::Task(format!(
+            "/logs/verifier still holds {} after bench emptied it, before the verifier ran (the sandbox did not run bench's reset); nothing there may count as a reward",
+            names.join(", ")
+        )));
+    }
+    let mut want: Vec<(String, Vec<u8>)> = untar(tests)
+        .map_err(|e| GradeError::Task(format!("bad task tarball: {e}")))?
+        .into_iter()
+        .map(|(p, _, b)| (p.trim_start_matches("./").to_string(), b))
+        .collect();
+    want.sort();
+    // Room for exactly the task's files: anything beyond them shows as a difference anyway.
+    let size: usize = want.iter().map(|(_, b)| b.len()).sum();
+    let got = s.get_dir("/tests", size + 1).await?;
+    if got != want {
+        let names = |v: &[(String, Vec<u8>)]| {
+            v.iter()
+                .map(|(n, _)| n.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        return Err(GradeError::Task(format!(
+            "/tests holds [{}] after bench reset it, not the task's tests/ [{}] (the sandbox did not run bench's reset); the verifier does not run on planted files",
+            names(&got),
+            names(&want)
+        )));
+    }
+    Ok(())
 }
 
 /// Lines of a verifier's output that say it could not reach the network.
@@ -344,6 +400,9 @@ pub fn grade_of(id: &str, run: &VerifierRun) -> Result<GradeOutput, GradeError> 
         verifier: Some(run.mode.clone()),
         ..Default::default()
     };
+    if let Some(e) = &run.error {
+        return Err(GradeError::Task(format!("task {id}: {e}")));
+    }
     if run.timed_out {
         return Ok(out);
     }
@@ -417,5 +476,10 @@ mod tests {
         assert!(e.contains("needed one"), "{e}");
         r.network = true;
         assert!(grade_of("t", &r).is_ok());
+        // A verifier that could not run is an error, whatever else the record holds.
+        let mut r = run(Some("1"), None);
+        r.error = Some("/logs/verifier still holds reward.txt".into());
+        let e = grade_of("t", &r).unwrap_err().to_string();
+        assert!(e.contains("still holds"), "{e}");
     }
 }

@@ -15,6 +15,7 @@
 
 mod audit;
 mod brain_bench;
+mod grading;
 pub mod harbor;
 mod in_sandbox;
 mod local;
@@ -27,26 +28,80 @@ pub(crate) mod swe_bench_pro;
 mod verdict;
 
 pub use audit::{AuditFlag, audit};
+pub use grading::Graded;
 pub use in_sandbox::in_sandbox;
 pub use status::script_status;
-pub use steps::Graded;
 pub use verdict::verdict;
 
 use tokio_util::sync::CancellationToken;
 
 use crate::backend::{Sandbox, SandboxError};
 use crate::jobs::{GradeJob, ProtocolId};
+use grading::Protocol;
+
+static LOCAL: steps::RecipeProtocol = steps::RecipeProtocol {
+    version: local::VERSION,
+    recipe: local::RECIPE,
+};
+
+static SWE_BENCH_LIVE: steps::RecipeProtocol = steps::RecipeProtocol {
+    version: swe_bench_live::VERSION,
+    recipe: swe_bench_live::RECIPE,
+};
+
+/// Harbor tasks are verified by their own executor (`stages/harbor.rs`), not through
+/// [`grade`]; this only carries the version.
+struct HarborVerifier;
+
+#[async_trait::async_trait]
+impl Protocol for HarborVerifier {
+    fn version(&self) -> u32 {
+        harbor::VERSION
+    }
+
+    fn audited_commands<'j>(&self, _job: &'j GradeJob) -> Vec<&'j str> {
+        Vec::new()
+    }
+
+    async fn steps(&self, _g: &grading::Grading<'_>) -> Result<(Graded, String), GradeError> {
+        Err(GradeError::Task(
+            "internal error: Harbor tasks are graded by their own executor (stages/harbor.rs)"
+                .into(),
+        ))
+    }
+}
+
+/// Every protocol bench grades with, by name: the one list a new protocol joins.
+static PROTOCOLS: [(ProtocolId, &dyn Protocol); 6] = [
+    (ProtocolId::Local, &LOCAL),
+    (ProtocolId::SweBenchLive, &SWE_BENCH_LIVE),
+    (ProtocolId::SweBenchPro, &swe_bench_pro::SweBenchPro),
+    (ProtocolId::SweBench, &swe_bench::SweBench),
+    (ProtocolId::BrainBench, &brain_bench::BrainBench),
+    (ProtocolId::Harbor, &HarborVerifier),
+];
+
+/// The protocol registered under `p`, if one is (a job read back from another bench's store
+/// may name one this bench does not have).
+fn protocol(p: ProtocolId) -> Option<&'static dyn Protocol> {
+    PROTOCOLS.iter().find(|(id, _)| *id == p).map(|(_, pr)| *pr)
+}
+
+/// Whether a protocol is registered under `p`.
+pub fn is_registered(p: ProtocolId) -> bool {
+    protocol(p).is_some()
+}
 
 /// The implementation version of a protocol (part of its grades' keys).
+/// 0 for a name no protocol is registered under.
 pub fn version(p: ProtocolId) -> u32 {
-    match p {
-        ProtocolId::Local => local::VERSION,
-        ProtocolId::SweBenchLive => swe_bench_live::VERSION,
-        ProtocolId::SweBenchPro => swe_bench_pro::VERSION,
-        ProtocolId::SweBench => swe_bench::VERSION,
-        ProtocolId::BrainBench => brain_bench::VERSION,
-        ProtocolId::Harbor => harbor::VERSION,
-    }
+    protocol(p).map_or(0, |pr| pr.version())
+}
+
+/// What the job's protocol has the backend run in the task image before the history strip
+/// (`SandboxSpec::before_strip`), if anything.
+pub fn before_strip(job: &GradeJob) -> Option<String> {
+    protocol(job.protocol.name).and_then(|pr| pr.before_strip(job))
 }
 
 /// Why grading produced no verdict.
@@ -69,22 +124,11 @@ pub async fn grade(
     base: Option<&str>,
     cancel: &CancellationToken,
 ) -> Result<Graded, GradeError> {
-    let recipe = match job.protocol.name {
-        ProtocolId::Local => local::RECIPE,
-        ProtocolId::SweBenchLive => swe_bench_live::RECIPE,
-        ProtocolId::SweBenchPro => {
-            return swe_bench_pro::grade(job, patch, sandbox, base, cancel).await;
-        }
-        ProtocolId::SweBench => return swe_bench::grade(job, patch, sandbox, base, cancel).await,
-        ProtocolId::BrainBench => {
-            return brain_bench::grade(job, patch, sandbox, base, cancel).await;
-        }
-        ProtocolId::Harbor => {
-            return Err(GradeError::Task(
-                "internal error: Harbor tasks are graded by their own executor (stages/harbor.rs)"
-                    .into(),
-            ));
-        }
+    let Some(pr) = protocol(job.protocol.name) else {
+        return Err(GradeError::Task(format!(
+            "no protocol named `{}` is registered in this bench (src/protocols/mod.rs)",
+            job.protocol.name.name()
+        )));
     };
-    steps::grade(&recipe, job, patch, sandbox, base, cancel).await
+    grading::grade_with(pr, job, patch, sandbox, base, cancel).await
 }

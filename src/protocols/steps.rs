@@ -16,16 +16,18 @@
 //! and a parser script get at most the budget and at most 10 minutes and 2 minutes.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use async_trait::async_trait;
+
 use super::GradeError;
+use super::grading::{Graded, Grading, Protocol};
 use super::paths::{PatchFile, patch_files};
-use crate::backend::{ExecResult, Sandbox, repo, shell_quote};
-use crate::jobs::{GradeJob, GradeOutput};
+use crate::backend::{ExecResult, Sandbox, shell_quote};
+use crate::jobs::GradeJob;
 use crate::parsers::{ScriptLimits, Statuses, parse_log, run_script_parser};
-use crate::types::AuditMode;
 
 /// How a protocol runs the steps.
 #[derive(Debug, Clone, Copy)]
@@ -39,15 +41,6 @@ pub struct Recipe {
     pub wrap_tests: bool,
 }
 
-/// A grade's outcome and what it stores.
-#[derive(Debug, Clone)]
-pub struct Graded {
-    pub output: GradeOutput,
-    pub statuses: Statuses,
-    /// Named logs: `log` (what was parsed), `test_output`, `apply_log`.
-    pub logs: BTreeMap<String, Vec<u8>>,
-}
-
 /// Runs `script` in the sandbox with no extra environment.
 pub(super) async fn run(
     s: &dyn Sandbox,
@@ -58,25 +51,40 @@ pub(super) async fn run(
     Ok(s.exec(script, &[], limit, cancel).await?)
 }
 
-/// Runs the steps of `recipe` for `job` with the candidate `patch`.
-pub async fn grade(
-    recipe: &Recipe,
-    job: &GradeJob,
-    patch: &[u8],
-    s: &dyn Sandbox,
-    base: Option<&str>,
-    cancel: &CancellationToken,
-) -> Result<Graded, GradeError> {
-    let started = Instant::now();
+/// A protocol graded by the shared steps with its recipe (`local`, `swe-bench-live`).
+pub(crate) struct RecipeProtocol {
+    pub version: u32,
+    pub recipe: Recipe,
+}
+
+#[async_trait]
+impl Protocol for RecipeProtocol {
+    fn version(&self) -> u32 {
+        self.version
+    }
+
+    fn audited_commands<'j>(&self, job: &'j GradeJob) -> Vec<&'j str> {
+        let task = &job.task;
+        [task.rebuild_cmds(), task.test_cmds(), task.print_cmds()]
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+            .collect()
+    }
+
+    async fn steps(&self, g: &Grading<'_>) -> Result<(Graded, String), GradeError> {
+        steps(&self.recipe, g).await
+    }
+}
+
+/// Runs the steps of `recipe` for the grade `g`, with the verdict rule.
+async fn steps(recipe: &Recipe, g: &Grading<'_>) -> Result<(Graded, String), GradeError> {
+    let (job, patch, s, cancel) = (g.job, g.patch, g.sandbox, g.cancel);
     // Nothing of the image's history beyond the base is reachable by the patch's code.
-    let (_, history_check) = repo::clean(s, base, "grading sandbox", cancel).await?;
-    let nonce = nonce();
-    let budget = job.timeout();
-    let left = || {
-        budget
-            .saturating_sub(started.elapsed())
-            .max(Duration::from_millis(100))
-    };
+    let history_check = g.clean().await?;
+    let nonce = &g.nonce;
+    let budget = g.budget;
+    let left = || g.left();
     let task = &job.task;
     let state = s.paths().state.clone();
     let workdir = s.paths().workdir.clone();
@@ -124,9 +132,7 @@ pub async fn grade(
     if r.exit_code == Some(OUTSIDE_EXIT) {
         // The base passed the guard: the candidate planted the link. Nothing was deleted, the
         // hidden tests never run, and the patch is not resolved (an outcome, not an error).
-        let mut graded = outside_outcome(job, patch, apply_log, nonce, started);
-        graded.output.history_check = history_check;
-        return Ok(graded);
+        return Ok((outside_outcome(job, apply_log), history_check));
     }
     if r.exit_code != Some(0) {
         return Err(GradeError::Task(format!(
@@ -224,28 +230,19 @@ pub async fn grade(
     );
     output.empty_patch = empty;
     output.test_exit_code = test_end.and_then(|e| e.trim().parse().ok());
-    output.history_check = history_check;
-    let commands: Vec<&str> = [task.rebuild_cmds(), task.test_cmds(), task.print_cmds()]
-        .into_iter()
-        .flatten()
-        .map(String::as_str)
-        .collect();
-    output.audit = super::audit(&String::from_utf8_lossy(patch), &commands);
-    if job.audit == AuditMode::Strict && !output.audit.is_empty() {
-        output.resolved = false;
-    }
-    output.nonce = nonce;
-    output.duration_ms = started.elapsed().as_millis() as u64;
     let logs = BTreeMap::from([
         ("log".to_string(), log),
         ("test_output".to_string(), tests.output),
         ("apply_log".to_string(), apply_log),
     ]);
-    Ok(Graded {
-        output,
-        statuses,
-        logs,
-    })
+    Ok((
+        Graded {
+            output,
+            statuses,
+            logs,
+        },
+        history_check,
+    ))
 }
 
 /// The task's own tree must not lead a hidden test path out of the workspace (a directory link
@@ -269,14 +266,8 @@ async fn check_base_paths(
 }
 
 /// The grade of a candidate that made a hidden test path lead out of the workspace: applied,
-/// not resolved, no test run; its audit as for any patch.
-fn outside_outcome(
-    job: &GradeJob,
-    patch: &[u8],
-    mut apply_log: Vec<u8>,
-    nonce: String,
-    started: Instant,
-) -> Graded {
+/// not resolved, no test run; its audit as for any patch (the epilogue's).
+fn outside_outcome(job: &GradeJob, mut apply_log: Vec<u8>) -> Graded {
     let task = &job.task;
     let statuses = Statuses::default();
     let mut output = super::verdict(
@@ -287,14 +278,6 @@ fn outside_outcome(
         false,
     );
     output.resolved = false;
-    let commands: Vec<&str> = [task.rebuild_cmds(), task.test_cmds(), task.print_cmds()]
-        .into_iter()
-        .flatten()
-        .map(String::as_str)
-        .collect();
-    output.audit = super::audit(&String::from_utf8_lossy(patch), &commands);
-    output.nonce = nonce;
-    output.duration_ms = started.elapsed().as_millis() as u64;
     apply_log.extend_from_slice(
         b"<<<<<< the candidate leads a hidden test path out of the workspace: not graded >>>>>>\n",
     );
@@ -307,24 +290,6 @@ fn outside_outcome(
             ("apply_log".to_string(), apply_log),
         ]),
     }
-}
-
-/// A fresh random nonce (128 bits, hex) for one grade's markers.
-pub(crate) fn nonce() -> String {
-    let mut b = [0u8; 16];
-    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
-        use std::io::Read;
-        let _ = f.read_exact(&mut b);
-    }
-    if b == [0u8; 16] {
-        // No /dev/urandom: the clock and the process, hashed (still unknown to a patch).
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
-        let d = blake3::hash(format!("{t:?}/{}", std::process::id()).as_bytes());
-        b.copy_from_slice(&d.as_bytes()[..16]);
-    }
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 /// The part of `out` between the first line that is exactly `start` and the last line that
@@ -493,6 +458,7 @@ async fn parse(job: &GradeJob, log: String, budget: Duration) -> Result<Statuses
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocols::grading::nonce;
 
     #[test]
     fn only_exact_nonced_markers_bound_the_log() {

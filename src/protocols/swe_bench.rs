@@ -32,20 +32,21 @@
 pub mod specs;
 
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use async_trait::async_trait;
 use regex::Regex;
 use tokio_util::sync::CancellationToken;
 
 use super::GradeError;
+use super::grading::{Graded, Grading, Protocol, nonce};
 use super::paths::patch_files;
-use super::steps::{Graded, between, nonce, reset_script, run, step_end, take_step};
-use crate::backend::{ExecResult, Sandbox, repo, shell_quote};
+use super::steps::{between, reset_script, run, step_end, take_step};
+use crate::backend::{ExecResult, Sandbox, shell_quote};
 use crate::jobs::{GradeJob, GradeOutput, Resolution};
 use crate::parsers::Statuses;
 use crate::parsers::swebench::{RawStatuses, raw_parser};
 use crate::tasks::TaskBase;
-use crate::types::AuditMode;
 
 pub const VERSION: u32 = 1;
 
@@ -366,15 +367,33 @@ pub async fn apply_candidate(
     Ok((applied, by, log))
 }
 
-/// Grades `patch` on the job's task.
-pub async fn grade(
-    job: &GradeJob,
-    patch: &[u8],
-    s: &dyn Sandbox,
-    base: Option<&str>,
-    cancel: &CancellationToken,
-) -> Result<Graded, GradeError> {
-    let started = Instant::now();
+/// The official SWE-bench harness's protocol.
+pub(crate) struct SweBench;
+
+#[async_trait]
+impl Protocol for SweBench {
+    fn version(&self) -> u32 {
+        VERSION
+    }
+
+    fn audited_commands<'j>(&self, job: &'j GradeJob) -> Vec<&'j str> {
+        let task = &job.task;
+        [task.rebuild_cmds(), task.test_cmds()]
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+            .collect()
+    }
+
+    async fn steps(&self, g: &Grading<'_>) -> Result<(Graded, String), GradeError> {
+        steps(g).await
+    }
+}
+
+/// Grades the candidate on the job's task: the apply chain, the reset, the eval script, the
+/// log parsed and the tests report, as upstream.
+async fn steps(g: &Grading<'_>) -> Result<(Graded, String), GradeError> {
+    let (job, patch, s, cancel) = (g.job, g.patch, g.sandbox, g.cancel);
     let task = &job.task;
     let id = task.instance_id();
     let parser = task.log_parser().trim().to_string();
@@ -400,14 +419,9 @@ pub async fn grade(
                 .join(", ")
         )));
     }
-    let (_, history_check) = repo::clean(s, base, "grading sandbox", cancel).await?;
-    let nonce = nonce();
-    let budget = job.timeout();
-    let left = || {
-        budget
-            .saturating_sub(started.elapsed())
-            .max(Duration::from_millis(100))
-    };
+    let history_check = g.clean().await?;
+    let nonce = &g.nonce;
+    let left = || g.left();
     let base_commit = match task.base() {
         TaskBase::Image { base_commit, .. } => base_commit.clone(),
         TaskBase::Dir { .. } | TaskBase::Build { .. } => "HEAD".to_string(),
@@ -421,16 +435,8 @@ pub async fn grade(
     let mut apply_log = Vec::new();
     let mut output = GradeOutput {
         empty_patch: empty,
-        history_check,
         ..Default::default()
     };
-    let commands: Vec<&str> = [task.rebuild_cmds(), task.test_cmds()]
-        .into_iter()
-        .flatten()
-        .map(String::as_str)
-        .collect();
-    output.audit = super::audit(&String::from_utf8_lossy(patch), &commands);
-    output.nonce = nonce.clone();
 
     let files = patch_files(task.test_patch());
     // `get_modified_files`: the patch's source files that exist at the base.
@@ -442,7 +448,7 @@ pub async fn grade(
         &base_commit,
         &test_files,
         has_test_patch.then_some(test_patch.as_str()),
-        &nonce,
+        nonce,
     );
     // The candidate, the test patch and the eval script in one upload (in the state
     // directory, which applying a patch cannot reach), then the apply chain, the reset and the
@@ -505,12 +511,14 @@ pub async fn grade(
     if !applied {
         apply_log.extend_from_slice(b">>>>> Patch Apply Failed\n");
         output.resolution = Some(Resolution::No);
-        output.duration_ms = started.elapsed().as_millis() as u64;
-        return Ok(Graded {
-            output,
-            statuses: Statuses::default(),
-            logs: [("apply_log".to_string(), apply_log)].into(),
-        });
+        return Ok((
+            Graded {
+                output,
+                statuses: Statuses::default(),
+                logs: [("apply_log".to_string(), apply_log)].into(),
+            },
+            history_check,
+        ));
     }
     apply_log.extend_from_slice(b">>>>> reset before the test patch\n");
     let Some((body, code, next)) = take_step(&r.output, at, &format!("{step}-reset")) else {
@@ -571,25 +579,25 @@ pub async fn grade(
         output.fail_to_pass_failure = task.fail_to_pass().to_vec();
         output.pass_to_pass_failure = task.pass_to_pass().to_vec();
     }
-    if job.audit == AuditMode::Strict && !output.audit.is_empty() {
-        output.resolved = false;
-    }
-    output.duration_ms = started.elapsed().as_millis() as u64;
-    Ok(Graded {
-        output,
-        statuses: stored(&eval.statuses),
-        logs: [
-            ("log".to_string(), section),
-            ("test_output".to_string(), tests.output),
-            ("apply_log".to_string(), apply_log),
-            ("eval_script".to_string(), script.into_bytes()),
-            (
-                "swebench_statuses".to_string(),
-                serde_json::to_vec_pretty(&eval.statuses.to_btree()).expect("strings serialize"),
-            ),
-        ]
-        .into(),
-    })
+    Ok((
+        Graded {
+            output,
+            statuses: stored(&eval.statuses),
+            logs: [
+                ("log".to_string(), section),
+                ("test_output".to_string(), tests.output),
+                ("apply_log".to_string(), apply_log),
+                ("eval_script".to_string(), script.into_bytes()),
+                (
+                    "swebench_statuses".to_string(),
+                    serde_json::to_vec_pretty(&eval.statuses.to_btree())
+                        .expect("strings serialize"),
+                ),
+            ]
+            .into(),
+        },
+        history_check,
+    ))
 }
 
 #[cfg(test)]

@@ -36,17 +36,17 @@
 //! environment).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use tokio_util::sync::CancellationToken;
+use async_trait::async_trait;
 
 use super::GradeError;
+use super::grading::{Graded, Grading, Protocol};
 use super::paths::patch_files;
-use super::steps::{Graded, between, nonce, reset_script, run, step_end, take_step};
-use crate::backend::{ExecResult, Sandbox, repo, shell_quote};
+use super::steps::{between, reset_script, run, step_end, take_step};
+use crate::backend::{ExecResult, shell_quote};
 use crate::jobs::{GradeJob, GradeOutput};
 use crate::parsers::{Statuses, TestStatus};
-use crate::types::AuditMode;
 
 pub const VERSION: u32 = 1;
 
@@ -194,15 +194,40 @@ struct Output {
     tests: Vec<OutputTest>,
 }
 
-/// Grades `patch` on a SWE-bench Pro task.
-pub async fn grade(
-    job: &GradeJob,
-    patch: &[u8],
-    s: &dyn Sandbox,
-    base: Option<&str>,
-    cancel: &CancellationToken,
-) -> Result<Graded, GradeError> {
-    let started = Instant::now();
+/// SWE-bench Pro's protocol.
+pub(crate) struct SweBenchPro;
+
+#[async_trait]
+impl Protocol for SweBenchPro {
+    fn version(&self) -> u32 {
+        VERSION
+    }
+
+    /// Upstream's sandbox lives 3600 s: a longer run is never resolved there.
+    fn budget(&self, job: &GradeJob) -> Duration {
+        job.timeout().min(UPSTREAM_TIMEOUT)
+    }
+
+    fn before_strip(&self, job: &GradeJob) -> Option<String> {
+        image_capture(&job.task)
+    }
+
+    fn audited_commands<'j>(&self, job: &'j GradeJob) -> Vec<&'j str> {
+        match job.task.pro() {
+            Some(pro) => vec![pro.run_script.as_str(), last_line(&pro.before_repo_set_cmd)],
+            None => Vec::new(),
+        }
+    }
+
+    async fn steps(&self, g: &Grading<'_>) -> Result<(Graded, String), GradeError> {
+        steps(g).await
+    }
+}
+
+/// Grades the candidate on a SWE-bench Pro task: the hidden tests captured from history, the
+/// history check, bench's run_script.sh, upstream's parser, the verdict.
+async fn steps(g: &Grading<'_>) -> Result<(Graded, String), GradeError> {
+    let (job, patch, s, base, cancel) = (g.job, g.patch, g.sandbox, g.base, g.cancel);
     let task = &job.task;
     let id = task.instance_id();
     let pro = task
@@ -210,14 +235,8 @@ pub async fn grade(
         .ok_or_else(|| GradeError::Task(format!("{id} is not a SWE-bench Pro task")))?;
     // The commit the history is stripped to (after the strip, HEAD is it).
     let base_commit = base.unwrap_or("HEAD").to_string();
-    let nonce = nonce();
-    // Upstream's sandbox lives 3600 s: a longer run is never resolved there.
-    let budget = job.timeout().min(UPSTREAM_TIMEOUT);
-    let left = || {
-        budget
-            .saturating_sub(started.elapsed())
-            .max(Duration::from_millis(100))
-    };
+    let nonce = &g.nonce;
+    let left = || g.left();
     let repo_dir = s.paths().workdir.clone();
     let work = format!("{}/pro-{nonce}", s.paths().state);
     let q = |p: &str| shell_quote(p);
@@ -255,7 +274,7 @@ pub async fn grade(
     }
 
     // Nothing of the image's history beyond the base is reachable by the candidate's code.
-    let (_, history_check) = repo::clean(s, base, "grading sandbox", cancel).await?;
+    let history_check = g.clean().await?;
 
     // bench's run_script.sh and the candidate without its binary hunks, outside the
     // repository, where applying the candidate cannot reach, and nothing of the candidate runs
@@ -491,14 +510,6 @@ pub async fn grade(
         && output.fail_to_pass_failure.is_empty()
         && output.pass_to_pass_failure.is_empty();
     output.test_exit_code = test_end.and_then(|e| e.trim().parse().ok());
-    output.history_check = history_check;
-    let commands = [pro.run_script.as_str(), last.as_str()];
-    output.audit = super::audit(&text, &commands);
-    if job.audit == AuditMode::Strict && !output.audit.is_empty() {
-        output.resolved = false;
-    }
-    output.nonce = nonce;
-    output.duration_ms = started.elapsed().as_millis() as u64;
     let statuses: Statuses = statuses.into_iter().collect();
     let mut logs = BTreeMap::from([
         ("log".to_string(), stdout.clone()),
@@ -511,11 +522,14 @@ pub async fn grade(
     if let Some(json) = parsed {
         logs.insert("output_json".to_string(), json);
     }
-    Ok(Graded {
-        output,
-        statuses,
-        logs,
-    })
+    Ok((
+        Graded {
+            output,
+            statuses,
+            logs,
+        },
+        history_check,
+    ))
 }
 
 #[cfg(test)]

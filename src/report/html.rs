@@ -1,14 +1,14 @@
 //! `report.html`: one self-contained file (inline CSS and SVG, no scripts, no network) with the
 //! resolve rate per team and its headline interval (Wilson or clustered), the quality/cost frontier and the resolve rate
-//! per language, then the report's tables.
+//! per language, then the report's tables (the same as report.md's, by repository included).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::document::{ReportDocument, TeamReport};
 use super::markdown::{
-    BASELINE_NOTE, REPLICATES_NOTE, baseline_table, headline_note, pct, replicates_table,
-    resolve_table, secs, usd,
+    BASELINE_NOTE, REPLICATES_NOTE, baseline_table, breakdown_table, cost_cell, headline_note,
+    known_mean_cost, pct, priced_cell, replicates_table, resolve_table, secs, usd,
 };
 
 const PALETTE: [&str; 8] = [
@@ -40,7 +40,7 @@ fn color(i: usize) -> &'static str {
 pub fn frontier(teams: &[TeamReport]) -> Vec<&str> {
     let priced: Vec<(&str, f64, f64)> = teams
         .iter()
-        .filter_map(|t| t.cost.mean_usd.map(|c| (t.name.as_str(), c, t.rate)))
+        .filter_map(|t| known_mean_cost(t).map(|c| (t.name.as_str(), c, t.rate)))
         .collect();
     priced
         .iter()
@@ -180,13 +180,48 @@ fn money_tick(x: f64, step: f64) -> String {
     }
 }
 
+/// Where the cost chart's team labels go: beside their point, moved to the next free place
+/// when a label already there would overlap (teams with the same cost and rate, or close).
+#[derive(Default)]
+struct Labels {
+    /// Placed labels' boxes: left, top, right, bottom.
+    placed: Vec<(f64, f64, f64, f64)>,
+}
+
+impl Labels {
+    /// Font size 12: about 7 units a character, 12 high.
+    const CHAR: f64 = 7.0;
+    const HEIGHT: f64 = 12.0;
+
+    /// The text position (left end of the baseline) for a label of the point at `(x, y)`.
+    fn place(&mut self, x: f64, y: f64, text: &str) -> (f64, f64) {
+        let width = text.chars().count() as f64 * Self::CHAR;
+        let boxed = |tx: f64, ty: f64| (tx, ty - Self::HEIGHT + 2.0, tx + width, ty + 3.0);
+        // Above right first, then below right, then further down, 14 units a step.
+        let mut candidates = vec![(x + 7.0, y - 9.0), (x + 7.0, y + 19.0)];
+        candidates.extend((1..40).map(|k| (x + 7.0, y + 19.0 + 14.0 * k as f64)));
+        let free = |b: &(f64, f64, f64, f64), placed: &[(f64, f64, f64, f64)]| {
+            placed
+                .iter()
+                .all(|p| b.2 <= p.0 || b.0 >= p.2 || b.3 <= p.1 || b.1 >= p.3)
+        };
+        let (tx, ty) = candidates
+            .iter()
+            .copied()
+            .find(|(tx, ty)| free(&boxed(*tx, *ty), &self.placed))
+            .unwrap_or(candidates[0]);
+        self.placed.push(boxed(tx, ty));
+        (tx, ty)
+    }
+}
+
 fn frontier_chart(doc: &ReportDocument) -> String {
     let front = frontier(&doc.teams);
     let priced: Vec<(usize, &TeamReport, f64)> = doc
         .teams
         .iter()
         .enumerate()
-        .filter_map(|(i, t)| t.cost.mean_usd.map(|c| (i, t, c)))
+        .filter_map(|(i, t)| known_mean_cost(t).map(|c| (i, t, c)))
         .collect();
     let (left, top, w, h) = (60.0, 28.0, 480.0, 260.0);
     let (step, steps) = ticks(priced.iter().map(|p| p.2).fold(0.0, f64::max) * 1.15);
@@ -243,9 +278,12 @@ fn frontier_chart(doc: &ReportDocument) -> String {
             pts.join(" ")
         );
     }
+    let mut labels = Labels::default();
     for (i, t, c) in &priced {
         let (x, y) = pos(t, *c);
         let on = front.contains(&t.name.as_str());
+        let text = format!("{}{}", t.name, if on { " ★" } else { "" });
+        let (tx, ty) = labels.place(x, y, &text);
         let bound = if t.cost.lower_bound { "≥ " } else { "" };
         if t.cost.lower_bound {
             // The true cost is at least this: an arrow to the right.
@@ -265,8 +303,6 @@ fn frontier_chart(doc: &ReportDocument) -> String {
             rate = pct(t.rate),
             c2 = c,
             f = if on { " (frontier)" } else { "" },
-            tx = x + 7.0,
-            ty = y - 9.0,
             star = if on { " ★" } else { "" },
         );
     }
@@ -277,7 +313,7 @@ fn frontier_chart(doc: &ReportDocument) -> String {
     let unpriced: Vec<String> = doc
         .teams
         .iter()
-        .filter(|t| t.cost.mean_usd.is_none())
+        .filter(|t| known_mean_cost(t).is_none())
         .map(|t| esc(&t.name))
         .collect();
     if !unpriced.is_empty() {
@@ -422,7 +458,21 @@ pub fn render(
         ),
         (
             "gold check".to_string(),
-            format!("{} of {} valid", doc.gold.valid.len(), doc.gold.tasks),
+            format!(
+                "{} of {} valid{}{}",
+                doc.gold.valid.len(),
+                doc.gold.tasks,
+                if doc.gold.invalid.is_empty() {
+                    String::new()
+                } else {
+                    format!("; invalid: {}", doc.gold.invalid.join(", "))
+                },
+                if doc.gold.errored.is_empty() {
+                    String::new()
+                } else {
+                    format!("; errored: {}", doc.gold.errored.join(", "))
+                },
+            ),
         ),
     ]) {
         let _ = write!(h, "<tr><td>{}</td><td>{}</td></tr>", esc(&k), esc(&v));
@@ -462,13 +512,12 @@ pub fn render(
     for t in &doc.teams {
         let _ = writeln!(
             h,
-            "<tr><td>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{} of {}</td><td class=n>{}</td></tr>",
+            "<tr><td>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td></tr>",
             esc(&t.name),
-            esc(&usd(t.cost.mean_usd, t.cost.lower_bound)),
+            esc(&cost_cell(t, t.cost.mean_usd)),
             esc(&usd(t.cost.median_usd, false)),
-            esc(&usd(t.cost.per_resolved_usd, t.cost.lower_bound)),
-            t.cost.priced_runs,
-            t.cost.runs,
+            esc(&cost_cell(t, t.cost.per_resolved_usd)),
+            esc(&priced_cell(t)),
             esc(&secs(t.wall_time_median_s))
         );
     }
@@ -483,6 +532,11 @@ pub fn render(
         h.push_str(&legend(doc));
         h.push_str(&language_chart(doc));
         h.push('\n');
+        h.push_str(&breakdown_table("language", &doc.by_language, &doc.teams).html());
+    }
+    if !doc.by_repo.is_empty() {
+        h.push_str("<h2>By repository</h2>\n");
+        h.push_str(&breakdown_table("repository", &doc.by_repo, &doc.teams).html());
     }
     let lists = [
         (

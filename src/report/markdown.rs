@@ -31,6 +31,41 @@ pub fn usd(x: Option<f64>, lower_bound: bool) -> String {
     }
 }
 
+/// A team's mean cost when anything is known of it: `None` when no run has a known cost (a
+/// lower bound of $0.00 says nothing), the priced mean otherwise (free runs count as $0.00).
+pub fn known_mean_cost(t: &TeamReport) -> Option<f64> {
+    if t.cost.runs > 0 && t.cost.priced_runs == 0 {
+        None
+    } else {
+        t.cost.mean_usd
+    }
+}
+
+/// A cost cell of a team (its mean, or its cost per resolved), read the same way in every table:
+/// `$0.00` for runs that drive no model, `unknown` when no run has a known cost (never
+/// `≥ $0.00`), `≥ $x` when some runs are unpriced.
+pub fn cost_cell(t: &TeamReport, x: Option<f64>) -> String {
+    if t.cost.runs > 0 && t.cost.priced_runs == 0 {
+        "unknown".into()
+    } else {
+        usd(x, t.cost.lower_bound)
+    }
+}
+
+/// The priced-runs cell: `8 of 8 (free: no model)`, `0 of 8 (none recorded a cost or priced
+/// tokens)`, `5 of 8`.
+pub fn priced_cell(t: &TeamReport) -> String {
+    let c = &t.cost;
+    let why = if c.runs > 0 && c.basis.keys().all(|b| b == "free") && !c.basis.is_empty() {
+        " (free: no model)"
+    } else if c.runs > 0 && c.priced_runs == 0 {
+        " (none recorded a cost or priced tokens)"
+    } else {
+        ""
+    };
+    format!("{} of {}{why}", c.priced_runs, c.runs)
+}
+
 pub fn secs(x: Option<f64>) -> String {
     match x {
         None => "–".into(),
@@ -480,17 +515,20 @@ pub fn render(
     for t in &doc.teams {
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} of {} | {} |",
+            "| {} | {} | {} | {} | {} | {} |",
             t.name,
-            usd(t.cost.mean_usd, t.cost.lower_bound),
+            cost_cell(t, t.cost.mean_usd),
             usd(t.cost.median_usd, false),
-            usd(t.cost.per_resolved_usd, t.cost.lower_bound),
-            t.cost.priced_runs,
-            t.cost.runs,
+            cost_cell(t, t.cost.per_resolved_usd),
+            priced_cell(t),
             secs(t.wall_time_median_s),
         );
     }
-    if doc.teams.iter().any(|t| t.cost.lower_bound) {
+    if doc
+        .teams
+        .iter()
+        .any(|t| t.cost.lower_bound && known_mean_cost(t).is_some())
+    {
         let _ = writeln!(
             md,
             "\n≥: some runs have an unknown cost (unpriced, timed out or crashed), so the mean and \
@@ -507,7 +545,7 @@ pub fn render(
             continue;
         }
         let _ = writeln!(md, "\n## By {title}\n");
-        breakdown(&mut md, title, groups, &doc.teams);
+        md.push_str(&breakdown_table(title, groups, &doc.teams).markdown());
     }
     if !doc.errored.is_empty() {
         let _ = writeln!(
@@ -575,25 +613,25 @@ pub fn render(
     md
 }
 
-fn breakdown(
-    md: &mut String,
+/// A breakdown (by language, by repository): each group's tasks and, per team, resolved and
+/// rate. One table for report.md and report.html.
+pub fn breakdown_table(
     title: &str,
     groups: &BTreeMap<String, BTreeMap<String, GroupReport>>,
     teams: &[TeamReport],
-) {
-    let names: Vec<&str> = teams.iter().map(|t| t.name.as_str()).collect();
-    let _ = writeln!(md, "| {title} | tasks | {} |", names.join(" | "));
-    let _ = writeln!(md, "|---|---:|{}", "---:|".repeat(names.len()));
+) -> Table {
+    let mut head: Vec<(&str, bool)> = vec![(title, false), ("tasks", true)];
+    head.extend(teams.iter().map(|t| (t.name.as_str(), true)));
+    let mut table = Table::new(&head);
     for (g, per_team) in groups {
         let tasks = per_team.values().map(|s| s.tasks).max().unwrap_or(0);
-        let cells: Vec<String> = names
-            .iter()
-            .map(|t| {
-                per_team.get(*t).map_or(String::new(), |s| {
-                    format!("{} ({})", s.resolved, pct(s.rate))
-                })
+        let mut row = vec![g.clone(), tasks.to_string()];
+        row.extend(teams.iter().map(|t| {
+            per_team.get(&t.name).map_or(String::new(), |s| {
+                format!("{} ({})", s.resolved, pct(s.rate))
             })
-            .collect();
-        let _ = writeln!(md, "| {g} | {tasks} | {} |", cells.join(" | "));
+        }));
+        table.rows.push(row);
     }
+    table
 }

@@ -17,10 +17,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::budget::Budgets;
 use super::pools::{Demand, Pool, Pools};
-use super::progress::Progress;
 use super::remote::{RemoteSummary, serve_round};
 use crate::backend::Backend;
 use crate::cache::{CacheError, RemoteCache};
+use crate::events::{
+    CacheHit, Event, Events, NodeFinished, NodeRetried, NodeShared, NodeStarted, Outcome,
+    RunStarted, StageCounts, StagePlan, Tally,
+};
 use crate::graph::{Graph, Mode, NodeJob, NodeKind, NodeState};
 use crate::manifest::{Manifest, StageKind, Topology};
 use crate::stages::{WorkError, WorkOutput, materialize};
@@ -32,7 +35,8 @@ use crate::tasks::TaskSet;
 pub struct ApplyOptions {
     /// The command line, for the run log and the lock.
     pub command: String,
-    pub quiet: bool,
+    /// Where the apply's events go (the reporter).
+    pub events: Events,
     /// Records read ahead (`Store::prefetch_light`): lookups of their keys read nothing.
     pub prefetched: HashMap<String, crate::store::ActionRecord>,
     /// The manifest's index as the caller read it (to prefetch); `None`: read it here.
@@ -56,6 +60,8 @@ pub struct ApplyResult {
     pub interrupted: bool,
     pub reports: Vec<PathBuf>,
     pub counts: BTreeMap<String, usize>,
+    /// Per stage in the manifest's order, what its nodes' terminal events counted.
+    pub stages: Vec<StageCounts>,
     /// What the remote cache served and took, if there is one.
     pub remote: Option<RemoteSummary>,
 }
@@ -111,7 +117,14 @@ pub struct Dispatcher<'a> {
     graph: Graph<'a>,
     pools: Pools,
     budgets: Budgets,
-    progress: Progress,
+    events: Events,
+    /// The terminal events so far, counted per stage.
+    tally: Tally,
+    /// Keys run by this apply -> the node that ran them: a node that finds one cached later
+    /// shares that run (as the plan counts it), it is no cache hit.
+    ran: HashMap<String, String>,
+    /// The backend's load line last emitted.
+    last_load: Option<String>,
     /// Ready nodes not launched yet, in creation order.
     queue: VecDeque<usize>,
     /// Key -> the node running it; other nodes of the key wait in `waiters`.
@@ -202,8 +215,7 @@ impl<'a> Dispatcher<'a> {
                 }
                 Ok(Err(e)) => {
                     summary.not_uploaded += 1;
-                    self.progress
-                        .note(&format!("note: remote cache: not uploaded: {e}"));
+                    self.events.note(format!("remote cache: not uploaded: {e}"));
                 }
                 Err(_) => summary.not_uploaded += 1,
             }
@@ -219,7 +231,35 @@ impl<'a> Dispatcher<'a> {
             let is_report = matches!(node.kind, NodeKind::Report);
             match node.state.clone() {
                 NodeState::Cached(rec) => {
-                    self.progress.added(&stage, true);
+                    match self.ran.get(&rec.key).cloned() {
+                        // A key this apply ran: the node shares that run.
+                        Some(with) => {
+                            self.emit(Event::NodeShared(NodeShared {
+                                stage: stage.clone(),
+                                address: address.clone(),
+                                key: rec.key.clone(),
+                                with: with.clone(),
+                            }));
+                            self.emit(Event::NodeFinished(NodeFinished {
+                                stage: stage.clone(),
+                                address: address.clone(),
+                                key: Some(rec.key.clone()),
+                                outcome: Outcome::Done,
+                                detail: describe(&rec),
+                                shared_with: Some(with),
+                                duration_ms: None,
+                            }));
+                        }
+                        None => {
+                            let remote = self.graph.served_by_remote(&rec.key);
+                            self.emit(Event::CacheHit(CacheHit {
+                                stage: stage.clone(),
+                                address: address.clone(),
+                                key: rec.key.clone(),
+                                remote,
+                            }));
+                        }
+                    }
                     self.index.nodes.insert(address.clone(), rec.key.clone());
                     self.note(&address, Some(rec.key.clone()), NodeStatus::Cached, None);
                     let m = self.m.clone();
@@ -229,21 +269,26 @@ impl<'a> Dispatcher<'a> {
                     if let (true, StageKind::Report(r)) = (is_report, &m.stages[&stage].kind)
                         && let Err(e) = materialize(&self.store, &rec.blobs, &r.out)
                     {
-                        self.progress.note(&format!(
-                            "note: cannot write the cached report: {e}; recomputing it"
+                        self.events.note(format!(
+                            "cannot write the cached report: {e}; recomputing it"
                         ));
                         let _ = self.store.remove_action(&rec.key);
                         self.graph.reopen(id);
                         self.enqueue(id);
                     }
                 }
-                NodeState::Ready => {
-                    self.progress.added(&stage, false);
-                    self.enqueue(id);
-                }
+                NodeState::Ready => self.enqueue(id),
                 NodeState::Failed(e) => {
-                    self.progress.added(&stage, false);
-                    self.progress.finished(&stage, &address, false, &e);
+                    let key = self.graph.nodes[id].key.clone();
+                    self.emit(Event::NodeFinished(NodeFinished {
+                        stage: stage.clone(),
+                        address: address.clone(),
+                        key,
+                        outcome: Outcome::Failed,
+                        detail: e.clone(),
+                        shared_with: None,
+                        duration_ms: None,
+                    }));
                     self.failed.push((address.clone(), e.clone()));
                     self.note(&address, None, NodeStatus::Failed, Some(e));
                 }
@@ -251,14 +296,14 @@ impl<'a> Dispatcher<'a> {
             }
         }
         for (path, reason) in std::mem::take(&mut self.graph.invalid) {
-            self.progress.note(&format!(
-                "note: record {} is not valid ({reason}); it was removed and its node recomputes",
+            self.events.note(format!(
+                "record {} is not valid ({reason}); it was removed and its node recomputes",
                 path.display()
             ));
         }
         for bad in std::mem::take(&mut self.graph.bad_blobs) {
-            self.progress
-                .note(&format!("note: {bad}; the node that wrote it recomputes"));
+            self.events
+                .note(format!("{bad}; the node that wrote it recomputes"));
         }
     }
 
@@ -268,16 +313,32 @@ impl<'a> Dispatcher<'a> {
             .key
             .clone()
             .expect("ready nodes have keys");
-        if let std::collections::hash_map::Entry::Vacant(e) = self.inflight.entry(key.clone()) {
-            e.insert(id);
-            self.queue.push_back(id);
-        } else {
-            // Same key as a queued or running node (an identical patch): wait for its result.
-            self.waiters.entry(key).or_default().push(id);
-            let node = &self.graph.nodes[id];
-            self.progress.started(&node.stage, &node.address);
-            self.graph.set_state(id, NodeState::Running);
+        match self.inflight.get(&key).copied() {
+            None => {
+                self.inflight.insert(key, id);
+                self.queue.push_back(id);
+            }
+            Some(runner) => {
+                // Same key as a queued or running node (an identical patch): wait for its
+                // result.
+                let node = &self.graph.nodes[id];
+                let shared = NodeShared {
+                    stage: node.stage.clone(),
+                    address: node.address.clone(),
+                    key: key.clone(),
+                    with: self.graph.nodes[runner].address.clone(),
+                };
+                self.waiters.entry(key).or_default().push(id);
+                self.emit(Event::NodeShared(shared));
+                self.graph.set_state(id, NodeState::Running);
+            }
         }
+    }
+
+    /// Counts an event, then hands it to the reporter.
+    fn emit(&mut self, e: Event) {
+        self.tally.observe(&e);
+        self.events.emit(e);
     }
 
     fn note(
@@ -324,7 +385,13 @@ impl<'a> Dispatcher<'a> {
             }
             self.pools.take(&d);
             let node = &self.graph.nodes[id];
-            self.progress.started(&node.stage, &node.address);
+            let started = NodeStarted {
+                stage: node.stage.clone(),
+                address: node.address.clone(),
+                key: node.key.clone().expect("ready nodes have keys"),
+            };
+            self.emit(Event::NodeStarted(started));
+            let node = &self.graph.nodes[id];
             let job = self
                 .graph
                 .job_of(id)
@@ -357,7 +424,15 @@ impl<'a> Dispatcher<'a> {
     fn not_run(&mut self, id: usize, reason: String) {
         let node = &self.graph.nodes[id];
         let (stage, address, key) = (node.stage.clone(), node.address.clone(), node.key.clone());
-        self.progress.not_run(&stage, &address, &reason);
+        self.emit(Event::NodeFinished(NodeFinished {
+            stage: stage.clone(),
+            address: address.clone(),
+            key: key.clone(),
+            outcome: Outcome::NotRun,
+            detail: reason.clone(),
+            shared_with: None,
+            duration_ms: None,
+        }));
         self.note(
             &address,
             key.clone(),
@@ -368,6 +443,15 @@ impl<'a> Dispatcher<'a> {
         self.inflight.remove(&key);
         for w in self.waiters.remove(&key).unwrap_or_default() {
             let a = self.graph.nodes[w].address.clone();
+            self.emit(Event::NodeFinished(NodeFinished {
+                stage: self.graph.nodes[w].stage.clone(),
+                address: a.clone(),
+                key: Some(key.clone()),
+                outcome: Outcome::NotRun,
+                detail: reason.clone(),
+                shared_with: Some(address.clone()),
+                duration_ms: None,
+            }));
             self.note(
                 &a,
                 Some(key.clone()),
@@ -388,50 +472,24 @@ impl<'a> Dispatcher<'a> {
         self.inflight.remove(&key);
         let mut same_key = self.waiters.remove(&key).unwrap_or_default();
         same_key.insert(0, id);
+        // A lost host (a pool): the backend says why the node can run again elsewhere.
+        let retry = match &result {
+            Err(WorkError::Infra(msg)) if !self.interrupted => self.backend.retry(&key, msg),
+            _ => None,
+        };
         match result {
-            Ok(rec) => {
-                let rec = Arc::new(rec);
-                if let (Some(b), Some(s)) = (self.budgets.get_mut(&node.stage), rec.solve()) {
-                    b.charge(s.cost_usd(&self.m.pricing));
-                }
-                let detail = describe(&rec);
-                for (i, nid) in same_key.iter().enumerate() {
-                    let address = self.graph.nodes[*nid].address.clone();
-                    self.progress.finished(
-                        &node.stage,
-                        &address,
-                        true,
-                        &if i == 0 {
-                            detail.clone()
-                        } else {
-                            format!("{detail} (same key as {})", node.address)
-                        },
-                    );
-                    self.index.nodes.insert(address.clone(), key.clone());
-                    let status = if i == 0 {
-                        NodeStatus::Done
-                    } else {
-                        NodeStatus::Cached
-                    };
-                    self.note(&address, Some(key.clone()), status, None);
-                    if i == 0 {
-                        self.upload(&key);
-                    }
-                    self.graph.complete(
-                        *nid,
-                        if i == 0 {
-                            NodeState::Done(rec.clone())
-                        } else {
-                            NodeState::Cached(rec.clone())
-                        },
-                    );
-                }
-            }
+            Ok(rec) => self.on_result(&node, &key, &same_key, Arc::new(rec)),
             Err(WorkError::CorruptInput { digest, message }) => {
-                self.progress.note(&format!(
-                    "note: {}: {message}; recomputing what produced it",
-                    node.address
-                ));
+                let reason = format!("{message}; recomputing what produced it");
+                for nid in &same_key {
+                    let n = &self.graph.nodes[*nid];
+                    let retried = NodeRetried {
+                        stage: n.stage.clone(),
+                        address: n.address.clone(),
+                        reason: reason.clone(),
+                    };
+                    self.emit(Event::NodeRetried(retried));
+                }
                 // No longer running: a node built on the producer (a grade of its patch, the
                 // report) is withdrawn with it and built again from the producer's new result,
                 // never rerun with the inputs it had (they may name the old result).
@@ -446,18 +504,17 @@ impl<'a> Dispatcher<'a> {
                     }
                 }
             }
-            Err(WorkError::Infra(msg))
-                if !self.interrupted
-                    && self.backend.retry(&key, &msg).is_some_and(|why| {
-                        self.progress
-                            .note(&format!("retry   {}  {why} (was: {msg})", node.address));
-                        true
-                    }) =>
-            {
+            Err(WorkError::Infra(msg)) if retry.is_some() => {
+                let why = retry.unwrap_or_default();
                 // A lost host (a pool): the node and those sharing its key run again.
                 for nid in same_key {
-                    let stage = self.graph.nodes[nid].stage.clone();
-                    self.progress.requeued(&stage);
+                    let n = &self.graph.nodes[nid];
+                    let retried = NodeRetried {
+                        stage: n.stage.clone(),
+                        address: n.address.clone(),
+                        reason: format!("{why} (was: {msg})"),
+                    };
+                    self.emit(Event::NodeRetried(retried));
                     self.graph.reopen(nid);
                     self.enqueue(nid);
                 }
@@ -467,12 +524,22 @@ impl<'a> Dispatcher<'a> {
                     WorkError::Cancelled => (NodeStatus::Interrupted, "cancelled".to_string()),
                     other => (NodeStatus::Failed, other.message()),
                 };
-                if !matches!(err, WorkError::Cancelled) {
-                    self.progress
-                        .finished(&node.stage, &node.address, false, &msg);
-                }
-                for nid in &same_key {
+                let outcome = if status == NodeStatus::Failed {
+                    Outcome::Failed
+                } else {
+                    Outcome::Cancelled
+                };
+                for (i, nid) in same_key.iter().enumerate() {
                     let address = self.graph.nodes[*nid].address.clone();
+                    self.emit(Event::NodeFinished(NodeFinished {
+                        stage: self.graph.nodes[*nid].stage.clone(),
+                        address: address.clone(),
+                        key: Some(key.clone()),
+                        outcome,
+                        detail: msg.clone(),
+                        shared_with: (i > 0).then(|| node.address.clone()),
+                        duration_ms: None,
+                    }));
                     if status == NodeStatus::Failed {
                         self.failed.push((address.clone(), msg.clone()));
                     }
@@ -480,6 +547,52 @@ impl<'a> Dispatcher<'a> {
                     self.graph.complete(*nid, NodeState::Failed(msg.clone()));
                 }
             }
+        }
+    }
+
+    /// A node's stored result: it and the nodes sharing its key complete with it.
+    fn on_result(
+        &mut self,
+        node: &crate::graph::Node,
+        key: &str,
+        same_key: &[usize],
+        rec: Arc<ActionRecord>,
+    ) {
+        if let (Some(b), Some(s)) = (self.budgets.get_mut(&node.stage), rec.solve()) {
+            b.charge(s.cost_usd(&self.m.pricing));
+        }
+        let detail = describe(&rec);
+        let key = key.to_string();
+        self.ran.insert(key.clone(), node.address.clone());
+        for (i, nid) in same_key.iter().enumerate() {
+            let address = self.graph.nodes[*nid].address.clone();
+            self.emit(Event::NodeFinished(NodeFinished {
+                stage: self.graph.nodes[*nid].stage.clone(),
+                address: address.clone(),
+                key: Some(key.clone()),
+                outcome: Outcome::Done,
+                detail: detail.clone(),
+                shared_with: (i > 0).then(|| node.address.clone()),
+                duration_ms: (i == 0).then_some(rec.duration_ms),
+            }));
+            self.index.nodes.insert(address.clone(), key.clone());
+            let status = if i == 0 {
+                NodeStatus::Done
+            } else {
+                NodeStatus::Cached
+            };
+            self.note(&address, Some(key.clone()), status, None);
+            if i == 0 {
+                self.upload(&key);
+            }
+            self.graph.complete(
+                *nid,
+                if i == 0 {
+                    NodeState::Done(rec.clone())
+                } else {
+                    NodeState::Cached(rec.clone())
+                },
+            );
         }
     }
 
@@ -511,10 +624,22 @@ impl<'a> Dispatcher<'a> {
         }
     }
 
+    /// The backend's load, when it changed.
+    fn load(&mut self) {
+        let Some(line) = self.backend.load() else {
+            return;
+        };
+        if self.last_load.as_deref() != Some(line.as_str()) {
+            self.last_load = Some(line.clone());
+            self.events
+                .emit(Event::BackendLoad(crate::events::BackendLoad { line }));
+        }
+    }
+
     fn on_cancel(&mut self, why: &str) {
         self.interrupted = true;
         self.cancel.cancel();
-        self.progress.note(why);
+        self.events.note(why);
     }
 }
 
@@ -607,6 +732,44 @@ impl Executor {
     }
 }
 
+/// What the plan counts per stage, from the same store and datasets (a graph in plan mode,
+/// expanded as far as the store allows; `prefetched` records are read from memory), and the
+/// notes of its expansion.
+fn planned_stages(
+    m: &Manifest,
+    store: &Store,
+    datasets: &BTreeMap<String, TaskSet>,
+    prefetched: &HashMap<String, ActionRecord>,
+    index: &Index,
+) -> Result<(Vec<StagePlan>, Vec<String>), String> {
+    let mut graph = Graph::new(m, Some(store), datasets, Mode::Plan)?;
+    graph.seed(prefetched.clone());
+    while !graph.advance().is_empty() {}
+    // Records that fail verification are removed by the lookup that finds them: this one.
+    let notes = std::mem::take(&mut graph.invalid)
+        .into_iter()
+        .map(|(path, reason)| {
+            format!(
+                "record {} is not valid ({reason}); it was removed and its node recomputes",
+                path.display()
+            )
+        })
+        .collect();
+    let stages = graph
+        .summaries(&index.nodes)
+        .into_iter()
+        .map(|s| StagePlan {
+            stage: s.stage,
+            kind: s.kind,
+            to_run: s.to_run as u64,
+            cached: (s.cached + s.remote) as u64,
+            shared: s.shared as u64,
+            estimated: s.estimated,
+        })
+        .collect();
+    Ok((stages, notes))
+}
+
 /// The run record of an apply starting now (no nodes yet).
 pub fn new_run_record(m: &Manifest, run_id: &str, command: &str) -> RunRecord {
     RunRecord {
@@ -642,6 +805,20 @@ pub async fn apply(
     };
     let index_before = index.nodes.clone();
     crate::timings::mark("apply started");
+    // The plan's counts, before any node starts: the bars' totals and the stream's
+    // `run_started`.
+    let (stages, notes) = planned_stages(&m, &store, &datasets, &opts.prefetched, &index)?;
+    crate::timings::mark("plan counted");
+    opts.events.emit(Event::RunStarted(RunStarted {
+        format: crate::events::EVENTS_FORMAT,
+        run_id: run_id.clone(),
+        manifest: m.path.display().to_string(),
+        store: store.root().display().to_string(),
+        stages,
+    }));
+    for note in notes {
+        opts.events.note(note);
+    }
     let mut graph = Graph::new(&m, Some(&store), &datasets, Mode::Apply)?;
     graph.verify_blobs = opts.verify_blobs;
     crate::timings::mark("graph made");
@@ -652,7 +829,10 @@ pub async fn apply(
         graph,
         pools: Pools::new(m.limits.jobs, m.limits.agents, backend.sandbox_cap()),
         budgets: Budgets::load(&m, &store),
-        progress: Progress::new(&m.stage_order, opts.quiet),
+        events: opts.events,
+        tally: Tally::default(),
+        ran: HashMap::new(),
+        last_load: None,
         queue: VecDeque::new(),
         inflight: HashMap::new(),
         waiters: HashMap::new(),
@@ -684,7 +864,7 @@ pub async fn apply(
             d.advance().await;
             crate::timings::mark("nodes admitted");
             d.launch()?;
-            d.progress.load(d.backend.load());
+            d.load();
         }
         if d.pools.active() == 0 {
             if d.interrupted || d.queue.is_empty() {
@@ -707,7 +887,7 @@ pub async fn apply(
             break;
         };
         d.on_done(id, result);
-        d.progress.load(d.backend.load());
+        d.load();
         if last_flush.elapsed() > Duration::from_secs(5) {
             let _ = store.save_index(&m.path, &d.index);
             let _ = store.save_run(&d.run);
@@ -715,8 +895,11 @@ pub async fn apply(
         }
     }
     d.finish_uploads().await;
-    d.progress.finish();
     backend.finish().await;
+    let stages = d.tally.in_order(&m.stage_order);
+    for c in &stages {
+        d.events.emit(Event::StageFinished(c.clone()));
+    }
     crate::timings::mark("nodes settled");
     d.run.ended_at = Some(now());
     d.run.status = if d.interrupted {
@@ -787,6 +970,7 @@ pub async fn apply(
         interrupted: d.interrupted,
         reports,
         counts,
+        stages,
         remote: d.remote_summary.take(),
     };
     // The process is about to exit: skip freeing the node graph, node by node.
@@ -794,7 +978,8 @@ pub async fn apply(
     Ok(result)
 }
 
-fn describe(rec: &ActionRecord) -> String {
+/// A stored result in a few words (`resolved`, `patch 120 bytes, timed out`).
+pub fn describe(rec: &ActionRecord) -> String {
     match &rec.output {
         Output::Sample(s) => format!("{} tasks", s.tasks.len()),
         Output::Grade(g) => {

@@ -12,7 +12,7 @@ use crate::backend::credentials::{CredentialsError, DockerConfig};
 use crate::backend::disk::{self, DiskNeed};
 use crate::backend::docker::DockerHost;
 use crate::backend::pull::{self, PullError, PullProgress, Pulled};
-use crate::manifest::{BackendKind, Manifest};
+use crate::manifest::Manifest;
 use crate::store::{Store, StoreError};
 use crate::tasks::{TaskBase, TaskSet};
 
@@ -121,10 +121,10 @@ pub async fn prepare(
     datasets: &BTreeMap<String, TaskSet>,
     store: &Store,
     scope: DiskScope,
-    quiet: bool,
+    events: &crate::events::Events,
 ) -> Result<Prepared, PrepareError> {
     let mut out = Prepared::default();
-    if m.backend.kind != BackendKind::Docker {
+    if !super::backend_config(m).uses_images() {
         return Ok(out);
     }
     let refs: Vec<String> = image_refs(datasets).into_iter().collect();
@@ -212,7 +212,7 @@ pub async fn prepare(
     if items.is_empty() {
         return Ok(out);
     }
-    let progress = PullProgress::new(quiet);
+    let progress = PullProgress::new(events.clone());
     out.pulled = pull::pull_all(&host, items, m.limits.pulls, &progress)
         .await
         .map_err(PrepareError::Pull)?;

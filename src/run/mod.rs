@@ -8,18 +8,36 @@ pub mod images;
 pub mod noop;
 mod plan;
 mod pools;
-mod progress;
 pub mod remote;
 pub mod spend;
+pub mod summary;
 
-pub use apply::{ApplyOptions, ApplyResult, Dispatcher, apply, new_run_id, new_run_record};
+pub use apply::{
+    ApplyOptions, ApplyResult, Dispatcher, apply, describe as describe_record, new_run_id,
+    new_run_record,
+};
 pub use budget::{Budget, Budgets};
 pub use datasets::{Snapshots, load_datasets, load_summaries, local_snapshots, snapshots_of};
 pub use plan::{AgentImagePlan, PlanEntry, PlanReport, PowerPlan, PowerQuery, plan};
 pub use pools::{Demand, Pool, Pools};
-pub use progress::Progress;
 
 use crate::manifest::{Agent, Manifest, UsageFormat};
+
+/// The manifest's `[backend]` as the backend module takes it.
+pub fn backend_config(m: &Manifest) -> crate::backend::BackendConfig<'_> {
+    crate::backend::BackendConfig {
+        kind: m.backend.kind,
+        host: m.backend.host.as_deref(),
+        hosts: &m.backend.hosts,
+        images: &m.backend.images,
+        resources: crate::backend::Resources {
+            cpus: m.backend.cpus,
+            memory_bytes: m.backend.memory_bytes,
+            pids: m.backend.pids,
+        },
+        containers: m.limits.containers,
+    }
+}
 
 /// Whether an agent's cost can be known: the harness reports exact dollars (claude), or reports
 /// tokens for a model in the pricing table (codex, aider, mini-swe-agent: their own figures are

@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 
 use super::datasets::Snapshots;
 use crate::graph::JobBuilder;
-use crate::manifest::{BackendKind, HarnessKind, Manifest, StageKind};
+use crate::manifest::{HarnessKind, Manifest, StageKind};
 use crate::store::{FileStamp, NodeStatus, RACY_NS, RunNode, RunRecord, Store};
 
 const MAGIC: &str = "bench-noop-memo 3";
@@ -103,8 +103,8 @@ pub fn fingerprint(m: &Manifest, datasets: &Snapshots, jobs: &JobBuilder<'_>) ->
             part("predictions", d.as_bytes());
         }
     }
-    if m.backend.kind == BackendKind::Local {
-        part("isolation", crate::backend::jail::isolation().as_bytes());
+    if let Some(fact) = crate::backend::machine_fact(&super::backend_config(m)) {
+        part("isolation", fact.as_bytes());
     }
     Some(h.finalize().to_hex().to_string())
 }
@@ -263,9 +263,11 @@ pub fn check(store: &Store, manifest: &Path, fingerprint: &str) -> Option<Checke
     })
 }
 
-/// What a no-op apply from a memo did: the reports it wrote.
+/// What a no-op apply from a memo did: the reports it wrote, and its counts per stage (every
+/// node cached).
 pub struct NoopRun {
     pub reports: Vec<PathBuf>,
+    pub stages: Vec<crate::events::StageCounts>,
 }
 
 /// The no-op apply of a checked memo: a cached report's files are written again if they are
@@ -277,7 +279,7 @@ pub fn apply(
     store: &Store,
     memo: Checked,
     mut run: RunRecord,
-    progress: &mut super::Progress,
+    events: &crate::events::Events,
 ) -> Result<Option<NoopRun>, String> {
     let mut reports = Vec::new();
     for (stage, key, list) in &memo.reports {
@@ -295,16 +297,84 @@ pub fn apply(
         reports.push(r.out.join("report.md"));
     }
     crate::timings::mark("no-op reports written");
-    for (stage, n) in &memo.counts {
-        for _ in 0..*n {
-            progress.added(stage, true);
-        }
-    }
-    progress.finish();
+    emit_cached(m, store, &run, &memo, events);
     run.ended_at = Some(jiff::Timestamp::now().to_string());
     run.status = crate::store::RunStatus::Complete;
     store
         .save_run_with_nodes(&run, &memo.nodes_json)
         .map_err(|e| e.to_string())?;
-    Ok(Some(NoopRun { reports }))
+    let stages = m
+        .stage_order
+        .iter()
+        .map(|s| crate::events::StageCounts {
+            stage: s.clone(),
+            cached: memo.counts.get(s).copied().unwrap_or(0) as u64,
+            ..Default::default()
+        })
+        .collect();
+    Ok(Some(NoopRun { reports, stages }))
+}
+
+/// The events of an apply whose every node is cached: the plan, a cache hit per node (only
+/// for a JSON stream: reading the nodes back costs what the memo saves, and people see the
+/// counts), and each stage's counts.
+fn emit_cached(
+    m: &Manifest,
+    store: &Store,
+    run: &RunRecord,
+    memo: &Checked,
+    events: &crate::events::Events,
+) {
+    use crate::events::{CacheHit, Event, RunStarted, StageCounts, StagePlan};
+    let count = |s: &str| memo.counts.get(s).copied().unwrap_or(0) as u64;
+    events.emit(Event::RunStarted(RunStarted {
+        format: crate::events::EVENTS_FORMAT,
+        run_id: run.id.clone(),
+        manifest: m.path.display().to_string(),
+        store: store.root().display().to_string(),
+        stages: m
+            .stage_order
+            .iter()
+            .map(|s| StagePlan {
+                stage: s.clone(),
+                kind: m.stages[s].kind.name().to_string(),
+                to_run: 0,
+                cached: count(s),
+                shared: 0,
+                estimated: false,
+            })
+            .collect(),
+    }));
+    if events.is_json()
+        && let Ok(nodes) = serde_json::from_slice::<BTreeMap<String, RunNode>>(&memo.nodes_json)
+    {
+        for (address, node) in nodes {
+            // An address is its stage's name, or starts with it (`gold/<task>`).
+            let stage = m
+                .stage_order
+                .iter()
+                .filter(|s| {
+                    address == **s
+                        || address
+                            .strip_prefix(s.as_str())
+                            .is_some_and(|r| r.starts_with('/'))
+                })
+                .max_by_key(|s| s.len())
+                .cloned()
+                .unwrap_or_default();
+            events.emit(Event::CacheHit(CacheHit {
+                stage,
+                key: node.key.unwrap_or_default(),
+                address,
+                remote: false,
+            }));
+        }
+    }
+    for s in &m.stage_order {
+        events.emit(Event::StageFinished(StageCounts {
+            stage: s.clone(),
+            cached: count(s),
+            ..Default::default()
+        }));
+    }
 }

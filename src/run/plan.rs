@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::graph::{Graph, Mode, NodeKind, NodeState, StageSummary, label_inputs};
+use crate::graph::{Graph, Mode, NodeKind, NodeState, StageSummary};
 use crate::manifest::Manifest;
 use crate::store::Store;
 use crate::tasks::TaskSet;
@@ -354,13 +354,5 @@ fn reasons(
             &old_key[..12]
         )];
     };
-    let team = node.kind.team();
-    let diffs = crate::key::diff(&old.job, &job.explain());
-    if diffs.is_empty() {
-        return vec!["key changed".to_string()];
-    }
-    diffs
-        .into_iter()
-        .map(|(path, a, b)| format!("{} {a} -> {b}", label_inputs(&path, &node.stage, team)))
-        .collect()
+    crate::graph::explain_changes(&old.job, &job.explain(), &node.stage, node.kind.team())
 }

@@ -2,7 +2,9 @@
 //! team (the same topology of the same `harness@model` agents, in any manifest sharing the
 //! store): per team, the mean cost of a stored solve and its range, times the solves to run. So
 //! an experiment prices itself before it runs. Not a budget (that is apply's) and not a promise:
-//! a team with no stored priced solve has no estimate, never $0.
+//! a team with no stored priced solve has no estimate, never $0, except a team whose agents
+//! drive no model (oracle, nop, predictions, a command without a model or usage reader), which
+//! is free, as its report says.
 
 use std::collections::BTreeMap;
 
@@ -23,8 +25,30 @@ pub struct SpendEstimate {
     pub mean_usd: Option<f64>,
     pub min_usd: Option<f64>,
     pub max_usd: Option<f64>,
-    /// `pending x mean`, when there are samples.
+    /// `pending x mean`, when there are samples (0 for a free team).
     pub expected_usd: Option<f64>,
+    /// The team drives no model: its runs cost nothing (the report's `free` basis).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub free: bool,
+}
+
+/// Whether every agent of `team` drives no model, as the solve records it (`RunUsage::no_model`):
+/// oracle, nop and predictions harnesses, and commands without a model and a usage reader.
+pub fn drives_no_model(m: &Manifest, team: &str) -> bool {
+    use crate::manifest::HarnessKind;
+    let Some(t) = m.teams.get(team) else {
+        return false;
+    };
+    t.topology
+        .agents()
+        .iter()
+        .all(|a| match m.harnesses.get(&a.harness) {
+            Some(h) => match h.kind {
+                HarnessKind::Oracle | HarnessKind::Nop | HarnessKind::Predictions => true,
+                HarnessKind::Command => a.model.is_none() && h.usage.is_none(),
+            },
+            None => false,
+        })
 }
 
 /// A team's identity for cost history: its topology, agents as `harness@model` (how solve jobs
@@ -71,6 +95,18 @@ pub fn estimate(
     pending
         .iter()
         .map(|(team, &n)| {
+            if drives_no_model(m, team) {
+                return SpendEstimate {
+                    team: team.clone(),
+                    pending: n,
+                    samples: 0,
+                    mean_usd: Some(0.0),
+                    min_usd: Some(0.0),
+                    max_usd: Some(0.0),
+                    expected_usd: Some(0.0),
+                    free: true,
+                };
+            }
             let sig = signature(
                 &serde_json::to_value(&m.teams[team].topology).expect("topologies serialize"),
             );
@@ -84,6 +120,7 @@ pub fn estimate(
                 min_usd: costs.iter().copied().reduce(f64::min),
                 max_usd: costs.iter().copied().reduce(f64::max),
                 expected_usd: mean.map(|c| c * n as f64),
+                free: false,
             }
         })
         .collect()
@@ -112,6 +149,13 @@ pub fn render(estimates: &[SpendEstimate]) -> Vec<String> {
         )
     }];
     for e in estimates {
+        if e.free {
+            out.push(format!(
+                "  team {}: {} to run, free (drives no model)",
+                e.team, e.pending
+            ));
+            continue;
+        }
         out.push(match (e.mean_usd, e.min_usd, e.max_usd) {
             (Some(mean), Some(lo), Some(hi)) => format!(
                 "  team {}: {} to run x ${mean:.4} a task (range ${lo:.4}-${hi:.4} over {} stored solves)",
@@ -165,6 +209,7 @@ mod tests {
                 min_usd: costs.iter().copied().reduce(f64::min),
                 max_usd: costs.iter().copied().reduce(f64::max),
                 expected_usd: mean.map(|c| c * pending as f64),
+                free: false,
             }
         };
         let lines = render(&[e("a", &[0.01, 0.03], 4), e("b", &[], 2)]);
@@ -181,5 +226,17 @@ mod tests {
             "expected spend: $1.0000 for 2 solves"
         );
         assert!(render(&[]).is_empty());
+        let free = SpendEstimate {
+            free: true,
+            ..e("oracle", &[0.0], 8)
+        };
+        assert_eq!(
+            render(&[free, e("a", &[0.5], 2)]),
+            [
+                "expected spend: $1.0000 for 10 solves",
+                "  team oracle: 8 to run, free (drives no model)",
+                "  team a: 2 to run x $0.5000 a task (range $0.5000-$0.5000 over 1 stored solves)",
+            ]
+        );
     }
 }

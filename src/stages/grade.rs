@@ -36,12 +36,7 @@ pub async fn grade(
 ) -> Result<WorkOutput, WorkError> {
     let patch = patch_bytes(job, store)?;
     let base = backend.base_commit(job.task.base());
-    let before_strip = match job.protocol.name {
-        crate::jobs::ProtocolId::SweBenchPro => {
-            crate::protocols::swe_bench_pro::image_capture(&job.task)
-        }
-        _ => None,
-    };
+    let before_strip = crate::protocols::before_strip(job);
     let spec = SandboxSpec {
         base: job.task.base(),
         phase: Phase::Grade,

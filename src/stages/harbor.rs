@@ -2,8 +2,9 @@
 //!
 //! - [`trial`], a solve: the agent in a container of the task's environment (its workdir, its
 //!   resources, its agent network), for `agent.timeout_sec` (at most the stage's timeout); then
-//!   the end state snapshotted (`docker diff` + the archive API, before `/tests` exists), the
-//!   network cut, and Harbor's verifier run in that same container. Both are stored: the
+//!   every process it left ended, the end state snapshotted (`docker diff` + the archive API,
+//!   before `/tests` exists), the network cut, and Harbor's verifier run in that same container
+//!   (on `/logs/verifier` and `/tests` bench empties first: `protocols/harbor.rs`). Both are stored: the
 //!   snapshot for `fresh` grades, the verifier's record for `in-place` ones.
 //! - [`grade`]: `in-place` reads the trial's record; `fresh` verifies in a new container of the
 //!   task image with the snapshot restored; a gold check runs the oracle (`solution/solve.sh`)
@@ -76,6 +77,7 @@ fn scrub_run(run: &mut VerifierRun, secrets: &[Vec<u8>]) {
     run.stdout = scrub_text(&run.stdout, secrets);
     run.reward_txt = run.reward_txt.as_deref().map(|t| scrub_text(t, secrets));
     run.reward_json = run.reward_json.as_deref().map(|t| scrub_text(t, secrets));
+    run.error = run.error.as_deref().map(|t| scrub_text(t, secrets));
 }
 
 fn solution_bytes(text: &str) -> Result<Vec<u8>, WorkError> {
@@ -228,13 +230,24 @@ pub async fn trial(
         };
         ledger.record("worker", worker, &run);
         ledger.exit_code = run.exit_code;
+        // Nothing the agent started outlives its run: the snapshot is its end state, and no
+        // background process writes during the verifier (which ends them again itself).
+        ws.end_processes().await?;
         let snapshot = ws.snapshot(&SNAPSHOT_EXCLUDE).await?;
         if network != crate::backend::Network::None {
             ws.set_network(false).await?;
         }
-        let run = verify(ws.as_ref(), spec, "in-place", false, cancel)
-            .await
-            .map_err(grade_err)?;
+        let run = match verify(ws.as_ref(), spec, "in-place", false, cancel).await {
+            Ok(run) => run,
+            // The agent's end state defeated the verifier here (its reset failed): that is the
+            // in-place outcome, recorded with the snapshot, which a fresh grade still verifies.
+            Err(GradeError::Task(m)) => VerifierRun {
+                mode: "in-place".to_string(),
+                error: Some(scrub::scrub_str(&m)),
+                ..Default::default()
+            },
+            Err(GradeError::Sandbox(e)) => return Err(e.into()),
+        };
         Ok((snapshot, run))
     }
     .await;

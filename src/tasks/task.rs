@@ -88,6 +88,11 @@ impl Clone for TaskDigests {
     }
 }
 
+/// Longest string field of a grading view that `plan --explain` records inline.
+const EXPLAIN_INLINE_BYTES: usize = 2048;
+/// Longest list field (of test names) of a grading view that it records inline.
+const EXPLAIN_INLINE_ITEMS: usize = 64;
+
 #[derive(Serialize)]
 struct SolverView<'a> {
     instance_id: &'a str,
@@ -150,8 +155,8 @@ impl Task {
             .clone()
     }
 
-    fn compute_solver_digest(&self) -> String {
-        crate::key::digest_of(&SolverView {
+    fn solver_view(&self) -> SolverView<'_> {
+        SolverView {
             instance_id: &self.instance_id,
             repo: &self.repo,
             problem_statement: &self.problem_statement,
@@ -159,7 +164,19 @@ impl Task {
             repo_dir: &self.repo_dir,
             setup_cmds: &self.setup_cmds,
             harbor: self.harbor.as_ref().map(|h| h.agent_digest()),
-        })
+        }
+    }
+
+    fn compute_solver_digest(&self) -> String {
+        crate::key::digest_of(&self.solver_view())
+    }
+
+    /// What `plan --explain` shows of the solver view: every field its digest hashes, by name,
+    /// so an edit reads as `task: problem_statement ...`, not as one digest against another.
+    pub fn solver_explain(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self.solver_view()).expect("task views serialize");
+        v["digest"] = serde_json::Value::String(self.solver_digest());
+        v
     }
 
     /// Digest of the reference patch.
@@ -179,7 +196,41 @@ impl Task {
     }
 
     fn compute_grading_digest(&self) -> String {
-        crate::key::digest_of(&GradingView {
+        crate::key::digest_of(&self.grading_view())
+    }
+
+    /// What `plan --explain` shows of the grading view: every field its digest hashes, by name;
+    /// a long field (a big test patch, a list of hundreds of tests) as its digest and size, so
+    /// stored records stay small.
+    pub fn grading_explain(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self.grading_view()).expect("task views serialize");
+        if let serde_json::Value::Object(fields) = &mut v {
+            for (name, field) in fields.iter_mut() {
+                let size = match &*field {
+                    serde_json::Value::String(s) if s.len() > EXPLAIN_INLINE_BYTES => {
+                        format!("{} bytes", s.len())
+                    }
+                    serde_json::Value::Array(a) if a.len() > EXPLAIN_INLINE_ITEMS => {
+                        format!("{} entries", a.len())
+                    }
+                    _ => continue,
+                };
+                let digest = crate::key::digest_of(&*field);
+                *field = serde_json::Value::String(format!(
+                    "{} ({size}) of {name}",
+                    &digest[..digest.len().min(12)]
+                ));
+            }
+            fields.insert(
+                "digest".to_string(),
+                serde_json::Value::String(self.grading_digest()),
+            );
+        }
+        v
+    }
+
+    fn grading_view(&self) -> GradingView<'_> {
+        GradingView {
             view: GRADING_VIEW,
             instance_id: &self.instance_id,
             base: &self.base,
@@ -194,7 +245,7 @@ impl Task {
             repo_dir: &self.repo_dir,
             pro: &self.pro,
             harbor: self.harbor.as_ref().map(|h| h.grading_digest()),
-        })
+        }
     }
 
     /// Digest of the whole record: the same value as `crate::key::digest_of(self)`, computed

@@ -22,3 +22,15 @@ describe('suite with a failing after hook', () => {
 describe.skip('skipped suite', () => {
   it('never runs', () => {});
 });
+test('parent passes', async (t) => {
+  await t.test('first child', () => {});
+  await t.test('second child', () => {});
+});
+test('parent of a failing child', async (t) => {
+  await t.test('failing child', () => assert.strictEqual(1, 2));
+  await t.test('passing child', () => {});
+});
+test.todo('todo without a body');
+test('todo that fails', { todo: 'not yet' }, () => {
+  throw new Error('not written yet');
+});

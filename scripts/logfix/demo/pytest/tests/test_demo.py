@@ -6,6 +6,8 @@ def test_param(x):
     assert x != 3
 
 
+# A skip from setup: pytest evaluates the mark while setting the test up (its report log
+# says `when: setup, outcome: skipped`), as it would a `pytest.skip` in a fixture.
 @pytest.mark.skip(reason="not now")
 def test_skip():
     pass
