@@ -498,7 +498,7 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
             }
         }
     }
-    if m.backend.kind == BackendKind::Local {
+    if m.backend.kind == crate::types::BackendKind::Local {
         problems.extend(programs.iter().filter_map(|(h, teams)| {
             let teams: Vec<&str> = teams.iter().copied().collect();
             crate::harness::preflight::missing_program(h, &m.harnesses[*h], &teams)
