@@ -323,11 +323,28 @@ async fn browser(driver: &Driver, profile: &Path) -> Client {
 
 /// Waits until the page has rendered its route (`body[data-ready]`), then returns its text.
 async fn ready(c: &Client) -> String {
-    c.wait()
-        .at_most(Duration::from_secs(20))
-        .for_element(Locator::Css("body[data-ready]"))
-        .await
-        .expect("the page renders");
+    // `data-ready` holds the fragment the page last rendered: the route is rendered when it is
+    // the current one (a click that changed the fragment has not rendered yet otherwise).
+    let started = Instant::now();
+    loop {
+        let done = c
+            .execute(
+                "var r = document.body.getAttribute('data-ready'); \
+                 return r === 'error' || r === (location.hash || '#/');",
+                vec![],
+            )
+            .await
+            .unwrap();
+        if done.as_bool() == Some(true) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the page did not render {}",
+            c.current_url().await.unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let err = c.find_all(Locator::Css("#error")).await.unwrap();
     if let Some(e) = err.first() {
         panic!("the page failed: {}", e.text().await.unwrap());
@@ -411,6 +428,28 @@ async fn a_browser_goes_from_the_experiment_to_a_failed_pairs_diff_test_and_tool
             Some("fixer")
         );
     }
+    // Sortable: by outcome, then the other way (the filter stays).
+    let mut firsts = Vec::new();
+    for _ in 0..2 {
+        c.find(Locator::Css("#pairs th[data-key='outcome']"))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+        ready(&c).await;
+        let rows = c.find_all(Locator::Css("#pairs tr.pair")).await.unwrap();
+        assert_eq!(rows.len(), 8);
+        firsts.push(rows[0].attr("data-outcome").await.unwrap().unwrap());
+    }
+    assert_eq!(firsts, ["resolved", "unresolved"]);
+    assert!(
+        c.current_url()
+            .await
+            .unwrap()
+            .as_str()
+            .contains("team=fixer")
+    );
     // Click the failed task that has a patch.
     let link = c
         .find(Locator::XPath(&format!(
