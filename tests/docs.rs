@@ -831,8 +831,9 @@ fn every_source_path_the_docs_name_exists() {
             };
             for p in paths {
                 checked += 1;
-                // A glob (`src/parsers/*.rs`) names its directory.
-                let p = match p.find('*') {
+                // A glob (`src/parsers/*.rs`) or a placeholder (`src/datasets/<name>.rs`)
+                // names its directory.
+                let p = match p.find(['*', '<']) {
                     Some(star) => p[..star].to_string(),
                     None => p,
                 };
