@@ -99,6 +99,20 @@ pub struct GoldReport {
     pub errored: Vec<String>,
 }
 
+impl GoldReport {
+    /// The tasks the gold check did not pass, as both reports print them after the count
+    /// (`; invalid: a, b; errored: c`; empty when every task is valid).
+    pub fn failed_lists(&self) -> String {
+        let mut out = String::new();
+        for (label, tasks) in [("invalid", &self.invalid), ("errored", &self.errored)] {
+            if !tasks.is_empty() {
+                out.push_str(&format!("; {label}: {}", tasks.join(", ")));
+            }
+        }
+        out
+    }
+}
+
 /// One team's numbers on the common tasks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -459,19 +459,10 @@ pub fn render(
         (
             "gold check".to_string(),
             format!(
-                "{} of {} valid{}{}",
+                "{} of {} valid{}",
                 doc.gold.valid.len(),
                 doc.gold.tasks,
-                if doc.gold.invalid.is_empty() {
-                    String::new()
-                } else {
-                    format!("; invalid: {}", doc.gold.invalid.join(", "))
-                },
-                if doc.gold.errored.is_empty() {
-                    String::new()
-                } else {
-                    format!("; errored: {}", doc.gold.errored.join(", "))
-                },
+                doc.gold.failed_lists(),
             ),
         ),
     ]) {

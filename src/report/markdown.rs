@@ -471,19 +471,10 @@ pub fn render(
     if doc.gold.tasks > 0 {
         let _ = writeln!(
             md,
-            "Gold check: {} of {} tasks valid{}{}.\n",
+            "Gold check: {} of {} tasks valid{}.\n",
             doc.gold.valid.len(),
             doc.gold.tasks,
-            if doc.gold.invalid.is_empty() {
-                String::new()
-            } else {
-                format!("; invalid: {}", doc.gold.invalid.join(", "))
-            },
-            if doc.gold.errored.is_empty() {
-                String::new()
-            } else {
-                format!("; errored: {}", doc.gold.errored.join(", "))
-            },
+            doc.gold.failed_lists(),
         );
     }
     if let Some(p) = &doc.promotion {
