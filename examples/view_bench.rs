@@ -423,7 +423,10 @@ async fn main() {
             let mut whole = Vec::new();
             for _ in 0..rounds {
                 let s = Instant::now();
-                let n = store.get_blob(&big_log).unwrap().len();
+                let n = store
+                    .get_blob(&bench::types::Digest::parse(&big_log).unwrap())
+                    .unwrap()
+                    .len();
                 assert_eq!(n, BIG_LOG.max(n));
                 whole.push(s.elapsed().as_secs_f64() * 1000.0);
             }

@@ -398,11 +398,11 @@ fn verify(cli: &Cli, file: &Path) -> Result<u8, Report> {
         Graph::new(&l.m, Some(store), &l.datasets, Mode::Plan).map_err(|e| miette!("{e}"))?;
     graph.verify_blobs = true;
     while !graph.advance().is_empty() {}
-    let checked: std::collections::BTreeSet<&str> = graph
+    let checked: std::collections::BTreeSet<crate::types::Digest> = graph
         .nodes
         .iter()
         .filter_map(|n| n.state.record())
-        .flat_map(|r| r.blob_digests())
+        .flat_map(|r| r.blob_digests().unwrap_or_default())
         .collect();
     for (path, reason) in &graph.invalid {
         println!("record {}: {reason}; removed", path.display());
@@ -483,7 +483,11 @@ fn status_node(cli: &Cli, file: &Path, address: &str, json: bool) -> Result<u8, 
         (Some(r), Some(s)) => r
             .blobs
             .iter()
-            .map(|(name, d)| (name.as_str(), s.blob_path(d).display().to_string()))
+            .map(|(name, d)| {
+                let path = crate::types::Digest::parse(d)
+                    .map_or_else(|e| e.to_string(), |d| s.blob_path(&d).display().to_string());
+                (name.as_str(), path)
+            })
             .collect(),
         _ => BTreeMap::new(),
     };

@@ -1220,7 +1220,12 @@ fn stored_grade(dir: &Path, manifest: &str, address: &str) -> (serde_json::Value
         .to_string();
     assert!(check.starts_with("history check passed"), "{check}");
     out["history_check"] = "history check passed".into();
-    let statuses = String::from_utf8(store.get_blob(&rec.blobs["statuses"]).unwrap()).unwrap();
+    let statuses = String::from_utf8(
+        store
+            .get_blob(&bench::types::Digest::parse(&rec.blobs["statuses"]).unwrap())
+            .unwrap(),
+    )
+    .unwrap();
     (out, statuses)
 }
 

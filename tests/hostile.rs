@@ -295,7 +295,12 @@ fn grade_blob(sb: &Sandbox, team: &str, name: &str) -> String {
     let bench::store::Lookup::Hit(rec) = store.get_action(key) else {
         panic!("no record for {key}")
     };
-    String::from_utf8_lossy(&store.get_blob(&rec.blobs[name]).unwrap()).into_owned()
+    String::from_utf8_lossy(
+        &store
+            .get_blob(&bench::types::Digest::parse(&rec.blobs[name]).unwrap())
+            .unwrap(),
+    )
+    .into_owned()
 }
 
 /// The quickstart on two tasks, applied, then no-op applies until the memo is taken.
@@ -372,7 +377,9 @@ fn report_is_right(sb: &Sandbox, teams: &serde_json::Value, what: &str) {
     let (_, md) = blob_at(sb, &|a| a.starts_with("report"), "report.md");
     assert_eq!(
         std::fs::read(sb.path("reports/quickstart/report.md")).unwrap(),
-        store.get_blob(&md).unwrap(),
+        store
+            .get_blob(&bench::types::Digest::parse(&md).unwrap())
+            .unwrap(),
         "{what}"
     );
     let manifest = std::fs::canonicalize(sb.manifest()).unwrap();
@@ -394,7 +401,9 @@ fn report_is_right(sb: &Sandbox, teams: &serde_json::Value, what: &str) {
             };
             assert_eq!(
                 std::fs::read(dir.join(file)).ok(),
-                store.get_blob(d).ok(),
+                store
+                    .get_blob(&bench::types::Digest::parse(d).unwrap())
+                    .ok(),
                 "{what}: {address}: {file} is not its record's"
             );
         }
@@ -456,7 +465,12 @@ fn a_deleted_emptied_or_flipped_blob_of_each_kind_is_recomputed_in_one_apply() {
             // The node's current record (the same result, or the one that replaced it: a log
             // holds a fresh nonce) has its blob.
             let (_, now) = blob_at(&sb, pred, name);
-            assert!(store_of(&sb).get_blob(&now).is_ok(), "{what}: not restored");
+            assert!(
+                store_of(&sb)
+                    .get_blob(&bench::types::Digest::parse(&now).unwrap())
+                    .is_ok(),
+                "{what}: not restored"
+            );
             report_is_right(&sb, &teams, &what);
             let o = timed(&sb, &["apply", "quickstart.toml"], &[]);
             assert!(executed(&o).is_empty(), "{what}: {}", stderr(&o));
@@ -484,7 +498,12 @@ fn apply_verify_recomputes_a_flipped_patch_in_the_same_apply() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!executed(&o).is_empty(), "{address}: {}", stderr(&o));
     assert!(stderr(&o).contains("corrupt"), "{}", stderr(&o));
-    assert!(store_of(&sb).get_blob(&digest).is_ok(), "not restored");
+    assert!(
+        store_of(&sb)
+            .get_blob(&bench::types::Digest::parse(&digest).unwrap())
+            .is_ok(),
+        "not restored"
+    );
     report_is_right(&sb, &teams, "apply --verify");
     let o = timed(&sb, &["export", "quickstart.toml"], &[]);
     assert!(o.status.success(), "export: {}", stderr(&o));

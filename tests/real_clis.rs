@@ -816,7 +816,12 @@ fn trajectory_sizes(sb: &Sandbox, team: &str) -> Vec<usize> {
             let bench::store::Lookup::Hit(rec) = store.get_action(&key) else {
                 panic!("no record for {address}");
             };
-            out.push(store.get_blob(&rec.blobs["trajectory"]).unwrap().len());
+            out.push(
+                store
+                    .get_blob(&bench::types::Digest::parse(&rec.blobs["trajectory"]).unwrap())
+                    .unwrap()
+                    .len(),
+            );
         }
     }
     assert!(!out.is_empty(), "no solve of {team}");

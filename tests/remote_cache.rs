@@ -453,9 +453,9 @@ fn no_partial_entry(moto: &Moto, trusted: &str) -> usize {
         let entry = bench::cache::Entry::decode(key, &moto.get(e)).expect("a whole entry");
         assert_eq!(entry.signer.to_string(), trusted);
         let rec = bench::store::Store::verify_record_bytes(&entry.record, key).unwrap();
-        for d in rec.blob_refs() {
+        for d in rec.blob_digests().unwrap() {
             assert!(
-                blobs.contains(&d),
+                blobs.contains(d.as_str()),
                 "entry {e} is visible before its blob {d}"
             );
         }
@@ -649,4 +649,305 @@ fn a_directory_remote_is_shared_like_a_bucket() {
         }
     }
     assert!(stray.is_empty(), "{stray:?}");
+}
+
+// ---- Trusted entries that try to do more than be believed (a compromised or buggy colleague).
+// These run on a directory remote: the attacks are in the entries, not the transport.
+
+/// A machine on the directory remote `dir`.
+fn on_dir(dir: &Path) -> Machine {
+    let mut m = Machine::new(0);
+    m.remote = format!("file://{}", dir.display());
+    m
+}
+
+/// The key the index of `m`'s store gives the first address matching `pred`, and that address.
+fn key_at(m: &Machine, pred: impl Fn(&str) -> bool) -> (String, String) {
+    let store = bench::store::Store::open_existing(&m.sb.path(".bench")).expect("a store");
+    let manifest = std::fs::canonicalize(m.sb.path("quickstart.toml")).unwrap();
+    let index = store.load_index(&manifest);
+    index
+        .nodes
+        .into_iter()
+        .find(|(a, _)| pred(a))
+        .expect("a node at that address")
+}
+
+/// Where `signer`'s entry for `key` is on the directory remote `dir`.
+fn entry_file(dir: &Path, key: &str, signer: &str) -> PathBuf {
+    dir.join("bench-cache-v1/ac")
+        .join(key)
+        .join(&signer["ed25519:".len()..])
+}
+
+/// The record (its JSON) of the entry at `path`, for `key`.
+fn entry_record(path: &Path, key: &str) -> serde_json::Value {
+    let entry = bench::cache::Entry::decode(key, &std::fs::read(path).unwrap()).unwrap();
+    let body = entry.record.splitn(2, |b| *b == b'\n').nth(1).unwrap();
+    serde_json::from_slice(body).unwrap()
+}
+
+/// A record file's bytes (header with the body's checksum, then the body), as the store writes
+/// it: a forged record that is whole in every other respect.
+fn record_file(record: &serde_json::Value) -> Vec<u8> {
+    let body = serde_json::to_vec_pretty(record).unwrap();
+    let mut out = format!(
+        "bench-record {} {}\n",
+        bench::store::RECORD_SCHEMA,
+        blake3::hash(&body).to_hex()
+    )
+    .into_bytes();
+    out.extend(body);
+    out
+}
+
+/// Writes `record` as `m`'s own entry for `key`, signed with `m`'s key: what a trusted colleague
+/// (compromised, or with a bug) could upload.
+fn plant_signed(dir: &Path, m: &Machine, key: &str, record: &serde_json::Value) {
+    let signer = bench::cache::read_key_file(&m.key).unwrap();
+    let bytes = bench::cache::Entry::encode(key, &record_file(record), &signer);
+    let path = entry_file(dir, key, &m.public);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// Writes `record` into `m`'s local store as the record of `key`.
+fn plant_local(m: &Machine, key: &str, record: &serde_json::Value) {
+    let path =
+        m.sb.path(&format!(".bench/actions/{}/{}.json", &key[..2], &key[2..]));
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, record_file(record)).unwrap();
+}
+
+#[test]
+fn a_trusted_entry_naming_a_path_as_its_blob_deletes_nothing_and_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (on_dir(dir.path()), on_dir(dir.path()));
+    a.trust(&[&a.public]);
+    b.trust(&[&a.public]);
+    a.apply();
+    // A file outside every store, and a "digest" that, joined under `objects/ab/`, is its path.
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim");
+    std::fs::write(&victim, b"precious").unwrap();
+    let evil = format!("ab{}", victim.display());
+    let (_, key) = key_at(&a, |addr| addr.starts_with("report"));
+    let mut rec = entry_record(&entry_file(dir.path(), &key, &a.public), &key);
+    rec["blobs"]["report.md"] = evil.clone().into();
+    plant_signed(dir.path(), &a, &key, &rec);
+
+    let out = b.apply();
+    let err = stderr(&out);
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious", "{err}");
+    assert!(err.contains("is not a digest"), "{err}");
+    assert_eq!(executed(&out), ["report"], "{err}");
+    same_reports(&a, &b);
+
+    // The same record in the local store (a copied store, a bug): refused, removed, nothing
+    // outside the store touched, the report recomputed.
+    plant_local(&b, &key, &rec);
+    let out = b.apply();
+    let err = stderr(&out);
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious", "{err}");
+    assert!(err.contains("is not a digest"), "{err}");
+    assert_eq!(executed(&out), ["report"], "{err}");
+    same_reports(&a, &b);
+    // `bench verify` and the viewer's data read the store the same way: nothing else is bad.
+    let v = b.bench(&["verify", "quickstart.toml"]);
+    assert_eq!(v.status.code(), Some(0), "{}", stdout(&v));
+}
+
+#[test]
+fn a_trusted_entry_of_another_kind_at_a_nodes_key_is_refused_here_and_later() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (on_dir(dir.path()), on_dir(dir.path()));
+    a.trust(&[&a.public]);
+    b.trust(&[&a.public]);
+    a.apply();
+    // A grade's record filed at the sample's key, a solve's record filed at a grade's key; each
+    // names the key it is filed at, so its checksum, key and signature all hold.
+    let (sample, sample_key) = key_at(&a, |addr| addr.starts_with("sample"));
+    let (_, some_grade) = key_at(&a, |addr| addr.starts_with("grade/"));
+    let (grade, grade_key) = key_at(&a, |addr| {
+        addr.starts_with("grade/") && addr.contains("/fixer/")
+    });
+    let (_, solve_key) = key_at(&a, |addr| {
+        addr.starts_with("solve/") && addr.contains("/oracle/")
+    });
+    let mut misfiled = entry_record(&entry_file(dir.path(), &some_grade, &a.public), &some_grade);
+    misfiled["key"] = sample_key.clone().into();
+    plant_signed(dir.path(), &a, &sample_key, &misfiled);
+    let mut solve = entry_record(&entry_file(dir.path(), &solve_key, &a.public), &solve_key);
+    solve["key"] = grade_key.clone().into();
+    plant_signed(dir.path(), &a, &grade_key, &solve);
+
+    let out = b.apply();
+    let err = stderr(&out);
+    assert!(err.contains("misfiled"), "{err}");
+    // The sample ran here, and the grade (under one of the addresses that share its key).
+    let ran = executed(&out);
+    assert!(ran.contains(&sample), "the sample ran here: {ran:?}");
+    assert!(
+        ran.iter().any(|a| a.starts_with("grade/")),
+        "{grade} ran here: {ran:?}"
+    );
+    same_reports(&a, &b);
+
+    // Later applies, without `[cache]`: nothing misfiled stayed in the store.
+    let text = b.sb.read("quickstart.toml");
+    std::fs::write(
+        b.sb.path("quickstart.toml"),
+        text.split("\n[cache]").next().unwrap(),
+    )
+    .unwrap();
+    let out = b.apply();
+    assert!(executed(&out).is_empty(), "{}", stderr(&out));
+    same_reports(&a, &b);
+
+    // A misfiled record in the local store itself: said, removed, recomputed.
+    plant_local(&b, &sample_key, &misfiled);
+    let out = b.apply();
+    let err = stderr(&out);
+    assert!(err.contains("misfiled"), "{err}");
+    assert_eq!(executed(&out), [sample], "{err}");
+    same_reports(&a, &b);
+    let out = b.bench(&["apply", "--verify", "quickstart.toml"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(executed(&out).is_empty(), "{}", stderr(&out));
+}
+
+/// The largest resident set of any child this test process has waited for, in KiB.
+fn children_max_rss_kib() -> i64 {
+    use nix::sys::resource::{UsageWho, getrusage};
+    getrusage(UsageWho::RUSAGE_CHILDREN).unwrap().max_rss()
+}
+
+#[test]
+fn an_oversized_object_is_refused_without_the_consumer_holding_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b, c) = (on_dir(dir.path()), on_dir(dir.path()), on_dir(dir.path()));
+    a.trust(&[&a.public]);
+    b.trust(&[&a.public]);
+    c.trust(&[&a.public]);
+    c.sb.append("quickstart.toml", "max_object_size = \"1MiB\"\n");
+    a.apply();
+    // Anyone who can write to the bucket plants 300 MiB where the report's blob is.
+    const PLANTED: u64 = 300 * 1024 * 1024;
+    let md = a.report("report.md");
+    let digest = blake3::hash(&md).to_hex().to_string();
+    let blob = dir.path().join(format!("bench-cache-v1/cas/{digest}"));
+    assert_eq!(
+        std::fs::read(&blob).unwrap(),
+        md,
+        "the report's blob is on the remote"
+    );
+    let plant = || {
+        let f = std::fs::File::create(&blob).unwrap();
+        f.set_len(PLANTED).unwrap();
+    };
+    plant();
+
+    // Under the default cap it is streamed to disk, found not to be the blob, and refused.
+    let out = b.apply();
+    let err = stderr(&out);
+    assert!(err.contains("does not match its digest"), "{err}");
+    assert_eq!(executed(&out), ["report"], "{err}");
+    same_reports(&a, &b);
+    // Over a cap, it is refused unread (planted again: B's upload of its report healed it).
+    plant();
+    let out = c.apply();
+    let err = stderr(&out);
+    assert!(err.contains("over the cap of 1.0 MiB"), "{err}");
+    assert!(err.contains("max_object_size"), "{err}");
+    assert_eq!(executed(&out), ["report"], "{err}");
+    same_reports(&a, &c);
+    // No bench process held the planted object: every one stayed far below its size.
+    let peak = children_max_rss_kib() as u64 * 1024;
+    assert!(
+        peak < PLANTED / 2,
+        "a child reached {} MiB",
+        peak / 1024 / 1024
+    );
+    // Nothing of it was kept: the store's copy is the report B computed itself.
+    for m in [&b, &c] {
+        let stored =
+            m.sb.path(&format!(".bench/objects/{}/{}", &digest[..2], &digest[2..]));
+        assert_eq!(std::fs::read(stored).unwrap(), md);
+    }
+}
+
+/// The summary line's counts of a served apply ("remote cache: N served (B blobs, ...)").
+fn served_line(out: &Output) -> String {
+    stderr(out)
+        .lines()
+        .find(|l| l.contains("remote cache:") && l.contains("served"))
+        .unwrap_or_else(|| panic!("no summary line: {}", stderr(out)))
+        .to_string()
+}
+
+#[test]
+fn identical_fetches_download_each_blob_once_and_say_so_identically() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = on_dir(dir.path());
+    a.trust(&[&a.public]);
+    a.apply();
+    let on_remote = std::fs::read_dir(dir.path().join("bench-cache-v1/cas"))
+        .unwrap()
+        .count();
+    let mut lines = Vec::new();
+    for _ in 0..3 {
+        let b = on_dir(dir.path());
+        b.trust(&[&a.public]);
+        // A machine without a signing key, which computes nothing: it is not told that nothing
+        // was uploaded for want of a key (there was nothing to upload).
+        let out = b
+            .command(&["apply", "quickstart.toml"])
+            .env_remove("BENCH_CACHE_KEY_FILE")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(executed(&out).is_empty(), "{}", stderr(&out));
+        assert!(!stderr(&out).contains("no signing key"), "{}", stderr(&out));
+        lines.push(served_line(&out));
+        same_reports(&a, &b);
+    }
+    assert!(
+        lines.iter().all(|l| *l == lines[0]),
+        "the counts differ between identical fetches: {lines:?}"
+    );
+    assert!(
+        lines[0].contains(&format!("({on_remote} blobs,")),
+        "{} distinct blobs on the remote: {}",
+        on_remote,
+        lines[0]
+    );
+}
+
+#[test]
+fn an_invalid_entry_of_one_trusted_signer_does_not_hide_the_next_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, c, b) = (on_dir(dir.path()), on_dir(dir.path()), on_dir(dir.path()));
+    a.trust(&[&a.public]);
+    c.trust(&[&c.public]);
+    b.trust(&[&a.public, &c.public]);
+    a.apply();
+    c.apply();
+    // A signs a torn record for a grade (its signature holds, the record's checksum does not);
+    // C's entry for it is whole.
+    let (_, key) = key_at(&a, |addr| addr.starts_with("grade/"));
+    let path = entry_file(dir.path(), &key, &a.public);
+    let mut torn = record_file(&entry_record(&path, &key));
+    let n = torn.len();
+    torn.truncate(n - 10);
+    let signer = bench::cache::read_key_file(&a.key).unwrap();
+    std::fs::write(&path, bench::cache::Entry::encode(&key, &torn, &signer)).unwrap();
+    let out = b.apply();
+    // Only the report may run (B's mix of A's and C's grades is a report of its own key).
+    let ran = executed(&out);
+    assert!(
+        ran.iter().all(|a| a == "report"),
+        "C's entry served the grade: {}",
+        stderr(&out)
+    );
+    assert_eq!(verdicts(&a), verdicts(&b));
 }

@@ -296,7 +296,9 @@ fn grades(dir: &Path) -> Vec<Stored> {
 
 fn blob(dir: &Path, digest: &str) -> Vec<u8> {
     let store = bench::store::Store::open_existing(&dir.join(".bench")).unwrap();
-    store.get_blob(digest).expect("blob")
+    store
+        .get_blob(&bench::types::Digest::parse(digest).unwrap())
+        .expect("blob")
 }
 
 /// How an upstream status word counts as bench's three statuses.

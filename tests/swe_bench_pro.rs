@@ -287,9 +287,12 @@ fn blob(fx: &Fixture, rec: &bench::store::ActionRecord, name: &str) -> Vec<u8> {
     let store = bench::store::Store::open_existing(&fx.path(".bench")).unwrap();
     store
         .get_blob(
-            rec.blobs
-                .get(name)
-                .unwrap_or_else(|| panic!("no blob {name}")),
+            &bench::types::Digest::parse(
+                rec.blobs
+                    .get(name)
+                    .unwrap_or_else(|| panic!("no blob {name}")),
+            )
+            .unwrap(),
         )
         .unwrap()
 }

@@ -17,5 +17,5 @@ pub use object::{ObjectCache, open};
 pub use remote::{CacheError, Fetch, Fetched, Peek, RemoteCache, RemoteStatus};
 pub use signing::{
     KEY_ENV, KEY_FILE_ENV, KeyError, PublicKey, Signer, default_key_path, generate_key_file,
-    load_signer,
+    load_signer, read_key_file,
 };

@@ -18,19 +18,27 @@
 //! entry is put only after every blob it refers to: an upload killed at any instant leaves no
 //! entry that refers to a missing blob.
 
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures_util::TryStreamExt;
+use futures_util::{StreamExt, TryStreamExt};
 use object_store::path::Path as ObjPath;
 use object_store::{ClientOptions, ObjectStore, ObjectStoreExt, RetryConfig};
 
 use super::entry::Entry;
 use super::remote::{CacheError, Fetch, Fetched, Peek, RemoteCache, RemoteStatus};
 use super::signing::{PublicKey, Signer};
-use crate::store::Store;
+use crate::jobs::Kind;
+use crate::store::{ActionRecord, Store};
+use crate::types::Digest;
 
 const ROOT: &str = "bench-cache-v1";
+
+/// The largest signed entry read whatever `max_object_size` says: an entry is a record, a few
+/// kilobytes to a few megabytes of JSON (it is held in memory while it is verified).
+const ENTRY_CAP: u64 = 64 * 1024 * 1024;
 
 /// A remote cache on an object store.
 pub struct ObjectCache {
@@ -40,6 +48,24 @@ pub struct ObjectCache {
     trust: Vec<PublicKey>,
     signer: Option<Arc<Signer>>,
     down: Mutex<Option<String>>,
+    /// The largest object a fetch downloads.
+    max_object_bytes: u64,
+    /// Blobs fetched (or being fetched) by this process, by digest: each is downloaded once,
+    /// however many records that arrive at once share it.
+    blobs: Mutex<HashMap<Digest, Arc<tokio::sync::OnceCell<BlobGot>>>>,
+}
+
+/// What became of one blob a fetch needed.
+#[derive(Debug, Clone)]
+enum BlobGot {
+    /// The local store had it.
+    Here,
+    /// Downloaded and verified (its size).
+    Downloaded(u64),
+    /// Not usable: why.
+    Refused(String),
+    /// The remote failed.
+    Unreachable(String),
 }
 
 /// Whether the standard variable `var` allows plain HTTP (a local S3-compatible server).
@@ -64,11 +90,13 @@ fn retry() -> RetryConfig {
 }
 
 /// Opens the remote cache at `url` (`s3://bucket/prefix`, `gs://`, `az://`, `http(s)://` for
-/// WebDAV, `file:///dir`). Nothing is contacted yet.
+/// WebDAV, `file:///dir`). Nothing is contacted yet. A fetch downloads no object larger than
+/// `max_object_bytes`.
 pub fn open(
     url: &str,
     trust: Vec<PublicKey>,
     signer: Option<Arc<Signer>>,
+    max_object_bytes: u64,
 ) -> Result<ObjectCache, CacheError> {
     let bad = |message: String| CacheError::Open {
         url: url.to_string(),
@@ -141,12 +169,16 @@ pub fn open(
         trust,
         signer,
         down: Mutex::new(None),
+        max_object_bytes,
+        blobs: Mutex::new(HashMap::new()),
     })
 }
 
 enum Got {
-    Bytes(bytes::Bytes),
+    Bytes(Vec<u8>),
     Missing,
+    /// Larger than the cap: its size (as the remote states it, or as far as it was read).
+    TooLarge(u64),
 }
 
 impl ObjectCache {
@@ -154,8 +186,16 @@ impl ObjectCache {
         self.root.clone().join("ac").join(key).join(signer.id())
     }
 
-    fn blob_path(&self, digest: &str) -> ObjPath {
-        self.root.clone().join("cas").join(digest)
+    fn blob_path(&self, digest: &Digest) -> ObjPath {
+        self.root.clone().join("cas").join(digest.as_str())
+    }
+
+    fn cap_note(&self, what: &str, size: u64, cap: u64) -> String {
+        format!(
+            "{what} is {} on the remote, over the cap of {}; not downloaded (`[cache] max_object_size` sets the cap)",
+            bytesize::ByteSize(size),
+            bytesize::ByteSize(cap)
+        )
     }
 
     fn give_up(&self, e: &object_store::Error) -> String {
@@ -171,17 +211,95 @@ impl ObjectCache {
         }
     }
 
-    async fn get(&self, path: &ObjPath) -> Result<Got, String> {
+    /// An object, read whole into memory, refused unread past `cap` bytes (as the remote
+    /// states its size, and as its bytes arrive).
+    async fn get(&self, path: &ObjPath, cap: u64) -> Result<Got, String> {
         if let Some(m) = self.down() {
             return Err(m);
         }
-        match self.objects.get(path).await {
-            Ok(r) => match r.bytes().await {
-                Ok(b) => Ok(Got::Bytes(b)),
-                Err(e) => Err(self.give_up(&e)),
-            },
-            Err(object_store::Error::NotFound { .. }) => Ok(Got::Missing),
-            Err(e) => Err(self.give_up(&e)),
+        let r = match self.objects.get(path).await {
+            Ok(r) => r,
+            Err(object_store::Error::NotFound { .. }) => return Ok(Got::Missing),
+            Err(e) => return Err(self.give_up(&e)),
+        };
+        if r.meta.size > cap {
+            return Ok(Got::TooLarge(r.meta.size));
+        }
+        let mut out = Vec::with_capacity(r.meta.size as usize);
+        let mut pieces = r.into_stream();
+        while let Some(piece) = pieces.next().await {
+            let piece = piece.map_err(|e| self.give_up(&e))?;
+            if (out.len() + piece.len()) as u64 > cap {
+                return Ok(Got::TooLarge((out.len() + piece.len()) as u64));
+            }
+            out.extend_from_slice(&piece);
+        }
+        Ok(Got::Bytes(out))
+    }
+
+    /// The blob `digest` into `store`, once per process: concurrent fetches that need it wait
+    /// for one download. Returns what became of it, and whether this call downloaded it.
+    async fn fetch_blob(&self, digest: &Digest, store: &Store) -> (BlobGot, bool) {
+        let cell = self
+            .blobs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(digest.clone())
+            .or_default()
+            .clone();
+        let mine = AtomicBool::new(false);
+        let got = cell
+            .get_or_init(|| async {
+                mine.store(true, Ordering::Relaxed);
+                self.download_blob(digest, store).await
+            })
+            .await
+            .clone();
+        (got, mine.load(Ordering::Relaxed))
+    }
+
+    /// Streams the blob `digest` to the store's disk (never whole in memory), capped, verified
+    /// against its digest before it is renamed into place.
+    async fn download_blob(&self, digest: &Digest, store: &Store) -> BlobGot {
+        if store.has_blob(digest) {
+            return BlobGot::Here;
+        }
+        if let Some(m) = self.down() {
+            return BlobGot::Unreachable(m);
+        }
+        let cap = self.max_object_bytes;
+        let r = match self.objects.get(&self.blob_path(digest)).await {
+            Ok(r) => r,
+            Err(object_store::Error::NotFound { .. }) => {
+                return BlobGot::Refused(format!("its blob {digest} is missing on the remote"));
+            }
+            Err(e) => return BlobGot::Unreachable(self.give_up(&e)),
+        };
+        if r.meta.size > cap {
+            return BlobGot::Refused(self.cap_note(
+                &format!("its blob {digest}"),
+                r.meta.size,
+                cap,
+            ));
+        }
+        let mut incoming = match store.incoming_blob(digest, cap) {
+            Ok(i) => i,
+            Err(e) => return BlobGot::Refused(format!("cannot store its blob {digest}: {e}")),
+        };
+        let mut pieces = r.into_stream();
+        while let Some(piece) = pieces.next().await {
+            let piece = match piece {
+                Ok(p) => p,
+                Err(e) => return BlobGot::Unreachable(self.give_up(&e)),
+            };
+            if let Err(e) = incoming.write(&piece) {
+                return BlobGot::Refused(format!("its blob {digest} on the remote: {e}"));
+            }
+        }
+        // Verified before use: a blob that does not hash to its name is never a result.
+        match incoming.finish() {
+            Ok(size) => BlobGot::Downloaded(size),
+            Err(e) => BlobGot::Refused(format!("its blob {digest} on the remote: {e}")),
         }
     }
 
@@ -195,29 +313,27 @@ impl ObjectCache {
         }
     }
 
-    /// The first trusted signer's entry for `key` (in `trust` order), verified; or why none.
-    async fn trusted_entry(&self, key: &str) -> Result<Option<Entry>, Peek> {
-        let mut rejected = None;
+    /// The first valid entry for `key` of a trusted signer (in `trust` order): signed by that
+    /// signer, holding a valid record of `key` whose kind is `kind`. An invalid entry (forged,
+    /// misfiled, oversized) does not hide the next signer's; when none is valid, the reasons.
+    async fn trusted_entry(&self, key: &str, kind: Kind) -> Result<Option<Trusted>, Peek> {
+        let mut rejected = Vec::new();
+        let cap = self.max_object_bytes.min(ENTRY_CAP);
         for signer in &self.trust {
-            match self.get(&self.entry_path(key, signer)).await {
+            match self.get(&self.entry_path(key, signer), cap).await {
                 Ok(Got::Missing) => {}
-                Ok(Got::Bytes(b)) => match Entry::decode(key, &b) {
-                    Ok(e) if e.signer == *signer => return Ok(Some(e)),
-                    Ok(e) => {
-                        rejected.get_or_insert(format!(
-                            "the entry under {signer} is signed by {} instead",
-                            e.signer
-                        ));
-                    }
-                    Err(why) => {
-                        rejected.get_or_insert(format!("the entry under {signer}: {why}"));
-                    }
+                Ok(Got::TooLarge(size)) => {
+                    rejected.push(self.cap_note(&format!("the entry under {signer}"), size, cap));
+                }
+                Ok(Got::Bytes(b)) => match accept(key, kind, signer, &b) {
+                    Ok(t) => return Ok(Some(t)),
+                    Err(why) => rejected.push(why),
                 },
                 Err(m) => return Err(Peek::Unreachable(m)),
             }
         }
-        if let Some(r) = rejected {
-            return Err(Peek::Rejected(r));
+        if !rejected.is_empty() {
+            return Err(Peek::Rejected(rejected.join("; ")));
         }
         // No trusted entry: say so when there are entries by others (never used).
         let prefix = self.root.clone().join("ac").join(key);
@@ -263,16 +379,38 @@ impl ObjectCache {
         }
         Ok(out)
     }
+}
 
-    fn peeked(&self, key: &str, entry: &Entry) -> Peek {
-        match Store::verify_record_bytes(&entry.record, key) {
-            Ok(rec) => Peek::Trusted(Box::new(rec)),
-            Err(why) => Peek::Rejected(format!(
-                "the entry signed by {} holds an invalid record: {why}",
-                entry.signer
-            )),
-        }
+/// A trusted signer's valid entry: its record's bytes and the record (light).
+struct Trusted {
+    record_bytes: Vec<u8>,
+    record: ActionRecord,
+}
+
+/// Checks the entry under `signer` for `key`: its signature, by that signer; its record (header,
+/// checksum, key, every digest it names); and the record's kind against the node's.
+fn accept(key: &str, kind: Kind, signer: &PublicKey, bytes: &[u8]) -> Result<Trusted, String> {
+    let entry =
+        Entry::decode(key, bytes).map_err(|why| format!("the entry under {signer}: {why}"))?;
+    if entry.signer != *signer {
+        return Err(format!(
+            "the entry under {signer} is signed by {} instead",
+            entry.signer
+        ));
     }
+    let record = Store::verify_record_bytes(&entry.record, key)
+        .map_err(|why| format!("the entry signed by {signer} holds an invalid record: {why}"))?;
+    if record.kind() != kind {
+        return Err(format!(
+            "the entry signed by {signer} holds a {} result where a {} node's result belongs (misfiled)",
+            record.kind().name(),
+            kind.name()
+        ));
+    }
+    Ok(Trusted {
+        record_bytes: entry.record,
+        record,
+    })
 }
 
 #[async_trait::async_trait]
@@ -289,55 +427,42 @@ impl RemoteCache for ObjectCache {
         self.signer.is_some()
     }
 
-    async fn peek(&self, key: &str) -> Peek {
-        match self.trusted_entry(key).await {
-            Ok(Some(e)) => self.peeked(key, &e),
+    async fn peek(&self, key: &str, kind: Kind) -> Peek {
+        match self.trusted_entry(key, kind).await {
+            Ok(Some(t)) => Peek::Trusted(Box::new(t.record)),
             Ok(None) => Peek::Miss,
             Err(p) => p,
         }
     }
 
-    async fn fetch(&self, key: &str, store: &Store) -> Fetch {
-        let entry = match self.trusted_entry(key).await {
-            Ok(Some(e)) => e,
+    async fn fetch(&self, key: &str, kind: Kind, store: &Store) -> Fetch {
+        let trusted = match self.trusted_entry(key, kind).await {
+            Ok(Some(t)) => t,
             Ok(None) => return Fetch::Miss,
             Err(Peek::Rejected(r)) => return Fetch::Rejected(r),
             Err(Peek::Unreachable(m)) => return Fetch::Unreachable(m),
             Err(_) => return Fetch::Miss,
         };
-        let rec = match self.peeked(key, &entry) {
-            Peek::Trusted(r) => r,
-            Peek::Rejected(r) => return Fetch::Rejected(r),
-            _ => return Fetch::Miss,
+        let digests = match trusted.record.blob_digests() {
+            Ok(d) => d,
+            Err(e) => return Fetch::Rejected(format!("its record names a blob by {e}")),
         };
         let (mut blobs, mut bytes) = (0, 0);
-        for digest in rec.blob_refs() {
-            if store.has_blob(&digest) {
-                continue;
-            }
-            let data = match self.get(&self.blob_path(&digest)).await {
-                Ok(Got::Bytes(b)) => b,
-                Ok(Got::Missing) => {
-                    return Fetch::Rejected(format!("its blob {digest} is missing on the remote"));
+        for digest in &digests {
+            match self.fetch_blob(digest, store).await {
+                (BlobGot::Here, _) => {}
+                (BlobGot::Downloaded(size), mine) => {
+                    if mine {
+                        blobs += 1;
+                        bytes += size;
+                    }
                 }
-                Err(m) => return Fetch::Unreachable(m),
-            };
-            // Verified before use: a blob that does not hash to its name is never a result.
-            let actual = crate::key::digest(&data);
-            if actual != digest {
-                return Fetch::Rejected(format!(
-                    "its blob {digest} on the remote does not match its digest (it hashes to {}): tampered or torn",
-                    &actual[..12]
-                ));
+                (BlobGot::Refused(why), _) => return Fetch::Rejected(why),
+                (BlobGot::Unreachable(m), _) => return Fetch::Unreachable(m),
             }
-            if let Err(e) = store.put_blob(&data) {
-                return Fetch::Rejected(format!("cannot store its blob {digest}: {e}"));
-            }
-            blobs += 1;
-            bytes += data.len() as u64;
         }
         // The record last: committed locally only once everything it refers to is here.
-        match store.put_action_bytes(key, &entry.record) {
+        match store.put_action_bytes(key, &trusted.record_bytes) {
             Ok(record) => Fetch::Hit(Box::new(Fetched {
                 record,
                 blobs,
@@ -363,9 +488,12 @@ impl RemoteCache for ObjectCache {
         let (rec, record_bytes) = store
             .action_bytes(key)
             .ok_or_else(|| CacheError::NotLocal(key.to_string()))?;
-        for digest in rec.blob_refs() {
+        let digests = rec
+            .blob_digests()
+            .map_err(|e| CacheError::NotLocal(format!("{key} (it names a blob by {e})")))?;
+        for digest in digests {
             let data = store.get_blob(&digest).map_err(|source| CacheError::Blob {
-                digest: digest.clone(),
+                digest: digest.to_string(),
                 source,
             })?;
             // Always sent (content-addressed, so harmless): a blob found tampered with on the

@@ -8,6 +8,7 @@
 
 use thiserror::Error;
 
+use crate::jobs::Kind;
 use crate::store::{ActionRecord, Store, StoreError};
 
 #[derive(Debug, Error)]
@@ -78,11 +79,14 @@ pub trait RemoteCache: Send + Sync {
     fn down(&self) -> Option<String>;
     /// Whether uploads are possible (a signing key is loaded).
     fn can_push(&self) -> bool;
-    /// The record a trusted signer stored for `key`, verified; nothing is written.
-    async fn peek(&self, key: &str) -> Peek;
-    /// The record of `key` with its blobs, verified, into `store` (blobs first, the record
-    /// last): afterwards the local store holds it as if it had been computed here.
-    async fn fetch(&self, key: &str, store: &Store) -> Fetch;
+    /// The record a trusted signer stored for `key`, verified (a record of another kind than
+    /// `kind`, the kind of the node asking, is refused); nothing is written.
+    async fn peek(&self, key: &str, kind: Kind) -> Peek;
+    /// The record of `key` with its blobs, verified as [`RemoteCache::peek`] verifies it, into
+    /// `store` (blobs first, each downloaded once per process and streamed to disk under the
+    /// size cap, the record last): afterwards the local store holds it as if it had been
+    /// computed here.
+    async fn fetch(&self, key: &str, kind: Kind, store: &Store) -> Fetch;
     /// Uploads the local record of `key` and its blobs, signed (blobs first, the entry last, so
     /// no entry is visible before everything it refers to). `skip_present`: nothing is sent when
     /// this signer's entry for `key` is there already. Returns whether it uploaded.

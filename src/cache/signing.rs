@@ -164,6 +164,15 @@ pub fn load_signer() -> Result<Option<Signer>, KeyError> {
     }
 }
 
+/// The signing key in the file `path` (as `bench cache keygen` writes it).
+pub fn read_key_file(path: &Path) -> Result<Signer, KeyError> {
+    let text = fs_err::read_to_string(path).map_err(|source| KeyError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Signer::from_text(&text, &path.display().to_string())
+}
+
 /// Writes a new signing key to `path` (mode 0600, never over an existing file) and returns it.
 pub fn generate_key_file(path: &Path) -> Result<Signer, KeyError> {
     use std::io::Write;

@@ -52,8 +52,9 @@ impl HubConfig {
 pub struct PinRecord {
     pub repo: String,
     pub revision: String,
-    /// Dataset path -> blob digest.
-    pub files: BTreeMap<String, String>,
+    /// Dataset path -> blob digest (checked as it is read: a pin record naming anything else
+    /// is not believed, and its files are fetched again).
+    pub files: BTreeMap<String, crate::types::Digest>,
 }
 
 /// The pin record's path in a store.
@@ -74,7 +75,7 @@ pub fn pinned_blobs(store: &Store) -> Vec<String> {
             .ok()
             .and_then(|b| serde_json::from_slice::<PinRecord>(&b).ok())
         {
-            out.extend(r.files.into_values());
+            out.extend(r.files.into_values().map(|d| d.to_string()));
         }
     }
     out
@@ -98,7 +99,10 @@ fn save_pin(path: &Path, rec: &PinRecord) -> Result<(), String> {
 }
 
 /// A file's blake3 and, with `sha256`, its sha256 too, both from one read of it.
-fn hash_file_and_sha256(path: &Path, sha256: bool) -> std::io::Result<(String, Option<String>)> {
+fn hash_file_and_sha256(
+    path: &Path,
+    sha256: bool,
+) -> std::io::Result<(crate::types::Digest, Option<String>)> {
     use sha2::Digest;
     let mut f = std::fs::File::open(path)?;
     let mut b3 = blake3::Hasher::new();
@@ -117,15 +121,15 @@ fn hash_file_and_sha256(path: &Path, sha256: bool) -> std::io::Result<(String, O
         }
     }
     Ok((
-        b3.finalize().to_hex().to_string(),
+        crate::types::Digest::from_hash(&b3.finalize()),
         sha.map(|h| format!("{:x}", h.finalize())),
     ))
 }
 
-fn hash_file(path: &Path) -> std::io::Result<String> {
+fn hash_file(path: &Path) -> std::io::Result<crate::types::Digest> {
     let mut h = blake3::Hasher::new();
     h.update_reader(std::fs::File::open(path)?)?;
-    Ok(h.finalize().to_hex().to_string())
+    Ok(crate::types::Digest::from_hash(&h.finalize()))
 }
 
 /// Makes every file of `repo@revision` available in the store, verified, and returns

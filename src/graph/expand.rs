@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::jobs::{GradeJob, Job, PatchInput, ProtocolId, ReportJob, SampleJob, SolveJob};
+use crate::jobs::{GradeJob, Job, Kind, PatchInput, ProtocolId, ReportJob, SampleJob, SolveJob};
 use crate::manifest::AuditMode;
 use crate::manifest::{Manifest, StageKind};
 use crate::store::{ActionRecord, Lookup, Store};
@@ -126,6 +126,16 @@ pub enum NodeKind {
 }
 
 impl NodeKind {
+    /// The kind of output a node of this kind stores (a gold check is a grade).
+    pub fn output_kind(&self) -> Kind {
+        match self {
+            NodeKind::Sample { .. } => Kind::Sample,
+            NodeKind::Gold { .. } | NodeKind::Grade { .. } => Kind::Grade,
+            NodeKind::Solve { .. } => Kind::Solve,
+            NodeKind::Report => Kind::Report,
+        }
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             NodeKind::Sample { .. } => "sample",
@@ -349,7 +359,7 @@ impl<'a> Graph<'a> {
     ) -> usize {
         let id = self.nodes.len();
         let state = match (&key, self.mode) {
-            (Some(k), _) => match self.lookup(k) {
+            (Some(k), _) => match self.lookup(k, kind.output_kind()) {
                 Some(rec) => NodeState::Cached(rec),
                 None if self.mode == Mode::Plan && !self.ask_remote => NodeState::WillRun,
                 None if self.mode == Mode::Plan => NodeState::Ready,
@@ -384,8 +394,28 @@ impl<'a> Graph<'a> {
         id
     }
 
-    fn lookup(&mut self, key: &str) -> Option<Arc<ActionRecord>> {
+    fn lookup(&mut self, key: &str, kind: Kind) -> Option<Arc<ActionRecord>> {
         let rec = self.lookup_record(key)?;
+        // A record answers one job: its key (checked when it was read) and its kind. A record
+        // of another kind at this key (a grade filed at a sample's key) is not this node's
+        // result: it is removed, said, and the node recomputes.
+        if rec.kind() != kind {
+            self.records.insert(key.to_string(), None);
+            self.checked.remove(key);
+            if let Some(store) = self.store {
+                let path = store.action_file(key).unwrap_or_default();
+                let _ = store.remove_action(key);
+                self.invalid.push((
+                    path,
+                    format!(
+                        "it holds a {} result where this {} node's result belongs (misfiled); it was removed",
+                        rec.kind().name(),
+                        kind.name()
+                    ),
+                ));
+            }
+            return None;
+        }
         if self.checked.contains(key) {
             return Some(rec);
         }
@@ -393,11 +423,16 @@ impl<'a> Graph<'a> {
         // intact): else its node recomputes, in this apply, as a missing record would.
         let store = self.store?;
         let deep = self.verify_blobs;
-        let bad: Vec<_> = rec
-            .blob_digests()
-            .into_iter()
-            .filter_map(|d| store.check_blob(d, deep).err())
-            .collect();
+        let bad: Vec<_> = match rec.blob_digests() {
+            Ok(digests) => digests
+                .iter()
+                .filter_map(|d| store.check_blob(d, deep).err())
+                .collect(),
+            Err(e) => vec![crate::store::BadBlob {
+                path: store.root().join("objects"),
+                problem: format!("not usable: the record names it by {e}"),
+            }],
+        };
         if bad.is_empty() {
             self.checked.insert(key.to_string());
             Some(rec)

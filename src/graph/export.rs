@@ -37,8 +37,9 @@ pub fn export_predictions(
         let Some(digest) = rec.blobs.get("patch") else {
             continue;
         };
-        let bytes = store
-            .get_blob(digest)
+        let bytes = crate::types::Digest::parse(digest)
+            .map_err(|e| e.to_string())
+            .and_then(|d| store.get_blob(&d).map_err(|e| e.to_string()))
             .map_err(|e| format!("{}: {e}", n.address))?;
         out.insert(Prediction {
             instance_id: task.instance_id.clone(),

@@ -108,7 +108,7 @@ impl Backend {
 }
 
 /// `[cache]`: where the shared remote cache is and whose records it accepts.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Cache {
     /// The remote's URL; `None`: no remote cache.
     pub remote: Option<String>,
@@ -116,6 +116,23 @@ pub struct Cache {
     pub trust: Vec<String>,
     /// Whether apply uploads what it computes.
     pub push: bool,
+    /// The largest object a fetch downloads (bytes).
+    pub max_object_bytes: u64,
+}
+
+/// The default of `cache.max_object_size`: far above any real record or blob (a 50 MB test
+/// log, a trajectory), far below what planted objects would need to do harm.
+pub const DEFAULT_MAX_OBJECT_BYTES: u64 = 1024 * 1024 * 1024;
+
+impl Default for Cache {
+    fn default() -> Cache {
+        Cache {
+            remote: None,
+            trust: Vec::new(),
+            push: false,
+            max_object_bytes: DEFAULT_MAX_OBJECT_BYTES,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -133,6 +133,10 @@ pub struct CacheFile {
     /// Whether `apply` uploads what it computes, signed with this machine's key
     /// (`BENCH_CACHE_KEY_FILE`, `BENCH_CACHE_KEY` or ~/.config/bench/cache.key). Default true.
     pub push: Option<bool>,
+    /// The largest object (a signed record or a blob) a fetch downloads, e.g. "1GiB" (the
+    /// default). A larger object is refused unread, with a note, and its node runs here:
+    /// anyone who can write to the bucket can plant objects, signed or not.
+    pub max_object_size: Option<String>,
 }
 
 /// A task source.

@@ -521,6 +521,7 @@ impl Validator<'_> {
             remote,
             trust,
             push,
+            max_object_size,
         }) = c
         else {
             return Cache::default();
@@ -560,10 +561,27 @@ impl Validator<'_> {
                 "add `remote = \"s3://bucket/prefix\"` (or another URL) to `[cache]`".into(),
             );
         }
+        let max_object_bytes = match max_object_size {
+            None => super::model::DEFAULT_MAX_OBJECT_BYTES,
+            Some(m) => match m.trim().parse::<bytesize::ByteSize>() {
+                Ok(b) if b.as_u64() > 0 => b.as_u64(),
+                _ => {
+                    self.err(
+                        "manifest::size",
+                        format!("invalid size `{m}`"),
+                        self.loc(&["cache", "max_object_size"]),
+                        "not a size",
+                        "write a size such as \"1GiB\" or \"512MiB\"".into(),
+                    );
+                    0
+                }
+            },
+        };
         Cache {
             remote,
             trust,
             push: push.unwrap_or(true),
+            max_object_bytes,
         }
     }
 

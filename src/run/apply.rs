@@ -930,7 +930,12 @@ pub async fn apply(
                     key: rec.key.clone(),
                     report_list: matches!(n.kind, NodeKind::Report)
                         .then(|| crate::stages::report_list_digest(&rec.blobs)),
-                    blobs: rec.blob_digests().into_iter().map(String::from).collect(),
+                    blobs: rec
+                        .blob_digests()
+                        .unwrap_or_default()
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect(),
                 }),
                 _ => None,
             })

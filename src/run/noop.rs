@@ -38,6 +38,7 @@ use super::datasets::Snapshots;
 use crate::graph::JobBuilder;
 use crate::manifest::{HarnessKind, Manifest, StageKind};
 use crate::store::{FileStamp, NodeStatus, RACY_NS, RunNode, RunRecord, Store};
+use crate::types::Digest;
 
 const MAGIC: &str = "bench-noop-memo 3";
 
@@ -153,7 +154,7 @@ pub fn save(store: &Store, manifest: &Path, fingerprint: &str, nodes: Vec<Cached
     blobs.dedup();
     records.push_str("blobs\n");
     for digest in blobs {
-        let Some(size) = store.blob_size(digest) else {
+        let Some(size) = Digest::parse(digest).ok().and_then(|d| store.blob_size(&d)) else {
             return;
         };
         use std::fmt::Write;
@@ -224,7 +225,8 @@ pub fn check(store: &Store, manifest: &Path, fingerprint: &str) -> Option<Checke
     let blobs_there = |part: &[&str]| {
         part.iter().all(|line| {
             let (digest, size) = line.split_once(' ').unwrap_or_default();
-            !digest.is_empty() && size.parse::<u64>().ok() == store.blob_size(digest)
+            let there = Digest::parse(digest).ok().and_then(|d| store.blob_size(&d));
+            there.is_some() && size.parse::<u64>().ok() == there
         })
     };
     let same = |part: &[&str]| {

@@ -62,9 +62,26 @@ impl RemoteSummary {
                 self.url
             ));
         }
+        // One note per reason: the nodes it refused, named when they are few.
+        let mut by_reason: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         for (address, why) in &self.rejected {
+            by_reason.entry(why).or_default().push(address);
+        }
+        let mut grouped: Vec<(&str, Vec<&str>)> = by_reason.into_iter().collect();
+        grouped.sort_by(|a, b| a.1.cmp(&b.1));
+        for (why, addresses) in grouped {
+            let who = match addresses.len() {
+                1 => addresses[0].to_string(),
+                n if n <= 3 => addresses.join(", "),
+                n => format!("{n} nodes ({}, ...)", addresses[..2].join(", ")),
+            };
+            let runs = if addresses.len() == 1 {
+                "it runs"
+            } else {
+                "they run"
+            };
             out.push(format!(
-                "note: remote cache: {address}: not used: {why}; it runs here"
+                "note: remote cache: {who}: not used: {why}; {runs} here"
             ));
         }
         out
@@ -106,11 +123,17 @@ pub async fn serve_round(
     if by_key.is_empty() || remote.down().is_some() {
         return 0;
     }
-    let answers: Vec<(String, Fetch)> = futures_util::stream::iter(by_key.keys().cloned())
-        .map(|k| async move {
+    // Every node of one key computes the same kind of output (the key hashes the job, whose
+    // kind is part of it): the record served must be of that kind.
+    let kinds: BTreeMap<String, crate::jobs::Kind> = by_key
+        .iter()
+        .map(|(k, ids)| (k.clone(), graph.nodes[ids[0]].kind.output_kind()))
+        .collect();
+    let answers: Vec<(String, Fetch)> = futures_util::stream::iter(kinds)
+        .map(|(k, kind)| async move {
             let answer = match store {
-                Some(s) => remote.fetch(&k, s).await,
-                None => match remote.peek(&k).await {
+                Some(s) => remote.fetch(&k, kind, s).await,
+                None => match remote.peek(&k, kind).await {
                     Peek::Trusted(rec) => Fetch::Hit(Box::new(crate::cache::Fetched {
                         record: *rec,
                         blobs: 0,

@@ -205,7 +205,8 @@ fn ending(
     events: &Events,
 ) -> (crate::events::RunFinished, u8) {
     if let Some(r) = &result.remote {
-        remote_notes(r, push, events);
+        let computed = result.stages.iter().map(|s| s.done).sum::<u64>();
+        remote_notes(r, push && computed > 0, events);
     }
     let (status, code) = if result.interrupted {
         (
@@ -551,7 +552,7 @@ pub fn open_remote(
         .iter()
         .filter_map(|t| PublicKey::parse(t).ok())
         .collect();
-    match cache::open(url, trust, signer) {
+    match cache::open(url, trust, signer, m.cache.max_object_bytes) {
         Ok(c) => Ok(Some(Arc::new(c))),
         Err(e) => {
             events.note(format!("{e}; going on without the remote cache"));
@@ -560,7 +561,8 @@ pub fn open_remote(
     }
 }
 
-/// What `apply` notes about the remote cache (its counts are in `run_finished`).
+/// What `apply` notes about the remote cache (its counts are in `run_finished`). `push`: it
+/// would have uploaded something (pushing is on, and this apply computed a result).
 fn remote_notes(r: &RemoteSummary, push: bool, events: &Events) {
     for note in r.notes() {
         events.note(note.strip_prefix("note: ").unwrap_or(&note).to_string());

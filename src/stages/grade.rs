@@ -17,10 +17,14 @@ pub fn patch_bytes(job: &GradeJob, store: &Store) -> Result<Vec<u8>, WorkError> 
     match &job.patch {
         PatchInput::Gold(g) => Ok(g.text().as_bytes().to_vec()),
         PatchInput::Empty => Ok(Vec::new()),
-        PatchInput::Stored(d) => store.get_blob(d).map_err(|e| WorkError::CorruptInput {
-            digest: d.clone(),
-            message: format!("cannot read the patch to grade: {e}"),
-        }),
+        PatchInput::Stored(d) => {
+            let corrupt = |e: &dyn std::fmt::Display| WorkError::CorruptInput {
+                digest: d.clone(),
+                message: format!("cannot read the patch to grade: {e}"),
+            };
+            let digest = crate::types::Digest::parse(d).map_err(|e| corrupt(&e))?;
+            store.get_blob(&digest).map_err(|e| corrupt(&e))
+        }
     }
 }
 

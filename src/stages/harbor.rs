@@ -306,10 +306,12 @@ pub async fn grade(
         .harbor()
         .ok_or_else(|| infra(format!("internal error: {id} is not a Harbor task")))?;
     let read = |d: &str, what: &str| {
-        store.get_blob(d).map_err(|e| WorkError::CorruptInput {
+        let corrupt = |e: &dyn std::fmt::Display| WorkError::CorruptInput {
             digest: d.to_string(),
             message: format!("cannot read the {what} to grade: {e}"),
-        })
+        };
+        let digest = crate::types::Digest::parse(d).map_err(|e| corrupt(&e))?;
+        store.get_blob(&digest).map_err(|e| corrupt(&e))
     };
     let mut blobs = BTreeMap::new();
     let place = Place {

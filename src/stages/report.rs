@@ -190,10 +190,10 @@ pub fn write_report(store: &Store, job: &ReportJob) -> Result<WorkOutput, WorkEr
     let infra = |e: &dyn std::fmt::Display| WorkError::Infra(e.to_string());
     let corrupt = std::cell::RefCell::new(None);
     let rendered = render_report(&job.inputs, &|d| {
-        store.get_blob(d).map_err(|e| {
-            *corrupt.borrow_mut() = Some(d.to_string());
-            e.to_string()
-        })
+        crate::types::Digest::parse(d)
+            .map_err(|e| e.to_string())
+            .and_then(|digest| store.get_blob(&digest).map_err(|e| e.to_string()))
+            .inspect_err(|_| *corrupt.borrow_mut() = Some(d.to_string()))
     });
     let rendered = match (rendered, corrupt.into_inner()) {
         (Ok(r), _) => r,
@@ -360,10 +360,13 @@ pub fn materialize(
         let (size, mtime) = if fresh {
             current.unwrap_or((0, 0))
         } else {
-            let bytes = store.get_blob(digest).map_err(|e| MaterializeError::Blob {
-                digest: digest.clone(),
-                message: e.to_string(),
-            })?;
+            let bytes = crate::types::Digest::parse(digest)
+                .map_err(|e| e.to_string())
+                .and_then(|d| store.get_blob(&d).map_err(|e| e.to_string()))
+                .map_err(|message| MaterializeError::Blob {
+                    digest: digest.clone(),
+                    message,
+                })?;
             if std::fs::read(&path).ok().as_deref() != Some(&bytes[..]) {
                 write_atomic(&path, &bytes)?;
             }

@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use super::layout::{Store, StoreError};
+use crate::types::Digest;
 
 /// What gc found (and removed, unless it was a dry run).
 #[derive(Debug, Default, Serialize)]
@@ -36,7 +37,8 @@ pub fn gc(
     for key in store.action_keys() {
         if reachable.contains(&key) {
             if let super::Lookup::Hit(rec) = store.get_action_light(&key) {
-                live_blobs.extend(rec.blobs.values().cloned());
+                // Every blob it references (a solve's patch too), checked as a read checks it.
+                live_blobs.extend(rec.blob_digests().unwrap_or_default());
             }
             report.kept_actions += 1;
         } else {
@@ -44,21 +46,23 @@ pub fn gc(
         }
     }
     // What the caller pins (the files of pinned Hub datasets) are inputs, not results: kept.
-    live_blobs.extend(pinned);
+    live_blobs.extend(pinned.into_iter().filter_map(|d| Digest::parse(&d).ok()));
+    let mut removed = Vec::new();
     for digest in store.blob_digests() {
         if live_blobs.contains(&digest) {
             report.kept_blobs += 1;
         } else {
             report.removed_bytes +=
                 std::fs::metadata(store.blob_path(&digest)).map_or(0, |m| m.len());
-            report.removed_blobs.push(digest);
+            report.removed_blobs.push(digest.to_string());
+            removed.push(digest);
         }
     }
     if !dry_run {
         for k in &report.removed_actions {
             store.remove_action(k)?;
         }
-        for d in &report.removed_blobs {
+        for d in &removed {
             store.remove_blob(d)?;
         }
         // The caches: the action index keeps the kept keys' entries only (rewritten whole,

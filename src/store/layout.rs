@@ -22,14 +22,15 @@ use thiserror::Error;
 
 use super::records::{ActionRecord, Index, RECORD_SCHEMA, RunRecord};
 use crate::files::write_atomic;
+use crate::types::Digest;
 
 /// The first word of an action record's header line.
 const RECORD_MAGIC: &str = "bench-record";
 
 /// The digest of the empty blob (the one blob whose file is empty).
-fn empty_digest() -> &'static str {
-    static EMPTY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    EMPTY.get_or_init(|| crate::key::digest(b""))
+fn empty_digest() -> &'static Digest {
+    static EMPTY: std::sync::OnceLock<Digest> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(|| Digest::of(b""))
 }
 
 /// A blob a cached result needs that is not usable: where it is and what is wrong with it.
@@ -113,6 +114,10 @@ fn decode_record(bytes: &[u8], key: &str, light: bool) -> Result<ActionRecord, S
     if rec.key != key {
         return Err(format!("it holds the result of another key ({})", rec.key));
     }
+    // Every digest it names becomes a path only as a checked digest: one that is not (a path
+    // in disguise) makes the whole record invalid.
+    rec.blob_digests()
+        .map_err(|e| format!("it names a blob by {e}"))?;
     Ok(rec)
 }
 
@@ -169,9 +174,15 @@ pub fn default_store_path(manifest_dir: &Path) -> PathBuf {
     manifest_dir.join(".bench")
 }
 
-fn shard(dir: &Path, name: &str, ext: &str) -> PathBuf {
-    let (a, b) = name.split_at(2.min(name.len()));
+fn shard(dir: &Path, name: &Digest, ext: &str) -> PathBuf {
+    let (a, b) = name.split();
     dir.join(a).join(format!("{b}{ext}"))
+}
+
+/// A key as a digest, or why it is not one (a key read from an index, a remote or the command
+/// line becomes a path only once checked).
+fn checked_key(key: &str) -> Result<Digest, String> {
+    Digest::parse(key).map_err(|e| format!("its key {e}"))
 }
 
 impl Store {
@@ -211,30 +222,35 @@ impl Store {
         self.root.join("tmp")
     }
 
-    pub fn blob_path(&self, digest: &str) -> PathBuf {
+    pub fn blob_path(&self, digest: &Digest) -> PathBuf {
         shard(&self.root.join("objects"), digest, "")
     }
 
-    pub(super) fn action_path(&self, key: &str) -> PathBuf {
+    pub(super) fn action_path(&self, key: &Digest) -> PathBuf {
         shard(&self.root.join("actions"), key, ".json")
+    }
+
+    /// The record file of `key`, if `key` is a digest.
+    pub fn action_file(&self, key: &str) -> Option<PathBuf> {
+        Some(self.action_path(&Digest::parse(key).ok()?))
     }
 
     /// Stores bytes, returning their digest. Already-present blobs are not rewritten.
     pub fn put_blob(&self, bytes: &[u8]) -> Result<String, StoreError> {
-        let digest = crate::key::digest(bytes);
+        let digest = Digest::of(bytes);
         let path = self.blob_path(&digest);
         if !path.exists() {
             write_atomic(&path, bytes)?;
         }
-        Ok(digest)
+        Ok(digest.as_str().to_string())
     }
 
     /// Reads a blob and verifies its content hash. A corrupt blob is removed and reported.
-    pub fn get_blob(&self, digest: &str) -> Result<Vec<u8>, StoreError> {
+    pub fn get_blob(&self, digest: &Digest) -> Result<Vec<u8>, StoreError> {
         let path = self.blob_path(digest);
         let bytes = fs_err::read(&path)?;
         let actual = crate::key::digest(&bytes);
-        if actual != digest {
+        if *digest != actual {
             let _ = fs_err::remove_file(&path);
             return Err(StoreError::Corrupt {
                 digest: digest.to_string(),
@@ -273,7 +289,7 @@ impl Store {
         removed
     }
 
-    pub fn has_blob(&self, digest: &str) -> bool {
+    pub fn has_blob(&self, digest: &Digest) -> bool {
         self.blob_path(digest).is_file()
     }
 
@@ -281,7 +297,7 @@ impl Store {
     /// a regular file, and not empty unless it is the empty blob), and with `deep` by content
     /// too (a blob that does not hash to its name is removed). The error names the blob's path
     /// and what is wrong.
-    pub fn check_blob(&self, digest: &str, deep: bool) -> Result<(), BadBlob> {
+    pub fn check_blob(&self, digest: &Digest, deep: bool) -> Result<(), BadBlob> {
         let path = self.blob_path(digest);
         let bad = |problem: String| BadBlob {
             path: path.clone(),
@@ -316,7 +332,7 @@ impl Store {
     }
 
     /// The size of the blob `digest` as a regular file, if it is one.
-    pub fn blob_size(&self, digest: &str) -> Option<u64> {
+    pub fn blob_size(&self, digest: &Digest) -> Option<u64> {
         std::fs::symlink_metadata(self.blob_path(digest))
             .ok()
             .filter(std::fs::Metadata::is_file)
@@ -337,7 +353,15 @@ impl Store {
     }
 
     fn read_action(&self, key: &str, light: bool) -> Lookup {
-        let path = self.action_path(key);
+        let path = match checked_key(key) {
+            Ok(k) => self.action_path(&k),
+            Err(reason) => {
+                return Lookup::Invalid {
+                    path: self.root.join("actions"),
+                    reason,
+                };
+            }
+        };
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lookup::Miss,
@@ -402,7 +426,7 @@ impl Store {
                             .enumerate()
                             .filter_map(|(i, k)| {
                                 let at = n * chunk + i;
-                                let path = self.action_path(k);
+                                let path = self.action_file(k)?;
                                 // A missing record file is a miss (`?`), as in a lookup.
                                 if let Some(e) = loaded.entries.get(k)
                                     && stamp_of(&path)? == e.stamp
@@ -480,11 +504,11 @@ impl Store {
 
     /// The stat of a key's record file (no open, no read), if it exists.
     pub fn record_stamp(&self, key: &str) -> Option<super::FileStamp> {
-        stamp_of(&self.action_path(key))
+        stamp_of(&self.action_file(key)?)
     }
 
     pub fn has_action(&self, key: &str) -> bool {
-        self.action_path(key).is_file()
+        self.action_file(key).is_some_and(|p| p.is_file())
     }
 
     /// Records a result atomically: a header with the body's checksum, then the body.
@@ -497,7 +521,10 @@ impl Store {
         )
         .into_bytes();
         bytes.extend_from_slice(&body);
-        write_atomic(&self.action_path(&record.key), &bytes)?;
+        let path = checked_key(&record.key)
+            .map(|k| self.action_path(&k))
+            .map_err(|why| StoreError::Io(std::io::Error::other(format!("record: {why}"))))?;
+        write_atomic(&path, &bytes)?;
         Ok(())
     }
 
@@ -505,7 +532,7 @@ impl Store {
     /// verified as a lookup verifies it; `None` if it is missing or not valid. What a remote
     /// cache uploads: the exact bytes, so a signature over them is checked on the same bytes.
     pub fn action_bytes(&self, key: &str) -> Option<(ActionRecord, Vec<u8>)> {
-        let bytes = std::fs::read(self.action_path(key)).ok()?;
+        let bytes = std::fs::read(self.action_file(key)?).ok()?;
         let rec = decode_record(&bytes, key, true).ok()?;
         Some((rec, bytes))
     }
@@ -524,7 +551,10 @@ impl Store {
                 "record for {key} is not valid: {reason}"
             )))
         })?;
-        write_atomic(&self.action_path(key), bytes)?;
+        let path = self
+            .action_file(key)
+            .expect("a decoded record's key is a digest");
+        write_atomic(&path, bytes)?;
         Ok(rec)
     }
 
@@ -687,7 +717,10 @@ impl Store {
     /// The keys of the records in the shard of `key` (the directory its record would be in),
     /// from one listing of that directory: an empty set when there is none.
     pub fn action_keys_in_shard_of(&self, key: &str) -> std::collections::HashSet<String> {
-        let (a, _) = key.split_at(2.min(key.len()));
+        let Ok(key) = Digest::parse(key) else {
+            return Default::default();
+        };
+        let (a, _) = key.split();
         let dir = self.root.join("actions").join(a);
         let Ok(entries) = std::fs::read_dir(&dir) else {
             return Default::default();
@@ -703,18 +736,24 @@ impl Store {
 
     pub fn action_keys(&self) -> Vec<String> {
         list_sharded(&self.root.join("actions"), ".json")
+            .into_iter()
+            .map(|d| d.as_str().to_string())
+            .collect()
     }
 
-    /// Every blob digest in the store.
-    pub fn blob_digests(&self) -> Vec<String> {
+    /// Every blob digest in the store (files whose names are not digests are not blobs).
+    pub fn blob_digests(&self) -> Vec<Digest> {
         list_sharded(&self.root.join("objects"), "")
     }
 
     pub fn remove_action(&self, key: &str) -> std::io::Result<()> {
-        fs_err::remove_file(self.action_path(key))
+        let path = checked_key(key)
+            .map(|k| self.action_path(&k))
+            .map_err(std::io::Error::other)?;
+        fs_err::remove_file(path)
     }
 
-    pub fn remove_blob(&self, digest: &str) -> std::io::Result<()> {
+    pub fn remove_blob(&self, digest: &Digest) -> std::io::Result<()> {
         fs_err::remove_file(self.blob_path(digest))
     }
 }
@@ -726,7 +765,7 @@ struct RunHead {
     pid: u32,
 }
 
-fn list_sharded(dir: &Path, ext: &str) -> Vec<String> {
+fn list_sharded(dir: &Path, ext: &str) -> Vec<Digest> {
     let mut out = Vec::new();
     for shard in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let prefix = shard.file_name().to_string_lossy().into_owned();
@@ -742,8 +781,11 @@ fn list_sharded(dir: &Path, ext: &str) -> Vec<String> {
             if name.starts_with('.') {
                 continue;
             }
-            if let Some(stem) = name.strip_suffix(ext) {
-                out.push(format!("{prefix}{stem}"));
+            if let Some(d) = name
+                .strip_suffix(ext)
+                .and_then(|stem| Digest::parse(&format!("{prefix}{stem}")).ok())
+            {
+                out.push(d);
             }
         }
     }
@@ -810,7 +852,7 @@ mod tests {
         let s = Store::open(d.path()).unwrap();
         let key = crate::key::digest(b"k");
         s.put_action(&record(&key)).unwrap();
-        let path = s.action_path(&key);
+        let path = s.action_file(&key).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         std::fs::write(&path, text.replace("\"a\"", "\"z\"")).unwrap();
         match s.get_action_light(&key) {
@@ -824,11 +866,11 @@ mod tests {
         // A valid record filed under another key is refused too.
         let other = crate::key::digest(b"other");
         s.put_action(&record(&other)).unwrap();
-        std::fs::create_dir_all(s.action_path(&key).parent().unwrap()).unwrap();
-        std::fs::copy(s.action_path(&other), s.action_path(&key)).unwrap();
+        std::fs::create_dir_all(s.action_file(&key).unwrap().parent().unwrap()).unwrap();
+        std::fs::copy(s.action_file(&other).unwrap(), s.action_file(&key).unwrap()).unwrap();
         assert!(matches!(s.get_action(&key), Lookup::Invalid { .. }));
         // A record without the header (an older format) is refused, not believed.
-        std::fs::write(s.action_path(&key), b"{}").unwrap();
+        std::fs::write(s.action_file(&key).unwrap(), b"{}").unwrap();
         assert!(matches!(s.get_action(&key), Lookup::Invalid { .. }));
     }
 
@@ -861,7 +903,7 @@ mod tests {
         assert_eq!(std::fs::metadata(&idx).unwrap().len(), len);
         // An edited record (same size, mtime set back) is not served from the index: its
         // ctime moved, the file is read, and its checksum fails.
-        let path = s.action_path(&keys[0]);
+        let path = s.action_file(&keys[0]).unwrap();
         let before = std::fs::metadata(&path).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(30));
@@ -919,7 +961,7 @@ mod tests {
     fn a_corrupt_blob_is_an_error_naming_its_path() {
         let d = tempfile::tempdir().unwrap();
         let s = Store::open(d.path()).unwrap();
-        let digest = s.put_blob(b"patch").unwrap();
+        let digest = Digest::parse(&s.put_blob(b"patch").unwrap()).unwrap();
         assert_eq!(s.get_blob(&digest).unwrap(), b"patch");
         std::fs::write(s.blob_path(&digest), b"garbage").unwrap();
         let e = s.get_blob(&digest).unwrap_err().to_string();
@@ -937,7 +979,7 @@ mod tests {
     fn temp_files_of_dead_writers_are_swept() {
         let d = tempfile::tempdir().unwrap();
         let s = Store::open(d.path()).unwrap();
-        let digest = s.put_blob(b"x").unwrap();
+        let digest = Digest::parse(&s.put_blob(b"x").unwrap()).unwrap();
         let shard = s.blob_path(&digest).parent().unwrap().to_path_buf();
         std::fs::write(shard.join(".tmp-abc"), b"torn").unwrap();
         std::fs::write(d.path().join("runs/.tmp-def"), b"torn").unwrap();

@@ -4,6 +4,7 @@
 mod action_index;
 mod gc;
 mod images;
+mod incoming;
 mod layout;
 mod lock;
 mod records;
@@ -13,6 +14,7 @@ pub use crate::files::{
 };
 pub use gc::{GcReport, gc};
 pub use images::{IMAGES_SCHEMA, PulledImage, PulledImages};
+pub use incoming::{IncomingBlob, IncomingError};
 pub use layout::{BadBlob, Lookup, Store, StoreError, default_store_path};
 pub use lock::{LockError, StoreLock};
 pub use records::{

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::jobs::{GradeOutput, Kind, ReportOutput, SampleOutput, SolveOutput};
+use crate::types::{BadDigest, Digest};
 
 /// Version of the record formats.
 pub const RECORD_SCHEMA: u32 = 2;
@@ -60,8 +61,10 @@ impl ActionRecord {
 
     /// Every blob this result references by digest (its named blobs, a solve's patch and a
     /// Harbor trial's snapshot and verification record), sorted and deduplicated: what a cached
-    /// use of it needs in the store, and what must travel with the record.
-    pub fn blob_digests(&self) -> Vec<&str> {
+    /// use of it needs in the store, and what must travel with the record. Each is checked as a
+    /// digest: a record that names a blob by anything else (a path in disguise) is refused
+    /// whole, with the first bad one.
+    pub fn blob_digests(&self) -> Result<Vec<Digest>, BadDigest> {
         let mut all: Vec<&str> = self.blobs.values().map(String::as_str).collect();
         if let Some(s) = self.solve() {
             all.push(s.patch.as_str());
@@ -73,12 +76,7 @@ impl ActionRecord {
         all.retain(|d| !d.is_empty());
         all.sort_unstable();
         all.dedup();
-        all
-    }
-
-    /// [`ActionRecord::blob_digests`], owned.
-    pub fn blob_refs(&self) -> std::collections::BTreeSet<String> {
-        self.blob_digests().into_iter().map(String::from).collect()
+        all.into_iter().map(Digest::parse).collect()
     }
 
     pub fn grade(&self) -> Option<&GradeOutput> {

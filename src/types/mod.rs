@@ -10,6 +10,7 @@ mod agent;
 mod backend;
 mod blob;
 mod dataset;
+mod digest;
 mod grading;
 mod report;
 mod sample;
@@ -18,6 +19,7 @@ pub use agent::{Agent, Harness, HarnessKind, Price, Runtime, Tokens, Topology, U
 pub use backend::{BackendFacts, BackendKind, DockerHostSpec, DockerTls, InstallFile, InstallSpec};
 pub use blob::Blob;
 pub use dataset::DatasetFormat;
+pub use digest::{BadDigest, DIGEST_LEN, Digest};
 pub use grading::{AuditFlag, AuditMode, HarborVerifier, Resolution};
 pub use report::Promote;
 pub use sample::SampleFilters;

@@ -21,6 +21,7 @@ use crate::store::ActionRecord;
 use super::highlight::Highlighter;
 use super::trajectory::{self, Trajectory};
 use super::{Experiment, decode, encode};
+use crate::types::Digest;
 
 /// Steps per trajectory page.
 pub const STEPS_PER_PAGE: usize = 100;
@@ -336,7 +337,9 @@ impl Viewer {
         r.blobs
             .iter()
             .map(|(name, d)| {
-                let size = self.exp.store.blob_size(d);
+                let size = Digest::parse(d)
+                    .ok()
+                    .and_then(|d| self.exp.store.blob_size(&d));
                 json!({
                     "name": name,
                     "digest": d,
@@ -479,7 +482,9 @@ impl Viewer {
 
     fn trajectory_summary(&self, digest: &str) -> Option<Value> {
         let t = self.parsed_trajectory(digest)?;
-        let total = self.exp.store.blob_size(digest);
+        let total = Digest::parse(digest)
+            .ok()
+            .and_then(|d| self.exp.store.blob_size(&d));
         Some(json!({
             "digest": digest,
             "bytes": total,

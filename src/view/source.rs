@@ -16,6 +16,7 @@ use crate::store::{ActionRecord, Lookup, Output, Store, default_store_path};
 use crate::tasks::Task;
 
 use super::ViewError;
+use crate::types::Digest;
 
 /// One experiment as the viewer shows it.
 pub struct Experiment {
@@ -179,15 +180,19 @@ impl Experiment {
     }
 
     /// The path of a blob, when the store holds it.
+    /// The path of a blob, when `digest` (from a URL or a record) is a digest and the store
+    /// holds it.
     pub fn blob_path(&self, digest: &str) -> Option<PathBuf> {
-        let valid = digest.len() == 64 && digest.bytes().all(|b| b.is_ascii_hexdigit());
-        (valid && self.store.has_blob(digest)).then(|| self.store.blob_path(digest))
+        let digest = Digest::parse(digest).ok()?;
+        self.store
+            .has_blob(&digest)
+            .then(|| self.store.blob_path(&digest))
     }
 
     /// A blob's bytes, verified against its digest.
     pub fn blob(&self, digest: &str) -> Option<Vec<u8>> {
-        self.blob_path(digest)?;
-        self.store.get_blob(digest).ok()
+        let digest = Digest::parse(digest).ok()?;
+        self.store.get_blob(&digest).ok()
     }
 
     /// The digest of every blob a page may show: what the report links and what the pairs'

@@ -170,7 +170,14 @@ pub fn stored_patches(store_dir: &Path, manifest: &Path, team: &str) -> Vec<Stri
                 panic!("no record for {address}");
             };
             let d = &rec.solve().expect("a solve").patch;
-            out.push(String::from_utf8(store.get_blob(d).unwrap()).unwrap());
+            out.push(
+                String::from_utf8(
+                    store
+                        .get_blob(&bench::types::Digest::parse(d).unwrap())
+                        .unwrap(),
+                )
+                .unwrap(),
+            );
         }
     }
     out
