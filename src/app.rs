@@ -407,10 +407,21 @@ fn verify(cli: &Cli, file: &Path) -> Result<u8, Report> {
     for (path, reason) in &graph.invalid {
         println!("record {}: {reason}; removed", path.display());
     }
+    // One line per bad blob, however many cached results use it (the first to check it finds
+    // what is wrong; it is removed, so the others find it missing).
+    let mut bad_blobs: BTreeMap<&Path, (&str, usize)> = BTreeMap::new();
     for bad in &graph.bad_blobs {
-        println!("{bad}");
+        bad_blobs.entry(&bad.path).or_insert((&bad.problem, 0)).1 += 1;
     }
-    let bad = graph.invalid.len() + graph.bad_blobs.len();
+    for (path, (problem, users)) in &bad_blobs {
+        let users = if *users > 1 {
+            format!(" (used by {users} cached results)")
+        } else {
+            String::new()
+        };
+        println!("blob {} is {problem}{users}", path.display());
+    }
+    let bad = graph.invalid.len() + bad_blobs.len();
     println!(
         "{} blobs of cached results verified, {bad} bad{}",
         checked.len(),
@@ -491,8 +502,18 @@ fn status_node(cli: &Cli, file: &Path, address: &str, json: bool) -> Result<u8, 
             .collect(),
         _ => BTreeMap::new(),
     };
+    // A record read for planning is light (its job is null): the job is read whole from the
+    // record file, else (no record) taken from the node as it would run.
     let inputs = record
         .map(|r| r.job.clone())
+        .filter(|j| !j.is_null())
+        .or_else(|| {
+            let (store, key) = (l.store.as_ref()?, node.key.as_ref()?);
+            match store.get_action(key) {
+                crate::store::Lookup::Hit(r) => Some(r.job).filter(|j| !j.is_null()),
+                _ => None,
+            }
+        })
         .or_else(|| node.job.as_ref().map(|j| j.explain()));
     let doc = serde_json::json!({
         "address": node.address,

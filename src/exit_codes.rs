@@ -10,3 +10,6 @@ pub const PENDING: u8 = 2;
 pub const NODES_FAILED: u8 = 3;
 /// `apply`: interrupted (Ctrl-C or SIGTERM); completed work is kept.
 pub const INTERRUPTED: u8 = 130;
+/// Standard output was closed by its reader (`bench plan --explain FILE | head -1`): bench
+/// stopped quietly, as a process killed by SIGPIPE (128 + 13).
+pub const STDOUT_CLOSED: u8 = 141;

@@ -3,6 +3,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    quiet_on_closed_stdout();
     let cli = bench::cli::Cli::parse();
     match bench::app::run(cli) {
         Ok(code) => {
@@ -14,6 +15,27 @@ fn main() -> ExitCode {
             ExitCode::from(bench::exit_codes::ERROR)
         }
     }
+}
+
+/// A reader that stops early (`bench plan --explain FILE | head -1`) ends bench as it ends any
+/// Unix filter: quietly, with the exit code of a process killed by SIGPIPE. Rust ignores SIGPIPE
+/// (so a socket or a child's closed stdin is an error, not a death), which makes `println!`
+/// panic on a closed stdout; that one panic is turned into the quiet exit, every other panic
+/// is reported as before.
+fn quiet_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(i32::from(bench::exit_codes::STDOUT_CLOSED));
+        }
+        default(info);
+    }));
 }
 
 #[global_allocator]

@@ -666,3 +666,29 @@ fn reordering_a_tasks_test_lists_reruns_nothing() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(executed(&o).is_empty(), "{}", stderr(&o));
 }
+
+/// `bench verify` counts a corrupt blob once, however many cached results share it (the nop
+/// team's trajectory is the same bytes for every task).
+#[test]
+fn verify_counts_a_shared_corrupt_blob_once() {
+    let sb = applied_with_memo();
+    let (_, digest) = blob_at(
+        &sb,
+        &|a| a.starts_with("solve/") && a.contains("/nop/"),
+        "trajectory",
+    );
+    let path = sb.path(&format!(".bench/objects/{}/{}", &digest[..2], &digest[2..]));
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[0] ^= 0x20;
+    std::fs::write(&path, &bytes).unwrap();
+    let o = timed(&sb, &["verify", "quickstart.toml"], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    let out = stdout(&o);
+    assert_eq!(
+        out.lines().filter(|l| l.contains(&digest[2..])).count(),
+        1,
+        "{out}"
+    );
+    assert!(out.contains("cached results)"), "{out}");
+    assert!(out.contains(", 1 bad"), "{out}");
+}

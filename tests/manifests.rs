@@ -113,6 +113,27 @@ worker = "nop"
     );
 }
 
+/// A report without `needs` gets that error alone: not also "compares against unknown team",
+/// which would send its reader after the wrong problem.
+#[test]
+fn a_report_without_needs_has_one_error_not_a_cascade() {
+    let sb = Sandbox::quickstart();
+    sb.edit(
+        "quickstart.toml",
+        "kind = \"report\"\nneeds = [\"grade\"]\n",
+        "kind = \"report\"\n",
+    );
+    let o = sb.bench(&["validate", "quickstart.toml"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("stage `report` must need at least one grade stage"),
+        "{err}"
+    );
+    assert!(!err.contains("compares against unknown team"), "{err}");
+    assert!(!err.contains("problems"), "one problem: {err}");
+}
+
 #[test]
 fn missing_install_files_are_named_at_their_line() {
     let dir = tempfile::tempdir().unwrap();

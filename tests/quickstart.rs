@@ -779,6 +779,13 @@ fn status_node_shows_a_nodes_state_files_and_inputs() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
     assert_eq!(v["state"], "cached");
     assert_eq!(v["last_apply"]["status"], "done");
+    // The inputs are the job the key was computed from, never null.
+    assert!(v["inputs"].is_object(), "{}", v["inputs"]);
+    assert!(!out.contains("inputs: null"), "{out}");
+    assert!(
+        out.contains("\"schema\""),
+        "the job's fields are shown:\n{out}"
+    );
     for (_, path) in v["files"].as_object().expect("files") {
         assert!(std::path::Path::new(path.as_str().expect("path")).is_file());
     }
@@ -828,5 +835,31 @@ fn apply_offline_says_what_cannot_be_reached_and_how_to_go_on() {
         "HF_ENDPOINT",
     ] {
         assert!(err.contains(needle), "lacks {needle:?}:\n{err}");
+    }
+}
+
+/// A reader that closes early (`bench plan --explain FILE | head -1`) ends bench quietly with the
+/// exit code of a process killed by SIGPIPE, never a panic.
+#[test]
+fn stdout_closed_early_is_not_a_panic() {
+    let sb = Sandbox::quickstart();
+    for args in [
+        &["plan", "--explain", "quickstart.toml"][..],
+        &["status", "quickstart.toml"][..],
+    ] {
+        let mut child = std::process::Command::new(bench_bin())
+            .args(args)
+            .current_dir(sb.dir.path())
+            .env_remove("BENCH_STORE")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reading end is closed before bench writes a byte.
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        let err = stderr(&o);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(o.status.code(), Some(141), "{args:?}: {err}");
     }
 }

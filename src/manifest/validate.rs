@@ -1800,6 +1800,11 @@ impl Validator<'_> {
                 }
             }
             unresolved.sort_unstable();
+            // A report without `needs` has its own error; its baseline cannot be judged (a
+            // second error about it would be a cascade, and misleading).
+            if stage.needs.is_empty() {
+                continue;
+            }
             for (baseline, at) in checked {
                 if teams.contains(baseline) {
                     continue;
