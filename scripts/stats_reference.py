@@ -665,6 +665,16 @@ def build_scenarios():
     out.append(scenario("six_wins_no_losses", ["base", "team"], {"baseline": "base"}, discordant_pairs(6, 0, 20, 24)))
     out.append(scenario("five_wins_no_losses", ["base", "team"], {"baseline": "base"}, discordant_pairs(5, 0, 20, 25)))
     out.append(scenario("twelve_wins_three_losses", ["base", "team"], {"baseline": "base"}, discordant_pairs(12, 3, 15, 20)))
+    # Five repositories, one win in each and no loss: the clustered interval of the
+    # difference excludes 0 while the exact McNemar p is 0.0625 (the report says p decides).
+    pd5 = []
+    for r, size in enumerate([3, 4, 5, 4, 4]):
+        for i in range(size):
+            task = f"r{r}-t{i}"
+            both = RES if i == 1 else UNRES
+            pd5.append(pair(task, "base", both, repo=f"org/repo{r}"))
+            pd5.append(pair(task, "team", RES if i in (0, 1) else UNRES, repo=f"org/repo{r}"))
+    out.append(scenario("five_repositories_disagree", ["base", "team"], {"baseline": "base"}, pd5))
 
     # A single task.
     out.append(

@@ -57,9 +57,10 @@
 //! * **Clusters**: a common task's cluster is its repository (the smallest one its pairs
 //!   give), or the task itself when no pair gives one; `Summary::repositories` counts them.
 //!   Per team, `cluster_se` / `cluster_low` / `cluster_high` are the cluster-robust (CR1)
-//!   standard error of the first-replicate resolve rate and its normal 95% interval clipped
-//!   to [0, 1] ([`super::inference::clustered_mean`], statsmodels' cluster-robust OLS on a
-//!   constant); `None` with fewer than two clusters. The headline interval (`ci_low`,
+//!   standard error of the first-replicate resolve rate and its 95% interval (Student t with
+//!   G - 1 degrees of freedom) clipped to [0, 1] ([`super::inference::clustered_mean`],
+//!   statsmodels' cluster-robust OLS on a constant with `use_t=True`); `None` with fewer than
+//!   two clusters. The headline interval (`ci_low`,
 //!   `ci_high`, `headline_interval`) is the wider of that and Wilson's ([`headline`]).
 //! * **Paired difference**: `vs_baseline.rate_diff` is the mean over common tasks of
 //!   `team - baseline` (each -1, 0 or 1) on first replicates; `diff_se` / `diff_low` /
