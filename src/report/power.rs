@@ -49,38 +49,91 @@ pub const LOOK_BACK: u64 = 64;
 /// Steps of the scan for the smallest detectable difference.
 const SCAN_STEPS: u32 = 200;
 
-/// The rejection region of the exact McNemar test at [`ALPHA`] for every number of discordant
-/// pairs up to n: `critical[d]` is the smallest `w > d/2` with `mcnemar_exact(w, d - w) ≤ ALPHA`
-/// (by symmetry `w ≤ d - c_d` rejects too), `None` when no w does.
-#[derive(Debug, Clone)]
+/// The exact McNemar test at [`ALPHA`] over n paired tasks: its rejection region for d
+/// discordant pairs is `w ≥ c_d` or `w ≤ d - c_d` wins, `c_d` the smallest `w > d/2` with
+/// `mcnemar_exact(w, d - w) ≤ ALPHA` ([`ExactMcNemar::critical`]; none when no w rejects).
+#[derive(Debug, Clone, Copy)]
 pub struct ExactMcNemar {
-    critical: Vec<Option<u64>>,
+    n: u64,
+}
+
+/// Whether `w` wins of `d` discordant pairs (`w > d/2`) reject: `mcnemar_exact(w, d - w) ≤
+/// ALPHA`. Above 1000 pairs the p-value is first taken from `lgamma` (relative error below
+/// 1e-9 up to [`MAX_TASKS`]); only when that is within 1e-6 of alpha does `mcnemar_exact`
+/// (whose cost grows with d) decide.
+fn rejects(w: u64, d: u64) -> bool {
+    let m = d - w;
+    if d <= 1000 {
+        return mcnemar_exact(w, m) <= ALPHA;
+    }
+    let (df, mf) = (d as f64, m as f64);
+    let ln_pmf = libm::lgamma(df + 1.0)
+        - libm::lgamma(mf + 1.0)
+        - libm::lgamma(df - mf + 1.0)
+        - df * std::f64::consts::LN_2;
+    // P(X <= m) / pmf(m), the same series as mcnemar_exact.
+    let (mut tail, mut ratio, mut i) = (1.0f64, 1.0f64, m);
+    while i > 0 {
+        ratio *= i as f64 / (d - i + 1) as f64;
+        tail += ratio;
+        if ratio < 1e-20 {
+            break;
+        }
+        i -= 1;
+    }
+    let p = (2.0 * ln_pmf.exp() * tail).min(1.0);
+    if (p - ALPHA).abs() <= 1e-6 * ALPHA {
+        return mcnemar_exact(w, m) <= ALPHA;
+    }
+    p <= ALPHA
 }
 
 impl ExactMcNemar {
-    /// The rejection regions for `d = 0..=n`. `c_d` never decreases with d (one more loss only
-    /// raises the p-value), so each search starts at the previous one.
+    /// The test over `n` paired tasks.
     pub fn new(n: u64) -> ExactMcNemar {
-        let mut critical = Vec::with_capacity(n as usize + 1);
-        let mut w = 0u64;
-        for d in 0..=n {
-            w = w.max(d / 2 + 1);
-            while w <= d && mcnemar_exact(w, d - w) > ALPHA {
-                w += 1;
-            }
-            critical.push((w <= d).then_some(w));
-        }
-        ExactMcNemar { critical }
+        ExactMcNemar { n }
     }
 
-    /// The tasks the regions are for.
+    /// The tasks the test is over.
     pub fn n(&self) -> u64 {
-        self.critical.len() as u64 - 1
+        self.n
     }
 
-    /// The smallest number of wins out of `d` discordant pairs that rejects.
+    /// The smallest number of wins out of `d` discordant pairs that rejects: found from the
+    /// normal approximation's guess by steps (the p-value falls as w rises).
     pub fn critical(&self, d: u64) -> Option<u64> {
-        self.critical.get(d as usize).copied().flatten()
+        if d < 6 {
+            // 2 · 2^-5 > 0.05: fewer than six discordant pairs never reject.
+            return None;
+        }
+        let guess = (d as f64 / 2.0 + 0.98 * (d as f64).sqrt()).round() as u64;
+        let mut c = guess.clamp(d / 2 + 1, d);
+        while c > d / 2 + 1 && rejects(c - 1, d) {
+            c -= 1;
+        }
+        while c <= d && !rejects(c, d) {
+            c += 1;
+        }
+        (c <= d).then_some(c)
+    }
+
+    /// The critical values of `lo..=hi` (each `c_(d+1)` is `c_d` or `c_d + 1`: one more pair
+    /// lowers the p-value of the same wins, and one more loss raises it).
+    fn criticals(&self, lo: u64, hi: u64) -> Vec<Option<u64>> {
+        let mut out = Vec::with_capacity((hi - lo + 1) as usize);
+        let mut prev: Option<u64> = None;
+        for d in lo..=hi {
+            let c = match prev {
+                Some(c) => {
+                    let c = c.max(d / 2 + 1);
+                    if rejects(c, d) { Some(c) } else { Some(c + 1) }
+                }
+                None => self.critical(d),
+            };
+            out.push(c);
+            prev = c;
+        }
+        out
     }
 
     /// The power over n tasks when a task is a win with probability `p10` and a loss with
@@ -94,9 +147,10 @@ impl ExactMcNemar {
         let share = (p10 / q).clamp(0.0, 1.0);
         let (d_lo, d_hi) = window(n, q.min(1.0));
         let pd = binomial_pmfs(n, q.min(1.0), d_lo, d_hi);
+        let critical = self.criticals(d_lo, d_hi);
         let mut total = 0.0f64;
-        for (d, p_d) in (d_lo..=d_hi).zip(pd) {
-            let Some(c) = self.critical(d) else {
+        for ((d, p_d), c) in (d_lo..=d_hi).zip(pd).zip(critical) {
+            let Some(c) = c else {
                 continue;
             };
             if p_d == 0.0 {
@@ -246,12 +300,33 @@ mod tests {
         // Five discordant pairs all won: p = 2/32 > 0.05; six: 2/64 < 0.05.
         assert_eq!(t.critical(5), None);
         assert_eq!(t.critical(6), Some(6));
+        let criticals = t.criticals(0, 60);
         for d in 0..=60 {
+            assert_eq!(criticals[d as usize], t.critical(d), "{d}");
             for w in 0..=d {
                 let rejects = t.critical(d).is_some_and(|c| w >= c || w <= d - c);
                 assert_eq!(rejects, mcnemar_exact(w, d - w) <= ALPHA, "{w} of {d}");
             }
         }
+    }
+
+    #[test]
+    fn large_rejection_regions_are_the_exact_test() {
+        // Above 1000 pairs the p-value comes from lgamma first: the same boundary.
+        let t = ExactMcNemar::new(200_000);
+        let ds: Vec<u64> = (995..1_100)
+            .chain([20_000, 20_001, 77_777, 199_999])
+            .collect();
+        for &d in &ds {
+            let c = t.critical(d).expect("rejects");
+            assert!(mcnemar_exact(c, d - c) <= ALPHA, "{d}: {c}");
+            assert!(mcnemar_exact(c - 1, d - c + 1) > ALPHA, "{d}: {c}");
+        }
+        let run = t.criticals(995, 1_099);
+        assert_eq!(
+            run,
+            ds[..105].iter().map(|&d| t.critical(d)).collect::<Vec<_>>()
+        );
     }
 
     #[test]
