@@ -15,9 +15,12 @@ with statsmodels, McNemar p-values exactly with Python integers (checked
 against statsmodels mcnemar(exact=True) and scipy binomtest), pass@k exactly
 with fractions (checked against the numpy product of Chen et al. and, for small
 n, by enumerating every k-subset), medians with numpy, clustered standard
-errors with statsmodels' cluster-robust OLS on a constant, Holm with
-statsmodels multipletests, power with statsmodels NormalIndPower (and scipy's
-brentq for the detectable difference), the normal distribution with scipy, the
+errors with statsmodels' cluster-robust OLS on a constant (use_t=True: Student
+t with G - 1 degrees of freedom, whose quantiles are scipy's t.ppf), Holm with
+statsmodels multipletests, the power of the exact McNemar test by enumerating
+the discordant pairs and wins with scipy's binom and binomtest (scipy's brentq
+for the detectable difference, a scan over n for the tasks needed), the normal
+distribution with scipy, the
 variance split with numpy, the bootstrap with the same splitmix64 generator and
 resampling as the Rust code and numpy's percentile (exact agreement with
 scipy.stats.bootstrap is impossible: it draws from numpy's PCG64; its
@@ -115,10 +118,14 @@ def clustered(values, clusters):
         return None
     _, codes = np.unique(np.array(clusters, dtype=object).astype(str), return_inverse=True)
     fit = sm.OLS(np.asarray(values, dtype=float), np.ones((len(values), 1))).fit(
-        cov_type="cluster", cov_kwds={"groups": codes}
+        cov_type="cluster", cov_kwds={"groups": codes}, use_t=True
     )
     low, high = fit.conf_int(alpha=0.05)[0]
-    return {"mean": float(fit.params[0]), "se": float(fit.bse[0]), "low": float(low), "high": float(high)}
+    g = len(set(codes.tolist()))
+    # statsmodels' cluster-robust t inference has G - 1 degrees of freedom.
+    t = float(stats.t.ppf(0.975, g - 1))
+    assert rel_close(float(fit.params[0]) + t * float(fit.bse[0]), float(high), 1e-12) or fit.bse[0] == 0
+    return {"mean": float(fit.params[0]), "se": float(fit.bse[0]), "low": float(low), "high": float(high), "t": t}
 
 
 def holm(pvalues):
@@ -192,27 +199,84 @@ def mean_interval(values):
     return {"mean": py_mean(values), "low": low, "high": high, "method": method, "n": len(values)}
 
 
-def power_at(n, p0, delta):
+def z_power_at(n, p0, delta):
+    """The old figure: the normal approximation (statsmodels NormalIndPower, ratio=0)."""
     p1 = p0 + delta
     var = p0 * (1 - p0) + p1 * (1 - p1)
-    if var == 0:
-        return 1.0 if delta else 0.05
     es = abs(delta) / math.sqrt(var)
     return float(NormalIndPower().power(es, n, 0.05, ratio=0))
 
 
-def min_detectable(n, p0):
-    """The improvement with 80% power, by brentq on statsmodels' power (not the quadratic)."""
-    f = lambda d: power_at(n, p0, d) - 0.8
-    if p0 >= 1.0 or f(1.0 - p0) < 0:
-        return None
+def z_min_detectable(n, p0):
+    f = lambda d: z_power_at(n, p0, d) - 0.8
     return float(optimize.brentq(f, 1e-12, 1.0 - p0, xtol=1e-15, rtol=1e-15, maxiter=500))
 
 
-def sample_size(p0, delta):
+_REJECT = [np.zeros((0, 0), dtype=bool)]
+
+
+def rejection_mask(n):
+    """mask[d, w]: whether the exact McNemar test (scipy binomtest, two-sided, p = 1/2)
+    rejects at 0.05 with w wins of d discordant pairs; checked against the exact integers.
+    It does not depend on n: one table, grown on demand, sliced."""
+    have = _REJECT[0].shape[0]
+    if have < n + 1:
+        size = max(n + 1, 2 * have)
+        mask = np.zeros((size, size), dtype=bool)
+        mask[:have, :have] = _REJECT[0]
+        for d in range(have, size):
+            for w in range(d + 1):
+                p = stats.binomtest(w, d, 0.5).pvalue if d else 1.0
+                assert (p <= 0.05) == (mcnemar_p_exact(w, d - w) <= 0.05), (w, d, p)
+                mask[d, w] = p <= 0.05
+        _REJECT[0] = mask
+    return _REJECT[0][: n + 1, : n + 1]
+
+
+def mcnemar_power(n, p10, p01):
+    """Power of the exact McNemar test over n pairs: D ~ Bin(n, p10 + p01), W | D = d ~
+    Bin(d, p10 / (p10 + p01)); the sum of P(D = d) P(W = w | d) over the rejection region."""
+    q = p10 + p01
+    if q <= 0:
+        return 0.0
+    share = min(1.0, p10 / q)
+    d = np.arange(n + 1)
+    w = np.arange(n + 1)
+    pd = stats.binom.pmf(d, n, min(q, 1.0))
+    pw = stats.binom.pmf(w[None, :], d[:, None], share)  # zero where w > d
+    return float(math.fsum((pd[:, None] * np.where(rejection_mask(n), pw, 0.0)).ravel()))
+
+
+def independent(p0, delta):
     p1 = p0 + delta
-    es = abs(delta) / math.sqrt(p0 * (1 - p0) + p1 * (1 - p1))
-    return float(NormalIndPower().solve_power(effect_size=es, nobs1=None, alpha=0.05, power=0.8, ratio=0))
+    return p1 * (1 - p0), p0 * (1 - p1)
+
+
+def exact_power_at(n, p0, delta):
+    return mcnemar_power(n, *independent(p0, delta))
+
+
+def exact_min_detectable(n, p0):
+    """The smallest improvement reaching 80%: the first of 200 steps of (0, 1 - p0] that
+    reaches it, then brentq inside that step."""
+    f = lambda x: exact_power_at(n, p0, x) - 0.8
+    span = 1.0 - p0
+    steps = [span * i / 200 for i in range(201)]
+    for i in range(1, 201):
+        if f(steps[i]) >= 0:
+            if i > 1 and f(steps[i - 1]) >= 0:
+                raise AssertionError((n, p0, i))
+            lo = steps[i - 1] if i > 1 else 1e-12
+            return float(optimize.brentq(f, lo, steps[i], xtol=1e-15, rtol=8.9e-16, maxiter=500))
+    return None
+
+
+def exact_tasks_needed(p0, delta):
+    """The smallest n whose exact power reaches 80%, by scanning n upwards from 1."""
+    for n in range(1, 2000):
+        if exact_power_at(n, p0, delta) >= 0.8:
+            return n
+    return None
 
 
 def py_median(values):
@@ -601,6 +665,16 @@ def build_scenarios():
     out.append(scenario("six_wins_no_losses", ["base", "team"], {"baseline": "base"}, discordant_pairs(6, 0, 20, 24)))
     out.append(scenario("five_wins_no_losses", ["base", "team"], {"baseline": "base"}, discordant_pairs(5, 0, 20, 25)))
     out.append(scenario("twelve_wins_three_losses", ["base", "team"], {"baseline": "base"}, discordant_pairs(12, 3, 15, 20)))
+    # Five repositories, one win in each and no loss: the clustered interval of the
+    # difference excludes 0 while the exact McNemar p is 0.0625 (the report says p decides).
+    pd5 = []
+    for r, size in enumerate([3, 4, 5, 4, 4]):
+        for i in range(size):
+            task = f"r{r}-t{i}"
+            both = RES if i == 1 else UNRES
+            pd5.append(pair(task, "base", both, repo=f"org/repo{r}"))
+            pd5.append(pair(task, "team", RES if i in (0, 1) else UNRES, repo=f"org/repo{r}"))
+    out.append(scenario("five_repositories_disagree", ["base", "team"], {"baseline": "base"}, pd5))
 
     # A single task.
     out.append(
@@ -853,14 +927,24 @@ def build_inference_tables():
         boot_rows.append([values, *bootstrap_interval(values)])
     boot_rows.append([[0.5, 0.5, 0.5], *bootstrap_interval([0.5, 0.5, 0.5])])
 
+    t_rows = [[p, df, float(stats.t.ppf(p, df))] for df in [1, 2, 3, 4, 5, 6, 9, 14, 29, 60, 119, 500, 2000] for p in [0.6, 0.9, 0.975, 0.995]]
+
     power_rows = []
-    for n in [5, 8, 20, 50, 100, 300, 1000]:
+    for n in [5, 8, 20, 22, 50, 100, 300]:
         for p0 in [0.0, 0.1, 0.3, 0.5, 0.7]:
-            for delta in [0.02, 0.05, 0.1, 0.2]:
+            for delta in [0.0, 0.05, 0.1, 0.2, 0.3]:
                 if p0 + delta <= 1.0:
-                    power_rows.append([n, p0, delta, power_at(n, p0, delta)])
-    mdd_rows = [[n, p0, min_detectable(n, p0)] for n in [1, 2, 5, 8, 20, 50, 70, 100, 300, 1000, 5000] for p0 in [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99]]
-    size_rows = [[p0, delta, sample_size(p0, delta)] for p0 in [0.0, 0.1, 0.3, 0.5, 0.7] for delta in [0.01, 0.03, 0.05, 0.1, 0.2]]
+                    power_rows.append([n, p0, delta, exact_power_at(n, p0, delta)])
+    # A decline and strongly agreeing teams (few discordant pairs).
+    for n, p10, p01 in [(22, 0.05, 0.3), (50, 0.2, 0.02), (50, 0.0, 0.1), (8, 0.7, 0.0)]:
+        power_rows.append([n, p10, p01, mcnemar_power(n, p10, p01), "discordant"])
+    mdd_rows = [[n, p0, exact_min_detectable(n, p0)] for n in [1, 5, 8, 12, 22, 30, 50, 100, 300] for p0 in [0.0, 0.1, 0.3, 0.5, 0.7, 0.9]]
+    size_rows = [[p0, delta, exact_tasks_needed(p0, delta)] for p0, delta in [(0.5, 0.5), (0.5, 0.4), (0.5, 0.3), (0.5, 0.2), (0.3, 0.3), (0.3, 0.2), (0.1, 0.2), (0.7, 0.2), (0.5, -0.3)]]
+    # What the normal approximation promised at 8, 22 and 50 tasks, and the exact power there.
+    z_rows = []
+    for n in [8, 22, 50]:
+        d = z_min_detectable(n, 0.5)
+        z_rows.append([n, 0.5, d, exact_power_at(n, 0.5, d)])
     return {
         "normal": normal_rows,
         "normal_quantile": quantile_rows,
@@ -868,9 +952,11 @@ def build_inference_tables():
         "holm": holm_rows,
         "variance_split": split_rows,
         "bootstrap": boot_rows,
-        "power": power_rows,
-        "min_detectable": mdd_rows,
-        "sample_size": size_rows,
+        "student_t_quantile": t_rows,
+        "mcnemar_power": power_rows,
+        "mcnemar_min_detectable": mdd_rows,
+        "mcnemar_tasks_needed": size_rows,
+        "z_test_promise": z_rows,
     }
 
 

@@ -428,9 +428,11 @@ fn ctrl_c_stops_cleans_up_and_resumes() {
     );
 }
 
-/// `bench plan` shows, before anything runs, what the comparison with the baseline can detect,
-/// and with `--detect` the tasks needed; the figures are statsmodels' (NormalIndPower, with
-/// scipy's brentq for the detectable difference), run here as the oracle.
+/// `bench plan` shows, before anything runs, what the comparison with the baseline can detect
+/// with the exact McNemar test the report decides with, and with `--detect` the tasks needed;
+/// the figures are checked against an independent enumeration with scipy (binomtest and binom,
+/// brentq for the detectable difference, a scan over n for the tasks needed), run here as the
+/// oracle.
 #[test]
 fn plan_shows_the_power_of_the_comparison_before_anything_runs() {
     let sb = Sandbox::quickstart();
@@ -443,40 +445,25 @@ fn plan_shows_the_power_of_the_comparison_before_anything_runs() {
     assert_eq!(text.status.code(), Some(2), "{}", stderr(&text));
     let out = stdout(&text);
     for needle in [
-        "power vs baseline `nop` (6 paired tasks, baseline rate 50% assumed; set it with --baseline-rate, alpha 0.05, 80% power): too few tasks to detect any improvement on a 50% baseline",
-        "power: detecting +5.0 pts needs 1562 paired tasks (the plan has 6)",
-        "power method: normal approximation of McNemar's test",
-        "assumed independent given their rates",
+        // Six discordant pairs are the fewest exact McNemar can reject with: 6 tasks give at
+        // most 2^-6 = 1.6% power.
+        "power vs baseline `nop` (6 paired tasks, baseline rate 50% assumed; set it with --baseline-rate; exact McNemar, alpha 0.05, two-sided, 80% power): too few tasks: no improvement on a 50% baseline reaches 80% power (even +50.0 pts has 1.6%)",
+        "power: detecting +5.0 pts needs 1606 paired tasks (the plan has 6)",
+        "power method: exact enumeration of the discordant pairs and the team's wins under the exact McNemar test",
+        "an assumption, not a bound",
     ] {
         assert!(out.contains(needle), "plan lacks {needle:?}:\n{out}");
     }
-    let o = sb.bench(&[
-        "plan",
-        "quickstart.toml",
-        "--json",
-        "--detect",
-        "5",
-        "--baseline-rate",
-        "40%",
-    ]);
-    let plan: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("plan JSON");
-    let power = &plan["power"];
-    assert_eq!(power["baseline"], "nop");
-    assert_eq!(power["tasks"], 6);
-    assert_eq!(power["baseline_rate"], 0.4);
-    assert_eq!(power["baseline_rate_given"], true);
-    assert_eq!(power["detect"], 0.05);
-    let mdd = power["min_detectable_difference"].as_f64().expect("mdd");
-    let needed = power["tasks_needed"].as_u64().expect("tasks needed");
-    // The unedited quickstart's 8 tasks detect about +50 points on a 50% baseline.
+    // The unedited quickstart's 8 tasks cannot reach 80% on a 50% baseline (the normal
+    // approximation promised +49.8 points; exact McNemar has 14.5% there).
     sb.edit("quickstart.toml", "\nlimit = 6", "");
     // The listing of docs/reports.md ("Reading the error bars").
     let eight = stdout(&sb.bench(&["plan", "quickstart.toml", "--detect", "5pts"]));
     let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/reports.md"))
         .expect("docs/reports.md");
     for line in [
-        "  power vs baseline `nop` (8 paired tasks, baseline rate 50% assumed; set it with --baseline-rate, alpha 0.05, 80% power): smallest detectable difference +49.8 pts\n",
-        "  power: detecting +5.0 pts needs 1562 paired tasks (the plan has 8)\n",
+        "  power vs baseline `nop` (8 paired tasks, baseline rate 50% assumed; set it with --baseline-rate; exact McNemar, alpha 0.05, two-sided, 80% power): too few tasks: no improvement on a 50% baseline reaches 80% power (even +50.0 pts has 14.5%)\n",
+        "  power: detecting +5.0 pts needs 1606 paired tasks (the plan has 8)\n",
     ] {
         assert!(eight.contains(line), "{eight}");
         assert!(
@@ -484,26 +471,51 @@ fn plan_shows_the_power_of_the_comparison_before_anything_runs() {
             "docs/reports.md lacks {line:?}"
         );
     }
+    let o = sb.bench(&[
+        "plan",
+        "quickstart.toml",
+        "--json",
+        "--detect",
+        "30",
+        "--baseline-rate",
+        "5%",
+    ]);
+    let plan: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("plan JSON");
+    let power = &plan["power"];
+    assert_eq!(power["baseline"], "nop");
+    assert_eq!(power["tasks"], 8);
+    assert_eq!(power["baseline_rate"], 0.05);
+    assert_eq!(power["baseline_rate_given"], true);
+    assert_eq!(power["detect"], 0.3);
+    assert_eq!(power["test"], "exact McNemar, alpha 0.05, two-sided");
+    let mdd = power["min_detectable_difference"].as_f64().expect("mdd");
+    let needed = power["tasks_needed"].as_u64().expect("tasks needed");
     let bad = sb.bench(&["plan", "quickstart.toml", "--detect", "5x"]);
     assert_eq!(bad.status.code(), Some(1));
     assert!(stderr(&bad).contains("`--detect 5x` is not a number of percentage points"));
 
     let oracle = r#"
-import math, sys
-from scipy import optimize
-from statsmodels.stats.power import NormalIndPower
+import sys
+from scipy import optimize, stats
 n, p0, d = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
-def power(delta):
+def power(m, delta):
     p1 = p0 + delta
-    return NormalIndPower().power(delta / math.sqrt(p0 * (1 - p0) + p1 * (1 - p1)), n, 0.05, ratio=0)
-mdd = optimize.brentq(lambda x: power(x) - 0.8, 1e-9, 1 - p0, xtol=1e-15)
-p1 = p0 + d
-es = d / math.sqrt(p0 * (1 - p0) + p1 * (1 - p1))
-need = NormalIndPower().solve_power(effect_size=es, nobs1=None, alpha=0.05, power=0.8, ratio=0)
-print(repr(mdd), math.ceil(need))
+    p10, p01 = p1 * (1 - p0), p0 * (1 - p1)
+    q = p10 + p01
+    total = 0.0
+    for k in range(1, m + 1):
+        for w in range(k + 1):
+            if stats.binomtest(w, k, 0.5).pvalue <= 0.05:
+                total += stats.binom.pmf(k, m, q) * stats.binom.pmf(w, k, p10 / q)
+    return total
+steps = [(1 - p0) * i / 200 for i in range(201)]
+i = next(i for i in range(1, 201) if power(n, steps[i]) >= 0.8)
+mdd = optimize.brentq(lambda x: power(n, x) - 0.8, steps[i - 1], steps[i], xtol=1e-15)
+need = next(m for m in range(1, 500) if power(m, d) >= 0.8)
+print(repr(mdd), need)
 "#;
     let py = std::process::Command::new("python3")
-        .args(["-c", oracle, "6", "0.4", "0.05"])
+        .args(["-c", oracle, "8", "0.05", "0.3"])
         .output();
     match py {
         Ok(py) if py.status.success() => {
@@ -511,20 +523,12 @@ print(repr(mdd), math.ceil(need))
             let mut parts = line.split_whitespace();
             let want_mdd: f64 = parts.next().and_then(|x| x.parse().ok()).expect("mdd");
             let want_n: u64 = parts.next().and_then(|x| x.parse().ok()).expect("n");
-            assert!(
-                (mdd - want_mdd).abs() < 1e-9,
-                "{mdd} vs statsmodels {want_mdd}"
-            );
+            assert!((mdd - want_mdd).abs() < 1e-9, "{mdd} vs scipy {want_mdd}");
             assert_eq!(needed, want_n);
         }
         _ => {
-            assert!(
-                !ci(),
-                "python3 with scipy and statsmodels is required under CI=true"
-            );
-            eprintln!(
-                "note: statsmodels not available; the power figures are not cross-checked here"
-            );
+            assert!(!ci(), "python3 with scipy is required under CI=true");
+            eprintln!("note: scipy not available; the power figures are not cross-checked here");
         }
     }
 }

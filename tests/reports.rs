@@ -343,6 +343,34 @@ fn other_reference_scenarios_match_too() {
     }
 }
 
+/// Five repositories, one win in each and no loss: the clustered interval of the difference
+/// excludes 0 (t with 4 degrees of freedom) while the exact McNemar p is 0.0625. Both
+/// renderings say the two disagree and that Holm's p decides; a report where they agree says
+/// nothing more.
+#[test]
+fn the_report_says_which_readout_decides_when_interval_and_p_disagree() {
+    let (doc, files) = check_against_reference("five_repositories_disagree");
+    assert_eq!(doc.repositories, 5);
+    let md = String::from_utf8(files["report.md"].clone()).unwrap();
+    let html = String::from_utf8(files["report.html"].clone()).unwrap();
+    let note = "The interval and Holm's p disagree for team (interval +19.5 pts – +30.5 pts, \
+                Holm's p 0.062): Holm's exact McNemar p decides, so a difference is significant \
+                only when Holm's p is at most 0.05.";
+    assert!(md.contains(&format!("**{note}**")), "{md}");
+    let escaped = |s: &str| s.replace('\'', "&#39;");
+    assert!(
+        html.contains(&format!("<strong>{}</strong>", escaped(note))),
+        "{html}"
+    );
+    let decides = "Holm's p decides whether a difference is significant; the interval is \
+                   descriptive";
+    assert!(md.contains(decides), "{md}");
+    assert!(html.contains(&escaped(decides)), "{html}");
+    let (_, agree) = check_against_reference("six_wins_no_losses");
+    let agree = String::from_utf8(agree["report.md"].clone()).unwrap();
+    assert!(!agree.contains("disagree for"), "{agree}");
+}
+
 /// Reads results.parquet with pyarrow and checks it against report.json.
 fn pyarrow_agrees(dir: &Path) {
     if !require("python3", &["-c", "import pyarrow"]) {
@@ -628,15 +656,19 @@ fn quickstart_report_files() {
     assert_eq!(vs["p_holm"], 0.25);
     for needle in [
         "| 95% CI (headline) | 95% CI (Wilson) | 95% CI (clustered, 8 repos) |",
-        "| fixer | 8 | 3 | 37.5% | 1.6% – 73.4% (clustered) | 13.7% – 69.4% | 1.6% – 73.4% |",
+        // t with 7 degrees of freedom (2.365), not the normal 1.960: 37.5% ± 43.3 pts.
+        "| fixer | 8 | 3 | 37.5% | 0.0% – 80.8% (clustered) | 13.7% – 69.4% | 0.0% – 80.8% |",
         "## Against the baseline `nop`",
-        "| fixer − nop | +37.5 pts | +1.6 pts – +73.4 pts | 3/0 | 0.250 | 0.250 |",
+        // The normal quantile gave +1.6 – +73.4, excluding 0 against Holm's p of 0.25.
+        "| fixer − nop | +37.5 pts | -5.8 pts – +80.8 pts | 3/0 | 0.250 | 0.250 |",
         "p (Holm, 2 comparisons)",
         "Headline interval: the wider of Wilson's and the cluster-robust one",
         "With only 8 repositories the clustered error is itself uncertain.",
     ] {
         assert!(md.contains(needle), "report.md lacks {needle:?}:\n{md}");
     }
+    // Interval and p agree here: no disagreement line.
+    assert!(!md.contains("disagree for"), "{md}");
     let html = sb.read("reports/quickstart/report.html");
     assert!(html.contains("<h2>Against the baseline <code>nop</code></h2>"));
     assert!(html.contains("<th>95% CI (clustered, 8 repos)</th>"));

@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::report::inference::{clustered_mean, holm};
 use crate::report::markdown::{pct, secs, usd};
 use crate::report::stats::{
-    PairOutcome, PairState, StatsOptions, TeamSummary, Z_95, mcnemar_exact, team_statistics,
+    PairOutcome, PairState, StatsOptions, TeamSummary, mcnemar_exact, team_statistics,
 };
 
 /// One experiment's stored results.
@@ -164,7 +164,7 @@ fn paired(
         }
         diffs.push(f64::from(u8::from(a)) - f64::from(u8::from(b)));
     }
-    (wins, losses, clustered_mean(&diffs, clusters, Z_95))
+    (wins, losses, clustered_mean(&diffs, clusters))
 }
 
 /// Compares experiments on the tasks they share.

@@ -490,6 +490,9 @@ pub fn render(
         );
         h.push_str(&table.html());
         let _ = writeln!(h, "<p class=\"note\">{}</p>", esc(BASELINE_NOTE));
+        if let Some(note) = crate::report::markdown::disagreement_note(doc) {
+            let _ = writeln!(h, "<p class=\"note\"><strong>{}</strong></p>", esc(&note));
+        }
     }
     let scores = crate::report::markdown::scores_html(doc);
     if !scores.is_empty() {

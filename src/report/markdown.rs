@@ -7,9 +7,44 @@ use super::document::{GroupReport, ReportDocument, TeamReport};
 
 /// How to read the table against the baseline, under it in both renderings.
 pub const BASELINE_NOTE: &str = "The difference is the mean over common tasks of (team − baseline), \
-    first replicates; its interval is cluster-robust by repository. Read it, not two separate \
-    intervals: it is what the teams differ by. p is McNemar's exact test on the wins and losses; \
-    with several teams, judge by Holm's p, which keeps the chance of any false difference at 5%.";
+    first replicates; its interval is cluster-robust by repository (Student t with one degree of \
+    freedom fewer than repositories). Read it, not two separate intervals: it is what the teams \
+    differ by. p is McNemar's exact test on the wins and losses; with several teams, judge by \
+    Holm's p, which keeps the chance of any false difference at 5%. Holm's p decides whether a \
+    difference is significant; the interval is descriptive, and with few repositories the two \
+    can disagree.";
+
+/// The teams whose interval and Holm-adjusted p disagree (an interval that excludes 0 with
+/// Holm's p above 0.05, or one that includes 0 with Holm's p at or below it), in one sentence
+/// under the table against the baseline; `None` when they agree everywhere.
+pub fn disagreement_note(doc: &ReportDocument) -> Option<String> {
+    let teams: Vec<String> = doc
+        .teams
+        .iter()
+        .filter_map(|t| {
+            let c = t.vs_baseline.as_ref()?;
+            let (low, high) = (c.diff_low?, c.diff_high?);
+            let excludes_zero = low > 0.0 || high < 0.0;
+            let significant = c.p_holm <= 0.05;
+            (excludes_zero != significant).then(|| {
+                format!(
+                    "{} (interval {} – {}, Holm's p {:.3})",
+                    t.name,
+                    points(low),
+                    points(high),
+                    c.p_holm
+                )
+            })
+        })
+        .collect();
+    (!teams.is_empty()).then(|| {
+        format!(
+            "The interval and Holm's p disagree for {}: Holm's exact McNemar p decides, so a \
+             difference is significant only when Holm's p is at most 0.05.",
+            teams.join(", ")
+        )
+    })
+}
 
 /// What the replicates table means, under it in both renderings.
 pub const REPLICATES_NOTE: &str = "pass@k: the unbiased estimator (Chen et al. 2021) of the chance that \
@@ -199,7 +234,7 @@ pub fn resolve_table(doc: &ReportDocument) -> Table {
 pub fn headline_note(doc: &ReportDocument) -> String {
     let mut note = format!(
         "Headline interval: the wider of Wilson's and the cluster-robust one (CR1 standard error \
-         clustered by repository, {} clusters). Tasks of one repository are correlated, so when \
+         clustered by repository, {} clusters, Student t with one degree of freedom fewer). Tasks of one repository are correlated, so when \
          the clustered interval is wider, Wilson's is too narrow; Wilson's stays valid near 0% and \
          100%, where a normal interval collapses, and with a single repository, where no \
          clustered error exists.",
@@ -495,6 +530,9 @@ pub fn render(
         );
         md.push_str(&table.markdown());
         let _ = writeln!(md, "\n{BASELINE_NOTE}");
+        if let Some(note) = disagreement_note(doc) {
+            let _ = writeln!(md, "\n**{note}**");
+        }
     }
     scores(&mut md, doc);
     let _ = writeln!(md, "\n## Cost and time\n");

@@ -57,9 +57,10 @@
 //! * **Clusters**: a common task's cluster is its repository (the smallest one its pairs
 //!   give), or the task itself when no pair gives one; `Summary::repositories` counts them.
 //!   Per team, `cluster_se` / `cluster_low` / `cluster_high` are the cluster-robust (CR1)
-//!   standard error of the first-replicate resolve rate and its normal 95% interval clipped
-//!   to [0, 1] ([`super::inference::clustered_mean`], statsmodels' cluster-robust OLS on a
-//!   constant); `None` with fewer than two clusters. The headline interval (`ci_low`,
+//!   standard error of the first-replicate resolve rate and its 95% interval (Student t with
+//!   G - 1 degrees of freedom) clipped to [0, 1] ([`super::inference::clustered_mean`],
+//!   statsmodels' cluster-robust OLS on a constant with `use_t=True`); `None` with fewer than
+//!   two clusters. The headline interval (`ci_low`,
 //!   `ci_high`, `headline_interval`) is the wider of that and Wilson's ([`headline`]).
 //! * **Paired difference**: `vs_baseline.rate_diff` is the mean over common tasks of
 //!   `team - baseline` (each -1, 0 or 1) on first replicates; `diff_se` / `diff_low` /
@@ -851,7 +852,7 @@ fn compare_with_baseline(
     let per_task: Vec<f64> = pairs()
         .map(|(t, b)| f64::from(u8::from(*t)) - f64::from(u8::from(*b)))
         .collect();
-    let diff = clustered_mean(&per_task, clusters, Z_95);
+    let diff = clustered_mean(&per_task, clusters);
     let p_value = mcnemar_exact(wins, losses);
     Comparison {
         wins,
@@ -901,10 +902,10 @@ fn replicate_stats(task_runs: &[Vec<Run<'_>>], clusters: &[(u8, &str)]) -> Optio
     let task_means: Vec<f64> = counts.iter().map(|(n, c)| ratio_or_zero(*c, *n)).collect();
     let by_repository = clusters.iter().collect::<BTreeSet<_>>().len() >= 2;
     let (estimate, mean_clusters) = if by_repository {
-        (clustered_mean(&task_means, clusters, Z_95), "repository")
+        (clustered_mean(&task_means, clusters), "repository")
     } else {
         let each: Vec<usize> = (0..task_means.len()).collect();
-        (clustered_mean(&task_means, &each, Z_95), "task")
+        (clustered_mean(&task_means, &each), "task")
     };
     let split = variance_split(&counts);
     Some(ReplicateStats {
@@ -952,7 +953,7 @@ fn summarize_team(
     let resolved = solved.iter().filter(|s| **s).count() as u64;
     let (wilson_low, wilson_high) = wilson_interval(resolved, tasks);
     let outcomes: Vec<f64> = solved.iter().map(|s| f64::from(u8::from(*s))).collect();
-    let clustered = clustered_mean(&outcomes, clusters, Z_95);
+    let clustered = clustered_mean(&outcomes, clusters);
     let cluster_bounds = clustered.map(|c| (c.low.max(0.0), c.high.min(1.0)));
     let (headline_interval, ci_low, ci_high) = headline((wilson_low, wilson_high), cluster_bounds);
     let all_runs = || task_runs.iter().flatten();
@@ -1391,7 +1392,7 @@ mod tests {
                 .iter()
                 .filter_map(Value::as_str)
                 .collect();
-            let actual = crate::report::inference::clustered_mean(&values, &clusters, Z_95);
+            let actual = crate::report::inference::clustered_mean(&values, &clusters);
             match (&row["expected"], actual) {
                 (Value::Null, None) => {}
                 (e, Some(a)) if !e.is_null() => {
@@ -1401,6 +1402,7 @@ mod tests {
                         ("se", a.se),
                         ("low", a.low),
                         ("high", a.high),
+                        ("t", a.t),
                     ] {
                         assert!(
                             close(x, f(&e[name])),
@@ -1469,36 +1471,78 @@ mod tests {
     }
 
     #[test]
-    fn power_matches_statsmodels() {
-        use crate::report::power::{min_detectable_difference, paired_power, sample_size};
-        for row in table("power") {
-            let (n, p0, delta) = (f(&row[0]), f(&row[1]), f(&row[2]));
-            let p = paired_power(n, p0, delta);
+    fn exact_mcnemar_power_matches_the_scipy_enumeration() {
+        use crate::report::power::{
+            ExactMcNemar, min_detectable_difference, paired_power, tasks_needed,
+        };
+        let power_rows = table("mcnemar_power");
+        assert!(power_rows.len() > 150);
+        for row in power_rows {
+            let n = u(&row[0]);
+            let (p, what) = if row.get(4).and_then(Value::as_str) == Some("discordant") {
+                let (p10, p01) = (f(&row[1]), f(&row[2]));
+                (
+                    ExactMcNemar::new(n).power(p10, p01),
+                    format!("p10 {p10}, p01 {p01}"),
+                )
+            } else {
+                let (p0, delta) = (f(&row[1]), f(&row[2]));
+                (
+                    paired_power(n, p0, delta),
+                    format!("p0 {p0}, delta {delta}"),
+                )
+            };
             assert!(
-                close(p, f(&row[3])),
-                "power({n}, {p0}, {delta}) = {p}, expected {}",
+                (p - f(&row[3])).abs() <= 1e-9,
+                "power({n}, {what}) = {p}, expected {}",
                 row[3]
             );
         }
-        for row in table("min_detectable") {
+        for row in table("mcnemar_min_detectable") {
             let (n, p0) = (u(&row[0]), f(&row[1]));
             let d = min_detectable_difference(n, p0);
             match row[2].as_f64() {
                 None => assert_eq!(d, None, "mdd({n}, {p0})"),
                 Some(e) => {
                     let d = d.unwrap_or_else(|| panic!("mdd({n}, {p0}) is None"));
-                    assert!(close(d, e), "mdd({n}, {p0}) = {d}, expected {e}");
+                    assert!((d - e).abs() <= 1e-9, "mdd({n}, {p0}) = {d}, expected {e}");
                 }
             }
         }
-        for row in table("sample_size") {
+        for row in table("mcnemar_tasks_needed") {
             let (p0, delta) = (f(&row[0]), f(&row[1]));
-            let n = sample_size(p0, delta).expect("size");
-            // statsmodels' solve_power stops its root search at its own tolerance.
+            assert_eq!(
+                tasks_needed(p0, delta),
+                row[2].as_u64(),
+                "tasks_needed({p0}, {delta})"
+            );
+        }
+        // The normal approximation's promise at 8, 22 and 50 tasks on a 50% baseline, and the
+        // exact test's power there: 14%, 62% and 70%, not 80%.
+        let promise = table("z_test_promise");
+        assert_eq!(promise.len(), 3);
+        for row in promise {
+            let (n, p0, d) = (u(&row[0]), f(&row[1]), f(&row[2]));
+            let p = paired_power(n, p0, d);
+            assert!(
+                (p - f(&row[3])).abs() <= 1e-9,
+                "{n}: {p}, expected {}",
+                row[3]
+            );
+            assert!(p < 0.75, "{n}: {p}");
+        }
+    }
+
+    #[test]
+    fn student_t_quantile_matches_scipy() {
+        use crate::report::inference::student_t_quantile;
+        for row in table("student_t_quantile") {
+            let (p, df) = (f(&row[0]), u(&row[1]));
+            let q = student_t_quantile(p, df);
             let e = f(&row[2]);
             assert!(
-                (n - e).abs() <= 1e-6 * e,
-                "n({p0}, {delta}) = {n}, expected {e}"
+                (q - e).abs() <= 1e-12 * e.abs().max(1.0),
+                "t.ppf({p}, {df}) = {q}, expected {e}"
             );
         }
     }

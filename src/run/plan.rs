@@ -81,6 +81,11 @@ pub struct PowerPlan {
     pub alpha: f64,
     /// The smallest improvement over the baseline detectable with `tasks`, as a fraction.
     pub min_detectable_difference: Option<f64>,
+    /// The power of the largest possible improvement (to 100%), said when no improvement
+    /// reaches `power`.
+    pub max_power: f64,
+    /// The test the figures are for (the one the report decides with).
+    pub test: String,
     /// With `--detect`: the difference and the paired tasks it needs.
     pub detect: Option<f64>,
     pub tasks_needed: Option<u64>,
@@ -88,9 +93,11 @@ pub struct PowerPlan {
 }
 
 /// How the power is computed, in one line.
-pub const POWER_METHOD: &str = "normal approximation of McNemar's test (a z-test of the mean \
-    paired difference); the teams' outcomes are assumed independent given their rates, so the \
-    figures are conservative when teams agree on which tasks are easy";
+pub const POWER_METHOD: &str = "exact enumeration of the discordant pairs and the team's wins \
+    under the exact McNemar test the report decides with; the discordant rates assume the teams' \
+    outcomes independent given their rates (p10 = p1(1-p0), p01 = p0(1-p1)); teams that agree \
+    more on which tasks are easy have fewer discordant pairs, which can raise or lower exact \
+    power: an assumption, not a bound";
 
 /// The power figures for the first report stage with a baseline, from the plan's solve nodes.
 fn power_plan(m: &Manifest, graph: &Graph<'_>, query: PowerQuery) -> Option<PowerPlan> {
@@ -118,8 +125,7 @@ fn power_plan(m: &Manifest, graph: &Graph<'_>, query: PowerQuery) -> Option<Powe
     let p0 = query.baseline_rate;
     let tasks_needed = query
         .detect
-        .and_then(|d| crate::report::power::sample_size(p0, d))
-        .map(|n| n.ceil() as u64);
+        .and_then(|d| crate::report::power::tasks_needed(p0, d));
     Some(PowerPlan {
         baseline,
         tasks,
@@ -128,6 +134,8 @@ fn power_plan(m: &Manifest, graph: &Graph<'_>, query: PowerQuery) -> Option<Powe
         power: crate::report::power::POWER,
         alpha: crate::report::power::ALPHA,
         min_detectable_difference: crate::report::power::min_detectable_difference(tasks, p0),
+        max_power: crate::report::power::max_power(tasks, p0),
+        test: crate::report::power::TEST.to_string(),
         detect: query.detect,
         tasks_needed,
         method: POWER_METHOD.to_string(),
@@ -147,10 +155,10 @@ impl PowerPlan {
             }
         );
         let head = format!(
-            "power vs baseline `{}` ({} paired tasks, {rate}, alpha {}, {:.0}% power)",
+            "power vs baseline `{}` ({} paired tasks, {rate}; {}, {:.0}% power)",
             self.baseline,
             self.tasks,
-            self.alpha,
+            self.test,
             self.power * 100.0
         );
         let mut lines = vec![match self.min_detectable_difference {
@@ -160,8 +168,11 @@ impl PowerPlan {
             ),
             None if self.tasks == 0 => format!("{head}: no tasks known yet"),
             None => format!(
-                "{head}: too few tasks to detect any improvement on a {:.0}% baseline",
-                self.baseline_rate * 100.0
+                "{head}: too few tasks: no improvement on a {:.0}% baseline reaches {:.0}% power (even +{:.1} pts has {:.1}%)",
+                self.baseline_rate * 100.0,
+                self.power * 100.0,
+                (1.0 - self.baseline_rate) * 100.0,
+                self.max_power * 100.0
             ),
         }];
         if let Some(d) = self.detect {
@@ -170,6 +181,11 @@ impl PowerPlan {
                     "power: detecting {:+.1} pts needs {n} paired tasks (the plan has {})",
                     d * 100.0,
                     self.tasks
+                ),
+                None if (0.0..=1.0).contains(&(self.baseline_rate + d)) && d != 0.0 => format!(
+                    "power: detecting {:+.1} pts needs more than {} paired tasks",
+                    d * 100.0,
+                    crate::report::power::MAX_TASKS
                 ),
                 None => format!(
                     "power: {:+.1} pts from a {:.0}% baseline leaves 0-100%",
