@@ -82,6 +82,7 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
             file,
             quiet,
             verify,
+            strict,
             message_format,
         } => {
             let format = match message_format {
@@ -93,6 +94,7 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
                 file,
                 Events::new(Reporter::new(format, *quiet)),
                 *verify,
+                *strict,
             )
         }
         Command::Verify { file } => verify(&cli, file),

@@ -47,6 +47,10 @@ pub enum Command {
         /// that wrote it recomputes in this apply (without it, blobs are checked by stat).
         #[arg(long)]
         verify: bool,
+        /// Fail (exit 1) when a report measured nothing (no task drawn, every gold patch
+        /// invalid, no task with a result of every team); without it that is a warning.
+        #[arg(long)]
+        strict: bool,
         /// `human`: bars or lines on stderr, the headline on stdout; `json`: one event per
         /// line on stdout (schemas/events.schema.json, docs/events.md).
         #[arg(long, value_enum, default_value_t = MessageFormat::Human)]

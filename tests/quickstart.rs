@@ -867,3 +867,67 @@ fn stdout_closed_early_is_not_a_panic() {
         assert_eq!(o.status.code(), Some(141), "{args:?}: {err}");
     }
 }
+
+/// A report that measured nothing says so, on screen and in report.md and report.html, rather
+/// than printing `0/0 0.0% [0.0%, 100.0%]` as a result; `--strict` makes it an error. Two ways
+/// to measure nothing: a contamination cutoff after every task, and every gold patch invalid.
+#[test]
+fn an_empty_result_is_a_warning_and_under_strict_an_error() {
+    let sb = Sandbox::quickstart();
+    sb.edit(
+        "quickstart.toml",
+        "since = 2026-07-01",
+        "since = 2099-01-01",
+    );
+    let o = sb.bench(&["apply", "quickstart.toml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("warning:"), "{err}");
+    assert!(err.contains("the sample drew no task"), "{err}");
+    assert!(err.contains("since 2099-01-01"), "{err}");
+    let md = sb.read("reports/quickstart/report.md");
+    assert!(md.contains("**Warning: nothing was measured"), "{md}");
+    let html = sb.read("reports/quickstart/report.html");
+    assert!(html.contains("<strong>Warning:</strong> nothing was measured"));
+    // Under --strict, the same (now cached) apply fails, and says why.
+    let o = sb.bench(&["apply", "--strict", "quickstart.toml"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--strict"), "{}", stderr(&o));
+    let o = sb.bench(&[
+        "apply",
+        "--strict",
+        "--message-format",
+        "json",
+        "quickstart.toml",
+    ]);
+    let last: serde_json::Value =
+        serde_json::from_str(stdout(&o).lines().last().expect("events")).unwrap();
+    assert_eq!(last["exit_code"], 1, "{last}");
+    assert!(last["reports"][0]["warnings"][0].is_string(), "{last}");
+
+    // Every gold patch invalid: each task's gold patch is replaced by one that changes nothing
+    // the tests look at.
+    let sb = Sandbox::quickstart();
+    for e in std::fs::read_dir(sb.path("quickstart/tasks"))
+        .unwrap()
+        .flatten()
+    {
+        std::fs::write(
+            e.path().join("gold.patch"),
+            "--- /dev/null\n+++ b/NOTES\n@@ -0,0 +1 @@\n+nothing\n",
+        )
+        .unwrap();
+    }
+    let o = sb.bench(&["apply", "--strict", "quickstart.toml"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("no gold patch passed its check (8 of 8 tasks"),
+        "{err}"
+    );
+    // A real result has no warning.
+    let sb = Sandbox::quickstart();
+    let o = sb.bench(&["apply", "--strict", "quickstart.toml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("warning:"), "{}", stderr(&o));
+}

@@ -299,6 +299,10 @@ pub struct ReportSummary {
     pub teams: Vec<TeamHeadline>,
     /// The promotion rule's verdict, if the report has one.
     pub promotion: Option<String>,
+    /// What makes its numbers meaningless, if anything (it measured no task); `apply --strict`
+    /// fails on one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// One team's headline numbers, from report.json.

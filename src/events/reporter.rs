@@ -351,6 +351,9 @@ impl Reporter {
             if let Some(p) = &report.promotion {
                 let _ = writeln!(stdout, "promotion: {p}");
             }
+            for w in &report.warnings {
+                eprintln!("warning: {}: {w}", report.path);
+            }
         }
         let _ = stdout.flush();
         drop(stdout);
@@ -501,6 +504,7 @@ mod tests {
             path: "r/report.md".into(),
             teams: vec![team("oracle", 8, false), team("fixer", 3, true)],
             promotion: None,
+            warnings: Vec::new(),
         });
         assert_eq!(
             text,

@@ -99,6 +99,44 @@ pub struct GoldReport {
     pub errored: Vec<String>,
 }
 
+impl ReportDocument {
+    /// Why the report measured nothing, when it did not (no common task): the sample drew no
+    /// task, every gold patch failed its check, or no task has a result of every team. Its
+    /// rates are of zero tasks and mean nothing: the report and the apply say so first.
+    pub fn empty_warning(&self) -> Option<String> {
+        if !self.common_tasks.is_empty() {
+            return None;
+        }
+        let why = if self.gold.tasks > 0 && self.gold.valid.is_empty() {
+            format!(
+                "no gold patch passed its check ({} of {} tasks{}), so no task was left to solve",
+                self.gold.tasks - self.gold.valid.len(),
+                self.gold.tasks,
+                self.gold.failed_lists().replacen(';', ":", 1)
+            )
+        } else if self.gold.tasks == 0 && self.excluded_tasks.is_empty() {
+            match &self.since {
+                Some(since) => format!(
+                    "the sample drew no task: none of {} was created since {since} (lower `since`, or check the dataset)",
+                    self.datasets.join(", ")
+                ),
+                None => format!(
+                    "the sample drew no task from {} (check the dataset and the sample's filters)",
+                    self.datasets.join(", ")
+                ),
+            }
+        } else {
+            format!(
+                "no task has a valid result of every team ({} excluded: see the errored and not-run pairs)",
+                self.excluded_tasks.len()
+            )
+        };
+        Some(format!(
+            "nothing was measured: {why}; every rate here is of 0 tasks and means nothing"
+        ))
+    }
+}
+
 impl GoldReport {
     /// The tasks the gold check did not pass, as both reports print them after the count
     /// (`; invalid: a, b; errored: c`; empty when every task is valid).

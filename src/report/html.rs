@@ -469,6 +469,13 @@ pub fn render(
         let _ = write!(h, "<tr><td>{}</td><td>{}</td></tr>", esc(&k), esc(&v));
     }
     h.push_str("</table>\n");
+    if let Some(w) = doc.empty_warning() {
+        let _ = writeln!(
+            h,
+            "<p class=\"verdict keep\"><strong>Warning:</strong> {}.</p>",
+            esc(&w)
+        );
+    }
     if let Some(p) = &doc.promotion {
         let _ = writeln!(
             h,

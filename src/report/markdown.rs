@@ -503,6 +503,9 @@ pub fn render(
             "excluded (their task leaves every team's numbers)"
         }
     );
+    if let Some(w) = doc.empty_warning() {
+        let _ = writeln!(md, "**Warning: {w}.**\n");
+    }
     if doc.gold.tasks > 0 {
         let _ = writeln!(
             md,

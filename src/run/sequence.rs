@@ -27,6 +27,7 @@ pub fn apply_manifest(
     file: &Path,
     events: Events,
     verify: bool,
+    strict: bool,
 ) -> Result<u8, Report> {
     crate::timings::mark("start");
     let mut m = manifest::load(file).map_err(Report::new)?;
@@ -58,11 +59,12 @@ pub fn apply_manifest(
         let memo = run::local_snapshots(&m, &store)
             .inspect(|_| crate::timings::mark("datasets matched by stat"))
             .and_then(|snapshots| noop_memo(&m, &store, &snapshots));
-        if let Some(finished) = noop_from_memo(&m, file, &store, memo, &command, &events)? {
+        if let Some(mut finished) = noop_from_memo(&m, file, &store, memo, &command, &events)? {
             drop(lock);
+            let code = strictly(&mut finished, exit_codes::OK, strict, &events);
             events.emit(crate::events::Event::RunFinished(finished));
             crate::timings::mark("reports printed");
-            return Ok(exit_codes::OK);
+            return Ok(code);
         }
     }
     // Hub datasets are fetched (into the store, under the lock) before anything runs.
@@ -85,11 +87,12 @@ pub fn apply_manifest(
     let memo = (use_memo && early.is_none())
         .then(|| noop_memo(&m, &store, &run::snapshots_of(&datasets)))
         .flatten();
-    if let Some(finished) = noop_from_memo(&m, file, &store, memo, &command, &events)? {
+    if let Some(mut finished) = noop_from_memo(&m, file, &store, memo, &command, &events)? {
         drop(lock);
+        let code = strictly(&mut finished, exit_codes::OK, strict, &events);
         events.emit(crate::events::Event::RunFinished(finished));
         crate::timings::mark("reports printed");
-        return Ok(exit_codes::OK);
+        return Ok(code);
     }
     let (index, prefetch) = early.unwrap_or_else(|| index_and_prefetch(&store, &m.path));
     let prefetched = prefetch.join().unwrap_or_default();
@@ -130,7 +133,8 @@ pub fn apply_manifest(
     crate::timings::mark("applied");
     drop(lock);
     crate::timings::mark("lock released");
-    let (finished, code) = ending(&result, file, push, &events);
+    let (mut finished, code) = ending(&result, file, push, &events);
+    let code = strictly(&mut finished, code, strict, &events);
     events.emit(crate::events::Event::RunFinished(finished));
     crate::timings::mark("reports printed");
     Ok(code)
@@ -195,6 +199,24 @@ fn lock_store(
         }
     }
     Ok((store, lock))
+}
+
+/// The exit code of an apply that ended with `code`: under `--strict`, a report that measured
+/// nothing (a warning otherwise) makes it an error, said in a note.
+fn strictly(
+    finished: &mut crate::events::RunFinished,
+    code: u8,
+    strict: bool,
+    events: &Events,
+) -> u8 {
+    let warned = finished.reports.iter().any(|r| !r.warnings.is_empty());
+    if strict && warned && code == exit_codes::OK {
+        events.note("--strict: a report measured nothing (its warning says why); exit 1");
+        finished.exit_code = exit_codes::ERROR;
+        exit_codes::ERROR
+    } else {
+        code
+    }
 }
 
 /// The `run_finished` event of a dispatched apply, and its exit code.

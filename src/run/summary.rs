@@ -101,6 +101,11 @@ pub fn report_summary(report_md: &Path) -> ReportSummary {
                     .collect()
             })
             .unwrap_or_default(),
+        warnings: doc
+            .as_ref()
+            .and_then(ReportDocument::empty_warning)
+            .into_iter()
+            .collect(),
         promotion: doc.and_then(|d| d.promotion).map(|p| p.summary),
     }
 }
