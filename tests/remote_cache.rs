@@ -360,6 +360,14 @@ fn a_record_signed_by_an_untrusted_key_or_edited_is_not_used() {
         "{err}"
     );
     assert!(err.contains(&a.public), "{err}");
+    // One note for them all (the same reason for every node), not one per node.
+    assert_eq!(
+        err.lines()
+            .filter(|l| l.contains("signed only by keys this manifest does not trust"))
+            .count(),
+        1,
+        "{err}"
+    );
 
     // An entry of a trusted signer, edited on the server (a verdict flipped): its signature
     // no longer verifies, and that node runs.
@@ -950,4 +958,55 @@ fn an_invalid_entry_of_one_trusted_signer_does_not_hide_the_next_ones() {
         stderr(&out)
     );
     assert_eq!(verdicts(&a), verdicts(&b));
+}
+
+#[test]
+fn remote_cache_mistakes_get_one_clear_error_each() {
+    // `file://tmp/x` names the host `tmp`: a validation error with the fix.
+    let m = Machine::new(0);
+    let mut bad = Machine::new(0);
+    bad.remote = "file://tmp/bench-cache".to_string();
+    bad.trust(&[&m.public]);
+    let o = bad.bench(&["validate", "quickstart.toml"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("file:///tmp/bench-cache"),
+        "{}",
+        stderr(&o)
+    );
+
+    // A directory that does not exist is not silently a new, empty cache: apply goes on without
+    // it and says why; `bench cache status` fails with that reason alone.
+    let gone = tempfile::tempdir().unwrap();
+    let mut missing = Machine::new(0);
+    missing.remote = format!("file://{}/nope", gone.path().display());
+    missing.trust(&[&missing.public]);
+    let o = missing.apply();
+    let err = stderr(&o);
+    assert!(err.contains("does not exist"), "{err}");
+    assert!(err.contains("going on without the remote cache"), "{err}");
+    assert!(!gone.path().join("nope").exists(), "nothing was created");
+    let o = missing.bench(&["cache", "status", "quickstart.toml"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains("does not exist"), "{err}");
+    assert!(!err.contains("has no remote cache"), "{err}");
+    assert!(!err.contains("going on without"), "{err}");
+
+    // S3 without credentials: the failure names the variables to set. (The metadata service
+    // is pointed at a closed loopback port: nothing leaves the machine.)
+    let Some(moto) = Moto::start() else { return };
+    let s3 = Machine::new(moto.port);
+    s3.trust(&[&s3.public]);
+    let o = s3
+        .command(&["apply", "quickstart.toml"])
+        .env_remove("AWS_ACCESS_KEY_ID")
+        .env_remove("AWS_SECRET_ACCESS_KEY")
+        .env("AWS_METADATA_ENDPOINT", "http://127.0.0.1:9")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("is unreachable"), "{err}");
+    assert!(err.contains("export AWS_ACCESS_KEY_ID"), "{err}");
 }

@@ -54,13 +54,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, Report> {
 }
 
 fn require_remote(m: &Manifest, signing: bool) -> Result<Arc<dyn RemoteCache>, Report> {
-    run::sequence::open_remote(m, signing, &crate::events::Events::default())?.ok_or_else(|| {
-        miette!(
-            help = "add `[cache]` with `remote = \"s3://bucket/prefix\"` to the manifest",
-            "{} has no remote cache",
-            m.path.display()
-        )
-    })
+    run::sequence::open_remote_required(m, signing)
 }
 
 fn push(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {

@@ -48,6 +48,8 @@ pub struct ObjectCache {
     trust: Vec<PublicKey>,
     signer: Option<Arc<Signer>>,
     down: Mutex<Option<String>>,
+    /// What to add to a failure's message (S3 without credentials in the environment).
+    hint: Option<String>,
     /// The largest object a fetch downloads.
     max_object_bytes: u64,
     /// Blobs fetched (or being fetched) by this process, by digest: each is downloaded once,
@@ -141,10 +143,7 @@ pub fn open(
             )
         }
         "file" => {
-            let dir = parsed
-                .to_file_path()
-                .map_err(|()| bad("not a local path".into()))?;
-            fs_err::create_dir_all(&dir).map_err(|e| bad(e.to_string()))?;
+            let dir = local_dir(&parsed).map_err(bad)?;
             Arc::new(
                 object_store::local::LocalFileSystem::new_with_prefix(&dir)
                     .map_err(|e| bad(e.to_string()))?,
@@ -169,8 +168,57 @@ pub fn open(
         trust,
         signer,
         down: Mutex::new(None),
+        hint: matches!(parsed.scheme(), "s3" | "s3a")
+            .then(aws_credentials_hint)
+            .flatten(),
         max_object_bytes,
         blobs: Mutex::new(HashMap::new()),
+    })
+}
+
+/// The directory of a `file://` remote: an absolute path (`file:///dir`; `file://dir` names a
+/// host) that exists (a misspelt path must not be a new, empty cache).
+pub fn local_dir(url: &url::Url) -> Result<std::path::PathBuf, String> {
+    if let Some(host) = url
+        .host_str()
+        .filter(|h| !h.is_empty() && *h != "localhost")
+    {
+        return Err(format!(
+            "`file://{host}{}` names the host `{host}`; a local directory is written with three slashes: file:///{host}{}",
+            url.path(),
+            url.path()
+        ));
+    }
+    let dir = url
+        .to_file_path()
+        .map_err(|()| "not a local path".to_string())?;
+    if !dir.is_dir() {
+        return Err(format!(
+            "the directory {} does not exist: create it (`mkdir -p {}`) to start a shared cache there, or fix the path",
+            dir.display(),
+            dir.display()
+        ));
+    }
+    Ok(dir)
+}
+
+/// Without credentials in the environment, S3 clients ask the instance metadata service
+/// (169.254.169.254) and fail there with its raw error: this says what is missing.
+fn aws_credentials_hint() -> Option<String> {
+    let set = |v: &str| std::env::var_os(v).is_some_and(|x| !x.is_empty());
+    let any = [
+        "AWS_ACCESS_KEY_ID",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    ]
+    .iter()
+    .any(|v| set(v));
+    (!any).then(|| {
+        "no AWS credentials are set in the environment, so the instance metadata service was asked for them: \
+         export AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_DEFAULT_REGION; AWS_ENDPOINT and \
+         AWS_ALLOW_HTTP=true for an S3-compatible server on plain HTTP); AWS profiles are not read"
+            .to_string()
     })
 }
 
@@ -199,7 +247,10 @@ impl ObjectCache {
     }
 
     fn give_up(&self, e: &object_store::Error) -> String {
-        let message = e.to_string();
+        let message = match &self.hint {
+            Some(h) => format!("{e} ({h})"),
+            None => e.to_string(),
+        };
         let mut down = self.down.lock().unwrap_or_else(|p| p.into_inner());
         down.get_or_insert(message).clone()
     }

@@ -531,7 +531,23 @@ impl Validator<'_> {
             let known = [
                 "s3", "s3a", "gs", "az", "azure", "abfs", "abfss", "http", "https", "file",
             ];
-            if !scheme.is_some_and(|s| known.contains(&s)) || url::Url::parse(r).is_err() {
+            let file_host = url::Url::parse(r)
+                .ok()
+                .filter(|u| u.scheme() == "file")
+                .and_then(|u| {
+                    u.host_str()
+                        .filter(|h| !h.is_empty() && *h != "localhost")
+                        .map(|h| format!("file:///{h}{}", u.path()))
+                });
+            if let Some(fixed) = file_host {
+                self.err(
+                    "manifest::cache",
+                    format!("`cache.remote` `{r}` names a host, not a local directory"),
+                    self.loc(&["cache", "remote"]),
+                    "a host, not a directory",
+                    format!("a local directory takes three slashes: write `{fixed}`"),
+                );
+            } else if !scheme.is_some_and(|s| known.contains(&s)) || url::Url::parse(r).is_err() {
                 self.err(
                     "manifest::cache",
                     format!("`cache.remote` is not a remote cache URL: `{r}`"),

@@ -553,8 +553,40 @@ pub fn open_remote(
     signing: bool,
     events: &Events,
 ) -> Result<Option<Arc<dyn RemoteCache>>, Report> {
+    match open_remote_or_why(m, signing)? {
+        Ok(r) => Ok(r),
+        Err(e) => {
+            events.note(format!("{e}; going on without the remote cache"));
+            Ok(None)
+        }
+    }
+}
+
+/// [`open_remote`] for a command that is about the remote (`bench cache push|pull|status`): a
+/// remote that cannot be set up is the error, said once.
+pub fn open_remote_required(m: &Manifest, signing: bool) -> Result<Arc<dyn RemoteCache>, Report> {
+    match open_remote_or_why(m, signing)? {
+        Ok(Some(r)) => Ok(r),
+        Ok(None) => Err(miette!(
+            help = "add `[cache]` with `remote = \"s3://bucket/prefix\"` to the manifest",
+            "{} has no remote cache",
+            m.path.display()
+        )),
+        Err(e) => Err(miette!(
+            help = "fix `[cache] remote` in the manifest",
+            "{e}"
+        )),
+    }
+}
+
+/// The remote, none (no `[cache] remote`), or why it cannot be set up. A signing key that is
+/// configured but unreadable is the outer error.
+fn open_remote_or_why(
+    m: &Manifest,
+    signing: bool,
+) -> Result<Result<Option<Arc<dyn RemoteCache>>, cache::CacheError>, Report> {
     let Some(url) = &m.cache.remote else {
-        return Ok(None);
+        return Ok(Ok(None));
     };
     let signer = if signing {
         cache::load_signer()
@@ -574,13 +606,8 @@ pub fn open_remote(
         .iter()
         .filter_map(|t| PublicKey::parse(t).ok())
         .collect();
-    match cache::open(url, trust, signer, m.cache.max_object_bytes) {
-        Ok(c) => Ok(Some(Arc::new(c))),
-        Err(e) => {
-            events.note(format!("{e}; going on without the remote cache"));
-            Ok(None)
-        }
-    }
+    Ok(cache::open(url, trust, signer, m.cache.max_object_bytes)
+        .map(|c| Some(Arc::new(c) as Arc<dyn RemoteCache>)))
 }
 
 /// What `apply` notes about the remote cache (its counts are in `run_finished`). `push`: it
