@@ -242,3 +242,32 @@ fn an_unsupported_language_is_refused_naming_the_supported_ones() {
     let o = s.bench(&["validate", "quickstart.toml"]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+#[test]
+fn what_bench_mine_writes_is_a_valid_local_task() {
+    use bench::mine::detect::Framework;
+    // Every framework, by a match without a wildcard: a new one fails to compile here.
+    let all = [
+        Framework::Pytest,
+        Framework::Unittest,
+        Framework::GoTest,
+        Framework::CargoTest,
+        Framework::NodeTest,
+        Framework::Jest,
+    ];
+    for f in all {
+        match f {
+            Framework::Pytest
+            | Framework::Unittest
+            | Framework::GoTest
+            | Framework::CargoTest
+            | Framework::NodeTest
+            | Framework::Jest => {}
+        }
+        assert!(bench::tasks::LANGUAGES.contains(&f.language()), "{f:?}");
+        assert!(
+            bench::parsers::builtin_parser_names().contains(&f.parser()),
+            "{f:?}"
+        );
+    }
+}

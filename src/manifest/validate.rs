@@ -2300,4 +2300,18 @@ output = 2.0
         let e = with("[cache]\ntrust = []\nsecret = \"x\"\n").unwrap_err();
         assert!(e.contains("secret"), "{e}");
     }
+
+    #[test]
+    fn every_default_prompt_reads_only_its_own_variables() {
+        for (text, kind) in [
+            (DEFAULT_INSTRUCTION, TemplateKind::Instruction),
+            (DEFAULT_REVIEW, TemplateKind::Review),
+            (DEFAULT_FIX, TemplateKind::Fix),
+            (DEFAULT_JUDGE, TemplateKind::Judge),
+        ] {
+            let t = handlebars::Template::compile(text).expect("compiles");
+            let unknown = crate::harness::template::unknown_variables(&t, kind);
+            assert!(unknown.is_empty(), "{}: {unknown:?}", kind.describe());
+        }
+    }
 }
