@@ -2,8 +2,9 @@
 //! (`pricing.toml`), usage readers for the agent CLIs' real output formats (`usage`), the cost of
 //! a run (`pricing`), whether a run reached its model (`evidence`), the files a CLI writes for
 //! itself (`own_files`), provider keys (`provider`), runtime tarballs for agent images
-//! (`runtime`), whether the harnesses' programs exist before anything runs (`preflight`), and
-//! the scrubbing of everything agents leave behind.
+//! (`runtime`), whether the harnesses' programs exist before anything runs (`preflight`), the
+//! prompt and command templates' variables and rendering (`template`), and the scrubbing of
+//! everything agents leave behind.
 
 pub mod evidence;
 pub mod own_files;
@@ -12,6 +13,7 @@ pub mod pricing;
 pub mod provider;
 pub mod runtime;
 pub mod scrub;
+pub mod template;
 pub mod usage;
 
 /// The built-in harness definitions, as TOML.
@@ -43,15 +45,19 @@ mod tests {
     fn render(harness: &str, model: &str, base_url: &str) -> String {
         let builtin: toml::Value = toml::from_str(super::BUILTIN_HARNESSES).expect("parses");
         let template = builtin[harness]["command"].as_str().expect("a command");
-        let mut hb = handlebars::Handlebars::new();
-        hb.register_escape_fn(handlebars::no_escape);
-        hb.set_strict_mode(true);
-        let vars = serde_json::json!({
-            "script": "", "prompt_file": "/side/prompt.md", "model": model, "workdir": "/repo",
-            "side_dir": "/side", "max_cost_usd": "", "base_url": base_url,
-            "provider": model.split_once('/').map(|(p, _)| p).unwrap_or_default(),
-        });
-        hb.render_template(template, &vars).expect("renders")
+        let provider = model.split_once('/').map(|(p, _)| p).unwrap_or_default();
+        let values = [
+            ("script", ""),
+            ("prompt_file", "/side/prompt.md"),
+            ("model", model),
+            ("workdir", "/repo"),
+            ("side_dir", "/side"),
+            ("max_cost_usd", ""),
+            ("base_url", base_url),
+            ("provider", provider),
+        ];
+        super::template::render(super::template::TemplateKind::Command, template, &values)
+            .expect("renders")
     }
 
     #[test]

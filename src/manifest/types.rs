@@ -388,8 +388,9 @@ pub struct HarnessFile {
     /// new harness; a table named like a built-in (`codex`, `claude-code`, ...) overrides its
     /// fields.
     pub kind: Option<String>,
-    /// For `command`: the shell command (a handlebars template; `{{script}}`, `{{prompt_file}}`,
-    /// `{{model}}`, `{{workdir}}` are available), run with `sh -c` in the workspace.
+    /// For `command`: the shell command, run with `sh -c` in the workspace. A handlebars
+    /// template of `{{script}}`, `{{prompt_file}}`, `{{model}}`, `{{workdir}}`, `{{side_dir}}`,
+    /// `{{max_cost_usd}}`, `{{base_url}}` and `{{provider}}`; any other variable is an error.
     pub command: Option<String>,
     /// A script file (relative to this manifest) the command can run as `{{script}}`; its content
     /// is part of every key that uses the harness.
@@ -458,11 +459,11 @@ pub struct RuntimeFile {
     pub sha256: String,
 }
 
-/// Prompt templates.
+/// Prompt templates (handlebars). Each reads only its own variables; any other is an error.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PromptsFile {
-    /// The instruction around the problem statement (`{{problem_statement}}`).
+    /// The instruction around the problem statement (`{{problem_statement}}`, `{{repo}}`).
     pub instruction: Option<String>,
     /// The reviewer's prompt (`{{problem_statement}}`, `{{diff}}`); the reviewer answers
     /// APPROVE or REQUEST_CHANGES.

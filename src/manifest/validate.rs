@@ -16,6 +16,7 @@ use super::presets::{PRESETS, preset};
 use super::schema::manifest_schema;
 use super::tree::{self, Loc, Node, Value};
 use super::types::*;
+use crate::harness::template::TemplateKind;
 
 /// Loads, checks and validates a manifest and its `extends` chain.
 pub fn load(path: &Path) -> Result<Manifest, ManifestError> {
@@ -107,6 +108,29 @@ struct Validator<'a> {
     diags: Vec<Diag>,
 }
 
+/// The registered log parsers, short enough for a help line: the general ones by name, the
+/// ports of SWE-bench's parsers counted.
+fn parser_names() -> String {
+    let (ports, general): (Vec<&str>, Vec<&str>) = crate::parsers::builtin_parser_names()
+        .iter()
+        .partition(|n| n.starts_with("swebench-"));
+    format!(
+        "{}, and {} `swebench-*` ports of SWE-bench's own",
+        general.join(", "),
+        ports.len()
+    )
+}
+
+/// A template kind's variables, as a template writes them: `{{a}}, {{b}}`.
+fn template_variables(kind: TemplateKind) -> String {
+    let vars: Vec<String> = kind
+        .variables()
+        .iter()
+        .map(|v| format!("{{{{{v}}}}}"))
+        .collect();
+    vars.join(", ")
+}
+
 fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str> + Clone) -> String {
     let all: Vec<&str> = candidates.clone().into_iter().collect();
     match suggest(word, candidates) {
@@ -160,6 +184,48 @@ impl Validator<'_> {
     fn err(&mut self, code: &'static str, message: String, loc: Loc, label: &str, help: String) {
         self.diags
             .push(Diag::new(code, message, loc, label).help(help));
+    }
+
+    /// Checks a handlebars template at `at`: it compiles, and every variable it reads is one
+    /// that `kind` is rendered with (a typo would otherwise render as nothing, or fail every run).
+    fn template(&mut self, text: &str, kind: TemplateKind, at: &[&str]) {
+        let key = at.join(".");
+        let template = match handlebars::Template::compile(text) {
+            Ok(t) => t,
+            Err(e) => {
+                self.err(
+                    "manifest::template",
+                    format!("`{key}` is not a valid template: {e}"),
+                    self.loc(at),
+                    "bad template",
+                    format!(
+                        "handlebars syntax; {} reads {}",
+                        kind.describe(),
+                        template_variables(kind)
+                    ),
+                );
+                return;
+            }
+        };
+        for var in crate::harness::template::unknown_variables(&template, kind) {
+            let near = suggest(&var, kind.variables().iter().copied())
+                .map(|n| format!("did you mean `{{{{{n}}}}}`? "))
+                .unwrap_or_default();
+            self.err(
+                "manifest::template",
+                format!(
+                    "`{key}` uses `{var}`, which is not a variable of {}",
+                    kind.describe()
+                ),
+                self.loc(at),
+                &format!("unknown variable `{var}`"),
+                format!(
+                    "{near}{} reads {}",
+                    kind.describe(),
+                    template_variables(kind)
+                ),
+            );
+        }
     }
 
     fn duration(&mut self, value: Option<&String>, default: Duration, at: &[&str]) -> Duration {
@@ -260,22 +326,18 @@ impl Validator<'_> {
             fix: None,
             judge: None,
         });
-        for (t, k) in [
-            (&prompts.instruction, "instruction"),
-            (&prompts.review, "review"),
-            (&prompts.fix, "fix"),
-            (&prompts.judge, "judge"),
+        for (t, k, kind) in [
+            (
+                &prompts.instruction,
+                "instruction",
+                TemplateKind::Instruction,
+            ),
+            (&prompts.review, "review", TemplateKind::Review),
+            (&prompts.fix, "fix", TemplateKind::Fix),
+            (&prompts.judge, "judge", TemplateKind::Judge),
         ] {
-            if let Some(t) = t
-                && let Err(e) = handlebars::Template::compile(t)
-            {
-                self.err(
-                    "manifest::template",
-                    format!("invalid prompt template: {e}"),
-                    self.loc(&["prompts", k]),
-                    "bad template",
-                    "handlebars syntax, e.g. {{problem_statement}}".into(),
-                );
+            if let Some(t) = t {
+                self.template(t, kind, &["prompts", k]);
             }
         }
         let prompts = Prompts {
@@ -806,6 +868,9 @@ impl Validator<'_> {
                 "add `path = \"tasks\"`".into(),
             );
         }
+        if let (DatasetFormat::Local, DatasetSource::Path(dir)) = (format, &source) {
+            self.local_tasks(name, dir);
+        }
         let run_scripts = self.run_scripts(name, format, run_scripts);
         Some(Dataset {
             name: name.to_string(),
@@ -819,6 +884,52 @@ impl Validator<'_> {
 
     /// A `swe-bench-pro` dataset's harness checkout: required there, refused elsewhere; the
     /// directory must hold `run_scripts/` (each task's files are checked when rows are read).
+    /// Reports what the tasks of the local dataset `name` at `dir` hold that no task can: an
+    /// empty `FAIL_TO_PASS`, an unsupported `language`, a `log_parser` no parser is registered
+    /// under (found here, not at grading after every solve has run).
+    fn local_tasks(&mut self, name: &str, dir: &Path) {
+        for task in crate::tasks::check_local_dir(dir) {
+            let parser = task.log_parser.trim();
+            let unknown = crate::parsers::is_builtin(parser)
+                .then(|| crate::parsers::parse_log(parser, ""))
+                .and_then(|r| match r {
+                    Err(crate::parsers::ParserError::Unknown { suggestion, .. }) => {
+                        Some(suggestion)
+                    }
+                    _ => None,
+                });
+            let parser_problem = unknown.map(|suggestion| {
+                let near = suggestion
+                    .map(|s| format!("did you mean `{s}`? "))
+                    .unwrap_or_default();
+                task.log_parser_error(
+                    format!("`{parser}` is not a registered log parser"),
+                    format!("{near}the parsers: {}", parser_names()),
+                )
+            });
+            for problem in task.problems.into_iter().chain(parser_problem) {
+                let crate::tasks::LocalTaskError::Field {
+                    path,
+                    line,
+                    column,
+                    key,
+                    problem,
+                    help,
+                } = problem
+                else {
+                    continue;
+                };
+                self.err(
+                    "manifest::task",
+                    format!("{}:{line}:{column}: `{key}` {problem}", path.display()),
+                    self.loc(&["datasets", name, "path"]),
+                    &format!("a task of dataset `{name}`"),
+                    help,
+                );
+            }
+        }
+    }
+
     fn run_scripts(
         &mut self,
         name: &str,
@@ -949,16 +1060,8 @@ impl Validator<'_> {
                 "add `command = \"python3 {{script}}\"` (run with sh -c in the workspace)".into(),
             );
         }
-        if let Some(c) = &command
-            && let Err(e) = handlebars::Template::compile(c)
-        {
-            self.err(
-                "manifest::template",
-                format!("invalid command template: {e}"),
-                self.loc(&at("command")),
-                "bad template",
-                "handlebars syntax: {{script}}, {{prompt_file}}, {{model}}, {{workdir}}".into(),
-            );
+        if let Some(c) = &command {
+            self.template(c, TemplateKind::Command, &at("command"));
         }
         let usage = match usage.as_deref().map(UsageFormat::parse) {
             None => None,
@@ -2217,5 +2320,19 @@ output = 2.0
         assert!(e.contains("32 bytes") && e.contains("paste the"), "{e}");
         let e = with("[cache]\ntrust = []\nsecret = \"x\"\n").unwrap_err();
         assert!(e.contains("secret"), "{e}");
+    }
+
+    #[test]
+    fn every_default_prompt_reads_only_its_own_variables() {
+        for (text, kind) in [
+            (DEFAULT_INSTRUCTION, TemplateKind::Instruction),
+            (DEFAULT_REVIEW, TemplateKind::Review),
+            (DEFAULT_FIX, TemplateKind::Fix),
+            (DEFAULT_JUDGE, TemplateKind::Judge),
+        ] {
+            let t = handlebars::Template::compile(text).expect("compiles");
+            let unknown = crate::harness::template::unknown_variables(&t, kind);
+            assert!(unknown.is_empty(), "{}: {unknown:?}", kind.describe());
+        }
     }
 }

@@ -1,11 +1,15 @@
 //! bench's local task format: a directory per task holding `task.toml`, `repo/` (the base tree),
 //! `test.patch` (hidden tests) and `gold.patch` (the reference fix). See
-//! `examples/quickstart/README.md`.
+//! `examples/quickstart/README.md`. Besides loading, [`check_local_dir`] reads only the
+//! `task.toml` files, for `bench validate` to report what would make a task meaningless before
+//! anything runs. Not here: whether a `log_parser` name is a registered parser (the parsers sit
+//! above tasks; the manifest's validator asks them with what this check returns).
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use thiserror::Error;
+use toml::Spanned;
 
 use super::digest_cache::DigestCache;
 use super::limits::FileLimits;
@@ -31,17 +35,34 @@ pub enum LocalTaskError {
         #[source]
         source: ReadError,
     },
+    /// A field of a task.toml holds a value no task can have.
+    #[error("{}:{line}:{column}: `{key}` {problem}; {help}", path.display())]
+    Field {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        /// The key, as the file writes it (`FAIL_TO_PASS`).
+        key: &'static str,
+        /// What is wrong, reading after the key (`is empty: ...`).
+        problem: String,
+        /// How to fix it.
+        help: String,
+    },
     /// A size limit's environment variable is not a size.
     #[error("{0}")]
     Limits(String),
 }
+
+/// The languages a local task may name: those of the quickstart's tasks (`python`, `shell`) and
+/// those `bench mine` writes (`go`, `rust`, `javascript`, which TypeScript tasks are too).
+pub const LANGUAGES: &[&str] = &["go", "javascript", "python", "rust", "shell"];
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TaskFile {
     instance_id: String,
     repo: String,
-    language: Option<String>,
+    language: Option<Spanned<String>>,
     created_at: toml::value::Datetime,
     problem_statement: String,
     /// One test command (or `test_cmds`, a list joined with " ; ").
@@ -56,9 +77,9 @@ struct TaskFile {
     /// `repo/` was taken from (`bench mine`).
     image: Option<String>,
     base_commit: Option<String>,
-    log_parser: String,
+    log_parser: Spanned<String>,
     #[serde(rename = "FAIL_TO_PASS")]
-    fail_to_pass: Vec<String>,
+    fail_to_pass: Spanned<Vec<String>>,
     #[serde(rename = "PASS_TO_PASS")]
     pass_to_pass: Vec<String>,
 }
@@ -154,22 +175,10 @@ fn load_task(dir: &Path, cache: &DigestCache, limits: &FileLimits) -> Result<Tas
     };
     let text =
         regular_file::read_text(&toml_path, limits.task_toml).map_err(file_err("task.toml"))?;
-    let f: TaskFile = toml::from_str(&text).map_err(|e| {
-        let (line, col) = e
-            .span()
-            .map(|s| {
-                let upto = &text[..s.start];
-                (
-                    upto.matches('\n').count() + 1,
-                    upto.rsplit('\n').next().map_or(0, str::len) + 1,
-                )
-            })
-            .unwrap_or((0, 0));
-        LocalTaskError::Invalid {
-            path: toml_path.clone(),
-            message: format!("line {line}, column {col}: {}", e.message()),
-        }
-    })?;
+    let f = parse_task_toml(&toml_path, &text)?;
+    if let Some(problem) = field_problems(&toml_path, &text, &f).into_iter().next() {
+        return Err(problem);
+    }
     let name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
     if name.as_deref() != Some(f.instance_id.as_str()) {
         return Err(LocalTaskError::Invalid {
@@ -228,7 +237,7 @@ fn load_task(dir: &Path, cache: &DigestCache, limits: &FileLimits) -> Result<Tas
     Ok(Task {
         instance_id: f.instance_id,
         repo: f.repo,
-        language: f.language,
+        language: f.language.map(Spanned::into_inner),
         created_at,
         problem_statement: f.problem_statement,
         base,
@@ -237,8 +246,8 @@ fn load_task(dir: &Path, cache: &DigestCache, limits: &FileLimits) -> Result<Tas
         rebuild_cmds: f.rebuild_cmds,
         test_cmds,
         print_cmds: f.print_cmds,
-        log_parser: f.log_parser,
-        fail_to_pass: f.fail_to_pass,
+        log_parser: f.log_parser.into_inner(),
+        fail_to_pass: f.fail_to_pass.into_inner(),
         pass_to_pass: f.pass_to_pass,
         repo_dir: None,
         pro: None,
@@ -246,6 +255,115 @@ fn load_task(dir: &Path, cache: &DigestCache, limits: &FileLimits) -> Result<Tas
         harbor: None,
         digests: Default::default(),
     })
+}
+
+fn parse_task_toml(path: &Path, text: &str) -> Result<TaskFile, LocalTaskError> {
+    toml::from_str(text).map_err(|e| {
+        let (line, col) = e.span().map_or((0, 0), |s| line_col(text, s.start));
+        LocalTaskError::Invalid {
+            path: path.to_path_buf(),
+            message: format!("line {line}, column {col}: {}", e.message()),
+        }
+    })
+}
+
+/// The 1-based line and column of byte `at` of `text`.
+fn line_col(text: &str, at: usize) -> (usize, usize) {
+    let upto = &text[..at.min(text.len())];
+    (
+        upto.matches('\n').count() + 1,
+        upto.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1,
+    )
+}
+
+/// What makes a parsed task.toml meaningless, each naming the file, the key and the fix: an
+/// empty `FAIL_TO_PASS` (a task nothing can fail; every team, nop included, would resolve it)
+/// and a `language` outside [`LANGUAGES`].
+fn field_problems(path: &Path, text: &str, f: &TaskFile) -> Vec<LocalTaskError> {
+    let field = |at: usize, key, problem: String, help: String| {
+        let (line, column) = line_col(text, at);
+        LocalTaskError::Field {
+            path: path.to_path_buf(),
+            line,
+            column,
+            key,
+            problem,
+            help,
+        }
+    };
+    let mut out = Vec::new();
+    if f.fail_to_pass.get_ref().is_empty() {
+        out.push(field(
+            f.fail_to_pass.span().start,
+            "FAIL_TO_PASS",
+            "is empty: a task no patch can fail tests nothing, and every team (nop included) \
+             would resolve it"
+                .into(),
+            "list the tests that fail before the gold patch and pass after it".into(),
+        ));
+    }
+    if let Some(lang) = &f.language
+        && !LANGUAGES.contains(&lang.get_ref().as_str())
+    {
+        out.push(field(
+            lang.span().start,
+            "language",
+            format!("`{}` is not a supported language", lang.get_ref()),
+            format!("write one of: {}", LANGUAGES.join(", ")),
+        ));
+    }
+    out
+}
+
+/// One task.toml of a local dataset, as [`check_local_dir`] read it.
+pub struct TaskTomlCheck {
+    pub path: PathBuf,
+    /// What [`load_local_dir`] would refuse in its fields.
+    pub problems: Vec<LocalTaskError>,
+    /// Its `log_parser`, for the caller to check against the parser registry.
+    pub log_parser: String,
+    /// Where the `log_parser` value is (line, column).
+    log_parser_at: (usize, usize),
+}
+
+impl TaskTomlCheck {
+    /// A problem with this task's `log_parser`.
+    pub fn log_parser_error(&self, problem: String, help: String) -> LocalTaskError {
+        LocalTaskError::Field {
+            path: self.path.clone(),
+            line: self.log_parser_at.0,
+            column: self.log_parser_at.1,
+            key: "log_parser",
+            problem,
+            help,
+        }
+    }
+}
+
+/// Reads every `*/task.toml` of the local dataset `dir` (no patches, no `repo/` hashing) and
+/// returns what is wrong in its fields. A task.toml that cannot be read or parsed, and a
+/// dataset that is not a directory, are left out: [`load_local_dir`] reports those when it
+/// loads.
+pub fn check_local_dir(dir: &Path) -> Vec<TaskTomlCheck> {
+    let Ok(limits) = FileLimits::current() else {
+        return Vec::new();
+    };
+    let Ok(dirs) = task_dirs(dir) else {
+        return Vec::new();
+    };
+    dirs.iter()
+        .filter_map(|d| {
+            let path = d.join("task.toml");
+            let text = regular_file::read_text(&path, limits.task_toml).ok()?;
+            let f = parse_task_toml(&path, &text).ok()?;
+            Some(TaskTomlCheck {
+                problems: field_problems(&path, &text, &f),
+                log_parser_at: line_col(&text, f.log_parser.span().start),
+                log_parser: f.log_parser.into_inner(),
+                path,
+            })
+        })
+        .collect()
 }
 
 fn datetime_rfc3339(d: &toml::value::Datetime) -> Option<String> {

@@ -16,7 +16,8 @@ pub use harbor::{
 };
 pub use limits::FileLimits;
 pub use local::{
-    LocalTaskError, load_local_dir, load_local_dir_cached, tree_digest, tree_digest_limited,
+    LANGUAGES, LocalTaskError, TaskTomlCheck, check_local_dir, load_local_dir,
+    load_local_dir_cached, tree_digest, tree_digest_limited,
 };
 pub use pro::{PRO_REPO_DIR, ProSpec};
 pub use sample::{Filter, SampleRow, sample, sample_rank, sample_rows};

@@ -12,13 +12,13 @@ mod teams;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use handlebars::Handlebars;
 use tokio_util::sync::CancellationToken;
 
 use super::{WorkError, WorkOutput};
 use crate::backend::egress::Endpoint;
 use crate::backend::{Backend, Network, Sandbox, SandboxSpec, repo};
 use crate::harness::scrub;
+use crate::harness::template::{self, TemplateKind};
 use crate::harness::usage::{Usage, parse_usage};
 use crate::jobs::{HarnessSpec, RunUsage, SolveJob, SolveOutput, Tokens};
 use crate::store::{Output, Store};
@@ -28,27 +28,26 @@ fn infra(e: impl std::fmt::Display) -> WorkError {
     WorkError::Infra(e.to_string())
 }
 
-fn render(template: &str, vars: &serde_json::Value) -> Result<String, String> {
-    let mut hb = Handlebars::new();
-    hb.register_escape_fn(handlebars::no_escape);
-    hb.render_template(template, vars)
-        .map_err(|e| format!("cannot render a prompt: {e}"))
-}
-
-/// Renders a team prompt (review, fix, judge): the problem statement and one more variable.
+/// Renders a team prompt (review, fix, judge): the problem statement and the one more variable
+/// of its kind (`diff`, `review`, `candidates`).
 pub fn render_about(
+    kind: TemplateKind,
     template: &str,
     job: &SolveJob,
-    name: &str,
     value: &str,
 ) -> Result<String, WorkError> {
-    let mut vars = serde_json::Map::new();
-    vars.insert(
-        "problem_statement".into(),
-        job.task.problem_statement().into(),
-    );
-    vars.insert(name.into(), value.into());
-    render(template, &serde_json::Value::Object(vars)).map_err(infra)
+    let [first, second] = kind.variables() else {
+        unreachable!(
+            "{} takes the problem statement and one more",
+            kind.describe()
+        )
+    };
+    template::render(
+        kind,
+        template,
+        &[(first, job.task.problem_statement()), (second, value)],
+    )
+    .map_err(|e| infra(format!("cannot render {}: {e}", kind.describe())))
 }
 
 /// Renders the instruction prompt for a task (solver-visible fields only).
@@ -57,10 +56,12 @@ pub fn render_prompt(
     problem_statement: &str,
     repo: &str,
 ) -> Result<String, String> {
-    render(
+    template::render(
+        TemplateKind::Instruction,
         template,
-        &serde_json::json!({ "problem_statement": problem_statement, "repo": repo }),
+        &[("problem_statement", problem_statement), ("repo", repo)],
     )
+    .map_err(|e| format!("cannot render a prompt: {e}"))
 }
 
 /// One agent run.
@@ -508,28 +509,37 @@ impl RunCtx<'_> {
             files.push((path.as_str(), s.content.bytes(), 0o755));
         }
         ws.put_files(&files).await?;
-        let mut hb = Handlebars::new();
-        hb.register_escape_fn(handlebars::no_escape);
-        hb.set_strict_mode(true);
-        let vars = serde_json::json!({
-            "script": script.clone().unwrap_or_default(),
-            "prompt_file": prompt_file,
-            "model": agent.model.clone().unwrap_or_default(),
-            "workdir": paths.repo,
-            "side_dir": paths.side,
-            "max_cost_usd": self.budget_share.map(|b| format!("{b:.4}")).unwrap_or_default(),
-            "base_url": harness.base_url.clone().unwrap_or_default(),
-            // The model's provider prefix (`anthropic` of `anthropic/claude-...`).
-            "provider": agent.model.as_deref().and_then(|m| m.split_once('/')).map(|(p, _)| p).unwrap_or_default(),
-        });
+        let max_cost_usd = self
+            .budget_share
+            .map(|b| format!("{b:.4}"))
+            .unwrap_or_default();
+        // The model's provider prefix (`anthropic` of `anthropic/claude-...`).
+        let provider = agent
+            .model
+            .as_deref()
+            .and_then(|m| m.split_once('/'))
+            .map_or("", |(p, _)| p);
+        let values = [
+            ("script", script.as_deref().unwrap_or_default()),
+            ("prompt_file", prompt_file.as_str()),
+            ("model", agent.model.as_deref().unwrap_or_default()),
+            ("workdir", paths.repo.as_str()),
+            ("side_dir", paths.side.as_str()),
+            ("max_cost_usd", max_cost_usd.as_str()),
+            ("base_url", harness.base_url.as_deref().unwrap_or_default()),
+            ("provider", provider),
+        ];
         let name = &agent.harness;
-        let command = hb
-            .render_template(harness.command.as_deref().unwrap_or(""), &vars)
-            .map_err(|e| {
-                infra(format!(
-                    "cannot render the command of harness `{name}`: {e}"
-                ))
-            })?;
+        let command = template::render(
+            TemplateKind::Command,
+            harness.command.as_deref().unwrap_or(""),
+            &values,
+        )
+        .map_err(|e| {
+            infra(format!(
+                "cannot render the command of harness `{name}`: {e}"
+            ))
+        })?;
         let mut env = vec![
             ("BENCH_PROBLEM_FILE".to_string(), prompt_file.clone()),
             (

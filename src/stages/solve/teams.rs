@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use super::{Ledger, RunCtx, Sandboxes, finish, render_about, render_prompt};
 use crate::backend::repo;
 use crate::harness::scrub;
+use crate::harness::template::TemplateKind;
 use crate::stages::WorkError;
 use crate::store::Store;
 use crate::types::Topology;
@@ -94,8 +95,12 @@ pub async fn run(
                         break;
                     }
                     let diff = repo::diff(ws.as_ref(), cancel).await?;
-                    let review_prompt =
-                        render_about(&review_t, job, "diff", &String::from_utf8_lossy(&diff))?;
+                    let review_prompt = render_about(
+                        TemplateKind::Review,
+                        &review_t,
+                        job,
+                        &String::from_utf8_lossy(&diff),
+                    )?;
                     // The reviewer reads the coder's work in a sandbox of its own.
                     let review_ws = place.sandbox(reviewer, cancel).await?;
                     let review = async {
@@ -125,7 +130,7 @@ pub async fn run(
                     if ledger.timed_out || approves(&verdict) {
                         break;
                     }
-                    let fix_prompt = render_about(&fix_t, job, "review", &verdict)?;
+                    let fix_prompt = render_about(TemplateKind::Fix, &fix_t, job, &verdict)?;
                     let fix = ctx
                         .run(coder, ws.as_ref(), &fix_prompt, ledger.remaining())
                         .await?;
@@ -175,7 +180,7 @@ pub async fn run(
                         )
                     })
                     .collect();
-                let judge_prompt = render_about(&judge_t, job, "candidates", &listing)?;
+                let judge_prompt = render_about(TemplateKind::Judge, &judge_t, job, &listing)?;
                 let judge_ws = place.sandbox(judge, cancel).await?;
                 let run = ctx
                     .run(judge, judge_ws.as_ref(), &judge_prompt, ledger.remaining())
