@@ -440,6 +440,21 @@ fn verify(cli: &Cli, file: &Path) -> Result<u8, Report> {
     })
 }
 
+/// The job a node's key was computed from. A record read for planning is light (its job is
+/// null): the job is read whole from the record file, else (no record) taken from the node as
+/// it would run.
+fn node_inputs(store: Option<&Store>, node: &crate::graph::Node) -> Option<serde_json::Value> {
+    node.state
+        .record()
+        .map(|r| r.job.clone())
+        .filter(|j| !j.is_null())
+        .or_else(|| match store?.get_action(node.key.as_ref()?) {
+            crate::store::Lookup::Hit(r) => Some(r.job).filter(|j| !j.is_null()),
+            _ => None,
+        })
+        .or_else(|| node.job.as_ref().map(|j| j.explain()))
+}
+
 /// `bench status FILE --node ADDRESS`: what one node is, as plan sees it (its state, key and
 /// inputs), what the store holds of it, and how it ended in the manifest's last apply.
 fn status_node(cli: &Cli, file: &Path, address: &str, json: bool) -> Result<u8, Report> {
@@ -504,19 +519,7 @@ fn status_node(cli: &Cli, file: &Path, address: &str, json: bool) -> Result<u8, 
             .collect(),
         _ => BTreeMap::new(),
     };
-    // A record read for planning is light (its job is null): the job is read whole from the
-    // record file, else (no record) taken from the node as it would run.
-    let inputs = record
-        .map(|r| r.job.clone())
-        .filter(|j| !j.is_null())
-        .or_else(|| {
-            let (store, key) = (l.store.as_ref()?, node.key.as_ref()?);
-            match store.get_action(key) {
-                crate::store::Lookup::Hit(r) => Some(r.job).filter(|j| !j.is_null()),
-                _ => None,
-            }
-        })
-        .or_else(|| node.job.as_ref().map(|j| j.explain()));
+    let inputs = node_inputs(l.store.as_ref(), node);
     let doc = serde_json::json!({
         "address": node.address,
         "stage": node.stage,

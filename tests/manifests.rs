@@ -53,6 +53,33 @@ fn every_example_and_pipeline_validates_and_plans() {
     assert!(n >= 3);
 }
 
+/// Before anything is drawn (a Hub dataset not fetched yet), `bench plan`'s power is for the
+/// tasks the manifest's `limit`s ask for, said as such, not "no tasks known yet".
+#[test]
+fn plan_power_before_any_task_is_drawn_uses_the_manifests_limits() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let store = tempfile::tempdir().unwrap();
+    let o = bench_in(
+        root,
+        &[
+            "--store",
+            store.path().to_str().unwrap(),
+            "plan",
+            "pipelines/pilot-cheap.toml",
+        ],
+    );
+    let out = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(!out.contains("no tasks known yet"), "{out}");
+    assert!(
+        out.contains("(50 paired tasks as the manifest's `limit` asks (none drawn yet)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("smallest detectable difference +28.7 pts"),
+        "{out}"
+    );
+}
+
 #[test]
 fn extends_merges_and_reports_errors_in_the_right_file() {
     let dir = tempfile::tempdir().unwrap();

@@ -72,8 +72,13 @@ impl Default for PowerQuery {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct PowerPlan {
     pub baseline: String,
-    /// Paired tasks: the tasks the baseline's solves cover (at most the solve stage's limit).
+    /// Paired tasks: the tasks the baseline's solves cover (at most the solve stage's limit);
+    /// before any task is drawn (datasets not fetched, gold checks pending), the manifest's
+    /// limits (`tasks_from_limits`).
     pub tasks: u64,
+    /// `tasks` is what the manifest's `limit`s ask for, not tasks drawn yet.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tasks_from_limits: bool,
     /// The baseline's resolve rate assumed, and whether it was given (`--baseline-rate`).
     pub baseline_rate: f64,
     pub baseline_rate_given: bool,
@@ -119,9 +124,20 @@ fn power_plan(m: &Manifest, graph: &Graph<'_>, query: PowerQuery) -> Option<Powe
         crate::manifest::StageKind::Solve(solve) if solve.teams.contains(&baseline) => solve.limit,
         _ => None,
     });
-    let tasks = limit.map_or(tasks.len() as u64, |l| {
-        (tasks.len() as u64).min(u64::from(l))
+    // No solve is known yet (the sample or the gold checks have not run): power before a run
+    // is most useful exactly then, so the manifest's own limits stand in for the count.
+    let sample_limit = m.stages.values().find_map(|s| match &s.kind {
+        crate::manifest::StageKind::Sample(sample) => sample.filters.limit,
+        _ => None,
     });
+    let from_limits = tasks.is_empty() && (limit.is_some() || sample_limit.is_some());
+    let tasks = if from_limits {
+        u64::from(limit.into_iter().chain(sample_limit).min().unwrap_or(0))
+    } else {
+        limit.map_or(tasks.len() as u64, |l| {
+            (tasks.len() as u64).min(u64::from(l))
+        })
+    };
     let p0 = query.baseline_rate;
     let tasks_needed = query
         .detect
@@ -129,6 +145,7 @@ fn power_plan(m: &Manifest, graph: &Graph<'_>, query: PowerQuery) -> Option<Powe
     Some(PowerPlan {
         baseline,
         tasks,
+        tasks_from_limits: from_limits,
         baseline_rate: p0,
         baseline_rate_given: query.rate_given,
         power: crate::report::power::POWER,
@@ -155,9 +172,14 @@ impl PowerPlan {
             }
         );
         let head = format!(
-            "power vs baseline `{}` ({} paired tasks, {rate}; {}, {:.0}% power)",
+            "power vs baseline `{}` ({} paired tasks{}, {rate}; {}, {:.0}% power)",
             self.baseline,
             self.tasks,
+            if self.tasks_from_limits {
+                " as the manifest's `limit` asks (none drawn yet)"
+            } else {
+                ""
+            },
             self.test,
             self.power * 100.0
         );
