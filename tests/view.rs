@@ -556,3 +556,36 @@ fn two_experiments_side_by_side_list_the_changed_outcomes_first() {
     let exp = data_of(&std::fs::read_to_string(out.join("data/experiment.js")).unwrap());
     assert_eq!(exp["compare"], "quickstart");
 }
+
+/// `--store` (or `BENCH_STORE`) names the store of both experiments: two manifests applied
+/// into one shared store compare from it.
+#[test]
+fn compare_reads_the_other_experiment_from_the_store_given() {
+    let shared = tempfile::tempdir().unwrap();
+    let store = shared.path().to_str().unwrap();
+    let (a, b) = (Sandbox::quickstart(), Sandbox::quickstart());
+    b.edit(
+        "quickstart.toml",
+        "[teams.nop]                   # changes nothing: the floor\ntopology = \"solo\"\nworker = \"nop\"",
+        "[teams.nop]\ntopology = \"solo\"\nworker = \"oracle\"",
+    );
+    for sb in [&a, &b] {
+        let o = sb.bench(&["--store", store, "apply", "-q", "quickstart.toml"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let out = a.path("site");
+    let other = b.manifest();
+    let o = a.bench(&[
+        "--store",
+        store,
+        "view",
+        "--static",
+        out.to_str().unwrap(),
+        "quickstart.toml",
+        "--compare",
+        other.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let cmp = data_of(&std::fs::read_to_string(out.join("data/compare.js")).unwrap());
+    assert_eq!(cmp["changed"], 8, "{cmp}");
+}

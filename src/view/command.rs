@@ -33,8 +33,9 @@ pub fn command(
     }
     let mut viewer = Viewer::new(exp);
     if let Some(other) = compare {
-        // The other experiment's own store (`--store` names the first one's).
-        let other = Experiment::open(other, None).map_err(report)?;
+        // `--store` (`BENCH_STORE`) names the store of both: a shared store holds them both;
+        // without it, each manifest's own `.bench`.
+        let other = Experiment::open(other, store).map_err(report)?;
         if let Some(note) = &other.tasks_note {
             eprintln!("note: {note}");
         }

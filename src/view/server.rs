@@ -28,6 +28,16 @@ struct App {
     hosts: Vec<String>,
 }
 
+/// The `Host` headers a browser sends for this server: `127.0.0.1:PORT` and `localhost:PORT`,
+/// and on port 80 the same without the port (browsers leave the default port out).
+fn allowed_hosts(port: u16) -> Vec<String> {
+    let mut hosts = vec![format!("127.0.0.1:{port}"), format!("localhost:{port}")];
+    if port == 80 {
+        hosts.extend(["127.0.0.1".to_string(), "localhost".to_string()]);
+    }
+    hosts
+}
+
 fn host_ok(app: &App, headers: &HeaderMap) -> bool {
     headers
         .get(header::HOST)
@@ -131,10 +141,7 @@ pub fn serve(
         let addr = listener.local_addr()?;
         let app = Arc::new(App {
             viewer,
-            hosts: vec![
-                format!("127.0.0.1:{}", addr.port()),
-                format!("localhost:{}", addr.port()),
-            ],
+            hosts: allowed_hosts(addr.port()),
         });
         let router = Router::new()
             .route("/", get(index))
@@ -152,4 +159,25 @@ pub fn serve(
             .await?;
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::allowed_hosts;
+
+    #[test]
+    fn on_port_80_the_host_without_its_port_is_this_server() {
+        let h = allowed_hosts(80);
+        for ok in ["127.0.0.1", "localhost", "127.0.0.1:80", "localhost:80"] {
+            assert!(h.iter().any(|x| x == ok), "{ok}: {h:?}");
+        }
+        // Elsewhere a portless Host means port 80: another server, refused.
+        let h = allowed_hosts(8080);
+        assert!(
+            !h.iter().any(|x| x == "127.0.0.1" || x == "localhost"),
+            "{h:?}"
+        );
+        assert!(h.iter().any(|x| x == "127.0.0.1:8080"), "{h:?}");
+        assert!(!h.iter().any(|x| x.contains("evil")), "{h:?}");
+    }
 }
