@@ -188,9 +188,10 @@ pub struct CostReport {
     pub total_priced_usd: f64,
     /// Some runs are unpriced (or timed out, or crashed): mean and per-resolved are lower bounds.
     pub lower_bound: bool,
-    /// Agent runs by where their cost came from: `reported` (the CLI's own figure, for a model
-    /// it priced), `table` (tokens x the pricing table), `unpriced`, `free` (no model),
-    /// `rounded` (only a CLI's rounded figure).
+    /// Agent runs by where their cost came from: `table` (tokens x the pricing table, which
+    /// wins for a model it prices), `reported` (the harness's own exact figure, for a model the
+    /// table does not price), `rounded` (only a harness's rounded figure), `unpriced`, `free`
+    /// (no model).
     #[serde(default)]
     pub basis: BTreeMap<String, u64>,
 }

@@ -88,15 +88,25 @@ pub fn cost_cell(t: &TeamReport, x: Option<f64>) -> String {
 }
 
 /// The priced-runs cell: `8 of 8 (free: no model)`, `0 of 8 (none recorded a cost or priced
-/// tokens)`, `5 of 8`.
+/// tokens)`, `5 of 8`; runs priced by the harness's own figure (a model the pricing table does
+/// not price) are said: `8 of 8 (the harness's own figure)`, `8 of 8 (3 by the harness's own
+/// figure)`.
 pub fn priced_cell(t: &TeamReport) -> String {
     let c = &t.cost;
+    let own = ["reported", "rounded"]
+        .iter()
+        .filter_map(|b| c.basis.get(*b))
+        .sum::<u64>();
     let why = if c.runs > 0 && c.basis.keys().all(|b| b == "free") && !c.basis.is_empty() {
-        " (free: no model)"
+        " (free: no model)".to_string()
     } else if c.runs > 0 && c.priced_runs == 0 {
-        " (none recorded a cost or priced tokens)"
+        " (none recorded a cost or priced tokens)".to_string()
+    } else if own > 0 && own == c.priced_runs {
+        " (the harness's own figure)".to_string()
+    } else if own > 0 {
+        format!(" ({own} by the harness's own figure)")
     } else {
-        ""
+        String::new()
     };
     format!("{} of {}{why}", c.priced_runs, c.runs)
 }
