@@ -81,7 +81,19 @@ fn a_budget_halt_keeps_the_report() {
     assert!(not_run > 0, "{r}");
     // Three fixer solves at the table's $0.01 reach the cap.
     assert_eq!(fixer(&r)["cost"]["priced_runs"], 3, "{r}");
-    assert!(sb.read("reports/quickstart/report.md").contains("not run"));
+    // Halted pairs are not run, and say the budget halted them.
+    let md = sb.read("reports/quickstart/report.md");
+    assert!(md.contains("| not run (budget) |"), "{md}");
+    assert!(
+        md.contains("(replicate 0): not run (budget: spent $0.03 of $0.025)"),
+        "{md}"
+    );
+    assert!(
+        r["not_run"][0]["reason"]
+            .as_str()
+            .is_some_and(|w| w.starts_with("budget: spent")),
+        "{r}"
+    );
 
     // Applied again (the halt holds): the report is there, cached.
     let again = apply(&sb);

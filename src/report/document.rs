@@ -277,6 +277,9 @@ pub struct PairReport {
     pub task: String,
     pub team: String,
     pub replicate: u32,
+    /// Why it did not run, when the apply said (`budget: spent $0.06 of $0.025`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// A (task, team) cell without any result.
@@ -463,6 +466,17 @@ pub struct AuditedPair {
 }
 
 impl ReportDocument {
+    /// Says why pairs did not run: `halts` maps (task, team, replicate) to the reason the apply
+    /// gave (a budget halt).
+    pub fn with_halts(mut self, halts: &BTreeMap<(String, String, u32), String>) -> Self {
+        for p in &mut self.not_run {
+            p.reason = halts
+                .get(&(p.task.clone(), p.team.clone(), p.replicate))
+                .cloned();
+        }
+        self
+    }
+
     /// Builds the document from the statistics and the run's context.
     pub fn new(ctx: &Context<'_>, summary: &Summary) -> ReportDocument {
         let gold_with = |want: Option<bool>| -> Vec<String> {
@@ -533,6 +547,7 @@ impl ReportDocument {
                     task: e.task.clone(),
                     team: e.team.clone(),
                     replicate: e.replicate,
+                    reason: None,
                 })
                 .collect(),
             missing: summary

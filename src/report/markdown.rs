@@ -119,6 +119,19 @@ pub fn secs(x: Option<f64>) -> String {
     }
 }
 
+/// A pair that did not run: `task × team (replicate 0)`, and why when the apply said:
+/// `: not run (budget: spent $0.06 of $0.025)`.
+pub fn not_run_line(e: &crate::report::document::PairReport) -> String {
+    let pair = format!("{} × {} (replicate {})", e.task, e.team, e.replicate);
+    match e.reason.as_deref() {
+        Some(why) => match why.strip_prefix("budget: ") {
+            Some(rest) => format!("{pair}: not run (budget: {rest})"),
+            None => format!("{pair}: not run ({why})"),
+        },
+        None => pair,
+    }
+}
+
 /// The vs-baseline cell.
 pub fn vs_cell(doc: &ReportDocument, t: &TeamReport) -> String {
     match &t.vs_baseline {
@@ -607,7 +620,7 @@ pub fn render(
     if !doc.not_run.is_empty() {
         let _ = writeln!(md, "\nNot run (excluded):\n");
         for e in &doc.not_run {
-            let _ = writeln!(md, "- {} × {} (replicate {})", e.task, e.team, e.replicate);
+            let _ = writeln!(md, "- {}", not_run_line(e));
         }
     }
     if !doc.missing.is_empty() {
