@@ -10,6 +10,18 @@ use common::*;
 
 const SECRET: &str = "sk-ant-test-SECRETVALUE0123456789";
 
+/// The table's prices of the fake claude's models, at which its 1000 input and 100 output
+/// tokens a call cost $0.01, its own printed total (the table wins for a model it prices).
+const CLAUDE_PRICES: &str = r#"
+[pricing."claude-haiku-5-5"]
+input = 9.0
+output = 10.0
+
+[pricing."claude-sonnet-5-5"]
+input = 9.0
+output = 10.0
+"#;
+
 fn manifest(sb: &Sandbox, body: &str) {
     let text = format!(
         r#"version = 1
@@ -24,7 +36,7 @@ kind = "sample"
 dataset = "quick"
 seed = 7
 {body}
-"#
+{CLAUDE_PRICES}"#
     );
     std::fs::write(sb.path("agents.toml"), text).unwrap();
 }
@@ -220,7 +232,8 @@ fn budget_halts_across_applies_and_unknown_cost_halts() {
         0
     );
 
-    // An unknown cost (a timed-out run) halts launches unless allow_unpriced.
+    // An unknown cost (a timed-out run that recorded no usage, of a priced model) halts
+    // launches unless allow_unpriced.
     let sb2 = Sandbox::quickstart();
     let body = PIPELINE
         .replace("TEAMS", r#"["solo"]"#)
@@ -229,7 +242,7 @@ fn budget_halts_across_applies_and_unknown_cost_halts() {
             "timeout = \"1m\"\n\n[stages.grade]",
             "timeout = \"2s\"\n\n[stages.grade]",
         )
-        + "\n[teams]\nsolo = \"solo:worker=claude@sleep\"\n";
+        + "\n[teams]\nsolo = \"solo:worker=slow@gpt-6-luna\"\n\n[harnesses.slow]\nkind = \"command\"\ncommand = \"sleep 60\"\nusage = \"codex-jsonl\"\nenv = [\"CODEX_API_KEY\"]\n";
     manifest(&sb2, &body);
     let o = run(&sb2, &["apply", "agents.toml"], &[]);
     let solves = executed(&o)

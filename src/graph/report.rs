@@ -249,7 +249,11 @@ pub fn report_inputs(
                 } => {
                     let solve_out = node.state.record().and_then(|r| r.solve());
                     let tokens = solve_out.map(|o| o.tokens());
-                    let error = solve_out.and_then(|o| o.solve_error.clone());
+                    // A solve the budget halted: why, in its row (the report says so).
+                    let error = match &node.state {
+                        NodeState::NotRun(why) => Some(why.clone()),
+                        _ => solve_out.and_then(|o| o.solve_error.clone()),
+                    };
                     rows.push(NodeRow {
                         timed_out: solve_out.map(|o| o.timed_out),
                         input_tokens: tokens.map(|t| t.0),

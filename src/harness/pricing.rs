@@ -1,12 +1,12 @@
 //! What a run cost: a pure function of its tokens and a price, and the rule that picks between
-//! a harness's own exact figure and one computed from tokens. Not where usage is read (that is
+//! the pricing table and a harness's own figure (the table wins for a model it prices). Not where usage is read (that is
 //! `usage.rs`) nor where the pricing table comes from (`pricing.toml` and the manifest).
 
 use std::collections::BTreeMap;
 
 use crate::types::Price;
 
-use super::usage::Usage;
+use crate::jobs::{CostBasis, RunUsage};
 
 /// Dollars for a run's tokens at `price` (dollars per million tokens). `input` counts every
 /// input token, cache hits (`cached_input`) and cache writes (`cache_write`) included; the rest
@@ -20,25 +20,27 @@ pub fn cost_of(input: u64, cached_input: u64, cache_write: u64, output: u64, pri
         / 1e6
 }
 
-/// A run's cost: the harness's own figure when it reports an exact one (claude's
-/// `total_cost_usd`), else its tokens priced by `pricing[model]`; `None` (unknown, never $0) when
-/// neither is available.
-pub fn run_cost(
-    usage: &Usage,
-    model: Option<&str>,
+/// Where a recorded run's cost comes from, and the cost. The pricing table (built-in plus the
+/// manifest's `[pricing]`) wins for a model it prices: a harness's own total (claude's
+/// `total_cost_usd`) is one figure for the whole run, not priced per model, so it is used only
+/// for a model the table does not price (exact first, then a rounded one). Unknown (`None`,
+/// never $0) when neither is available; nothing for a run that drives no model. Derived when a
+/// report is made, so editing a price re-renders the report and reruns nothing.
+pub fn recorded_cost(
+    run: &RunUsage,
     pricing: &BTreeMap<String, Price>,
-) -> Option<f64> {
-    if let Some(c) = usage.reported_cost_usd {
-        return Some(c);
+) -> (CostBasis, Option<f64>) {
+    if run.no_model {
+        return (CostBasis::Free, Some(0.0));
     }
-    let price = pricing.get(model?)?;
-    Some(cost_of(
-        usage.input_tokens,
-        usage.cached_input_tokens,
-        usage.cache_write_tokens,
-        usage.output_tokens,
-        price,
-    ))
+    if let (Some(t), Some(p)) = (run.tokens, run.model.as_ref().and_then(|m| pricing.get(m))) {
+        return (CostBasis::Table, Some(cost_of_tokens(&t, p)));
+    }
+    match run.reported_cost_usd {
+        Some(c) if run.reported_exact => (CostBasis::Reported, Some(c)),
+        Some(c) => (CostBasis::Rounded, Some(c)),
+        None => (CostBasis::Unpriced, None),
+    }
 }
 
 /// [`cost_of`] over a run's recorded [`Tokens`](crate::types::Tokens).
@@ -69,19 +71,40 @@ mod tests {
     }
 
     #[test]
-    fn reported_figure_wins_and_unknown_is_none() {
+    fn the_table_wins_and_the_harness_figure_prices_the_rest() {
         let pricing = BTreeMap::from([("m".to_string(), P)]);
-        let mut u = Usage {
-            input_tokens: 1000,
-            output_tokens: 100,
-            calls: 1,
-            ..Default::default()
+        let mut run = RunUsage {
+            role: "worker".into(),
+            harness: "claude-code".into(),
+            model: Some("m".into()),
+            tokens: Some(crate::types::Tokens {
+                input: 1000,
+                output: 100,
+                ..Default::default()
+            }),
+            reported_cost_usd: Some(0.5),
+            reported_exact: true,
+            no_model: false,
+            timed_out: false,
         };
-        let computed = run_cost(&u, Some("m"), &pricing).unwrap();
-        assert!((computed - (1000.0 * 2.0 + 100.0 * 10.0) / 1e6).abs() < 1e-15);
-        assert_eq!(run_cost(&u, Some("other"), &pricing), None);
-        assert_eq!(run_cost(&u, None, &pricing), None);
-        u.reported_cost_usd = Some(0.5);
-        assert_eq!(run_cost(&u, Some("other"), &pricing), Some(0.5));
+        let table = (1000.0 * 2.0 + 100.0 * 10.0) / 1e6;
+        let (basis, cost) = recorded_cost(&run, &pricing);
+        assert_eq!(basis, CostBasis::Table);
+        assert!((cost.unwrap() - table).abs() < 1e-15);
+        // A model the table does not price: the harness's own figure.
+        run.model = Some("other".into());
+        assert_eq!(
+            recorded_cost(&run, &pricing),
+            (CostBasis::Reported, Some(0.5))
+        );
+        run.reported_exact = false;
+        assert_eq!(
+            recorded_cost(&run, &pricing),
+            (CostBasis::Rounded, Some(0.5))
+        );
+        run.reported_cost_usd = None;
+        assert_eq!(recorded_cost(&run, &pricing), (CostBasis::Unpriced, None));
+        run.no_model = true;
+        assert_eq!(recorded_cost(&run, &pricing), (CostBasis::Free, Some(0.0)));
     }
 }

@@ -48,7 +48,8 @@ pub struct Usage {
     pub output_tokens: u64,
     /// Model calls the agent recorded.
     pub calls: u32,
-    /// The harness's own cost figure, only when it is exact (claude's `total_cost_usd`).
+    /// The harness's own cost figure, only when it is exact (claude's `total_cost_usd`). The
+    /// pricing table wins over it for a model the table prices (`pricing::recorded_cost`).
     pub reported_cost_usd: Option<f64>,
     /// The agent's own error message, when it reported one.
     pub error: Option<String>,

@@ -27,8 +27,8 @@ pub use grade::{
 pub use report::{PairArtifacts, PairUsage, ReportInputs, ReportJob, ReportOutput};
 pub use sample::{DatasetFacts, SampleJob, SampleOutput};
 pub use solve::{
-    HarborTrial, HarborTrialJob, HarnessSpec, InSandbox, InstallFile, InstallSpec, PromptSet,
-    RunUsage, ScriptSpec, SolveJob, SolveOutput, TeamSpec, Tokens,
+    CostBasis, HarborTrial, HarborTrialJob, HarnessSpec, InSandbox, InstallFile, InstallSpec,
+    PromptSet, RunUsage, ScriptSpec, SolveJob, SolveOutput, TeamSpec, Tokens,
 };
 
 use serde::de::DeserializeOwned;

@@ -177,7 +177,8 @@ pub struct RunUsage {
 pub enum CostBasis {
     /// No model: free.
     Free,
-    /// The CLI's own figure, for a model it priced (claude's `total_cost_usd`).
+    /// The harness's own figure (claude's `total_cost_usd`), for a model the pricing table does
+    /// not price.
     Reported,
     /// Its tokens priced from the pricing table.
     Table,
@@ -200,41 +201,16 @@ impl CostBasis {
 }
 
 impl RunUsage {
-    /// Where [`RunUsage::cost_usd`] takes the run's cost from.
+    /// Where [`RunUsage::cost_usd`] takes the run's cost from
+    /// ([`crate::harness::pricing::recorded_cost`]).
     pub fn cost_basis(&self, pricing: &BTreeMap<String, Price>) -> CostBasis {
-        if self.no_model {
-            CostBasis::Free
-        } else if self.reported_exact && self.reported_cost_usd.is_some() {
-            CostBasis::Reported
-        } else if self.tokens.is_some()
-            && self.model.as_ref().is_some_and(|m| pricing.contains_key(m))
-        {
-            CostBasis::Table
-        } else if self.reported_cost_usd.is_some() {
-            CostBasis::Rounded
-        } else {
-            CostBasis::Unpriced
-        }
+        crate::harness::pricing::recorded_cost(self, pricing).0
     }
 
-    /// The run's cost: nothing for a run without a model; the harness's exact figure; else the
-    /// tokens at the table's price; else the harness's rounded figure; else unknown.
+    /// The run's cost: nothing for a run without a model; the tokens at the table's price when
+    /// the table prices its model; else the harness's own figure; else unknown.
     pub fn cost_usd(&self, pricing: &BTreeMap<String, Price>) -> Option<f64> {
-        if self.no_model {
-            return Some(0.0);
-        }
-        if self.reported_exact
-            && let Some(c) = self.reported_cost_usd
-        {
-            return Some(c);
-        }
-        if let (Some(t), Some(p)) = (
-            self.tokens,
-            self.model.as_ref().and_then(|m| pricing.get(m)),
-        ) {
-            return Some(crate::harness::pricing::cost_of_tokens(&t, p));
-        }
-        self.reported_cost_usd
+        crate::harness::pricing::recorded_cost(self, pricing).1
     }
 }
 

@@ -226,9 +226,10 @@ pub struct CostReport {
     pub total_priced_usd: f64,
     /// Some runs are unpriced (or timed out, or crashed): mean and per-resolved are lower bounds.
     pub lower_bound: bool,
-    /// Agent runs by where their cost came from: `reported` (the CLI's own figure, for a model
-    /// it priced), `table` (tokens x the pricing table), `unpriced`, `free` (no model),
-    /// `rounded` (only a CLI's rounded figure).
+    /// Agent runs by where their cost came from: `table` (tokens x the pricing table, which
+    /// wins for a model it prices), `reported` (the harness's own exact figure, for a model the
+    /// table does not price), `rounded` (only a harness's rounded figure), `unpriced`, `free`
+    /// (no model).
     #[serde(default)]
     pub basis: BTreeMap<String, u64>,
 }
@@ -314,6 +315,9 @@ pub struct PairReport {
     pub task: String,
     pub team: String,
     pub replicate: u32,
+    /// Why it did not run, when the apply said (`budget: spent $0.06 of $0.025`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// A (task, team) cell without any result.
@@ -500,6 +504,17 @@ pub struct AuditedPair {
 }
 
 impl ReportDocument {
+    /// Says why pairs did not run: `halts` maps (task, team, replicate) to the reason the apply
+    /// gave (a budget halt).
+    pub fn with_halts(mut self, halts: &BTreeMap<(String, String, u32), String>) -> Self {
+        for p in &mut self.not_run {
+            p.reason = halts
+                .get(&(p.task.clone(), p.team.clone(), p.replicate))
+                .cloned();
+        }
+        self
+    }
+
     /// Builds the document from the statistics and the run's context.
     pub fn new(ctx: &Context<'_>, summary: &Summary) -> ReportDocument {
         let gold_with = |want: Option<bool>| -> Vec<String> {
@@ -570,6 +585,7 @@ impl ReportDocument {
                     task: e.task.clone(),
                     team: e.team.clone(),
                     replicate: e.replicate,
+                    reason: None,
                 })
                 .collect(),
             missing: summary

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use super::document::{ReportDocument, TeamReport};
 use super::markdown::{
     BASELINE_NOTE, REPLICATES_NOTE, baseline_table, breakdown_table, cost_cell, headline_note,
-    known_mean_cost, pct, priced_cell, replicates_table, resolve_table, secs, usd,
+    known_mean_cost, not_run_line, pct, priced_cell, replicates_table, resolve_table, secs, usd,
 };
 
 const PALETTE: [&str; 8] = [
@@ -552,13 +552,7 @@ pub fn render(
                 })
                 .collect::<Vec<_>>(),
         ),
-        (
-            "Not run",
-            doc.not_run
-                .iter()
-                .map(|e| format!("{} × {} (replicate {})", e.task, e.team, e.replicate))
-                .collect(),
-        ),
+        ("Not run", doc.not_run.iter().map(not_run_line).collect()),
         (
             "Missing",
             doc.missing

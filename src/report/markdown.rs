@@ -88,15 +88,25 @@ pub fn cost_cell(t: &TeamReport, x: Option<f64>) -> String {
 }
 
 /// The priced-runs cell: `8 of 8 (free: no model)`, `0 of 8 (none recorded a cost or priced
-/// tokens)`, `5 of 8`.
+/// tokens)`, `5 of 8`; runs priced by the harness's own figure (a model the pricing table does
+/// not price) are said: `8 of 8 (the harness's own figure)`, `8 of 8 (3 by the harness's own
+/// figure)`.
 pub fn priced_cell(t: &TeamReport) -> String {
     let c = &t.cost;
+    let own = ["reported", "rounded"]
+        .iter()
+        .filter_map(|b| c.basis.get(*b))
+        .sum::<u64>();
     let why = if c.runs > 0 && c.basis.keys().all(|b| b == "free") && !c.basis.is_empty() {
-        " (free: no model)"
+        " (free: no model)".to_string()
     } else if c.runs > 0 && c.priced_runs == 0 {
-        " (none recorded a cost or priced tokens)"
+        " (none recorded a cost or priced tokens)".to_string()
+    } else if own > 0 && own == c.priced_runs {
+        " (the harness's own figure)".to_string()
+    } else if own > 0 {
+        format!(" ({own} by the harness's own figure)")
     } else {
-        ""
+        String::new()
     };
     format!("{} of {}{why}", c.priced_runs, c.runs)
 }
@@ -106,6 +116,19 @@ pub fn secs(x: Option<f64>) -> String {
         None => "–".into(),
         Some(s) if s >= 60.0 => format!("{:.1} min", s / 60.0),
         Some(s) => format!("{s:.1} s"),
+    }
+}
+
+/// A pair that did not run: `task × team (replicate 0)`, and why when the apply said:
+/// `: not run (budget: spent $0.06 of $0.025)`.
+pub fn not_run_line(e: &crate::report::document::PairReport) -> String {
+    let pair = format!("{} × {} (replicate {})", e.task, e.team, e.replicate);
+    match e.reason.as_deref() {
+        Some(why) => match why.strip_prefix("budget: ") {
+            Some(rest) => format!("{pair}: not run (budget: {rest})"),
+            None => format!("{pair}: not run ({why})"),
+        },
+        None => pair,
     }
 }
 
@@ -600,7 +623,7 @@ pub fn render(
     if !doc.not_run.is_empty() {
         let _ = writeln!(md, "\nNot run (excluded):\n");
         for e in &doc.not_run {
-            let _ = writeln!(md, "- {} × {} (replicate {})", e.task, e.team, e.replicate);
+            let _ = writeln!(md, "- {}", not_run_line(e));
         }
     }
     if !doc.missing.is_empty() {

@@ -353,8 +353,10 @@ impl<'a> Dispatcher<'a> {
             .insert(address.to_string(), RunNode { key, status, error });
     }
 
-    /// Launches what the pools and budgets allow, in creation order.
-    fn launch(&mut self) -> Result<(), String> {
+    /// Launches what the pools and budgets allow, in creation order. Returns whether the budget
+    /// halted a node (settling it without a run: the graph may advance from it).
+    fn launch(&mut self) -> Result<bool, String> {
+        let mut halted = false;
         let mut deferred = VecDeque::new();
         while let Some(id) = self.queue.pop_front() {
             let node = &self.graph.nodes[id];
@@ -369,6 +371,7 @@ impl<'a> Dispatcher<'a> {
             {
                 if let Some(reason) = b.halted() {
                     self.not_run(id, reason);
+                    halted = true;
                     continue;
                 }
                 let pending = 1 + self
@@ -417,7 +420,7 @@ impl<'a> Dispatcher<'a> {
             });
         }
         self.queue = deferred;
-        Ok(())
+        Ok(halted)
     }
 
     /// Marks a node (and the nodes waiting on its key) not run.
@@ -861,9 +864,15 @@ pub async fn apply(
     tokio::pin!(ctrl_c);
     loop {
         if !d.interrupted {
-            d.advance().await;
-            crate::timings::mark("nodes admitted");
-            d.launch()?;
+            // Nodes the budget halts are settled at launch: the graph advances again, so what
+            // reads them (the report, with its halted pairs shown as not run) is made and run.
+            loop {
+                d.advance().await;
+                crate::timings::mark("nodes admitted");
+                if !d.launch()? {
+                    break;
+                }
+            }
             d.load();
         }
         if d.pools.active() == 0 {

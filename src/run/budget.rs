@@ -4,8 +4,11 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use crate::manifest::{Manifest, StageKind};
+use crate::manifest::{Agent, Manifest, StageKind};
 use crate::store::{Lookup, NodeStatus, Store};
+use crate::types::UsageFormat;
+
+use super::spend::BudgetCap;
 
 /// One stage's budget.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,19 +48,77 @@ impl Budget {
 
     /// Why launches stop, if they do.
     pub fn halted(&self) -> Option<String> {
+        self.why_halted().map(|why| format!("budget: {why}"))
+    }
+
+    /// Why launches stop, as a fragment (`spent $0.06 of $0.025`), if they do.
+    pub fn why_halted(&self) -> Option<String> {
         if self.spent >= self.cap {
-            return Some(format!(
-                "budget reached (${:.2} of ${:.2} spent)",
-                self.spent, self.cap
-            ));
+            return Some(format!("spent {} of {}", usd(self.spent), usd(self.cap)));
         }
         if self.unknown > 0 && !self.allow_unpriced {
             return Some(format!(
-                "budget: {} earlier run(s) of unknown cost halt launches (set allow_unpriced = true to count priced spend only)",
+                "{} earlier run(s) of unknown cost halt launches (set allow_unpriced = true to count priced spend only)",
                 self.unknown
             ));
         }
         None
+    }
+
+    /// What is left of it, for the plan's expected spend.
+    pub fn cap_of(&self, stage: &str) -> BudgetCap {
+        BudgetCap {
+            stage: stage.to_string(),
+            cap_usd: self.cap,
+            spent_usd: self.spent,
+            remaining_usd: if self.why_halted().is_some() {
+                0.0
+            } else {
+                self.remaining()
+            },
+            halted: self.why_halted(),
+        }
+    }
+}
+
+/// Dollars with cents, or with as many more digits (up to 4) as the amount needs: a cap of
+/// $0.025 is not printed as $0.03.
+pub fn usd(x: f64) -> String {
+    let cents = format!("{x:.2}");
+    if (cents.parse::<f64>().unwrap_or(x) - x).abs() < 1e-9 {
+        return format!("${cents}");
+    }
+    let fine = format!("{x:.4}");
+    format!("${}", fine.trim_end_matches('0'))
+}
+
+/// Why a budget cannot count what `agent` spends, and the fix that makes it countable; `None`
+/// when its cost is known before it runs: it drives no model, or its tokens are read and its
+/// model is priced by the table (built-in or `[pricing]`), or it is claude run without a model
+/// (the CLI prices its own default models). A model the table does not price is refused even
+/// with a harness that prints a total: that total is dropped when the harness could not price
+/// the model either, and the first such run would halt every launch of the stage.
+pub fn unpriced_fix(m: &Manifest, agent: &Agent) -> Option<String> {
+    let name = &agent.harness;
+    let h = &m.harnesses[name];
+    let price = |model: &str| {
+        (!m.pricing.contains_key(model)).then(|| {
+            format!("add `[pricing.\"{model}\"]` (dollars per million tokens: input, cached_input, cache_write, output)")
+        })
+    };
+    match (h.usage, agent.model.as_deref()) {
+        (None, None) => None,
+        (None, Some(model)) => Some(format!(
+            "its tokens cannot be read without a usage reader: add `usage = \"claude-json\"` (or \"codex-jsonl\", \"aider\", \"mini-swe-agent\": the format the command prints, see docs/agents.md) to `[harnesses.{name}]`{}",
+            price(model)
+                .map(|p| format!(", and {p}"))
+                .unwrap_or_default()
+        )),
+        (Some(UsageFormat::ClaudeJson), None) => None,
+        (Some(_), None) => Some(format!(
+            "it runs without a model, so its tokens cannot be priced: name the model (`{name}@MODEL`) and add `[pricing.\"MODEL\"]`"
+        )),
+        (Some(_), Some(model)) => price(model),
     }
 }
 
@@ -107,6 +168,13 @@ impl Budgets {
     pub fn get_mut(&mut self, stage: &str) -> Option<&mut Budget> {
         self.0.get_mut(stage)
     }
+
+    /// Why a pending solve of `stage` would not run (`halted by budget: stage solve spent $0.06
+    /// of $0.025`), if its budget halts launches.
+    pub fn halt_reason(&self, stage: &str) -> Option<String> {
+        let why = self.get(stage)?.why_halted()?;
+        Some(format!("halted by budget: stage {stage} {why}"))
+    }
 }
 
 #[cfg(test)]
@@ -121,7 +189,9 @@ mod tests {
         assert!((b.remaining() - 0.4).abs() < 1e-12);
         assert!((b.share(4) - 0.1).abs() < 1e-12);
         b.charge(Some(0.4));
-        assert!(b.halted().unwrap().contains("budget reached"));
+        assert_eq!(b.halted().unwrap(), "budget: spent $1.00 of $1.00");
+        assert_eq!(usd(0.025), "$0.025");
+        assert_eq!(usd(0.1 + 0.2), "$0.30");
         assert_eq!(b.remaining(), 0.0);
     }
 

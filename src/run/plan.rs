@@ -280,12 +280,22 @@ pub fn plan(
     // (task image, harness) pairs already looked at: the tag reads the install files, once.
     let mut seen = std::collections::HashSet::new();
     let mut pending_solves: BTreeMap<String, u64> = BTreeMap::new();
+    // The budgets, with the spend the store records: a halted stage's solves would not run, and
+    // what is left of a budget caps the expected spend.
+    let budgets = store
+        .map(|s| super::Budgets::load(m, s))
+        .unwrap_or_default();
+    let mut caps = BTreeMap::new();
     for node in &graph.nodes {
         if !matches!(node.state, NodeState::WillRun) {
             continue;
         }
         if let NodeKind::Solve { team, .. } = &node.kind {
             *pending_solves.entry(team.clone()).or_default() += 1;
+            if let Some(b) = budgets.get(&node.stage) {
+                caps.entry(team.clone())
+                    .or_insert_with(|| b.cap_of(&node.stage));
+            }
         }
         if let NodeKind::Solve { task, team, .. } = &node.kind
             && let crate::tasks::TaskBase::Image { image, .. } = &task.base
@@ -311,7 +321,13 @@ pub fn plan(
                 }
             }
         }
-        let reasons = if explain {
+        let halted = match node.kind {
+            NodeKind::Solve { .. } => budgets.halt_reason(&node.stage),
+            _ => None,
+        };
+        let reasons = if let (true, Some(why)) = (explain, halted) {
+            vec![why]
+        } else if explain {
             reasons(&graph, node, store, &index.nodes, &unavailable)
         } else {
             Vec::new()
@@ -355,7 +371,7 @@ pub fn plan(
         images_to_pull: Vec::new(),
         invalid_records: invalid,
         bad_blobs,
-        spend: super::spend::estimate(m, store, &pending_solves),
+        spend: super::spend::estimate(m, store, &pending_solves, &caps),
         power,
         remote,
     })

@@ -364,11 +364,13 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
                         a.harness
                     ));
                 }
-                if s.max_cost_usd.is_some() && !s.allow_unpriced && !crate::run::priced(m, a) {
+                if s.max_cost_usd.is_some()
+                    && !s.allow_unpriced
+                    && let Some(fix) = super::budget::unpriced_fix(m, a)
+                {
                     problems.push(format!(
-                        "stage `{}` has a budget, but team `{t}` runs `{a}`, whose cost cannot be priced; add `[pricing.\"{}\"]`, or set `allow_unpriced = true` to count priced spend only",
+                        "stage `{}` has a budget, but team `{t}` runs `{a}`, whose cost cannot be priced; {fix}; or set `allow_unpriced = true` on the stage to count priced spend only",
                         stage.name,
-                        a.model.as_deref().unwrap_or("MODEL")
                     ));
                 }
             }

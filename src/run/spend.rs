@@ -4,7 +4,8 @@
 //! an experiment prices itself before it runs. Not a budget (that is apply's) and not a promise:
 //! a team with no stored priced solve has no estimate, never $0, except a team whose agents
 //! drive no model (oracle, nop, predictions, a command without a model or usage reader), which
-//! is free, as its report says.
+//! is free, as its report says. A team in a stage with a budget (`max_cost_usd`) is capped by
+//! what is left of it: apply stops launching there once it is spent.
 
 use std::collections::BTreeMap;
 
@@ -30,6 +31,21 @@ pub struct SpendEstimate {
     /// The team drives no model: its runs cost nothing (the report's `free` basis).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub free: bool,
+    /// The budget of the solve stage the team's pending solves are in, if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<BudgetCap>,
+}
+
+/// What is left of a solve stage's budget, which caps the spend of its pending solves.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct BudgetCap {
+    pub stage: String,
+    pub cap_usd: f64,
+    pub spent_usd: f64,
+    pub remaining_usd: f64,
+    /// Why apply launches none of the stage's solves, when it does not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub halted: Option<String>,
 }
 
 /// Whether every agent of `team` drives no model, as the solve records it (`RunUsage::no_model`):
@@ -82,11 +98,13 @@ fn stored_costs(m: &Manifest, store: &Store) -> BTreeMap<String, Vec<f64>> {
     out
 }
 
-/// The expected spend of `pending` solves (team -> count) from what `store` holds.
+/// The expected spend of `pending` solves (team -> count) from what `store` holds; `budgets`
+/// (team -> the budget of the stage its pending solves are in) caps it.
 pub fn estimate(
     m: &Manifest,
     store: Option<&Store>,
     pending: &BTreeMap<String, u64>,
+    budgets: &BTreeMap<String, BudgetCap>,
 ) -> Vec<SpendEstimate> {
     if pending.is_empty() {
         return Vec::new();
@@ -105,6 +123,7 @@ pub fn estimate(
                     max_usd: Some(0.0),
                     expected_usd: Some(0.0),
                     free: true,
+                    budget: budgets.get(team).cloned(),
                 };
             }
             let sig = signature(
@@ -121,30 +140,67 @@ pub fn estimate(
                 max_usd: costs.iter().copied().reduce(f64::max),
                 expected_usd: mean.map(|c| c * n as f64),
                 free: false,
+                budget: budgets.get(team).cloned(),
             }
         })
         .collect()
 }
 
-/// The plan's spend lines: a total over the teams with an estimate, then one line per team.
+/// The plan's spend lines: a total over the teams with an estimate (each budgeted stage's part
+/// capped by what is left of its budget, and said so), then one line per team.
 pub fn render(estimates: &[SpendEstimate]) -> Vec<String> {
     if estimates.is_empty() {
         return Vec::new();
     }
-    let known: f64 = estimates.iter().filter_map(|e| e.expected_usd).sum();
+    // Unbudgeted teams add their estimates; a budgeted stage adds at most what is left of it.
+    let mut known = 0.0;
+    let mut stages: BTreeMap<&str, (&BudgetCap, f64, bool)> = BTreeMap::new();
+    for e in estimates {
+        match &e.budget {
+            None => known += e.expected_usd.unwrap_or(0.0),
+            Some(b) => {
+                let s = stages.entry(b.stage.as_str()).or_insert((b, 0.0, false));
+                s.1 += e.expected_usd.unwrap_or(0.0);
+                s.2 |= e.expected_usd.is_none();
+            }
+        }
+    }
+    let mut caps = Vec::new();
+    for (stage, (b, expected, unknown)) in &stages {
+        if *unknown || *expected > b.remaining_usd {
+            known += b.remaining_usd;
+            caps.push(match &b.halted {
+                Some(why) => format!("stage {stage} halted: {why}"),
+                None => format!(
+                    "stage {stage} has ${:.4} of ${:.4} left",
+                    b.remaining_usd, b.cap_usd
+                ),
+            });
+        } else {
+            known += expected;
+        }
+    }
     let pending: u64 = estimates.iter().map(|e| e.pending).sum();
+    // Teams with no stored cost leave the total unknown, unless their budget bounds it.
     let unknown: Vec<&str> = estimates
         .iter()
-        .filter(|e| e.expected_usd.is_none())
+        .filter(|e| e.expected_usd.is_none() && e.budget.is_none())
         .map(|e| e.team.as_str())
         .collect();
-    let mut out = vec![if unknown.is_empty() {
+    let capped = if caps.is_empty() {
+        String::new()
+    } else {
+        format!(", capped by the budget: {}", caps.join("; "))
+    };
+    let mut out = vec![if unknown.is_empty() && caps.is_empty() {
         format!("expected spend: ${known:.4} for {pending} solves")
+    } else if unknown.is_empty() {
+        format!("expected spend: at most ${known:.4} for {pending} solves{capped}")
     } else if unknown.len() == estimates.len() {
         format!("expected spend: unknown for {pending} solves (no stored cost of these teams)")
     } else {
         format!(
-            "expected spend: at least ${known:.4} for {pending} solves (no stored cost of team {})",
+            "expected spend: at least ${known:.4} for {pending} solves (no stored cost of team {}){capped}",
             unknown.join(", ")
         )
     }];
@@ -210,6 +266,7 @@ mod tests {
                 max_usd: costs.iter().copied().reduce(f64::max),
                 expected_usd: mean.map(|c| c * pending as f64),
                 free: false,
+                budget: None,
             }
         };
         let lines = render(&[e("a", &[0.01, 0.03], 4), e("b", &[], 2)]);
@@ -237,6 +294,50 @@ mod tests {
                 "  team oracle: 8 to run, free (drives no model)",
                 "  team a: 2 to run x $0.5000 a task (range $0.5000-$0.5000 over 1 stored solves)",
             ]
+        );
+    }
+
+    #[test]
+    fn a_budget_caps_the_expected_spend() {
+        let cap = |remaining: f64, halted: Option<&str>| BudgetCap {
+            stage: "solve".into(),
+            cap_usd: 1.0,
+            spent_usd: 1.0 - remaining,
+            remaining_usd: remaining,
+            halted: halted.map(String::from),
+        };
+        let team = |name: &str, expected: Option<f64>, b: Option<BudgetCap>| SpendEstimate {
+            team: name.into(),
+            pending: 10,
+            samples: u64::from(expected.is_some()),
+            mean_usd: expected.map(|e| e / 10.0),
+            min_usd: expected.map(|e| e / 10.0),
+            max_usd: expected.map(|e| e / 10.0),
+            expected_usd: expected,
+            free: false,
+            budget: b,
+        };
+        // Within the budget: the estimate stands.
+        assert_eq!(
+            render(&[team("a", Some(0.5), Some(cap(0.75, None)))])[0],
+            "expected spend: $0.5000 for 10 solves"
+        );
+        // Over it, or unknown: what is left, and why.
+        assert_eq!(
+            render(&[
+                team("a", Some(2.0), Some(cap(0.75, None))),
+                team("b", None, Some(cap(0.75, None))),
+                team("c", Some(0.1), None),
+            ])[0],
+            "expected spend: at most $0.8500 for 30 solves, capped by the budget: stage solve has $0.7500 of $1.0000 left"
+        );
+        assert_eq!(
+            render(&[team(
+                "a",
+                Some(2.0),
+                Some(cap(0.0, Some("spent $1.20 of $1.00")))
+            )])[0],
+            "expected spend: at most $0.0000 for 10 solves, capped by the budget: stage solve halted: spent $1.20 of $1.00"
         );
     }
 }

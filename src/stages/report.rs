@@ -80,6 +80,20 @@ pub fn report_document(inputs: &ReportInputs) -> ReportDocument {
         },
         &summary,
     )
+    .with_halts(&halted_pairs(inputs))
+}
+
+/// Pairs whose solve did not run, with why (the budget halted it), from the solve rows.
+fn halted_pairs(inputs: &ReportInputs) -> BTreeMap<(String, String, u32), String> {
+    inputs
+        .rows
+        .iter()
+        .filter(|r| r.node == "solve" && r.status == "not_run")
+        .filter_map(|r| {
+            let why = r.error.clone()?;
+            Some(((r.task.clone(), r.team.clone(), r.replicate), why))
+        })
+        .collect()
 }
 
 /// Computes the statistics and renders every report file.
@@ -89,6 +103,7 @@ pub fn render_report(
 ) -> Result<RenderedReport, String> {
     let inputs = &inputs.priced();
     let document = report_document(inputs);
+    let halted = halted_pairs(inputs);
     let mut per_task: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
     let partial: std::collections::BTreeSet<(&str, &str, u32)> = inputs
         .resolutions
@@ -107,6 +122,11 @@ pub fn render_report(
             }
             PairState::Unresolved { .. } => "no",
             PairState::Errored { .. } => "errored",
+            PairState::NotRun
+                if halted.contains_key(&(p.task.clone(), p.team.clone(), p.replicate)) =>
+            {
+                "not run (budget)"
+            }
             PairState::NotRun => "not run",
         };
         if p.replicate == 0 {
