@@ -200,17 +200,42 @@ impl CostBasis {
     }
 }
 
+/// Where a recorded run's cost comes from, and the cost. The pricing table (built-in plus the
+/// manifest's `[pricing]`) wins for a model it prices: a harness's own total (claude's
+/// `total_cost_usd`) is one figure for the whole run, not priced per model, so it is used only
+/// for a model the table does not price (exact first, then a rounded one). Unknown (`None`,
+/// never $0) when neither is available; nothing for a run that drives no model. Derived when a
+/// report is made, so editing a price re-renders the report and reruns nothing.
+pub fn recorded_cost(
+    run: &RunUsage,
+    pricing: &BTreeMap<String, Price>,
+) -> (CostBasis, Option<f64>) {
+    if run.no_model {
+        return (CostBasis::Free, Some(0.0));
+    }
+    if let (Some(t), Some(p)) = (run.tokens, run.model.as_ref().and_then(|m| pricing.get(m))) {
+        return (
+            CostBasis::Table,
+            Some(crate::harness::pricing::cost_of_tokens(&t, p)),
+        );
+    }
+    match run.reported_cost_usd {
+        Some(c) if run.reported_exact => (CostBasis::Reported, Some(c)),
+        Some(c) => (CostBasis::Rounded, Some(c)),
+        None => (CostBasis::Unpriced, None),
+    }
+}
+
 impl RunUsage {
-    /// Where [`RunUsage::cost_usd`] takes the run's cost from
-    /// ([`crate::harness::pricing::recorded_cost`]).
+    /// Where [`RunUsage::cost_usd`] takes the run's cost from ([`recorded_cost`]).
     pub fn cost_basis(&self, pricing: &BTreeMap<String, Price>) -> CostBasis {
-        crate::harness::pricing::recorded_cost(self, pricing).0
+        recorded_cost(self, pricing).0
     }
 
     /// The run's cost: nothing for a run without a model; the tokens at the table's price when
     /// the table prices its model; else the harness's own figure; else unknown.
     pub fn cost_usd(&self, pricing: &BTreeMap<String, Price>) -> Option<f64> {
-        crate::harness::pricing::recorded_cost(self, pricing).1
+        recorded_cost(self, pricing).1
     }
 }
 
@@ -275,5 +300,55 @@ impl SolveOutput {
             .iter()
             .filter_map(|r| r.tokens)
             .fold((0, 0), |(i, o), t| (i + t.input, o + t.output))
+    }
+}
+
+#[cfg(test)]
+mod cost_tests {
+    use super::*;
+
+    const P: Price = Price {
+        input: 2.0,
+        cached_input: 0.2,
+        cache_write: 2.5,
+        output: 10.0,
+    };
+
+    #[test]
+    fn the_table_wins_and_the_harness_figure_prices_the_rest() {
+        let pricing = BTreeMap::from([("m".to_string(), P)]);
+        let mut run = RunUsage {
+            role: "worker".into(),
+            harness: "claude-code".into(),
+            model: Some("m".into()),
+            tokens: Some(crate::types::Tokens {
+                input: 1000,
+                output: 100,
+                ..Default::default()
+            }),
+            reported_cost_usd: Some(0.5),
+            reported_exact: true,
+            no_model: false,
+            timed_out: false,
+        };
+        let table = (1000.0 * 2.0 + 100.0 * 10.0) / 1e6;
+        let (basis, cost) = recorded_cost(&run, &pricing);
+        assert_eq!(basis, CostBasis::Table);
+        assert!((cost.unwrap() - table).abs() < 1e-15);
+        // A model the table does not price: the harness's own figure.
+        run.model = Some("other".into());
+        assert_eq!(
+            recorded_cost(&run, &pricing),
+            (CostBasis::Reported, Some(0.5))
+        );
+        run.reported_exact = false;
+        assert_eq!(
+            recorded_cost(&run, &pricing),
+            (CostBasis::Rounded, Some(0.5))
+        );
+        run.reported_cost_usd = None;
+        assert_eq!(recorded_cost(&run, &pricing), (CostBasis::Unpriced, None));
+        run.no_model = true;
+        assert_eq!(recorded_cost(&run, &pricing), (CostBasis::Free, Some(0.0)));
     }
 }

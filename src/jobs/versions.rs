@@ -13,7 +13,7 @@ pub const SAMPLE: u32 = 2;
 /// The team logic (`stages/solve/teams.rs`): how topologies run agents and pick a patch.
 pub const SOLVE: u32 = 2;
 /// The report renderer (`report/`, `stages/report.rs`). 9: the pricing table prices a run whose
-/// model it prices, even when the harness printed its own total (`harness::pricing::recorded_cost`);
+/// model it prices, even when the harness printed its own total (`jobs::solve::recorded_cost`);
 /// the priced-runs cell says when runs are priced by the harness's own figure. 8: clustered intervals use Student t
 /// with G - 1 degrees of freedom; the note under the table against the baseline says Holm's p
 /// decides, and a line names the teams whose interval and p disagree. 7: report.html has the

@@ -421,22 +421,12 @@ impl Validator<'_> {
                 true
             }
         };
-        let memory_bytes = match memory {
-            None => 16 * 1024 * 1024 * 1024,
-            Some(m) => match m.trim().parse::<bytesize::ByteSize>() {
-                Ok(b) if b.as_u64() > 0 => b.as_u64(),
-                _ => {
-                    self.err(
-                        "manifest::size",
-                        format!("invalid size `{m}`"),
-                        self.loc(&["backend", "memory"]),
-                        "not a size",
-                        "write a size such as \"16GiB\", \"512MiB\" or \"8GB\"".into(),
-                    );
-                    0
-                }
-            },
-        };
+        let memory_bytes = self.size(
+            memory.as_deref(),
+            &["backend", "memory"],
+            16 * 1024 * 1024 * 1024,
+            "\"16GiB\", \"512MiB\" or \"8GB\"",
+        );
         if let Some(c) = cpus
             && !(c > 0.0 && c.is_finite())
         {
@@ -578,6 +568,27 @@ impl Validator<'_> {
         out
     }
 
+    /// A size in bytes (`"16GiB"`), `default` when absent; anything else than a positive size
+    /// is an error at `at` (then 0), its help showing `examples`.
+    fn size(&mut self, text: Option<&str>, at: &[&str], default: u64, examples: &str) -> u64 {
+        let Some(m) = text else {
+            return default;
+        };
+        match m.trim().parse::<bytesize::ByteSize>() {
+            Ok(b) if b.as_u64() > 0 => b.as_u64(),
+            _ => {
+                self.err(
+                    "manifest::size",
+                    format!("invalid size `{m}`"),
+                    self.loc(at),
+                    "not a size",
+                    format!("write a size such as {examples}"),
+                );
+                0
+            }
+        }
+    }
+
     fn cache(&mut self, c: Option<CacheFile>) -> Cache {
         let Some(CacheFile {
             remote,
@@ -639,22 +650,12 @@ impl Validator<'_> {
                 "add `remote = \"s3://bucket/prefix\"` (or another URL) to `[cache]`".into(),
             );
         }
-        let max_object_bytes = match max_object_size {
-            None => super::model::DEFAULT_MAX_OBJECT_BYTES,
-            Some(m) => match m.trim().parse::<bytesize::ByteSize>() {
-                Ok(b) if b.as_u64() > 0 => b.as_u64(),
-                _ => {
-                    self.err(
-                        "manifest::size",
-                        format!("invalid size `{m}`"),
-                        self.loc(&["cache", "max_object_size"]),
-                        "not a size",
-                        "write a size such as \"1GiB\" or \"512MiB\"".into(),
-                    );
-                    0
-                }
-            },
-        };
+        let max_object_bytes = self.size(
+            max_object_size.as_deref(),
+            &["cache", "max_object_size"],
+            super::model::DEFAULT_MAX_OBJECT_BYTES,
+            "\"1GiB\" or \"512MiB\"",
+        );
         Cache {
             remote,
             trust,

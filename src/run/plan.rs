@@ -251,28 +251,7 @@ pub fn plan(
 ) -> Result<PlanReport, String> {
     let mut graph = Graph::new(m, store, datasets, Mode::Plan)?;
     graph.keep_inputs = explain;
-    let remote = match remote {
-        Some(r) => {
-            // What the remote holds is read (records only, verified), round after round: a
-            // served node's outputs give the keys downstream of it.
-            let mut summary = super::remote::RemoteSummary::new(r);
-            tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| format!("cannot start the remote cache's runtime: {e}"))?
-                .block_on(super::remote::expand_with_remote(
-                    &mut graph,
-                    r,
-                    None,
-                    &mut summary,
-                ));
-            Some(summary)
-        }
-        None => {
-            while !graph.advance().is_empty() {}
-            None
-        }
-    };
+    let remote = expand(&mut graph, remote)?;
     let index = store.map(|s| s.load_index(&m.path)).unwrap_or_default();
     let stages = graph.summaries(&index.nodes);
     let mut to_run = Vec::new();
@@ -375,6 +354,31 @@ pub fn plan(
         power,
         remote,
     })
+}
+
+/// Expands the plan's graph as far as the store (and, with one, the remote cache) allow: what
+/// the remote holds is read (records only, verified), round after round, since a served node's
+/// outputs give the keys downstream of it. Returns what the remote did.
+fn expand(
+    graph: &mut Graph<'_>,
+    remote: Option<&dyn crate::cache::RemoteCache>,
+) -> Result<Option<super::remote::RemoteSummary>, String> {
+    let Some(r) = remote else {
+        while !graph.advance().is_empty() {}
+        return Ok(None);
+    };
+    let mut summary = super::remote::RemoteSummary::new(r);
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the remote cache's runtime: {e}"))?
+        .block_on(super::remote::expand_with_remote(
+            graph,
+            r,
+            None,
+            &mut summary,
+        ));
+    Ok(Some(summary))
 }
 
 fn reasons(
