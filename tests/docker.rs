@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{bench_in, ci, everything, executed, stderr, stdout};
+use common::{FAKE_CLAUDE_PRICES, bench_in, ci, everything, executed, stderr, stdout};
 
 const IMAGE: &str = "bench-test-calc:1";
 
@@ -822,17 +822,7 @@ cx = "solo:worker=codex@gpt-6-luna"
 {claude}
 
 {codex}
-
-# The table's prices of the fake claude's models, at which its 1000 input and 100 output tokens
-# a call cost $0.01, its own printed total (the table wins for a model it prices).
-[pricing."claude-haiku-5-5"]
-input = 9.0
-output = 10.0
-
-[pricing."claude-sonnet-5-5"]
-input = 9.0
-output = 10.0
-"#,
+{FAKE_CLAUDE_PRICES}"#,
         header = docker_header("docker-agents"),
         claude = fake_cli_harness("claude-code", "claude"),
         codex = fake_cli_harness("codex", "codex"),

@@ -10,18 +10,6 @@ use common::*;
 
 const SECRET: &str = "sk-ant-test-SECRETVALUE0123456789";
 
-/// The table's prices of the fake claude's models, at which its 1000 input and 100 output
-/// tokens a call cost $0.01, its own printed total (the table wins for a model it prices).
-const CLAUDE_PRICES: &str = r#"
-[pricing."claude-haiku-5-5"]
-input = 9.0
-output = 10.0
-
-[pricing."claude-sonnet-5-5"]
-input = 9.0
-output = 10.0
-"#;
-
 fn manifest(sb: &Sandbox, body: &str) {
     let text = format!(
         r#"version = 1
@@ -36,7 +24,7 @@ kind = "sample"
 dataset = "quick"
 seed = 7
 {body}
-{CLAUDE_PRICES}"#
+{FAKE_CLAUDE_PRICES}"#
     );
     std::fs::write(sb.path("agents.toml"), text).unwrap();
 }

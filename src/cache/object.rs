@@ -222,6 +222,15 @@ fn aws_credentials_hint() -> Option<String> {
     })
 }
 
+/// Why an object over the cap was not downloaded.
+fn cap_note(what: &str, size: u64, cap: u64) -> String {
+    format!(
+        "{what} is {} on the remote, over the cap of {}; not downloaded (`[cache] max_object_size` sets the cap)",
+        bytesize::ByteSize(size),
+        bytesize::ByteSize(cap)
+    )
+}
+
 enum Got {
     Bytes(Vec<u8>),
     Missing,
@@ -236,14 +245,6 @@ impl ObjectCache {
 
     fn blob_path(&self, digest: &Digest) -> ObjPath {
         self.root.clone().join("cas").join(digest.as_str())
-    }
-
-    fn cap_note(&self, what: &str, size: u64, cap: u64) -> String {
-        format!(
-            "{what} is {} on the remote, over the cap of {}; not downloaded (`[cache] max_object_size` sets the cap)",
-            bytesize::ByteSize(size),
-            bytesize::ByteSize(cap)
-        )
     }
 
     fn give_up(&self, e: &object_store::Error) -> String {
@@ -327,11 +328,7 @@ impl ObjectCache {
             Err(e) => return BlobGot::Unreachable(self.give_up(&e)),
         };
         if r.meta.size > cap {
-            return BlobGot::Refused(self.cap_note(
-                &format!("its blob {digest}"),
-                r.meta.size,
-                cap,
-            ));
+            return BlobGot::Refused(cap_note(&format!("its blob {digest}"), r.meta.size, cap));
         }
         let mut incoming = match store.incoming_blob(digest, cap) {
             Ok(i) => i,
@@ -374,7 +371,7 @@ impl ObjectCache {
             match self.get(&self.entry_path(key, signer), cap).await {
                 Ok(Got::Missing) => {}
                 Ok(Got::TooLarge(size)) => {
-                    rejected.push(self.cap_note(&format!("the entry under {signer}"), size, cap));
+                    rejected.push(cap_note(&format!("the entry under {signer}"), size, cap));
                 }
                 Ok(Got::Bytes(b)) => match accept(key, kind, signer, &b) {
                     Ok(t) => return Ok(Some(t)),

@@ -23,10 +23,11 @@ pub fn cost_of_tokens(t: &crate::types::Tokens, price: &Price) -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    const P: Price = Price {
+    /// A price for tests (dollars per million tokens).
+    pub(crate) const P: Price = Price {
         input: 2.0,
         cached_input: 0.2,
         cache_write: 2.5,

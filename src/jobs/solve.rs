@@ -306,13 +306,7 @@ impl SolveOutput {
 #[cfg(test)]
 mod cost_tests {
     use super::*;
-
-    const P: Price = Price {
-        input: 2.0,
-        cached_input: 0.2,
-        cache_write: 2.5,
-        output: 10.0,
-    };
+    use crate::harness::pricing::tests::P;
 
     #[test]
     fn the_table_wins_and_the_harness_figure_prices_the_rest() {

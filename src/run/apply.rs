@@ -942,8 +942,8 @@ pub async fn apply(
                     blobs: rec
                         .blob_digests()
                         .unwrap_or_default()
-                        .iter()
-                        .map(ToString::to_string)
+                        .into_iter()
+                        .map(crate::types::Digest::into_string)
                         .collect(),
                 }),
                 _ => None,

@@ -116,7 +116,7 @@ fn decode_record(bytes: &[u8], key: &str, light: bool) -> Result<ActionRecord, S
     }
     // Every digest it names becomes a path only as a checked digest: one that is not (a path
     // in disguise) makes the whole record invalid.
-    rec.blob_digests()
+    rec.check_blob_refs()
         .map_err(|e| format!("it names a blob by {e}"))?;
     Ok(rec)
 }
@@ -242,7 +242,7 @@ impl Store {
         if !path.exists() {
             write_atomic(&path, bytes)?;
         }
-        Ok(digest.as_str().to_string())
+        Ok(digest.into_string())
     }
 
     /// Reads a blob and verifies its content hash. A corrupt blob is removed and reported.

@@ -65,6 +65,17 @@ impl ActionRecord {
     /// digest: a record that names a blob by anything else (a path in disguise) is refused
     /// whole, with the first bad one.
     pub fn blob_digests(&self) -> Result<Vec<Digest>, BadDigest> {
+        self.blob_refs().into_iter().map(Digest::parse).collect()
+    }
+
+    /// That each blob reference is a digest (what reading a record checks), without building
+    /// the digests.
+    pub fn check_blob_refs(&self) -> Result<(), BadDigest> {
+        self.blob_refs().into_iter().try_for_each(Digest::check)
+    }
+
+    /// The blob references as written, sorted and deduplicated, unchecked.
+    fn blob_refs(&self) -> Vec<&str> {
         let mut all: Vec<&str> = self.blobs.values().map(String::as_str).collect();
         if let Some(s) = self.solve() {
             all.push(s.patch.as_str());
@@ -76,7 +87,7 @@ impl ActionRecord {
         all.retain(|d| !d.is_empty());
         all.sort_unstable();
         all.dedup();
-        all.into_iter().map(Digest::parse).collect()
+        all
     }
 
     pub fn grade(&self) -> Option<&GradeOutput> {

@@ -27,6 +27,11 @@ pub struct BadDigest {
 impl Digest {
     /// `s` as a digest, if it is exactly 64 lowercase hex characters.
     pub fn parse(s: &str) -> Result<Digest, BadDigest> {
+        Digest::check(s).map(|()| Digest(s.to_string()))
+    }
+
+    /// Whether `s` is a digest ([`Digest::parse`] without the copy).
+    pub fn check(s: &str) -> Result<(), BadDigest> {
         let bad = |why| BadDigest {
             shown: s.chars().take(80).flat_map(char::escape_default).collect(),
             why,
@@ -37,7 +42,7 @@ impl Digest {
         if !s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
             return Err(bad("a character that is not lowercase hex"));
         }
-        Ok(Digest(s.to_string()))
+        Ok(())
     }
 
     /// The digest of `bytes`.
@@ -52,6 +57,10 @@ impl Digest {
 
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+
+    pub fn into_string(self) -> String {
+        self.0
     }
 
     /// The first two characters (the shard directory) and the rest.

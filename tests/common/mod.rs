@@ -357,3 +357,16 @@ pub fn compare_json(
         _ => errors.push(format!("{path}: {actual} != {expected}")),
     }
 }
+
+/// The pricing table's entries for the fake claude's models, at which its 1000 input and 100
+/// output tokens a call cost $0.01, its own printed total (the table wins for a model it
+/// prices, so tests that count $0.01 a call price them).
+pub const FAKE_CLAUDE_PRICES: &str = r#"
+[pricing."claude-haiku-5-5"]
+input = 9.0
+output = 10.0
+
+[pricing."claude-sonnet-5-5"]
+input = 9.0
+output = 10.0
+"#;
