@@ -55,6 +55,13 @@ pub fn digest(bytes: &[u8]) -> String {
     blake3::hash(bytes).to_hex().to_string()
 }
 
+/// The bytes [`digest_of`] hashes: a value's content in canonical form (what a shipped job's
+/// parts are stored as, so each is stored under the digest its key already uses).
+pub fn canonical_bytes<T: Serialize>(value: &T) -> Vec<u8> {
+    let value = serde_json::to_value(value).expect("key inputs serialize as JSON");
+    serde_json::to_vec(&value).expect("JSON values serialize")
+}
+
 /// The canonical digest of any serializable value.
 pub fn digest_of<T: Serialize>(value: &T) -> String {
     key_of(value).key

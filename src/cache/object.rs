@@ -554,6 +554,41 @@ impl RemoteCache for ObjectCache {
         Ok(true)
     }
 
+    async fn put_blobs(&self, digests: &[Digest], store: &Store) -> Result<usize, CacheError> {
+        let mut sent = 0;
+        for digest in digests {
+            if let Some(m) = self.down() {
+                return Err(self.unreachable(m));
+            }
+            let path = self.blob_path(digest);
+            match self.objects.head(&path).await {
+                Ok(_) => continue,
+                Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => return Err(self.unreachable(self.give_up(&e))),
+            }
+            let data = store.get_blob(digest).map_err(|source| CacheError::Blob {
+                digest: digest.to_string(),
+                source,
+            })?;
+            self.put(&path, data).await?;
+            sent += 1;
+        }
+        Ok(sent)
+    }
+
+    async fn get_blob(&self, digest: &Digest, store: &Store) -> Result<(), CacheError> {
+        let no_blob = |message: String| CacheError::NoBlob {
+            url: self.url.clone(),
+            digest: digest.to_string(),
+            message,
+        };
+        match self.fetch_blob(digest, store).await.0 {
+            BlobGot::Here | BlobGot::Downloaded(_) => Ok(()),
+            BlobGot::Refused(m) => Err(no_blob(m)),
+            BlobGot::Unreachable(m) => Err(self.unreachable(m)),
+        }
+    }
+
     async fn status(&self) -> Result<RemoteStatus, CacheError> {
         let mut status = RemoteStatus {
             url: self.url.clone(),

@@ -10,6 +10,7 @@ use thiserror::Error;
 
 use crate::jobs::Kind;
 use crate::store::{ActionRecord, Store, StoreError};
+use crate::types::Digest;
 
 #[derive(Debug, Error)]
 pub enum CacheError {
@@ -23,6 +24,12 @@ pub enum CacheError {
     NotLocal(String),
     #[error("the local store cannot give blob {digest}: {source}")]
     Blob { digest: String, source: StoreError },
+    #[error("the remote cache {url} cannot give blob {digest}: {message}")]
+    NoBlob {
+        url: String,
+        digest: String,
+        message: String,
+    },
     #[error("cannot open the remote cache {url}: {message}")]
     Open { url: String, message: String },
 }
@@ -91,6 +98,11 @@ pub trait RemoteCache: Send + Sync {
     /// no entry is visible before everything it refers to). `skip_present`: nothing is sent when
     /// this signer's entry for `key` is there already. Returns whether it uploaded.
     async fn push(&self, key: &str, store: &Store, skip_present: bool) -> Result<bool, CacheError>;
+    /// Uploads the blobs `digests` of the local store that the remote lacks (a shipped job's
+    /// inputs); none needs a signature: each is named by its content. Returns how many it sent.
+    async fn put_blobs(&self, digests: &[Digest], store: &Store) -> Result<usize, CacheError>;
+    /// The blob `digest` into `store`, streamed, capped and verified (a worker's inputs).
+    async fn get_blob(&self, digest: &Digest, store: &Store) -> Result<(), CacheError>;
     /// What the remote holds.
     async fn status(&self) -> Result<RemoteStatus, CacheError>;
 }

@@ -158,6 +158,11 @@ impl GradingTask {
         }
     }
 
+    /// The view's canonical bytes, stored under its digest when the job is shipped.
+    pub fn view_bytes(&self) -> Vec<u8> {
+        self.task().grading_view_bytes()
+    }
+
     pub fn instance_id(&self) -> &str {
         &self.task().instance_id
     }
@@ -225,6 +230,11 @@ impl SolverTask {
             Some(t) => t.solver_explain(),
             None => serde_json::Value::String(self.digest.clone()),
         }
+    }
+
+    /// The view's canonical bytes, stored under its digest when the job is shipped.
+    pub fn view_bytes(&self) -> Vec<u8> {
+        self.task().solver_view_bytes()
     }
 
     pub fn instance_id(&self) -> &str {

@@ -138,7 +138,7 @@ where
     }
 }
 
-fn task() -> Arc<Task> {
+pub(crate) fn task() -> Arc<Task> {
     Arc::new(Task {
         instance_id: "o__r-1".into(),
         repo: "o/r".into(),
@@ -171,7 +171,7 @@ fn task() -> Arc<Task> {
     })
 }
 
-fn facts() -> BackendFacts {
+pub(crate) fn facts() -> BackendFacts {
     BackendFacts {
         kind: crate::types::BackendKind::Docker,
         image: Some("sha256:1".into()),
@@ -200,7 +200,7 @@ fn agent(h: &str) -> Agent {
     }
 }
 
-fn team() -> TeamSpec {
+pub(crate) fn team() -> TeamSpec {
     TeamSpec {
         topology: Topology::Review {
             coder: agent("cli"),

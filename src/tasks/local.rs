@@ -397,6 +397,65 @@ pub fn tree_digest(root: &Path) -> Result<String, ReadError> {
     tree_digest_limited(root, &DigestCache::empty(), FileLimits::default().repo_file)
 }
 
+/// One entry of a base tree as [`tree_digest`] hashes it: its path relative to the root, its
+/// kind (`l` a symbolic link, `x` an executable file, `f` another regular file) and its path.
+#[derive(Debug, Clone)]
+pub struct TreeEntry {
+    pub rel: String,
+    pub kind: u8,
+    pub path: PathBuf,
+    pub meta: std::fs::Metadata,
+}
+
+/// The entries of the tree at `root` in the order [`tree_digest`] hashes them (sorted by
+/// relative path; `.git` skipped). Anything that is not a regular file, a symbolic link or a
+/// directory is an error.
+pub fn tree_entries(root: &Path) -> Result<Vec<TreeEntry>, ReadError> {
+    let mut files = Vec::new();
+    collect(root, root, &mut files)?;
+    files.sort();
+    files
+        .into_iter()
+        .map(|rel| {
+            let path = root.join(&rel);
+            let meta = std::fs::symlink_metadata(&path).map_err(|source| ReadError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            let kind = if meta.file_type().is_symlink() {
+                b'l'
+            } else if let Some(kind) = regular_file::special_kind(meta.file_type()) {
+                return Err(ReadError::NotRegular { path, kind });
+            } else {
+                use std::os::unix::fs::PermissionsExt;
+                if meta.permissions().mode() & 0o111 != 0 {
+                    b'x'
+                } else {
+                    b'f'
+                }
+            };
+            Ok(TreeEntry {
+                rel,
+                kind,
+                path,
+                meta,
+            })
+        })
+        .collect()
+}
+
+/// The bytes a tree digest hashes for one entry: its relative path, a NUL, its kind, and the
+/// blake3 of its content (a link's target text). A tree's digest is the blake3 of its entries'
+/// records in order, so those records, stored as one blob, are stored under the tree's digest.
+pub fn tree_record(rel: &str, kind: u8, content_hash: &[u8; 32]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(rel.len() + 34);
+    out.extend_from_slice(rel.as_bytes());
+    out.push(0);
+    out.push(kind);
+    out.extend_from_slice(content_hash);
+    out
+}
+
 /// [`tree_digest`], with file contents hashed through `cache`, each file at most `limit` bytes.
 /// A symbolic link is read as a link (its target's text), never followed; anything else that
 /// is not a regular file or a directory (a FIFO, a device, a socket) is an error.
@@ -405,37 +464,18 @@ pub fn tree_digest_limited(
     cache: &DigestCache,
     limit: u64,
 ) -> Result<String, ReadError> {
-    let io_at = |p: &Path| {
-        let path = p.to_path_buf();
-        move |source| ReadError::Io { path, source }
-    };
     let mut hasher = blake3::Hasher::new();
-    let mut files = Vec::new();
-    collect(root, root, &mut files)?;
-    files.sort();
-    for rel in files {
-        let p = root.join(&rel);
-        let meta = std::fs::symlink_metadata(&p).map_err(io_at(&p))?;
-        let (kind, content_hash) = if meta.file_type().is_symlink() {
-            let target = std::fs::read_link(&p).map_err(io_at(&p))?;
-            (
-                "l",
-                *blake3::hash(target.to_string_lossy().as_bytes()).as_bytes(),
-            )
-        } else if let Some(kind) = regular_file::special_kind(meta.file_type()) {
-            return Err(ReadError::NotRegular { path: p, kind });
+    for e in tree_entries(root)? {
+        let content_hash = if e.kind == b'l' {
+            let target = std::fs::read_link(&e.path).map_err(|source| ReadError::Io {
+                path: e.path.clone(),
+                source,
+            })?;
+            *blake3::hash(target.to_string_lossy().as_bytes()).as_bytes()
         } else {
-            use std::os::unix::fs::PermissionsExt;
-            let exec = meta.permissions().mode() & 0o111 != 0;
-            (
-                if exec { "x" } else { "f" },
-                cache.content_hash(&p, &meta, limit)?,
-            )
+            cache.content_hash(&e.path, &e.meta, limit)?
         };
-        hasher.update(rel.as_bytes());
-        hasher.update(&[0]);
-        hasher.update(kind.as_bytes());
-        hasher.update(&content_hash);
+        hasher.update(&tree_record(&e.rel, e.kind, &content_hash));
     }
     Ok(hasher.finalize().to_hex().to_string())
 }

@@ -7,6 +7,7 @@ pub mod limits;
 mod local;
 mod pro;
 mod sample;
+mod shipped;
 mod task;
 
 pub use digest_cache::DigestCache;
@@ -16,9 +17,10 @@ pub use harbor::{
 };
 pub use limits::FileLimits;
 pub use local::{
-    LANGUAGES, LocalTaskError, TaskTomlCheck, check_local_dir, load_local_dir,
-    load_local_dir_cached, tree_digest, tree_digest_limited,
+    LANGUAGES, LocalTaskError, TaskTomlCheck, TreeEntry, check_local_dir, load_local_dir,
+    load_local_dir_cached, tree_digest, tree_digest_limited, tree_entries, tree_record,
 };
 pub use pro::{PRO_REPO_DIR, ProSpec};
 pub use sample::{Filter, SampleRow, sample, sample_rank, sample_rows};
+pub use shipped::ShippedTaskError;
 pub use task::{GRADING_VIEW, Task, TaskBase, TaskDigests, TaskSet};

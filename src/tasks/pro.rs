@@ -14,7 +14,8 @@ pub const PRO_REPO_DIR: &str = "/app";
 
 /// A SWE-bench Pro task's grading inputs. Fields are declared in sorted order: the task's fast
 /// digest serializes them as they are declared (see `Task::digest`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ProSpec {
     /// The row's `before_repo_set_cmd`, whole (the protocol runs its last line).
     pub before_repo_set_cmd: String,

@@ -167,6 +167,17 @@ impl Task {
         }
     }
 
+    /// The solver view's canonical bytes: their blake3 is [`Task::solver_digest`]. A shipped
+    /// job's task is stored as these ([`Task::from_solver_view`] reads them back).
+    pub fn solver_view_bytes(&self) -> Vec<u8> {
+        crate::key::canonical_bytes(&self.solver_view())
+    }
+
+    /// The grading view's canonical bytes: their blake3 is [`Task::grading_digest`].
+    pub fn grading_view_bytes(&self) -> Vec<u8> {
+        crate::key::canonical_bytes(&self.grading_view())
+    }
+
     fn compute_solver_digest(&self) -> String {
         crate::key::digest_of(&self.solver_view())
     }
