@@ -17,6 +17,7 @@ use crate::run::sequence::{docker_runtime, fetch_error, prepare_images, resolve_
 use crate::store::{Store, StoreLock, default_store_path};
 
 mod cache_commands;
+mod worker;
 
 /// Prints an error with miette: colours and unicode on a terminal, plain text otherwise.
 pub fn print_error(report: &Report) {
@@ -129,6 +130,7 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
             file,
         } => parse_log(parser.as_deref(), script.as_deref(), file),
         Command::Cache { action } => cache_commands::run(&cli, action),
+        Command::Worker { .. } => worker::run(&cli.command),
         Command::View {
             target,
             port,

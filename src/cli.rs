@@ -200,6 +200,46 @@ pub enum Command {
         /// The log file.
         file: PathBuf,
     },
+    /// Run one shipped node here (what an `[execution]` engine's job runs on a cluster node)
+    ///
+    /// Rebuilds the job from its key and the shared cache (every part verified), refuses it if
+    /// this machine's backend differs from the job's, runs it here and uploads its signed record.
+    Worker {
+        /// The node's kind.
+        #[arg(long, value_enum)]
+        kind: WorkerKind,
+        /// The node's key (its job is stored under it in the cache).
+        #[arg(long)]
+        key: String,
+        /// The shared cache's URL (`file:///shared/cache`, `s3://bucket/prefix`, ...).
+        #[arg(long)]
+        cache: String,
+        /// The node's address in the apply that shipped it (for labels and logs).
+        #[arg(long, default_value = "")]
+        address: String,
+        /// This machine's store (default: `bench-worker` under the temp directory).
+        #[arg(long)]
+        store: Option<PathBuf>,
+        /// A solve's share of its stage's remaining budget, in dollars.
+        #[arg(long)]
+        budget_share: Option<f64>,
+        /// CPUs of a container (docker backend).
+        #[arg(long, default_value_t = 2.0)]
+        cpus: f64,
+        /// Where to write how the worker ended (JSON), for the apply that shipped the job.
+        #[arg(long)]
+        report: Option<PathBuf>,
+        /// The largest object downloaded from the cache.
+        #[arg(long, default_value = "1GiB")]
+        max_object_size: String,
+    },
+}
+
+/// The kinds of node a worker runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum WorkerKind {
+    Solve,
+    Grade,
 }
 
 /// How `apply` reports.

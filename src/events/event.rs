@@ -35,6 +35,9 @@ pub enum Event {
     NodeFinished(NodeFinished),
     /// A running node runs again: its host was lost (a pool of Docker hosts).
     NodeRetried(NodeRetried),
+    /// A node shipped to an engine (`[execution]`): queued, running on a node, or resubmitted
+    /// after its job was lost. Not terminal: the node ends with its `node_finished`.
+    NodePlaced(NodePlaced),
     /// Something a person should read: a note or a warning.
     Note(Note),
     /// A backend built an image (an agent image, or a task's environment).
@@ -151,6 +154,74 @@ pub struct NodeRetried {
     pub address: String,
     /// Why, with the error it had.
     pub reason: String,
+}
+
+/// Where a shipped node is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct NodePlaced {
+    pub stage: String,
+    pub address: String,
+    pub key: String,
+    pub placement: Placement,
+}
+
+/// What became of a shipped node, as its engine tells it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case", tag = "state")]
+pub enum Placement {
+    /// Submitted (or found still queued from an earlier apply), waiting for a machine.
+    Queued {
+        /// `slurm`.
+        engine: String,
+        /// The engine's id of the job (Slurm's job id).
+        job_id: String,
+        /// 1 for the first submission.
+        attempt: u32,
+    },
+    /// Running on `node` (Slurm's node name).
+    Running {
+        engine: String,
+        job_id: String,
+        node: String,
+        attempt: u32,
+    },
+    /// Its job was lost (a dead node, a preemption, a time limit) and it was submitted again.
+    Resubmitted {
+        engine: String,
+        /// The lost job's id.
+        job_id: String,
+        /// What became of it.
+        lost: String,
+        /// The attempt now submitted.
+        attempt: u32,
+    },
+}
+
+impl Placement {
+    /// A few words for a screen or `bench status --node`.
+    pub fn describe(&self) -> String {
+        match self {
+            Placement::Queued {
+                engine,
+                job_id,
+                attempt,
+            } => format!("queued on {engine} as job {job_id} (attempt {attempt})"),
+            Placement::Running {
+                engine,
+                job_id,
+                node,
+                attempt,
+            } => format!("running on {engine} node {node} as job {job_id} (attempt {attempt})"),
+            Placement::Resubmitted {
+                engine,
+                job_id,
+                lost,
+                attempt,
+            } => format!(
+                "{engine} job {job_id} was lost ({lost}); submitted again (attempt {attempt})"
+            ),
+        }
+    }
 }
 
 /// How loud a note is.

@@ -11,9 +11,9 @@ use std::sync::{Arc, Mutex};
 
 pub use event::{
     BackendLoad, BackendSummary, CacheHit, EVENTS_FORMAT, Event, Failure, HostSummary, ImageBuilt,
-    ImageKind, ImagePull, Level, NodeFinished, NodeRetried, NodeShared, NodeStarted, Note, Outcome,
-    RemoteCounts, ReportSummary, RunFinished, RunStarted, RunStatus, StageCounts, StagePlan,
-    TeamHeadline, events_schema_text,
+    ImageKind, ImagePull, Level, NodeFinished, NodePlaced, NodeRetried, NodeShared, NodeStarted,
+    Note, Outcome, Placement, RemoteCounts, ReportSummary, RunFinished, RunStarted, RunStatus,
+    StageCounts, StagePlan, TeamHeadline, events_schema_text,
 };
 pub use reporter::{Format, Reporter, headline_table};
 pub use tally::Tally;

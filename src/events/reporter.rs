@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::event::{
-    Event, ImageKind, Level, NodeFinished, Outcome, ReportSummary, RunFinished, RunStarted,
-    StageCounts, StagePlan, TeamHeadline,
+    Event, ImageKind, Level, NodeFinished, Outcome, Placement, ReportSummary, RunFinished,
+    RunStarted, StageCounts, StagePlan, TeamHeadline,
 };
 use super::tally::Tally;
 
@@ -137,6 +137,17 @@ impl Reporter {
                 self.stop(&r.stage, &r.address);
                 self.line(format!("retry   {}  {}", r.address, r.reason));
             }
+            Event::NodePlaced(p) => match &p.placement {
+                Placement::Resubmitted { .. } => self.line(format!(
+                    "resubmit {}  {}",
+                    p.address,
+                    p.placement.describe()
+                )),
+                _ if !self.terminal() => {
+                    self.line(format!("placed  {}  {}", p.address, p.placement.describe()))
+                }
+                _ => {}
+            },
             Event::Note(n) => match n.level {
                 Level::Note => self.line(format!("note: {}", n.message)),
                 Level::Warning => self.always(format!("warning: {}", n.message)),

@@ -21,12 +21,13 @@ use super::remote::{RemoteSummary, serve_round};
 use crate::backend::Backend;
 use crate::cache::{CacheError, RemoteCache};
 use crate::events::{
-    CacheHit, Event, Events, NodeFinished, NodeRetried, NodeShared, NodeStarted, Outcome,
-    RunStarted, StageCounts, StagePlan, Tally,
+    CacheHit, Event, Events, NodeFinished, NodePlaced, NodeRetried, NodeShared, NodeStarted,
+    Outcome, RunStarted, StageCounts, StagePlan, Tally,
 };
+use crate::execution::runner::{InProcess, NodeContext, NodeRun, Placement, ProgressSink, Runner};
 use crate::graph::{Graph, Mode, NodeJob, NodeKind, NodeState};
 use crate::manifest::{Manifest, StageKind, Topology};
-use crate::stages::{WorkError, WorkOutput, materialize};
+use crate::stages::{WorkError, materialize};
 use crate::store::{
     ActionRecord, Index, NodeStatus, Output, RECORD_SCHEMA, RunNode, RunRecord, RunStatus, Store,
 };
@@ -50,6 +51,8 @@ pub struct ApplyOptions {
     /// runs, and given what runs here (when `push` and a signing key allow).
     pub remote: Option<Arc<dyn RemoteCache>>,
     pub push: bool,
+    /// Runs solves and grades somewhere else (`[execution]`); `None`: here.
+    pub shipped: Option<Arc<dyn Runner>>,
 }
 
 /// How an apply ended.
@@ -113,7 +116,11 @@ pub struct Dispatcher<'a> {
     m: Arc<Manifest>,
     store: Store,
     backend: Arc<dyn Backend>,
-    datasets: Arc<BTreeMap<String, TaskSet>>,
+    /// Runs nodes here.
+    runner: Arc<dyn Runner>,
+    /// Runs solves and grades elsewhere (`[execution]`), if set.
+    shipped: Option<Arc<dyn Runner>>,
+    placements: ProgressSink,
     graph: Graph<'a>,
     pools: Pools,
     budgets: Budgets,
@@ -408,14 +415,21 @@ impl<'a> Dispatcher<'a> {
             };
             self.graph.set_state(id, NodeState::Running);
             let tx = self.tx.clone();
-            let exec = Executor {
-                store: self.store.clone(),
-                backend: self.backend.clone(),
-                datasets: self.datasets.clone(),
+            let runner = self.runner_for(&job);
+            let cx = NodeContext {
+                id,
+                sink: self.placements.clone(),
                 cancel: self.cancel.clone(),
             };
+            let node = NodeRun {
+                job,
+                key,
+                address,
+                budget_share: share,
+                out_dir,
+            };
             tokio::spawn(async move {
-                let result = exec.run(job, key, address, share, out_dir).await;
+                let result = runner.run(node, cx).await;
                 let _ = tx.send((id, result));
             });
         }
@@ -639,99 +653,35 @@ impl<'a> Dispatcher<'a> {
         }
     }
 
+    /// Where a node's job runs: shipped to the engine of `[execution]` (solves and grades), or
+    /// here.
+    fn runner_for(&self, job: &NodeJob) -> Arc<dyn Runner> {
+        match (&self.shipped, job) {
+            (Some(r), NodeJob::Solve(_) | NodeJob::Grade(_)) => r.clone(),
+            _ => self.runner.clone(),
+        }
+    }
+
+    /// A shipped node's placement: an event, and the run's record of the node.
+    fn on_placed(&mut self, id: usize, placement: Placement) {
+        let node = &self.graph.nodes[id];
+        let (stage, address) = (node.stage.clone(), node.address.clone());
+        let key = node.key.clone().unwrap_or_default();
+        self.run
+            .placements
+            .insert(address.clone(), placement.clone());
+        self.emit(Event::NodePlaced(NodePlaced {
+            stage,
+            address,
+            key,
+            placement,
+        }));
+    }
+
     fn on_cancel(&mut self, why: &str) {
         self.interrupted = true;
         self.cancel.cancel();
         self.events.note(why);
-    }
-}
-
-/// What a spawned node's work needs: the store (inputs by digest, blobs out), the backend, and
-/// the datasets (a sample's content by snapshot digest). Nothing of the manifest.
-struct Executor {
-    store: Store,
-    backend: Arc<dyn Backend>,
-    datasets: Arc<BTreeMap<String, TaskSet>>,
-    cancel: CancellationToken,
-}
-
-impl Executor {
-    async fn run(
-        self,
-        job: NodeJob,
-        key: String,
-        address: String,
-        budget_share: Option<f64>,
-        out_dir: Option<PathBuf>,
-    ) -> Result<ActionRecord, WorkError> {
-        let started_at = now();
-        let t0 = Instant::now();
-        let explain = job.explain();
-        let out: WorkOutput = match &job {
-            NodeJob::Sample(j) => {
-                let set = self
-                    .datasets
-                    .values()
-                    .find(|s| s.snapshot == j.dataset.snapshot)
-                    .ok_or_else(|| {
-                        WorkError::Infra(
-                            "internal error: the sample's dataset is not loaded".into(),
-                        )
-                    })?;
-                let out = j.run(set).map_err(WorkError::Infra)?;
-                let bytes = serde_json::to_vec(&out.tasks).expect("ids serialize");
-                let digest = self.store.put_blob(&bytes).map_err(WorkError::store)?;
-                WorkOutput {
-                    output: Output::Sample(out),
-                    blobs: BTreeMap::from([("tasks".to_string(), digest)]),
-                }
-            }
-            NodeJob::Grade(j) => {
-                crate::stages::grade(
-                    j,
-                    &self.store,
-                    self.backend.as_ref(),
-                    &address,
-                    &key,
-                    &self.cancel,
-                )
-                .await?
-            }
-            NodeJob::Solve(j) => {
-                crate::stages::solve(
-                    j,
-                    &self.store,
-                    self.backend.as_ref(),
-                    budget_share,
-                    &address,
-                    &key,
-                    &self.cancel,
-                )
-                .await?
-            }
-            NodeJob::Report(j) => {
-                let store = self.store.clone();
-                let mut j = (**j).clone();
-                if let Some(out) = out_dir {
-                    j.out = crate::jobs::Location(out);
-                }
-                tokio::task::spawn_blocking(move || crate::stages::write_report(&store, &j))
-                    .await
-                    .map_err(|e| WorkError::Infra(e.to_string()))??
-            }
-        };
-        let rec = ActionRecord {
-            schema: RECORD_SCHEMA,
-            key,
-            job: explain,
-            output: out.output,
-            blobs: out.blobs,
-            bench_version: env!("CARGO_PKG_VERSION").to_string(),
-            started_at,
-            duration_ms: t0.elapsed().as_millis() as u64,
-        };
-        self.store.put_action(&rec).map_err(WorkError::store)?;
-        Ok(rec)
     }
 }
 
@@ -789,6 +739,7 @@ pub fn new_run_record(m: &Manifest, run_id: &str, command: &str) -> RunRecord {
         ended_at: None,
         status: RunStatus::Running,
         nodes: BTreeMap::new(),
+        placements: BTreeMap::new(),
     }
 }
 
@@ -828,6 +779,7 @@ pub async fn apply(
     graph.seed(opts.prefetched);
     crate::timings::mark("graph seeded");
     let (tx, mut rx) = mpsc::unbounded_channel::<Completion>();
+    let (placements_tx, mut placements) = mpsc::unbounded_channel::<(usize, Placement)>();
     let mut d = Dispatcher {
         graph,
         pools: Pools::new(m.limits.jobs, m.limits.agents, backend.sandbox_cap()),
@@ -849,7 +801,13 @@ pub async fn apply(
         m: m.clone(),
         store: store.clone(),
         backend: backend.clone(),
-        datasets: datasets.clone(),
+        runner: Arc::new(InProcess {
+            store: store.clone(),
+            backend: backend.clone(),
+            datasets: datasets.clone(),
+        }),
+        shipped: opts.shipped,
+        placements: placements_tx,
         remote_summary: opts.remote.as_deref().map(RemoteSummary::new),
         remote: opts.remote,
         push: opts.push,
@@ -883,6 +841,10 @@ pub async fn apply(
         }
         let completion = tokio::select! {
             c = rx.recv() => c,
+            Some((id, p)) = placements.recv() => {
+                d.on_placed(id, p);
+                continue;
+            }
             _ = &mut ctrl_c, if !d.interrupted => {
                 d.on_cancel("interrupted: cancelling running nodes");
                 continue;

@@ -124,6 +124,7 @@ pub fn apply_manifest(
                 verify_blobs: verify,
                 remote,
                 push,
+                shipped: None,
             },
         ))
         .map_err(|e| miette!("{e}"))?;

@@ -55,8 +55,10 @@ pub async fn grade(
     grade::grade(job, store, backend, address, key, cancel).await
 }
 
-/// Why a node's work did not produce a result.
-#[derive(Debug, Clone)]
+/// Why a node's work did not produce a result. It serializes: a worker that ran a shipped job
+/// reports it to the apply that shipped it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "detail")]
 pub enum WorkError {
     /// An infrastructure failure: not cached, retried on the next apply.
     Infra(String),

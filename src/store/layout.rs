@@ -1005,6 +1005,7 @@ mod tests {
             ended_at: None,
             status: super::super::RunStatus::Complete,
             nodes: Default::default(),
+            placements: Default::default(),
         };
         s.save_run(&run("b-first", "2026-01-01T00:00:00.100Z"))
             .unwrap();

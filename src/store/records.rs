@@ -159,6 +159,10 @@ pub struct RunRecord {
     pub ended_at: Option<String>,
     pub status: RunStatus,
     pub nodes: BTreeMap<String, RunNode>,
+    /// Where each shipped node ran or waits (`[execution]`), as its engine last told: node
+    /// address -> placement.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub placements: BTreeMap<String, crate::events::Placement>,
 }
 
 /// Per manifest: logical node address -> the key last seen there.
