@@ -10,6 +10,7 @@ pub mod cache;
 pub mod cli;
 pub mod datasets;
 pub mod events;
+pub mod execution;
 pub mod exit_codes;
 pub mod files;
 pub mod graph;

@@ -81,6 +81,10 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["graph"],
     ),
     (
+        "remote execution: shipping jobs to workers, the worker, engines (Slurm)",
+        &["execution"],
+    ),
+    (
         "plan and apply: the dispatcher, pools, budget, progress",
         &["run"],
     ),
