@@ -75,6 +75,28 @@ async fn wait_for_empty_queue(cluster: &SlurmCluster) {
     }
 }
 
+/// The pid a job wrote to `pid_file` (`echo $$ > pid_file`).
+async fn job_pid(pid_file: &Path) -> u32 {
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        let text = std::fs::read_to_string(pid_file).unwrap_or_default();
+        if text.ends_with('\n') {
+            return text.trim().parse().expect("a pid");
+        }
+        assert!(Instant::now() < deadline, "the job wrote no pid");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Whether process `pid` runs (exists and is no zombie).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+    })
+}
+
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
 }
@@ -106,6 +128,11 @@ async fn a_job_runs_writes_its_output_and_completes_on_a_node() {
     assert!(cluster.squeue_ids().is_empty());
 }
 
+/// A shell line that waits until the file `go` exists (a job that runs until the test says).
+fn wait_for_go(go: &Path) -> String {
+    format!("while [ ! -e {} ]; do sleep 0.2; done", go.display())
+}
+
 #[tokio::test]
 async fn jobs_spread_over_both_nodes() {
     if !slurm_ready() {
@@ -113,27 +140,38 @@ async fn jobs_spread_over_both_nodes() {
     }
     let cluster = SlurmCluster::start();
     let slurm = client(&cluster);
-    // Submitted held and released together, the four jobs meet the scheduler at once: one CPU
-    // per node, so two start (one on each node) and two wait, whatever the machine's speed.
+    // Each job holds its node's one CPU until the test creates `go`: two start, one on each
+    // node, and two wait for a CPU, whatever the machine's speed.
+    let go = cluster.dir().join("go");
     let mut ids = Vec::new();
     for n in 0..4 {
-        let mut submit = job(
-            &cluster,
-            &format!("spread{n}"),
-            "echo $SLURMD_NODENAME; sleep 2",
-        );
+        let script = format!("echo $SLURMD_NODENAME; {}", wait_for_go(&go));
+        let mut submit = job(&cluster, &format!("spread{n}"), &script);
         submit.cpus = Some(1);
-        submit.extra = vec!["--hold".into()];
         ids.push(slurm.submit(&submit).await.expect("sbatch"));
     }
-    let list: Vec<String> = ids.iter().map(JobId::to_string).collect();
-    let status = cluster
-        .command("scontrol")
-        .arg("release")
-        .arg(list.join(","))
-        .status()
-        .expect("scontrol");
-    assert!(status.success());
+    let deadline = Instant::now() + DEADLINE;
+    let running = loop {
+        let states = slurm.states(&ids).await.expect("states");
+        let running: BTreeSet<String> = states
+            .values()
+            .filter_map(|s| match s {
+                JobState::Running { node } => Some(node.clone()),
+                _ => None,
+            })
+            .collect();
+        if running.len() == NODES.len() {
+            break running;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not two jobs running: {states:?}\n{}",
+            cluster.log_tails()
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    };
+    assert_eq!(running, BTreeSet::from(NODES.map(String::from)));
+    std::fs::write(&go, "").expect("go");
     let mut nodes = BTreeSet::new();
     for (n, id) in ids.iter().enumerate() {
         let seen = wait_until(&cluster, &slurm, *id, "completion", JobState::is_finished).await;
@@ -208,7 +246,9 @@ async fn a_job_that_may_not_be_requeued_ends_node_fail_when_its_node_dies() {
     }
     let mut cluster = SlurmCluster::start();
     let slurm = client(&cluster);
-    let mut submit = job(&cluster, "doomed", "sleep 300");
+    let pid_file = cluster.dir().join("doomed.pid");
+    let script = format!("echo $$ > {}; exec sleep 300", pid_file.display());
+    let mut submit = job(&cluster, "doomed", &script);
     submit.requeue = Some(false);
     submit.extra = vec!["--nodelist=n1".into()];
     let id = slurm.submit(&submit).await.expect("sbatch");
@@ -216,7 +256,14 @@ async fn a_job_that_may_not_be_requeued_ends_node_fail_when_its_node_dies() {
         *s == JobState::Running { node: "n1".into() }
     })
     .await;
+    let pid = job_pid(&pid_file).await;
     cluster.kill_node("n1");
+    // The job died with its node, as on a machine that dies.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while alive(pid) {
+        assert!(Instant::now() < deadline, "the job {pid} outlived its node");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let seen = wait_until(&cluster, &slurm, id, "its end", JobState::is_finished).await;
     assert_eq!(seen.last(), Some(&JobState::NodeFail), "{seen:?}");
     assert!(seen.last().unwrap().is_lost());
@@ -239,11 +286,14 @@ async fn a_job_that_may_be_requeued_runs_again_on_the_other_node_when_its_node_d
     }
     let mut cluster = SlurmCluster::start();
     let slurm = client(&cluster);
-    let submit = job(
-        &cluster,
-        "survivor",
-        "echo start $SLURMD_NODENAME; sleep 5; echo done $SLURMD_NODENAME",
+    // The job cannot end before the test creates `go`, after the kill: its first run dies
+    // mid-job whatever the machine's speed.
+    let go = cluster.dir().join("go");
+    let script = format!(
+        "echo start $SLURMD_NODENAME; {}; echo done $SLURMD_NODENAME",
+        wait_for_go(&go)
     );
+    let submit = job(&cluster, "survivor", &script);
     let id = slurm.submit(&submit).await.expect("sbatch");
     let seen = wait_until(&cluster, &slurm, id, "a start", |s| {
         matches!(s, JobState::Running { .. })
@@ -254,6 +304,7 @@ async fn a_job_that_may_be_requeued_runs_again_on_the_other_node_when_its_node_d
     };
     let first = first.clone();
     cluster.kill_node(&first);
+    std::fs::write(&go, "").expect("go");
     let seen = wait_until(&cluster, &slurm, id, "its end", JobState::is_finished).await;
     let other = NODES.iter().find(|n| **n != first).unwrap().to_string();
     assert_eq!(
@@ -297,6 +348,30 @@ async fn a_bad_partition_is_an_sbatch_error_naming_it() {
     assert!(cluster.squeue_ids().is_empty());
 }
 
+/// The resources a job asks for reach sbatch: more CPUs or memory than a node has is refused.
+#[tokio::test]
+async fn a_job_asking_more_than_a_node_has_is_refused() {
+    if !slurm_ready() {
+        return;
+    }
+    let cluster = SlurmCluster::start();
+    let slurm = client(&cluster);
+    let mut cpus = job(&cluster, "greedy", "true");
+    cpus.cpus = Some(2);
+    let mut mem = job(&cluster, "hungry", "true");
+    mem.mem_mb = Some(1_000_000);
+    for submit in [cpus, mem] {
+        let err = slurm.submit(&submit).await.expect_err("too big for a node");
+        assert!(
+            err.to_string()
+                .contains("Requested node configuration is not available"),
+            "{}: {err}",
+            submit.name
+        );
+    }
+    assert!(cluster.squeue_ids().is_empty());
+}
+
 /// A job slurmctld does not know, on a cluster without accounting (sacct refuses), is gone.
 #[tokio::test]
 async fn an_unknown_job_is_gone() {
@@ -337,22 +412,14 @@ async fn dropping_the_cluster_leaves_nothing_running() {
         matches!(s, JobState::Running { .. })
     })
     .await;
-    let deadline = Instant::now() + DEADLINE;
-    while !pid_file.exists() || read(&pid_file).trim().is_empty() {
-        assert!(Instant::now() < deadline, "the job wrote no pid");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let job_pid: u32 = read(&pid_file).trim().parse().expect("a pid");
+    let job_pid = job_pid(&pid_file).await;
     let dir = cluster.dir().to_path_buf();
     assert!(!processes_using(|p| p.starts_with(&dir)).is_empty());
     drop(cluster);
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let left = processes_using(|p| p.starts_with(&dir));
-        let job_alive = std::fs::read_to_string(format!("/proc/{job_pid}/stat")).is_ok_and(|s| {
-            !s.rsplit_once(')')
-                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
-        });
+        let job_alive = alive(job_pid);
         if left.is_empty() && !job_alive {
             break;
         }

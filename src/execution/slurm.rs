@@ -504,13 +504,19 @@ fn join_ids(ids: &[JobId]) -> String {
         .join(",")
 }
 
+/// A command's stderr on one line: its lines joined by "; ".
 fn stderr_of(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr)
+    let stderr = String::from_utf8_lossy(&out.stderr)
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .collect::<Vec<_>>()
-        .join("; ")
+        .join("; ");
+    if stderr.is_empty() {
+        "no stderr".into()
+    } else {
+        stderr
+    }
 }
 
 fn failed(program: &str, out: &Output) -> SlurmError {
