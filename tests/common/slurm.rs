@@ -7,10 +7,12 @@
 //! loopback ports picked at start, directory, `ClusterName` and munge socket and key, and reads
 //! nothing of `/etc/slurm` or `/etc/munge`.
 //!
-//! Two slurmd on one host: Debian's slurmd takes `-N NODE` and both nodes share
-//! `NodeHostname=localhost` and `NodeAddr=127.0.0.1`, each slurmd on its node's `Port=`; Slurm
-//! 22.05 accepts that without `--enable-multiple-slurmd` (checked: both nodes register, jobs run
-//! on both, and a killed slurmd's node goes down alone). No namespaces are needed.
+//! Two slurmd on one host: Debian builds Slurm with `--enable-multiple-slurmd` (its
+//! libslurmfull lacks the "Duplicated NodeHostName %s in the config file" error that only
+//! builds without it compile), so each slurmd runs with `-N NODE`, both nodes share
+//! `NodeHostname=localhost` and `NodeAddr=127.0.0.1`, and each slurmd listens on its node's
+//! `Port=`: both nodes register, jobs run on both, a killed slurmd's node goes down alone. No
+//! namespaces are needed.
 //!
 //! Every process of the cluster is found through the directory: the daemons run in it, and
 //! every slurmstepd holds its node's log file in it open (the jobs are the slurmstepds'
@@ -18,7 +20,8 @@
 //! slurmstepds and their jobs. Dropping the cluster kills every process that works in the
 //! directory or holds a file of it open, and their descendants; each daemon also gets SIGKILL
 //! if the thread that started it dies (`setpriv --pdeathsig`), so a killed test leaves at most
-//! its jobs behind.
+//! its jobs behind. Start a cluster on the test's own thread, not in `spawn_blocking` (a
+//! blocking thread that idles out would take the daemons with it).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::TcpListener;
@@ -509,6 +512,9 @@ SlurmctldTimeout=10
 MessageTimeout=5
 KillWait=5
 ReturnToService=2
+# The scheduler looks at pending jobs every 2 s (60 s and backfill's 30 s by default), so a
+# requeued job starts soon after it may.
+SchedulerParameters=sched_interval=2,bf_interval=2
 ",
         ctld = ports[0],
     );
