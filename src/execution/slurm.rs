@@ -1,0 +1,725 @@
+//! A typed client of a Slurm cluster: submit a job ([`Slurm::submit`], `sbatch`), read the
+//! states of jobs ([`Slurm::states`], `squeue`, then `sacct`), cancel jobs ([`Slurm::cancel`],
+//! `scancel`). It shells out to Slurm's commands, which every cluster has and whose text
+//! formats have been stable for a decade; no Rust crate is worth using (the existing ones bind
+//! libslurm's C API, which changes with every release and must match the cluster's version, or
+//! speak slurmrestd, which most clusters do not run). The commands read their configuration
+//! from `SLURM_CONF` and reach slurmctld themselves: [`Slurm::with_env`] sets it,
+//! [`Slurm::with_bin_dir`] names where the commands are when they are not on `PATH`.
+//!
+//! Not here: what a job runs (the worker) nor when to resubmit (the dispatcher, which asks
+//! [`JobState::is_lost`]). Every command has a timeout and is killed when it is over.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::str::FromStr;
+use std::time::Duration;
+
+use tokio::io::AsyncWriteExt;
+use tokio::process::Command;
+
+/// How long one Slurm command may run before it is killed (slurmctld answers in milliseconds;
+/// `MessageTimeout` defaults to 10 s and a command retries a few times).
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The error squeue prints when the only job it was asked about is unknown to slurmctld.
+const UNKNOWN_JOB: &str = "Invalid job id specified";
+
+/// The error sacct prints on a cluster without accounting (no slurmdbd).
+const NO_ACCOUNTING: &str = "accounting storage is disabled";
+
+/// The fields [`Slurm::states`] asks squeue for, `|` after each (no padding, no truncation).
+const SQUEUE_FORMAT: &str = "JobID:|,State:|,NodeList:|,Reason:|,exit_code:|";
+
+/// The fields [`Slurm::states`] asks sacct for.
+const SACCT_FORMAT: &str = "JobIDRaw,State,NodeList,ExitCode";
+
+/// A Slurm job: its numeric id.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(transparent)]
+pub struct JobId(u64);
+
+impl JobId {
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for JobId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl FromStr for JobId {
+    type Err = std::num::ParseIntError;
+
+    fn from_str(s: &str) -> Result<JobId, Self::Err> {
+        s.trim().parse().map(JobId)
+    }
+}
+
+/// How a job's batch script ended: its exit code, or the signal that killed it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobExit {
+    pub code: u8,
+    pub signal: u8,
+}
+
+impl JobExit {
+    /// From a raw wait status (squeue's `exit_code`).
+    fn from_wait_status(status: u32) -> JobExit {
+        let signal = (status & 0x7f) as u8;
+        if signal == 0 {
+            JobExit {
+                code: ((status >> 8) & 0xff) as u8,
+                signal: 0,
+            }
+        } else {
+            JobExit { code: 0, signal }
+        }
+    }
+
+    /// From sacct's and scontrol's `code:signal`.
+    fn from_pair(s: &str) -> Option<JobExit> {
+        let (code, signal) = s.trim().split_once(':')?;
+        Some(JobExit {
+            code: code.parse().ok()?,
+            signal: signal.parse().ok()?,
+        })
+    }
+}
+
+impl fmt::Display for JobExit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.signal == 0 {
+            write!(f, "exit {}", self.code)
+        } else {
+            write!(f, "signal {}", self.signal)
+        }
+    }
+}
+
+/// Where a job is, as far as Slurm tells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobState {
+    /// Waiting: for resources, its begin time (a requeued job waits a little), a hold; or
+    /// suspended. `reason` is Slurm's (`Resources`, `Priority`, `BeginTime`, ...).
+    Pending {
+        reason: String,
+    },
+    /// Allocated and running (or starting, or finishing its epilog) on `node`.
+    Running {
+        node: String,
+    },
+    /// Its script exited 0.
+    Completed {
+        node: Option<String>,
+    },
+    /// Its script exited non-zero or was killed by a signal.
+    Failed {
+        exit: JobExit,
+        node: Option<String>,
+    },
+    Cancelled,
+    /// It ran past its time limit (or its deadline).
+    Timeout,
+    /// Its node failed (or did not boot) and Slurm did not requeue it.
+    NodeFail,
+    Preempted,
+    OutOfMemory,
+    /// slurmctld has forgotten it (`MinJobAge` after it ended) and there is no accounting to
+    /// ask: it ended, nobody knows how.
+    Gone,
+}
+
+impl JobState {
+    /// Whether the job will not change state again.
+    pub fn is_finished(&self) -> bool {
+        !matches!(self, JobState::Pending { .. } | JobState::Running { .. })
+    }
+
+    /// Whether the job ended without a verdict of its own, for a reason outside it (a node
+    /// lost, preemption, forgotten): worth submitting again.
+    pub fn is_lost(&self) -> bool {
+        matches!(
+            self,
+            JobState::NodeFail | JobState::Preempted | JobState::Gone
+        )
+    }
+
+    /// The state of one job from Slurm's state name (`JOB_STATE_STRING` in Slurm's
+    /// `slurm.h`; sacct appends "by UID" to CANCELLED), its node list, its reason and exit.
+    fn from_slurm(state: &str, nodes: &str, reason: &str, exit: JobExit) -> Option<JobState> {
+        let node = match nodes.trim() {
+            "" | "None assigned" | "(null)" => None,
+            n => Some(n.to_string()),
+        };
+        let state = state.split_whitespace().next().unwrap_or("");
+        Some(match state {
+            "PENDING" | "REQUEUED" | "REQUEUE_FED" | "REQUEUE_HOLD" | "RESV_DEL_HOLD" => {
+                JobState::Pending {
+                    reason: reason.trim().to_string(),
+                }
+            }
+            "SUSPENDED" | "STOPPED" => JobState::Pending {
+                reason: state.to_lowercase(),
+            },
+            "RUNNING" | "CONFIGURING" | "COMPLETING" | "SIGNALING" | "STAGE_OUT" | "RESIZING" => {
+                JobState::Running {
+                    node: node.unwrap_or_default(),
+                }
+            }
+            "COMPLETED" => JobState::Completed { node },
+            "FAILED" | "SPECIAL_EXIT" => JobState::Failed { exit, node },
+            "CANCELLED" | "REVOKED" => JobState::Cancelled,
+            "TIMEOUT" | "DEADLINE" => JobState::Timeout,
+            "NODE_FAIL" | "BOOT_FAIL" => JobState::NodeFail,
+            "PREEMPTED" => JobState::Preempted,
+            "OUT_OF_MEMORY" => JobState::OutOfMemory,
+            _ => return None,
+        })
+    }
+}
+
+/// One job to submit.
+#[derive(Debug, Clone, Default)]
+pub struct Submit {
+    /// The job's name (`--job-name`).
+    pub name: String,
+    /// The command the job runs, executed by `/bin/sh` after the exports of `env`.
+    pub argv: Vec<String>,
+    /// The file that receives the job's stdout and stderr (taken literally: a `%` is not one
+    /// of Slurm's patterns).
+    pub output: PathBuf,
+    pub partition: Option<String>,
+    pub account: Option<String>,
+    pub qos: Option<String>,
+    /// The job's time limit, rounded up to whole seconds (Slurm counts minutes).
+    pub time_limit: Option<Duration>,
+    /// CPUs for the job's one task (`--cpus-per-task`).
+    pub cpus: Option<u32>,
+    /// Memory for the job, in MB (`--mem`).
+    pub mem_mb: Option<u64>,
+    /// Whether Slurm may requeue the job itself when its node fails (`--requeue` or
+    /// `--no-requeue`; `None`: the cluster's `JobRequeue`, which allows it by default). A
+    /// requeued job keeps its id and goes back to pending; a job that may not be requeued ends
+    /// [`JobState::NodeFail`].
+    pub requeue: Option<bool>,
+    /// Extra sbatch options, passed verbatim before the script.
+    pub extra: Vec<String>,
+    /// Variables exported to the job by its script (on top of the environment sbatch
+    /// propagates: the submitter's, by default).
+    pub env: Vec<(String, String)>,
+}
+
+/// A Slurm command that did not do its work.
+#[derive(Debug, thiserror::Error)]
+pub enum SlurmError {
+    #[error("could not run {program}: {source}")]
+    Spawn {
+        program: String,
+        source: std::io::Error,
+    },
+    #[error("{program} failed ({status}): {stderr}")]
+    Failed {
+        program: String,
+        /// "exit N", or "killed by a signal".
+        status: String,
+        /// Its stderr, lines joined by "; ".
+        stderr: String,
+    },
+    #[error("{program} did not finish within {}s", timeout.as_secs())]
+    TimedOut { program: String, timeout: Duration },
+    #[error("unexpected output from {program}: {output:?}")]
+    Output { program: String, output: String },
+    #[error("cannot write the job script of {name}: {problem}")]
+    Script { name: String, problem: String },
+}
+
+/// A Slurm cluster, reached through its commands.
+#[derive(Debug, Clone)]
+pub struct Slurm {
+    /// Set on every command (`SLURM_CONF`, ...).
+    env: Vec<(String, String)>,
+    /// Where the commands are; `None`: on `PATH`.
+    bin_dir: Option<PathBuf>,
+    timeout: Duration,
+}
+
+impl Default for Slurm {
+    fn default() -> Slurm {
+        Slurm::new()
+    }
+}
+
+impl Slurm {
+    /// The cluster the commands on `PATH` reach with the environment bench runs in.
+    pub fn new() -> Slurm {
+        Slurm {
+            env: Vec::new(),
+            bin_dir: None,
+            timeout: COMMAND_TIMEOUT,
+        }
+    }
+
+    /// Sets `env` on every command (e.g. `SLURM_CONF`).
+    pub fn with_env(mut self, env: Vec<(String, String)>) -> Slurm {
+        self.env = env;
+        self
+    }
+
+    /// Runs the commands from `dir`.
+    pub fn with_bin_dir(mut self, dir: impl Into<PathBuf>) -> Slurm {
+        self.bin_dir = Some(dir.into());
+        self
+    }
+
+    /// Submits `job` (`sbatch --parsable`, its script on stdin) and returns its id.
+    pub async fn submit(&self, job: &Submit) -> Result<JobId, SlurmError> {
+        let script = script(job)?;
+        let out = self
+            .run("sbatch", &sbatch_args(job), Some(script.as_bytes()))
+            .await?;
+        if !out.status.success() {
+            return Err(failed("sbatch", &out));
+        }
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        // `--parsable` prints "ID" or "ID;CLUSTER".
+        let id = stdout.lines().next().unwrap_or("").split(';').next();
+        id.and_then(|id| id.parse().ok())
+            .ok_or_else(|| SlurmError::Output {
+                program: "sbatch".into(),
+                output: stdout.into_owned(),
+            })
+    }
+
+    /// The state of each job of `ids`: from squeue while slurmctld knows the job (pending,
+    /// running, or ended less than `MinJobAge` ago: `--states=all`, which `scontrol show job`
+    /// would only repeat), then from sacct when the cluster has accounting, else
+    /// [`JobState::Gone`].
+    pub async fn states(&self, ids: &[JobId]) -> Result<BTreeMap<JobId, JobState>, SlurmError> {
+        let mut states = BTreeMap::new();
+        if ids.is_empty() {
+            return Ok(states);
+        }
+        let out = self
+            .run(
+                "squeue",
+                &[
+                    "--noheader".into(),
+                    "--states=all".into(),
+                    format!("--jobs={}", join_ids(ids)),
+                    format!("--Format={SQUEUE_FORMAT}"),
+                ],
+                None,
+            )
+            .await?;
+        if out.status.success() {
+            states.extend(parse_squeue(&String::from_utf8_lossy(&out.stdout))?);
+        } else if !stderr_of(&out).contains(UNKNOWN_JOB) {
+            return Err(failed("squeue", &out));
+        }
+        let missing: Vec<JobId> = ids
+            .iter()
+            .copied()
+            .filter(|id| !states.contains_key(id))
+            .collect();
+        if !missing.is_empty() {
+            states.extend(self.accounted(&missing).await?);
+        }
+        states.retain(|id, _| ids.contains(id));
+        for id in missing {
+            states.entry(id).or_insert(JobState::Gone);
+        }
+        Ok(states)
+    }
+
+    /// The states sacct has for `ids` (none on a cluster without accounting).
+    async fn accounted(&self, ids: &[JobId]) -> Result<BTreeMap<JobId, JobState>, SlurmError> {
+        let out = self
+            .run(
+                "sacct",
+                &[
+                    "--noheader".into(),
+                    "--parsable2".into(),
+                    "--allocations".into(),
+                    format!("--jobs={}", join_ids(ids)),
+                    format!("--format={SACCT_FORMAT}"),
+                ],
+                None,
+            )
+            .await?;
+        if out.status.success() {
+            parse_sacct(&String::from_utf8_lossy(&out.stdout))
+        } else if stderr_of(&out).contains(NO_ACCOUNTING) {
+            Ok(BTreeMap::new())
+        } else {
+            Err(failed("sacct", &out))
+        }
+    }
+
+    /// Cancels `ids` (`scancel`); a job that has ended or is unknown is not an error.
+    pub async fn cancel(&self, ids: &[JobId]) -> Result<(), SlurmError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let args: Vec<String> = ids.iter().map(JobId::to_string).collect();
+        let out = self.run("scancel", &args, None).await?;
+        let stderr = stderr_of(&out);
+        let benign = |line: &str| {
+            line.contains("already completing or completed") || line.contains(UNKNOWN_JOB)
+        };
+        if out.status.success() || stderr.lines().all(benign) {
+            Ok(())
+        } else {
+            Err(failed("scancel", &out))
+        }
+    }
+
+    /// Runs `program` with `args` (and `stdin`), within the timeout; its output whatever its
+    /// exit status.
+    async fn run(
+        &self,
+        program: &str,
+        args: &[String],
+        stdin: Option<&[u8]>,
+    ) -> Result<Output, SlurmError> {
+        let path = match &self.bin_dir {
+            Some(dir) => dir.join(program),
+            None => Path::new(program).to_path_buf(),
+        };
+        let mut cmd = Command::new(&path);
+        cmd.args(args)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let spawn_error = |source| SlurmError::Spawn {
+            program: path.display().to_string(),
+            source,
+        };
+        let mut child = cmd.spawn().map_err(spawn_error)?;
+        let work = async {
+            if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
+                pipe.write_all(input).await?;
+                pipe.shutdown().await?;
+            }
+            child.wait_with_output().await
+        };
+        match tokio::time::timeout(self.timeout, work).await {
+            Ok(out) => out.map_err(spawn_error),
+            Err(_) => Err(SlurmError::TimedOut {
+                program: program.to_string(),
+                timeout: self.timeout,
+            }),
+        }
+    }
+}
+
+/// sbatch's arguments for `job` (its script comes on stdin).
+fn sbatch_args(job: &Submit) -> Vec<String> {
+    let mut args = vec![
+        "--parsable".to_string(),
+        format!("--job-name={}", job.name),
+        // Slurm expands `%j` and friends in the path; `%%` is a literal `%`.
+        format!(
+            "--output={}",
+            job.output.display().to_string().replace('%', "%%")
+        ),
+    ];
+    let mut opt = |name: &str, value: Option<String>| {
+        if let Some(v) = value {
+            args.push(format!("--{name}={v}"));
+        }
+    };
+    opt("partition", job.partition.clone());
+    opt("account", job.account.clone());
+    opt("qos", job.qos.clone());
+    opt("time", job.time_limit.map(slurm_time));
+    opt("cpus-per-task", job.cpus.map(|c| c.to_string()));
+    opt("mem", job.mem_mb.map(|m| format!("{m}M")));
+    match job.requeue {
+        Some(true) => args.push("--requeue".into()),
+        Some(false) => args.push("--no-requeue".into()),
+        None => {}
+    }
+    args.extend(job.extra.iter().cloned());
+    args
+}
+
+/// A duration as Slurm's `days-hours:minutes:seconds`, rounded up to a second.
+fn slurm_time(d: Duration) -> String {
+    let s = d.as_secs() + u64::from(d.subsec_nanos() > 0);
+    format!(
+        "{}-{:02}:{:02}:{:02}",
+        s / 86_400,
+        s / 3600 % 24,
+        s / 60 % 60,
+        s % 60
+    )
+}
+
+/// The batch script of `job`: its exports, then `exec` of its argv, every word shell-quoted.
+fn script(job: &Submit) -> Result<String, SlurmError> {
+    let problem = |problem: String| SlurmError::Script {
+        name: job.name.clone(),
+        problem,
+    };
+    if job.argv.is_empty() {
+        return Err(problem("no command".into()));
+    }
+    let mut s = String::from("#!/bin/sh\n");
+    for (k, v) in &job.env {
+        let valid = k
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(problem(format!("{k:?} is not a variable name")));
+        }
+        let v = shlex::try_quote(v).map_err(|e| problem(format!("${k}: {e}")))?;
+        s.push_str(&format!("export {k}={v}\n"));
+    }
+    let argv = shlex::try_join(job.argv.iter().map(String::as_str))
+        .map_err(|e| problem(format!("its command: {e}")))?;
+    s.push_str(&format!("exec {argv}\n"));
+    Ok(s)
+}
+
+fn join_ids(ids: &[JobId]) -> String {
+    ids.iter()
+        .map(JobId::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// A command's stderr on one line: its lines joined by "; ".
+fn stderr_of(out: &Output) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
+    if stderr.is_empty() {
+        "no stderr".into()
+    } else {
+        stderr
+    }
+}
+
+fn failed(program: &str, out: &Output) -> SlurmError {
+    SlurmError::Failed {
+        program: program.to_string(),
+        status: match out.status.code() {
+            Some(c) => format!("exit {c}"),
+            None => "killed by a signal".into(),
+        },
+        stderr: stderr_of(out),
+    }
+}
+
+/// Rows of `squeue --Format=` [`SQUEUE_FORMAT`].
+fn parse_squeue(stdout: &str) -> Result<BTreeMap<JobId, JobState>, SlurmError> {
+    let bad = |line: &str| SlurmError::Output {
+        program: "squeue".into(),
+        output: line.to_string(),
+    };
+    let mut states = BTreeMap::new();
+    for line in stdout.lines().filter(|l| !l.trim().is_empty()) {
+        let f: Vec<&str> = line.split('|').collect();
+        let [id, state, nodes, reason, exit, ..] = f[..] else {
+            return Err(bad(line));
+        };
+        let id: JobId = id.parse().map_err(|_| bad(line))?;
+        let exit = JobExit::from_wait_status(exit.trim().parse().map_err(|_| bad(line))?);
+        let state = JobState::from_slurm(state, nodes, reason, exit).ok_or_else(|| bad(line))?;
+        states.insert(id, state);
+    }
+    Ok(states)
+}
+
+/// Rows of `sacct --parsable2 --format=` [`SACCT_FORMAT`]; a job's last row wins.
+fn parse_sacct(stdout: &str) -> Result<BTreeMap<JobId, JobState>, SlurmError> {
+    let bad = |line: &str| SlurmError::Output {
+        program: "sacct".into(),
+        output: line.to_string(),
+    };
+    let mut states = BTreeMap::new();
+    for line in stdout.lines().filter(|l| !l.trim().is_empty()) {
+        let f: Vec<&str> = line.split('|').collect();
+        let [id, state, nodes, exit, ..] = f[..] else {
+            return Err(bad(line));
+        };
+        let id: JobId = id.parse().map_err(|_| bad(line))?;
+        let exit = JobExit::from_pair(exit).ok_or_else(|| bad(line))?;
+        let state = JobState::from_slurm(state, nodes, "", exit).ok_or_else(|| bad(line))?;
+        states.insert(id, state);
+    }
+    Ok(states)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(n: u64) -> JobId {
+        JobId(n)
+    }
+
+    #[test]
+    fn squeue_rows_become_states() {
+        // As Slurm 22.05 prints them (tests/slurm.rs runs the real thing).
+        let out = "4|FAILED|n2|NonZeroExitCode|768|\n\
+                   3|NODE_FAIL|n1|NodeDown|0|\n\
+                   5|PENDING||ReqNodeNotAvail, UnavailableNodes:n1|0|\n\
+                   6|RUNNING|n1|None|0|\n\
+                   7|COMPLETED|n2|None|0|\n\
+                   8|FAILED|n1|NonZeroExitCode|9|\n";
+        let s = parse_squeue(out).unwrap();
+        assert_eq!(
+            s[&id(4)],
+            JobState::Failed {
+                exit: JobExit { code: 3, signal: 0 },
+                node: Some("n2".into())
+            }
+        );
+        assert_eq!(s[&id(3)], JobState::NodeFail);
+        assert_eq!(
+            s[&id(5)],
+            JobState::Pending {
+                reason: "ReqNodeNotAvail, UnavailableNodes:n1".into()
+            }
+        );
+        assert_eq!(s[&id(6)], JobState::Running { node: "n1".into() });
+        assert_eq!(
+            s[&id(7)],
+            JobState::Completed {
+                node: Some("n2".into())
+            }
+        );
+        let JobState::Failed { exit, .. } = &s[&id(8)] else {
+            panic!("{:?}", s[&id(8)])
+        };
+        assert_eq!(exit.to_string(), "signal 9");
+    }
+
+    #[test]
+    fn unknown_states_and_short_rows_are_errors() {
+        assert!(parse_squeue("4|SOMETHING_NEW|n1|None|0|\n").is_err());
+        assert!(parse_squeue("4|RUNNING\n").is_err());
+        assert!(parse_sacct("x|COMPLETED|n1|0:0\n").is_err());
+    }
+
+    #[test]
+    fn sacct_rows_become_states() {
+        let out = "12|CANCELLED by 0|n1|0:15\n\
+                   13|COMPLETED|n2|0:0\n\
+                   14|FAILED|n1|2:0\n\
+                   15|PENDING|None assigned|0:0\n\
+                   16|OUT_OF_MEMORY|n1|0:125\n";
+        let s = parse_sacct(out).unwrap();
+        assert_eq!(s[&id(12)], JobState::Cancelled);
+        assert_eq!(
+            s[&id(13)],
+            JobState::Completed {
+                node: Some("n2".into())
+            }
+        );
+        assert_eq!(
+            s[&id(14)],
+            JobState::Failed {
+                exit: JobExit { code: 2, signal: 0 },
+                node: Some("n1".into())
+            }
+        );
+        assert_eq!(s[&id(15)], JobState::Pending { reason: "".into() });
+        assert_eq!(s[&id(16)], JobState::OutOfMemory);
+    }
+
+    #[test]
+    fn lost_and_finished() {
+        let running = JobState::Running { node: "n1".into() };
+        assert!(!running.is_finished() && !running.is_lost());
+        for lost in [JobState::NodeFail, JobState::Preempted, JobState::Gone] {
+            assert!(lost.is_finished() && lost.is_lost(), "{lost:?}");
+        }
+        for verdict in [
+            JobState::Completed { node: None },
+            JobState::Cancelled,
+            JobState::Timeout,
+            JobState::OutOfMemory,
+        ] {
+            assert!(verdict.is_finished() && !verdict.is_lost(), "{verdict:?}");
+        }
+    }
+
+    #[test]
+    fn the_script_quotes_every_word() {
+        let job = Submit {
+            name: "n".into(),
+            argv: vec!["bench".into(), "worker".into(), "it's $HOME".into()],
+            env: vec![("A_1".into(), "x y;z".into())],
+            ..Submit::default()
+        };
+        assert_eq!(
+            script(&job).unwrap(),
+            "#!/bin/sh\nexport A_1='x y;z'\nexec bench worker \"it's \"'$HOME'\n"
+        );
+        let bad = Submit {
+            env: vec![("1A".into(), "x".into())],
+            ..job.clone()
+        };
+        assert!(script(&bad).is_err());
+        let empty = Submit {
+            argv: vec![],
+            ..job
+        };
+        assert!(script(&empty).is_err());
+    }
+
+    #[test]
+    fn sbatch_args_name_every_option() {
+        let job = Submit {
+            name: "grade".into(),
+            argv: vec!["true".into()],
+            output: "/o/100%.log".into(),
+            partition: Some("p".into()),
+            account: Some("a".into()),
+            qos: Some("q".into()),
+            time_limit: Some(Duration::from_millis(90_061_500)),
+            cpus: Some(2),
+            mem_mb: Some(512),
+            requeue: Some(false),
+            extra: vec!["--nodelist=n1".into()],
+            env: vec![],
+        };
+        assert_eq!(
+            sbatch_args(&job),
+            [
+                "--parsable",
+                "--job-name=grade",
+                "--output=/o/100%%.log",
+                "--partition=p",
+                "--account=a",
+                "--qos=q",
+                "--time=1-01:01:02",
+                "--cpus-per-task=2",
+                "--mem=512M",
+                "--no-requeue",
+                "--nodelist=n1",
+            ]
+        );
+    }
+}
