@@ -161,6 +161,12 @@ async fn jobs_spread_over_both_nodes() {
             })
             .collect();
         if running.len() == NODES.len() {
+            // The other two wait for a CPU.
+            let pending = states
+                .values()
+                .filter(|s| matches!(s, JobState::Pending { .. }))
+                .count();
+            assert_eq!(pending, 2, "{states:?}");
             break running;
         }
         assert!(
