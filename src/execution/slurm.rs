@@ -225,11 +225,14 @@ pub enum SlurmError {
         program: String,
         source: std::io::Error,
     },
-    #[error("{program} failed ({status}): {stderr}")]
+    #[error("{program} failed ({}): {stderr}", match code {
+        Some(c) => format!("exit {c}"),
+        None => "killed by a signal".to_string(),
+    })]
     Failed {
         program: String,
-        /// "exit N", or "killed by a signal".
-        status: String,
+        /// Its exit code; `None` when a signal killed it.
+        code: Option<i32>,
         /// Its stderr, lines joined by "; ".
         stderr: String,
     },
@@ -538,10 +541,7 @@ fn stderr_of(out: &Output) -> String {
 fn failed(program: &str, out: &Output) -> SlurmError {
     SlurmError::Failed {
         program: program.to_string(),
-        status: match out.status.code() {
-            Some(c) => format!("exit {c}"),
-            None => "killed by a signal".into(),
-        },
+        code: out.status.code(),
         stderr: stderr_of(out),
     }
 }
