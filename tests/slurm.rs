@@ -115,7 +115,16 @@ async fn a_job_runs_writes_its_output_and_completes_on_a_node() {
     );
     // Quotes, spaces and `$` reach the job as written.
     submit.env = vec![("GREETING".into(), r#"it's "$HOME" & more"#.into())];
+    // 90 s: Slurm counts whole minutes, rounded up.
+    submit.time_limit = Some(Duration::from_secs(90));
     let id = slurm.submit(&submit).await.expect("sbatch");
+    let limit = cluster
+        .command("squeue")
+        .args(["--noheader", "--states=all", "--format=%l", "--jobs"])
+        .arg(id.to_string())
+        .output()
+        .expect("squeue");
+    assert_eq!(String::from_utf8_lossy(&limit.stdout).trim(), "2:00");
     let seen = wait_until(&cluster, &slurm, id, "completion", JobState::is_finished).await;
     let Some(JobState::Completed { node: Some(node) }) = seen.last() else {
         panic!("states seen: {seen:?}\n{}", cluster.log_tails());
@@ -161,6 +170,12 @@ async fn jobs_spread_over_both_nodes() {
             })
             .collect();
         if running.len() == NODES.len() {
+            // The other two wait for a CPU.
+            let pending = states
+                .values()
+                .filter(|s| matches!(s, JobState::Pending { .. }))
+                .count();
+            assert_eq!(pending, 2, "{states:?}");
             break running;
         }
         assert!(
@@ -336,7 +351,7 @@ async fn a_bad_partition_is_an_sbatch_error_naming_it() {
     submit.partition = Some("gpu".into());
     let err = slurm.submit(&submit).await.expect_err("no partition gpu");
     assert!(
-        matches!(&err, SlurmError::Failed { program, .. } if program == "sbatch"),
+        matches!(&err, SlurmError::Failed { program, code: Some(1), .. } if program == "sbatch"),
         "{err:?}"
     );
     let message = err.to_string();

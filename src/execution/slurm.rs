@@ -225,11 +225,14 @@ pub enum SlurmError {
         program: String,
         source: std::io::Error,
     },
-    #[error("{program} failed ({status}): {stderr}")]
+    #[error("{program} failed ({}): {stderr}", match code {
+        Some(c) => format!("exit {c}"),
+        None => "killed by a signal".to_string(),
+    })]
     Failed {
         program: String,
-        /// "exit N", or "killed by a signal".
-        status: String,
+        /// Its exit code; `None` when a signal killed it.
+        code: Option<i32>,
         /// Its stderr, lines joined by "; ".
         stderr: String,
     },
@@ -276,6 +279,12 @@ impl Slurm {
     /// Runs the commands from `dir`.
     pub fn with_bin_dir(mut self, dir: impl Into<PathBuf>) -> Slurm {
         self.bin_dir = Some(dir.into());
+        self
+    }
+
+    /// Kills a command that runs longer than `timeout` (two minutes by default).
+    pub fn with_timeout(mut self, timeout: Duration) -> Slurm {
+        self.timeout = timeout;
         self
     }
 
@@ -409,12 +418,22 @@ impl Slurm {
             source,
         };
         let mut child = cmd.spawn().map_err(spawn_error)?;
-        let work = async {
-            if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
-                pipe.write_all(input).await?;
-                pipe.shutdown().await?;
+        // stdin is written while the output is read (a command may write before it has read
+        // everything); a command that exits without reading it all (sbatch refusing an option)
+        // is judged by its exit status and stderr, not by the broken pipe.
+        let pipe = child.stdin.take();
+        let feed = async move {
+            let (Some(input), Some(mut pipe)) = (stdin, pipe) else {
+                return Ok(());
+            };
+            match pipe.write_all(input).await {
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+                written => written,
             }
-            child.wait_with_output().await
+        };
+        let work = async {
+            let (fed, out) = tokio::join!(feed, child.wait_with_output());
+            fed.and(out)
         };
         match tokio::time::timeout(self.timeout, work).await {
             Ok(out) => out.map_err(spawn_error),
@@ -522,10 +541,7 @@ fn stderr_of(out: &Output) -> String {
 fn failed(program: &str, out: &Output) -> SlurmError {
     SlurmError::Failed {
         program: program.to_string(),
-        status: match out.status.code() {
-            Some(c) => format!("exit {c}"),
-            None => "killed by a signal".into(),
-        },
+        code: out.status.code(),
         stderr: stderr_of(out),
     }
 }
@@ -576,6 +592,78 @@ mod tests {
 
     fn id(n: u64) -> JobId {
         JobId(n)
+    }
+
+    /// A directory holding a fake Slurm command `name` running `script`.
+    fn fake_command(name: &str, script: &str) -> tempfile::TempDir {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{script}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        dir
+    }
+
+    fn submit() -> Submit {
+        Submit {
+            name: "n".into(),
+            argv: vec!["true".into()],
+            output: "/o".into(),
+            ..Submit::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn commands_come_from_the_bin_dir_with_the_env_and_the_script_on_stdin() {
+        // The fake sbatch checks its environment and its script, and answers as a federated
+        // cluster does ("ID;CLUSTER").
+        let dir = fake_command(
+            "sbatch",
+            r#"[ "$SLURM_CONF" = /c/slurm.conf ] || exit 9
+grep -qx 'exec true' || exit 8
+echo '42;other'"#,
+        );
+        let slurm = Slurm::new()
+            .with_bin_dir(dir.path())
+            .with_env(vec![("SLURM_CONF".into(), "/c/slurm.conf".into())]);
+        assert_eq!(slurm.submit(&submit()).await.unwrap(), id(42));
+    }
+
+    #[tokio::test]
+    async fn a_hung_command_times_out_and_a_missing_one_is_named() {
+        let dir = fake_command("squeue", "exec sleep 30");
+        let slurm = Slurm::new()
+            .with_bin_dir(dir.path())
+            .with_timeout(Duration::from_millis(300));
+        let err = slurm.states(&[id(1)]).await.unwrap_err();
+        assert!(matches!(err, SlurmError::TimedOut { .. }), "{err}");
+        let err = slurm.submit(&submit()).await.unwrap_err();
+        assert!(
+            matches!(&err, SlurmError::Spawn { .. }) && err.to_string().contains("sbatch"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn sbatch_output_that_is_no_id_is_an_error() {
+        let dir = fake_command("sbatch", "echo 'Submitted batch job 7'");
+        let slurm = Slurm::new().with_bin_dir(dir.path());
+        let err = slurm.submit(&submit()).await.unwrap_err();
+        assert!(matches!(err, SlurmError::Output { .. }), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_refusal_before_the_script_is_read_is_the_commands_own_error() {
+        let dir = fake_command(
+            "sbatch",
+            "echo 'sbatch: error: bad option' >&2; echo 'sbatch: error: twice' >&2; exit 1",
+        );
+        let slurm = Slurm::new().with_bin_dir(dir.path());
+        let err = slurm.submit(&submit()).await.unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "sbatch failed (exit 1): sbatch: error: bad option; sbatch: error: twice"
+        );
     }
 
     #[test]
