@@ -6,8 +6,10 @@
 //! - `runner.rs`: the seam between the dispatcher and where a node runs (in process, shipped).
 //! - `worker.rs`: `bench worker`, which runs one shipped job and uploads its signed record.
 //! - `slurm.rs`: a typed client of the Slurm commands (submit, watch, cancel).
+//! - `slurm_runner.rs`: the runner that places nodes on Slurm.
 
 pub mod runner;
 pub mod ship;
 pub mod slurm;
+pub mod slurm_runner;
 pub mod worker;

@@ -27,6 +27,8 @@ pub struct Manifest {
     pub limits: Limits,
     /// The shared remote cache (placement only: never part of a key).
     pub cache: Cache,
+    /// Where solves and grades run (placement only: never part of a key).
+    pub execution: Execution,
     pub datasets: BTreeMap<String, Dataset>,
     pub stages: BTreeMap<String, Stage>,
     /// Stage names in a topological order (ties by name).
@@ -118,6 +120,35 @@ pub struct Cache {
     pub push: bool,
     /// The largest object a fetch downloads (bytes).
     pub max_object_bytes: u64,
+}
+
+/// `[execution]`: where solves and grades run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Execution {
+    /// On this machine.
+    #[default]
+    Local,
+    /// As Slurm jobs running `bench worker`.
+    Slurm(Box<SlurmExecution>),
+}
+
+/// `[execution] engine = "slurm"`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SlurmExecution {
+    pub partition: Option<String>,
+    pub account: Option<String>,
+    pub qos: Option<String>,
+    pub sbatch: Vec<String>,
+    pub max_jobs: usize,
+    pub attempts: u32,
+    pub cpus: Option<u32>,
+    pub memory_mb: Option<u64>,
+    pub time_limit: Option<Duration>,
+    /// The executable the jobs run (`None`: this one).
+    pub bench: Option<PathBuf>,
+    /// Absolute (`None`: `slurm/` in the store).
+    pub spool: Option<PathBuf>,
+    pub worker_store: Option<PathBuf>,
 }
 
 /// The default of `cache.max_object_size`: far above any real record or blob (a 50 MB test

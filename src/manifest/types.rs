@@ -32,6 +32,9 @@ pub struct ManifestFile {
     pub limits: Option<LimitsFile>,
     /// A remote cache shared with other machines (placement only: never part of a node key).
     pub cache: Option<CacheFile>,
+    /// Where solves and grades run: here (the default), or as jobs of a cluster engine (Slurm)
+    /// that run `bench worker` (placement only: never part of a node key).
+    pub execution: Option<ExecutionFile>,
     /// Task sources, by name.
     #[serde(default)]
     pub datasets: BTreeMap<String, DatasetFile>,
@@ -137,6 +140,53 @@ pub struct CacheFile {
     /// default). A larger object is refused unread, with a note, and its node runs here:
     /// anyone who can write to the bucket can plant objects, signed or not.
     pub max_object_size: Option<String>,
+}
+
+/// `[execution]`: where solves and grades run.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExecutionFile {
+    /// `local` (the default: every node runs on this machine) or `slurm` (each solve and grade
+    /// is a Slurm job running `bench worker`; samples and reports stay here). Slurm needs
+    /// `[cache] remote` (the shared cache, e.g. `file:///` on the cluster's shared filesystem)
+    /// and the workers' public key in `[cache] trust`.
+    pub engine: Option<ExecutionEngineFile>,
+    /// Slurm partition (`--partition`). Default: the cluster's.
+    pub partition: Option<String>,
+    /// Slurm account (`--account`).
+    pub account: Option<String>,
+    /// Slurm quality of service (`--qos`).
+    pub qos: Option<String>,
+    /// Extra sbatch options, passed verbatim (e.g. `["--constraint=docker"]`).
+    #[serde(default)]
+    pub sbatch: Vec<String>,
+    /// Jobs in the queue or running at once. Default 64.
+    pub max_jobs: Option<u32>,
+    /// Submissions of a node whose job is lost (its node died, it was preempted, it hit its time
+    /// limit) before the node fails. Default 3.
+    pub attempts: Option<u32>,
+    /// CPUs per job (`--cpus-per-task`). Default: the cluster's.
+    pub cpus: Option<u32>,
+    /// Memory per job, e.g. "8GiB" (`--mem`). Default: the cluster's.
+    pub memory: Option<String>,
+    /// A job's time limit, e.g. "2h". Default: its node's timeout plus 15 minutes.
+    pub time_limit: Option<String>,
+    /// The bench executable the jobs run, as the cluster's nodes see it. Default: this one.
+    pub bench: Option<String>,
+    /// Where jobs write their output and reports: a directory the cluster's nodes and this
+    /// machine share (relative to the manifest). Default: `slurm/` in the store.
+    pub spool: Option<String>,
+    /// The worker's store on each node (its job's inputs, its outputs before upload). Default:
+    /// `bench-worker` in the node's temp directory.
+    pub worker_store: Option<String>,
+}
+
+/// An execution engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExecutionEngineFile {
+    Local,
+    Slurm,
 }
 
 /// A task source.

@@ -266,6 +266,7 @@ impl Validator<'_> {
             backend,
             limits,
             cache,
+            execution,
             datasets,
             stages,
             teams,
@@ -292,6 +293,7 @@ impl Validator<'_> {
         let backend = self.backend(backend);
         let limits = self.limits(limits);
         let cache = self.cache(cache);
+        let execution = self.execution(execution, &cache, &dir);
         let datasets = datasets
             .into_iter()
             .filter_map(|(n, d)| self.dataset(&n, d).map(|d| (n, d)))
@@ -366,6 +368,7 @@ impl Validator<'_> {
             backend,
             limits,
             cache,
+            execution,
             datasets,
             stages,
             stage_order,
@@ -662,6 +665,70 @@ impl Validator<'_> {
             push: push.unwrap_or(true),
             max_object_bytes,
         }
+    }
+
+    fn execution(&mut self, e: Option<ExecutionFile>, cache: &Cache, dir: &Path) -> Execution {
+        let Some(e) = e else {
+            return Execution::Local;
+        };
+        if e.engine != Some(ExecutionEngineFile::Slurm) {
+            return Execution::Local;
+        }
+        if cache.remote.is_none() {
+            self.err(
+                "manifest::execution",
+                "`execution.engine = \"slurm\"` needs a shared cache: its jobs read their inputs and send their results through it".into(),
+                self.loc(&["execution", "engine"]),
+                "no `[cache] remote`",
+                "add `[cache]` with `remote = \"file:///shared/bench-cache\"` (a directory every cluster node and this machine see) and the workers' public key in `trust`".into(),
+            );
+        } else if cache.trust.is_empty() {
+            self.err(
+                "manifest::execution",
+                "`execution.engine = \"slurm\"` with an empty `[cache] trust`: every record a worker uploads would be refused".into(),
+                self.loc(&["execution", "engine"]),
+                "no trusted key",
+                "add the workers' public key (`bench cache keygen` prints it) to `[cache] trust`".into(),
+            );
+        }
+        let positive = |v: &mut Self, n: Option<u32>, key: &str, default: u32| match n {
+            Some(0) => {
+                v.err(
+                    "manifest::execution",
+                    format!("`execution.{key}` must be at least 1"),
+                    v.loc(&["execution", key]),
+                    "zero",
+                    format!("remove it for the default ({default}), or write a positive number"),
+                );
+                default
+            }
+            n => n.unwrap_or(default),
+        };
+        let max_jobs = positive(self, e.max_jobs, "max_jobs", 64) as usize;
+        let attempts = positive(self, e.attempts, "attempts", 3);
+        let memory_mb = e
+            .memory
+            .as_deref()
+            .map(|m| self.size(Some(m), &["execution", "memory"], 0, "\"8GiB\"") / (1024 * 1024));
+        let time_limit = e
+            .time_limit
+            .as_ref()
+            .map(|t| self.duration(Some(t), Duration::ZERO, &["execution", "time_limit"]));
+        let path = |p: &Option<String>| p.as_ref().map(|p| dir.join(p));
+        Execution::Slurm(Box::new(SlurmExecution {
+            partition: e.partition,
+            account: e.account,
+            qos: e.qos,
+            sbatch: e.sbatch,
+            max_jobs,
+            attempts,
+            cpus: e.cpus,
+            memory_mb,
+            time_limit,
+            bench: path(&e.bench),
+            spool: path(&e.spool),
+            worker_store: e.worker_store.map(PathBuf::from),
+        }))
     }
 
     fn limits(&mut self, l: Option<LimitsFile>) -> Limits {

@@ -84,9 +84,16 @@ pub fn new_run_id() -> String {
     )
 }
 
-/// What a node needs from the pools.
+/// What a node needs from the pools: a solve or grade shipped to an engine (`[execution]`)
+/// holds a place in the engine's queue and no sandbox here.
 fn demand(m: &Manifest, stage: &str, kind: &NodeKind) -> Demand {
+    let shipped = m.execution != crate::manifest::Execution::Local
+        && matches!(
+            kind,
+            NodeKind::Solve { .. } | NodeKind::Grade { .. } | NodeKind::Gold { .. }
+        );
     let (pool, sandboxes) = match kind {
+        _ if shipped => (Pool::Shipped, 0),
         NodeKind::Solve { team, .. } => (
             Pool::Agents,
             // A review solve keeps the coder's sandbox while its reviewer's runs.
@@ -599,7 +606,8 @@ impl<'a> Dispatcher<'a> {
                 NodeStatus::Cached
             };
             self.note(&address, Some(key.clone()), status, None);
-            if i == 0 {
+            // A shipped node's record came from the shared cache: nothing to upload.
+            if i == 0 && !self.run.placements.contains_key(&address) {
                 self.upload(&key);
             }
             self.graph.complete(
@@ -782,7 +790,12 @@ pub async fn apply(
     let (placements_tx, mut placements) = mpsc::unbounded_channel::<(usize, Placement)>();
     let mut d = Dispatcher {
         graph,
-        pools: Pools::new(m.limits.jobs, m.limits.agents, backend.sandbox_cap()),
+        pools: Pools::new(m.limits.jobs, m.limits.agents, backend.sandbox_cap()).with_shipped(
+            match &m.execution {
+                crate::manifest::Execution::Slurm(s) => s.max_jobs,
+                crate::manifest::Execution::Local => 1,
+            },
+        ),
         budgets: Budgets::load(&m, &store),
         events: opts.events,
         tally: Tally::default(),

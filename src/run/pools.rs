@@ -10,6 +10,8 @@ use std::collections::HashMap;
 pub enum Pool {
     Jobs,
     Agents,
+    /// Nodes shipped to an engine (`[execution]`): jobs in its queue or running there.
+    Shipped,
 }
 
 /// What a node needs to run.
@@ -29,6 +31,7 @@ pub struct Demand {
 pub struct Pools {
     jobs: usize,
     agents: usize,
+    shipped: usize,
     sandbox_cap: Option<usize>,
     running: HashMap<Pool, usize>,
     per_stage: HashMap<String, usize>,
@@ -40,6 +43,7 @@ impl Pools {
         Pools {
             jobs: jobs.max(1),
             agents: agents.max(1),
+            shipped: 1,
             sandbox_cap,
             running: HashMap::new(),
             per_stage: HashMap::new(),
@@ -47,11 +51,18 @@ impl Pools {
         }
     }
 
+    /// Caps the nodes shipped to an engine at once (`[execution] max_jobs`).
+    pub fn with_shipped(mut self, cap: usize) -> Pools {
+        self.shipped = cap.max(1);
+        self
+    }
+
     /// Whether `d` may start now.
     pub fn admits(&self, d: &Demand) -> bool {
         let cap = match d.pool {
             Pool::Agents => self.agents,
             Pool::Jobs => self.jobs,
+            Pool::Shipped => self.shipped,
         };
         let used = self.running.get(&d.pool).copied().unwrap_or(0);
         let used_stage = self.per_stage.get(&d.stage).copied().unwrap_or(0);

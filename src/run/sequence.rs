@@ -108,6 +108,7 @@ pub fn apply_manifest(
         .map_err(|e| miette!("{e}"))?;
     let remote = open_remote(&m, m.cache.push, &events)?;
     let push = m.cache.push;
+    let shipped = shipped_runner(&m, &store, remote.as_ref())?;
     let result = runtime
         .block_on(run::apply(
             Arc::new(m),
@@ -124,7 +125,7 @@ pub fn apply_manifest(
                 verify_blobs: verify,
                 remote,
                 push,
-                shipped: None,
+                shipped,
             },
         ))
         .map_err(|e| miette!("{e}"))?;
@@ -563,6 +564,54 @@ pub fn open_remote(
             Ok(None)
         }
     }
+}
+
+/// The runner of `[execution]`: `None` runs every node here.
+fn shipped_runner(
+    m: &Manifest,
+    store: &Store,
+    remote: Option<&Arc<dyn RemoteCache>>,
+) -> Result<Option<Arc<dyn crate::execution::runner::Runner>>, Report> {
+    use crate::execution::slurm_runner::{SlurmPlacement, SlurmRunner};
+    let crate::manifest::Execution::Slurm(s) = &m.execution else {
+        return Ok(None);
+    };
+    let (Some(remote), Some(url)) = (remote, &m.cache.remote) else {
+        return Err(miette!(
+            help = "fix `[cache] remote`: Slurm's jobs read their inputs and send their results through it",
+            "`[execution] engine = \"slurm\"` needs the shared cache, which cannot be opened (see the note above)"
+        ));
+    };
+    let bench = match &s.bench {
+        Some(b) => b.clone(),
+        None => std::env::current_exe().into_diagnostic()?,
+    };
+    let placement = SlurmPlacement {
+        partition: s.partition.clone(),
+        account: s.account.clone(),
+        qos: s.qos.clone(),
+        sbatch: s.sbatch.clone(),
+        cpus: s.cpus,
+        mem_mb: s.memory_mb,
+        time_limit: s.time_limit,
+        attempts: s.attempts,
+        bench,
+        spool: s
+            .spool
+            .clone()
+            .unwrap_or_else(|| store.root().join("slurm")),
+        worker_store: s.worker_store.clone(),
+        cache_url: url.clone(),
+        max_object_bytes: m.cache.max_object_bytes,
+        container_cpus: m.backend.cpus,
+        poll: std::time::Duration::from_secs(1),
+    };
+    Ok(Some(Arc::new(SlurmRunner::new(
+        crate::execution::slurm::Slurm::new(),
+        remote.clone(),
+        store.clone(),
+        placement,
+    ))))
 }
 
 /// [`open_remote`] for a command that is about the remote (`bench cache push|pull|status`): a
