@@ -32,6 +32,8 @@ pub struct ManifestFile {
     pub limits: Option<LimitsFile>,
     /// A remote cache shared with other machines (placement only: never part of a node key).
     pub cache: Option<CacheFile>,
+    /// The local store: how much of its history `bench gc` keeps (never part of a node key).
+    pub store: Option<StoreFile>,
     /// Task sources, by name.
     #[serde(default)]
     pub datasets: BTreeMap<String, DatasetFile>,
@@ -137,6 +139,16 @@ pub struct CacheFile {
     /// default). A larger object is refused unread, with a note, and its node runs here:
     /// anyone who can write to the bucket can plant objects, signed or not.
     pub max_object_size: Option<String>,
+}
+
+/// The local store's retention.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StoreFile {
+    /// `bench gc` keeps every result the last this-many applies of this manifest used (so an
+    /// edit undone is cached again), besides what its current plan uses. Default 3; 0 keeps
+    /// only the current plan's. `bench gc --keep-runs` overrides it for one collection.
+    pub keep_runs: Option<u32>,
 }
 
 /// A task source.

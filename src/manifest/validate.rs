@@ -266,6 +266,7 @@ impl Validator<'_> {
             backend,
             limits,
             cache,
+            store,
             datasets,
             stages,
             teams,
@@ -292,6 +293,9 @@ impl Validator<'_> {
         let backend = self.backend(backend);
         let limits = self.limits(limits);
         let cache = self.cache(cache);
+        let keep_runs = store
+            .and_then(|StoreFile { keep_runs }| keep_runs)
+            .map_or(super::model::DEFAULT_KEEP_RUNS, |n| n as usize);
         let datasets = datasets
             .into_iter()
             .filter_map(|(n, d)| self.dataset(&n, d).map(|d| (n, d)))
@@ -366,6 +370,7 @@ impl Validator<'_> {
             backend,
             limits,
             cache,
+            keep_runs,
             datasets,
             stages,
             stage_order,
