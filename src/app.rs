@@ -108,10 +108,17 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
         Command::Gc {
             files,
             delete,
+            keep_runs,
             images,
             pulled,
             json,
-        } => gc(&cli, files, *delete, (*images, *pulled), *json),
+        } => gc(
+            &cli,
+            files,
+            (*delete, *keep_runs),
+            (*images, *pulled),
+            *json,
+        ),
         Command::Pull { file, quiet } => pull(&cli, file, *quiet),
         Command::Tasks { file, json } => tasks(&cli, file, *json),
         Command::Export { file, teams, out } => export(&cli, file, teams, out.as_deref()),
@@ -370,7 +377,7 @@ fn plan(
                 }
             }
             for o in &report.orphaned {
-                println!("  - {o} (orphaned: no longer in the manifest)");
+                println!("  - {o}: orphaned (`bench gc --delete` would remove it)");
             }
         }
         let total: usize = report.stages.iter().map(|s| s.to_run).sum();
@@ -685,7 +692,7 @@ fn status(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {
 fn gc(
     cli: &Cli,
     files: &[PathBuf],
-    delete: bool,
+    (delete, keep_runs): (bool, Option<usize>),
     (images, pulled): (bool, bool),
     json: bool,
 ) -> Result<u8, Report> {
@@ -724,57 +731,15 @@ fn gc(
         .collect();
     let runs = store.runs();
     manifests.extend(runs.iter().map(|r| PathBuf::from(&r.manifest_path)));
-    let mut reachable = BTreeSet::new();
-    // Image IDs the recorded manifests' tasks start from (`--images --pulled` keeps them).
-    let mut reachable_images = BTreeSet::new();
-    let mut docker_host = None;
-    let mut notes = Vec::new();
-    for path in &manifests {
-        if !path.exists() {
-            notes.push(format!(
-                "{} no longer exists: its results are unreachable",
-                path.display()
-            ));
-            continue;
-        }
-        match manifest::load(path) {
-            Ok(mut m) => {
-                let (datasets, _) =
-                    run::load_datasets(&m, Some(&store), false).map_err(|e| miette!("{e}"))?;
-                if let Err(e) = resolve_images(&mut m, &datasets, &Events::default()) {
-                    notes.push(format!(
-                        "{}: cannot resolve its images ({e}); its docker results count as unreachable",
-                        path.display()
-                    ));
-                }
-                reachable_images.extend(m.backend.images.values().cloned());
-                if docker_host.is_none() {
-                    docker_host = m.backend.host.clone();
-                }
-                let mut graph = Graph::new(&m, Some(&store), &datasets, Mode::Plan)
-                    .map_err(|e| miette!("{e}"))?;
-                while !graph.advance().is_empty() {}
-                for n in &graph.nodes {
-                    if let Some(r) = n.state.record() {
-                        reachable.insert(r.key.clone());
-                    }
-                }
-            }
-            Err(_) => {
-                notes.push(format!(
-                    "{} does not validate: keeping what its last apply recorded",
-                    path.display()
-                ));
-                if let Some(r) = runs
-                    .iter()
-                    .rev()
-                    .find(|r| Path::new(&r.manifest_path) == path)
-                {
-                    reachable.extend(r.nodes.values().filter_map(|n| n.key.clone()));
-                }
-            }
-        }
-    }
+    let keep = keep_runs.map_or(run::retention::KeepRuns::PerManifest, |n| {
+        run::retention::KeepRuns::All(n)
+    });
+    let run::retention::Reachable {
+        keys: reachable,
+        images: reachable_images,
+        docker_host,
+        notes,
+    } = run::retention::reachable(&store, &manifests, &runs, keep)?;
     // Files of pinned Hub datasets (datasets/*.json) are inputs, not results: kept.
     let pinned = crate::datasets::hub::pinned_blobs(&store);
     let report =

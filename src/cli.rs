@@ -69,13 +69,18 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Remove store entries that no recorded manifest reaches (dry run unless --delete).
+    /// Remove store entries that no manifest's current plan or last applies reach (dry run
+    /// unless --delete).
     Gc {
         /// Manifests whose store to collect (default: the store given by --store).
         files: Vec<PathBuf>,
         /// Really delete.
         #[arg(long)]
         delete: bool,
+        /// Keep what the last N applies of each manifest used (default: each manifest's
+        /// `[store] keep_runs`, 3 unless set; 0 keeps only what the current plans use).
+        #[arg(long, value_name = "N")]
+        keep_runs: Option<usize>,
         /// Also the Docker images bench built (agent and stripped images) on the task images
         /// this store knows.
         #[arg(long)]

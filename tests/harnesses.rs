@@ -187,6 +187,46 @@ fn replicates_are_independent_nodes() {
     }
 }
 
+/// Issue 49, item 10: a harness's CLI found on PATH in a directory under /tmp (a checkout
+/// there) is found inside the local jail too, although the jail's /tmp is otherwise empty: the
+/// PATH's directories are shown read-only. (On a machine without bwrap nothing is hidden.)
+#[test]
+fn a_cli_on_a_path_directory_under_tmp_runs_in_the_jail() {
+    let sb = Sandbox::quickstart();
+    assert!(
+        sb.dir.path().starts_with("/tmp"),
+        "{}",
+        sb.dir.path().display()
+    );
+    let bin = sb.path("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let fakes = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes");
+    std::fs::copy(fakes.join("claude"), bin.join("claude")).unwrap();
+    let body = PIPELINE
+        .replace("TEAMS", r#"["solo"]"#)
+        .replace("limit = 2", "limit = 1")
+        + "\n[teams]\nsolo = \"solo:worker=claude@claude-haiku-5-5\"\n";
+    manifest(&sb, &body);
+    let o = std::process::Command::new(bench_bin())
+        .args(["apply", "agents.toml"])
+        .current_dir(sb.dir.path())
+        .env(
+            "PATH",
+            format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
+        )
+        .env("ANTHROPIC_API_KEY", SECRET)
+        .env("NO_COLOR", "1")
+        .env_remove("BENCH_STORE")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("not found"), "{}", stderr(&o));
+    for p in patches(&sb, "solo") {
+        assert!(p.contains("+written by claude-haiku-5-5"), "{p}");
+    }
+    assert_eq!(patches(&sb, "solo").len(), 1);
+}
+
 #[test]
 fn budget_halts_across_applies_and_unknown_cost_halts() {
     let sb = Sandbox::quickstart();

@@ -694,15 +694,26 @@ fn bad_brain_bench_yaml_gets_a_located_error() {
     );
 }
 
+/// Mined twice: under the target directory, where only the jail's read-only view protects the
+/// host, and under /tmp, as from a checkout there (issue 49, item 10).
 #[test]
 fn a_hostile_mined_repository_cannot_escape_the_jail() {
     if !tools_ready() || !bwrap_ready() {
         return;
     }
-    // Under the target directory, not /tmp (empty inside the jail): only the jail protects it.
-    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    hostile_repository_in(Path::new(env!("CARGO_TARGET_TMPDIR")));
+    hostile_repository_in(Path::new("/tmp"));
+}
+
+fn hostile_repository_in(root: &Path) {
+    let tmp = tempfile::tempdir_in(root).unwrap();
     let repo = tmp.path().join("hostile");
-    let host_file = tmp.path().join("escaped.txt");
+    // In a directory of its own: inside the jail, a checkout under /tmp shows the parents of
+    // the workspace as fresh, writable directories of its private /tmp, so a file written
+    // beside them would "pass" the probe without reaching the host.
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let host_file = outside.join("escaped.txt");
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();

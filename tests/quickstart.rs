@@ -313,28 +313,74 @@ fn a_second_apply_on_a_locked_store_names_the_holder() {
     assert!(err.contains("bench apply other.toml"), "{err}");
 }
 
+/// The orphaned records `plan --json` counts over its stages, and the records `gc --json`
+/// (a dry run, with `extra` arguments) would remove.
+fn orphaned_and_collectable(sb: &Sandbox, extra: &[&str]) -> (usize, usize) {
+    let plan = sb.bench(&["plan", "--json", "quickstart.toml"]);
+    let plan: serde_json::Value = serde_json::from_slice(&plan.stdout).expect("plan json");
+    let orphaned = plan["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["orphaned"].as_u64().unwrap() as usize)
+        .sum::<usize>();
+    assert_eq!(
+        plan["orphaned"].as_array().unwrap().len(),
+        orphaned,
+        "{plan}"
+    );
+    let gc = sb.bench(&[&["gc", "--json"], extra, &["quickstart.toml"]].concat());
+    assert!(gc.status.success(), "{}", stderr(&gc));
+    let gc: serde_json::Value = serde_json::from_slice(&gc.stdout).unwrap();
+    assert_eq!(gc["dry_run"], true);
+    (orphaned, gc["removed_actions"].as_array().unwrap().len())
+}
+
+/// Issue 49, item 7: gc keeps what the last N applies of a manifest used (`[store] keep_runs`,
+/// 3 by default; `gc --keep-runs N` for one collection), so undoing an edit pays nothing; and
+/// plan's orphaned count is what gc would remove.
 #[test]
-fn gc_removes_only_unreachable_results() {
+fn gc_keeps_the_last_applies_and_plan_counts_what_it_would_remove() {
     let sb = Sandbox::quickstart();
-    assert!(sb.bench(&["apply", "quickstart.toml"]).status.success());
-    sb.edit(
-        "quickstart.toml",
+    let (v1, v2) = (
         "command = \"python3 {{script}}\"",
         "command = \"python3 {{script}} --quiet\"",
     );
     assert!(sb.bench(&["apply", "quickstart.toml"]).status.success());
-    let dry = sb.bench(&["gc", "--json", "quickstart.toml"]);
-    let v: serde_json::Value = serde_json::from_slice(&dry.stdout).unwrap();
-    assert_eq!(v["dry_run"], true);
-    assert!(v["removed_actions"].as_array().unwrap().len() >= 8, "{v}");
+    sb.edit("quickstart.toml", v1, v2);
+    assert!(sb.bench(&["apply", "quickstart.toml"]).status.success());
+    // The first version's results are the previous apply's: kept, and not orphaned.
+    assert_eq!(orphaned_and_collectable(&sb, &[]), (0, 0));
     let real = sb.bench(&["gc", "--delete", "quickstart.toml"]);
     assert!(real.status.success(), "{}", stderr(&real));
-    let again = sb.bench(&["gc", "--json", "quickstart.toml"]);
-    let v: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
-    assert!(v["removed_actions"].as_array().unwrap().is_empty());
-    // What the manifest reaches is intact.
+    // Undoing the edit runs nothing.
+    sb.edit("quickstart.toml", v2, v1);
+    let o = sb.bench(&["apply", "quickstart.toml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(executed(&o), Vec::<String>::new(), "{}", stderr(&o));
+
+    // Keeping one apply: the second version's results (the fixer's solves and grades, the
+    // report) go, and plan counts exactly them, whether N comes from the manifest or the flag.
+    let (_, by_flag) = orphaned_and_collectable(&sb, &["--keep-runs", "1"]);
+    assert!(by_flag >= 8, "{by_flag}");
+    sb.append("quickstart.toml", "\n[store]\nkeep_runs = 1\n");
+    assert_eq!(orphaned_and_collectable(&sb, &[]), (by_flag, by_flag));
+    let explain = sb.bench(&["plan", "--explain", "quickstart.toml"]);
+    let listed = stdout(&explain)
+        .lines()
+        .filter(|l| l.contains("orphaned (`bench gc --delete` would remove it)"))
+        .count();
+    assert_eq!(listed, by_flag, "{}", stdout(&explain));
+    let real = sb.bench(&["gc", "--delete", "quickstart.toml"]);
+    assert!(real.status.success(), "{}", stderr(&real));
+    assert_eq!(orphaned_and_collectable(&sb, &[]), (0, 0));
+    // What the manifest reaches is intact; the deleted version runs again.
     let plan = sb.bench(&["plan", "quickstart.toml"]);
     assert_eq!(plan.status.code(), Some(0), "{}", stdout(&plan));
+    sb.edit("quickstart.toml", v1, v2);
+    let o = sb.bench(&["apply", "quickstart.toml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!executed(&o).is_empty(), "{}", stderr(&o));
 }
 
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {

@@ -172,6 +172,7 @@ fn synthetic_inputs(name: &str) -> ReportInputs {
             .as_bool()
             .unwrap_or(false),
         gold: BTreeMap::new(),
+        gold_reasons: BTreeMap::new(),
         pairs,
         rows,
         artifacts,
@@ -989,4 +990,57 @@ fn report_html_has_the_tables_and_names_of_report_md() {
             "report.md lacks the row of {repo}"
         );
     }
+}
+
+/// Issue 49, item 6: a gold patch that does not resolve its task is named in every report file
+/// with why, from its check's recorded grade: here a "fix" of the century rule that breaks a
+/// PASS_TO_PASS test (2000 is a leap year), and a patch that does not apply.
+#[test]
+fn the_report_says_why_a_gold_patch_is_invalid() {
+    let sb = Sandbox::quickstart();
+    let leap = "quickstart/tasks/quickstart__leapyear-1/gold.patch";
+    sb.edit(
+        leap,
+        "+    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)",
+        "+    return year % 4 == 0 and year % 100 != 0",
+    );
+    std::fs::write(
+        sb.path("quickstart/tasks/quickstart__roman-1/gold.patch"),
+        "--- a/no-such-file.py\n+++ b/no-such-file.py\n@@ -1 +1 @@\n-a\n+b\n",
+    )
+    .unwrap();
+    let o = sb.bench(&["apply", "quickstart.toml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // 2000 is no longer a leap year: one FAIL_TO_PASS test still fails, one PASS_TO_PASS breaks.
+    let broken = "FAIL_TO_PASS still failing: test_days_in_year_2100 (tests.test_datecal.TestDatecal.test_days_in_year_2100); \
+                  PASS_TO_PASS broken: test_divisible_by_400_is_leap (tests.test_datecal.TestDatecal.test_divisible_by_400_is_leap)";
+    let json = sb.report_json();
+    assert_valid(&json);
+    assert_eq!(
+        json["gold"]["invalid"],
+        serde_json::json!(["quickstart__leapyear-1", "quickstart__roman-1"]),
+        "{}",
+        json["gold"]
+    );
+    assert_eq!(
+        json["gold"]["reasons"],
+        serde_json::json!({
+            "quickstart__leapyear-1": broken,
+            "quickstart__roman-1": "the gold patch did not apply",
+        }),
+    );
+    let md = sb.read("reports/quickstart/report.md");
+    assert!(
+        md.contains(&format!("- `quickstart__leapyear-1`: {broken}")),
+        "{md}"
+    );
+    assert!(
+        md.contains("- `quickstart__roman-1`: the gold patch did not apply"),
+        "{md}"
+    );
+    let html = sb.read("reports/quickstart/report.html");
+    assert!(
+        html.contains("<li><code>quickstart__roman-1</code>: the gold patch did not apply</li>"),
+        "{html}"
+    );
 }

@@ -59,13 +59,20 @@ pub async fn exec(
     let tag = new_tag(root);
     let (mut reader, writer) = std::io::pipe()?;
     // Absolute paths the command's environment names (a harness's `env`: a metadata file, a
-    // config) stay readable inside the jail.
+    // config) stay readable inside the jail, and so do the directories on its PATH: a program
+    // found there before the run (the harness's CLI, in a checkout under /tmp) is found inside.
     let jail = jail.map(|j| {
         let mut j = j.clone();
         j.visible.extend(
             env.iter()
                 .filter(|(_, v)| v.starts_with('/') && !v.contains(':'))
                 .map(|(_, v)| std::path::PathBuf::from(v)),
+        );
+        j.visible.extend(
+            env.iter()
+                .filter(|(k, _)| k == "PATH")
+                .flat_map(|(_, v)| std::env::split_paths(v))
+                .filter(|p| p.is_absolute()),
         );
         j
     });

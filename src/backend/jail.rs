@@ -28,7 +28,9 @@ pub struct Jail {
     /// Whether the host's network is shared (agents); else only a private loopback.
     pub network: bool,
     /// Host files or directories shown read-only although under `/tmp` (files a harness's
-    /// `env` names, such as a model metadata file); never one under a hidden directory.
+    /// `env` names, such as a model metadata file, and the directories on the command's
+    /// `PATH`, where its program was found); never `/tmp` itself, nor one in or around a
+    /// hidden directory or the writable one.
     pub visible: Vec<PathBuf>,
 }
 
@@ -121,12 +123,7 @@ impl Jail {
         let mut visible: Vec<&PathBuf> = self
             .visible
             .iter()
-            .filter(|v| {
-                (v.starts_with("/tmp") || v.starts_with("/var/tmp"))
-                    && v.exists()
-                    && !v.starts_with(&self.writable)
-                    && !hidden.iter().any(|h| v.starts_with(h))
-            })
+            .filter(|v| self.may_show(v, &hidden))
             .collect();
         visible.sort();
         visible.dedup();
@@ -147,6 +144,23 @@ impl Jail {
         }
         args.extend(argv);
         args
+    }
+}
+
+impl Jail {
+    /// Whether `v`, asked to be visible, is shown: a path under `/tmp` or `/var/tmp` (the rest
+    /// of the host is shown anyway) that exists, is neither in nor around the writable
+    /// directory, and is neither in nor around a hidden one (binding `/tmp` itself, or a
+    /// directory holding the store, would show what the jail hides).
+    fn may_show(&self, v: &Path, hidden: &[&PathBuf]) -> bool {
+        let under_tmp = ["/tmp", "/var/tmp"]
+            .iter()
+            .any(|t| v.starts_with(t) && v != Path::new(t));
+        under_tmp
+            && v.exists()
+            && !v.starts_with(&self.writable)
+            && !self.writable.starts_with(v)
+            && !hidden.iter().any(|h| v.starts_with(h) || h.starts_with(v))
     }
 }
 
@@ -215,4 +229,42 @@ pub fn absolute(p: &Path) -> PathBuf {
                 .unwrap_or_else(|_| p.to_path_buf())
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 49, item 10: a directory under /tmp that is asked to be visible (a harness's CLI on
+    /// the command's PATH, in a checkout under /tmp) is bound read-only; /tmp itself, and a
+    /// directory holding a hidden one or the writable one, never are.
+    #[test]
+    fn a_visible_directory_under_tmp_is_bound_unless_it_would_show_what_is_hidden() {
+        let tmp = tempfile::tempdir_in("/tmp").unwrap();
+        let fakes = tmp.path().join("checkout/tests/fakes");
+        let store = tmp.path().join("checkout/.bench");
+        let work = store.join("tmp/sandbox");
+        for d in [&fakes, &work] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let jail = Jail {
+            writable: work.clone(),
+            hidden: vec![store.clone()],
+            network: false,
+            visible: vec![
+                fakes.clone(),
+                PathBuf::from("/tmp"),
+                tmp.path().join("checkout"),
+                store.join("tmp"),
+                tmp.path().join("missing"),
+            ],
+        };
+        let args = jail.args(Path::new("/"), vec!["true".into()]);
+        let bound: Vec<&str> = args
+            .windows(3)
+            .filter(|w| w[0] == "--ro-bind" && w[1].starts_with("/tmp"))
+            .map(|w| w[1].as_str())
+            .collect();
+        assert_eq!(bound, vec![fakes.to_str().unwrap()]);
+    }
 }

@@ -38,6 +38,14 @@ impl BackendConfig<'_> {
     pub fn uses_images(&self) -> bool {
         self.kind == BackendKind::Docker
     }
+
+    /// Whether bench pulls the task images it lacks onto the daemon before anything runs: one
+    /// daemon, yes; a pool (`[backend] hosts`) never pulls (each host runs the tasks whose
+    /// image it holds, see `pool.rs`), so its images are not looked for on this machine's
+    /// daemon either.
+    pub fn pulls_images(&self) -> bool {
+        self.uses_images() && self.hosts.is_empty()
+    }
 }
 
 /// Starts, in the background, what the backend's first use waits for: the local jail's probe

@@ -795,6 +795,29 @@ impl<'a> Graph<'a> {
         Some(valid)
     }
 
+    /// Why a task did not pass a gold stage, from its checks' recorded grades (or the error
+    /// of a check that failed to run); `None` when it passed or is pending. Several checks'
+    /// reasons (the gold patch and the empty patch) are joined with `; `.
+    pub fn gold_reason(&self, gold_stage: &str, task: &str) -> Option<String> {
+        let ids = self.gold_nodes.get(gold_stage)?.get(task)?;
+        let mut why = Vec::new();
+        for id in ids {
+            let node = &self.nodes[*id];
+            let empty = matches!(node.kind, NodeKind::Gold { empty: true, .. });
+            match &node.state {
+                NodeState::Failed(e) => why.push(format!("infrastructure error: {e}")),
+                NodeState::NotRun(e) => why.push(format!("not run: {e}")),
+                NodeState::Cached(r) | NodeState::Done(r) => {
+                    if let Some(g) = r.grade().filter(|g| g.resolved == empty) {
+                        why.push(g.gold_failure(empty));
+                    }
+                }
+                _ => {}
+            }
+        }
+        (!why.is_empty()).then(|| why.join("; "))
+    }
+
     /// The ordered tasks flowing into a solve stage from `up`, with availability.
     fn incoming(&self, up: &str) -> Option<Incoming> {
         match &self.manifest.stages[up].kind {

@@ -4,6 +4,8 @@
 //! long text. It compares the jobs' explain documents (`Job::explain`); it does not compute
 //! keys and never decides what runs.
 
+use std::collections::{HashMap, HashSet};
+
 use serde_json::Value;
 
 /// Longest first line of a long text shown in its reason; longer ones are cut with `…`.
@@ -11,6 +13,8 @@ const SHORT: usize = 60;
 /// Longest value (compact JSON) shown whole on a reason's line (an image ID fits); longer ones
 /// are cut with `…`.
 const VALUE: usize = 80;
+/// Most reasons listed for one node; the rest are counted.
+const MAX_REASONS: usize = 20;
 /// A string longer than this, or of several lines, is a text: its reason gets a line diff.
 const TEXT: usize = 120;
 /// Most diff lines shown for one changed text.
@@ -50,7 +54,7 @@ pub fn changes(old: &Value, new: &Value, stage: &str, team: Option<&str>) -> Vec
         .and_then(|t| t.get("instance_id"))
         .and_then(Value::as_str);
     let mut out = Vec::new();
-    for (path, a, b) in &diffs {
+    for (i, (path, a, b)) in diffs.iter().enumerate() {
         if task_fields && path == "task.digest" {
             continue;
         }
@@ -58,7 +62,14 @@ pub fn changes(old: &Value, new: &Value, stage: &str, team: Option<&str>) -> Vec
             (Some(field), Some(id)) => format!("task {id}: {field}"),
             _ => label_inputs(path, stage, team),
         };
+        if out.len() >= MAX_REASONS {
+            out.push(format!("… and {} more changes", diffs.len() - i));
+            break;
+        }
         match (a, b) {
+            // A list's item that one side lacks.
+            (None, Some(_)) if path.ends_with(']') => out.push(format!("{label} added")),
+            (Some(_), None) if path.ends_with(']') => out.push(format!("{label} removed")),
             // A record written before tasks were explained by field holds the digest only.
             (Some(Value::String(d)), Some(Value::Object(t))) if path == "task" => {
                 let now = t.get("digest").and_then(Value::as_str).unwrap_or("");
@@ -100,9 +111,104 @@ fn diff_into(path: &str, old: Option<&Value>, new: Option<&Value>, out: &mut Vec
                 diff_into(&p, a.get(k), b.get(k), out);
             }
         }
+        // Lists are compared item by item: by each item's name when every item has one
+        // (`rows[grade/x/fixer]`), else by position, so a change names its field rather
+        // than printing the whole list.
+        // A list of plain values (test names, env names) that does not fit on a line: the
+        // values that left and came, by value.
+        (Some(Value::Array(a)), Some(Value::Array(b)))
+            if a != b && plain(a) && plain(b) && !(fits(old) && fits(new)) =>
+        {
+            let name = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
+            let (in_a, in_b): (HashSet<String>, HashSet<String>) =
+                (a.iter().map(name).collect(), b.iter().map(name).collect());
+            for v in a.iter().filter(|v| !in_b.contains(&name(v))) {
+                out.push((format!("{path}[{}]", name(v)), Some(v.clone()), None));
+            }
+            for v in b.iter().filter(|v| !in_a.contains(&name(v))) {
+                out.push((format!("{path}[{}]", name(v)), None, Some(v.clone())));
+            }
+        }
+        // Short lists of plain values read whole, old -> new.
+        (Some(Value::Array(a)), Some(Value::Array(b))) if a != b && plain(a) && plain(b) => {
+            out.push((path.to_string(), old.cloned(), new.cloned()));
+        }
+        (Some(Value::Array(a)), Some(Value::Array(b))) if a != b => {
+            let (a, b) = match (named(a), named(b)) {
+                (Some(a), Some(b)) => (a, b),
+                _ => (indexed(a), indexed(b)),
+            };
+            let by_name = |list: &[(String, &'_ Value)]| -> HashMap<String, usize> {
+                list.iter()
+                    .enumerate()
+                    .map(|(i, (n, _))| (n.clone(), i))
+                    .collect()
+            };
+            let (in_a, in_b) = (by_name(&a), by_name(&b));
+            for (n, item) in &a {
+                let now = in_b.get(n).map(|i| b[*i].1);
+                diff_into(&format!("{path}[{n}]"), Some(item), now, out);
+            }
+            for (n, item) in b.iter().filter(|(n, _)| !in_a.contains_key(n)) {
+                diff_into(&format!("{path}[{n}]"), None, Some(item), out);
+            }
+        }
         (a, b) if a != b => out.push((path.to_string(), a.cloned(), b.cloned())),
         _ => {}
     }
+}
+
+/// A list's items by name (`address`, else `task`, then `team` and a replicate after the
+/// first when present), in order; `None` when some item has no name or two share one.
+fn named(items: &[Value]) -> Option<Vec<(String, &Value)>> {
+    let mut seen = HashSet::new();
+    items
+        .iter()
+        .map(|item| {
+            let name = item_name(item)?;
+            seen.insert(name.clone()).then_some((name, item))
+        })
+        .collect()
+}
+
+/// Whether no item of a list is a list or a table.
+fn plain(items: &[Value]) -> bool {
+    items.iter().all(|v| !v.is_object() && !v.is_array())
+}
+
+/// Whether a value is shown whole on a reason's line.
+fn fits(v: Option<&Value>) -> bool {
+    v.is_none_or(|v| v.to_string().chars().count() <= VALUE)
+}
+
+/// A list's items by position.
+fn indexed(items: &[Value]) -> Vec<(String, &Value)> {
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| (i.to_string(), item))
+        .collect()
+}
+
+fn item_name(item: &Value) -> Option<String> {
+    let field = |k: &str| item.get(k).filter(|v| !v.is_null());
+    if let Some(Value::String(a)) = field("address") {
+        return Some(a.clone());
+    }
+    let Some(Value::String(task)) = field("task") else {
+        return None;
+    };
+    let mut name = task.clone();
+    if let Some(Value::String(team)) = field("team") {
+        name.push_str(&format!(" {team}"));
+    }
+    if let Some(r) = field("replicate")
+        .and_then(Value::as_u64)
+        .filter(|r| *r > 0)
+    {
+        name.push_str(&format!(" #{r}"));
+    }
+    Some(name)
 }
 
 type Diff = (String, Option<Value>, Option<Value>);
@@ -130,19 +236,18 @@ fn shorten(s: &str) -> String {
     format!("{:?}", cut).replacen("…\"", "\"…", 1)
 }
 
-/// A JSON value, compact, cut to [`VALUE`] characters.
+/// A JSON value, compact when it fits in [`VALUE`] characters; else a string's first line cut
+/// (quoted), and a list or a table by its size: never JSON cut in the middle.
 fn show(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() <= VALUE {
+        return s;
+    }
     match v {
-        Value::String(s) if long_text(s) => shorten(s),
-        _ => {
-            let s = v.to_string();
-            if s.chars().count() > VALUE {
-                let cut: String = s.chars().take(VALUE - 3).collect();
-                format!("{cut}…")
-            } else {
-                s
-            }
-        }
+        Value::String(s) => shorten(s),
+        Value::Array(a) => format!("a list of {} items", a.len()),
+        Value::Object(o) => format!("a table of {} fields", o.len()),
+        _ => s,
     }
 }
 
@@ -255,6 +360,71 @@ mod tests {
         );
         let same = json!({"task": {"instance_id": "q__r-1", "digest": "958aaaaaaaaaaaaaaa"}});
         assert_eq!(changes(&old, &same, "solve", None), vec!["key changed"]);
+    }
+
+    /// Issue 49, item 9: a list (the report's sample filters, pairs, rows) is compared item by
+    /// item, so a change names its field instead of printing the list cut in the middle.
+    #[test]
+    fn lists_are_compared_item_by_item_and_never_cut() {
+        let filters = |seed: u64| {
+            json!({"inputs": {"filters": [{"instance_ids": [], "languages": [], "limit": null,
+                "repos": [], "seed": seed, "since": "2026-07-01T00:00:00Z"}]}})
+        };
+        assert_eq!(
+            changes(&filters(7), &filters(8), "report", None),
+            vec!["inputs: filters[0].seed 7 -> 8"]
+        );
+        let pair = |task: &str, team: &str, state: &str| {
+            json!({"task": task, "team": team, "replicate": 0, "state": state,
+                "language": "python", "repo": "quickstart/roman", "cost_usd": null,
+                "wall_time_s": 1.5, "score": null, "correctness": null})
+        };
+        let old = json!({"inputs": {"pairs": [pair("a", "nop", "resolved"),
+            pair("a", "fixer", "resolved"), pair("b", "fixer", "resolved")]}});
+        let new = json!({"inputs": {"pairs": [pair("a", "nop", "unresolved"),
+            pair("b", "fixer", "resolved"), pair("c", "fixer", "resolved")]}});
+        assert_eq!(
+            changes(&old, &new, "report", None),
+            vec![
+                "inputs: pairs[a nop].state \"resolved\" -> \"unresolved\"",
+                "inputs: pairs[a fixer] removed",
+                "inputs: pairs[c fixer] added",
+            ]
+        );
+        // A long list of names: which left and which came.
+        let tests = |n: std::ops::Range<u32>| {
+            json!({"task": {"instance_id": "q__r-1",
+            "PASS_TO_PASS": n.map(|i| format!("test_{i:02}")).collect::<Vec<_>>()}})
+        };
+        assert_eq!(
+            changes(&tests(0..20), &tests(1..21), "grade", None),
+            vec![
+                "task q__r-1: PASS_TO_PASS[test_00] removed",
+                "task q__r-1: PASS_TO_PASS[test_20] added"
+            ]
+        );
+        let short = |v: &[&str]| json!({"datasets": v});
+        assert_eq!(
+            changes(&short(&["a"]), &short(&["a", "b"]), "report", None),
+            vec!["datasets [\"a\"] -> [\"a\",\"b\"]"]
+        );
+        // A long value that is not a text is described, not cut.
+        let old = json!({"x": {"list": (0..40).collect::<Vec<u32>>()}});
+        let new = json!({"x": {"list": "none"}});
+        assert_eq!(
+            changes(&old, &new, "report", None),
+            vec!["x: list a list of 40 items -> \"none\""]
+        );
+    }
+
+    #[test]
+    fn many_changes_are_counted_past_the_limit() {
+        let old = json!({"rows": (0..30).map(|i| json!({"address": format!("n/{i}"), "v": 1})).collect::<Vec<_>>()});
+        let new = json!({"rows": (0..30).map(|i| json!({"address": format!("n/{i}"), "v": 2})).collect::<Vec<_>>()});
+        let got = changes(&old, &new, "report", None);
+        assert_eq!(got.len(), MAX_REASONS + 1);
+        assert_eq!(got[0], "rows[n/0]: v 1 -> 2");
+        assert_eq!(got[MAX_REASONS], "… and 10 more changes");
     }
 
     #[test]

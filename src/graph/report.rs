@@ -88,6 +88,7 @@ pub fn report_inputs(
     let stages = graph.report_input_stages(needs);
     let mut teams: Vec<String> = Vec::new();
     let mut gold = BTreeMap::new();
+    let mut gold_reasons = BTreeMap::new();
     let mut pairs = Vec::new();
     let mut rows = Vec::new();
     let mut usage = Vec::new();
@@ -147,6 +148,9 @@ pub fn report_inputs(
                     let failed = matches!(node.state, NodeState::Failed(_));
                     if !*empty {
                         gold.insert(task.instance_id.clone(), if failed { None } else { v });
+                        if let Some(why) = graph.gold_reason(s, &task.instance_id) {
+                            gold_reasons.insert(task.instance_id.clone(), why);
+                        }
                     }
                 }
                 NodeKind::Grade {
@@ -338,6 +342,7 @@ pub fn report_inputs(
         baseline: r.baseline.clone(),
         count_errors_as_failures: r.count_errors_as_failures,
         gold,
+        gold_reasons,
         pairs,
         rows,
         artifacts: artifacts.into_values().collect(),

@@ -254,3 +254,73 @@ impl Job for GradeJob {
         v
     }
 }
+
+/// Most test names a gold check's reason lists before `and N more`.
+const REASON_TESTS: usize = 5;
+
+impl GradeOutput {
+    /// Why this grade of a gold patch did not resolve its task, in one line, from what the
+    /// grade recorded: the patch did not apply, the tests timed out, which FAIL_TO_PASS tests
+    /// still fail, which PASS_TO_PASS tests broke or are missing from the log, the audit's
+    /// flags, or the verifier's reward. `empty`: the grade of the empty patch, which must not
+    /// resolve.
+    pub fn gold_failure(&self, empty: bool) -> String {
+        if empty {
+            return if self.resolved {
+                "the empty patch resolves it too (its FAIL_TO_PASS tests pass without the fix)"
+                    .to_string()
+            } else {
+                "the empty patch's check passed".to_string()
+            };
+        }
+        if !self.patch_applied {
+            return "the gold patch did not apply".to_string();
+        }
+        let names = |tests: &[String]| {
+            let mut s = tests
+                .iter()
+                .take(REASON_TESTS)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ");
+            if tests.len() > REASON_TESTS {
+                s.push_str(&format!(" and {} more", tests.len() - REASON_TESTS));
+            }
+            s
+        };
+        let mut why = Vec::new();
+        if self.timed_out {
+            why.push("the tests timed out".to_string());
+        }
+        for (label, tests) in [
+            ("FAIL_TO_PASS still failing", &self.fail_to_pass_failure),
+            ("PASS_TO_PASS broken", &self.pass_to_pass_failure),
+            (
+                "PASS_TO_PASS missing from the log",
+                &self.pass_to_pass_missing,
+            ),
+        ] {
+            if !tests.is_empty() {
+                why.push(format!("{label}: {}", names(tests)));
+            }
+        }
+        if !self.audit.is_empty() {
+            let flags: Vec<String> = self
+                .audit
+                .iter()
+                .map(|f| format!("{}: {}", f.path, f.reason))
+                .collect();
+            why.push(format!("the audit flagged it ({})", flags.join(", ")));
+        }
+        if let Some(reward) = self.reward.as_ref().and_then(|r| r.get("reward")) {
+            why.push(format!("the verifier's reward is {reward}"));
+        }
+        if why.is_empty() {
+            why.push(match self.test_exit_code {
+                Some(code) => format!("not resolved (the tests exited {code})"),
+                None => "not resolved (the tests did not finish)".to_string(),
+            });
+        }
+        why.join("; ")
+    }
+}

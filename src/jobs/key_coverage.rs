@@ -339,6 +339,7 @@ fn report_job() {
         baseline: Some("solo".into()),
         count_errors_as_failures: true,
         gold: BTreeMap::from([("o__r-1".to_string(), Some(true))]),
+        gold_reasons: BTreeMap::from([("o__r-1".to_string(), "why".to_string())]),
         pairs: vec![PairOutcome {
             task: "o__r-1".into(),
             team: "solo".into(),

@@ -68,6 +68,10 @@ pub struct ReportInputs {
     pub count_errors_as_failures: bool,
     /// Gold verdicts: task -> valid (None: errored).
     pub gold: BTreeMap<String, Option<bool>>,
+    /// Why each task that did not pass its gold check failed it (from the check's recorded
+    /// grade, or its error).
+    #[serde(default)]
+    pub gold_reasons: BTreeMap<String, String>,
     pub pairs: Vec<PairOutcome>,
     /// One row per solve and grade node (`results.parquet`).
     pub rows: Vec<NodeRow>,

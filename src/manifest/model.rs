@@ -29,6 +29,8 @@ pub struct Manifest {
     pub cache: Cache,
     /// Where solves and grades run (placement only: never part of a key).
     pub execution: Execution,
+    /// `[store] keep_runs`: gc keeps what the last this-many applies used (never in a key).
+    pub keep_runs: usize,
     pub datasets: BTreeMap<String, Dataset>,
     pub stages: BTreeMap<String, Stage>,
     /// Stage names in a topological order (ties by name).
@@ -150,6 +152,9 @@ pub struct SlurmExecution {
     pub spool: Option<PathBuf>,
     pub worker_store: Option<PathBuf>,
 }
+
+/// The default of `store.keep_runs`: gc keeps what the last three applies of a manifest used.
+pub const DEFAULT_KEEP_RUNS: usize = 3;
 
 /// The default of `cache.max_object_size`: far above any real record or blob (a 50 MB test
 /// log, a trajectory), far below what planted objects would need to do harm.

@@ -35,6 +35,8 @@ pub struct ManifestFile {
     /// Where solves and grades run: here (the default), or as jobs of a cluster engine (Slurm)
     /// that run `bench worker` (placement only: never part of a node key).
     pub execution: Option<ExecutionFile>,
+    /// The local store: how much of its history `bench gc` keeps (never part of a node key).
+    pub store: Option<StoreFile>,
     /// Task sources, by name.
     #[serde(default)]
     pub datasets: BTreeMap<String, DatasetFile>,
@@ -187,6 +189,16 @@ pub struct ExecutionFile {
 pub enum ExecutionEngineFile {
     Local,
     Slurm,
+}
+
+/// The local store's retention.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StoreFile {
+    /// `bench gc` keeps every result the last this-many applies of this manifest used (so an
+    /// edit undone is cached again), besides what its current plan uses. Default 3; 0 keeps
+    /// only the current plan's. `bench gc --keep-runs` overrides it for one collection.
+    pub keep_runs: Option<u32>,
 }
 
 /// A task source.

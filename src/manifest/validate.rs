@@ -267,6 +267,7 @@ impl Validator<'_> {
             limits,
             cache,
             execution,
+            store,
             datasets,
             stages,
             teams,
@@ -294,6 +295,9 @@ impl Validator<'_> {
         let limits = self.limits(limits);
         let cache = self.cache(cache);
         let execution = self.execution(execution, &cache, &dir);
+        let keep_runs = store
+            .and_then(|StoreFile { keep_runs }| keep_runs)
+            .map_or(super::model::DEFAULT_KEEP_RUNS, |n| n as usize);
         let datasets = datasets
             .into_iter()
             .filter_map(|(n, d)| self.dataset(&n, d).map(|d| (n, d)))
@@ -369,6 +373,7 @@ impl Validator<'_> {
             limits,
             cache,
             execution,
+            keep_runs,
             datasets,
             stages,
             stage_order,

@@ -11,7 +11,7 @@ use crate::report::stats::{Summary, TeamSummary};
 use crate::types::Promote;
 
 /// Version of the report document's shape.
-pub const REPORT_SCHEMA: u32 = 3;
+pub const REPORT_SCHEMA: u32 = 4;
 
 /// `report.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -97,6 +97,11 @@ pub struct GoldReport {
     pub valid: Vec<String>,
     pub invalid: Vec<String>,
     pub errored: Vec<String>,
+    /// Why each invalid or errored task failed its check (task -> reason): the gold patch did
+    /// not apply, which FAIL_TO_PASS tests still fail, which PASS_TO_PASS tests broke, or the
+    /// infrastructure error.
+    #[serde(default)]
+    pub reasons: BTreeMap<String, String>,
 }
 
 impl ReportDocument {
@@ -148,6 +153,22 @@ impl GoldReport {
             }
         }
         out
+    }
+
+    /// Each task that did not pass its check with why: the invalid ones, then the errored
+    /// ones, each in task order.
+    pub fn failures(&self) -> Vec<(&str, &str)> {
+        self.invalid
+            .iter()
+            .chain(&self.errored)
+            .map(|t| {
+                let why = self
+                    .reasons
+                    .get(t)
+                    .map_or("no reason recorded", String::as_str);
+                (t.as_str(), why)
+            })
+            .collect()
     }
 }
 
@@ -443,6 +464,8 @@ pub struct Context<'a> {
     pub datasets: &'a [String],
     pub since: Option<&'a str>,
     pub gold: &'a BTreeMap<String, Option<bool>>,
+    /// Why each task that did not pass its gold check failed it.
+    pub gold_reasons: &'a BTreeMap<String, String>,
     pub promote: Option<&'a Promote>,
     pub audit: &'a [AuditedPair],
     pub resolutions: &'a [PairResolution],
@@ -564,6 +587,12 @@ impl ReportDocument {
                 valid: gold_with(Some(true)),
                 invalid: gold_with(Some(false)),
                 errored: gold_with(None),
+                reasons: ctx
+                    .gold_reasons
+                    .iter()
+                    .filter(|(task, _)| ctx.gold.get(*task).is_some_and(|v| *v != Some(true)))
+                    .map(|(task, why)| (task.clone(), why.clone()))
+                    .collect(),
             },
             common_tasks: summary.common_tasks.clone(),
             excluded_tasks: summary.excluded_tasks.clone(),

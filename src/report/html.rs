@@ -469,6 +469,14 @@ pub fn render(
         let _ = write!(h, "<tr><td>{}</td><td>{}</td></tr>", esc(&k), esc(&v));
     }
     h.push_str("</table>\n");
+    let failures = doc.gold.failures();
+    if !failures.is_empty() {
+        h.push_str("<p>Why the gold check failed:</p>\n<ul>");
+        for (task, why) in &failures {
+            let _ = write!(h, "<li><code>{}</code>: {}</li>", esc(task), esc(why));
+        }
+        h.push_str("</ul>\n");
+    }
     if let Some(w) = doc.empty_warning() {
         let _ = writeln!(
             h,

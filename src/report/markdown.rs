@@ -537,6 +537,13 @@ pub fn render(
             doc.gold.tasks,
             doc.gold.failed_lists(),
         );
+        let failures = doc.gold.failures();
+        for (task, why) in &failures {
+            let _ = writeln!(md, "- `{task}`: {why}");
+        }
+        if !failures.is_empty() {
+            md.push('\n');
+        }
     }
     if let Some(p) = &doc.promotion {
         let _ = writeln!(md, "**Promotion:** {}\n", p.summary);

@@ -115,7 +115,7 @@ pub struct Prepared {
 /// Makes the task images of a docker manifest ready before anything runs: resolves the
 /// missing ones at their registries (every denied or missing image is an error here), checks
 /// the daemon's disk, pulls (at most `[limits] pulls` at once), and records the pulls in the
-/// store (the caller holds its lock). Local manifests: nothing.
+/// store (the caller holds its lock). Local manifests and pools (which never pull): nothing.
 pub async fn prepare(
     m: &Manifest,
     datasets: &BTreeMap<String, TaskSet>,
@@ -124,7 +124,14 @@ pub async fn prepare(
     events: &crate::events::Events,
 ) -> Result<Prepared, PrepareError> {
     let mut out = Prepared::default();
-    if !super::backend_config(m).uses_images() {
+    let config = super::backend_config(m);
+    if config.uses_images() && !config.pulls_images() && scope == DiskScope::PullsOnly {
+        out.notes.push(
+            "`[backend] hosts`: bench pulls no image onto a pool's hosts; each runs the tasks whose image it holds (`docker pull` or `docker load` them on each host)"
+                .to_string(),
+        );
+    }
+    if !config.pulls_images() {
         return Ok(out);
     }
     let refs: Vec<String> = image_refs(datasets).into_iter().collect();

@@ -9,6 +9,7 @@ pub mod noop;
 mod plan;
 mod pools;
 pub mod remote;
+pub mod retention;
 pub mod sequence;
 pub mod spend;
 pub mod summary;

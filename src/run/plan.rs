@@ -253,7 +253,8 @@ pub fn plan(
     graph.keep_inputs = explain;
     let remote = expand(&mut graph, remote)?;
     let index = store.map(|s| s.load_index(&m.path)).unwrap_or_default();
-    let stages = graph.summaries(&index.nodes);
+    let mut stages = graph.summaries(&index.nodes);
+    let orphaned = store.map_or_else(Vec::new, |s| orphaned_records(m, &graph, s, &mut stages));
     let mut to_run = Vec::new();
     let mut agent_images = std::collections::BTreeSet::new();
     // (task image, harness) pairs already looked at: the tag reads the install files, once.
@@ -318,14 +319,6 @@ pub fn plan(
             reasons,
         });
     }
-    let present: std::collections::HashSet<&str> =
-        graph.nodes.iter().map(|n| n.address.as_str()).collect();
-    let orphaned = index
-        .nodes
-        .keys()
-        .filter(|a| !present.contains(a.as_str()))
-        .cloned()
-        .collect();
     let bad_blobs = std::mem::take(&mut graph.bad_blobs)
         .iter()
         .map(ToString::to_string)
@@ -354,6 +347,49 @@ pub fn plan(
         power,
         remote,
     })
+}
+
+/// The stored results this manifest's applies recorded that `bench gc` would remove (see
+/// `retention.rs`), counted in each stage's `orphaned` by the stage of the address they had (a
+/// stage no longer in the manifest gets a row of its own, kind `removed`); listed as
+/// `address (record KEY)`, sorted.
+fn orphaned_records(
+    m: &Manifest,
+    graph: &Graph<'_>,
+    store: &Store,
+    stages: &mut Vec<StageSummary>,
+) -> Vec<String> {
+    use super::retention::{KeepRuns, kept_by_runs, orphaned, plan_keys};
+    let runs = store.runs();
+    let this = m.path.display().to_string();
+    let kept = kept_by_runs(&runs, &mut |p| {
+        if p == this {
+            m.keep_runs
+        } else {
+            KeepRuns::PerManifest.of(std::path::Path::new(p))
+        }
+    });
+    let stored = store.action_keys().into_iter().collect();
+    let records = orphaned(&runs, &this, &plan_keys(graph), &kept, &stored);
+    for s in stages.iter_mut() {
+        s.orphaned = 0;
+    }
+    let mut listed = Vec::with_capacity(records.len());
+    for (key, address) in &records {
+        let stage = address.split('/').next().unwrap_or(address);
+        match stages.iter_mut().find(|s| s.stage == stage) {
+            Some(s) => s.orphaned += 1,
+            None => stages.push(StageSummary {
+                stage: stage.to_string(),
+                kind: "removed".to_string(),
+                orphaned: 1,
+                ..Default::default()
+            }),
+        }
+        listed.push(format!("{address} (record {})", &key[..12.min(key.len())]));
+    }
+    listed.sort();
+    listed
 }
 
 /// Expands the plan's graph as far as the store (and, with one, the remote cache) allow: what

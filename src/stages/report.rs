@@ -72,6 +72,7 @@ pub fn report_document(inputs: &ReportInputs) -> ReportDocument {
             datasets: &inputs.datasets,
             since: inputs.since.as_deref(),
             gold: &inputs.gold,
+            gold_reasons: &inputs.gold_reasons,
             promote: inputs.promote.as_ref(),
             audit: &inputs.audit,
             resolutions: &inputs.resolutions,
