@@ -262,16 +262,12 @@ impl GradeOutput {
     /// Why this grade of a gold patch did not resolve its task, in one line, from what the
     /// grade recorded: the patch did not apply, the tests timed out, which FAIL_TO_PASS tests
     /// still fail, which PASS_TO_PASS tests broke or are missing from the log, the audit's
-    /// flags, or the verifier's reward. `empty`: the grade of the empty patch, which must not
-    /// resolve.
+    /// flags, or the verifier's reward. `empty`: this is the grade of the empty patch, which
+    /// resolved the task (it must not).
     pub fn gold_failure(&self, empty: bool) -> String {
         if empty {
-            return if self.resolved {
-                "the empty patch resolves it too (its FAIL_TO_PASS tests pass without the fix)"
-                    .to_string()
-            } else {
-                "the empty patch's check passed".to_string()
-            };
+            return "the empty patch resolves it too (its FAIL_TO_PASS tests pass without the fix)"
+                .to_string();
         }
         if !self.patch_applied {
             return "the gold patch did not apply".to_string();
@@ -322,5 +318,44 @@ impl GradeOutput {
             });
         }
         why.join("; ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_gold_failure_says_why_from_what_the_grade_recorded() {
+        let applied = GradeOutput {
+            patch_applied: true,
+            test_exit_code: Some(1),
+            ..Default::default()
+        };
+        assert_eq!(
+            GradeOutput::default().gold_failure(false),
+            "the gold patch did not apply"
+        );
+        let tests: Vec<String> = (1..=7).map(|i| format!("t{i}")).collect();
+        let broken = GradeOutput {
+            fail_to_pass_failure: vec!["f1".into()],
+            pass_to_pass_failure: tests,
+            timed_out: true,
+            ..applied.clone()
+        };
+        assert_eq!(
+            broken.gold_failure(false),
+            "the tests timed out; FAIL_TO_PASS still failing: f1; \
+             PASS_TO_PASS broken: t1, t2, t3, t4, t5 and 2 more"
+        );
+        assert_eq!(
+            applied.gold_failure(false),
+            "not resolved (the tests exited 1)"
+        );
+        assert!(
+            applied
+                .gold_failure(true)
+                .starts_with("the empty patch resolves it too")
+        );
     }
 }

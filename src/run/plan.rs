@@ -369,8 +369,9 @@ fn orphaned_records(
             KeepRuns::PerManifest.of(std::path::Path::new(p))
         }
     });
-    let stored = store.action_keys().into_iter().collect();
-    let records = orphaned(&runs, &this, &plan_keys(graph), &kept, &stored);
+    let records = orphaned(&runs, &this, &plan_keys(graph), &kept, &|k| {
+        store.has_action(k)
+    });
     for s in stages.iter_mut() {
         s.orphaned = 0;
     }
