@@ -464,6 +464,35 @@ fn node_inputs(store: Option<&Store>, node: &crate::graph::Node) -> Option<serde
         .or_else(|| node.job.as_ref().map(|j| j.explain()))
 }
 
+/// The error of `status --node` for an address the manifest has no node at, with addresses
+/// it has (of the same stage when there are).
+fn no_such_node(graph: &Graph<'_>, file: &Path, address: &str) -> Report {
+    let stage = address.split('/').next().unwrap_or(address);
+    let mut near: Vec<&str> = graph
+        .nodes
+        .iter()
+        .map(|n| n.address.as_str())
+        .filter(|a| a.split('/').next() == Some(stage))
+        .take(5)
+        .collect();
+    if near.is_empty() {
+        near = graph
+            .nodes
+            .iter()
+            .map(|n| n.address.as_str())
+            .take(5)
+            .collect();
+    }
+    miette!(
+        help = format!(
+            "addresses look like: {} (`bench plan --explain` lists the nodes to run)",
+            near.join(", ")
+        ),
+        "{} has no node `{address}`",
+        file.display()
+    )
+}
+
 /// `bench status FILE --node ADDRESS`: what one node is, as plan sees it (its state, key and
 /// inputs), what the store holds of it, and how it ended in the manifest's last apply.
 fn status_node(cli: &Cli, file: &Path, address: &str, json: bool) -> Result<u8, Report> {
@@ -473,30 +502,7 @@ fn status_node(cli: &Cli, file: &Path, address: &str, json: bool) -> Result<u8, 
     graph.keep_inputs = true;
     while !graph.advance().is_empty() {}
     let Some(node) = graph.nodes.iter().find(|n| n.address == address) else {
-        let stage = address.split('/').next().unwrap_or(address);
-        let mut near: Vec<&str> = graph
-            .nodes
-            .iter()
-            .map(|n| n.address.as_str())
-            .filter(|a| a.split('/').next() == Some(stage))
-            .take(5)
-            .collect();
-        if near.is_empty() {
-            near = graph
-                .nodes
-                .iter()
-                .map(|n| n.address.as_str())
-                .take(5)
-                .collect();
-        }
-        return Err(miette!(
-            help = format!(
-                "addresses look like: {} (`bench plan --explain` lists the nodes to run)",
-                near.join(", ")
-            ),
-            "{} has no node `{address}`",
-            file.display()
-        ));
+        return Err(no_such_node(&graph, file, address));
     };
     let state = match &node.state {
         NodeState::Cached(_) => "cached",
@@ -514,6 +520,19 @@ fn status_node(cli: &Cli, file: &Path, address: &str, json: bool) -> Result<u8, 
             .rev()
             .find(|r| r.manifest_path == l.m.path.display().to_string())
             .and_then(|r| r.nodes.get(address).cloned().map(|n| (r.id.clone(), n)))
+    });
+    // Where the node was last placed by an engine (`[execution]`), live while an apply runs.
+    let placement = l.store.as_ref().and_then(|s| {
+        s.runs()
+            .into_iter()
+            .rev()
+            .filter(|r| r.manifest_path == l.m.path.display().to_string())
+            .find_map(|r| {
+                r.placements
+                    .get(address)
+                    .cloned()
+                    .map(|p| (r.id.clone(), p))
+            })
     });
     let record = node.state.record();
     let files: BTreeMap<&str, String> = match (record, &l.store) {
@@ -536,6 +555,9 @@ fn status_node(cli: &Cli, file: &Path, address: &str, json: bool) -> Result<u8, 
         "key": node.key,
         "last_apply": last.as_ref().map(|(id, n)| serde_json::json!({
             "run": id, "status": n.status, "error": n.error,
+        })),
+        "placement": placement.as_ref().map(|(id, p)| serde_json::json!({
+            "run": id, "placement": p,
         })),
         "result": record.map(|r| run::describe_record(r)),
         "started_at": record.map(|r| r.started_at.clone()),
@@ -561,6 +583,9 @@ fn status_node(cli: &Cli, file: &Path, address: &str, json: bool) -> Result<u8, 
             Some(e) => println!("  last apply {id}: {status}: {e}"),
             None => println!("  last apply {id}: {status}"),
         }
+    }
+    if let Some((id, p)) = &placement {
+        println!("  placed by apply {id}: {}", p.describe());
     }
     if let Some(r) = record {
         println!(

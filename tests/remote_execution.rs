@@ -148,6 +148,30 @@ fn the_quickstart_on_slurm_resolves_as_on_local_and_its_results_are_shared() {
         );
     }
     assert!(shipped.len() > 4, "{shipped:?}");
+    // `status --node` says where a shipped node ran.
+    let out = common::bench_env(
+        placed.dir.path(),
+        &[
+            "status",
+            "quickstart.toml",
+            "--node",
+            "solve/quickstart__roman-1/oracle/0",
+            "--json",
+        ],
+        &env,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let p = &doc["placement"]["placement"];
+    assert_eq!(p["engine"], "slurm", "{doc}");
+    assert!(
+        ["n1", "n2"].contains(&p["node"].as_str().unwrap_or("")),
+        "{doc}"
+    );
 
     // Again: nothing runs, nothing is submitted.
     let out = common::bench_env(placed.dir.path(), &json, &env);
