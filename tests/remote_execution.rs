@@ -51,6 +51,35 @@ fn all_verdicts(events: &[serde_json::Value]) -> BTreeMap<String, (String, Strin
         .collect()
 }
 
+/// address -> key of every node, run or cached, but the report.
+fn keys(events: &[serde_json::Value]) -> BTreeMap<String, String> {
+    events
+        .iter()
+        .filter(|e| e["event"] == "node_finished" || e["event"] == "cache_hit")
+        .map(|e| {
+            (
+                e["address"].as_str().unwrap().to_string(),
+                e["key"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .filter(|(a, _)| a != "report")
+        .collect()
+}
+
+/// The files in `dir`, sorted, with their bytes.
+fn files(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|p| {
+            let bytes = std::fs::read(&p).unwrap();
+            (p, bytes)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 /// A signing key in `dir`, and its public key.
 fn keygen(dir: &Path) -> (String, String) {
     let key = dir.join("worker.key");
@@ -218,4 +247,343 @@ fn the_quickstart_on_slurm_resolves_as_on_local_and_its_results_are_shared() {
     );
     assert!(hits.iter().all(|e| e["remote"] == true), "{hits:?}");
     assert!(cluster.squeue_ids().is_empty());
+}
+
+/// A cluster, a shared cache directory and a worker key, as the fault tests share them.
+struct Rig {
+    cluster: SlurmCluster,
+    shared: tempfile::TempDir,
+    public: String,
+    env: Vec<(String, String)>,
+}
+
+impl Rig {
+    fn start() -> Rig {
+        let cluster = SlurmCluster::start();
+        let shared = tempfile::tempdir().unwrap();
+        std::fs::create_dir(shared.path().join("cache")).unwrap();
+        let (key_file, public) = keygen(shared.path());
+        let mut env = cluster.env();
+        env.push(("BENCH_CACHE_KEY_FILE".into(), key_file));
+        Rig {
+            cluster,
+            shared,
+            public,
+            env,
+        }
+    }
+
+    fn cache(&self) -> std::path::PathBuf {
+        self.shared.path().join("cache")
+    }
+
+    /// The quickstart placed on this cluster; the fixer sleeps `sleep` seconds first.
+    fn placed(&self, sleep: u32) -> Sandbox {
+        let s = quickstart_on(
+            &self.cache(),
+            &self.public,
+            &format!(
+                "\n[execution]\nengine = \"slurm\"\nworker_store = \"{}\"\n",
+                self.shared.path().join("worker-store").display()
+            ),
+        );
+        if sleep > 0 {
+            s.edit(
+                "quickstart.toml",
+                "command = \"python3 {{script}}\"",
+                &format!("command = \"sleep {sleep}; python3 {{{{script}}}}\""),
+            );
+        }
+        s
+    }
+
+    fn env(&self) -> Vec<(&str, &str)> {
+        self.env
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect()
+    }
+
+    /// `bench apply --message-format json` in `dir`, running: each event is handed to `on`
+    /// as it comes (it may act on the cluster or the process); returns the exit status and
+    /// every event.
+    fn apply_watching(
+        &mut self,
+        dir: &Path,
+        mut on: impl FnMut(&mut Rig, &serde_json::Value, &std::process::Child),
+    ) -> (std::process::ExitStatus, Vec<serde_json::Value>) {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(common::bench_bin())
+            .args(["apply", "quickstart.toml", "--message-format", "json"])
+            .current_dir(dir)
+            .env_remove("BENCH_STORE")
+            .envs(self.env.clone())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let mut seen = Vec::new();
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(e) = serde_json::from_str::<serde_json::Value>(&line.unwrap()) else {
+                continue;
+            };
+            on(self, &e, &child);
+            seen.push(e);
+        }
+        (child.wait().unwrap(), seen)
+    }
+}
+
+#[test]
+fn a_job_whose_node_dies_is_submitted_again_and_the_apply_ends_right() {
+    if !slurm_ready() {
+        return;
+    }
+    let mut rig = Rig::start();
+    let placed = rig.placed(6);
+    let mut killed = None;
+    let (status, events) = rig.apply_watching(placed.dir.path(), |rig, e, _| {
+        let p = &e["placement"];
+        if killed.is_none()
+            && e["event"] == "node_placed"
+            && p["state"] == "running"
+            && e["address"].as_str().unwrap().ends_with("/fixer/0")
+        {
+            let node = p["node"].as_str().unwrap().to_string();
+            rig.cluster.kill_node(&node);
+            killed = Some((e["address"].as_str().unwrap().to_string(), node));
+        }
+    });
+    let (address, node) = killed.expect("a fixer solve ran on a node");
+    assert!(status.success(), "{status:?}\n{}", rig.cluster.log_tails());
+    let again: Vec<&serde_json::Value> = of_type(&events, "node_placed")
+        .into_iter()
+        .filter(|e| e["address"] == address.as_str())
+        .collect();
+    let resubmitted = again
+        .iter()
+        .find(|e| e["placement"]["state"] == "resubmitted")
+        .unwrap_or_else(|| panic!("{address} was not submitted again: {again:?}"));
+    assert_eq!(resubmitted["placement"]["attempt"], 2);
+    let ran_after: Vec<&str> = again
+        .iter()
+        .filter(|e| e["placement"]["state"] == "running" && e["placement"]["attempt"] == 2)
+        .map(|e| e["placement"]["node"].as_str().unwrap())
+        .collect();
+    assert!(
+        !ran_after.is_empty() && !ran_after.contains(&node.as_str()),
+        "{again:?}"
+    );
+    // The verdicts are the local run's.
+    let local = Sandbox::quickstart();
+    local.edit(
+        "quickstart.toml",
+        "command = \"python3 {{script}}\"",
+        "command = \"sleep 6; python3 {{script}}\"",
+    );
+    let json = ["apply", "quickstart.toml", "--message-format", "json"];
+    let out = common::bench_env(local.dir.path(), &json, &rig.env());
+    assert!(out.status.success());
+    assert_eq!(verdicts(&events), verdicts(&self::events(&out)));
+}
+
+#[test]
+fn ctrl_c_cancels_every_job_of_the_apply() {
+    if !slurm_ready() {
+        return;
+    }
+    let mut rig = Rig::start();
+    let placed = rig.placed(60);
+    let mut sent = false;
+    let (status, _) = rig.apply_watching(placed.dir.path(), |_, e, child| {
+        if !sent && e["event"] == "node_placed" && e["placement"]["state"] == "running" {
+            sent = true;
+            nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(child.id() as i32),
+                nix::sys::signal::Signal::SIGINT,
+            )
+            .unwrap();
+        }
+    });
+    assert!(sent, "a job ran");
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    // scancel has run for every job; Slurm may take a moment to forget a completing one.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !rig.cluster.squeue_ids().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "jobs left: {:?}",
+            rig.cluster.squeue_ids()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+}
+
+#[test]
+fn a_tampered_result_is_refused_and_recomputed_and_a_worker_of_another_backend_refuses() {
+    if !slurm_ready() {
+        return;
+    }
+    let mut rig = Rig::start();
+    let placed = rig.placed(0);
+    let (status, first) = rig.apply_watching(placed.dir.path(), |_, _, _| {});
+    assert!(status.success());
+    let solve = of_type(&first, "node_finished")
+        .into_iter()
+        .find(|e| e["address"] == "solve/quickstart__roman-1/fixer/0")
+        .unwrap()["key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // A worker whose jail differs (no bubblewrap: isolation `none`) refuses the job and
+    // uploads nothing.
+    let entries = rig.cache().join("bench-cache-v1/ac").join(&solve);
+    let before = files(&entries);
+    let report = rig.shared.path().join("refused.json");
+    let url = format!("file://{}", rig.cache().display());
+    let worker = |extra: &[(&str, &str)]| {
+        let mut env = rig.env();
+        env.extend_from_slice(extra);
+        common::bench_env(
+            rig.shared.path(),
+            &[
+                "worker",
+                "--kind",
+                "solve",
+                "--key",
+                &solve,
+                "--cache",
+                &url,
+                "--store",
+                rig.shared.path().join("other-store").to_str().unwrap(),
+                "--report",
+                report.to_str().unwrap(),
+            ],
+            &env,
+        )
+    };
+    let out = worker(&[("BENCH_NO_BWRAP", "1")]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("backend differs from the job's"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("isolation `none` here, `bwrap` in the job"),
+        "{stderr}"
+    );
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(r["outcome"], "refused");
+    assert_eq!(before, files(&entries), "nothing uploaded");
+    // The same worker with this machine's jail runs it.
+    let out = worker(&[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // Tamper with the solve's signed entry: a fresh store on the cluster refuses it and the
+    // node runs again; afterwards the cache holds a valid entry.
+    for f in std::fs::read_dir(&entries).unwrap() {
+        let f = f.unwrap().path();
+        let mut bytes = std::fs::read(&f).unwrap();
+        let at = bytes.len() / 2;
+        bytes[at] ^= 1;
+        std::fs::write(&f, bytes).unwrap();
+    }
+    std::fs::remove_dir_all(placed.path(".bench")).unwrap();
+    let (status, second) = rig.apply_watching(placed.dir.path(), |_, _, _| {});
+    assert!(status.success());
+    let started: Vec<&str> = of_type(&second, "node_started")
+        .iter()
+        .map(|e| e["address"].as_str().unwrap())
+        .collect();
+    assert!(
+        started.contains(&"solve/quickstart__roman-1/fixer/0"),
+        "the tampered node runs again: {started:?}"
+    );
+    assert_eq!(keys(&second), keys(&first));
+    let laptop = quickstart_on(&rig.cache(), &rig.public, "");
+    let out = common::bench_env(
+        laptop.dir.path(),
+        &["apply", "quickstart.toml", "--message-format", "json"],
+        &rig.env(),
+    );
+    assert!(out.status.success());
+    assert!(of_type(&events(&out), "node_started").is_empty());
+}
+
+#[test]
+fn a_killed_apply_loses_nothing_the_next_follows_its_jobs_and_submits_only_the_rest() {
+    if !slurm_ready() {
+        return;
+    }
+    let mut rig = Rig::start();
+    let placed = rig.placed(8);
+    // Kill the apply (SIGKILL: no cleanup at all) once a fixer solve has finished on the
+    // cluster and another is running.
+    let mut finished = BTreeSet::new();
+    let mut running: BTreeMap<String, String> = BTreeMap::new();
+    let mut killed = false;
+    let (status, _) = rig.apply_watching(placed.dir.path(), |_, e, child| {
+        let address = e["address"].as_str().unwrap_or("").to_string();
+        if !address.contains("/fixer/") || killed {
+            return;
+        }
+        if e["event"] == "node_finished" {
+            finished.insert(address.clone());
+            running.remove(&address);
+        } else if e["event"] == "node_placed" && e["placement"]["state"] == "running" {
+            running.insert(
+                address,
+                e["placement"]["job_id"].as_str().unwrap().to_string(),
+            );
+        }
+        if !finished.is_empty() && !running.is_empty() {
+            nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(child.id() as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            )
+            .unwrap();
+            killed = true;
+        }
+    });
+    assert!(killed && !status.success(), "{status:?}");
+    let (status, events) = rig.apply_watching(placed.dir.path(), |_, _, _| {});
+    assert!(status.success(), "{}", rig.cluster.log_tails());
+    for a in &finished {
+        let placed_again = of_type(&events, "node_placed")
+            .into_iter()
+            .any(|e| e["address"] == a.as_str());
+        assert!(!placed_again, "{a} had landed: it is not submitted again");
+    }
+    for (a, job) in &running {
+        let jobs: BTreeSet<&str> = of_type(&events, "node_placed")
+            .into_iter()
+            .filter(|e| e["address"] == a.as_str())
+            .map(|e| e["placement"]["job_id"].as_str().unwrap())
+            .collect();
+        assert!(
+            jobs.is_empty() || jobs == BTreeSet::from([job.as_str()]),
+            "{a}: the running job {job} is followed, not submitted again: {jobs:?}"
+        );
+    }
+    let local = Sandbox::quickstart();
+    local.edit(
+        "quickstart.toml",
+        "command = \"python3 {{script}}\"",
+        "command = \"sleep 8; python3 {{script}}\"",
+    );
+    let out = common::bench_env(
+        local.dir.path(),
+        &["apply", "quickstart.toml", "--message-format", "json"],
+        &rig.env(),
+    );
+    assert!(out.status.success());
+    assert_eq!(keys(&events), keys(&self::events(&out)));
+    assert!(rig.cluster.squeue_ids().is_empty());
 }
