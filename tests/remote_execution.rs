@@ -587,3 +587,80 @@ fn a_killed_apply_loses_nothing_the_next_follows_its_jobs_and_submits_only_the_r
     assert_eq!(keys(&events), keys(&self::events(&out)));
     assert!(rig.cluster.squeue_ids().is_empty());
 }
+
+/// Every file under `dir` whose bytes hold `needle`.
+fn files_holding(dir: &Path, needle: &[u8]) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in walkdir(dir) {
+        let bytes = std::fs::read(&e).unwrap_or_default();
+        if bytes.windows(needle.len()).any(|w| w == needle) {
+            out.push(e);
+        }
+    }
+    out
+}
+
+fn walkdir(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walkdir(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_job_cancelled_by_hand_fails_its_node_by_name_and_workers_scrub_their_secrets() {
+    if !slurm_ready() {
+        return;
+    }
+    let mut rig = Rig::start();
+    // The fixer prints a secret its harness passes from the environment (the worker's).
+    let placed = rig.placed(0);
+    placed.edit(
+        "quickstart.toml",
+        "command = \"python3 {{script}}\"",
+        "command = \"echo token=$BENCH_TEST_SECRET; sleep 8; python3 {{script}}\"\nenv = [\"BENCH_TEST_SECRET\"]",
+    );
+    let secret = "sEcr3t-v4lue-of-a-test-9f8e7d";
+    rig.env.push(("BENCH_TEST_SECRET".into(), secret.into()));
+    let mut cancelled: Option<(String, String)> = None;
+    let (status, events) = rig.apply_watching(placed.dir.path(), |rig, e, _| {
+        if cancelled.is_none()
+            && e["event"] == "node_placed"
+            && e["placement"]["state"] == "running"
+            && e["address"].as_str().unwrap().ends_with("/fixer/0")
+        {
+            let job = e["placement"]["job_id"].as_str().unwrap().to_string();
+            let out = rig.cluster.command("scancel").arg(&job).output().unwrap();
+            assert!(out.status.success());
+            cancelled = Some((e["address"].as_str().unwrap().to_string(), job));
+        }
+    });
+    let (address, job) = cancelled.expect("a fixer ran");
+    assert_eq!(status.code(), Some(3), "the node failed: {status:?}");
+    let failed = of_type(&events, "node_finished")
+        .into_iter()
+        .find(|e| e["address"] == address.as_str())
+        .unwrap();
+    assert_eq!(failed["outcome"], "failed", "{failed}");
+    let detail = failed["detail"].as_str().unwrap();
+    assert!(
+        detail.contains(&format!("Slurm job {job} was cancelled outside bench")),
+        "{detail}"
+    );
+    // What the other fixers printed was stored, and the secret nowhere: not in the shared
+    // cache, not in the worker's store, not in the apply's store.
+    assert!(
+        !files_holding(&rig.cache(), b"token=").is_empty(),
+        "the fixers' output is stored"
+    );
+    for dir in [rig.shared.path(), placed.dir.path()] {
+        let leaks = files_holding(dir, secret.as_bytes());
+        assert!(leaks.is_empty(), "the secret leaked into {leaks:?}");
+    }
+}
