@@ -2148,3 +2148,81 @@ script = "agent.sh"
     let md = std::fs::read_to_string(dir.path().join("reports/confirm/report.md")).unwrap();
     assert!(!md.contains("forgery check"), "{md}");
 }
+
+/// address -> key of every node an apply (`--message-format json`) ran or found cached.
+fn event_keys(out: &std::process::Output) -> std::collections::BTreeMap<String, String> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["event"] == "node_finished" || e["event"] == "cache_hit")
+        .map(|e| {
+            (
+                e["address"].as_str().unwrap().to_string(),
+                format!(
+                    "{} {}",
+                    e["key"].as_str().unwrap_or(""),
+                    e["detail"].as_str().unwrap_or("")
+                ),
+            )
+        })
+        .filter(|(a, _)| a != "report")
+        .collect()
+}
+
+/// Docker tasks placed on Slurm (`[execution] engine = "slurm"`): each worker opens this
+/// machine's Docker daemon, checks the task image's ID against the job's, and the nodes end
+/// with the keys and verdicts of an apply here; no container survives.
+#[test]
+fn docker_tasks_placed_on_slurm_have_the_keys_and_verdicts_of_here() {
+    if !docker_ready() || !common::slurm::slurm_ready() {
+        return;
+    }
+    let cluster = common::slurm::SlurmCluster::start();
+    let (base, _) = shas();
+    let shared = tempfile::tempdir().unwrap();
+    std::fs::create_dir(shared.path().join("cache")).unwrap();
+    let (key_file, public) = common::keygen(shared.path());
+    let mut env = cluster.env();
+    env.push(("BENCH_CACHE_KEY_FILE".into(), key_file));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let apply = |extra: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let tasks = dir.path().join("tasks");
+        for f in [
+            fx("ok", FIX),
+            fx("p2p-broken", FIX_BREAK_MUL),
+            fx("f2p-fails", NO_FIX),
+        ] {
+            write_task(&tasks, IMAGE, &base, &f);
+        }
+        std::fs::write(dir.path().join("agent.sh"), AGENT).unwrap();
+        std::fs::write(dir.path().join("m.toml"), manifest("20s", true) + extra).unwrap();
+        let out = common::bench_env(
+            dir.path(),
+            &["apply", "m.toml", "--message-format", "json"],
+            &env,
+        );
+        (dir, out)
+    };
+    let (_here_dir, here) = apply("");
+    assert_eq!(here.status.code(), Some(0), "{}", stderr(&here));
+    let placed = format!(
+        "\n[cache]\nremote = \"file://{}\"\ntrust = [\"{public}\"]\n\n[execution]\nengine = \"slurm\"\nworker_store = \"{}\"\n",
+        shared.path().join("cache").display(),
+        shared.path().join("worker-store").display()
+    );
+    let (_dir, there) = apply(&placed);
+    assert_eq!(
+        there.status.code(),
+        Some(0),
+        "{}\n{}",
+        stderr(&there),
+        cluster.log_tails()
+    );
+    assert!(String::from_utf8_lossy(&there.stdout).contains("\"node_placed\""));
+    assert_eq!(event_keys(&there), event_keys(&here));
+    assert!(
+        bench_containers("label=bench.run").is_empty(),
+        "containers survived"
+    );
+}

@@ -80,23 +80,6 @@ fn files(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
     out
 }
 
-/// A signing key in `dir`, and its public key.
-fn keygen(dir: &Path) -> (String, String) {
-    let key = dir.join("worker.key");
-    let out = common::bench_in(dir, &["cache", "keygen", "--out", key.to_str().unwrap()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let public = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .find(|l| l.starts_with("ed25519:"))
-        .expect("a public key")
-        .to_string();
-    (key.display().to_string(), public)
-}
-
 /// The quickstart with `[cache]` on `cache` trusting `public`, and `extra` appended.
 fn quickstart_on(cache: &Path, public: &str, extra: &str) -> Sandbox {
     let s = Sandbox::quickstart();
@@ -119,7 +102,7 @@ fn the_quickstart_on_slurm_resolves_as_on_local_and_its_results_are_shared() {
     let shared = tempfile::tempdir().unwrap();
     let cache = shared.path().join("cache");
     std::fs::create_dir(&cache).unwrap();
-    let (key_file, public) = keygen(shared.path());
+    let (key_file, public) = common::keygen(shared.path());
     let mut env: Vec<(String, String)> = cluster.env();
     env.push(("BENCH_CACHE_KEY_FILE".into(), key_file));
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
@@ -262,7 +245,7 @@ impl Rig {
         let cluster = SlurmCluster::start();
         let shared = tempfile::tempdir().unwrap();
         std::fs::create_dir(shared.path().join("cache")).unwrap();
-        let (key_file, public) = keygen(shared.path());
+        let (key_file, public) = common::keygen(shared.path());
         let mut env = cluster.env();
         env.push(("BENCH_CACHE_KEY_FILE".into(), key_file));
         Rig {

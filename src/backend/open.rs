@@ -72,6 +72,10 @@ pub struct OpenSpec<'a> {
     pub hidden: Vec<PathBuf>,
     pub run_id: &'a str,
     pub events: &'a Events,
+    /// Whether the caller holds the store's lock (an apply): then containers of the store's
+    /// other runs are leftovers of dead runs and are swept. A worker shares its store with
+    /// other workers running now: only containers of dead processes are swept.
+    pub store_locked: bool,
 }
 
 /// The backend an apply runs on. Docker: connects, and sweeps the leftovers of dead runs of the
@@ -103,7 +107,8 @@ pub async fn open(spec: OpenSpec<'_>) -> Result<Arc<dyn Backend>, String> {
         )),
         BackendKind::Docker => {
             let host = DockerHost::connect(c.host).await?;
-            let removed = host.sweep(Some(&store_label), Some(spec.run_id)).await?;
+            let store = spec.store_locked.then_some(store_label.as_str());
+            let removed = host.sweep(store, Some(spec.run_id)).await?;
             if !removed.is_empty() {
                 spec.events.note(format!(
                     "removed {} containers left by dead runs: {}",

@@ -199,6 +199,7 @@ async fn backend_for(
         hidden: vec![store.root().to_path_buf()],
         run_id: &run_id,
         events,
+        store_locked: false,
     })
     .await
     .map_err(Refusal::Setup)

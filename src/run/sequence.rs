@@ -503,6 +503,7 @@ async fn backend_for(
         hidden,
         run_id,
         events,
+        store_locked: true,
     })
     .await
 }

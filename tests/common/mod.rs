@@ -372,3 +372,20 @@ output = 10.0
 input = 9.0
 output = 10.0
 "#;
+
+/// A cache signing key written in `dir` (`bench cache keygen --out`), and its public key.
+pub fn keygen(dir: &Path) -> (String, String) {
+    let key = dir.join("worker.key");
+    let out = bench_in(dir, &["cache", "keygen", "--out", key.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let public = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find(|l| l.starts_with("ed25519:"))
+        .expect("a public key")
+        .to_string();
+    (key.display().to_string(), public)
+}
