@@ -36,6 +36,7 @@ BIN=$(realpath "$BIN")
 CLUSTER=$ROOT/scripts/slurm-cluster.sh
 
 WORK=$(mktemp -d /tmp/bench-slurm.XXXXXX)
+chmod 0755 "$WORK" # munged wants every directory above its socket searchable by all
 clusters=()
 cleanup() {
   local c
@@ -53,7 +54,9 @@ export BENCH_CACHE_KEY_FILE=$WORK/worker.key
 # cluster_up NAME N: a cluster of N nodes in $WORK/NAME, SLURM_CONF exported.
 cluster_up() {
   clusters+=("$WORK/$1")
-  eval "$("$CLUSTER" start "$WORK/$1" "$2")"
+  local export_line
+  export_line=$("$CLUSTER" start "$WORK/$1" "$2")
+  eval "$export_line"
 }
 cluster_down() {
   "$CLUSTER" stop "$WORK/$1"

@@ -109,9 +109,15 @@ start() {
     echo "slurm-cluster.sh: $dir is not empty (stop its cluster and remove it first)" >&2
     exit 1
   fi
-  # munged wants its socket's directory searchable by all.
+  # munged wants its socket's directory, and every one above it, searchable by all.
   mkdir -p -m 0755 "$dir"
   dir=$(realpath "$dir")
+  local up=$dir
+  while [ "$up" != / ]; do
+    [ "$(( 0$(stat -c %a "$up") & 1 ))" = 1 ] ||
+      { echo "slurm-cluster.sh: munged needs $up searchable by all (chmod o+x $up), or pick another directory" >&2; exit 1; }
+    up=$(dirname "$up")
+  done
   # Ports: bound on loopback port 0 by the kernel, released just before the daemons bind them.
   local ports
   read -r -a ports <<<"$(python3 -c '
