@@ -131,6 +131,9 @@ fn parse_with(log: &str, out: &mut Collector, map: fn(Outcome) -> TestStatus) {
     let mut at = 0;
     // The end of the last line that named a test: a `-s` test's id line comes after it.
     let mut named_end = 0;
+    // Where the last search for a `-s` id line started without finding one: nothing before
+    // it is searched again (each byte of the log is searched at most once).
+    let mut searched_to = 0;
     // `SKIPPED [N] path:line: reason` summary lines: (path, N).
     let mut skip_summaries: Vec<(&str, usize)> = Vec::new();
     while at < bytes.len() {
@@ -143,9 +146,12 @@ fn parse_with(log: &str, out: &mut Collector, map: fn(Outcome) -> TestStatus) {
         // `\n` is ASCII, so both ends are char boundaries.
         let line = &log[start..end];
         if let Some(outcome) = late_status(line) {
-            if let Some(name) = last_id_line(&log[named_end..start]) {
-                out.record(name, map(outcome));
-                named_end = end;
+            match last_id_line(&log[named_end.max(searched_to)..start]) {
+                Some(name) => {
+                    out.record(name, map(outcome));
+                    named_end = end;
+                }
+                None => searched_to = start,
             }
         } else if let Some((name, outcome)) = parse_line(line) {
             out.record(name, map(outcome));
@@ -216,24 +222,43 @@ fn skip_summary(line: &str) -> Option<(&str, usize)> {
 /// pytest's `-rA` summary names a skipped test only by `path:line`. Where the log holds the
 /// ids of that file's tests at the start of their `-v` lines and exactly as many of them lack
 /// a status as the summary counts skips not yet named, those are the skipped ones. Anything
-/// less certain names nothing.
+/// less certain names nothing. One pass over the log collects the ids of every summarised
+/// path at once.
 fn name_summarised_skips(
     log: &str,
     summaries: &[(&str, usize)],
     out: &mut Collector,
     map: fn(Outcome) -> TestStatus,
 ) {
-    let mut by_path: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    use std::collections::{BTreeMap, HashMap};
+    let mut by_path: BTreeMap<&str, usize> = BTreeMap::new();
     for (path, n) in summaries {
         *by_path.entry(path).or_default() += n;
     }
+    let mut ids_of: HashMap<&str, Vec<&str>> = by_path.keys().map(|p| (*p, Vec::new())).collect();
+    for line in super::common::lines(log) {
+        if !line
+            .as_bytes()
+            .first()
+            .is_some_and(|b| !b.is_ascii_whitespace())
+        {
+            continue;
+        }
+        let id = node_id_prefix(line);
+        // The line starts with `path::` for a summarised path: each `::` in the id (not at
+        // its end) may end one.
+        let bytes = id.as_bytes();
+        for colon in memchr::memchr_iter(b':', bytes) {
+            if bytes.get(colon + 1) != Some(&b':') || colon + 2 >= bytes.len() {
+                continue;
+            }
+            if let Some(ids) = ids_of.get_mut(&id[..colon]) {
+                ids.push(id);
+            }
+        }
+    }
     for (path, skipped) in by_path {
-        let prefix = format!("{path}::");
-        let mut ids: Vec<&str> = super::common::lines(log)
-            .filter(|l| l.starts_with(&prefix))
-            .map(node_id_prefix)
-            .filter(|id| id.len() > prefix.len())
-            .collect();
+        let mut ids = ids_of.remove(path).unwrap_or_default();
         ids.sort_unstable();
         ids.dedup();
         let named_skips = ids
@@ -489,6 +514,109 @@ mod unit {
         );
         assert_eq!(late_status("XFAIL (known)"), Some(Outcome::Xfail));
         assert_eq!(late_status("PASSED output"), None);
+    }
+
+    /// The parser before it was made linear (a rescan of the log per summarised path, and of
+    /// the region since the last named test per status on a line of its own): the reference
+    /// the one-pass parser must agree with.
+    fn parse_by_rescanning(log: &str, out: &mut Collector) {
+        let mut named_end = 0;
+        let mut summaries: Vec<(&str, usize)> = Vec::new();
+        let mut start = 0;
+        for line in super::super::common::lines(log) {
+            let end = start + line.len();
+            if let Some(outcome) = late_status(line) {
+                if let Some(name) = last_id_line(&log[named_end..start]) {
+                    out.record(name, live_status(outcome));
+                    named_end = end;
+                }
+            } else if let Some((name, outcome)) = parse_line(line) {
+                out.record(name, live_status(outcome));
+                named_end = end;
+            } else if let Some(found) = skip_summary(line) {
+                summaries.push(found);
+            }
+            start = end + 1;
+        }
+        let mut by_path: std::collections::BTreeMap<&str, usize> = Default::default();
+        for (path, n) in summaries {
+            *by_path.entry(path).or_default() += n;
+        }
+        for (path, skipped) in by_path {
+            let prefix = format!("{path}::");
+            let mut ids: Vec<&str> = super::super::common::lines(log)
+                .filter(|l| l.starts_with(&prefix))
+                .map(node_id_prefix)
+                .filter(|id| id.len() > prefix.len())
+                .collect();
+            ids.sort_unstable();
+            ids.dedup();
+            let named = ids
+                .iter()
+                .filter(|id| out.get(id) == Some(TestStatus::Skip));
+            let unnamed: Vec<&str> = ids
+                .iter()
+                .copied()
+                .filter(|id| out.get(id).is_none())
+                .collect();
+            if !unnamed.is_empty() && named.count() + unnamed.len() == skipped {
+                for id in unnamed {
+                    out.record(id, TestStatus::Skip);
+                }
+            }
+        }
+    }
+
+    /// Logs that made the parser rescan: many files with summarised skips (some nameable,
+    /// some not), `-s` statuses with and without an id line before them, ids that hold a
+    /// path of their own (`a.py::K::t` under both `a.py` and `a.py::K`).
+    #[test]
+    fn one_pass_names_what_rescanning_named() {
+        let mut log = String::new();
+        for f in 0..60 {
+            for t in 0..5 {
+                let id = format!("d/t{f}.py::K::test_{t}[x {t}]");
+                match (f + t) % 6 {
+                    0 => log.push_str(&format!("{id} PASSED [ 1%]\n")),
+                    1 => log.push_str(&format!("{id} output\nmore\nSKIPPED (why)\n")),
+                    2 => log.push_str(&format!("{id} gluedSKIPPED (r)\n")),
+                    3 => log.push_str("  noise\nPASSED\nXFAIL (late, no id)\n"),
+                    4 => log.push_str(&format!("{id} FAILED\n")),
+                    _ => log.push_str(&format!("{id} out\n")),
+                }
+            }
+        }
+        for f in 0..60 {
+            log.push_str(&format!("SKIPPED [{}] d/t{f}.py:3: r\n", 1 + f % 3));
+            if f % 7 == 0 {
+                log.push_str(&format!("SKIPPED [1] d/t{f}.py::K:3: r\n"));
+            }
+        }
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/logs");
+        let mut logs: Vec<String> = ["pytest", "pytest-swebench"]
+            .iter()
+            .flat_map(|d| std::fs::read_dir(root.join(d)).into_iter().flatten())
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "log"))
+            .map(|p| std::fs::read_to_string(p).expect("fixture"))
+            .collect();
+        logs.push(log);
+        let mut skips_named = 0;
+        for log in &logs {
+            let (mut fast, mut slow) = (Collector::default(), Collector::default());
+            parse_with(log, &mut fast, live_status);
+            parse_by_rescanning(log, &mut slow);
+            let (fast, slow) = (fast.finish(), slow.finish());
+            assert_eq!(fast, slow);
+            skips_named += fast
+                .sorted()
+                .iter()
+                .filter(|(_, s)| *s == TestStatus::Skip)
+                .count();
+        }
+        // The generated log exercises both paths: it names skips from summaries and `-s` lines.
+        assert!(skips_named > 20, "{skips_named}");
     }
 
     #[test]
