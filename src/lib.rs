@@ -4,10 +4,10 @@
 //! (`key`) and cached in a content-addressed store (`store`). `run` plans and applies;
 //! `stages` holds each node kind's work, on the backends of `backend`.
 
-pub mod app;
 pub mod backend;
 pub mod cache;
 pub mod cli;
+pub mod commands;
 pub mod datasets;
 pub mod events;
 pub mod execution;

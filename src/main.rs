@@ -5,13 +5,13 @@ use clap::Parser;
 fn main() -> ExitCode {
     quiet_on_closed_stdout();
     let cli = bench::cli::Cli::parse();
-    match bench::app::run(cli) {
+    match bench::commands::run(cli) {
         Ok(code) => {
             bench::timings::mark("returned");
             ExitCode::from(code)
         }
         Err(report) => {
-            bench::app::print_error(&report);
+            bench::commands::print_error(&report);
             ExitCode::from(bench::exit_codes::ERROR)
         }
     }

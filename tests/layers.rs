@@ -94,7 +94,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     (
         "the command line: clap types and the commands",
-        &["cli", "app"],
+        &["cli", "commands"],
     ),
 ];
 
@@ -114,128 +114,58 @@ const KNOWN_UPWARD: &[(&str, &str, &str)] = &[
 ];
 
 /// Functions longer than 120 lines whose doc comment does not (yet) say why: (file under src/,
-/// function name, reason). Each must still be over the limit; remove it when it no longer is.
-const KNOWN_LONG: &[(&str, &str, &str)] = &[
-    ("app.rs", "gc", "160 lines today: split pending"),
-    ("app.rs", "plan", "178 lines today: split pending"),
-    (
-        "datasets/brain_bench.rs",
-        "read_file",
-        "223 lines today: split pending",
-    ),
-    (
-        "datasets/harbor.rs",
-        "parse_config",
-        "237 lines today: split pending",
-    ),
-    (
-        "datasets/harbor.rs",
-        "task",
-        "123 lines today: split pending",
-    ),
-    (
-        "graph/report.rs",
-        "report_inputs",
-        "267 lines today: split pending",
-    ),
-    (
-        "stages/solve/teams.rs",
-        "run",
-        "171 lines today: split pending",
-    ),
-    (
-        "manifest/tree.rs",
-        "load_inner",
-        "171 lines today: split pending",
-    ),
-    (
-        "manifest/validate.rs",
-        "dataset",
-        "178 lines today: split pending",
-    ),
-    (
-        "manifest/validate.rs",
-        "harness",
-        "247 lines today: split pending",
-    ),
-    (
-        "manifest/validate.rs",
-        "manifest",
-        "124 lines today: split pending",
-    ),
-    (
-        "manifest/validate.rs",
-        "stage",
-        "268 lines today: split pending",
-    ),
-    (
-        "manifest/validate.rs",
-        "stage_graph",
-        "123 lines today: split pending",
-    ),
-    ("mine/detect.rs", "plan", "134 lines today: split pending"),
+/// function name, its length when listed, reason). Each must still be over the limit (remove it
+/// when it no longer is) and may not grow past its listed length (a listed function may only
+/// shrink; lower the figure when it does).
+const KNOWN_LONG: &[(&str, &str, usize, &str)] = &[
+    ("commands/gc.rs", "gc", 133, "split pending"),
+    ("commands/plan.rs", "plan", 167, "split pending"),
+    ("datasets/brain_bench.rs", "read_file", 223, "split pending"),
+    ("datasets/harbor.rs", "parse_config", 237, "split pending"),
+    ("datasets/harbor.rs", "task", 123, "split pending"),
+    ("graph/report.rs", "report_inputs", 276, "split pending"),
+    ("stages/solve/teams.rs", "run", 175, "split pending"),
+    ("manifest/tree.rs", "load_inner", 171, "split pending"),
+    ("manifest/validate.rs", "dataset", 181, "split pending"),
+    ("manifest/validate.rs", "harness", 239, "split pending"),
+    ("manifest/validate.rs", "manifest", 129, "split pending"),
+    ("manifest/validate.rs", "stage", 268, "split pending"),
+    ("manifest/validate.rs", "stage_graph", 123, "split pending"),
+    ("mine/detect.rs", "plan", 134, "split pending"),
     (
         "protocols/brain_bench.rs",
         "steps",
-        "144 lines: its steps and verdict, the skeleton's prologue and epilogue taken out; named steps pending",
+        144,
+        "its steps and verdict, the skeleton's prologue and epilogue taken out; named steps pending",
     ),
     (
         "protocols/steps.rs",
         "steps",
-        "166 lines: its steps and verdict, the skeleton's prologue and epilogue taken out; named steps pending",
+        166,
+        "its steps and verdict, the skeleton's prologue and epilogue taken out; named steps pending",
     ),
     (
         "protocols/swe_bench.rs",
         "steps",
-        "207 lines: its steps and verdict, the skeleton's prologue and epilogue taken out; named steps pending",
+        207,
+        "its steps and verdict, the skeleton's prologue and epilogue taken out; named steps pending",
     ),
     (
         "protocols/swe_bench_pro.rs",
         "steps",
-        "305 lines: its steps and verdict, the skeleton's prologue and epilogue taken out; named steps pending",
+        305,
+        "its steps and verdict, the skeleton's prologue and epilogue taken out; named steps pending",
     ),
-    (
-        "report/compare.rs",
-        "compare",
-        "128 lines today: split pending",
-    ),
-    (
-        "report/frontier.rs",
-        "extract_score",
-        "164 lines today: split pending",
-    ),
-    ("report/html.rs", "render", "191 lines today: split pending"),
-    (
-        "report/markdown.rs",
-        "render",
-        "184 lines today: split pending",
-    ),
-    (
-        "report/stats.rs",
-        "team_statistics",
-        "160 lines today: split pending",
-    ),
-    ("run/apply.rs", "apply", "166 lines today: split pending"),
-    (
-        "run/images.rs",
-        "gc_images",
-        "141 lines today: split pending",
-    ),
-    (
-        "stages/harbor.rs",
-        "grade",
-        "127 lines today: split pending",
-    ),
-    (
-        "stages/harbor.rs",
-        "trial",
-        "155 lines today: split pending",
-    ),
-    (
-        "stages/solve/mod.rs",
-        "run_command",
-        "141 lines today: split pending",
-    ),
+    ("report/compare.rs", "compare", 128, "split pending"),
+    ("report/frontier.rs", "extract_score", 164, "split pending"),
+    ("report/html.rs", "render", 212, "split pending"),
+    ("report/markdown.rs", "render", 191, "split pending"),
+    ("report/stats.rs", "team_statistics", 160, "split pending"),
+    ("run/apply.rs", "apply", 214, "split pending"),
+    ("run/images.rs", "gc_images", 141, "split pending"),
+    ("stages/harbor.rs", "grade", 129, "split pending"),
+    ("stages/harbor.rs", "trial", 166, "split pending"),
+    ("stages/solve/mod.rs", "run_command", 150, "split pending"),
 ];
 
 /// The longest a function may be without its doc comment saying why.
@@ -849,20 +779,32 @@ fn no_function_is_longer_than_120_lines_unless_its_doc_says_why() {
             }
         }
     }
-    let known: BTreeSet<(String, String)> = KNOWN_LONG
+    let known: BTreeMap<(String, String), usize> = KNOWN_LONG
         .iter()
-        .map(|(f, n, _)| (f.to_string(), n.to_string()))
+        .map(|(f, n, max, _)| ((f.to_string(), n.to_string()), *max))
         .collect();
     let mut problems = Vec::new();
     for ((file, name), (line, len)) in &long {
-        if !known.contains(&(file.clone(), name.clone())) {
+        if let Some(max) = known.get(&(file.clone(), name.clone())) {
+            if len > max {
+                problems.push(format!(
+                    "src/{file}:{line}: fn {name} grew to {len} lines from the {max} it was \
+                     listed with in KNOWN_LONG: split it rather than grow it"
+                ));
+            } else if len < max {
+                problems.push(format!(
+                    "src/{file}:{line}: fn {name} is {len} lines now, shorter than the {max} of \
+                     its KNOWN_LONG entry: lower the entry to {len}"
+                ));
+            }
+        } else {
             problems.push(format!(
                 "src/{file}:{line}: fn {name} is {len} lines (limit {MAX_FN_LINES}): split it, \
                  or say in its doc comment why it is {LONG_MARKER}"
             ));
         }
     }
-    for (file, name) in &known {
+    for (file, name) in known.keys() {
         if !long.contains_key(&(file.clone(), name.clone())) {
             problems.push(format!(
                 "src/{file}: fn {name} is no longer over {MAX_FN_LINES} lines (or its doc says \

@@ -237,11 +237,7 @@ fn name_summarised_skips(
     }
     let mut ids_of: HashMap<&str, Vec<&str>> = by_path.keys().map(|p| (*p, Vec::new())).collect();
     for line in super::common::lines(log) {
-        if !line
-            .as_bytes()
-            .first()
-            .is_some_and(|b| !b.is_ascii_whitespace())
-        {
+        if line.as_bytes().first().is_none_or(u8::is_ascii_whitespace) {
             continue;
         }
         let id = node_id_prefix(line);
