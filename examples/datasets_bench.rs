@@ -63,7 +63,7 @@ fn main() {
         write_parquet(&path, Shape::MultiLang, &rows).expect("write parquet");
     }
     drop(rows);
-    let size = std::fs::metadata(&path).map_or(0, |m| m.len());
+    let size = fs_err::metadata(&path).map_or(0, |m| m.len());
 
     let (t_read, tasks) = best(runs, || {
         read_file(

@@ -74,7 +74,7 @@ async fn exec(d: &Docker, id: &str, script: &str) -> (i64, Vec<u8>) {
 const FLASK: &str = "bench-test-swebench-flask:1";
 
 fn fixture(name: &str) -> String {
-    std::fs::read_to_string(format!("tests/fixtures/swebench/{name}.diff")).unwrap()
+    fs_err::read_to_string(format!("tests/fixtures/swebench/{name}.diff")).unwrap()
 }
 
 fn flask_eval(base: &str) -> String {
@@ -167,8 +167,8 @@ fn bench_swe_apply(n: usize, bin: &Path, base: &str) -> Duration {
         });
         rows.push_str(&format!("{row}\n"));
     }
-    std::fs::write(dir.path().join("tasks.jsonl"), rows).unwrap();
-    std::fs::write(
+    fs_err::write(dir.path().join("tasks.jsonl"), rows).unwrap();
+    fs_err::write(
         dir.path().join("m.toml"),
         "version = 1\nname = \"overhead\"\n[backend]\nkind = \"docker\"\n[limits]\njobs = 1\n\
 [datasets.d]\nformat = \"swe-rebench\"\npath = \"tasks.jsonl\"\n[stages.sample]\nkind = \"sample\"\ndataset = \"d\"\n\
@@ -312,8 +312,8 @@ fn bench_apply(n: usize, bin: &Path) -> Duration {
         .unwrap();
     for i in 0..n {
         let d = dir.path().join(format!("tasks/t{i}"));
-        std::fs::create_dir_all(&d).unwrap();
-        std::fs::write(
+        fs_err::create_dir_all(&d).unwrap();
+        fs_err::write(
             d.join("task.toml"),
             format!(
                 "instance_id = \"t{i}\"\nrepo = \"fixture/calc\"\ncreated_at = 2026-08-01T00:00:00Z\n\
@@ -323,10 +323,10 @@ FAIL_TO_PASS = [\"test_add (tests.test_add.T.test_add)\"]\nPASS_TO_PASS = [\"tes
             ),
         )
         .unwrap();
-        std::fs::write(d.join("gold.patch"), FIX).unwrap();
-        std::fs::write(d.join("test.patch"), TEST_PATCH).unwrap();
+        fs_err::write(d.join("gold.patch"), FIX).unwrap();
+        fs_err::write(d.join("test.patch"), TEST_PATCH).unwrap();
     }
-    std::fs::write(
+    fs_err::write(
         dir.path().join("m.toml"),
         "version = 1\nname = \"overhead\"\n[backend]\nkind = \"docker\"\n[limits]\njobs = 1\n\
 [datasets.d]\nformat = \"local\"\npath = \"tasks\"\n[stages.sample]\nkind = \"sample\"\ndataset = \"d\"\n\
@@ -351,7 +351,7 @@ async fn main() {
         .and_then(|a| a.parse().ok())
         .unwrap_or(20);
     let bin = std::env::var("BENCH_BIN").unwrap_or_else(|_| "target/release/bench".into());
-    let bin = std::fs::canonicalize(&bin).expect("the bench binary (BENCH_BIN)");
+    let bin = fs_err::canonicalize(&bin).expect("the bench binary (BENCH_BIN)");
     if std::env::args().nth(2).as_deref() == Some("swe-bench") {
         swe_bench_main(n, &bin).await;
         return;
@@ -360,8 +360,8 @@ async fn main() {
     // Warm-up: one of each.
     bare_grade(&d, 9999).await;
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(tmp.path().join("test.patch"), TEST_PATCH).unwrap();
-    std::fs::write(tmp.path().join("candidate.patch"), FIX).unwrap();
+    fs_err::write(tmp.path().join("test.patch"), TEST_PATCH).unwrap();
+    fs_err::write(tmp.path().join("candidate.patch"), FIX).unwrap();
     cli_grade(9999, tmp.path());
     bench_apply(1, Path::new(&bin));
 

@@ -11,7 +11,7 @@ fn main() {
         eprintln!("usage: parse_log_bench <parser> <log-file> [runs]");
         std::process::exit(2);
     }
-    let log = std::fs::read_to_string(&args[2]).unwrap_or_else(|e| {
+    let log = fs_err::read_to_string(&args[2]).unwrap_or_else(|e| {
         eprintln!("cannot read {}: {e}", args[2]);
         std::process::exit(1);
     });

@@ -163,14 +163,14 @@ fn bench_apply(n: usize, bin: &Path, f: &Fixture) -> Duration {
         );
         rows.push('\n');
         let d = dir.path().join("harness/run_scripts").join(&id);
-        std::fs::create_dir_all(&d).unwrap();
-        std::fs::write(d.join("run_script.sh"), &f.run_script).unwrap();
-        std::fs::write(d.join("parser.py"), &f.parser).unwrap();
-        std::fs::write(d.join("instance_info.txt"), format!("Instance ID: {id}\n")).unwrap();
+        fs_err::create_dir_all(&d).unwrap();
+        fs_err::write(d.join("run_script.sh"), &f.run_script).unwrap();
+        fs_err::write(d.join("parser.py"), &f.parser).unwrap();
+        fs_err::write(d.join("instance_info.txt"), format!("Instance ID: {id}\n")).unwrap();
     }
-    std::fs::create_dir_all(dir.path().join("data")).unwrap();
-    std::fs::write(dir.path().join("data/rows.jsonl"), rows).unwrap();
-    std::fs::write(
+    fs_err::create_dir_all(dir.path().join("data")).unwrap();
+    fs_err::write(dir.path().join("data/rows.jsonl"), rows).unwrap();
+    fs_err::write(
         dir.path().join("m.toml"),
         "version = 1\nname = \"overhead\"\n[backend]\nkind = \"docker\"\n[limits]\njobs = 1\n\
 [datasets.d]\nformat = \"swe-bench-pro\"\npath = \"data\"\nrun_scripts = \"harness\"\n\
@@ -196,7 +196,7 @@ async fn main() {
         .and_then(|a| a.parse().ok())
         .unwrap_or(20);
     let bin = std::env::var("BENCH_BIN").unwrap_or_else(|_| "target/release/bench".into());
-    let bin = std::fs::canonicalize(&bin).expect("the bench binary (BENCH_BIN)");
+    let bin = fs_err::canonicalize(&bin).expect("the bench binary (BENCH_BIN)");
     let cat = |p: &str| sh(&["run", "--rm", "--entrypoint", "cat", IMAGE, p]);
     let shas = cat("/fixture/shas");
     let sha = |k: &str| {
@@ -210,8 +210,8 @@ async fn main() {
         fix: sha("fix_a"),
         gold: cat("/fixture/gold-a.patch"),
         test_patch: cat("/fixture/test-a.patch"),
-        run_script: std::fs::read_to_string(fixtures.join("run_script.sh")).unwrap(),
-        parser: std::fs::read_to_string(fixtures.join("parser.py")).unwrap(),
+        run_script: fs_err::read_to_string(fixtures.join("run_script.sh")).unwrap(),
+        parser: fs_err::read_to_string(fixtures.join("parser.py")).unwrap(),
     };
     let d = Docker::connect_with_defaults().unwrap();
     bare_grade(&d, 9999, &f).await;

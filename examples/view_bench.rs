@@ -98,9 +98,9 @@ fn put(store: &Store, key: &str, output: Output, blobs: BTreeMap<String, String>
 /// Writes the synthetic experiment under `dir`; returns the manifest path and the digest of
 /// the big log (if any).
 fn write_store(dir: &Path, tasks: usize, teams: usize, big: bool) -> (PathBuf, Option<String>) {
-    std::fs::create_dir_all(dir.join("tasks")).unwrap();
+    fs_err::create_dir_all(dir.join("tasks")).unwrap();
     let mpath = dir.join("synthetic.toml");
-    std::fs::write(&mpath, manifest(teams)).unwrap();
+    fs_err::write(&mpath, manifest(teams)).unwrap();
     let m = bench::manifest::load(&mpath).expect("the synthetic manifest loads");
     let store = Store::open(&dir.join(".bench")).unwrap();
     let key = |s: &str| bench::key::digest(s.as_bytes());
@@ -349,7 +349,7 @@ async fn main() {
     let work = PathBuf::from(&args[2]);
     let tasks: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(1000);
     let teams: usize = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(4);
-    let _ = std::fs::remove_dir_all(&work);
+    let _ = fs_err::remove_dir_all(&work);
     let t = Instant::now();
     let (big_m, big_log) = write_store(&work.join("big"), tasks, teams, true);
     eprintln!(

@@ -94,7 +94,7 @@ pub fn open(path: &Path, limit: u64) -> Result<File, ReadError> {
         path: path.to_path_buf(),
         source,
     };
-    let meta = std::fs::metadata(path).map_err(io_err)?;
+    let meta = fs_err::metadata(path).map_err(io_err)?;
     check_type(path, meta.file_type())?;
     check_size(path, meta.len(), limit, false)?;
     open_checked(path, limit)
@@ -185,7 +185,7 @@ mod tests {
     fn reads_a_regular_file_and_a_link_to_one() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("m.toml");
-        std::fs::write(&p, "version = 1\n").unwrap();
+        fs_err::write(&p, "version = 1\n").unwrap();
         assert_eq!(read_text(&p, LIMIT).unwrap(), "version = 1\n");
         let l = dir.path().join("link");
         std::os::unix::fs::symlink(&p, &l).unwrap();
@@ -255,7 +255,10 @@ mod tests {
     fn refuses_a_file_over_the_limit_and_says_by_how_much() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("big");
-        File::create(&p).unwrap().set_len(LIMIT + 10).unwrap();
+        fs_err::File::create(&p)
+            .unwrap()
+            .set_len(LIMIT + 10)
+            .unwrap();
         let err = read_bytes(&p, LIMIT).unwrap_err();
         assert!(
             matches!(err, ReadError::TooLarge { size, at_least: false, .. } if size == LIMIT + 10),
@@ -263,7 +266,7 @@ mod tests {
         );
         assert!(err.to_string().contains("10 bytes over the limit"), "{err}");
         assert!(matches!(hash(&p, LIMIT), Err(ReadError::TooLarge { .. })));
-        std::fs::write(&p, vec![b'#'; LIMIT as usize]).unwrap();
+        fs_err::write(&p, vec![b'#'; LIMIT as usize]).unwrap();
         assert_eq!(read_bytes(&p, LIMIT).unwrap().len(), LIMIT as usize);
     }
 
@@ -273,8 +276,8 @@ mod tests {
         // more than the limit and stops there.
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("grows");
-        std::fs::write(&p, vec![b'#'; LIMIT as usize + 4096]).unwrap();
-        let err = read_bounded(&p, File::open(&p).unwrap(), LIMIT).unwrap_err();
+        fs_err::write(&p, vec![b'#'; LIMIT as usize + 4096]).unwrap();
+        let err = read_bounded(&p, File::from(fs_err::File::open(&p).unwrap()), LIMIT).unwrap_err();
         assert!(
             matches!(err, ReadError::TooLarge { size, at_least: true, .. } if size == LIMIT + 1),
             "{err}"
@@ -285,7 +288,7 @@ mod tests {
     fn refuses_binary_as_text_without_quoting_it() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("bin");
-        std::fs::write(&p, b"secret\xff\xfe").unwrap();
+        fs_err::write(&p, b"secret\xff\xfe").unwrap();
         let err = read_text(&p, LIMIT).unwrap_err();
         assert!(matches!(err, ReadError::NotUtf8 { .. }), "{err}");
         assert!(!err.to_string().contains("secret"), "{err}");

@@ -107,7 +107,7 @@ fn a_budget_halt_keeps_the_report() {
     assert!(stdout(&again).contains("report.md"), "{}", stdout(&again));
 
     // Deleted, it is written again.
-    std::fs::remove_dir_all(sb.path("reports")).unwrap();
+    fs_err::remove_dir_all(sb.path("reports")).unwrap();
     let again = apply(&sb);
     assert!(again.status.success(), "{}", stderr(&again));
     assert_eq!(

@@ -152,19 +152,19 @@ fn bad_files_name_file_row_and_column() {
     // Wrong types, JSON lines.
     let j = dir.path().join("x.jsonl");
     write_jsonl(&j, Shape::SweBench, &rows("django", 3)).unwrap();
-    let text = std::fs::read_to_string(&j).unwrap();
+    let text = fs_err::read_to_string(&j).unwrap();
     let mut lines: Vec<String> = text.lines().map(String::from).collect();
     let mut v: serde_json::Value = serde_json::from_str(&lines[1]).unwrap();
     v["FAIL_TO_PASS"] = serde_json::json!(3);
     lines[1] = v.to_string();
-    std::fs::write(&j, lines.join("\n")).unwrap();
+    fs_err::write(&j, lines.join("\n")).unwrap();
     assert_eq!(
         err_text(read_file(DatasetFormat::SweBench, &j, "test.jsonl")),
         "test.jsonl: row 2, column FAIL_TO_PASS: expected a list of strings, found a number"
     );
     v["FAIL_TO_PASS"] = serde_json::json!("[not json");
     lines[1] = v.to_string();
-    std::fs::write(&j, lines.join("\n")).unwrap();
+    fs_err::write(&j, lines.join("\n")).unwrap();
     assert_eq!(
         err_text(read_file(DatasetFormat::SweBench, &j, "test.jsonl")),
         "test.jsonl: row 2, column FAIL_TO_PASS: cannot parse \"[not json\" as a JSON list of strings"
@@ -178,7 +178,7 @@ fn bad_files_name_file_row_and_column() {
         cols.retain(|(n, _)| *n != "repo");
         cols.push(("repo", std::sync::Arc::new(BooleanArray::from(vec![true]))));
         let batch = RecordBatch::try_from_iter(cols).unwrap();
-        let f = std::fs::File::create(&p).unwrap();
+        let f = fs_err::File::create(&p).unwrap();
         let mut w = parquet::arrow::ArrowWriter::try_new(f, batch.schema(), None).unwrap();
         w.write(&batch).unwrap();
         w.close().unwrap();
@@ -208,7 +208,7 @@ fn bad_files_name_file_row_and_column() {
 #[test]
 fn a_local_directory_of_shards_reads_every_file() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join("data")).unwrap();
+    fs_err::create_dir(dir.path().join("data")).unwrap();
     write_parquet(
         &dir.path().join("data/full-00000-of-00002.parquet"),
         Shape::LivePython,
@@ -442,12 +442,12 @@ fn hub_sandbox() -> (tempfile::TempDir, LoopbackHub, Vec<Row>) {
         write_parquet(&p, Shape::MultiLang, &r).unwrap();
         files.insert(
             format!("/datasets/SWE-bench-Live/MultiLang/resolve/{REV}/{f}"),
-            std::fs::read(&p).unwrap(),
+            fs_err::read(&p).unwrap(),
         );
         all.extend(r);
     }
-    std::fs::remove_file(dir.path().join("fixture.parquet")).unwrap();
-    std::fs::write(
+    fs_err::remove_file(dir.path().join("fixture.parquet")).unwrap();
+    fs_err::write(
         dir.path().join("hub.toml"),
         format!(
             r#"version = 1
@@ -573,15 +573,15 @@ fn pinned_hub_dataset_samples_fetches_once_and_reruns_offline() {
     assert_eq!(tasks_ids(&offline), want);
 
     // Changing seed or since shows in the explanation.
-    let text = std::fs::read_to_string(d.join("hub.toml")).unwrap();
-    std::fs::write(d.join("hub.toml"), text.replace("seed = 7", "seed = 8")).unwrap();
+    let text = fs_err::read_to_string(d.join("hub.toml")).unwrap();
+    fs_err::write(d.join("hub.toml"), text.replace("seed = 7", "seed = 8")).unwrap();
     let e = bench_hub(d, &hub, &["plan", "--explain", "hub.toml"]);
     assert!(
         stdout(&e).contains("stage sample: seed 7 -> 8"),
         "{}",
         stdout(&e)
     );
-    std::fs::write(
+    fs_err::write(
         d.join("hub.toml"),
         text.replace("since = 2025-08-01", "since = 2025-08-15"),
     )
@@ -589,7 +589,7 @@ fn pinned_hub_dataset_samples_fetches_once_and_reruns_offline() {
     let e = bench_hub(d, &hub, &["plan", "--explain", "hub.toml"]);
     assert!(stdout(&e).contains("stage sample: since"), "{}", stdout(&e));
     // Another revision is another snapshot (and is fetched anew).
-    std::fs::write(d.join("hub.toml"), text.replace(REV, &"a".repeat(40))).unwrap();
+    fs_err::write(d.join("hub.toml"), text.replace(REV, &"a".repeat(40))).unwrap();
     let e = bench_hub(d, &hub, &["plan", "--explain", "hub.toml"]);
     assert!(
         stdout(&e).contains("dataset `live` (SWE-bench-Live/MultiLang@"),
@@ -610,22 +610,22 @@ fn a_corrupt_stored_file_is_detected_fetched_again_and_never_used() {
     );
     assert_eq!(hub.count(), 2);
     // Corrupt the stored rust file (same length, other bytes).
-    let pins: Vec<_> = std::fs::read_dir(d.join(".bench/datasets"))
+    let pins: Vec<_> = fs_err::read_dir(d.join(".bench/datasets"))
         .unwrap()
         .flatten()
         .collect();
     assert_eq!(pins.len(), 1);
     let pin: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(pins[0].path()).unwrap()).unwrap();
+        serde_json::from_slice(&fs_err::read(pins[0].path()).unwrap()).unwrap();
     let digest = pin["files"][FILES[1]].as_str().unwrap().to_string();
     let blob = d
         .join(".bench/objects")
         .join(&digest[..2])
         .join(&digest[2..]);
-    let mut bytes = std::fs::read(&blob).unwrap();
+    let mut bytes = fs_err::read(&blob).unwrap();
     let mid = bytes.len() / 2;
     bytes[mid] ^= 0xff;
-    std::fs::write(&blob, &bytes).unwrap();
+    fs_err::write(&blob, &bytes).unwrap();
 
     // plan does not fetch: it notices, removes the copy, and reports the dataset unavailable.
     let plan = bench_hub(d, &hub, &["plan", "hub.toml"]);
@@ -640,12 +640,12 @@ fn a_corrupt_stored_file_is_detected_fetched_again_and_never_used() {
         want
     );
     assert_eq!(hub.count(), 3);
-    std::fs::write(&blob, &bytes).unwrap();
+    fs_err::write(&blob, &bytes).unwrap();
     let o = bench_hub(d, &hub, &["tasks", "--json", "hub.toml"]);
     assert!(stderr(&o).contains("corrupt"), "{}", stderr(&o));
     assert_eq!(tasks_ids(&o), want);
     assert_eq!(hub.count(), 4, "only the corrupt file is fetched again");
-    assert_ne!(std::fs::read(&blob).unwrap(), bytes);
+    assert_ne!(fs_err::read(&blob).unwrap(), bytes);
 }
 
 #[test]
@@ -672,14 +672,14 @@ fn an_interrupted_download_resumes_with_a_range_request() {
 #[test]
 fn a_local_parquet_dataset_lists_its_tasks() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join("data")).unwrap();
+    fs_err::create_dir(dir.path().join("data")).unwrap();
     write_parquet(
         &dir.path().join("data/rust-00000-of-00001.parquet"),
         Shape::MultiLang,
         &rows("tokio-rs", 6),
     )
     .unwrap();
-    std::fs::write(
+    fs_err::write(
         dir.path().join("m.toml"),
         "version = 1\n[datasets.d]\nformat = \"swe-bench-live\"\npath = \"data\"\n[stages.sample]\nkind = \"sample\"\ndataset = \"d\"\nlimit = 4\n",
     )
@@ -739,9 +739,9 @@ fn raising_limits_keeps_the_first_tasks_and_their_work() {
 fn apply_refuses_to_grade_image_tasks_without_docker_before_fetching() {
     let (dir, hub, _) = hub_sandbox();
     let d = dir.path();
-    let mut text = std::fs::read_to_string(d.join("hub.toml")).unwrap();
+    let mut text = fs_err::read_to_string(d.join("hub.toml")).unwrap();
     text.push_str("\n[stages.gold]\nkind = \"gold\"\nneeds = [\"sample\"]\n");
-    std::fs::write(d.join("hub.toml"), text).unwrap();
+    fs_err::write(d.join("hub.toml"), text).unwrap();
     let o = bench_hub(d, &hub, &["apply", "hub.toml"]);
     assert!(!o.status.success());
     assert!(
@@ -801,8 +801,8 @@ fn a_preset_pin_refuses_other_bytes_and_an_own_pin_reads_them() {
     let d = dir.path();
     let p = d.join("fixture.parquet");
     write_parquet(&p, Shape::SweBench, &rows("django", 4)).unwrap();
-    let bytes = std::fs::read(&p).unwrap();
-    std::fs::remove_file(&p).unwrap();
+    let bytes = fs_err::read(&p).unwrap();
+    fs_err::remove_file(&p).unwrap();
     let hub = LoopbackHub::start(HashMap::from([(
         format!(
             "/datasets/SWE-bench/SWE-bench_Lite/resolve/{LITE_REV}/data/test-00000-of-00001.parquet"
@@ -814,7 +814,7 @@ fn a_preset_pin_refuses_other_bytes_and_an_own_pin_reads_them() {
             "version = 1\nname = \"lite\"\n[backend]\nkind = \"local\"\n[datasets.lite]\nsource = \"swe-bench/lite\"\n{pin}\n[stages.sample]\nkind = \"sample\"\ndataset = \"lite\"\nseed = 1\n"
         )
     };
-    std::fs::write(d.join("m.toml"), manifest("")).unwrap();
+    fs_err::write(d.join("m.toml"), manifest("")).unwrap();
     let v = bench_hub(d, &hub, &["validate", "m.toml"]);
     assert!(v.status.success(), "{}", stderr(&v));
     let o = bench_hub(d, &hub, &["tasks", "--json", "m.toml"]);
@@ -835,14 +835,14 @@ fn a_preset_pin_refuses_other_bytes_and_an_own_pin_reads_them() {
     }
     assert_eq!(hub.count(), 1);
     let stored = |d: &Path| {
-        std::fs::read_dir(d.join(".bench/datasets"))
+        fs_err::read_dir(d.join(".bench/datasets"))
             .map(|r| r.flatten().count())
             .unwrap_or(0)
     };
     assert_eq!(stored(d), 0, "a refused file leaves no pin record");
 
     // The same commit with the manifest's own `files`: read as served.
-    std::fs::write(
+    fs_err::write(
         d.join("m.toml"),
         manifest(&format!(
             "revision = \"{LITE_REV}\"\nfiles = [\"data/test-00000-of-00001.parquet\"]"
@@ -883,6 +883,6 @@ fn a_fetched_file_is_checked_against_its_sha256() {
     let e = check(&bad).unwrap_err();
     assert!(e.contains(&good) && e.contains(&bad), "{e}");
     let got = check(&good).unwrap().unwrap();
-    assert_eq!(std::fs::read(&got[0].1).unwrap(), body);
+    assert_eq!(fs_err::read(&got[0].1).unwrap(), body);
     assert_eq!(hub.count(), 2);
 }

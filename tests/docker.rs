@@ -135,7 +135,7 @@ fn fx<'a>(id: &'a str, gold: &'a str) -> Fx<'a> {
 
 fn write_task(dir: &Path, image: &str, base: &str, f: &Fx) {
     let d = dir.join(f.id);
-    std::fs::create_dir_all(&d).unwrap();
+    fs_err::create_dir_all(&d).unwrap();
     let list = |v: &[String]| {
         format!(
             "[{}]",
@@ -170,9 +170,9 @@ FAIL_TO_PASS = [\"tests.test_add.T.test_add\"]\nPASS_TO_PASS = [\"tests.test_mul
     } else {
         toml
     };
-    std::fs::write(d.join("task.toml"), toml).unwrap();
-    std::fs::write(d.join("gold.patch"), f.gold).unwrap();
-    std::fs::write(d.join("test.patch"), f.test_patch).unwrap();
+    fs_err::write(d.join("task.toml"), toml).unwrap();
+    fs_err::write(d.join("gold.patch"), f.gold).unwrap();
+    fs_err::write(d.join("test.patch"), f.test_patch).unwrap();
 }
 
 const AGENT: &str = r#"set -e
@@ -240,7 +240,7 @@ script = "agent.sh"
 /// recorded usage and the manifest's prices (as the report derives it).
 fn actions(dir: &Path) -> Vec<serde_json::Value> {
     let store = bench::store::Store::open_existing(&dir.join(".bench")).expect("a store");
-    let manifest = std::fs::canonicalize(dir.join("m.toml")).unwrap();
+    let manifest = fs_err::canonicalize(dir.join("m.toml")).unwrap();
     let m = bench::manifest::load(&manifest).unwrap();
     let mut out = Vec::new();
     for (address, key) in store.load_index(&manifest).nodes {
@@ -272,7 +272,7 @@ fn blob(dir: &Path, digest: &str) -> String {
         .join(".bench/objects")
         .join(&digest[..2])
         .join(&digest[2..]);
-    String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned()
+    String::from_utf8_lossy(&fs_err::read(p).unwrap()).into_owned()
 }
 
 fn output_of<'a>(acts: &'a [serde_json::Value], address: &str) -> &'a serde_json::Value {
@@ -322,8 +322,8 @@ fn fixture_dataset_verdicts_gold_solve_grade_and_cached_rerun() {
     for f in &fixtures {
         write_task(&tasks, IMAGE, &base, f);
     }
-    std::fs::write(dir.path().join("agent.sh"), AGENT).unwrap();
-    std::fs::write(dir.path().join("m.toml"), manifest("20s", true)).unwrap();
+    fs_err::write(dir.path().join("agent.sh"), AGENT).unwrap();
+    fs_err::write(dir.path().join("m.toml"), manifest("20s", true)).unwrap();
 
     let t0 = Instant::now();
     let out = bench_in(dir.path(), &["apply", "m.toml"]);
@@ -442,7 +442,7 @@ fn fixture_dataset_verdicts_gold_solve_grade_and_cached_rerun() {
     );
     let out = bench_in(dir.path(), &["apply", "m.toml"]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
-    let runs: Vec<_> = std::fs::read_dir(dir.path().join(".bench/runs"))
+    let runs: Vec<_> = fs_err::read_dir(dir.path().join(".bench/runs"))
         .unwrap()
         .flatten()
         .map(|e| e.path())
@@ -450,7 +450,7 @@ fn fixture_dataset_verdicts_gold_solve_grade_and_cached_rerun() {
         .collect();
     let last = runs.iter().max().unwrap();
     let rec: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(last).unwrap()).unwrap();
+        serde_json::from_str(&fs_err::read_to_string(last).unwrap()).unwrap();
     let ran: Vec<&String> = rec["nodes"]
         .as_object()
         .unwrap()
@@ -482,7 +482,7 @@ fn image_rebuilt_under_the_same_tag_changes_the_key() {
     sh(&["tag", IMAGE, &tag]);
     let dir = tempfile::tempdir().unwrap();
     write_task(&dir.path().join("tasks"), &tag, &base, &fx("ok", FIX));
-    std::fs::write(dir.path().join("m.toml"), manifest("60s", false)).unwrap();
+    fs_err::write(dir.path().join("m.toml"), manifest("60s", false)).unwrap();
     let out = bench_in(dir.path(), &["apply", "m.toml"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let out = bench_in(dir.path(), &["plan", "m.toml"]);
@@ -620,7 +620,7 @@ fn no_container_survives_ctrl_c_or_kill_9() {
             ..fx("hang", FIX)
         },
     );
-    std::fs::write(dir.path().join("m.toml"), manifest("10m", false)).unwrap();
+    fs_err::write(dir.path().join("m.toml"), manifest("10m", false)).unwrap();
     let spawn = || {
         Command::new(common::bench_bin())
             .args(["apply", "m.toml"])
@@ -681,7 +681,7 @@ fn no_container_survives_ctrl_c_or_kill_9() {
 fn unreachable_daemon_is_a_clear_error_and_local_plans_need_no_docker() {
     let dir = tempfile::tempdir().unwrap();
     write_task(&dir.path().join("tasks"), IMAGE, "abc1234", &fx("ok", FIX));
-    std::fs::write(dir.path().join("m.toml"), manifest("60s", false)).unwrap();
+    fs_err::write(dir.path().join("m.toml"), manifest("60s", false)).unwrap();
     let out = Command::new(common::bench_bin())
         .args(["plan", "m.toml"])
         .current_dir(dir.path())
@@ -827,7 +827,7 @@ cx = "solo:worker=codex@gpt-6-luna"
         claude = fake_cli_harness("claude-code", "claude"),
         codex = fake_cli_harness("codex", "codex"),
     );
-    std::fs::write(dir.path().join("m.toml"), &m).unwrap();
+    fs_err::write(dir.path().join("m.toml"), &m).unwrap();
     // Start without agent images, so the first apply builds them.
     for id in agent_images() {
         let _ = Command::new("docker")
@@ -954,7 +954,7 @@ cx = "solo:worker=codex@gpt-6-luna"
 
     // Changing the reviewer's model reruns only the review team's solves (in the existing
     // agent image), and no grade, since the patches are the same.
-    std::fs::write(
+    fs_err::write(
         dir.path().join("m.toml"),
         m.replace("reviewer=claude@claude-sonnet-5-5", "reviewer=claude@other"),
     )
@@ -971,7 +971,7 @@ cx = "solo:worker=codex@gpt-6-luna"
     assert_eq!(agent_images().len(), 2);
 
     // Editing the install commands builds a new image and reruns the team that uses it.
-    std::fs::write(
+    fs_err::write(
         dir.path().join("m.toml"),
         m.replace(
             "install -m 0755 codex /usr/local/bin/codex",
@@ -987,7 +987,7 @@ cx = "solo:worker=codex@gpt-6-luna"
     assert!(text.contains(": to build"), "{text}");
     assert!(!text.contains("(harness `claude-code` on "), "{text}");
     // An image already built shows as existing.
-    std::fs::write(dir.path().join("m.toml"), m.replace("rounds=2", "rounds=1")).unwrap();
+    fs_err::write(dir.path().join("m.toml"), m.replace("rounds=2", "rounds=1")).unwrap();
     let text = stdout(&bench_agents(dir.path(), &["plan", "m.toml"]));
     assert!(text.contains("(harness `claude-code` on "), "{text}");
     assert!(text.contains(": exists"), "{text}");
@@ -1022,7 +1022,7 @@ nokey = "solo:worker=claude@nokey"
         header = docker_header("docker-agent-failures"),
         claude = fake_cli_harness("claude-code", "claude"),
     );
-    std::fs::write(dir.path().join("m.toml"), &m).unwrap();
+    fs_err::write(dir.path().join("m.toml"), &m).unwrap();
     let out = bench_agents(dir.path(), &["apply", "m.toml"]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(3), "{err}");
@@ -1079,7 +1079,7 @@ worker = "share"
 kind = "command"
 command = "echo \"template={{max_cost_usd}} env=$BENCH_MAX_COST_USD home=$HOME\" > share.txt"
 "#;
-    std::fs::write(dir.path().join("m.toml"), &m).unwrap();
+    fs_err::write(dir.path().join("m.toml"), &m).unwrap();
     let out = bench_in(dir.path(), &["apply", "m.toml"]);
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
@@ -1123,7 +1123,7 @@ solo = "solo:worker=claude@claude-haiku-5-5"
         header = docker_header("docker-container-limit"),
         claude = fake_cli_harness("claude-code", "claude"),
     );
-    std::fs::write(dir.path().join("m.toml"), &m).unwrap();
+    fs_err::write(dir.path().join("m.toml"), &m).unwrap();
     let out = bench_agents(dir.path(), &["apply", "m.toml"]);
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
@@ -1203,7 +1203,7 @@ worker = "nop"
 /// parsed statuses.
 fn stored_grade(dir: &Path, manifest: &str, address: &str) -> (serde_json::Value, String) {
     let store = bench::store::Store::open_existing(&dir.join(".bench")).unwrap();
-    let path = std::fs::canonicalize(dir.join(manifest)).unwrap();
+    let path = fs_err::canonicalize(dir.join(manifest)).unwrap();
     let key = store.load_index(&path).nodes[address].clone();
     let bench::store::Lookup::Hit(rec) = store.get_action(&key) else {
         panic!("no record for {address}")
@@ -1247,9 +1247,9 @@ fn local_and_docker_grade_a_task_to_the_same_verdict_and_report_and_export_find_
     docker_cli(&["rm", &cid]);
     for (kind, with_image) in [("local", false), ("docker", true)] {
         let d = dir.path().join(format!("tasks-{kind}/cross"));
-        std::fs::create_dir_all(&d).unwrap();
+        fs_err::create_dir_all(&d).unwrap();
         if !with_image {
-            std::fs::create_dir_all(d.join("repo")).unwrap();
+            fs_err::create_dir_all(d.join("repo")).unwrap();
             let st = Command::new("sh")
                 .arg("-c")
                 .arg(format!(
@@ -1266,7 +1266,7 @@ fn local_and_docker_grade_a_task_to_the_same_verdict_and_report_and_export_find_
         } else {
             String::new()
         };
-        std::fs::write(
+        fs_err::write(
             d.join("task.toml"),
             format!(
                 "instance_id = \"cross\"\nrepo = \"fixture/calc\"\nlanguage = \"python\"\ncreated_at = 2026-08-01T00:00:00Z\n\
@@ -1278,9 +1278,9 @@ FAIL_TO_PASS = [\"tests.test_add.T.test_add\"]\nPASS_TO_PASS = [\"tests.test_mul
             ),
         )
         .unwrap();
-        std::fs::write(d.join("gold.patch"), FIX).unwrap();
-        std::fs::write(d.join("test.patch"), TEST_PATCH).unwrap();
-        std::fs::write(
+        fs_err::write(d.join("gold.patch"), FIX).unwrap();
+        fs_err::write(d.join("test.patch"), TEST_PATCH).unwrap();
+        fs_err::write(
             dir.path().join(format!("{kind}.toml")),
             cross_manifest(kind, &format!("tasks-{kind}")),
         )
@@ -1350,8 +1350,8 @@ fn a_node_runtime_tarball_runs_a_node_cli_on_an_image_without_node() {
     // The tarball, laid out like the official release, and its sha256.
     let www = tempfile::tempdir().unwrap();
     let top = format!("node-{version}-linux-x64");
-    std::fs::create_dir_all(www.path().join(&top).join("bin")).unwrap();
-    std::fs::copy(node, www.path().join(&top).join("bin/node")).unwrap();
+    fs_err::create_dir_all(www.path().join(&top).join("bin")).unwrap();
+    fs_err::copy(node, www.path().join(&top).join("bin/node")).unwrap();
     let tarball = format!("{top}.tar.gz");
     let ok = Command::new("tar")
         .args(["-czf", &tarball, &top])
@@ -1388,7 +1388,7 @@ s.serve_forever()",
         .unwrap();
     let started = Instant::now();
     let port = loop {
-        if let Ok(p) = std::fs::read_to_string(&port_file) {
+        if let Ok(p) = fs_err::read_to_string(&port_file) {
             break p;
         }
         assert!(
@@ -1430,7 +1430,7 @@ install = ["install -m 0755 node-agent.js \"$(dirname \"$(command -v node)\")/no
     };
     // A wrong pin: the build stops before any container, and nothing is cached.
     let wrong = format!("{:0>64}", "0");
-    std::fs::write(dir.path().join("m.toml"), manifest(&wrong)).unwrap();
+    fs_err::write(dir.path().join("m.toml"), manifest(&wrong)).unwrap();
     let out = bench_agents(dir.path(), &["apply", "m.toml"]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(3), "{err}");
@@ -1440,7 +1440,7 @@ install = ["install -m 0755 node-agent.js \"$(dirname \"$(command -v node)\")/no
     );
     assert!(actions(dir.path()).iter().all(|a| a["node"] != "solve"));
 
-    std::fs::write(dir.path().join("m.toml"), manifest(&sha)).unwrap();
+    fs_err::write(dir.path().join("m.toml"), manifest(&sha)).unwrap();
     let out = bench_agents(dir.path(), &["apply", "m.toml"]);
     let _ = server.kill();
     let _ = server.wait();
@@ -1556,7 +1556,7 @@ fn grading_is_locked_against_history_lookups_precreated_tests_and_forged_markers
     for f in &fixtures {
         write_task(&tasks, IMAGE, &base, f);
     }
-    std::fs::write(dir.path().join("m.toml"), manifest("60s", false)).unwrap();
+    fs_err::write(dir.path().join("m.toml"), manifest("60s", false)).unwrap();
     let out = bench_in(dir.path(), &["apply", "m.toml"]);
     let err = stderr(&out);
     // The adversarial patches are graded (unresolved), none errors.
@@ -1641,7 +1641,7 @@ fn a_forged_stripped_image_is_not_trusted() {
         &base,
         &fx("history-lookup", &history_lookup_patch(&fix)),
     );
-    std::fs::write(dir.path().join("m.toml"), manifest("60s", false)).unwrap();
+    fs_err::write(dir.path().join("m.toml"), manifest("60s", false)).unwrap();
     let out = bench_in(dir.path(), &["apply", "m.toml"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let acts = actions(dir.path());
@@ -1725,7 +1725,7 @@ worker = "oracle"
 "#,
         header = docker_header("audit")
     );
-    std::fs::write(dir.path().join("m.toml"), m).unwrap();
+    fs_err::write(dir.path().join("m.toml"), m).unwrap();
     let out = bench_in(dir.path(), &["apply", "m.toml"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let acts = actions(dir.path());
@@ -1745,15 +1745,15 @@ worker = "oracle"
     assert_eq!(grade["output"]["resolved"], false, "{grade}");
     assert_eq!(grade["output"]["audit"], gold["audit"]);
     let reports = dir.path().join("reports/audit");
-    let md = std::fs::read_to_string(reports.join("report.md")).unwrap();
+    let md = fs_err::read_to_string(reports.join("report.md")).unwrap();
     assert!(
         md.contains("- rewrite × oracle (replicate 0): `tests/__init__.py` changes a test file"),
         "{md}"
     );
-    let html = std::fs::read_to_string(reports.join("report.html")).unwrap();
+    let html = fs_err::read_to_string(reports.join("report.html")).unwrap();
     assert!(html.contains("Audit flags") && html.contains("tests/__init__.py"));
     let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(reports.join("report.json")).unwrap())
+        serde_json::from_str(&fs_err::read_to_string(reports.join("report.json")).unwrap())
             .unwrap();
     assert_eq!(json["audit"][0]["flags"][0]["path"], "tests/__init__.py");
     assert_eq!(json["teams"][0]["resolved"], 0);
@@ -1806,7 +1806,7 @@ fn grading_has_no_network_a_patch_fetching_the_fix_resolves_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let tasks = dir.path().join("tasks");
     write_task(&tasks, IMAGE, &base, &fx("fetch-fix", &fetch));
-    std::fs::write(dir.path().join("m.toml"), manifest("60s", false)).unwrap();
+    fs_err::write(dir.path().join("m.toml"), manifest("60s", false)).unwrap();
     let out = bench_in(dir.path(), &["apply", "m.toml"]);
     let _ = Command::new("docker").args(["rm", "-f", &server]).output();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -1946,7 +1946,7 @@ fn agents_reach_only_their_endpoints_and_grading_nothing() {
     );
     let dir = tempfile::tempdir().unwrap();
     write_task(&dir.path().join("tasks"), IMAGE, &base, &fx("probe", &gold));
-    std::fs::write(dir.path().join("probe.sh"), &agent).unwrap();
+    fs_err::write(dir.path().join("probe.sh"), &agent).unwrap();
     let m = |egress: &str| {
         format!(
             r#"{header}
@@ -1986,7 +1986,7 @@ endpoints = ["127.0.0.1:{port}"]
             port = model.port
         )
     };
-    std::fs::write(dir.path().join("m.toml"), m("allowlist")).unwrap();
+    fs_err::write(dir.path().join("m.toml"), m("allowlist")).unwrap();
     let out = bench_in(dir.path(), &["apply", "m.toml"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let acts = actions(dir.path());
@@ -2006,7 +2006,7 @@ endpoints = ["127.0.0.1:{port}"]
     assert!(seen.contains("outside-via-proxy: blocked"), "{seen}");
     assert!(seen.contains("outside-direct: blocked"), "{seen}");
     assert!(seen.contains("dns: blocked"), "{seen}");
-    let md = std::fs::read_to_string(dir.path().join("reports/egress/report.md")).unwrap();
+    let md = fs_err::read_to_string(dir.path().join("reports/egress/report.md")).unwrap();
     assert!(
         md.contains(&format!(
             "| network (agent) | `oracle`: none; `prober`: allowlist via egress proxy: 127.0.0.1:{} |",
@@ -2019,7 +2019,7 @@ endpoints = ["127.0.0.1:{port}"]
     assert!(nets.is_empty(), "bench networks left: {nets}");
 
     // Open egress: the same agent reaches the outside directly (its solve key differs).
-    std::fs::write(dir.path().join("m.toml"), m("open")).unwrap();
+    fs_err::write(dir.path().join("m.toml"), m("open")).unwrap();
     let out = bench_in(dir.path(), &["apply", "m.toml"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let acts = actions(dir.path());
@@ -2032,7 +2032,7 @@ endpoints = ["127.0.0.1:{port}"]
         "path = \"tasks\"\n",
         "path = \"tasks\"\ngrade_network = true\n",
     );
-    std::fs::write(dir.path().join("m.toml"), opted).unwrap();
+    fs_err::write(dir.path().join("m.toml"), opted).unwrap();
     let out = bench_in(dir.path(), &["apply", "m.toml"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let acts = actions(dir.path());
@@ -2069,8 +2069,8 @@ mkdir -p "$site"
 echo "import sys, importlib.util; s = importlib.util.spec_from_file_location('calc', '/opt/forge/calc.py'); m = importlib.util.module_from_spec(s); s.loader.exec_module(m); sys.modules['calc'] = m" > "$site/zz-forge.pth"
 echo "# looked at it" >> calc.py
 "##;
-    std::fs::write(dir.path().join("forger.sh"), forger).unwrap();
-    std::fs::write(dir.path().join("agent.sh"), AGENT).unwrap();
+    fs_err::write(dir.path().join("forger.sh"), forger).unwrap();
+    fs_err::write(dir.path().join("agent.sh"), AGENT).unwrap();
     let m = format!(
         r#"{header}
 [stages.solve]
@@ -2109,7 +2109,7 @@ script = "agent.sh"
 "#,
         header = docker_header("confirm")
     );
-    std::fs::write(dir.path().join("m.toml"), m).unwrap();
+    fs_err::write(dir.path().join("m.toml"), m).unwrap();
     let out = bench_in(dir.path(), &["apply", "m.toml"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let acts = actions(dir.path());
@@ -2129,23 +2129,23 @@ script = "agent.sh"
         serde_json::json!({"in_sandbox": true, "clean": [true], "disagreement": false}),
         "{honest}"
     );
-    let md = std::fs::read_to_string(dir.path().join("reports/confirm/report.md")).unwrap();
+    let md = fs_err::read_to_string(dir.path().join("reports/confirm/report.md")).unwrap();
     assert!(
         md.contains("forger") && md.contains("the forgery check disagrees: resolved in the agent's own sandbox, 0 of 3 clean grades resolved"),
         "{md}"
     );
     // Without the check the forgery is invisible: a plain grade says unresolved and nothing
     // more (so the check is what reports it).
-    let plain = std::fs::read_to_string(dir.path().join("m.toml"))
+    let plain = fs_err::read_to_string(dir.path().join("m.toml"))
         .unwrap()
         .replace("confirm = true\n", "");
-    std::fs::write(dir.path().join("m.toml"), plain).unwrap();
+    fs_err::write(dir.path().join("m.toml"), plain).unwrap();
     let out = bench_in(dir.path(), &["apply", "m.toml"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let acts = actions(dir.path());
     let solve = output_of(&acts, "solve/forge/forger/0");
     assert!(solve["output"].get("in_sandbox").is_none(), "{solve}");
-    let md = std::fs::read_to_string(dir.path().join("reports/confirm/report.md")).unwrap();
+    let md = fs_err::read_to_string(dir.path().join("reports/confirm/report.md")).unwrap();
     assert!(!md.contains("forgery check"), "{md}");
 }
 
@@ -2180,7 +2180,7 @@ fn docker_tasks_placed_on_slurm_have_the_keys_and_verdicts_of_here() {
     let cluster = common::slurm::SlurmCluster::start();
     let (base, _) = shas();
     let shared = tempfile::tempdir().unwrap();
-    std::fs::create_dir(shared.path().join("cache")).unwrap();
+    fs_err::create_dir(shared.path().join("cache")).unwrap();
     let (key_file, public) = common::keygen(shared.path());
     let mut env = cluster.env();
     env.push(("BENCH_CACHE_KEY_FILE".into(), key_file));
@@ -2195,8 +2195,8 @@ fn docker_tasks_placed_on_slurm_have_the_keys_and_verdicts_of_here() {
         ] {
             write_task(&tasks, IMAGE, &base, &f);
         }
-        std::fs::write(dir.path().join("agent.sh"), AGENT).unwrap();
-        std::fs::write(dir.path().join("m.toml"), manifest("20s", true) + extra).unwrap();
+        fs_err::write(dir.path().join("agent.sh"), AGENT).unwrap();
+        fs_err::write(dir.path().join("m.toml"), manifest("20s", true) + extra).unwrap();
         let out = common::bench_env(
             dir.path(),
             &["apply", "m.toml", "--message-format", "json"],

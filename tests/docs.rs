@@ -21,7 +21,7 @@ fn root() -> PathBuf {
 /// README.md and every markdown page under docs/, sorted.
 fn doc_files() -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        let mut entries: Vec<PathBuf> = fs_err::read_dir(dir)
             .expect("docs/ exists")
             .map(|e| e.expect("dir entry").path())
             .collect();
@@ -115,14 +115,14 @@ fn included(l: &Listing) -> Option<PathBuf> {
 
 /// The text of a doc file with mdBook's `{{#include PATH}}` lines replaced by the files they name.
 fn expanded(file: &Path) -> String {
-    let text = std::fs::read_to_string(file).expect("doc file");
+    let text = fs_err::read_to_string(file).expect("doc file");
     let dir = file.parent().expect("a doc file has a directory");
     text.lines()
         .map(|line| match line.trim().strip_prefix("{{#include ") {
             Some(rest) => {
                 let inner = rest.strip_suffix("}}").expect("include closes on its line");
                 let path = dir.join(inner.trim());
-                std::fs::read_to_string(&path)
+                fs_err::read_to_string(&path)
                     .unwrap_or_else(|e| panic!("{}: include {}: {e}", rel(file), path.display()))
             }
             None => format!("{line}\n"),
@@ -160,7 +160,7 @@ fn to_json(v: &toml::Value) -> Value {
 }
 
 fn schema() -> Value {
-    let text = std::fs::read_to_string(root().join("schemas/manifest.schema.json"))
+    let text = fs_err::read_to_string(root().join("schemas/manifest.schema.json"))
         .expect("schemas/manifest.schema.json");
     serde_json::from_str(&text).expect("schema JSON")
 }
@@ -173,7 +173,7 @@ fn every_toml_listing_validates() {
     let mut problems = Vec::new();
     let mut dirs = Vec::new();
     for file in doc_files() {
-        let text = std::fs::read_to_string(&file).expect("doc file");
+        let text = fs_err::read_to_string(&file).expect("doc file");
         for l in listings(&file, &text) {
             let mut kinds = l.info.split(',').map(str::trim);
             if kinds.next() != Some("toml") {
@@ -237,7 +237,7 @@ fn every_toml_listing_validates() {
                 ),
                 None => {
                     let dir = fresh_dir();
-                    std::fs::write(dir.path().join("listing.toml"), &l.body).expect("write");
+                    fs_err::write(dir.path().join("listing.toml"), &l.body).expect("write");
                     let path = dir.path().to_path_buf();
                     dirs.push(dir);
                     (path, "listing.toml".to_string())
@@ -270,7 +270,7 @@ fn every_toml_listing_validates() {
 /// The README's first TOML listing: the quickstart, as a reader copies it.
 fn readme_quickstart() -> String {
     let file = root().join("README.md");
-    let text = std::fs::read_to_string(&file).expect("README");
+    let text = fs_err::read_to_string(&file).expect("README");
     listings(&file, &text)
         .into_iter()
         .find(|l| l.info == "toml")
@@ -282,7 +282,7 @@ fn readme_quickstart() -> String {
 fn readme_quickstart_listing_is_examples_quickstart() {
     let listing: toml::Value = toml::from_str(&readme_quickstart()).expect("listing is TOML");
     let file: toml::Value = toml::from_str(
-        &std::fs::read_to_string(root().join("examples/quickstart.toml")).expect("quickstart"),
+        &fs_err::read_to_string(root().join("examples/quickstart.toml")).expect("quickstart"),
     )
     .expect("quickstart is TOML");
     assert_eq!(
@@ -296,7 +296,7 @@ fn readme_quickstart_listing_applies_as_copied() {
     // As the README says: beside examples/quickstart.toml, i.e. beside `quickstart/`.
     let dir = tempfile::tempdir().expect("tempdir");
     let examples = dir.path().join("examples");
-    std::fs::create_dir(&examples).expect("mkdir");
+    fs_err::create_dir(&examples).expect("mkdir");
     let status = std::process::Command::new("cp")
         .arg("-a")
         .arg(root().join("examples/quickstart"))
@@ -304,7 +304,7 @@ fn readme_quickstart_listing_applies_as_copied() {
         .status()
         .expect("cp");
     assert!(status.success());
-    std::fs::write(examples.join("my-first.toml"), readme_quickstart()).expect("write");
+    fs_err::write(examples.join("my-first.toml"), readme_quickstart()).expect("write");
     let validate = bench_in(dir.path(), &["validate", "examples/my-first.toml"]);
     assert_eq!(validate.status.code(), Some(0), "{}", stderr(&validate));
     let plan = bench_in(dir.path(), &["plan", "examples/my-first.toml"]);
@@ -324,7 +324,7 @@ fn readme_quickstart_listing_applies_as_copied() {
         stdout(&apply)
     );
     let report: Value = serde_json::from_str(
-        &std::fs::read_to_string(examples.join("reports/quickstart/report.json"))
+        &fs_err::read_to_string(examples.join("reports/quickstart/report.json"))
             .expect("report.json where the README says"),
     )
     .expect("report JSON");
@@ -350,7 +350,7 @@ fn readme_quickstart_listing_applies_as_copied() {
     assert_eq!(again.status.code(), Some(0), "{}", stdout(&again));
 
     // "Try an edit": the README's `plan --explain` output is what bench prints.
-    let readme = std::fs::read_to_string(root().join("README.md")).expect("README");
+    let readme = fs_err::read_to_string(root().join("README.md")).expect("README");
     let section = readme
         .split("## Try an edit")
         .nth(1)
@@ -360,9 +360,9 @@ fn readme_quickstart_listing_applies_as_copied() {
         .find(|l| l.info.is_empty())
         .expect("an output listing under Try an edit");
     let manifest = examples.join("my-first.toml");
-    let text = std::fs::read_to_string(&manifest).expect("read");
+    let text = fs_err::read_to_string(&manifest).expect("read");
     assert!(text.contains("worker = \"fixer\""));
-    std::fs::write(
+    fs_err::write(
         &manifest,
         text.replacen("worker = \"fixer\"", "worker = \"fixer@other\"", 1),
     )
@@ -384,8 +384,8 @@ fn readme_quickstart_listing_applies_as_copied() {
 
 #[test]
 fn readme_two_commands_are_what_ci_runs() {
-    let readme = std::fs::read_to_string(root().join("README.md")).expect("README");
-    let ci = std::fs::read_to_string(root().join(".ci/run")).expect(".ci/run");
+    let readme = fs_err::read_to_string(root().join("README.md")).expect("README");
+    let ci = fs_err::read_to_string(root().join(".ci/run")).expect(".ci/run");
     let ci_lines: BTreeSet<&str> = ci.lines().map(str::trim).collect();
     let section = readme
         .split("## The two commands")
@@ -504,7 +504,7 @@ fn every_relative_link_and_anchor_resolves() {
     let mut problems = Vec::new();
     let mut checked = 0;
     for file in doc_files() {
-        let text = std::fs::read_to_string(&file).expect("doc file");
+        let text = fs_err::read_to_string(&file).expect("doc file");
         for (line, target) in links(&text) {
             if target.contains("://") || target.starts_with("mailto:") {
                 continue;
@@ -555,7 +555,7 @@ fn every_relative_link_and_anchor_resolves() {
 #[test]
 fn every_book_page_is_in_the_summary() {
     let docs = root().join("docs");
-    let summary = std::fs::read_to_string(docs.join("SUMMARY.md")).expect("docs/SUMMARY.md");
+    let summary = fs_err::read_to_string(docs.join("SUMMARY.md")).expect("docs/SUMMARY.md");
     let listed: BTreeSet<String> = links(&summary).into_iter().map(|(_, t)| t).collect();
     let mut missing = Vec::new();
     for file in doc_files() {
@@ -800,9 +800,9 @@ fn manifest_reference_is_generated_from_the_schema() {
     let want = manifest_reference(&schema());
     let path = root().join("docs/manifest-reference.md");
     if std::env::var_os("BENCH_BLESS").is_some() {
-        std::fs::write(&path, &want).expect("write docs/manifest-reference.md");
+        fs_err::write(&path, &want).expect("write docs/manifest-reference.md");
     }
-    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    let have = fs_err::read_to_string(&path).unwrap_or_default();
     assert!(
         have == want,
         "docs/manifest-reference.md is stale: rerun with BENCH_BLESS=1 \
@@ -817,7 +817,7 @@ fn every_source_path_the_docs_name_exists() {
     let mut missing = Vec::new();
     let mut checked = 0;
     for file in doc_files() {
-        let text = std::fs::read_to_string(&file).expect("doc file");
+        let text = fs_err::read_to_string(&file).expect("doc file");
         for (i, part) in text.split('`').enumerate() {
             if i % 2 == 0 || !part.starts_with("src/") || part.contains(char::is_whitespace) {
                 continue;

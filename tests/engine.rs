@@ -40,7 +40,7 @@ fn store(sb: &Sandbox) -> bench::store::Store {
 
 /// The key the index holds for an address.
 fn key_at(sb: &Sandbox, address: &str) -> String {
-    let manifest = std::fs::canonicalize(sb.manifest()).unwrap();
+    let manifest = fs_err::canonicalize(sb.manifest()).unwrap();
     store(sb).load_index(&manifest).nodes[address].clone()
 }
 
@@ -56,7 +56,7 @@ fn a_gold_edit_reruns_the_gold_check_and_the_oracle_with_the_new_patch() {
     // The same fix, plus a new file: still resolves, but it is another patch.
     let mut gold = sb.read(&format!("quickstart/tasks/{task}/gold.patch"));
     gold.push_str("diff --git a/NOTE.txt b/NOTE.txt\nnew file mode 100644\n--- /dev/null\n+++ b/NOTE.txt\n@@ -0,0 +1 @@\n+edited gold\n");
-    std::fs::write(
+    fs_err::write(
         sb.path(&format!("quickstart/tasks/{task}/gold.patch")),
         gold,
     )
@@ -162,7 +162,7 @@ fn team_cost(sb: &Sandbox, name: &str) -> f64 {
 #[test]
 fn a_price_edit_rerenders_the_report_and_reruns_no_solve() {
     let sb = small();
-    std::fs::write(
+    fs_err::write(
         sb.path("priced.py"),
         "import json\nprint(json.dumps({'type': 'turn.completed', 'usage': {'input_tokens': 1000, 'cached_input_tokens': 200, 'output_tokens': 500}}))\n",
     )
@@ -219,10 +219,10 @@ fn an_edited_record_is_caught_and_recomputed() {
     let t = &sampled(&sb)[0];
     let key = key_at(&sb, &format!("grade/solve/{t}/nop/0"));
     let path = record_path(&sb, &key);
-    let text = std::fs::read_to_string(&path).unwrap();
+    let text = fs_err::read_to_string(&path).unwrap();
     assert!(text.contains("\"resolved\": false"), "{text}");
     // Flip the verdict into another valid record.
-    std::fs::write(
+    fs_err::write(
         &path,
         text.replacen("\"resolved\": false", "\"resolved\": true", 1),
     )
@@ -241,7 +241,7 @@ fn an_edited_record_is_caught_and_recomputed() {
 /// Turns an unresolved grade record into a resolved one of the same size, its mtime set back:
 /// only its ctime and its checksum tell.
 fn flip_verdict(path: &std::path::Path) {
-    let text = std::fs::read_to_string(path).unwrap();
+    let text = fs_err::read_to_string(path).unwrap();
     write_keeping_mtime(
         path,
         &text.replacen("\"resolved\": false", "\"resolved\": true ", 1),
@@ -250,8 +250,8 @@ fn flip_verdict(path: &std::path::Path) {
 
 /// Rewrites a file in place with its mtime set back (its ctime moves: nothing can set it back).
 fn write_keeping_mtime(path: &std::path::Path, text: &str) {
-    let mtime = std::fs::metadata(path).unwrap().modified().unwrap();
-    std::fs::write(path, text).unwrap();
+    let mtime = fs_err::metadata(path).unwrap().modified().unwrap();
+    fs_err::write(path, text).unwrap();
     std::fs::File::options()
         .write(true)
         .open(path)
@@ -269,13 +269,13 @@ fn an_edited_record_is_caught_through_the_packed_index() {
     let o = apply(&sb);
     assert!(executed(&o).is_empty(), "{:?}", executed(&o));
     let idx = sb.path(".bench/index/actions.idx");
-    let len = std::fs::metadata(&idx)
+    let len = fs_err::metadata(&idx)
         .expect("the apply wrote the index")
         .len();
     assert!(len > 100, "{len}");
     // Indexed: the next no-op apply appends nothing.
     apply(&sb);
-    assert_eq!(std::fs::metadata(&idx).unwrap().len(), len);
+    assert_eq!(fs_err::metadata(&idx).unwrap().len(), len);
     let t = &sampled(&sb)[0];
     let key = key_at(&sb, &format!("grade/solve/{t}/nop/0"));
     let path = record_path(&sb, &key);
@@ -288,9 +288,9 @@ fn an_edited_record_is_caught_through_the_packed_index() {
     let nop = team(&sb, "nop");
     assert_eq!(nop["resolved"], 0, "{nop}");
     // A torn tail of the index (a crash mid-append) is ignored and the store stays whole.
-    let mut bytes = std::fs::read(&idx).unwrap();
+    let mut bytes = fs_err::read(&idx).unwrap();
     bytes.extend_from_slice(&[200, 0, 0, 0, 1, 2, 3]);
-    std::fs::write(&idx, &bytes).unwrap();
+    fs_err::write(&idx, &bytes).unwrap();
     let o = apply(&sb);
     assert!(executed(&o).is_empty(), "{:?}", executed(&o));
     assert!(plan_to_run(&sb).is_empty());
@@ -308,7 +308,7 @@ fn a_corrupt_blob_is_recomputed_on_the_same_apply() {
     };
     let digest = rec.solve().unwrap().patch.clone();
     let blob = sb.path(&format!(".bench/objects/{}/{}", &digest[..2], &digest[2..]));
-    std::fs::write(&blob, "garbage").unwrap();
+    fs_err::write(&blob, "garbage").unwrap();
     // Grading reruns (a new timeout) and reads the patch: its producer recomputes first.
     sb.edit(
         "quickstart.toml",
@@ -342,12 +342,12 @@ fn a_corrupt_blob_is_recomputed_on_the_same_apply() {
         panic!("no record")
     };
     let traj = rec.blobs["trajectory"].clone();
-    std::fs::write(
+    fs_err::write(
         sb.path(&format!(".bench/objects/{}/{}", &traj[..2], &traj[2..])),
         "garbage",
     )
     .unwrap();
-    std::fs::remove_dir_all(sb.path("reports")).unwrap();
+    fs_err::remove_dir_all(sb.path("reports")).unwrap();
     let o = apply(&sb);
     assert!(
         sb.path("reports/quickstart/report.md").is_file(),
@@ -377,7 +377,7 @@ fn store_files_follow_the_umask_and_dead_writers_are_swept() {
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let key = key_at(&sb, "sample");
-    let mode = std::fs::metadata(record_path(&sb, &key))
+    let mode = fs_err::metadata(record_path(&sb, &key))
         .unwrap()
         .permissions()
         .mode();
@@ -386,22 +386,21 @@ fn store_files_follow_the_umask_and_dead_writers_are_swept() {
     // A writer killed mid-write leaves a temp file; an apply that died leaves a run record
     // that says "running".
     let tmp = sb.path(&format!(".bench/actions/{}/.tmp-deadbeef", &key[..2]));
-    std::fs::write(&tmp, "torn").unwrap();
+    fs_err::write(&tmp, "torn").unwrap();
     let runs = sb.path(".bench/runs");
-    let last = std::fs::read_dir(&runs)
+    let last = fs_err::read_dir(&runs)
         .unwrap()
         .flatten()
         .map(|e| e.path())
         .find(|p| p.extension().is_some_and(|e| e == "json"))
         .unwrap();
-    let mut run: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&last).unwrap()).unwrap();
+    let mut run: serde_json::Value = serde_json::from_slice(&fs_err::read(&last).unwrap()).unwrap();
     run["id"] = "29990101T000000.000Z-dead".into();
     run["status"] = "running".into();
     run["pid"] = 999_999.into();
     run["started_at"] = "2999-01-01T00:00:00Z".into();
     run["ended_at"] = serde_json::Value::Null;
-    std::fs::write(runs.join("29990101T000000.000Z-dead.json"), run.to_string()).unwrap();
+    fs_err::write(runs.join("29990101T000000.000Z-dead.json"), run.to_string()).unwrap();
     // Status tells a dead apply from a running one, and orders applies by start time.
     let s = sb.bench(&["status", "quickstart.toml"]);
     assert!(
@@ -427,26 +426,26 @@ fn a_no_op_apply_rewrites_a_deleted_or_edited_report_file_and_nothing_else() {
         "reports/quickstart/artifacts/oracle/{t}/patch.diff"
     ));
     let md = sb.path("reports/quickstart/report.md");
-    let (patch_bytes, md_bytes) = (std::fs::read(&patch).unwrap(), std::fs::read(&md).unwrap());
-    let mtime = |p: &PathBuf| std::fs::metadata(p).unwrap().modified().unwrap();
+    let (patch_bytes, md_bytes) = (fs_err::read(&patch).unwrap(), fs_err::read(&md).unwrap());
+    let mtime = |p: &PathBuf| fs_err::metadata(p).unwrap().modified().unwrap();
     let other = sb.path("reports/quickstart/report.json");
     let other_mtime = mtime(&other);
     // A no-op leaves every file alone.
     apply(&sb);
     assert_eq!(mtime(&other), other_mtime);
     // A deleted artifact and an edited report come back; the untouched files stay as they were.
-    std::fs::remove_file(&patch).unwrap();
-    std::fs::write(&md, b"forged numbers\n").unwrap();
+    fs_err::remove_file(&patch).unwrap();
+    fs_err::write(&md, b"forged numbers\n").unwrap();
     apply(&sb);
-    assert_eq!(std::fs::read(&patch).unwrap(), patch_bytes);
-    assert_eq!(std::fs::read(&md).unwrap(), md_bytes);
+    assert_eq!(fs_err::read(&patch).unwrap(), patch_bytes);
+    assert_eq!(fs_err::read(&md).unwrap(), md_bytes);
     assert_eq!(mtime(&other), other_mtime);
     // A later edit (the file one byte longer) is caught as well.
     let mut edited = md_bytes.clone();
     edited.push(b'\n');
-    std::fs::write(&md, &edited).unwrap();
+    fs_err::write(&md, &edited).unwrap();
     apply(&sb);
-    assert_eq!(std::fs::read(&md).unwrap(), md_bytes);
+    assert_eq!(fs_err::read(&md).unwrap(), md_bytes);
 }
 
 /// An apply of the small quickstart with phase timings on; whether it took the no-op memo's
@@ -533,24 +532,24 @@ fn the_no_op_memo_is_taken_only_when_nothing_changed() {
     assert_eq!(fast_run.nodes, slow_run.nodes);
     // A deleted report comes back from the memo's path.
     let md = sb.path("reports/quickstart/report.md");
-    let md_bytes = std::fs::read(&md).unwrap();
-    std::fs::remove_file(&md).unwrap();
+    let md_bytes = fs_err::read(&md).unwrap();
+    fs_err::remove_file(&md).unwrap();
     let (o, fast) = apply_memo(&sb, &[]);
     assert!(fast, "{}", stderr(&o));
-    assert_eq!(std::fs::read(&md).unwrap(), md_bytes);
+    assert_eq!(fs_err::read(&md).unwrap(), md_bytes);
     // So does an edited one (its size kept).
     let forged = String::from_utf8_lossy(&md_bytes).replacen('0', "9", 1);
     assert_eq!(forged.len(), md_bytes.len());
-    std::fs::write(&md, &forged).unwrap();
+    fs_err::write(&md, &forged).unwrap();
     let (o, fast) = apply_memo(&sb, &[]);
     assert!(fast, "{}", stderr(&o));
-    assert_eq!(std::fs::read(&md).unwrap(), md_bytes);
+    assert_eq!(fs_err::read(&md).unwrap(), md_bytes);
     // The manifest's index rewritten since the memo: the full path (nothing runs).
     let index = files_with_ext(&sb.path(".bench/index"), "noop")
         .pop()
         .expect("a memo")
         .with_extension("json");
-    std::fs::write(&index, std::fs::read(&index).unwrap()).unwrap();
+    fs_err::write(&index, fs_err::read(&index).unwrap()).unwrap();
     let (o, fast) = apply_memo(&sb, &[]);
     assert!(!fast && executed(&o).is_empty(), "{}", stderr(&o));
     settle_memo(&sb, &[]);
@@ -571,7 +570,7 @@ fn the_no_op_memo_is_taken_only_when_nothing_changed() {
     // The task's statement edited in place, its size and mtime kept: the dataset's stat
     // signature (the file's ctime) misses, the tasks are read, and the task's solves rerun.
     let toml = sb.path(&format!("quickstart/tasks/{t}/task.toml"));
-    let text = std::fs::read_to_string(&toml).unwrap();
+    let text = fs_err::read_to_string(&toml).unwrap();
     let open = "problem_statement = \"\"\"\n";
     let from = text.find(open).unwrap() + open.len();
     let at = from + text[from..].find(|c: char| c.is_ascii_lowercase()).unwrap();
@@ -613,7 +612,7 @@ fn the_no_op_memo_is_taken_only_when_nothing_changed() {
 
     // A record removed (as gc would): its node reruns.
     let path = record_path(&sb, &key_at(&sb, &address));
-    std::fs::remove_file(&path).unwrap();
+    fs_err::remove_file(&path).unwrap();
     let to_run = plan_to_run(&sb);
     assert_eq!(to_run, [address.clone(), "report".to_string()]);
     let (o, fast) = apply_memo(&sb, &[]);
@@ -625,10 +624,10 @@ fn the_no_op_memo_is_taken_only_when_nothing_changed() {
     let memo = files_with_ext(&sb.path(".bench/index"), "noop")
         .pop()
         .expect("a memo");
-    let mut bytes = std::fs::read(&memo).unwrap();
+    let mut bytes = fs_err::read(&memo).unwrap();
     let at = bytes.len() - 10;
     bytes[at] ^= 1;
-    std::fs::write(&memo, &bytes).unwrap();
+    fs_err::write(&memo, &bytes).unwrap();
     let (o, fast) = apply_memo(&sb, &[]);
     assert!(!fast && executed(&o).is_empty(), "{}", stderr(&o));
 

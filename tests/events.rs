@@ -17,7 +17,7 @@ fn root() -> &'static Path {
 #[test]
 fn events_schema_is_up_to_date() {
     let on_disk =
-        std::fs::read_to_string(root().join("schemas/events.schema.json")).unwrap_or_default();
+        fs_err::read_to_string(root().join("schemas/events.schema.json")).unwrap_or_default();
     assert!(
         on_disk == bench::events::events_schema_text(),
         "schemas/events.schema.json is stale: run `cargo run -- schema --events > schemas/events.schema.json`"
@@ -30,7 +30,7 @@ fn events_schema_is_up_to_date() {
 /// The lines of an apply's stdout, each validated against the schema and parsed.
 fn stream(o: &std::process::Output) -> Vec<Value> {
     let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(root().join("schemas/events.schema.json")).expect("schema"),
+        &fs_err::read_to_string(root().join("schemas/events.schema.json")).expect("schema"),
     )
     .expect("schema parses");
     let validator = jsonschema::validator_for(&schema).expect("schema compiles");
@@ -194,7 +194,7 @@ fn the_quickstart_stream_validates_and_counts_what_the_plan_counts() {
     // Every node the run recorded, and nothing else.
     let runs = files_with_ext(&sb.path(".bench/runs"), "json");
     let run: Value =
-        serde_json::from_str(&std::fs::read_to_string(runs.last().expect("a run")).expect("run"))
+        serde_json::from_str(&fs_err::read_to_string(runs.last().expect("a run")).expect("run"))
             .expect("run JSON");
     let recorded: BTreeSet<String> = run["nodes"]
         .as_object()
@@ -236,11 +236,11 @@ fn the_quickstart_stream_validates_and_counts_what_the_plan_counts() {
     // A record that fails verification: a note names it, its node runs again, every other
     // node is a cache hit, and the counts are the ones apply planned.
     let store = bench::store::Store::open_existing(&sb.path(".bench")).expect("store");
-    let manifest = std::fs::canonicalize(sb.manifest()).expect("manifest");
+    let manifest = fs_err::canonicalize(sb.manifest()).expect("manifest");
     let key = store.load_index(&manifest).nodes["sample"].clone();
     let record = sb.path(&format!(".bench/actions/{}/{}.json", &key[..2], &key[2..]));
     assert!(record.is_file(), "{}", record.display());
-    std::fs::write(&record, b"{ not a record").expect("corrupt");
+    fs_err::write(&record, b"{ not a record").expect("corrupt");
     let (o, events) = apply_json(&sb);
     assert!(o.status.success(), "{}", stderr(&o));
     // (A machine without bubblewrap adds a warning.)

@@ -36,7 +36,7 @@ fn fixture_copy_of(name: &str) -> tempfile::TempDir {
 
 fn report(dir: &Path) -> Value {
     serde_json::from_str(
-        &std::fs::read_to_string(dir.join("reports/harbor/report.json")).expect("report.json"),
+        &fs_err::read_to_string(dir.join("reports/harbor/report.json")).expect("report.json"),
     )
     .expect("report.json parses")
 }
@@ -84,19 +84,19 @@ fn apply_manifest(dir: &Path, manifest: &str) -> std::process::Output {
 
 /// Switches a manifest's grade stage to `harbor = "fresh"`.
 fn to_fresh(path: &Path) {
-    let text = std::fs::read_to_string(path).unwrap();
+    let text = fs_err::read_to_string(path).unwrap();
     let fresh = text.replacen(
         "[stages.grade]\nkind = \"grade\"\n",
         "[stages.grade]\nkind = \"grade\"\nharbor = \"fresh\"\n",
         1,
     );
     assert_ne!(fresh, text, "the grade stage is switched");
-    std::fs::write(path, fresh).unwrap();
+    fs_err::write(path, fresh).unwrap();
 }
 
 /// No container of the store under `dir` is left behind.
 fn no_containers_left(dir: &Path) {
-    let root = std::fs::canonicalize(dir.join(".bench")).unwrap();
+    let root = fs_err::canonicalize(dir.join(".bench")).unwrap();
     let label = bench::key::digest(root.display().to_string().as_bytes())[..16].to_string();
     let left = Command::new("docker")
         .args(["ps", "-aq", "--filter", "label=bench=1"])
@@ -169,12 +169,12 @@ fn harbor_tasks_end_to_end_in_place_then_fresh() {
     assert_eq!(oracle["score_interval"], "bootstrap");
     assert_eq!(team(&r, "nop")["score_interval"], "wilson");
     assert_eq!(team(&r, "tamper")["mean_score"], 0.0);
-    let md = std::fs::read_to_string(dir.join("reports/harbor/report.md")).unwrap();
+    let md = fs_err::read_to_string(dir.join("reports/harbor/report.md")).unwrap();
     assert!(
         md.contains("## Scores") && md.contains("Verifier: in-place"),
         "{md}"
     );
-    let html = std::fs::read_to_string(dir.join("reports/harbor/report.html")).unwrap();
+    let html = fs_err::read_to_string(dir.join("reports/harbor/report.html")).unwrap();
     assert!(
         html.contains("<h2>Scores</h2>"),
         "report.html has the scores"
@@ -216,7 +216,7 @@ fn harbor_tasks_end_to_end_in_place_then_fresh() {
     assert!(score(&r, "slow", "nop")["reward"].is_null());
     assert!(errored_reason(&r, "noreward", "nop").contains("RewardFileNotFoundError"));
     assert!(errored_reason(&r, "online", "nop").contains("needs the network"));
-    let md = std::fs::read_to_string(dir.join("reports/harbor/report.md")).unwrap();
+    let md = fs_err::read_to_string(dir.join("reports/harbor/report.md")).unwrap();
     assert!(md.contains("Verifier: fresh"), "{md}");
     parquet_scores_agree(dir);
 
@@ -332,7 +332,7 @@ fn gold_checks_run_the_oracle_and_verify_in_its_container() {
     }
     let sb = fixture_copy();
     let dir = sb.path();
-    let text = std::fs::read_to_string(dir.join("harbor.toml")).unwrap();
+    let text = fs_err::read_to_string(dir.join("harbor.toml")).unwrap();
     let text = text
         .replacen(
             "dataset = \"tasks\"\n",
@@ -342,7 +342,7 @@ fn gold_checks_run_the_oracle_and_verify_in_its_container() {
         .replacen("needs = [\"sample\"]\nteams", "needs = [\"gold\"]\nteams", 1)
         .replacen("teams = [\"oracle\", \"nop\", \"tamper\"]", "teams = [\"nop\"]", 1)
         .replacen("baseline = \"nop\"", "", 1);
-    std::fs::write(dir.join("harbor.toml"), text).unwrap();
+    fs_err::write(dir.join("harbor.toml"), text).unwrap();
     let o = apply(dir);
     assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
     let r = report(dir);
@@ -373,7 +373,7 @@ fn a_git_repository_of_tasks_is_read_at_its_pinned_commit() {
     let sb = fixture_copy();
     let dir = sb.path();
     let repo = dir.join("repo");
-    std::fs::create_dir(&repo).unwrap();
+    fs_err::create_dir(&repo).unwrap();
     git(&repo, &["init", "-q"]);
     Command::new("cp")
         .arg("-a")
@@ -405,7 +405,7 @@ fn a_git_repository_of_tasks_is_read_at_its_pinned_commit() {
             "version = 1\nname = \"git\"\n\n[backend]\nkind = \"docker\"\n\n[datasets.tasks]\nformat = \"harbor\"\npath = \"repo\"\nrevision = \"{rev}\"\n\n[stages.sample]\nkind = \"sample\"\ndataset = \"tasks\"\n"
         )
     };
-    std::fs::write(dir.join("git.toml"), manifest(&pinned)).unwrap();
+    fs_err::write(dir.join("git.toml"), manifest(&pinned)).unwrap();
     let o = bench_in(dir, &["tasks", "--json", "git.toml"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -422,7 +422,7 @@ fn a_git_repository_of_tasks_is_read_at_its_pinned_commit() {
         "the pinned commit's tasks only"
     );
     // Without a pin, the directory as it is (four tasks).
-    std::fs::write(
+    fs_err::write(
         dir.join("git.toml"),
         manifest(&pinned).replace(&format!("revision = \"{pinned}\"\n"), ""),
     )
@@ -435,7 +435,7 @@ fn a_git_repository_of_tasks_is_read_at_its_pinned_commit() {
         stderr(&o)
     );
     // A commit the repository does not have: an error naming it.
-    std::fs::write(dir.join("git.toml"), manifest(&"0".repeat(40))).unwrap();
+    fs_err::write(dir.join("git.toml"), manifest(&"0".repeat(40))).unwrap();
     let o = bench_in(dir, &["tasks", "git.toml"]);
     assert!(!o.status.success());
     assert!(
@@ -444,7 +444,7 @@ fn a_git_repository_of_tasks_is_read_at_its_pinned_commit() {
         stderr(&o)
     );
     // A revision that is not a commit sha is a manifest error.
-    std::fs::write(dir.join("git.toml"), manifest("main")).unwrap();
+    fs_err::write(dir.join("git.toml"), manifest("main")).unwrap();
     let o = bench_in(dir, &["validate", "git.toml"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("is not a commit sha"), "{}", stderr(&o));
@@ -455,17 +455,17 @@ fn bad_task_files_are_reported_with_file_and_line_all_at_once() {
     let sb = fixture_copy();
     let dir = sb.path();
     let t = dir.join("tasks");
-    std::fs::write(
+    fs_err::write(
         t.join("answer/task.toml"),
         "version = \"1.0\"\n\n[verifier]\ntimeout_sec = 60.0\ntimeuot_sec = 5\n",
     )
     .unwrap();
-    std::fs::write(
+    fs_err::write(
         t.join("partial/task.toml"),
         "[environment]\nmemory = \"lots\"\n",
     )
     .unwrap();
-    std::fs::remove_file(t.join("slow/instruction.md")).unwrap();
+    fs_err::remove_file(t.join("slow/instruction.md")).unwrap();
     let o = bench_in(dir, &["tasks", "harbor.toml"]);
     assert!(!o.status.success());
     let e = stderr(&o);
@@ -494,8 +494,8 @@ fn an_allowlisted_agent_reaches_its_hosts_and_nothing_else() {
     }
     let dir = tempfile::tempdir().unwrap();
     let www = dir.path().join("www");
-    std::fs::create_dir_all(&www).unwrap();
-    std::fs::write(www.join("model.txt"), "MODEL-OK").unwrap();
+    fs_err::create_dir_all(&www).unwrap();
+    fs_err::write(www.join("model.txt"), "MODEL-OK").unwrap();
     // Port 80 on two loopback addresses: Harbor's allowed_hosts carry no port.
     let serve = |addr: &str| {
         let child = Command::new("python3")
@@ -516,15 +516,15 @@ fn an_allowlisted_agent_reaches_its_hosts_and_nothing_else() {
     let mut servers = [serve("127.0.0.1"), serve("127.0.0.2")];
     let task = dir.path().join("tasks/allow");
     for d in ["environment", "tests"] {
-        std::fs::create_dir_all(task.join(d)).unwrap();
+        fs_err::create_dir_all(task.join(d)).unwrap();
     }
-    std::fs::write(
+    fs_err::write(
         task.join("task.toml"),
         "version = \"1.0\"\n\n[verifier]\ntimeout_sec = 60.0\n\n[agent]\ntimeout_sec = 120.0\n\n[environment]\nnetwork_mode = \"allowlist\"\nallowed_hosts = [\"127.0.0.1\"]\n",
     )
     .unwrap();
-    std::fs::write(task.join("instruction.md"), "Probe the network.\n").unwrap();
-    std::fs::write(
+    fs_err::write(task.join("instruction.md"), "Probe the network.\n").unwrap();
+    fs_err::write(
         task.join("environment/Dockerfile"),
         "FROM bench-test-base:1\nWORKDIR /app\n",
     )
@@ -547,21 +547,21 @@ try:
 except Exception:
     print("dns: blocked")
 "#;
-    std::fs::write(
+    fs_err::write(
         task.join("tests/test.sh"),
         format!(
             "#!/bin/bash\ncat > /tmp/probe.py <<'PROBE'\n{probe}PROBE\npython3 /tmp/probe.py > /tmp/verifier-probe.txt\ncat /app/probe.txt /tmp/verifier-probe.txt\nif grep -qx 'model: MODEL-OK' /app/probe.txt && grep -qx 'other: HTTP 403' /app/probe.txt && grep -qx 'direct: blocked' /app/probe.txt && grep -qx 'dns: blocked' /app/probe.txt && grep -qx 'model: blocked' /tmp/verifier-probe.txt; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n"
         ),
     )
     .unwrap();
-    std::fs::write(
+    fs_err::write(
         dir.path().join("probe.sh"),
         format!(
             "cat > /tmp/probe.py <<'PROBE'\n{probe}PROBE\npython3 /tmp/probe.py > /app/probe.txt\n"
         ),
     )
     .unwrap();
-    std::fs::write(
+    fs_err::write(
         dir.path().join("harbor.toml"),
         "version = 1\nname = \"harbor\"\n\n[backend]\nkind = \"docker\"\n\n[datasets.tasks]\nformat = \"harbor\"\npath = \"tasks\"\n\n[stages.sample]\nkind = \"sample\"\ndataset = \"tasks\"\n\n[stages.solve]\nkind = \"solve\"\nneeds = [\"sample\"]\nteams = [\"prober\"]\ntimeout = \"5m\"\n\n[stages.grade]\nkind = \"grade\"\nneeds = [\"solve\"]\n\n[stages.report]\nkind = \"report\"\nneeds = [\"grade\"]\n\n[teams.prober]\ntopology = \"solo\"\nworker = \"prober\"\n\n[harnesses.prober]\nkind = \"command\"\ncommand = \"sh {{script}}\"\nscript = \"probe.sh\"\n",
     )

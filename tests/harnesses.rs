@@ -26,7 +26,7 @@ seed = 7
 {body}
 {FAKE_CLAUDE_PRICES}"#
     );
-    std::fs::write(sb.path("agents.toml"), text).unwrap();
+    fs_err::write(sb.path("agents.toml"), text).unwrap();
 }
 
 fn run(sb: &Sandbox, args: &[&str], extra_env: &[(&str, &str)]) -> Output {
@@ -142,7 +142,7 @@ cx = "solo:worker=codex@gpt-6-luna"
     let text = sb
         .read("agents.toml")
         .replace("reviewer=claude@claude-sonnet-5-5", "reviewer=claude@other");
-    std::fs::write(sb.path("agents.toml"), text).unwrap();
+    fs_err::write(sb.path("agents.toml"), text).unwrap();
     let plan = run(&sb, &["plan", "--json", "agents.toml"], &[]);
     let v: serde_json::Value = serde_json::from_slice(&plan.stdout).unwrap();
     let to_run: Vec<&str> = v["to_run"]
@@ -199,9 +199,9 @@ fn a_cli_on_a_path_directory_under_tmp_runs_in_the_jail() {
         sb.dir.path().display()
     );
     let bin = sb.path("bin");
-    std::fs::create_dir_all(&bin).unwrap();
+    fs_err::create_dir_all(&bin).unwrap();
     let fakes = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes");
-    std::fs::copy(fakes.join("claude"), bin.join("claude")).unwrap();
+    fs_err::copy(fakes.join("claude"), bin.join("claude")).unwrap();
     let body = PIPELINE
         .replace("TEAMS", r#"["solo"]"#)
         .replace("limit = 2", "limit = 1")
@@ -347,7 +347,7 @@ fn missing_keys_are_named_before_anything_runs() {
 }
 
 fn walk_count(dir: &Path) -> usize {
-    std::fs::read_dir(dir)
+    fs_err::read_dir(dir)
         .into_iter()
         .flatten()
         .flatten()
@@ -398,7 +398,7 @@ fn plan_prices_pending_solves_from_stored_costs_of_the_same_team() {
         .read("agents.toml")
         .replace("limit = 2", "limit = 4")
         .replace(r#"teams = ["solo"]"#, r#"teams = ["solo", "other"]"#);
-    std::fs::write(sb.path("agents.toml"), text).unwrap();
+    fs_err::write(sb.path("agents.toml"), text).unwrap();
     let plan = run(&sb, &["plan", "agents.toml"], &[]);
     assert_eq!(plan.status.code(), Some(2));
     let out = stdout(&plan);
@@ -461,11 +461,11 @@ fn a_missing_agent_program_is_named_before_anything_runs() {
     assert!(!sb.path(".bench/actions").exists() || walk_count(&sb.path(".bench/actions")) == 0);
     // With the programs there, the same manifest runs.
     let bin = sb.path("bin");
-    std::fs::create_dir(&bin).unwrap();
+    fs_err::create_dir(&bin).unwrap();
     let ghost = bin.join("bench-no-such-agent");
-    std::fs::write(&ghost, "#!/bin/sh\nexit 0\n").unwrap();
+    fs_err::write(&ghost, "#!/bin/sh\nexit 0\n").unwrap();
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&ghost, std::fs::Permissions::from_mode(0o755)).unwrap();
+    fs_err::set_permissions(&ghost, std::fs::Permissions::from_mode(0o755)).unwrap();
     let fakes = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes");
     let path = format!(
         "{}:{}:{}",

@@ -60,8 +60,8 @@ fn one_task() -> Sandbox {
 
 /// Replaces `path` by a FIFO or a symbolic link to a device; returns what to restore.
 fn make_hostile(path: &Path, kind: &str) -> Vec<u8> {
-    let old = std::fs::read(path).unwrap();
-    std::fs::remove_file(path).unwrap();
+    let old = fs_err::read(path).unwrap();
+    fs_err::remove_file(path).unwrap();
     match kind {
         "fifo" => nix::unistd::mkfifo(path, nix::sys::stat::Mode::S_IRWXU).unwrap(),
         dev => std::os::unix::fs::symlink(dev, path).unwrap(),
@@ -94,8 +94,8 @@ fn a_fifo_or_a_device_in_any_task_file_is_an_error_naming_it_and_nothing_hangs()
                 // followed by bench: the task plans as any other.
                 let o = timed(&sb, &["plan", "quickstart.toml"], &[]);
                 assert_eq!(o.status.code(), Some(2), "{rel} = {kind}: {}", stderr(&o));
-                std::fs::remove_file(&path).unwrap();
-                std::fs::write(&path, old).unwrap();
+                fs_err::remove_file(&path).unwrap();
+                fs_err::write(&path, old).unwrap();
                 continue;
             }
             for cmd in ["plan", "tasks", "apply"] {
@@ -109,8 +109,8 @@ fn a_fifo_or_a_device_in_any_task_file_is_an_error_naming_it_and_nothing_hangs()
                     );
                 }
             }
-            std::fs::remove_file(&path).unwrap();
-            std::fs::write(&path, old).unwrap();
+            fs_err::remove_file(&path).unwrap();
+            fs_err::write(&path, old).unwrap();
         }
     }
     // Restored, everything runs.
@@ -151,7 +151,7 @@ fn every_kind_of_task_file_has_a_settable_size_limit() {
 #[test]
 fn a_task_directory_without_a_task_toml_is_an_error_not_a_shorter_list() {
     let sb = Sandbox::quickstart();
-    std::fs::remove_file(task_dir(&sb).join("task.toml")).unwrap();
+    fs_err::remove_file(task_dir(&sb).join("task.toml")).unwrap();
     for cmd in ["tasks", "plan", "apply"] {
         let o = timed(&sb, &[cmd, "quickstart.toml"], &[]);
         let err = flat(&stderr(&o));
@@ -163,8 +163,8 @@ fn a_task_directory_without_a_task_toml_is_an_error_not_a_shorter_list() {
     }
     // Hidden directories (`.git`) and plain files beside the tasks are not tasks.
     let sb = Sandbox::quickstart();
-    std::fs::create_dir_all(sb.path("quickstart/tasks/.git/objects")).unwrap();
-    std::fs::write(sb.path("quickstart/tasks/README.md"), "tasks\n").unwrap();
+    fs_err::create_dir_all(sb.path("quickstart/tasks/.git/objects")).unwrap();
+    fs_err::write(sb.path("quickstart/tasks/README.md"), "tasks\n").unwrap();
     let o = timed(&sb, &["tasks", "--json", "quickstart.toml"], &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -192,11 +192,11 @@ fn outside_tests(sb: &Sandbox) -> (tempfile::TempDir, Vec<(PathBuf, Vec<u8>)>) {
         std::env::var("CARGO_TARGET_TMPDIR").map_or_else(|_| PathBuf::from("."), PathBuf::from);
     let outside = tempfile::tempdir_in(base).unwrap();
     let tests = outside.path().join("tests");
-    std::fs::create_dir_all(&tests).unwrap();
+    fs_err::create_dir_all(&tests).unwrap();
     let mut files = Vec::new();
     for name in ["__init__.py", "test_roman.py"] {
-        let bytes = std::fs::read(task_dir(sb).join("repo/tests").join(name)).unwrap();
-        std::fs::write(tests.join(name), &bytes).unwrap();
+        let bytes = fs_err::read(task_dir(sb).join("repo/tests").join(name)).unwrap();
+        fs_err::write(tests.join(name), &bytes).unwrap();
         files.push((tests.join(name), bytes));
     }
     (outside, files)
@@ -205,7 +205,7 @@ fn outside_tests(sb: &Sandbox) -> (tempfile::TempDir, Vec<(PathBuf, Vec<u8>)>) {
 fn untouched(files: &[(PathBuf, Vec<u8>)], mode: &str) {
     for (p, bytes) in files {
         assert_eq!(
-            std::fs::read(p).ok().as_ref(),
+            fs_err::read(p).ok().as_ref(),
             Some(bytes),
             "{mode}: {} was touched",
             p.display()
@@ -223,7 +223,7 @@ fn a_directory_link_out_of_a_tasks_repo_is_refused_and_nothing_outside_is_touche
         let sb = one_task();
         let (_outside, files) = outside_tests(&sb);
         let repo_tests = task_dir(&sb).join("repo/tests");
-        std::fs::remove_dir_all(&repo_tests).unwrap();
+        fs_err::remove_dir_all(&repo_tests).unwrap();
         std::os::unix::fs::symlink(files[0].0.parent().unwrap(), &repo_tests).unwrap();
         let o = timed(&sb, &["apply", "quickstart.toml"], &env);
         let err = stderr(&o);
@@ -250,7 +250,7 @@ fn a_candidate_that_plants_a_link_out_is_unresolved_and_nothing_outside_is_touch
         let sb = one_task();
         let (_outside, files) = outside_tests(&sb);
         let target = files[0].0.parent().unwrap().display().to_string();
-        std::fs::write(
+        fs_err::write(
             sb.path("quickstart/agents/planter.sh"),
             format!("rm -rf tests && ln -s '{target}' tests\n"),
         )
@@ -285,7 +285,7 @@ fn a_candidate_that_plants_a_link_out_is_unresolved_and_nothing_outside_is_touch
 /// A named blob of the grade of `team`'s solve of [`TASK`].
 fn grade_blob(sb: &Sandbox, team: &str, name: &str) -> String {
     let store = bench::store::Store::open_existing(&sb.path(".bench")).expect("a store");
-    let manifest = std::fs::canonicalize(sb.manifest()).unwrap();
+    let manifest = fs_err::canonicalize(sb.manifest()).unwrap();
     let index = store.load_index(&manifest);
     let (_, key) = index
         .nodes
@@ -339,7 +339,7 @@ type AddressFilter = dyn Fn(&str) -> bool;
 /// The first address (in the index) matching `pred`, its key, and its record's blob `name`.
 fn blob_at(sb: &Sandbox, pred: &AddressFilter, name: &str) -> (String, String) {
     let store = store_of(sb);
-    let manifest = std::fs::canonicalize(sb.manifest()).unwrap();
+    let manifest = fs_err::canonicalize(sb.manifest()).unwrap();
     let index = store.load_index(&manifest);
     let (address, key) = index
         .nodes
@@ -376,13 +376,13 @@ fn report_is_right(sb: &Sandbox, teams: &serde_json::Value, what: &str) {
     let store = store_of(sb);
     let (_, md) = blob_at(sb, &|a| a.starts_with("report"), "report.md");
     assert_eq!(
-        std::fs::read(sb.path("reports/quickstart/report.md")).unwrap(),
+        fs_err::read(sb.path("reports/quickstart/report.md")).unwrap(),
         store
             .get_blob(&bench::types::Digest::parse(&md).unwrap())
             .unwrap(),
         "{what}"
     );
-    let manifest = std::fs::canonicalize(sb.manifest()).unwrap();
+    let manifest = fs_err::canonicalize(sb.manifest()).unwrap();
     for (address, key) in store.load_index(&manifest).nodes {
         let Some(rest) = address.strip_prefix("solve/") else {
             continue;
@@ -400,7 +400,7 @@ fn report_is_right(sb: &Sandbox, teams: &serde_json::Value, what: &str) {
                 continue;
             };
             assert_eq!(
-                std::fs::read(dir.join(file)).ok(),
+                fs_err::read(dir.join(file)).ok(),
                 store
                     .get_blob(&bench::types::Digest::parse(d).unwrap())
                     .ok(),
@@ -432,13 +432,13 @@ fn a_deleted_emptied_or_flipped_blob_of_each_kind_is_recomputed_in_one_apply() {
             settle_memo(&sb);
             let (address, digest) = blob_at(&sb, pred, name);
             let path = sb.path(&format!(".bench/objects/{}/{}", &digest[..2], &digest[2..]));
-            let mut bytes = std::fs::read(&path).unwrap();
+            let mut bytes = fs_err::read(&path).unwrap();
             match damage {
-                "deleted" => std::fs::remove_file(&path).unwrap(),
-                "emptied" => std::fs::write(&path, b"").unwrap(),
+                "deleted" => fs_err::remove_file(&path).unwrap(),
+                "emptied" => fs_err::write(&path, b"").unwrap(),
                 _ => {
                     bytes[0] ^= 0x20;
-                    std::fs::write(&path, &bytes).unwrap();
+                    fs_err::write(&path, &bytes).unwrap();
                     // A same-size flip is found by reading: `bench verify` names and removes it.
                     let o = timed(&sb, &["verify", "quickstart.toml"], &[]);
                     assert_eq!(o.status.code(), Some(2), "{what}: {}", stdout(&o));
@@ -491,9 +491,9 @@ fn apply_verify_recomputes_a_flipped_patch_in_the_same_apply() {
         "patch",
     );
     let path = sb.path(&format!(".bench/objects/{}/{}", &digest[..2], &digest[2..]));
-    let mut bytes = std::fs::read(&path).unwrap();
+    let mut bytes = fs_err::read(&path).unwrap();
     bytes[0] ^= 0x20;
-    std::fs::write(&path, &bytes).unwrap();
+    fs_err::write(&path, &bytes).unwrap();
     let o = timed(&sb, &["apply", "--verify", "quickstart.toml"], &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!executed(&o).is_empty(), "{address}: {}", stderr(&o));
@@ -524,11 +524,11 @@ fn a_corrupt_blob_found_by_the_report_gives_a_right_report_in_one_apply() {
         "trajectory",
     );
     let path = sb.path(&format!(".bench/objects/{}/{}", &digest[..2], &digest[2..]));
-    let mut bytes = std::fs::read(&path).unwrap();
+    let mut bytes = fs_err::read(&path).unwrap();
     bytes[0] ^= 0x20;
-    std::fs::write(&path, &bytes).unwrap();
+    fs_err::write(&path, &bytes).unwrap();
     // The report reruns (its description is printed) and, its files gone, reads the trajectory.
-    std::fs::remove_dir_all(sb.path("reports")).unwrap();
+    fs_err::remove_dir_all(sb.path("reports")).unwrap();
     sb.edit(
         "quickstart.toml",
         "description = \"",
@@ -557,10 +557,10 @@ fn temp_files_a_killed_report_writer_left_are_swept() {
         )),
     ];
     for t in &torn {
-        std::fs::write(t, "torn").unwrap();
+        fs_err::write(t, "torn").unwrap();
     }
     // The apply that wrote them died: a slow agent's apply, killed.
-    std::fs::write(sb.path("quickstart/agents/slow.sh"), "sleep 600\n").unwrap();
+    fs_err::write(sb.path("quickstart/agents/slow.sh"), "sleep 600\n").unwrap();
     sb.edit(
         "quickstart.toml",
         "teams = [\"nop\"]",
@@ -598,13 +598,13 @@ fn temp_files_a_killed_report_writer_left_are_swept() {
 #[test]
 fn a_module_beside_a_harness_script_is_copied_with_it_and_in_its_key() {
     let sb = one_task();
-    std::fs::create_dir_all(sb.path("quickstart/agents/imp")).unwrap();
-    std::fs::write(
+    fs_err::create_dir_all(sb.path("quickstart/agents/imp")).unwrap();
+    fs_err::write(
         sb.path("quickstart/agents/imp/imp.py"),
         "import helper\nopen('HELPED.txt', 'w').write(helper.WORD + '\\n')\n",
     )
     .unwrap();
-    std::fs::write(sb.path("quickstart/agents/imp/helper.py"), "WORD = 'one'\n").unwrap();
+    fs_err::write(sb.path("quickstart/agents/imp/helper.py"), "WORD = 'one'\n").unwrap();
     sb.edit(
         "quickstart.toml",
         "teams = [\"nop\"]",
@@ -618,7 +618,7 @@ fn a_module_beside_a_harness_script_is_copied_with_it_and_in_its_key() {
     assert!(o.status.success(), "{}", stderr(&o));
     let patches = stored_patches(&sb.path(".bench"), &sb.manifest(), "imp");
     assert!(patches[0].contains("+one"), "{patches:?}");
-    std::fs::write(sb.path("quickstart/agents/imp/helper.py"), "WORD = 'two'\n").unwrap();
+    fs_err::write(sb.path("quickstart/agents/imp/helper.py"), "WORD = 'two'\n").unwrap();
     let to_run = plan_to_run(&sb);
     assert!(
         !to_run.is_empty() && to_run.iter().all(|a| a.contains("/imp/") || a == "report"),
@@ -643,7 +643,7 @@ fn reordering_a_tasks_test_lists_reruns_nothing() {
     let o = timed(&sb, &["apply", "quickstart.toml"], &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let toml = task_dir(&sb).join("task.toml");
-    let text = std::fs::read_to_string(&toml).unwrap();
+    let text = fs_err::read_to_string(&toml).unwrap();
     let swap = |text: &str, key: &str| {
         let at = text.find(&format!("{key} = [")).unwrap();
         let end = at + text[at..].find("]\n").unwrap();
@@ -660,7 +660,7 @@ fn reordering_a_tasks_test_lists_reruns_nothing() {
     };
     let edited = swap(&swap(&text, "PASS_TO_PASS"), "FAIL_TO_PASS");
     assert_ne!(edited, text);
-    std::fs::write(&toml, edited).unwrap();
+    fs_err::write(&toml, edited).unwrap();
     assert_eq!(plan_to_run(&sb), Vec::<String>::new());
     let o = timed(&sb, &["apply", "quickstart.toml"], &[]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -678,9 +678,9 @@ fn verify_counts_a_shared_corrupt_blob_once() {
         "trajectory",
     );
     let path = sb.path(&format!(".bench/objects/{}/{}", &digest[..2], &digest[2..]));
-    let mut bytes = std::fs::read(&path).unwrap();
+    let mut bytes = fs_err::read(&path).unwrap();
     bytes[0] ^= 0x20;
-    std::fs::write(&path, &bytes).unwrap();
+    fs_err::write(&path, &bytes).unwrap();
     let o = timed(&sb, &["verify", "quickstart.toml"], &[]);
     assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
     let out = stdout(&o);

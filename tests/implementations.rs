@@ -29,7 +29,7 @@ fn root() -> &'static Path {
 fn parsers(out: &mut BTreeMap<String, Entry>) {
     let logs = root().join("tests/fixtures/logs");
     for name in bench::parsers::builtin_parser_names() {
-        let mut cases: Vec<_> = std::fs::read_dir(logs.join(name))
+        let mut cases: Vec<_> = fs_err::read_dir(logs.join(name))
             .unwrap()
             .flatten()
             .map(|e| e.path())
@@ -38,7 +38,7 @@ fn parsers(out: &mut BTreeMap<String, Entry>) {
         cases.sort();
         let mut all = String::new();
         for c in cases {
-            let log = String::from_utf8_lossy(&std::fs::read(&c).unwrap()).into_owned();
+            let log = String::from_utf8_lossy(&fs_err::read(&c).unwrap()).into_owned();
             let statuses = bench::parsers::parse_log(name, &log).unwrap();
             all.push_str(&format!(
                 "{}\n{}\n",
@@ -276,7 +276,7 @@ fn harbor(out: &mut BTreeMap<String, Entry>) {
 
 fn renderer(out: &mut BTreeMap<String, Entry>) {
     let inputs: bench::stages::ReportInputs = serde_json::from_slice(
-        &std::fs::read(root().join("tests/golden/report-inputs.json")).unwrap(),
+        &fs_err::read(root().join("tests/golden/report-inputs.json")).unwrap(),
     )
     .unwrap();
     let fake_blob = |d: &str| Ok(format!("blob {d}\n").into_bytes());
@@ -299,7 +299,7 @@ fn renderer(out: &mut BTreeMap<String, Entry>) {
 /// `command` harness gets beside its script (the files of its directory, in its solve key).
 fn task_views_and_command_files(out: &mut BTreeMap<String, Entry>) {
     let sb = common::Sandbox::quickstart();
-    std::fs::write(sb.path("quickstart/agents/helper.py"), "WORD = 'x'\n").unwrap();
+    fs_err::write(sb.path("quickstart/agents/helper.py"), "WORD = 'x'\n").unwrap();
     let m = bench::manifest::load(&sb.manifest()).unwrap();
     let (sets, _) = bench::run::load_datasets(&m, None, false).unwrap();
     let mut digests = Vec::new();
@@ -350,11 +350,11 @@ fn every_implementation_version_covers_its_output() {
     if std::env::var_os("BENCH_UPDATE_GOLDEN").is_some() {
         let mut text = serde_json::to_string_pretty(&now).unwrap();
         text.push('\n');
-        std::fs::write(&path, text).unwrap();
+        fs_err::write(&path, text).unwrap();
         return;
     }
     let golden: BTreeMap<String, Entry> =
-        serde_json::from_slice(&std::fs::read(&path).expect("golden file")).unwrap();
+        serde_json::from_slice(&fs_err::read(&path).expect("golden file")).unwrap();
     let mut problems = Vec::new();
     for (name, e) in &now {
         match golden.get(name) {

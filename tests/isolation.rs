@@ -44,7 +44,7 @@ fn bwrap_ready() -> bool {
 
 fn random(tag: &str) -> String {
     let mut b = [0u8; 12];
-    std::fs::File::open("/dev/urandom")
+    fs_err::File::open("/dev/urandom")
         .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut b))
         .expect("urandom");
     format!(
@@ -55,7 +55,7 @@ fn random(tag: &str) -> String {
 
 /// One team whose agent leaks what it is given and plants an environment dump in its patch.
 fn leaky_manifest(sb: &Sandbox) {
-    std::fs::write(
+    fs_err::write(
         sb.path("quickstart/agents/leaky.sh"),
         r#"set -u
 # The agent itself: what it was passed, raw and encoded, in its output and in its patch.
@@ -170,12 +170,12 @@ fn a_patch_dumping_every_environment_at_grade_time_finds_no_secret_and_none_is_s
 
 fn processes_with(marker: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+    for e in fs_err::read_dir("/proc").into_iter().flatten().flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         if !name.chars().all(|c| c.is_ascii_digit()) {
             continue;
         }
-        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+        if let Ok(cmd) = fs_err::read(e.path().join("cmdline")) {
             let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
             if cmd.contains(marker) && !cmd.contains("bwrap") {
                 out.push(format!("{name}: {cmd}"));
@@ -187,7 +187,7 @@ fn processes_with(marker: &str) -> Vec<String> {
 
 /// An agent that starts `setsid sleep <marker>` in the background and then waits.
 fn lingering_manifest(sb: &Sandbox, secs: &str) {
-    std::fs::write(
+    fs_err::write(
         sb.path("quickstart/agents/linger.sh"),
         format!("setsid sleep {secs} >/dev/null 2>&1 < /dev/null &\nsleep {secs}\n"),
     )
@@ -306,7 +306,7 @@ fn unjailed_ctrl_c_and_sigterm_end_apply_within_5_s_and_kill_a_setsid_escapee() 
     ] {
         let sb = Sandbox::quickstart();
         lingering_manifest(&sb, secs);
-        std::fs::write(
+        fs_err::write(
             sb.path("quickstart/agents/linger.sh"),
             format!("(cd / && setsid sleep {secs} {redirect} &)\nsleep {secs}\n"),
         )
@@ -351,7 +351,7 @@ fn unjailed_the_next_apply_kills_a_dead_runs_escapee_outside_its_workspace() {
     let sb = Sandbox::quickstart();
     let secs = "3076.5";
     lingering_manifest(&sb, secs);
-    std::fs::write(
+    fs_err::write(
         sb.path("quickstart/agents/linger.sh"),
         format!("(cd / && setsid sleep {secs} >/dev/null 2>&1 < /dev/null &)\nsleep {secs}\n"),
     )
@@ -379,7 +379,7 @@ fn unjailed_the_next_apply_kills_a_dead_runs_escapee_outside_its_workspace() {
         "kill -9 ends nothing unjailed"
     );
     // The dead run's workspaces are removed by hand: the tag still finds the escapee.
-    std::fs::remove_dir_all(sb.path(".bench/tmp")).unwrap();
+    fs_err::remove_dir_all(sb.path(".bench/tmp")).unwrap();
     sb.edit("quickstart.toml", "worker = \"linger\"", "worker = \"nop\"");
     let out = Command::new(common::bench_bin())
         .args(["apply", "quickstart.toml"])
@@ -419,7 +419,7 @@ fn kill_9_leaves_no_jailed_process_and_the_sweep_works_with_a_relative_store() {
     let sb = Sandbox::quickstart();
     let secs = "3073.5";
     lingering_manifest(&sb, secs);
-    std::fs::write(
+    fs_err::write(
         sb.path("quickstart/agents/linger.sh"),
         format!("sleep {secs}\n"),
     )
@@ -458,7 +458,7 @@ fn kill_9_leaves_no_jailed_process_and_the_sweep_works_with_a_relative_store() {
 #[test]
 fn a_local_agent_sees_exactly_the_documented_environment() {
     let sb = Sandbox::quickstart();
-    std::fs::write(
+    fs_err::write(
         sb.path("quickstart/agents/envnames.sh"),
         "export -p | sed -n 's/^export \\([A-Za-z_][A-Za-z0-9_]*\\).*/\\1/p' | sort > envnames.txt\n",
     )

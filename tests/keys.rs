@@ -124,8 +124,8 @@ fn solve_key_fields() {
     let script = m2.harnesses["fixer"].script.clone().unwrap();
     // In a directory of its own: a file beside the fixer's script is in the fixer's key.
     let other = script.parent().unwrap().join("other/other.py");
-    std::fs::create_dir_all(other.parent().unwrap()).unwrap();
-    std::fs::write(&other, "print('other')\n").unwrap();
+    fs_err::create_dir_all(other.parent().unwrap()).unwrap();
+    fs_err::write(&other, "print('other')\n").unwrap();
     m2.harnesses.get_mut("fixer").unwrap().script = Some(other);
     assert_ne!(
         base,
@@ -390,38 +390,38 @@ fn the_files_beside_a_harness_script_or_its_declared_files_are_in_solve_keys() {
     let team = m.teams["fixer"].clone();
     let base = solve_key(&m, &task, &team, 120, 0).key;
     // A module beside the script.
-    std::fs::write(sb.path("quickstart/agents/helper.py"), "X = 1\n").unwrap();
+    fs_err::write(sb.path("quickstart/agents/helper.py"), "X = 1\n").unwrap();
     let with_helper = solve_key(&m, &task, &team, 120, 0).key;
     assert_ne!(base, with_helper, "a file added beside the script");
-    std::fs::write(sb.path("quickstart/agents/helper.py"), "X = 2\n").unwrap();
+    fs_err::write(sb.path("quickstart/agents/helper.py"), "X = 2\n").unwrap();
     assert_ne!(
         with_helper,
         solve_key(&m, &task, &team, 120, 0).key,
         "its content"
     );
     // Hidden files and subdirectories are not beside it.
-    std::fs::create_dir_all(sb.path("quickstart/agents/sub")).unwrap();
-    std::fs::write(sb.path("quickstart/agents/sub/x.py"), "").unwrap();
-    std::fs::write(sb.path("quickstart/agents/.swp"), "").unwrap();
+    fs_err::create_dir_all(sb.path("quickstart/agents/sub")).unwrap();
+    fs_err::write(sb.path("quickstart/agents/sub/x.py"), "").unwrap();
+    fs_err::write(sb.path("quickstart/agents/.swp"), "").unwrap();
     let now = solve_key(&m, &task, &team, 120, 0).key;
-    std::fs::write(sb.path("quickstart/agents/sub/x.py"), "edited").unwrap();
-    std::fs::write(sb.path("quickstart/agents/.swp"), "edited").unwrap();
+    fs_err::write(sb.path("quickstart/agents/sub/x.py"), "edited").unwrap();
+    fs_err::write(sb.path("quickstart/agents/.swp"), "edited").unwrap();
     assert_eq!(now, solve_key(&m, &task, &team, 120, 0).key);
     // Declared files replace the directory: only they are keyed.
     let mut m2 = m.clone();
-    std::fs::write(sb.path("lib.py"), "Y = 1\n").unwrap();
+    fs_err::write(sb.path("lib.py"), "Y = 1\n").unwrap();
     m2.harnesses.get_mut("fixer").unwrap().files = Some(vec![sb.path("lib.py")]);
     let declared = solve_key(&m2, &task, &team, 120, 0).key;
-    std::fs::write(sb.path("quickstart/agents/helper.py"), "X = 3\n").unwrap();
+    fs_err::write(sb.path("quickstart/agents/helper.py"), "X = 3\n").unwrap();
     assert_eq!(declared, solve_key(&m2, &task, &team, 120, 0).key);
-    std::fs::write(sb.path("lib.py"), "Y = 2\n").unwrap();
+    fs_err::write(sb.path("lib.py"), "Y = 2\n").unwrap();
     assert_ne!(declared, solve_key(&m2, &task, &team, 120, 0).key);
     // A script beside the manifest keys itself alone (the manifest is not its module).
     let mut m3 = m.clone();
-    std::fs::write(sb.path("top.py"), "print()\n").unwrap();
+    fs_err::write(sb.path("top.py"), "print()\n").unwrap();
     m3.harnesses.get_mut("fixer").unwrap().script = Some(sb.path("top.py"));
     let top = solve_key(&m3, &task, &team, 120, 0).key;
-    std::fs::write(sb.path("lib.py"), "Y = 3\n").unwrap();
+    fs_err::write(sb.path("lib.py"), "Y = 3\n").unwrap();
     sb.edit("quickstart.toml", "seed = 7", "seed = 8");
     assert_eq!(top, solve_key(&m3, &task, &team, 120, 0).key);
 }

@@ -181,7 +181,7 @@ fn src() -> PathBuf {
 /// Every `.rs` file under `src/`, as (path relative to src/ with `/`, text), sorted.
 fn sources() -> Vec<(String, String)> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let mut entries: Vec<_> = std::fs::read_dir(dir)
+        let mut entries: Vec<_> = fs_err::read_dir(dir)
             .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
             .map(|e| e.expect("a directory entry").path())
             .collect();
@@ -205,7 +205,7 @@ fn sources() -> Vec<(String, String)> {
                 .expect("under src")
                 .to_string_lossy()
                 .replace('\\', "/");
-            let text = std::fs::read_to_string(&p)
+            let text = fs_err::read_to_string(&p)
                 .unwrap_or_else(|e| panic!("reading {}: {e}", p.display()));
             (rel, text)
         })
@@ -528,7 +528,7 @@ fn imports_of(rel: &str, text: &str, modules: &BTreeSet<String>) -> Vec<Import> 
 
 /// The top-level modules `src/lib.rs` declares.
 fn declared_modules() -> BTreeSet<String> {
-    let text = std::fs::read_to_string(src().join("lib.rs")).expect("src/lib.rs");
+    let text = fs_err::read_to_string(src().join("lib.rs")).expect("src/lib.rs");
     let toks = tokens(&blank(&text));
     let mut out = BTreeSet::new();
     for i in 0..toks.len() {

@@ -12,7 +12,7 @@ fn readme() -> String {
     for name in ["README.md", "docs/store.md"] {
         let p = root.join(name);
         let text =
-            std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("reading {}: {e}", p.display()));
+            fs_err::read_to_string(&p).unwrap_or_else(|e| panic!("reading {}: {e}", p.display()));
         if text.contains(HEADING) {
             return text;
         }

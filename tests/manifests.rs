@@ -8,7 +8,7 @@ use common::*;
 fn checked_in_schema_is_current() {
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/manifest.schema.json");
-    let on_disk = std::fs::read_to_string(&path).expect("schemas/manifest.schema.json exists");
+    let on_disk = fs_err::read_to_string(&path).expect("schemas/manifest.schema.json exists");
     assert!(
         on_disk == bench::manifest::manifest_schema_text(),
         "schemas/manifest.schema.json is stale: run `cargo run -- schema > schemas/manifest.schema.json`"
@@ -25,7 +25,7 @@ fn every_example_and_pipeline_validates_and_plans() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut n = 0;
     for dir in ["examples", "pipelines"] {
-        for e in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
+        for e in fs_err::read_dir(root.join(dir)).unwrap().flatten() {
             let p = e.path();
             if p.extension().is_some_and(|x| x == "toml") {
                 n += 1;
@@ -84,23 +84,23 @@ fn plan_power_before_any_task_is_drawn_uses_the_manifests_limits() {
 fn extends_merges_and_reports_errors_in_the_right_file() {
     let dir = tempfile::tempdir().unwrap();
     let base = dir.path().join("base.toml");
-    std::fs::write(
+    fs_err::write(
         &base,
         "version = 1\nname = \"base\"\n[stages.s]\nkind = \"sample\"\ndataset = \"d\"\nlimt = 3\n",
     )
     .unwrap();
     let child = dir.path().join("child.toml");
-    std::fs::write(&child, "version = 1\nextends = \"base.toml\"\n").unwrap();
+    fs_err::write(&child, "version = 1\nextends = \"base.toml\"\n").unwrap();
     let o = bench_in(dir.path(), &["validate", "child.toml"]);
     let err = stderr(&o);
     assert!(err.contains("base.toml:6:1: unknown key `limt`"), "{err}");
 
-    std::fs::write(&child, "version = 1\nextends = \"nope.toml\"\n").unwrap();
+    fs_err::write(&child, "version = 1\nextends = \"nope.toml\"\n").unwrap();
     let err = stderr(&bench_in(dir.path(), &["validate", "child.toml"]));
     assert!(err.contains("child.toml:2:11: extended manifest"), "{err}");
 
-    std::fs::write(&base, "version = 1\nextends = \"child.toml\"\n").unwrap();
-    std::fs::write(&child, "version = 1\nextends = \"base.toml\"\n").unwrap();
+    fs_err::write(&base, "version = 1\nextends = \"child.toml\"\n").unwrap();
+    fs_err::write(&child, "version = 1\nextends = \"base.toml\"\n").unwrap();
     let err = stderr(&bench_in(dir.path(), &["validate", "child.toml"]));
     assert!(err.contains("`extends` chain loops"), "{err}");
 }
@@ -108,7 +108,7 @@ fn extends_merges_and_reports_errors_in_the_right_file() {
 #[test]
 fn cycles_and_bad_references_are_named() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
+    fs_err::write(
         dir.path().join("m.toml"),
         r#"version = 1
 [stages.a]
@@ -164,8 +164,8 @@ fn a_report_without_needs_has_one_error_not_a_cascade() {
 #[test]
 fn missing_install_files_are_named_at_their_line() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("claude"), "#!/bin/sh\n").unwrap();
-    std::fs::write(
+    fs_err::write(dir.path().join("claude"), "#!/bin/sh\n").unwrap();
+    fs_err::write(
         dir.path().join("m.toml"),
         r#"version = 1
 [harnesses.claude-code]
@@ -196,7 +196,7 @@ fn flat(text: &str) -> String {
 
 /// Writes `m.toml` extending `target` and validates it, with a timeout; stderr is [`flat`].
 fn validate_extending(dir: &std::path::Path, target: &str) -> (std::process::Output, String) {
-    std::fs::write(
+    fs_err::write(
         dir.join("m.toml"),
         format!("version = 1\nextends = \"{target}\"\n"),
     )
@@ -242,7 +242,7 @@ fn extends_of_dev_zero_is_an_error() {
 #[test]
 fn extends_of_a_file_over_the_size_limit_says_by_how_much() {
     let dir = tempfile::tempdir().unwrap();
-    let big = std::fs::File::create(dir.path().join("big.toml")).unwrap();
+    let big = fs_err::File::create(dir.path().join("big.toml")).unwrap();
     big.set_len(bench::manifest::MAX_MANIFEST_BYTES + 100)
         .unwrap();
     let (o, err) = validate_extending(dir.path(), "big.toml");
@@ -258,9 +258,9 @@ fn a_file_that_is_not_a_manifest_is_named_but_never_printed() {
         "root:$6$Zq1hunter2Secret$9xVbq0:19800:0:99999:7:::",
         "deploy:$6$ANOTHERsecretHASH$77:19800:0:99999:7:::",
     ];
-    std::fs::write(dir.path().join("shadow"), secret_lines.join("\n") + "\n").unwrap();
+    fs_err::write(dir.path().join("shadow"), secret_lines.join("\n") + "\n").unwrap();
     // Valid TOML, but not a bench manifest.
-    std::fs::write(
+    fs_err::write(
         dir.path().join("creds.toml"),
         "[default]\naws_secret_access_key = \"wJalrXUtnFEMI-K7MDENG\"\n",
     )
@@ -302,7 +302,7 @@ fn a_file_that_is_not_a_manifest_is_named_but_never_printed() {
     }
 
     // A syntax error in a real manifest still shows its snippet.
-    std::fs::write(dir.path().join("base.toml"), "version = 1\nname = \"x\n").unwrap();
+    fs_err::write(dir.path().join("base.toml"), "version = 1\nname = \"x\n").unwrap();
     let (_, err) = validate_extending(dir.path(), "base.toml");
     assert!(err.contains("base.toml:2:10: invalid TOML"), "{err}");
     assert!(err.contains("1 version = 1 2 name = \"x"), "{err}");
@@ -360,7 +360,7 @@ fn thousands_of_identical_problems_are_folded_and_output_stays_small() {
             "… and 4997 more like this: unknown key `bogus` in item 4 of `workers`",
         ),
     ] {
-        std::fs::write(dir.path().join("m.toml"), text).unwrap();
+        fs_err::write(dir.path().join("m.toml"), text).unwrap();
         let o = bench_timed(dir.path(), &["validate", "m.toml"], HANG);
         assert!(
             o.stderr.len() < 64 * 1024,
@@ -433,7 +433,7 @@ fn baseline_help_names_the_real_problem() {
 #[test]
 fn two_report_stages_writing_to_one_directory_are_an_error_naming_both() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join("tasks")).unwrap();
+    fs_err::create_dir(dir.path().join("tasks")).unwrap();
     let manifest = |second_out: &str| {
         format!(
             r#"version = 1
@@ -465,7 +465,7 @@ needs = ["grade"]
         )
     };
     // Neither sets `out`: both are reports/twice.
-    std::fs::write(dir.path().join("m.toml"), manifest("")).unwrap();
+    fs_err::write(dir.path().join("m.toml"), manifest("")).unwrap();
     let o = bench_in(dir.path(), &["validate", "m.toml"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let err = flat(&stderr(&o));
@@ -478,7 +478,7 @@ needs = ["grade"]
     );
     assert!(err.contains("out = \"reports/other\""), "{err}");
     // An `out` that resolves to the default directory all the same.
-    std::fs::write(
+    fs_err::write(
         dir.path().join("m.toml"),
         manifest("out = \"./reports/../reports/twice/\""),
     )
@@ -489,7 +489,7 @@ needs = ["grade"]
         "{err}"
     );
     // Its own directory: no error about report directories.
-    std::fs::write(
+    fs_err::write(
         dir.path().join("m.toml"),
         manifest("out = \"reports/other\""),
     )

@@ -35,8 +35,8 @@ fn git(dir: &Path, date: &str, args: &[&str]) -> String {
 
 fn write(dir: &Path, rel: &str, text: &str) {
     let p = dir.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
+    fs_err::create_dir_all(p.parent().unwrap()).unwrap();
+    fs_err::write(p, text).unwrap();
 }
 
 fn commit(dir: &Path, day: u32, msg: &str) -> String {
@@ -64,7 +64,7 @@ struct Fixture {
 /// tests, a non-fix commit with tests, a fix whose new test already passed before it, a fix
 /// that changes only tests, and a JavaScript (node:test) fix with failing tests (kept).
 fn fixture(dir: &Path) -> Fixture {
-    std::fs::create_dir_all(dir).unwrap();
+    fs_err::create_dir_all(dir).unwrap();
     git(dir, "2026-07-01T10:00:00Z", &["init", "-q", "-b", "main"]);
     write(dir, "calc.py", CALC);
     write(dir, "tests/__init__.py", "");
@@ -88,7 +88,7 @@ fn fixture(dir: &Path) -> Fixture {
     let fix_sub = commit(dir, 2, "Fix sub returning the sum\n\nsub(5, 3) gave 8.");
     write(dir, "README.md", "# calc\n");
     let fix_readme = commit(dir, 3, "Fix typo in README");
-    let calc = std::fs::read_to_string(dir.join("calc.py")).unwrap();
+    let calc = fs_err::read_to_string(dir.join("calc.py")).unwrap();
     write(
         dir,
         "calc.py",
@@ -97,7 +97,7 @@ fn fixture(dir: &Path) -> Fixture {
     let test_mul = "import unittest\n\nfrom calc import mul\n\n\nclass TestMul(unittest.TestCase):\n    def test_mul(self):\n        self.assertEqual(mul(2, 3), 6)\n";
     write(dir, "tests/test_mul.py", test_mul);
     let add_mul = commit(dir, 4, "Add mul");
-    let calc = std::fs::read_to_string(dir.join("calc.py")).unwrap();
+    let calc = fs_err::read_to_string(dir.join("calc.py")).unwrap();
     write(
         dir,
         "calc.py",
@@ -111,7 +111,7 @@ fn fixture(dir: &Path) -> Fixture {
         ),
     );
     let fix_already_passing = commit(dir, 5, "Fix mul's comment, test zero");
-    let t = std::fs::read_to_string(dir.join("tests/test_calc.py")).unwrap();
+    let t = fs_err::read_to_string(dir.join("tests/test_calc.py")).unwrap();
     write(
         dir,
         "tests/test_calc.py",
@@ -155,13 +155,13 @@ fn short(sha: &str) -> &str {
 /// Every file under `dir` with its relative path and bytes, sorted.
 fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
     fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
-        for e in std::fs::read_dir(dir).unwrap().flatten() {
+        for e in fs_err::read_dir(dir).unwrap().flatten() {
             let p = e.path();
             if p.is_dir() {
                 walk(root, &p, out);
             } else {
                 let rel = p.strip_prefix(root).unwrap().display().to_string();
-                out.push((rel, std::fs::read(&p).unwrap()));
+                out.push((rel, fs_err::read(&p).unwrap()));
             }
         }
     }
@@ -274,7 +274,7 @@ fn mine_keeps_exactly_the_fixes_whose_tests_fail_before_and_reruns_byte_identica
     // Progress goes to stderr.
     assert!(stderr(&o).contains("before the fix"), "{}", stderr(&o));
 
-    let mut dirs: Vec<String> = std::fs::read_dir(tmp.path().join("tasks"))
+    let mut dirs: Vec<String> = fs_err::read_dir(tmp.path().join("tasks"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
@@ -285,7 +285,7 @@ fn mine_keeps_exactly_the_fixes_whose_tests_fail_before_and_reruns_byte_identica
     want.sort();
     assert_eq!(dirs, want);
     let task =
-        std::fs::read_to_string(tmp.path().join("tasks").join(&sub_id).join("task.toml")).unwrap();
+        fs_err::read_to_string(tmp.path().join("tasks").join(&sub_id).join("task.toml")).unwrap();
     for expected in [
         format!("instance_id = \"{sub_id}\""),
         "repo = \"local/calc\"".to_string(),
@@ -300,8 +300,8 @@ fn mine_keeps_exactly_the_fixes_whose_tests_fail_before_and_reruns_byte_identica
         assert!(task.contains(&expected), "{expected} not in\n{task}");
     }
     let sub = tmp.path().join("tasks").join(&sub_id);
-    let test_patch = std::fs::read_to_string(sub.join("test.patch")).unwrap();
-    let gold_patch = std::fs::read_to_string(sub.join("gold.patch")).unwrap();
+    let test_patch = fs_err::read_to_string(sub.join("test.patch")).unwrap();
+    let gold_patch = fs_err::read_to_string(sub.join("gold.patch")).unwrap();
     assert!(
         test_patch.contains("+++ b/tests/test_calc.py")
             && !test_patch.contains("calc.py\n+++ b/calc.py"),
@@ -313,11 +313,11 @@ fn mine_keeps_exactly_the_fixes_whose_tests_fail_before_and_reruns_byte_identica
     );
     // repo/ is the parent's tree: the bug, without the fix's test.
     assert_eq!(
-        std::fs::read_to_string(sub.join("repo/calc.py")).unwrap(),
+        fs_err::read_to_string(sub.join("repo/calc.py")).unwrap(),
         CALC
     );
     assert_eq!(
-        std::fs::read_to_string(sub.join("repo/tests/test_calc.py")).unwrap(),
+        fs_err::read_to_string(sub.join("repo/tests/test_calc.py")).unwrap(),
         TEST_CALC
     );
     assert!(!sub.join("repo/.git").exists());
@@ -364,7 +364,7 @@ fn mine_keeps_exactly_the_fixes_whose_tests_fail_before_and_reruns_byte_identica
 #[test]
 fn mine_errors_name_the_problem() {
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::create_dir(tmp.path().join("plain")).unwrap();
+    fs_err::create_dir(tmp.path().join("plain")).unwrap();
     let o = mine(tmp.path(), &["plain"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
@@ -403,7 +403,7 @@ fn mine_errors_name_the_problem() {
 
 fn manifest(dir: &Path, name: &str, format: &str, path: &str) -> PathBuf {
     let m = dir.join(format!("{name}.toml"));
-    std::fs::write(
+    fs_err::write(
         &m,
         format!(
             r#"version = 1
@@ -457,7 +457,7 @@ worker = "nop"
 
 /// (team, resolved) of a report.json, and the gold stage's count of resolved tasks.
 fn resolved(dir: &Path, name: &str) -> Vec<(String, u64)> {
-    let text = std::fs::read_to_string(dir.join(format!("reports/{name}/report.json"))).unwrap();
+    let text = fs_err::read_to_string(dir.join(format!("reports/{name}/report.json"))).unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     let mut out: Vec<(String, u64)> = v["teams"]
         .as_array()
@@ -518,7 +518,7 @@ fn a_brain_bench_task_grades_oracle_resolved_and_nop_unresolved() {
     // The same task read through a URL: cloned into bench's cache.
     let url = format!(
         "file://{}",
-        std::fs::canonicalize(tmp.path().join("calc"))
+        fs_err::canonicalize(tmp.path().join("calc"))
             .unwrap()
             .display()
     );
@@ -533,12 +533,12 @@ fn a_brain_bench_task_grades_oracle_resolved_and_nop_unresolved() {
     // An agent that looks for the fix in the repository the task was read from (hidden from
     // agents on the local backend: its history holds the fix).
     let jailed = bwrap_ready();
-    let repo = std::fs::canonicalize(tmp.path().join("calc")).unwrap();
-    let text = std::fs::read_to_string(&m).unwrap().replace(
+    let repo = fs_err::canonicalize(tmp.path().join("calc")).unwrap();
+    let text = fs_err::read_to_string(&m).unwrap().replace(
         "teams = [\"oracle\", \"nop\"]",
         "teams = [\"oracle\", \"nop\", \"peek\"]",
     );
-    std::fs::write(
+    fs_err::write(
         &m,
         format!(
             "{text}\n[teams.peek]\ntopology = \"solo\"\nworker = \"peek\"\n\n[harnesses.peek]\nkind = \"command\"\ncommand = \"(git -C {r} show {fix}:calc.py; ls -a {r}) > peeked.txt 2>&1; true\"\n",
@@ -554,7 +554,7 @@ fn a_brain_bench_task_grades_oracle_resolved_and_nop_unresolved() {
         "{}",
         stdout(&o)
     );
-    let clones: Vec<_> = std::fs::read_dir(tmp.path().join("cache/git-clones"))
+    let clones: Vec<_> = fs_err::read_dir(tmp.path().join("cache/git-clones"))
         .unwrap()
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().ends_with(".git"))
@@ -712,12 +712,12 @@ fn hostile_repository_in(root: &Path) {
     // the workspace as fresh, writable directories of its private /tmp, so a file written
     // beside them would "pass" the probe without reaching the host.
     let outside = tmp.path().join("outside");
-    std::fs::create_dir_all(&outside).unwrap();
+    fs_err::create_dir_all(&outside).unwrap();
     let host_file = outside.join("escaped.txt");
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
-    std::fs::create_dir_all(&repo).unwrap();
+    fs_err::create_dir_all(&repo).unwrap();
     git(&repo, "2026-07-01T10:00:00Z", &["init", "-q", "-b", "main"]);
     write(&repo, "app.py", "def value():\n    return 1\n");
     write(&repo, "tests/__init__.py", "");
@@ -782,7 +782,7 @@ class TestApp(unittest.TestCase):
         "{}",
         stdout(&o)
     );
-    let task = std::fs::read_to_string(
+    let task = fs_err::read_to_string(
         tmp.path()
             .join("tasks")
             .join(format!("local__hostile-{}", short(&fix)))

@@ -8,7 +8,7 @@ use common::*;
 fn builtin_parser_prints_sorted_json() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("test.log");
-    std::fs::write(
+    fs_err::write(
         &log,
         "tests/test_a.py::test_b PASSED\ntests/test_a.py::test_a[x y] FAILED\n\x1b[32mPASSED\x1b[0m tests/test_a.py::test_c\r\n",
     )
@@ -45,8 +45,8 @@ fn builtin_parser_prints_sorted_json() {
 #[test]
 fn script_parser_runs_isolated() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("test.log"), "ok a\nbad b\nskipped c\n").unwrap();
-    std::fs::write(
+    fs_err::write(dir.path().join("test.log"), "ok a\nbad b\nskipped c\n").unwrap();
+    fs_err::write(
         dir.path().join("parser.py"),
         "import os\ndef parser(log):\n    out = {}\n    for line in log.splitlines():\n        status, name = line.split()\n        out[name] = {'ok': 'PASSED', 'bad': 'failed', 'skipped': 'skip'}[status]\n    out['env'] = 'pass' if not os.environ.get('SECRET_TOKEN') else 'fail'\n    return out\n",
     )
@@ -64,7 +64,7 @@ fn script_parser_runs_isolated() {
         serde_json::json!({"a": "pass", "b": "fail", "c": "skip", "env": "pass"})
     );
 
-    std::fs::write(
+    fs_err::write(
         dir.path().join("broken.py"),
         "def parser(log):\n    raise ValueError('boom')\n",
     )
@@ -82,7 +82,7 @@ fn script_parser_runs_isolated() {
 #[test]
 fn node_test_parser_and_the_list_of_parsers() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
+    fs_err::write(
         dir.path().join("spec.log"),
         "▶ suite\n  ✔ inner (0.1ms)\n  ✖ broken (0.2ms)\n✖ suite (1ms)\n✖ failing tests:\n\n✖ broken (0.2ms)\n",
     )

@@ -63,9 +63,9 @@ impl Daemon {
     /// networks come from 10.<pool>.0.0/16.
     fn start(tag: &str, pool: u8) -> Daemon {
         let root = PathBuf::from(format!("/tmp/bp-{}-{tag}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        std::fs::create_dir_all(&root).unwrap();
-        std::fs::write(root.join("daemon.json"), "{}").unwrap();
+        let _ = fs_err::remove_dir_all(&root);
+        fs_err::create_dir_all(&root).unwrap();
+        fs_err::write(root.join("daemon.json"), "{}").unwrap();
         let mut d = Daemon {
             root,
             child: None,
@@ -81,9 +81,9 @@ impl Daemon {
     /// a CA made here (openssl): `ca.pem`, `cert.pem`, `key.pem` under its root.
     fn start_tls(tag: &str, pool: u8, port: u16) -> Daemon {
         let root = PathBuf::from(format!("/tmp/bp-{}-{tag}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        std::fs::create_dir_all(&root).unwrap();
-        std::fs::write(root.join("daemon.json"), "{}").unwrap();
+        let _ = fs_err::remove_dir_all(&root);
+        fs_err::create_dir_all(&root).unwrap();
+        fs_err::write(root.join("daemon.json"), "{}").unwrap();
         let script = "set -e
 openssl genrsa -out ca-key.pem 2048
 openssl req -new -x509 -days 2 -key ca-key.pem -sha256 -subj /CN=bench-test-ca -out ca.pem
@@ -225,7 +225,7 @@ openssl x509 -req -days 2 -sha256 -in client.csr -CA ca.pem -CAkey ca-key.pem -C
             assert!(
                 t0.elapsed() < Duration::from_secs(60),
                 "dockerd did not come up: {}",
-                std::fs::read_to_string(self.root.join("log")).unwrap_or_default()
+                fs_err::read_to_string(self.root.join("log")).unwrap_or_default()
             );
             std::thread::sleep(Duration::from_millis(200));
         }
@@ -327,11 +327,11 @@ impl Drop for Daemon {
     fn drop(&mut self) {
         self.stop();
         // Its containerd (started by dockerd) if it outlived it.
-        if let Ok(pid) = std::fs::read_to_string(self.root.join("exec/containerd/containerd.pid")) {
+        if let Ok(pid) = fs_err::read_to_string(self.root.join("exec/containerd/containerd.pid")) {
             let _ = Command::new("kill").args(["-9", pid.trim()]).status();
         }
         // Whatever the storage driver left mounted.
-        if let Ok(mounts) = std::fs::read_to_string("/proc/mounts") {
+        if let Ok(mounts) = fs_err::read_to_string("/proc/mounts") {
             let root = self.root.display().to_string();
             let mut points: Vec<&str> = mounts
                 .lines()
@@ -343,7 +343,7 @@ impl Drop for Daemon {
                 let _ = Command::new("umount").args(["-l", p]).status();
             }
         }
-        let _ = std::fs::remove_dir_all(&self.root);
+        let _ = fs_err::remove_dir_all(&self.root);
         let _ = Command::new("ip")
             .args(["link", "del", &self.bridge()])
             .status();
@@ -409,7 +409,7 @@ fn two_daemons(dir: &Path) -> (Daemon, Daemon) {
     let b = Daemon::start("b", 232);
     a.load(&tarball);
     b.load(&tarball);
-    std::fs::remove_file(&tarball).unwrap();
+    fs_err::remove_file(&tarball).unwrap();
     (a, b)
 }
 
@@ -424,7 +424,7 @@ fn write_tasks(dir: &Path, n: usize, sleep: u32, base: &str) {
     for i in 0..n {
         let id = format!("t{i:02}");
         let d = dir.join("tasks").join(&id);
-        std::fs::create_dir_all(&d).unwrap();
+        fs_err::create_dir_all(&d).unwrap();
         let toml = format!(
             "instance_id = {id:?}\nrepo = \"fixture/calc\"\nlanguage = \"python\"\ncreated_at = 2026-08-01T00:00:00Z\n\
 problem_statement = \"add() subtracts\"\nimage = {IMAGE:?}\nbase_commit = {base:?}\n\
@@ -432,9 +432,9 @@ test_cmds = [\"cd /testbed && python3 -m unittest -v tests.test_add tests.test_m
 print_cmds = [\"cat /tmp/unittest.log\"]\nlog_parser = \"unittest\"\n\
 FAIL_TO_PASS = [\"test_add (tests.test_add.T.test_add)\"]\nPASS_TO_PASS = [\"test_mul (tests.test_mul.T.test_mul)\"]\n"
         );
-        std::fs::write(d.join("task.toml"), toml).unwrap();
-        std::fs::write(d.join("gold.patch"), FIX).unwrap();
-        std::fs::write(d.join("test.patch"), TEST_PATCH).unwrap();
+        fs_err::write(d.join("task.toml"), toml).unwrap();
+        fs_err::write(d.join("gold.patch"), FIX).unwrap();
+        fs_err::write(d.join("test.patch"), TEST_PATCH).unwrap();
     }
 }
 
@@ -454,7 +454,7 @@ fn pool_lines(a: &Daemon, b: &Daemon) -> String {
 /// The gold verdicts in the store: address -> resolved.
 fn verdicts(dir: &Path) -> std::collections::BTreeMap<String, bool> {
     let store = bench::store::Store::open_existing(&dir.join(".bench")).expect("a store");
-    let manifest = std::fs::canonicalize(dir.join("m.toml")).unwrap();
+    let manifest = fs_err::canonicalize(dir.join("m.toml")).unwrap();
     let mut out = std::collections::BTreeMap::new();
     for (address, key) in store.load_index(&manifest).nodes {
         if let bench::store::Lookup::Hit(rec) = store.get_action(&key)
@@ -492,7 +492,7 @@ fn work_spreads_over_both_hosts_and_keys_match_one_host() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = two_daemons(dir.path());
     write_tasks(dir.path(), 8, 1, &base_sha());
-    std::fs::write(dir.path().join("m.toml"), manifest(&pool_lines(&a, &b))).unwrap();
+    fs_err::write(dir.path().join("m.toml"), manifest(&pool_lines(&a, &b))).unwrap();
 
     let t0 = Instant::now();
     let out = bench_in(dir.path(), &["apply", "m.toml"]);
@@ -524,7 +524,7 @@ fn work_spreads_over_both_hosts_and_keys_match_one_host() {
     }
 
     // The keys are the single host's: the same manifest on one of the hosts has nothing to run.
-    std::fs::write(
+    fs_err::write(
         dir.path().join("m.toml"),
         manifest(&format!("host = \"{}\"", b.sock())),
     )
@@ -538,7 +538,7 @@ fn work_spreads_over_both_hosts_and_keys_match_one_host() {
     );
 
     // A host holding another image under the task's tag is refused before anything runs.
-    std::fs::write(dir.path().join("m.toml"), manifest(&pool_lines(&a, &b))).unwrap();
+    fs_err::write(dir.path().join("m.toml"), manifest(&pool_lines(&a, &b))).unwrap();
     let mut build = Command::new("docker")
         .args(["-H", &b.sock(), "build", "-q", "-t", IMAGE, "-"])
         .stdin(Stdio::piped())
@@ -575,16 +575,16 @@ fn a_host_killed_mid_run_moves_its_nodes_and_the_apply_completes() {
     let dir = tempfile::tempdir().unwrap();
     let (a, mut b) = two_daemons(dir.path());
     write_tasks(dir.path(), 8, 4, &base_sha());
-    std::fs::write(dir.path().join("m.toml"), manifest(&pool_lines(&a, &b))).unwrap();
+    fs_err::write(dir.path().join("m.toml"), manifest(&pool_lines(&a, &b))).unwrap();
 
-    let log = std::fs::File::create(dir.path().join("apply.log")).unwrap();
+    let log = fs_err::File::create(dir.path().join("apply.log")).unwrap();
     let mut child = Command::new(common::bench_bin())
         .args(["apply", "m.toml"])
         .current_dir(dir.path())
         .env_remove("BENCH_STORE")
         .env("NO_COLOR", "1")
         .stdout(Stdio::null())
-        .stderr(log)
+        .stderr(std::fs::File::from(log))
         .spawn()
         .unwrap();
     // Kill host b while it runs grading containers.
@@ -612,7 +612,7 @@ fn a_host_killed_mid_run_moves_its_nodes_and_the_apply_completes() {
         }
         std::thread::sleep(Duration::from_millis(200));
     };
-    let err = std::fs::read_to_string(dir.path().join("apply.log")).unwrap();
+    let err = fs_err::read_to_string(dir.path().join("apply.log")).unwrap();
     eprintln!("{err}");
     assert_eq!(status.code(), Some(0), "{err}");
     assert!(
@@ -655,9 +655,9 @@ fn a_host_killed_mid_run_moves_its_nodes_and_the_apply_completes() {
 #[test]
 fn unreachable_and_misconfigured_hosts_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("tasks")).unwrap();
+    fs_err::create_dir_all(dir.path().join("tasks")).unwrap();
     // Both set: refused at load.
-    std::fs::write(
+    fs_err::write(
         dir.path().join("m.toml"),
         manifest("host = \"unix:///x.sock\"\nhosts = [{ url = \"unix:///y.sock\" }]"),
     )
@@ -670,7 +670,7 @@ fn unreachable_and_misconfigured_hosts_are_clear_errors() {
         "{err}"
     );
     // Incomplete TLS, a bad scheme.
-    std::fs::write(
+    fs_err::write(
         dir.path().join("m.toml"),
         manifest(
             "hosts = [{ url = \"tcp://10.0.0.1:2376\", ca = \"ca.pem\" }, { url = \"http://x\" }]",
@@ -685,15 +685,15 @@ fn unreachable_and_misconfigured_hosts_are_clear_errors() {
         "{err}"
     );
     // No host reachable: every address and why.
-    std::fs::write(
+    fs_err::write(
         dir.path().join("m.toml"),
         manifest("hosts = [{ url = \"unix:///tmp/bp-none-1.sock\" }, { url = \"unix:///tmp/bp-none-2.sock\" }]"),
     )
     .unwrap();
     write_tasks(dir.path(), 1, 0, &"0".repeat(40));
     let task = dir.path().join("tasks/t00/task.toml");
-    let text = std::fs::read_to_string(&task).unwrap();
-    std::fs::write(&task, text.replace(IMAGE, "bench-test-never-built:1")).unwrap();
+    let text = fs_err::read_to_string(&task).unwrap();
+    fs_err::write(&task, text.replace(IMAGE, "bench-test-never-built:1")).unwrap();
     let out = bench_in(dir.path(), &["apply", "m.toml"]);
     let err = stderr(&out);
     assert_ne!(out.status.code(), Some(0), "{err}");
@@ -731,7 +731,7 @@ fn a_tcp_host_with_tls_grades_beside_a_unix_host() {
         a.sock(),
         t.sock()
     );
-    std::fs::write(dir.path().join("m.toml"), manifest(&hosts)).unwrap();
+    fs_err::write(dir.path().join("m.toml"), manifest(&hosts)).unwrap();
     let out = bench_in(dir.path(), &["apply", "m.toml"]);
     let err = stderr(&out);
     eprintln!("{err}");
@@ -742,7 +742,7 @@ fn a_tcp_host_with_tls_grades_beside_a_unix_host() {
     assert!(v.values().all(|r| *r), "{v:?}");
     assert!(t.containers().is_empty() && a.containers().is_empty());
     // The wrong CA: a clear error naming the host and what to check.
-    std::fs::write(
+    fs_err::write(
         dir.path().join("m.toml"),
         manifest(&hosts.replace("/ca.pem", "/server-cert.pem")),
     )

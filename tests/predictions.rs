@@ -24,7 +24,7 @@ fn a_predictions_file_is_graded_beside_the_other_teams_and_exported() {
         serde_json::json!({"instance_id": "quickstart__semver-1", "model_name_or_path": "x", "model_patch": gold("quickstart__semver-1")}),
         serde_json::json!({"instance_id": "quickstart__slugify-1", "model_name_or_path": "x", "model_patch": "not a patch\n"}),
     ];
-    std::fs::write(
+    fs_err::write(
         sb.path("preds.jsonl"),
         preds.iter().map(|p| format!("{p}\n")).collect::<String>(),
     )
@@ -51,7 +51,7 @@ fn a_predictions_file_is_graded_beside_the_other_teams_and_exported() {
     // Reformatting the file changes no task's prediction: nothing reruns.
     let mut text = sb.read("preds.jsonl");
     text.push('\n');
-    std::fs::write(sb.path("preds.jsonl"), &text).unwrap();
+    fs_err::write(sb.path("preds.jsonl"), &text).unwrap();
     assert!(plan_to_run(&sb).is_empty());
     // With the no-op memo in place (records past the racy window, one full no-op), an edit
     // of the predictions file still reaches the apply (the memo fingerprints the predictions).
@@ -68,7 +68,7 @@ fn a_predictions_file_is_graded_beside_the_other_teams_and_exported() {
     assert!(!stderr(&timed()).contains("no-op applied"));
     assert!(stderr(&timed()).contains("no-op applied"));
     // Editing one task's prediction reruns that task's imported solve only.
-    std::fs::write(
+    fs_err::write(
         sb.path("preds.jsonl"),
         text.replace("not a patch", "still not a patch"),
     )
@@ -116,7 +116,7 @@ fn a_predictions_file_is_graded_beside_the_other_teams_and_exported() {
     // instance), SWE-bench format, sorted by instance id, deterministic.
     let e = sb.bench(&["export", "quickstart.toml", "--out", "out"]);
     assert!(e.status.success(), "{}", stderr(&e));
-    let mut files: Vec<String> = std::fs::read_dir(sb.path("out"))
+    let mut files: Vec<String> = fs_err::read_dir(sb.path("out"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
@@ -191,7 +191,7 @@ fn a_predictions_file_is_graded_beside_the_other_teams_and_exported() {
     );
 
     // The export reads back as a predictions team: oracle's patches resolve everything.
-    std::fs::copy(sb.path("out.jsonl"), sb.path("preds.jsonl")).unwrap();
+    fs_err::copy(sb.path("out.jsonl"), sb.path("preds.jsonl")).unwrap();
     let p = bench::datasets::predictions::load_predictions(&sb.path("preds.jsonl")).unwrap();
     assert_eq!(p.len(), 8, "one patch per id");
 }

@@ -84,7 +84,7 @@ fn quickstart_runs_then_reruns_nothing() {
     assert!(stdout(&plan).contains("nothing to run"));
 
     // A deleted report is rewritten from the store without running anything.
-    std::fs::remove_file(sb.path("reports/quickstart/report.md")).unwrap();
+    fs_err::remove_file(sb.path("reports/quickstart/report.md")).unwrap();
     let third = sb.bench(&["apply", "quickstart.toml"]);
     assert!(executed(&third).is_empty());
     assert_eq!(sb.read("reports/quickstart/report.md"), md_before);
@@ -244,7 +244,7 @@ fn interrupted_apply_resumes_without_rerunning_completed_nodes() {
     let runs: Vec<serde_json::Value> = walk(&sb.path(".bench/runs"))
         .into_iter()
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
+        .map(|p| serde_json::from_str(&fs_err::read_to_string(p).unwrap()).unwrap())
         .collect();
     let last = runs
         .iter()
@@ -385,7 +385,7 @@ fn gc_keeps_the_last_applies_and_plan_counts_what_it_would_remove() {
 
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+    for e in fs_err::read_dir(dir).into_iter().flatten().flatten() {
         let p = e.path();
         if p.is_dir() {
             out.extend(walk(&p));
@@ -505,7 +505,7 @@ fn plan_shows_the_power_of_the_comparison_before_anything_runs() {
     sb.edit("quickstart.toml", "\nlimit = 6", "");
     // The listing of docs/reports.md ("Reading the error bars").
     let eight = stdout(&sb.bench(&["plan", "quickstart.toml", "--detect", "5pts"]));
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/reports.md"))
+    let readme = fs_err::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/reports.md"))
         .expect("docs/reports.md");
     for line in [
         "  power vs baseline `nop` (8 paired tasks, baseline rate 50% assumed; set it with --baseline-rate; exact McNemar, alpha 0.05, two-sided, 80% power): too few tasks: no improvement on a 50% baseline reaches 80% power (even +50.0 pts has 14.5%)\n",
@@ -866,7 +866,7 @@ fn gc_without_arguments_uses_the_store_here_and_exits_0() {
 #[test]
 fn apply_offline_says_what_cannot_be_reached_and_how_to_go_on() {
     let sb = Sandbox::quickstart();
-    std::fs::write(
+    fs_err::write(
         sb.path("hub.toml"),
         "version = 1\nname = \"hub\"\n\n[backend]\nkind = \"local\"\n\n[datasets.live]\nsource = \"swe-bench-live/multilang\"\nrevision = \"3638632e8153a10ca422c1022bed79023084b5c9\"\n\n[stages.sample]\nkind = \"sample\"\ndataset = \"live\"\nlimit = 5\nseed = 7\n",
     )
@@ -954,11 +954,11 @@ fn an_empty_result_is_a_warning_and_under_strict_an_error() {
     // Every gold patch invalid: each task's gold patch is replaced by one that changes nothing
     // the tests look at.
     let sb = Sandbox::quickstart();
-    for e in std::fs::read_dir(sb.path("quickstart/tasks"))
+    for e in fs_err::read_dir(sb.path("quickstart/tasks"))
         .unwrap()
         .flatten()
     {
-        std::fs::write(
+        fs_err::write(
             e.path().join("gold.patch"),
             "--- /dev/null\n+++ b/NOTES\n@@ -0,0 +1 @@\n+nothing\n",
         )

@@ -67,7 +67,7 @@ impl ModelServer {
     fn start(script: &Value) -> ModelServer {
         let dir = tempfile::tempdir().unwrap();
         let script_path = dir.path().join("script.json");
-        std::fs::write(&script_path, serde_json::to_vec(script).unwrap()).unwrap();
+        fs_err::write(&script_path, serde_json::to_vec(script).unwrap()).unwrap();
         let port_file = dir.path().join("port");
         let log = dir.path().join("served.jsonl");
         let child = Command::new("python3")
@@ -79,7 +79,7 @@ impl ModelServer {
             .expect("python3 runs the model server");
         let started = Instant::now();
         let port = loop {
-            if let Ok(p) = std::fs::read_to_string(&port_file) {
+            if let Ok(p) = fs_err::read_to_string(&port_file) {
                 break p.trim().parse().unwrap();
             }
             assert!(
@@ -102,7 +102,7 @@ impl ModelServer {
 
     /// Every request served, in order.
     fn served(&self) -> Vec<Value> {
-        std::fs::read_to_string(&self.log)
+        fs_err::read_to_string(&self.log)
             .unwrap_or_default()
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
@@ -159,14 +159,14 @@ fn fixed_files(task: &str) -> Vec<(String, String)> {
         .unwrap()
         .success();
     assert!(ok, "gold patch of {task} applies");
-    std::fs::read_to_string(&patch)
+    fs_err::read_to_string(&patch)
         .unwrap()
         .lines()
         .filter_map(|l| l.strip_prefix("+++ b/"))
         .map(|p| {
             (
                 p.to_string(),
-                std::fs::read_to_string(d.path().join("repo").join(p)).unwrap(),
+                fs_err::read_to_string(d.path().join("repo").join(p)).unwrap(),
             )
         })
         .collect()
@@ -175,13 +175,13 @@ fn fixed_files(task: &str) -> Vec<(String, String)> {
 /// Every quickstart task: (id, a line of its problem statement that names it).
 fn tasks() -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/quickstart/tasks");
-    let mut out: Vec<(String, String)> = std::fs::read_dir(&root)
+    let mut out: Vec<(String, String)> = fs_err::read_dir(&root)
         .unwrap()
         .flatten()
         .map(|e| {
             let id = e.file_name().to_string_lossy().into_owned();
             let t: toml::Value =
-                toml::from_str(&std::fs::read_to_string(e.path().join("task.toml")).unwrap())
+                toml::from_str(&fs_err::read_to_string(e.path().join("task.toml")).unwrap())
                     .unwrap();
             let statement = t["problem_statement"].as_str().unwrap();
             let line = statement
@@ -551,7 +551,7 @@ fn aider_with_cache_hits_and_writes_is_priced_from_exact_tokens() {
     // aider prints `Cost:` on its own line when a reply has both cache hits and writes; it knows
     // the model's price from a metadata file (passed by its own environment variable).
     let meta = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(
+    fs_err::write(
         meta.path(),
         json!({"openai/fake-aider": {"max_input_tokens": 100000, "max_output_tokens": 4096,
             "input_cost_per_token": 2e-6, "output_cost_per_token": 8e-6,
@@ -653,7 +653,7 @@ impl VendorServer {
     fn start(script: &Value) -> VendorServer {
         let dir = tempfile::tempdir().unwrap();
         let script_path = dir.path().join("script.json");
-        std::fs::write(&script_path, serde_json::to_vec(script).unwrap()).unwrap();
+        fs_err::write(&script_path, serde_json::to_vec(script).unwrap()).unwrap();
         let port_file = dir.path().join("port");
         let log = dir.path().join("served.jsonl");
         let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes/vendor_server.py");
@@ -673,7 +673,7 @@ impl VendorServer {
             .expect("unshare runs the vendor server");
         let started = Instant::now();
         let port = loop {
-            if let Ok(p) = std::fs::read_to_string(&port_file) {
+            if let Ok(p) = fs_err::read_to_string(&port_file) {
                 break p.trim().parse().unwrap();
             }
             assert!(
@@ -705,7 +705,7 @@ impl VendorServer {
     }
 
     fn served(&self) -> Vec<Value> {
-        std::fs::read_to_string(&self.log)
+        fs_err::read_to_string(&self.log)
             .unwrap_or_default()
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
@@ -775,7 +775,7 @@ impl VendorServer {
             "sin_port=htons({}), sin_addr=inet_addr(\"127.0.0.1\")",
             self.port
         );
-        let outside = std::fs::read_to_string(&trace)
+        let outside = fs_err::read_to_string(&trace)
             .unwrap_or_default()
             .lines()
             .filter(|l| l.contains("sa_family=AF_INET") && !l.contains(&server))
@@ -809,7 +809,7 @@ const TRAJECTORY_CAP: usize = 400 << 10;
 /// The sizes of the stored trajectories of `team`'s solves.
 fn trajectory_sizes(sb: &Sandbox, team: &str) -> Vec<usize> {
     let store = bench::store::Store::open_existing(&sb.path(".bench")).unwrap();
-    let manifest = std::fs::canonicalize(sb.manifest()).unwrap();
+    let manifest = fs_err::canonicalize(sb.manifest()).unwrap();
     let mut out = Vec::new();
     for (address, key) in store.load_index(&manifest).nodes {
         if address.starts_with("solve/") && address.contains(&format!("/{team}/")) {
@@ -1169,7 +1169,7 @@ fn without_the_builtins_silencing_each_cli_reaches_for_its_vendor_and_strace_see
 fn vendor_server_on_host(script: &Value) -> (Child, u16, PathBuf, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let script_path = dir.path().join("script.json");
-    std::fs::write(&script_path, serde_json::to_vec(script).unwrap()).unwrap();
+    fs_err::write(&script_path, serde_json::to_vec(script).unwrap()).unwrap();
     let port_file = dir.path().join("port");
     let log = dir.path().join("served.jsonl");
     let child = Command::new("python3")
@@ -1181,7 +1181,7 @@ fn vendor_server_on_host(script: &Value) -> (Child, u16, PathBuf, tempfile::Temp
         .unwrap();
     let started = Instant::now();
     let port = loop {
-        if let Ok(p) = std::fs::read_to_string(&port_file) {
+        if let Ok(p) = fs_err::read_to_string(&port_file) {
             break p.trim().parse().unwrap();
         }
         assert!(started.elapsed() < Duration::from_secs(10));
@@ -1218,8 +1218,8 @@ fn real_claude_code_and_codex_on_docker_from_the_wheels_executables() {
             "arguments": {"cmd": fix}}))}]}));
     let d = tempfile::tempdir().unwrap();
     let task = d.path().join("tasks/calc-1");
-    std::fs::create_dir_all(&task).unwrap();
-    std::fs::write(
+    fs_err::create_dir_all(&task).unwrap();
+    fs_err::write(
         task.join("task.toml"),
         format!(
             "instance_id = \"calc-1\"\nrepo = \"fixture/calc\"\nlanguage = \"python\"\ncreated_at = 2026-08-01T00:00:00Z\n\
@@ -1230,8 +1230,8 @@ FAIL_TO_PASS = [\"test_add (tests.test_add.T.test_add)\"]\nPASS_TO_PASS = [\"tes
         ),
     )
     .unwrap();
-    std::fs::write(task.join("gold.patch"), CALC_FIX).unwrap();
-    std::fs::write(task.join("test.patch"), CALC_TEST_PATCH).unwrap();
+    fs_err::write(task.join("gold.patch"), CALC_FIX).unwrap();
+    fs_err::write(task.join("test.patch"), CALC_TEST_PATCH).unwrap();
     let agents = bin.parent().unwrap();
     let manifest = format!(
         r#"version = 1
@@ -1300,7 +1300,7 @@ output = {p3}
         p2 = PRICE[2],
         p3 = PRICE[3],
     );
-    std::fs::write(d.path().join("m.toml"), manifest).unwrap();
+    fs_err::write(d.path().join("m.toml"), manifest).unwrap();
     let o = Command::new(bench_bin())
         .args(["apply", "m.toml"])
         .current_dir(d.path())
@@ -1309,7 +1309,7 @@ output = {p3}
         .envs(good_keys())
         .output()
         .unwrap();
-    let served: Vec<Value> = std::fs::read_to_string(&log)
+    let served: Vec<Value> = fs_err::read_to_string(&log)
         .unwrap_or_default()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -1318,7 +1318,7 @@ output = {p3}
     let _ = child.wait();
     assert!(o.status.success(), "{}", stderr(&o));
     let r: Value = serde_json::from_str(
-        &std::fs::read_to_string(d.path().join("reports/vendors/report.json")).unwrap(),
+        &fs_err::read_to_string(d.path().join("reports/vendors/report.json")).unwrap(),
     )
     .unwrap();
     let cost = |model: &str, price: [f64; 4]| -> f64 {

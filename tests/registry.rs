@@ -67,18 +67,20 @@ impl Registry {
             .unwrap()
             .port();
         let htpasswd = sh(&["htpasswd", "-Bbn", USER, PASSWORD]);
-        std::fs::write(dir.path().join("htpasswd"), format!("{htpasswd}\n")).unwrap();
+        fs_err::write(dir.path().join("htpasswd"), format!("{htpasswd}\n")).unwrap();
         let config = format!(
             "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {root}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\nauth:\n  htpasswd:\n    realm: bench-test\n    path: {pw}\n",
             root = dir.path().join("data").display(),
             pw = dir.path().join("htpasswd").display(),
         );
-        std::fs::write(dir.path().join("config.yml"), config).unwrap();
+        fs_err::write(dir.path().join("config.yml"), config).unwrap();
         let child = Command::new("docker-registry")
             .arg("serve")
             .arg(dir.path().join("config.yml"))
             .stdout(Stdio::null())
-            .stderr(std::fs::File::create(dir.path().join("registry.log")).unwrap())
+            .stderr(std::fs::File::from(
+                fs_err::File::create(dir.path().join("registry.log")).unwrap(),
+            ))
             .spawn()
             .expect("docker-registry");
         let start = Instant::now();
@@ -91,7 +93,7 @@ impl Registry {
         }
         let r = Registry { child, port, dir };
         // The pusher's own Docker config (never the user's).
-        std::fs::create_dir_all(r.pusher_config()).unwrap();
+        fs_err::create_dir_all(r.pusher_config()).unwrap();
         let mut login = Command::new("docker")
             .arg("--config")
             .arg(r.pusher_config())
@@ -131,9 +133,9 @@ impl Registry {
         let reference = format!("{}/{name}:{tag}", self.host());
         let blob = self.dir.path().join("blob");
         let mut bytes = vec![0u8; mib << 20];
-        let mut f = std::fs::File::open("/dev/urandom").unwrap();
+        let mut f = fs_err::File::open("/dev/urandom").unwrap();
         std::io::Read::read_exact(&mut f, &mut bytes).unwrap();
-        std::fs::write(&blob, bytes).unwrap();
+        fs_err::write(&blob, bytes).unwrap();
         let cid = sh(&["docker", "create", IMAGE, "true"]);
         sh(&[
             "docker",
@@ -221,10 +223,10 @@ fn base_commit() -> String {
 /// A docker manifest with one gold-graded task of `image` (the calc fixture of tests/docker.rs).
 fn write_experiment(dir: &Path, image: &str) {
     let manifest = common::docker_gold_manifest("registry-pull", "", "pulls = 2");
-    std::fs::write(dir.join("m.toml"), manifest).unwrap();
+    fs_err::write(dir.join("m.toml"), manifest).unwrap();
     let task = dir.join("tasks/ok");
-    std::fs::create_dir_all(&task).unwrap();
-    std::fs::write(
+    fs_err::create_dir_all(&task).unwrap();
+    fs_err::write(
         task.join("task.toml"),
         format!(
             r#"instance_id = "ok"
@@ -244,12 +246,12 @@ PASS_TO_PASS = ["test_mul (tests.test_mul.T.test_mul)"]
         ),
     )
     .unwrap();
-    std::fs::write(
+    fs_err::write(
         task.join("gold.patch"),
         "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1,5 +1,5 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n \n \n def mul(a, b):\n",
     )
     .unwrap();
-    std::fs::write(
+    fs_err::write(
         task.join("test.patch"),
         "diff --git a/tests/test_add.py b/tests/test_add.py\nnew file mode 100644\n--- /dev/null\n+++ b/tests/test_add.py\n@@ -0,0 +1,8 @@\n+import unittest\n+\n+from calc import add\n+\n+\n+class T(unittest.TestCase):\n+    def test_add(self):\n+        self.assertEqual(add(2, 3), 5)\n",
     )
@@ -260,9 +262,9 @@ PASS_TO_PASS = ["test_mul (tests.test_mul.T.test_mul)"]
 fn auths_config(dir: &Path, registry: &str, password: &str) -> PathBuf {
     use base64::Engine;
     let d = dir.join("docker-config");
-    std::fs::create_dir_all(&d).unwrap();
+    fs_err::create_dir_all(&d).unwrap();
     let auth = base64::engine::general_purpose::STANDARD.encode(format!("{USER}:{password}"));
-    std::fs::write(
+    fs_err::write(
         d.join("config.json"),
         format!(r#"{{"auths": {{"{registry}": {{"auth": "{auth}"}}}}}}"#),
     )
@@ -287,7 +289,7 @@ fn bench(dir: &Path, config: &Path, path: Option<&str>, args: &[&str]) -> std::p
 /// Whether the stored gold grade of the task resolved it.
 fn gold_resolved(dir: &Path) -> bool {
     let store = bench::store::Store::open_existing(&dir.join(".bench")).expect("a store");
-    let manifest = std::fs::canonicalize(dir.join("m.toml")).unwrap();
+    let manifest = fs_err::canonicalize(dir.join("m.toml")).unwrap();
     let key = &store.load_index(&manifest).nodes["gold/ok"];
     let bench::store::Lookup::Hit(rec) = store.get_action(key) else {
         panic!("no record for gold/ok");
@@ -339,7 +341,7 @@ fn an_absent_image_is_pulled_with_auths_credentials_and_graded() {
     assert!(gold_resolved(dir.path()), "{err}");
     // The store records what bench pulled, by image ID.
     let rec: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join(".bench/images.json")).unwrap())
+        serde_json::from_slice(&fs_err::read(dir.path().join(".bench/images.json")).unwrap())
             .unwrap();
     assert_eq!(rec["images"][&id]["digest"], digest.as_str(), "{rec}");
 }
@@ -356,10 +358,10 @@ fn a_creds_store_helper_on_path_supplies_the_credentials_to_bench_pull() {
     write_experiment(dir.path(), &image);
     // A helper that answers only for this registry, as docker-credential-* helpers do.
     let bin = dir.path().join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
+    fs_err::create_dir_all(&bin).unwrap();
     let asked = dir.path().join("asked");
     let helper = bin.join("docker-credential-benchtest");
-    std::fs::write(
+    fs_err::write(
         &helper,
         format!(
             "#!/bin/sh\n[ \"$1\" = get ] || exit 1\nread server\necho \"$server\" >> {asked}\nif [ \"$server\" = \"{host}\" ]; then\n  printf '{{\"ServerURL\":\"%s\",\"Username\":\"{USER}\",\"Secret\":\"{PASSWORD}\"}}' \"$server\"\nelse\n  echo 'credentials not found in native keychain'; exit 1\nfi\n",
@@ -369,10 +371,10 @@ fn a_creds_store_helper_on_path_supplies_the_credentials_to_bench_pull() {
     )
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&helper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    fs_err::set_permissions(&helper, std::fs::Permissions::from_mode(0o755)).unwrap();
     let config = dir.path().join("docker-config");
-    std::fs::create_dir_all(&config).unwrap();
-    std::fs::write(config.join("config.json"), r#"{"credsStore": "benchtest"}"#).unwrap();
+    fs_err::create_dir_all(&config).unwrap();
+    fs_err::write(config.join("config.json"), r#"{"credsStore": "benchtest"}"#).unwrap();
     let path = format!(
         "{}:{}",
         bin.display(),
@@ -394,7 +396,7 @@ fn a_creds_store_helper_on_path_supplies_the_credentials_to_bench_pull() {
     let (o, e) = (stdout(&out), stderr(&out));
     // Nothing ran: no action records.
     let actions = dir.path().join(".bench/actions");
-    let ran = std::fs::read_dir(&actions).map_or(0, |d| d.count());
+    let ran = fs_err::read_dir(&actions).map_or(0, |d| d.count());
     let then = bench(dir.path(), &config, Some(&path), &["apply", "m.toml"]);
     remove_local(&format!("{}/calc-helper", reg.host()));
     let r = stderr(&refused);
@@ -414,7 +416,7 @@ fn a_creds_store_helper_on_path_supplies_the_credentials_to_bench_pull() {
     );
     assert_eq!(ran, 0, "bench pull ran nodes");
     // Asked once per pull attempt (the refused one, then the real one), for the registry's host.
-    let asked = std::fs::read_to_string(&asked).unwrap();
+    let asked = fs_err::read_to_string(&asked).unwrap();
     assert!(
         !asked.is_empty() && asked.lines().all(|l| l == reg.host()),
         "the helper is asked for the registry's host: {asked:?}"
@@ -455,7 +457,7 @@ fn a_wrong_password_is_a_clear_error_before_any_node_runs() {
     }
     assert!(!err.contains("start   "), "{err}");
     let actions = dir.path().join(".bench/actions");
-    assert_eq!(std::fs::read_dir(&actions).map_or(0, |d| d.count()), 0);
+    assert_eq!(fs_err::read_dir(&actions).map_or(0, |d| d.count()), 0);
     // A missing image: the registry's answer, named.
     write_experiment(
         dir.path(),
@@ -552,7 +554,7 @@ fn gc_images_lists_then_removes_the_images_bench_built_and_pulled() {
         image_exists(&image),
     ];
     // The manifest goes: nothing reaches the pulled image any more.
-    std::fs::remove_file(dir.path().join("m.toml")).unwrap();
+    fs_err::remove_file(dir.path().join("m.toml")).unwrap();
     let store = dir.path().join(".bench");
     let store_s = store.to_str().unwrap();
     let dry = bench(
@@ -571,7 +573,7 @@ fn gc_images_lists_then_removes_the_images_bench_built_and_pulled() {
     );
     let del_text = stdout(&del);
     let gone = !image_exists(&image) && !image_exists(&stripped);
-    let record = std::fs::read_to_string(store.join("images.json")).unwrap_or_default();
+    let record = fs_err::read_to_string(store.join("images.json")).unwrap_or_default();
     cleanup();
     assert!(checks.iter().all(|c| *c), "{checks:?}\n{text}");
     assert_eq!(

@@ -163,7 +163,7 @@ impl Machine {
         let list: Vec<String> = keys.iter().map(|k| format!("\"{k}\"")).collect();
         let text = self.sb.read("quickstart.toml");
         let base = text.split("\n[cache]").next().unwrap().to_string();
-        std::fs::write(
+        fs_err::write(
             self.sb.path("quickstart.toml"),
             format!(
                 "{base}\n[cache]\nremote = \"{}\"\ntrust = [{}]\n",
@@ -214,7 +214,7 @@ impl Machine {
     }
 
     fn report(&self, name: &str) -> Vec<u8> {
-        std::fs::read(self.sb.path(&format!("reports/quickstart/{name}"))).unwrap()
+        fs_err::read(self.sb.path(&format!("reports/quickstart/{name}"))).unwrap()
     }
 }
 
@@ -536,7 +536,7 @@ impl Nginx {
         }
         let dir = tempfile::tempdir().unwrap();
         for d in ["root", "tmp", "logs"] {
-            std::fs::create_dir_all(dir.path().join(d)).unwrap();
+            fs_err::create_dir_all(dir.path().join(d)).unwrap();
         }
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
@@ -554,7 +554,7 @@ impl Nginx {
              create_full_put_path on;\n   client_max_body_size 0;\n  }}\n }}\n}}\n",
             dav_ext.display()
         );
-        std::fs::write(dir.path().join("nginx.conf"), conf).unwrap();
+        fs_err::write(dir.path().join("nginx.conf"), conf).unwrap();
         let child = Command::new(bin)
             .arg("-c")
             .arg(dir.path().join("nginx.conf"))
@@ -612,8 +612,8 @@ fn over_webdav_a_second_store_runs_nothing_and_a_tampered_blob_is_recomputed() {
     // The poisoner edits the report's markdown blob on the server's disk.
     let md = a.report("report.md");
     let blob = dav.file(&format!("cas/{}", blake3::hash(&md).to_hex()));
-    assert_eq!(std::fs::read(&blob).unwrap(), md);
-    std::fs::write(&blob, b"| oracle | 0 resolved |\n").unwrap();
+    assert_eq!(fs_err::read(&blob).unwrap(), md);
+    fs_err::write(&blob, b"| oracle | 0 resolved |\n").unwrap();
 
     let plan = b.bench(&["plan", "quickstart.toml"]);
     assert!(stdout(&plan).contains("remote     24"), "{}", stdout(&plan));
@@ -648,7 +648,7 @@ fn a_directory_remote_is_shared_like_a_bucket() {
     let mut stray = Vec::new();
     let mut todo = vec![dir.path().to_path_buf()];
     while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
+        for e in fs_err::read_dir(&d).unwrap().flatten() {
             if e.file_type().unwrap().is_dir() {
                 todo.push(e.path());
             } else if e.file_name().to_string_lossy().contains('#') {
@@ -672,7 +672,7 @@ fn on_dir(dir: &Path) -> Machine {
 /// The key the index of `m`'s store gives the first address matching `pred`, and that address.
 fn key_at(m: &Machine, pred: impl Fn(&str) -> bool) -> (String, String) {
     let store = bench::store::Store::open_existing(&m.sb.path(".bench")).expect("a store");
-    let manifest = std::fs::canonicalize(m.sb.path("quickstart.toml")).unwrap();
+    let manifest = fs_err::canonicalize(m.sb.path("quickstart.toml")).unwrap();
     let index = store.load_index(&manifest);
     index
         .nodes
@@ -690,7 +690,7 @@ fn entry_file(dir: &Path, key: &str, signer: &str) -> PathBuf {
 
 /// The record (its JSON) of the entry at `path`, for `key`.
 fn entry_record(path: &Path, key: &str) -> serde_json::Value {
-    let entry = bench::cache::Entry::decode(key, &std::fs::read(path).unwrap()).unwrap();
+    let entry = bench::cache::Entry::decode(key, &fs_err::read(path).unwrap()).unwrap();
     let body = entry.record.splitn(2, |b| *b == b'\n').nth(1).unwrap();
     serde_json::from_slice(body).unwrap()
 }
@@ -715,16 +715,16 @@ fn plant_signed(dir: &Path, m: &Machine, key: &str, record: &serde_json::Value) 
     let signer = bench::cache::read_key_file(&m.key).unwrap();
     let bytes = bench::cache::Entry::encode(key, &record_file(record), &signer);
     let path = entry_file(dir, key, &m.public);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, bytes).unwrap();
+    fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+    fs_err::write(path, bytes).unwrap();
 }
 
 /// Writes `record` into `m`'s local store as the record of `key`.
 fn plant_local(m: &Machine, key: &str, record: &serde_json::Value) {
     let path =
         m.sb.path(&format!(".bench/actions/{}/{}.json", &key[..2], &key[2..]));
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, record_file(record)).unwrap();
+    fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+    fs_err::write(path, record_file(record)).unwrap();
 }
 
 #[test]
@@ -737,7 +737,7 @@ fn a_trusted_entry_naming_a_path_as_its_blob_deletes_nothing_and_is_refused() {
     // A file outside every store, and a "digest" that, joined under `objects/ab/`, is its path.
     let outside = tempfile::tempdir().unwrap();
     let victim = outside.path().join("victim");
-    std::fs::write(&victim, b"precious").unwrap();
+    fs_err::write(&victim, b"precious").unwrap();
     let evil = format!("ab{}", victim.display());
     let (_, key) = key_at(&a, |addr| addr.starts_with("report"));
     let mut rec = entry_record(&entry_file(dir.path(), &key, &a.public), &key);
@@ -746,7 +746,7 @@ fn a_trusted_entry_naming_a_path_as_its_blob_deletes_nothing_and_is_refused() {
 
     let out = b.apply();
     let err = stderr(&out);
-    assert_eq!(std::fs::read(&victim).unwrap(), b"precious", "{err}");
+    assert_eq!(fs_err::read(&victim).unwrap(), b"precious", "{err}");
     assert!(err.contains("is not a digest"), "{err}");
     assert_eq!(executed(&out), ["report"], "{err}");
     same_reports(&a, &b);
@@ -756,7 +756,7 @@ fn a_trusted_entry_naming_a_path_as_its_blob_deletes_nothing_and_is_refused() {
     plant_local(&b, &key, &rec);
     let out = b.apply();
     let err = stderr(&out);
-    assert_eq!(std::fs::read(&victim).unwrap(), b"precious", "{err}");
+    assert_eq!(fs_err::read(&victim).unwrap(), b"precious", "{err}");
     assert!(err.contains("is not a digest"), "{err}");
     assert_eq!(executed(&out), ["report"], "{err}");
     same_reports(&a, &b);
@@ -803,7 +803,7 @@ fn a_trusted_entry_of_another_kind_at_a_nodes_key_is_refused_here_and_later() {
 
     // Later applies, without `[cache]`: nothing misfiled stayed in the store.
     let text = b.sb.read("quickstart.toml");
-    std::fs::write(
+    fs_err::write(
         b.sb.path("quickstart.toml"),
         text.split("\n[cache]").next().unwrap(),
     )
@@ -845,12 +845,12 @@ fn an_oversized_object_is_refused_without_the_consumer_holding_it() {
     let digest = blake3::hash(&md).to_hex().to_string();
     let blob = dir.path().join(format!("bench-cache-v1/cas/{digest}"));
     assert_eq!(
-        std::fs::read(&blob).unwrap(),
+        fs_err::read(&blob).unwrap(),
         md,
         "the report's blob is on the remote"
     );
     let plant = || {
-        let f = std::fs::File::create(&blob).unwrap();
+        let f = fs_err::File::create(&blob).unwrap();
         f.set_len(PLANTED).unwrap();
     };
     plant();
@@ -880,7 +880,7 @@ fn an_oversized_object_is_refused_without_the_consumer_holding_it() {
     for m in [&b, &c] {
         let stored =
             m.sb.path(&format!(".bench/objects/{}/{}", &digest[..2], &digest[2..]));
-        assert_eq!(std::fs::read(stored).unwrap(), md);
+        assert_eq!(fs_err::read(stored).unwrap(), md);
     }
 }
 
@@ -899,7 +899,7 @@ fn identical_fetches_download_each_blob_once_and_say_so_identically() {
     let a = on_dir(dir.path());
     a.trust(&[&a.public]);
     a.apply();
-    let on_remote = std::fs::read_dir(dir.path().join("bench-cache-v1/cas"))
+    let on_remote = fs_err::read_dir(dir.path().join("bench-cache-v1/cas"))
         .unwrap()
         .count();
     let mut lines = Vec::new();
@@ -948,7 +948,7 @@ fn an_invalid_entry_of_one_trusted_signer_does_not_hide_the_next_ones() {
     let n = torn.len();
     torn.truncate(n - 10);
     let signer = bench::cache::read_key_file(&a.key).unwrap();
-    std::fs::write(&path, bench::cache::Entry::encode(&key, &torn, &signer)).unwrap();
+    fs_err::write(&path, bench::cache::Entry::encode(&key, &torn, &signer)).unwrap();
     let out = b.apply();
     // Only the report may run (B's mix of A's and C's grades is a report of its own key).
     let ran = executed(&out);

@@ -68,11 +68,11 @@ fn keys(events: &[serde_json::Value]) -> BTreeMap<String, String> {
 
 /// The files in `dir`, sorted, with their bytes.
 fn files(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
-    let mut out: Vec<_> = std::fs::read_dir(dir)
+    let mut out: Vec<_> = fs_err::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .map(|p| {
-            let bytes = std::fs::read(&p).unwrap();
+            let bytes = fs_err::read(&p).unwrap();
             (p, bytes)
         })
         .collect();
@@ -101,7 +101,7 @@ fn the_quickstart_on_slurm_resolves_as_on_local_and_its_results_are_shared() {
     let cluster = SlurmCluster::start();
     let shared = tempfile::tempdir().unwrap();
     let cache = shared.path().join("cache");
-    std::fs::create_dir(&cache).unwrap();
+    fs_err::create_dir(&cache).unwrap();
     let (key_file, public) = common::keygen(shared.path());
     let mut env: Vec<(String, String)> = cluster.env();
     env.push(("BENCH_CACHE_KEY_FILE".into(), key_file));
@@ -244,7 +244,7 @@ impl Rig {
     fn start() -> Rig {
         let cluster = SlurmCluster::start();
         let shared = tempfile::tempdir().unwrap();
-        std::fs::create_dir(shared.path().join("cache")).unwrap();
+        fs_err::create_dir(shared.path().join("cache")).unwrap();
         let (key_file, public) = common::keygen(shared.path());
         let mut env = cluster.env();
         env.push(("BENCH_CACHE_KEY_FILE".into(), key_file));
@@ -458,7 +458,7 @@ fn a_tampered_result_is_refused_and_recomputed_and_a_worker_of_another_backend_r
         stderr.contains("isolation `none` here, `bwrap` in the job"),
         "{stderr}"
     );
-    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&fs_err::read(&report).unwrap()).unwrap();
     assert_eq!(r["outcome"], "refused");
     assert_eq!(before, files(&entries), "nothing uploaded");
     // The same worker with this machine's jail runs it.
@@ -471,14 +471,14 @@ fn a_tampered_result_is_refused_and_recomputed_and_a_worker_of_another_backend_r
 
     // Tamper with the solve's signed entry: a fresh store on the cluster refuses it and the
     // node runs again; afterwards the cache holds a valid entry.
-    for f in std::fs::read_dir(&entries).unwrap() {
+    for f in fs_err::read_dir(&entries).unwrap() {
         let f = f.unwrap().path();
-        let mut bytes = std::fs::read(&f).unwrap();
+        let mut bytes = fs_err::read(&f).unwrap();
         let at = bytes.len() / 2;
         bytes[at] ^= 1;
-        std::fs::write(&f, bytes).unwrap();
+        fs_err::write(&f, bytes).unwrap();
     }
-    std::fs::remove_dir_all(placed.path(".bench")).unwrap();
+    fs_err::remove_dir_all(placed.path(".bench")).unwrap();
     let (status, second) = rig.apply_watching(placed.dir.path(), |_, _, _| {});
     assert!(status.success());
     let started: Vec<&str> = of_type(&second, "node_started")
@@ -575,7 +575,7 @@ fn a_killed_apply_loses_nothing_the_next_follows_its_jobs_and_submits_only_the_r
 fn files_holding(dir: &Path, needle: &[u8]) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     for e in walkdir(dir) {
-        let bytes = std::fs::read(&e).unwrap_or_default();
+        let bytes = fs_err::read(&e).unwrap_or_default();
         if bytes.windows(needle.len()).any(|w| w == needle) {
             out.push(e);
         }
@@ -585,7 +585,7 @@ fn files_holding(dir: &Path, needle: &[u8]) -> Vec<std::path::PathBuf> {
 
 fn walkdir(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+    for e in fs_err::read_dir(dir).into_iter().flatten().flatten() {
         let p = e.path();
         if p.is_dir() {
             out.extend(walkdir(&p));

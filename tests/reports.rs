@@ -22,7 +22,7 @@ fn root() -> &'static Path {
 
 fn schema() -> Value {
     serde_json::from_str(
-        &std::fs::read_to_string(root().join("schemas/report.schema.json"))
+        &fs_err::read_to_string(root().join("schemas/report.schema.json"))
             .expect("schemas/report.schema.json exists"),
     )
     .expect("schema parses")
@@ -62,7 +62,7 @@ fn require(tool: &str, probe: &[&str]) -> bool {
 #[test]
 fn report_schema_is_up_to_date() {
     let on_disk =
-        std::fs::read_to_string(root().join("schemas/report.schema.json")).unwrap_or_default();
+        fs_err::read_to_string(root().join("schemas/report.schema.json")).unwrap_or_default();
     assert!(
         on_disk == report_schema_text(),
         "schemas/report.schema.json is stale: run `cargo run -- schema --report > schemas/report.schema.json`"
@@ -70,7 +70,7 @@ fn report_schema_is_up_to_date() {
 }
 
 fn reference_scenario(name: &str) -> Value {
-    let text = std::fs::read_to_string(root().join("tests/fixtures/stats/reference.json"))
+    let text = fs_err::read_to_string(root().join("tests/fixtures/stats/reference.json"))
         .expect("reference.json");
     let v: Value = serde_json::from_str(&text).expect("parses");
     v["scenarios"]
@@ -433,7 +433,7 @@ fn synthetic_results_parquet_agrees_with_report_json_in_pyarrow() {
     let rendered = render_report(&inputs, &fake_blob).expect("renders");
     let dir = tempfile::tempdir().unwrap();
     for name in ["results.parquet", "report.json"] {
-        std::fs::write(dir.path().join(name), &rendered.files[name]).unwrap();
+        fs_err::write(dir.path().join(name), &rendered.files[name]).unwrap();
     }
     pyarrow_agrees(dir.path());
 }
@@ -474,7 +474,7 @@ fn the_console_check_catches_a_broken_page() {
     }
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.html");
-    std::fs::write(
+    fs_err::write(
         &bad,
         "<html><body>x<script>undefinedFunction();</script></body></html>",
     )
@@ -520,11 +520,11 @@ fn check_in_chromium(html: &Path, teams: &[String]) {
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(
-        std::fs::metadata(&shot).is_ok_and(|m| m.len() > 10_000),
+        fs_err::metadata(&shot).is_ok_and(|m| m.len() > 10_000),
         "no screenshot"
     );
     if let Ok(keep) = std::env::var("BENCH_KEEP_SCREENSHOT") {
-        let _ = std::fs::copy(&shot, keep);
+        let _ = fs_err::copy(&shot, keep);
     }
 }
 
@@ -534,7 +534,7 @@ fn synthetic_report_html_renders_in_chromium() {
     let rendered = render_report(&inputs, &fake_blob).expect("renders");
     let dir = tempfile::tempdir().unwrap();
     let html = dir.path().join("report.html");
-    std::fs::write(&html, &rendered.files["report.html"]).unwrap();
+    fs_err::write(&html, &rendered.files["report.html"]).unwrap();
     let text = String::from_utf8(rendered.files["report.html"].clone()).unwrap();
     // Self-contained: no scripts, no stylesheets or images to load.
     for bad in ["<script", "<link", "src=", "href=", "@import", "url("] {
@@ -594,13 +594,13 @@ fn files_under(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut out = BTreeMap::new();
     let mut todo = vec![dir.to_path_buf()];
     while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
+        for e in fs_err::read_dir(&d).unwrap().flatten() {
             let p = e.path();
             if p.is_dir() {
                 todo.push(p);
             } else {
                 let rel = p.strip_prefix(dir).unwrap().display().to_string();
-                out.insert(rel, std::fs::read(&p).unwrap());
+                out.insert(rel, fs_err::read(&p).unwrap());
             }
         }
     }
@@ -722,7 +722,7 @@ fn quickstart_report_files() {
     assert!(again.status.success());
     assert!(executed(&again).is_empty(), "{}", stderr(&again));
     assert_eq!(files_under(&out), files);
-    std::fs::remove_dir_all(&out).unwrap();
+    fs_err::remove_dir_all(&out).unwrap();
     let third = sb.bench(&["apply", "quickstart.toml"]);
     assert!(third.status.success());
     assert!(executed(&third).is_empty(), "{}", stderr(&third));
@@ -741,7 +741,7 @@ fn bench_report_compares_manifests_side_by_side() {
         .read("quickstart.toml")
         .replace("name = \"quickstart\"", "name = \"quickstart-b\"")
         .replace("baseline = \"nop\"", "baseline = \"fixer\"");
-    std::fs::write(sb.path("b.toml"), b).unwrap();
+    fs_err::write(sb.path("b.toml"), b).unwrap();
     // Runs nothing: B's solves and grades are A's (same keys), read in plan mode.
     let o = sb.bench(&["report", "quickstart.toml", "b.toml"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -918,7 +918,7 @@ fn swe_bench_resolution_is_shown_per_pair() {
     }
     let dir = tempfile::tempdir().unwrap();
     for name in ["results.parquet", "report.json"] {
-        std::fs::write(dir.path().join(name), &rendered.files[name]).unwrap();
+        fs_err::write(dir.path().join(name), &rendered.files[name]).unwrap();
     }
     let script = r#"
 import json, sys
@@ -1004,7 +1004,7 @@ fn the_report_says_why_a_gold_patch_is_invalid() {
         "+    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)",
         "+    return year % 4 == 0 and year % 100 != 0",
     );
-    std::fs::write(
+    fs_err::write(
         sb.path("quickstart/tasks/quickstart__roman-1/gold.patch"),
         "--- a/no-such-file.py\n+++ b/no-such-file.py\n@@ -1 +1 @@\n-a\n+b\n",
     )

@@ -79,7 +79,7 @@ async fn wait_for_empty_queue(cluster: &SlurmCluster) {
 async fn job_pid(pid_file: &Path) -> u32 {
     let deadline = Instant::now() + DEADLINE;
     loop {
-        let text = std::fs::read_to_string(pid_file).unwrap_or_default();
+        let text = fs_err::read_to_string(pid_file).unwrap_or_default();
         if text.ends_with('\n') {
             return text.trim().parse().expect("a pid");
         }
@@ -90,7 +90,7 @@ async fn job_pid(pid_file: &Path) -> u32 {
 
 /// Whether process `pid` runs (exists and is no zombie).
 fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+    fs_err::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
         !stat
             .rsplit_once(')')
             .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
@@ -98,7 +98,7 @@ fn alive(pid: u32) -> bool {
 }
 
 fn read(path: &Path) -> String {
-    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+    fs_err::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
 }
 
 #[tokio::test]
@@ -186,7 +186,7 @@ async fn jobs_spread_over_both_nodes() {
         tokio::time::sleep(Duration::from_millis(300)).await;
     };
     assert_eq!(running, BTreeSet::from(NODES.map(String::from)));
-    std::fs::write(&go, "").expect("go");
+    fs_err::write(&go, "").expect("go");
     let mut nodes = BTreeSet::new();
     for (n, id) in ids.iter().enumerate() {
         let seen = wait_until(&cluster, &slurm, *id, "completion", JobState::is_finished).await;
@@ -319,7 +319,7 @@ async fn a_job_that_may_be_requeued_runs_again_on_the_other_node_when_its_node_d
     };
     let first = first.clone();
     cluster.kill_node(&first);
-    std::fs::write(&go, "").expect("go");
+    fs_err::write(&go, "").expect("go");
     let seen = wait_until(&cluster, &slurm, id, "its end", JobState::is_finished).await;
     let other = NODES.iter().find(|n| **n != first).unwrap().to_string();
     assert_eq!(

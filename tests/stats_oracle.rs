@@ -52,7 +52,7 @@ fn the_reference_values_are_what_statsmodels_and_scipy_compute_now() {
         String::from_utf8_lossy(&o.stderr)
     );
     let read = |p: &Path| -> Value {
-        let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        let text = fs_err::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
     };
     let mut now = read(&fresh);

@@ -69,7 +69,7 @@ fn diff(name: &str) -> String {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/swebench")
         .join(format!("{name}.diff"));
-    std::fs::read_to_string(p).expect("fixture patch")
+    fs_err::read_to_string(p).expect("fixture patch")
 }
 
 fn json_list(names: &[&str]) -> String {
@@ -213,7 +213,7 @@ fn swe_rebench_rows() -> Vec<serde_json::Value> {
 
 fn write_rows(path: &Path, rows: &[serde_json::Value]) {
     let text: String = rows.iter().map(|r| format!("{r}\n")).collect();
-    std::fs::write(path, text).unwrap();
+    fs_err::write(path, text).unwrap();
 }
 
 fn manifest(format: &str) -> String {
@@ -277,7 +277,7 @@ struct Stored {
 
 fn grades(dir: &Path) -> Vec<Stored> {
     let store = bench::store::Store::open_existing(&dir.join(".bench")).expect("a store");
-    let manifest = std::fs::canonicalize(dir.join("m.toml")).unwrap();
+    let manifest = fs_err::canonicalize(dir.join("m.toml")).unwrap();
     let mut out = Vec::new();
     for (address, key) in store.load_index(&manifest).nodes {
         let bench::store::Lookup::Hit(rec) = store.get_action(&key) else {
@@ -340,7 +340,7 @@ fn oracle_agrees(
             .find(|r| g.address.split('/').any(|p| r["instance_id"] == p))
             .unwrap_or_else(|| panic!("no row for {}", g.address));
         let log_path = dir.join(format!("oracle-{}.log", compared.len()));
-        std::fs::write(&log_path, blob(dir, log)).unwrap();
+        fs_err::write(&log_path, blob(dir, log)).unwrap();
         let eval_script = g
             .blobs
             .get("eval_script")
@@ -360,7 +360,7 @@ fn oracle_agrees(
     // Every patch applied, so every grade has a log the oracle reads.
     assert_eq!(compared.len(), stored.len());
     let cases_path = dir.join("oracle-cases.json");
-    std::fs::write(&cases_path, serde_json::to_vec(&cases).unwrap()).unwrap();
+    fs_err::write(&cases_path, serde_json::to_vec(&cases).unwrap()).unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle/swebench_grade.py");
     let out = Command::new("python3")
         .arg(script)
@@ -476,7 +476,7 @@ fn swe_bench_rows_grade_as_the_official_harness_does() {
     let dir = tempfile::tempdir().unwrap();
     let rows = swe_bench_rows();
     write_rows(&dir.path().join("tasks.jsonl"), &rows);
-    std::fs::write(dir.path().join("m.toml"), manifest("swe-bench")).unwrap();
+    fs_err::write(dir.path().join("m.toml"), manifest("swe-bench")).unwrap();
     let g = apply_and_check(
         dir.path(),
         &["django__django-90001", "pallets__flask-90001"],
@@ -551,7 +551,7 @@ fn swe_bench_multilingual_go_rows_grade_as_the_official_harness_does() {
         r["version"] = serde_json::json!("2755");
     }
     write_rows(&dir.path().join("tasks.jsonl"), &rows);
-    std::fs::write(dir.path().join("m.toml"), manifest("swe-bench")).unwrap();
+    fs_err::write(dir.path().join("m.toml"), manifest("swe-bench")).unwrap();
     let g = apply_and_check(dir.path(), &["gin-gonic__gin-90001"]);
     let partial = output_of(&g, "gold/gin-gonic__gin-90002");
     assert_eq!(partial["resolution"], "RESOLVED_PARTIAL", "{partial}");
@@ -575,7 +575,7 @@ fn swe_bench_multilingual_go_rows_grade_as_the_official_harness_does() {
     assert!(stdout(&out).contains("\"go\""), "{}", stdout(&out));
     let report = dir.path().join("reports/swe-bench-fixtures");
     let json: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(report.join("report.json")).unwrap()).unwrap();
+        serde_json::from_slice(&fs_err::read(report.join("report.json")).unwrap()).unwrap();
     let res = json["resolutions"].as_array().unwrap();
     assert!(
         res.iter().any(|r| r["task"] == "gin-gonic__gin-90001"
@@ -583,7 +583,7 @@ fn swe_bench_multilingual_go_rows_grade_as_the_official_harness_does() {
             && r["resolution"] == "RESOLVED_FULL"),
         "{res:?}"
     );
-    let md = std::fs::read_to_string(report.join("report.md")).unwrap();
+    let md = fs_err::read_to_string(report.join("report.md")).unwrap();
     assert!(md.contains("| oracle | 1 | 0 | 0 |"), "{md}");
     assert!(md.contains("| nop | 0 | 0 | 1 |"), "{md}");
     oracle_agrees(dir.path(), &rows, &|_| "parse_log_gotest".to_string());
@@ -628,7 +628,7 @@ fn swe_bench_multilingual_js_rows_with_their_own_eval_script_grade_as_upstream()
     r["log_parser"] = serde_json::json!("parse_log_tap");
     let rows = vec![r];
     write_rows(&dir.path().join("tasks.jsonl"), &rows);
-    std::fs::write(dir.path().join("m.toml"), manifest("swe-bench")).unwrap();
+    fs_err::write(dir.path().join("m.toml"), manifest("swe-bench")).unwrap();
     let g = apply_and_check(dir.path(), &["axios__axios-90001"]);
     let gold = output_of(&g, "gold/axios__axios-90001");
     assert_eq!(
@@ -658,7 +658,7 @@ fn swe_rebench_rows_grade_with_their_install_config() {
     let dir = tempfile::tempdir().unwrap();
     let rows = swe_rebench_rows();
     write_rows(&dir.path().join("tasks.jsonl"), &rows);
-    std::fs::write(dir.path().join("m.toml"), manifest("swe-rebench")).unwrap();
+    fs_err::write(dir.path().join("m.toml"), manifest("swe-rebench")).unwrap();
     apply_and_check(
         dir.path(),
         &["pallets__flask-90002", "pallets__flask-90003"],
@@ -693,7 +693,7 @@ fn tasks_list_offline_and_bad_rows_are_named() {
         let m = manifest(format);
         m[..m.find("[stages.gold]").unwrap()].to_string()
     };
-    std::fs::write(dir.path().join("m.toml"), sample_only("swe-bench")).unwrap();
+    fs_err::write(dir.path().join("m.toml"), sample_only("swe-bench")).unwrap();
     let out = bench_in(dir.path(), &["tasks", "m.toml", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
@@ -710,7 +710,7 @@ fn tasks_list_offline_and_bad_rows_are_named() {
         serde_json::json!({"test_cmd": "pytest", "log_parser": "parse_log_nonesuch"});
     rows.push(bad);
     write_rows(&dir.path().join("tasks.jsonl"), &rows[..1]);
-    std::fs::write(dir.path().join("m.toml"), sample_only("swe-rebench")).unwrap();
+    fs_err::write(dir.path().join("m.toml"), sample_only("swe-rebench")).unwrap();
     let out = bench_in(dir.path(), &["tasks", "m.toml"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).contains("django__django-90001"));
@@ -762,14 +762,14 @@ fn presets_validate_with_a_revision_and_ask_for_one_without() {
                 "version = 1\nname = \"p\"\n[datasets.d]\nsource = \"{source}\"\n{pin}\n[stages.sample]\nkind = \"sample\"\ndataset = \"d\"\nseed = 1\n"
             )
         };
-        std::fs::write(
+        fs_err::write(
             dir.path().join("m.toml"),
             m("revision = \"0123456789abcdef0123456789abcdef01234567\""),
         )
         .unwrap();
         let out = bench_in(dir.path(), &["validate", "m.toml"]);
         assert_eq!(out.status.code(), Some(0), "{source}: {}", stderr(&out));
-        std::fs::write(dir.path().join("m.toml"), m("")).unwrap();
+        fs_err::write(dir.path().join("m.toml"), m("")).unwrap();
         let out = bench_in(dir.path(), &["validate", "m.toml"]);
         match pinned {
             Some(rev) => {

@@ -141,13 +141,13 @@ fn make_patch(edits: &[(&str, &[u8])]) -> String {
         String::from_utf8(o.stdout).unwrap()
     };
     git(&["init", "-q"]);
-    std::fs::write(d.path().join("calc.py"), CALC_BASE).unwrap();
+    fs_err::write(d.path().join("calc.py"), CALC_BASE).unwrap();
     git(&["add", "-A"]);
     git(&["commit", "-qm", "base"]);
     for (path, content) in edits {
         let p = d.path().join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, content).unwrap();
+        fs_err::create_dir_all(p.parent().unwrap()).unwrap();
+        fs_err::write(p, content).unwrap();
     }
     git(&["add", "-A"]);
     git(&["diff", "--cached", "--binary"])
@@ -172,19 +172,19 @@ fn fixture(teams: &[(&str, Vec<(&str, String)>)]) -> Fixture {
         (cat("/fixture/gold-a.patch"), cat("/fixture/test-a.patch")),
         (cat("/fixture/gold-b.patch"), cat("/fixture/test-b.patch")),
     ];
-    std::fs::create_dir_all(dir.path().join("data")).unwrap();
-    std::fs::write(dir.path().join("data/test.jsonl"), rows(&shas, &patches)).unwrap();
+    fs_err::create_dir_all(dir.path().join("data")).unwrap();
+    fs_err::write(dir.path().join("data/test.jsonl"), rows(&shas, &patches)).unwrap();
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/swe_bench_pro");
     for (id, tests) in [
         (ID_A, "[\"tests/test_add.py\", \"tests/test_calc.py\"]"),
         (ID_B, "[\"tests/test_calc.py\"]"),
     ] {
         let d = dir.path().join("harness/run_scripts").join(id);
-        std::fs::create_dir_all(&d).unwrap();
+        fs_err::create_dir_all(&d).unwrap();
         for f in ["run_script.sh", "parser.py"] {
-            std::fs::copy(fixtures.join(f), d.join(f)).unwrap();
+            fs_err::copy(fixtures.join(f), d.join(f)).unwrap();
         }
-        std::fs::write(
+        fs_err::write(
             d.join("instance_info.txt"),
             format!(
                 "Instance ID: {id}\nRepository: {REPO}\nBase Commit: {}\nTest Files: {tests}\n",
@@ -203,7 +203,7 @@ fn fixture(teams: &[(&str, Vec<(&str, String)>)]) -> Fixture {
                     .to_string()
             })
             .collect();
-        std::fs::write(dir.path().join(format!("{name}.jsonl")), lines.join("\n")).unwrap();
+        fs_err::write(dir.path().join(format!("{name}.jsonl")), lines.join("\n")).unwrap();
         extra.push_str(&format!(
             "\n[harnesses.{name}]\nkind = \"predictions\"\npath = \"{name}.jsonl\"\n\n[teams.{name}]\ntopology = \"solo\"\nworker = \"{name}\"\n"
         ));
@@ -263,14 +263,14 @@ worker = "nop"
 {extra}"#,
         teams = team_names
     );
-    std::fs::write(dir.path().join("pro.toml"), manifest).unwrap();
+    fs_err::write(dir.path().join("pro.toml"), manifest).unwrap();
     Fixture { dir, shas }
 }
 
 /// Every stored grade (gold, empty and agents' patches) of the manifest: (address, record).
 fn grades(fx: &Fixture) -> Vec<(String, bench::store::ActionRecord)> {
     let store = bench::store::Store::open_existing(&fx.path(".bench")).expect("a store");
-    let manifest = std::fs::canonicalize(fx.manifest()).unwrap();
+    let manifest = fs_err::canonicalize(fx.manifest()).unwrap();
     let mut out = Vec::new();
     for (address, key) in store.load_index(&manifest).nodes {
         if let bench::store::Lookup::Hit(rec) = store.get_action(&key)
@@ -360,7 +360,7 @@ fn pro_tasks_grade_as_upstream_grades_them_and_hostile_patches_do_not_pass() {
     let o = bench_in(fx.dir.path(), &["apply", "pro.toml"]);
     assert!(o.status.success(), "apply: {}\n{}", stdout(&o), stderr(&o));
     let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(fx.path("reports/pro/report.json")).unwrap())
+        serde_json::from_str(&fs_err::read_to_string(fx.path("reports/pro/report.json")).unwrap())
             .unwrap();
     // Gold resolves every task; the empty patch none.
     assert_eq!(
@@ -384,7 +384,7 @@ fn pro_tasks_grade_as_upstream_grades_them_and_hostile_patches_do_not_pass() {
         grades.iter().map(|g| &g.0).collect::<Vec<_>>()
     );
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/swe_bench_pro");
-    let rows: Vec<serde_json::Value> = std::fs::read_to_string(fx.path("data/test.jsonl"))
+    let rows: Vec<serde_json::Value> = fs_err::read_to_string(fx.path("data/test.jsonl"))
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -400,9 +400,9 @@ fn pro_tasks_grade_as_upstream_grades_them_and_hostile_patches_do_not_pass() {
         let out = scratch.path().join("stdout.log");
         let err = scratch.path().join("stderr.log");
         let json = scratch.path().join("output.json");
-        let _ = std::fs::remove_file(&json);
-        std::fs::write(&out, blob(&fx, rec, "stdout")).unwrap();
-        std::fs::write(&err, blob(&fx, rec, "stderr")).unwrap();
+        let _ = fs_err::remove_file(&json);
+        fs_err::write(&out, blob(&fx, rec, "stdout")).unwrap();
+        fs_err::write(&err, blob(&fx, rec, "stderr")).unwrap();
         let st = Command::new("python3")
             .arg(fixtures.join("parser.py"))
             .args([&out, &err, &json])
@@ -428,7 +428,7 @@ fn pro_tasks_grade_as_upstream_grades_them_and_hostile_patches_do_not_pass() {
         let ours: serde_json::Value =
             serde_json::from_slice(&blob(&fx, rec, "output_json")).unwrap();
         let theirs: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+            serde_json::from_str(&fs_err::read_to_string(&json).unwrap()).unwrap();
         assert_eq!(ours, theirs, "{address}");
         assert!(
             g.history_check.contains("passed"),
@@ -528,9 +528,9 @@ fn pro_tasks_grade_as_upstream_grades_them_and_hostile_patches_do_not_pass() {
     // Editing one task's run_script.sh reruns exactly that task's grades and gold checks (and
     // the sample, whose key covers every row's digest, and the report); no solve.
     let rs = fx.path(&format!("harness/run_scripts/{ID_A}/run_script.sh"));
-    let mut text = std::fs::read_to_string(&rs).unwrap();
+    let mut text = fs_err::read_to_string(&rs).unwrap();
     text.push_str("# edited\n");
-    std::fs::write(&rs, text).unwrap();
+    fs_err::write(&rs, text).unwrap();
     let o = bench_in(fx.dir.path(), &["plan", "pro.toml", "--json"]);
     assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
     let plan: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
@@ -559,8 +559,8 @@ fn pro_tasks_grade_as_upstream_grades_them_and_hostile_patches_do_not_pass() {
 #[test]
 fn a_task_without_its_run_scripts_is_an_error_naming_it_and_the_path() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("data")).unwrap();
-    std::fs::create_dir_all(dir.path().join("harness/run_scripts")).unwrap();
+    fs_err::create_dir_all(dir.path().join("data")).unwrap();
+    fs_err::create_dir_all(dir.path().join("harness/run_scripts")).unwrap();
     let row = serde_json::json!({
         "repo": REPO, "instance_id": ID_A, "base_commit": "abc", "patch": "", "test_patch": "",
         "problem_statement": "p", "requirements": "r", "interface": "i",
@@ -568,9 +568,9 @@ fn a_task_without_its_run_scripts_is_an_error_naming_it_and_the_path() {
         "selected_test_files_to_run": "['t.py']",
         "fail_to_pass": "['a']", "pass_to_pass": "[]",
     });
-    std::fs::write(dir.path().join("data/test.jsonl"), format!("{row}\n")).unwrap();
+    fs_err::write(dir.path().join("data/test.jsonl"), format!("{row}\n")).unwrap();
     let manifest = "version = 1\nname = \"pro\"\n\n[datasets.pro]\nformat = \"swe-bench-pro\"\npath = \"data\"\nrun_scripts = \"harness\"\n\n[stages.sample]\nkind = \"sample\"\ndataset = \"pro\"\n";
-    std::fs::write(dir.path().join("pro.toml"), manifest).unwrap();
+    fs_err::write(dir.path().join("pro.toml"), manifest).unwrap();
     // Listing needs no harness files.
     let o = bench_in(dir.path(), &["tasks", "pro.toml", "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -595,7 +595,7 @@ fn a_task_without_its_run_scripts_is_an_error_naming_it_and_the_path() {
         "before_repo_set_cmd": "", "selected_test_files_to_run": "['t.py']",
         "fail_to_pass": "['a', __import__('os')]", "pass_to_pass": "[]",
     });
-    std::fs::write(dir.path().join("data/test.jsonl"), format!("{bad}\n")).unwrap();
+    fs_err::write(dir.path().join("data/test.jsonl"), format!("{bad}\n")).unwrap();
     let o = bench_in(dir.path(), &["tasks", "pro.toml"]);
     assert_eq!(o.status.code(), Some(1));
     let e = stderr(&o);
@@ -605,7 +605,7 @@ fn a_task_without_its_run_scripts_is_an_error_naming_it_and_the_path() {
     );
 
     // A swe-bench-pro dataset without `run_scripts` is a manifest error.
-    std::fs::write(
+    fs_err::write(
         dir.path().join("pro.toml"),
         manifest.replace("run_scripts = \"harness\"\n", ""),
     )

@@ -43,12 +43,12 @@ fn logs() -> PathBuf {
 /// (bench parser, log) of every `swebench-*` fixture.
 fn fixtures() -> Vec<(String, PathBuf)> {
     let mut out = Vec::new();
-    for d in std::fs::read_dir(logs()).unwrap().flatten() {
+    for d in fs_err::read_dir(logs()).unwrap().flatten() {
         let name = d.file_name().to_string_lossy().into_owned();
         if !name.starts_with("swebench-") {
             continue;
         }
-        for f in std::fs::read_dir(d.path()).unwrap().flatten() {
+        for f in fs_err::read_dir(d.path()).unwrap().flatten() {
             if f.path().extension().is_some_and(|e| e == "log") {
                 out.push((name.clone(), f.path()));
             }
@@ -78,7 +78,7 @@ fn run_oracle(cases: &[Case]) -> Vec<serde_json::Value> {
         })
         .collect();
     let path = dir.path().join("cases.json");
-    std::fs::write(&path, serde_json::to_vec(&input).unwrap()).unwrap();
+    fs_err::write(&path, serde_json::to_vec(&input).unwrap()).unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oracle/swebench_parse.py");
     let out = Command::new("python3")
         .arg(script)
@@ -100,7 +100,7 @@ fn compare(cases: &[Case], verdicts: &[serde_json::Value]) -> usize {
         let want = v["statuses"]
             .as_array()
             .unwrap_or_else(|| panic!("{what}: upstream raised: {}", v["error"]));
-        let log = String::from_utf8_lossy(&std::fs::read(&c.log).unwrap()).into_owned();
+        let log = String::from_utf8_lossy(&fs_err::read(&c.log).unwrap()).into_owned();
         let parse = raw_parser(&c.bench).unwrap_or_else(|| panic!("{what}: no bench parser"));
         let mine: Vec<serde_json::Value> = parse(&log)
             .iter()
@@ -235,7 +235,7 @@ fn specs_toml_is_what_the_generator_writes_from_the_wheel() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let on_disk = std::fs::read(root.join("src/protocols/swe_bench/specs.toml")).unwrap();
+    let on_disk = fs_err::read(root.join("src/protocols/swe_bench/specs.toml")).unwrap();
     assert!(
         out.stdout == on_disk,
         "src/protocols/swe_bench/specs.toml is stale: run scripts/swebench-specs.py {} > src/protocols/swe_bench/specs.toml",

@@ -39,7 +39,7 @@ fn quickstart_applied() -> Sandbox {
     sys.exit(code)
 "#,
     );
-    std::fs::write(sb.path("quickstart/agents/fixer_events.py"), wrapped).unwrap();
+    fs_err::write(sb.path("quickstart/agents/fixer_events.py"), wrapped).unwrap();
     sb.edit(
         "quickstart.toml",
         "script = \"quickstart/agents/fixer.py\"",
@@ -221,7 +221,7 @@ fn the_report_directory_opens_the_same_experiment_and_the_static_export_has_ever
         assert!(out.join(f).is_file(), "{f}");
     }
     let pair = out.join(format!("data/pair/{}/fixer/0.js", enc(SLUGIFY)));
-    let pair = data_of(&std::fs::read_to_string(pair).unwrap());
+    let pair = data_of(&fs_err::read_to_string(pair).unwrap());
     let traj = pair["trajectory"].as_str().unwrap();
     assert!(out.join(format!("data/traj/{traj}/0/0.js")).is_file());
     for b in pair["grade"]["blobs"].as_array().unwrap() {
@@ -520,7 +520,7 @@ fn two_experiments_side_by_side_list_the_changed_outcomes_first() {
         other.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let cmp = data_of(&std::fs::read_to_string(out.join("data/compare.js")).unwrap());
+    let cmp = data_of(&fs_err::read_to_string(out.join("data/compare.js")).unwrap());
     assert_eq!(cmp["changed"], 8, "{cmp}");
     let pairs = cmp["pairs"].as_array().unwrap();
     assert_eq!(pairs.len(), 24);
@@ -549,11 +549,11 @@ fn two_experiments_side_by_side_list_the_changed_outcomes_first() {
     );
     // The other experiment's pages are there under b/, from its own store.
     let pair = data_of(
-        &std::fs::read_to_string(out.join(format!("data/b/pair/{}/nop/0.js", enc(SLUGIFY))))
+        &fs_err::read_to_string(out.join(format!("data/b/pair/{}/nop/0.js", enc(SLUGIFY))))
             .unwrap(),
     );
     assert_eq!(pair["outcome"], "resolved");
-    let exp = data_of(&std::fs::read_to_string(out.join("data/experiment.js")).unwrap());
+    let exp = data_of(&fs_err::read_to_string(out.join("data/experiment.js")).unwrap());
     assert_eq!(exp["compare"], "quickstart");
 }
 
@@ -586,6 +586,6 @@ fn compare_reads_the_other_experiment_from_the_store_given() {
         other.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let cmp = data_of(&std::fs::read_to_string(out.join("data/compare.js")).unwrap());
+    let cmp = data_of(&fs_err::read_to_string(out.join("data/compare.js")).unwrap());
     assert_eq!(cmp["changed"], 8, "{cmp}");
 }

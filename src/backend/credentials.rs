@@ -108,7 +108,7 @@ impl DockerConfig {
     /// Reads the config; a missing file is an empty config (anonymous pulls).
     pub fn load() -> Result<DockerConfig, CredentialsError> {
         let path = config_path();
-        let file = match std::fs::read(&path) {
+        let file = match fs_err::read(&path) {
             Ok(b) => serde_json::from_slice(&b).map_err(|e| CredentialsError::Config {
                 path: path.clone(),
                 reason: e.to_string(),

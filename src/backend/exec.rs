@@ -143,7 +143,7 @@ fn kill_tagged(matches: &dyn Fn(&[u8]) -> bool) -> usize {
     for _ in 0..2 {
         let mut this_pass = 0;
         for (pid, dir) in other_processes() {
-            let Ok(environ) = std::fs::read(dir.join("environ")) else {
+            let Ok(environ) = fs_err::read(dir.join("environ")) else {
                 continue;
             };
             let tagged = environ
@@ -177,7 +177,7 @@ pub fn sweep_workspaces(tmp: &Path) {
     let tmp = super::jail::absolute(tmp);
     let under = format!("{}/", tmp.display()).into_bytes();
     kill_tagged(&|value| value.starts_with(&under));
-    let workspaces: Vec<_> = std::fs::read_dir(&tmp)
+    let workspaces: Vec<_> = fs_err::read_dir(&tmp)
         .into_iter()
         .flatten()
         .flatten()
@@ -196,12 +196,12 @@ pub fn sweep_workspaces(tmp: &Path) {
     }
     for ws in &workspaces {
         for _ in 0..3 {
-            if std::fs::remove_dir_all(ws).is_ok() || !ws.exists() {
+            if fs_err::remove_dir_all(ws).is_ok() || !ws.exists() {
                 break;
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        let _ = std::fs::remove_file(ws);
+        let _ = fs_err::remove_file(ws);
     }
 }
 
@@ -211,7 +211,7 @@ fn kill_processes_inside(dirs: &[std::path::PathBuf]) -> usize {
     let own_group = nix::unistd::getpgrp();
     let mut found = 0;
     for (pid, dir) in other_processes() {
-        let Ok(cwd) = std::fs::read_link(dir.join("cwd")) else {
+        let Ok(cwd) = fs_err::read_link(dir.join("cwd")) else {
             continue;
         };
         if !dirs.iter().any(|d| cwd.starts_with(d)) {
@@ -226,7 +226,7 @@ fn kill_processes_inside(dirs: &[std::path::PathBuf]) -> usize {
 /// Every process in /proc but bench itself: its pid and its /proc directory.
 fn other_processes() -> impl Iterator<Item = (i32, std::path::PathBuf)> {
     let own_pid = std::process::id();
-    std::fs::read_dir("/proc")
+    fs_err::read_dir("/proc")
         .into_iter()
         .flatten()
         .flatten()
@@ -247,7 +247,7 @@ fn kill_with_group(pid: i32, own_group: Pid) {
 /// The process group of `pid`, from /proc/<pid>/stat (the fifth field; the second, the command
 /// name in parentheses, may itself hold spaces and parentheses).
 fn process_group(pid: i32) -> Option<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let stat = fs_err::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let rest = &stat[stat.rfind(')')? + 1..];
     rest.split_whitespace().nth(2)?.parse().ok()
 }
@@ -258,10 +258,10 @@ mod tests {
     use std::os::unix::process::CommandExt;
 
     fn running(marker: &str) -> Vec<String> {
-        std::fs::read_dir("/proc")
+        fs_err::read_dir("/proc")
             .unwrap()
             .flatten()
-            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+            .filter_map(|e| fs_err::read(e.path().join("cmdline")).ok())
             .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
             .filter(|c| c.contains(marker))
             .collect()
@@ -296,7 +296,7 @@ mod tests {
     fn the_sweep_kills_what_runs_in_a_dead_workspace() {
         let tmp = tempfile::tempdir().unwrap();
         let repo = tmp.path().join("ws-dead").join("repo");
-        std::fs::create_dir_all(&repo).unwrap();
+        fs_err::create_dir_all(&repo).unwrap();
         let mut child = std::process::Command::new("sh")
             .arg("-c")
             .arg("sleep 1234.5 & wait")
@@ -310,12 +310,12 @@ mod tests {
         sweep_workspaces(tmp.path());
         let status = child.wait().unwrap();
         assert!(status.code().is_none(), "the leader was killed: {status:?}");
-        let left: Vec<i32> = std::fs::read_dir("/proc")
+        let left: Vec<i32> = fs_err::read_dir("/proc")
             .unwrap()
             .flatten()
             .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
             .filter(|p| process_group(*p) == Some(pid))
-            .filter(|p| std::fs::read_link(format!("/proc/{p}/cwd")).is_ok())
+            .filter(|p| fs_err::read_link(format!("/proc/{p}/cwd")).is_ok())
             .collect();
         assert!(left.is_empty(), "still in the group: {left:?}");
         assert!(!tmp.path().join("ws-dead").exists());

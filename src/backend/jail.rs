@@ -186,7 +186,7 @@ const NOT_SHOWN: &[&str] = &[
 /// that holds a left-out path is descended into, anything else is bound whole (symlinks are
 /// recreated as symlinks).
 fn root_binds(dir: &Path, args: &mut Vec<String>) {
-    let mut entries: Vec<PathBuf> = match std::fs::read_dir(dir) {
+    let mut entries: Vec<PathBuf> = match fs_err::read_dir(dir) {
         Ok(rd) => rd.flatten().map(|e| e.path()).collect(),
         Err(_) => return,
     };
@@ -196,11 +196,11 @@ fn root_binds(dir: &Path, args: &mut Vec<String>) {
         if NOT_SHOWN.contains(&shown.as_str()) {
             continue;
         }
-        let Ok(meta) = std::fs::symlink_metadata(&p) else {
+        let Ok(meta) = fs_err::symlink_metadata(&p) else {
             continue;
         };
         if meta.file_type().is_symlink() {
-            if let Ok(target) = std::fs::read_link(&p) {
+            if let Ok(target) = fs_err::read_link(&p) {
                 args.extend(["--symlink".into(), target.display().to_string(), shown]);
             }
             continue;
@@ -220,7 +220,7 @@ fn root_binds(dir: &Path, args: &mut Vec<String>) {
 /// An absolute form of `p` (canonical when it exists), so jail mounts and the sweep's `/proc`
 /// checks work whatever the store path was given as.
 pub fn absolute(p: &Path) -> PathBuf {
-    std::fs::canonicalize(p).unwrap_or_else(|_| {
+    fs_err::canonicalize(p).unwrap_or_else(|_| {
         if p.is_absolute() {
             p.to_path_buf()
         } else {
@@ -245,7 +245,7 @@ mod tests {
         let store = tmp.path().join("checkout/.bench");
         let work = store.join("tmp/sandbox");
         for d in [&fakes, &work] {
-            std::fs::create_dir_all(d).unwrap();
+            fs_err::create_dir_all(d).unwrap();
         }
         let jail = Jail {
             writable: work.clone(),

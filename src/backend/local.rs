@@ -117,7 +117,7 @@ impl LocalSandbox {
 impl Drop for LocalSandbox {
     fn drop(&mut self) {
         // Each command's processes went when it ended; nothing of the sandbox outlives it.
-        let _ = std::fs::remove_dir_all(&self.root);
+        let _ = fs_err::remove_dir_all(&self.root);
     }
 }
 
@@ -212,7 +212,7 @@ fn link_on_the_way(root: &Path, path: &Path) -> Option<PathBuf> {
             return Some(at.join(".."));
         }
         at.push(c);
-        match std::fs::symlink_metadata(&at) {
+        match fs_err::symlink_metadata(&at) {
             Ok(m) if m.file_type().is_symlink() => return Some(at),
             Ok(_) => {}
             Err(_) => return None,
@@ -225,7 +225,7 @@ fn link_on_the_way(root: &Path, path: &Path) -> Option<PathBuf> {
 /// are noted, not kept).
 pub fn files_under(dir: &Path, cap: usize) -> Vec<(String, Vec<u8>)> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        for e in fs_err::read_dir(dir).into_iter().flatten().flatten() {
             let p = e.path();
             match e.file_type() {
                 Ok(t) if t.is_dir() => walk(&p, out),
@@ -241,7 +241,7 @@ pub fn files_under(dir: &Path, cap: usize) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     for p in paths {
         let rel = p.strip_prefix(dir).unwrap_or(&p).display().to_string();
-        match std::fs::read(&p) {
+        match fs_err::read(&p) {
             Ok(b) if b.len() <= budget => {
                 budget -= b.len();
                 out.push((rel, b));

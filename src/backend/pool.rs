@@ -59,7 +59,7 @@ impl Drop for Tunnel {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
+        let _ = fs_err::remove_dir_all(&self.dir);
     }
 }
 

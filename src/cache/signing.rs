@@ -221,9 +221,9 @@ mod tests {
         let path = d.path().join("k/cache.key");
         let s = generate_key_file(&path).unwrap();
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        let mode = fs_err::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
-        let text = std::fs::read_to_string(&path).unwrap();
+        let text = fs_err::read_to_string(&path).unwrap();
         let back = Signer::from_text(&text, "t").unwrap();
         assert_eq!(back.public(), s.public());
         let sig = s.sign(b"message");

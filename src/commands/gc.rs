@@ -51,7 +51,7 @@ pub(super) fn gc(
     };
     let mut manifests: BTreeSet<PathBuf> = files
         .iter()
-        .filter_map(|f| std::fs::canonicalize(f).ok())
+        .filter_map(|f| fs_err::canonicalize(f).ok())
         .collect();
     let runs = store.runs();
     manifests.extend(runs.iter().map(|r| PathBuf::from(&r.manifest_path)));

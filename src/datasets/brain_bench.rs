@@ -79,7 +79,7 @@ pub fn files(path: &Path) -> Result<Vec<PathBuf>, BrainBenchError> {
         message,
         help: help.into(),
     };
-    let mut out: Vec<PathBuf> = std::fs::read_dir(path)
+    let mut out: Vec<PathBuf> = fs_err::read_dir(path)
         .map_err(|e| {
             whole(
                 format!("cannot read the directory: {e}"),
@@ -104,7 +104,7 @@ pub fn files(path: &Path) -> Result<Vec<PathBuf>, BrainBenchError> {
 pub fn repo_paths(path: &Path) -> Vec<PathBuf> {
     let mut out = BTreeSet::new();
     for f in files(path).unwrap_or_default() {
-        let Ok(text) = std::fs::read_to_string(&f) else {
+        let Ok(text) = fs_err::read_to_string(&f) else {
             continue;
         };
         if let Ok(raw) = serde_yaml::from_str::<RawTask>(&text) {
@@ -121,7 +121,7 @@ pub fn read(path: &Path) -> Result<Vec<Task>, BrainBenchError> {
     for f in files(path)? {
         let task = read_file(&f)?;
         if let Some(first) = seen.get(&task.instance_id) {
-            let text = std::fs::read_to_string(&f).unwrap_or_default();
+            let text = fs_err::read_to_string(&f).unwrap_or_default();
             let (line, column) = field_position(&text, "id").unwrap_or((1, 1));
             return Err(BrainBenchError {
                 file: f.display().to_string(),
@@ -225,7 +225,7 @@ fn ensure_clone(url: &str, revs: &[&str]) -> Result<PathBuf, String> {
             &target.to_string_lossy(),
         ])
         .map_err(|e| format!("cannot clone {url}: {e}"))?;
-        if std::fs::rename(&target, &dir).is_err() && !dir.join("HEAD").is_file() {
+        if fs_err::rename(&target, &dir).is_err() && !dir.join("HEAD").is_file() {
             return Err(format!("cannot write {}", dir.display()));
         }
     }
@@ -281,7 +281,7 @@ fn cached_tree(repo: &Repo, sha: &str) -> Result<PathBuf, String> {
         .map_err(|e| format!("cannot write in {}: {e}", root.display()))?;
     repo.write_tree(sha, &stage.path().join("t"))
         .map_err(|e| e.to_string())?;
-    match std::fs::rename(stage.path().join("t"), &dest) {
+    match fs_err::rename(stage.path().join("t"), &dest) {
         Ok(()) => Ok(dest),
         // Another process wrote it first: the same bytes.
         Err(_) if dest.is_dir() => Ok(dest),
@@ -307,7 +307,7 @@ const LANGUAGES: &[&str] = &[
 /// Reads one task file.
 pub fn read_file(f: &Path) -> Result<Task, BrainBenchError> {
     let file = f.display().to_string();
-    let text = std::fs::read_to_string(f).map_err(|e| BrainBenchError {
+    let text = fs_err::read_to_string(f).map_err(|e| BrainBenchError {
         file: file.clone(),
         line: 0,
         column: 0,

@@ -158,7 +158,7 @@ pub fn arrays(shape: Shape, rows: &[Row]) -> Vec<(&'static str, ArrayRef)> {
 pub fn write_parquet(path: &Path, shape: Shape, rows: &[Row]) -> Result<(), String> {
     let arrays = arrays(shape, rows);
     let batch = RecordBatch::try_from_iter(arrays).map_err(|e| e.to_string())?;
-    let file = std::fs::File::create(path).map_err(|e| e.to_string())?;
+    let file = fs_err::File::create(path).map_err(|e| e.to_string())?;
     let props = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
         .build();
@@ -185,5 +185,5 @@ pub fn write_jsonl(path: &Path, shape: Shape, rows: &[Row]) -> Result<(), String
         out.push_str(&serde_json::Value::Object(obj).to_string());
         out.push('\n');
     }
-    std::fs::write(path, out).map_err(|e| e.to_string())
+    fs_err::write(path, out).map_err(|e| e.to_string())
 }

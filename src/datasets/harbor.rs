@@ -102,8 +102,7 @@ pub fn dir_tree(root: &Path) -> Result<FileTree, HarborError> {
     let mut stack = vec![PathBuf::new()];
     while let Some(rel) = stack.pop() {
         let dir = root.join(&rel);
-        let entries =
-            std::fs::read_dir(&dir).map_err(|e| one(format!("{}: {e}", dir.display())))?;
+        let entries = fs_err::read_dir(&dir).map_err(|e| one(format!("{}: {e}", dir.display())))?;
         for e in entries {
             let e = e.map_err(|e| one(format!("{}: {e}", dir.display())))?;
             let name = e.file_name().to_string_lossy().into_owned();
@@ -111,7 +110,7 @@ pub fn dir_tree(root: &Path) -> Result<FileTree, HarborError> {
                 continue;
             }
             let path = rel.join(&name);
-            let meta = std::fs::symlink_metadata(e.path())
+            let meta = fs_err::symlink_metadata(e.path())
                 .map_err(|err| one(format!("{}: {err}", e.path().display())))?;
             if meta.is_dir() {
                 stack.push(path);

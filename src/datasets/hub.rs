@@ -66,12 +66,12 @@ pub fn pin_path(store: &Store, repo: &str, revision: &str) -> PathBuf {
 /// Every blob digest the store's pin records refer to (kept by gc).
 pub fn pinned_blobs(store: &Store) -> Vec<String> {
     let mut out = Vec::new();
-    for e in std::fs::read_dir(store.root().join("datasets"))
+    for e in fs_err::read_dir(store.root().join("datasets"))
         .into_iter()
         .flatten()
         .flatten()
     {
-        if let Some(r) = std::fs::read(e.path())
+        if let Some(r) = fs_err::read(e.path())
             .ok()
             .and_then(|b| serde_json::from_slice::<PinRecord>(&b).ok())
         {
@@ -82,7 +82,7 @@ pub fn pinned_blobs(store: &Store) -> Vec<String> {
 }
 
 fn load_pin(path: &Path, repo: &str, revision: &str) -> PinRecord {
-    std::fs::read(path)
+    fs_err::read(path)
         .ok()
         .and_then(|b| serde_json::from_slice::<PinRecord>(&b).ok())
         .filter(|r| r.repo == repo && r.revision == revision)
@@ -104,7 +104,7 @@ fn hash_file_and_sha256(
     sha256: bool,
 ) -> std::io::Result<(crate::types::Digest, Option<String>)> {
     use sha2::Digest;
-    let mut f = std::fs::File::open(path)?;
+    let mut f = fs_err::File::open(path)?;
     let mut b3 = blake3::Hasher::new();
     let mut sha = sha256.then(sha2::Sha256::new);
     let mut buf = vec![0u8; 1 << 16];
@@ -128,7 +128,7 @@ fn hash_file_and_sha256(
 
 fn hash_file(path: &Path) -> std::io::Result<crate::types::Digest> {
     let mut h = blake3::Hasher::new();
-    h.update_reader(std::fs::File::open(path)?)?;
+    h.update_reader(fs_err::File::open(path)?)?;
     Ok(crate::types::Digest::from_hash(&h.finalize()))
 }
 
@@ -161,7 +161,7 @@ pub fn ensure_files(
                         "warning: {repo}@{revision}/{file}: the stored copy is corrupt (blake3 {actual}, expected {d}); removed{}",
                         if fetch { ", fetching it again" } else { "" }
                     );
-                    let _ = std::fs::remove_file(&blob);
+                    let _ = fs_err::remove_file(&blob);
                 }
                 Err(_) => {}
             }
@@ -182,7 +182,7 @@ pub fn ensure_files(
             fs_err::create_dir_all(dir).map_err(|e| e.to_string())?;
         }
         let lock_path = part.with_extension("lock");
-        let lock = std::fs::File::create(&lock_path)
+        let lock = fs_err::File::create(&lock_path)
             .map_err(|e| format!("{}: {e}", lock_path.display()))?;
         lock.lock()
             .map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
@@ -200,7 +200,7 @@ pub fn ensure_files(
         if let (Some(want), Some(got)) = (want, got)
             && &got != want
         {
-            let _ = std::fs::remove_file(&part);
+            let _ = fs_err::remove_file(&part);
             return Err(format!(
                 "{url}: the file served has sha256 {got}, but the preset pins {repo}@{revision}/{file} to {want}; \
                  nothing was stored (check HF_ENDPOINT, or pin a `revision` and `files` of your own to read other bytes)"
@@ -208,12 +208,12 @@ pub fn ensure_files(
         }
         let blob = store.blob_path(&digest);
         if blob.is_file() && hash_file(&blob).is_ok_and(|h| h == digest) {
-            let _ = std::fs::remove_file(&part);
+            let _ = fs_err::remove_file(&part);
         } else {
             if let Some(dir) = blob.parent() {
                 fs_err::create_dir_all(dir).map_err(|e| e.to_string())?;
             }
-            std::fs::rename(&part, &blob)
+            fs_err::rename(&part, &blob)
                 .map_err(|e| format!("cannot move {} into the store: {e}", part.display()))?;
         }
         rec.files.insert(file.clone(), digest);
@@ -236,7 +236,7 @@ fn download(cfg: &HubConfig, url: &str, part: &Path) -> Result<(), String> {
         .new_agent();
     let mut retried_from_scratch = false;
     loop {
-        let have = std::fs::metadata(part).map_or(0, |m| m.len());
+        let have = fs_err::metadata(part).map_or(0, |m| m.len());
         let mut req = agent.get(url).header("Accept-Encoding", "identity");
         if let Some(t) = &cfg.token {
             req = req.header("Authorization", &format!("Bearer {t}"));
@@ -273,7 +273,7 @@ fn download(cfg: &HubConfig, url: &str, part: &Path) -> Result<(), String> {
             }
             416 if !retried_from_scratch => {
                 // The partial file is not a prefix the server recognizes: start over.
-                let _ = std::fs::remove_file(part);
+                let _ = fs_err::remove_file(part);
                 retried_from_scratch = true;
                 continue;
             }
@@ -304,7 +304,7 @@ fn download(cfg: &HubConfig, url: &str, part: &Path) -> Result<(), String> {
             f.write_all(&buf[..n]).map_err(|e| e.to_string())?;
         }
         f.sync_all().map_err(|e| e.to_string())?;
-        let len = std::fs::metadata(part).map_or(0, |m| m.len());
+        let len = fs_err::metadata(part).map_or(0, |m| m.len());
         if let Some(t) = total
             && len != t
         {

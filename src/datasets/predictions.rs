@@ -157,14 +157,14 @@ mod tests {
         let lines = format!("{}\n\n{}\n", rec("a"), rec("b"));
         for (name, text) in [("l.json", list), ("k.json", keyed), ("p.jsonl", lines)] {
             let p = dir.path().join(name);
-            std::fs::write(&p, text).unwrap();
+            fs_err::write(&p, text).unwrap();
             let got = load_predictions(&p).unwrap();
             assert_eq!(got.len(), 2, "{name}");
             assert_eq!(got["b"], "diff b\n", "{name}");
         }
         // A single JSON-lines record is not mistaken for a keyed object.
         let p = dir.path().join("one.jsonl");
-        std::fs::write(&p, rec("a").to_string()).unwrap();
+        fs_err::write(&p, rec("a").to_string()).unwrap();
         assert_eq!(load_predictions(&p).unwrap().len(), 1);
     }
 }

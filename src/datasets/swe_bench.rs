@@ -191,7 +191,7 @@ mod tests {
             .to_string()
         };
         let good = "cd /testbed\ngit checkout abc a_test.go\ngit apply --verbose --reject - <<'EOF_1'\n+x\nEOF_1\n: '>>>>> Start Test Output'\ngo test -v ./...\n: '>>>>> End Test Output'\n";
-        std::fs::write(&p, format!("{}\n{}\n", row(good), row("echo no markers"))).unwrap();
+        fs_err::write(&p, format!("{}\n{}\n", row(good), row("echo no markers"))).unwrap();
         let err = crate::datasets::read_file(crate::types::DatasetFormat::SweBench, &p, "v5.jsonl")
             .unwrap_err()
             .to_string();
@@ -199,7 +199,7 @@ mod tests {
             err.starts_with("v5.jsonl: row 2, column eval_script: not an eval script"),
             "{err}"
         );
-        std::fs::write(&p, format!("{}\n", row(good))).unwrap();
+        fs_err::write(&p, format!("{}\n", row(good))).unwrap();
         let t = &crate::datasets::read_file(crate::types::DatasetFormat::SweBench, &p, "v5.jsonl")
             .unwrap()[0];
         assert_eq!(t.log_parser, "swebench-gotest");

@@ -198,7 +198,7 @@ pub fn attach_harness(tasks: &mut [Task], dir: &Path) -> Result<(), HarnessError
         let task_dir = dir.join("run_scripts").join(&t.instance_id);
         let read = |name: &str| {
             let p = task_dir.join(name);
-            std::fs::read_to_string(&p).map_err(|e| HarnessError {
+            fs_err::read_to_string(&p).map_err(|e| HarnessError {
                 instance_id: t.instance_id.clone(),
                 path: p.clone(),
                 message: e.to_string(),

@@ -89,7 +89,7 @@ async fn a_toy_benchmark_is_one_dataset_format_and_one_protocol() {
         "patch": MAKES_DONE,
         "test_cmd": "test -f DONE",
     });
-    std::fs::write(&rows, format!("{row}\n")).unwrap();
+    fs_err::write(&rows, format!("{row}\n")).unwrap();
 
     let format = super::format_named("toy").expect("the toy format is registered");
     assert!(super::format_names().contains(&"toy"));

@@ -124,10 +124,10 @@ impl Stager<'_> {
         let mut records = Vec::new();
         for e in crate::tasks::tree_entries(path).map_err(|_| changed())? {
             let content = if e.kind == b'l' {
-                let target = std::fs::read_link(&e.path).map_err(|_| changed())?;
+                let target = fs_err::read_link(&e.path).map_err(|_| changed())?;
                 target.to_string_lossy().into_owned().into_bytes()
             } else {
-                std::fs::read(&e.path).map_err(|_| changed())?
+                fs_err::read(&e.path).map_err(|_| changed())?
             };
             let d = self.put(&content)?;
             let hash = blake3::Hash::from_hex(d.as_str()).expect("digests are hex");
@@ -290,23 +290,23 @@ impl Rebuilder<'_> {
         let records = self.get(digest).await?;
         let entries = parse_tree(digest, &records)?;
         let tmp = root.join(format!(".tmp-{}-{digest}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&tmp);
+        let _ = fs_err::remove_dir_all(&tmp);
         let io = |e: std::io::Error| ShipError::Store(format!("{}: {e}", tmp.display()));
-        std::fs::create_dir_all(&tmp).map_err(io)?;
+        fs_err::create_dir_all(&tmp).map_err(io)?;
         for (rel, kind, content) in entries {
             let bytes = self.get(&content).await?;
             write_entry(&tmp, &rel, kind, &bytes).map_err(io)?;
         }
         let actual = crate::tasks::tree_digest(&tmp).map_err(|e| invalid(digest, e.to_string()))?;
         if actual != digest {
-            let _ = std::fs::remove_dir_all(&tmp);
+            let _ = fs_err::remove_dir_all(&tmp);
             return Err(invalid(digest, "the tree reads back as another tree"));
         }
-        match std::fs::rename(&tmp, &dest) {
+        match fs_err::rename(&tmp, &dest) {
             Ok(()) => Ok(dest),
             // Another worker materialized it first: theirs was verified too.
             Err(_) if dest.is_dir() => {
-                let _ = std::fs::remove_dir_all(&tmp);
+                let _ = fs_err::remove_dir_all(&tmp);
                 Ok(dest)
             }
             Err(e) => Err(io(e)),
@@ -467,14 +467,14 @@ fn write_entry(root: &Path, rel: &str, kind: u8, bytes: &[u8]) -> std::io::Resul
     use std::os::unix::fs::PermissionsExt;
     let path = root.join(rel);
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
+        fs_err::create_dir_all(parent)?;
     }
     match kind {
         b'l' => std::os::unix::fs::symlink(String::from_utf8_lossy(bytes).as_ref(), &path),
         _ => {
-            std::fs::write(&path, bytes)?;
+            fs_err::write(&path, bytes)?;
             let mode = if kind == b'x' { 0o755 } else { 0o644 };
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode))
+            fs_err::set_permissions(&path, std::fs::Permissions::from_mode(mode))
         }
     }
 }
@@ -544,10 +544,10 @@ mod tests {
     fn dir_task(root: &Path) -> Arc<Task> {
         use std::os::unix::fs::PermissionsExt;
         let repo = root.join("repo");
-        std::fs::create_dir_all(repo.join("src/deep")).unwrap();
-        std::fs::write(repo.join("src/deep/a.py"), "x = 1\n").unwrap();
-        std::fs::write(repo.join("run.sh"), "#!/bin/sh\necho hi\n").unwrap();
-        std::fs::set_permissions(repo.join("run.sh"), std::fs::Permissions::from_mode(0o755))
+        fs_err::create_dir_all(repo.join("src/deep")).unwrap();
+        fs_err::write(repo.join("src/deep/a.py"), "x = 1\n").unwrap();
+        fs_err::write(repo.join("run.sh"), "#!/bin/sh\necho hi\n").unwrap();
+        fs_err::set_permissions(repo.join("run.sh"), std::fs::Permissions::from_mode(0o755))
             .unwrap();
         std::os::unix::fs::symlink("src/deep/a.py", repo.join("link")).unwrap();
         let digest = crate::tasks::tree_digest(&repo).unwrap();
@@ -612,7 +612,7 @@ mod tests {
         assert!(path.starts_with(remote.to.root()));
         assert_eq!(&crate::tasks::tree_digest(path).unwrap(), digest);
         assert_eq!(
-            std::fs::read_link(path.join("link")).unwrap(),
+            fs_err::read_link(path.join("link")).unwrap(),
             Path::new("src/deep/a.py")
         );
         let patch = crate::stages::patch_bytes(&back, &remote.to).unwrap();

@@ -599,8 +599,8 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(name);
-        std::fs::write(&path, format!("#!/bin/sh\n{script}\n")).unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        fs_err::write(&path, format!("#!/bin/sh\n{script}\n")).unwrap();
+        fs_err::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
         dir
     }
 

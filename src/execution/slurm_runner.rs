@@ -234,7 +234,7 @@ impl SlurmRunner {
 
     /// The job an earlier apply submitted for `key`, if Slurm still runs or queues it.
     async fn earlier(&self, key: &str) -> Option<Submitted> {
-        let bytes = std::fs::read(self.spool_file(key, "job")).ok()?;
+        let bytes = fs_err::read(self.spool_file(key, "job")).ok()?;
         let s: Submitted = serde_json::from_slice(&bytes).ok()?;
         match self.state(s.job).await.ok()?? {
             JobState::Pending { .. } | JobState::Running { .. } => Some(s),
@@ -247,7 +247,7 @@ impl SlurmRunner {
 
     /// The report the worker of `attempt` wrote, if it did.
     fn report(&self, key: &str, attempt: u32) -> Option<WorkerReport> {
-        let bytes = std::fs::read(self.spool_file(key, &format!("{attempt}.json"))).ok()?;
+        let bytes = fs_err::read(self.spool_file(key, &format!("{attempt}.json"))).ok()?;
         serde_json::from_slice(&bytes).ok()
     }
 
@@ -305,7 +305,7 @@ impl Runner for SlurmRunner {
         if let Some(rec) = self.landed(&key, kind).await.map_err(infra)? {
             return Ok(rec);
         }
-        std::fs::create_dir_all(&self.placement.spool).map_err(|e| {
+        fs_err::create_dir_all(&self.placement.spool).map_err(|e| {
             infra(format!(
                 "cannot make the spool {}: {e}",
                 self.placement.spool.display()
@@ -333,7 +333,7 @@ impl Runner for SlurmRunner {
                 _ = cx.cancel.cancelled() => {
                     let _ = self.slurm.cancel(&[current.job]).await;
                     self.forget(current.job).await;
-                    let _ = std::fs::remove_file(self.spool_file(&key, "job"));
+                    let _ = fs_err::remove_file(self.spool_file(&key, "job"));
                     return Err(WorkError::Cancelled);
                 }
             }
@@ -369,7 +369,7 @@ impl Runner for SlurmRunner {
                         });
                     }
                     if let Some(rec) = self.landed(&key, kind).await.map_err(infra)? {
-                        let _ = std::fs::remove_file(self.spool_file(&key, "job"));
+                        let _ = fs_err::remove_file(self.spool_file(&key, "job"));
                         return Ok(rec);
                     }
                     // A worker that says it uploaded while no valid record is there: its
@@ -380,13 +380,13 @@ impl Runner for SlurmRunner {
                     );
                     let lost = ended.is_lost() || matches!(ended, JobState::Timeout) || uploaded;
                     if matches!(ended, JobState::Cancelled) {
-                        let _ = std::fs::remove_file(self.spool_file(&key, "job"));
+                        let _ = fs_err::remove_file(self.spool_file(&key, "job"));
                         return Err(infra(format!(
                             "Slurm job {job_id} was cancelled outside bench (scancel?); the node is not cached and runs again on the next apply"
                         )));
                     }
                     if !lost || attempt >= self.placement.attempts {
-                        let _ = std::fs::remove_file(self.spool_file(&key, "job"));
+                        let _ = fs_err::remove_file(self.spool_file(&key, "job"));
                         let mut e = self.ended_without_result(&key, current, ended);
                         if lost {
                             e = infra(format!(

@@ -21,7 +21,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     tmp.persist(path).map_err(|e| {
         std::io::Error::new(e.error.kind(), format!("{} ({})", e.error, path.display()))
     })?;
-    if let Ok(d) = std::fs::File::open(dir) {
+    if let Ok(d) = fs_err::File::open(dir) {
         let _ = d.sync_all();
     }
     Ok(())
@@ -33,13 +33,13 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// so no live writer's temp file is taken. Returns how many it removed.
 pub fn sweep_temp_files_under(dir: &Path) -> usize {
     let mut removed = 0;
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+    for e in fs_err::read_dir(dir).into_iter().flatten().flatten() {
         match e.file_type() {
             Ok(t) if t.is_dir() => removed += sweep_temp_files_under(&e.path()),
             Ok(t)
                 if t.is_file()
                     && e.file_name().to_string_lossy().starts_with(".tmp-")
-                    && std::fs::remove_file(e.path()).is_ok() =>
+                    && fs_err::remove_file(e.path()).is_ok() =>
             {
                 removed += 1;
             }
@@ -57,12 +57,12 @@ mod tests {
     fn temp_files_are_swept_at_any_depth_and_nothing_else() {
         let d = tempfile::tempdir().unwrap();
         let deep = d.path().join("artifacts/team/task");
-        std::fs::create_dir_all(&deep).unwrap();
-        std::fs::write(deep.join(".tmp-abc"), b"torn").unwrap();
-        std::fs::write(d.path().join(".tmp-def"), b"torn").unwrap();
-        std::fs::write(deep.join("patch.diff"), b"kept").unwrap();
+        fs_err::create_dir_all(&deep).unwrap();
+        fs_err::write(deep.join(".tmp-abc"), b"torn").unwrap();
+        fs_err::write(d.path().join(".tmp-def"), b"torn").unwrap();
+        fs_err::write(deep.join("patch.diff"), b"kept").unwrap();
         let outside = tempfile::tempdir().unwrap();
-        std::fs::write(outside.path().join(".tmp-x"), b"not ours").unwrap();
+        fs_err::write(outside.path().join(".tmp-x"), b"not ours").unwrap();
         std::os::unix::fs::symlink(outside.path(), d.path().join("link")).unwrap();
         assert_eq!(sweep_temp_files_under(d.path()), 2);
         assert!(deep.join("patch.diff").exists());

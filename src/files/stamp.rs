@@ -39,7 +39,7 @@ impl FileStamp {
 /// The stat of the running bench executable (another build may derive keys and digests
 /// differently), as text for a fingerprint.
 pub fn exe_stamp() -> Option<String> {
-    let exe = std::fs::metadata("/proc/self/exe").ok()?;
+    let exe = fs_err::metadata("/proc/self/exe").ok()?;
     Some(format!("{:?}", FileStamp::of(&exe)))
 }
 

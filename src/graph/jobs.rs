@@ -209,7 +209,7 @@ fn team_spec(m: &Manifest, team: &Team) -> Result<TeamSpec, String> {
                 name: p
                     .file_name()
                     .map_or("script".into(), |n| n.to_string_lossy().into_owned()),
-                content: Blob::new(std::fs::read(p).map_err(|e| {
+                content: Blob::new(fs_err::read(p).map_err(|e| {
                     format!(
                         "harness `{}`: cannot read its script {}: {e}",
                         h.name,

@@ -37,9 +37,9 @@ pub fn install_files(paths: &[impl AsRef<Path>]) -> Result<Vec<InstallFile>, Str
 
 fn collect(p: &Path, rel: &str, out: &mut Vec<InstallFile>) -> Result<(), String> {
     use std::os::unix::fs::PermissionsExt;
-    let meta = std::fs::metadata(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+    let meta = fs_err::metadata(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
     if meta.is_dir() {
-        let mut entries: Vec<_> = std::fs::read_dir(p)
+        let mut entries: Vec<_> = fs_err::read_dir(p)
             .map_err(|e| format!("cannot read {}: {e}", p.display()))?
             .filter_map(Result::ok)
             .map(|e| e.path())
@@ -89,13 +89,12 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let d = tempfile::tempdir().unwrap();
         let tool = d.path().join("tool");
-        std::fs::create_dir_all(tool.join("lib")).unwrap();
-        std::fs::write(tool.join("lib/b.py"), "b").unwrap();
-        std::fs::write(tool.join("a.sh"), "a").unwrap();
-        std::fs::set_permissions(tool.join("a.sh"), std::fs::Permissions::from_mode(0o700))
-            .unwrap();
+        fs_err::create_dir_all(tool.join("lib")).unwrap();
+        fs_err::write(tool.join("lib/b.py"), "b").unwrap();
+        fs_err::write(tool.join("a.sh"), "a").unwrap();
+        fs_err::set_permissions(tool.join("a.sh"), std::fs::Permissions::from_mode(0o700)).unwrap();
         let cli = d.path().join("claude");
-        std::fs::write(&cli, "c").unwrap();
+        fs_err::write(&cli, "c").unwrap();
         let files = install_files(&[tool.clone(), cli.clone()]).unwrap();
         let listed: Vec<(&str, u32)> = files.iter().map(|f| (f.path.as_str(), f.mode)).collect();
         assert_eq!(
@@ -107,7 +106,7 @@ mod tests {
             ]
         );
         let before = files_digest(&files);
-        std::fs::write(tool.join("lib/b.py"), "changed").unwrap();
+        fs_err::write(tool.join("lib/b.py"), "changed").unwrap();
         assert_ne!(
             files_digest(&install_files(&[tool.clone(), cli.clone()]).unwrap()),
             before

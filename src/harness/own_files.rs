@@ -162,15 +162,15 @@ mod tests {
     fn own_files_are_printed_then_removed_or_reverted() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path();
-        std::fs::write(p.join("code.py"), "x = 1\n").unwrap();
-        std::fs::write(p.join(".gitignore"), "*.log\n").unwrap();
+        fs_err::write(p.join("code.py"), "x = 1\n").unwrap();
+        fs_err::write(p.join(".gitignore"), "*.log\n").unwrap();
         git(p, "init -q && git add -A && git commit -qm base");
         // The agent's change, and the CLI's own files.
-        std::fs::write(p.join("code.py"), "x = 2\n").unwrap();
-        std::fs::write(p.join(".gitignore"), "*.log\n.aider*\n").unwrap();
-        std::fs::write(p.join(".aider.chat.history.md"), "# chat\nhello\n").unwrap();
-        std::fs::create_dir_all(p.join(".aider.tags.cache.v4")).unwrap();
-        std::fs::write(p.join(".aider.tags.cache.v4/cache.db"), [0u8, 1, 2, 0]).unwrap();
+        fs_err::write(p.join("code.py"), "x = 2\n").unwrap();
+        fs_err::write(p.join(".gitignore"), "*.log\n.aider*\n").unwrap();
+        fs_err::write(p.join(".aider.chat.history.md"), "# chat\nhello\n").unwrap();
+        fs_err::create_dir_all(p.join(".aider.tags.cache.v4")).unwrap();
+        fs_err::write(p.join(".aider.tags.cache.v4/cache.db"), [0u8, 1, 2, 0]).unwrap();
         let script = cleanup_script(&[".aider*".into(), ".gitignore".into()]);
         let out = std::process::Command::new("sh")
             .arg("-c")

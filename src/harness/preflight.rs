@@ -69,7 +69,7 @@ fn found(program: &str, dirs: &[PathBuf]) -> bool {
 
 fn executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    fs_err::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// Builtins and keywords of a POSIX `sh`: a command starting with one starts no program.
@@ -148,11 +148,11 @@ mod tests {
     fn programs_resolve_on_the_given_dirs_and_builtins_always() {
         let dir = tempfile::tempdir().expect("tempdir");
         let exe = dir.path().join("agent");
-        std::fs::write(&exe, "#!/bin/sh\n").expect("write");
+        fs_err::write(&exe, "#!/bin/sh\n").expect("write");
         let dirs = vec![dir.path().to_path_buf()];
         assert!(!found("agent", &dirs), "not executable yet");
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        fs_err::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).expect("chmod");
         assert!(found("agent", &dirs));
         assert!(!found("claude", &dirs));
         assert!(found("cd", &dirs));

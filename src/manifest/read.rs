@@ -63,7 +63,7 @@ mod tests {
     fn reads_a_regular_file() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("m.toml");
-        std::fs::write(&p, "version = 1\n").unwrap();
+        fs_err::write(&p, "version = 1\n").unwrap();
         assert_eq!(read_manifest(&p).unwrap(), "version = 1\n");
     }
 
@@ -111,7 +111,7 @@ mod tests {
     fn refuses_a_file_over_the_limit_and_says_by_how_much() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("big.toml");
-        let f = std::fs::File::create(&p).unwrap();
+        let f = fs_err::File::create(&p).unwrap();
         f.set_len(MAX_MANIFEST_BYTES + 10).unwrap();
         let err = read_manifest(&p).unwrap_err();
         assert!(
@@ -120,7 +120,7 @@ mod tests {
         );
         assert!(err.to_string().contains("10 bytes over the limit"), "{err}");
 
-        std::fs::write(&p, vec![b'#'; MAX_MANIFEST_BYTES as usize]).unwrap();
+        fs_err::write(&p, vec![b'#'; MAX_MANIFEST_BYTES as usize]).unwrap();
         assert_eq!(
             read_manifest(&p).unwrap().len(),
             MAX_MANIFEST_BYTES as usize
@@ -131,7 +131,7 @@ mod tests {
     fn refuses_binary_without_quoting_it() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("bin.toml");
-        std::fs::write(&p, b"secret\xff\xfe").unwrap();
+        fs_err::write(&p, b"secret\xff\xfe").unwrap();
         let err = read_manifest(&p).unwrap_err();
         assert!(matches!(err, ReadError::NotUtf8 { .. }), "{err}");
         assert!(!err.to_string().contains("secret"), "{err}");

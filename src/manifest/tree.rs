@@ -140,7 +140,7 @@ fn load_inner(
     } else {
         "manifest"
     };
-    let canonical = match std::fs::canonicalize(path) {
+    let canonical = match fs_err::canonicalize(path) {
         Ok(p) => p,
         Err(source) => {
             let err = ReadError::Io {
@@ -451,8 +451,8 @@ mod tests {
 
     fn write(dir: &Path, rel: &str, text: &str) -> PathBuf {
         let p = dir.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(&p, text).unwrap();
+        fs_err::create_dir_all(p.parent().unwrap()).unwrap();
+        fs_err::write(&p, text).unwrap();
         p
     }
 
@@ -604,7 +604,7 @@ mod tests {
         let fifo = dir.path().join("fifo.toml");
         nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
         let big = dir.path().join("big.toml");
-        std::fs::File::create(&big)
+        fs_err::File::create(&big)
             .unwrap()
             .set_len(MAX_MANIFEST_BYTES + 1)
             .unwrap();
@@ -614,7 +614,7 @@ mod tests {
             ("sub", "is a directory, not a regular file"),
             ("big.toml", "1 bytes over the limit"),
         ] {
-            std::fs::create_dir_all(dir.path().join("sub")).unwrap();
+            fs_err::create_dir_all(dir.path().join("sub")).unwrap();
             let m = write(
                 dir.path(),
                 "m.toml",

@@ -2247,7 +2247,7 @@ output = 2.0
     fn load_text(text: &str) -> (PathBuf, Result<Manifest, ManifestError>, tempfile::TempDir) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("m.toml");
-        std::fs::write(&path, text).unwrap();
+        fs_err::write(&path, text).unwrap();
         let loaded = load(&path);
         (path, loaded, dir)
     }
@@ -2354,7 +2354,7 @@ output = 2.0
         let mut sources = Sources::default();
         let text = BASE.replace("[stages.s]\n", "[stages.s]\nlimit = 5000000000\n");
         let path = dir.path().join("m.toml");
-        std::fs::write(&path, &text).unwrap();
+        fs_err::write(&path, &text).unwrap();
         let root = tree::load(&path, &mut sources).unwrap();
         // Straight to serde, skipping the checker that would catch it.
         let err = root.to_toml().try_into::<ManifestFile>().unwrap_err();
@@ -2371,7 +2371,7 @@ output = 2.0
         let with = |table: &str| {
             let d = tempfile::tempdir().unwrap();
             let p = d.path().join("m.toml");
-            std::fs::write(
+            fs_err::write(
                 &p,
                 format!("version = 1\n[datasets.d]\nformat = \"local\"\npath = \".\"\n{table}"),
             )

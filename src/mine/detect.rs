@@ -336,8 +336,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         for (p, text) in files {
             let path = dir.path().join(p);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
+            fs_err::create_dir_all(path.parent().unwrap()).unwrap();
+            fs_err::write(path, text).unwrap();
         }
         let git = |args: &[&str]| {
             let ok = std::process::Command::new("git")

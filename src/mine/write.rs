@@ -84,7 +84,7 @@ pub fn write_task(
     ] {
         let p = dir.join(name);
         fs_err::write(&p, bytes.as_bytes()).map_err(|e| err(&p, &e))?;
-        if let Ok(f) = std::fs::File::open(&p) {
+        if let Ok(f) = fs_err::File::open(&p) {
             let _ = f.sync_all();
         }
     }
@@ -99,7 +99,7 @@ pub fn write_task(
     } else {
         fs_err::rename(&staged, &dest).map_err(|e| err(&dest, &e))?;
     }
-    if let Ok(d) = std::fs::File::open(out) {
+    if let Ok(d) = fs_err::File::open(out) {
         let _ = d.sync_all();
     }
     Ok(())

@@ -449,11 +449,11 @@ mod unit {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/logs");
         let mut logs: Vec<String> = ["pytest", "pytest-swebench"]
             .iter()
-            .flat_map(|d| std::fs::read_dir(root.join(d)).into_iter().flatten())
+            .flat_map(|d| fs_err::read_dir(root.join(d)).into_iter().flatten())
             .filter_map(Result::ok)
             .map(|e| e.path())
             .filter(|p| p.extension().is_some_and(|x| x == "log"))
-            .map(|p| std::fs::read_to_string(p).expect("fixture"))
+            .map(|p| fs_err::read_to_string(p).expect("fixture"))
             .collect();
         logs.push(
             "PASSED a.py::t\nFAILEDa.py::u PASSED\nxPASSED\n\nb.py::v ERROR\nb.py::w PASSED".into(),
@@ -591,11 +591,11 @@ mod unit {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/logs");
         let mut logs: Vec<String> = ["pytest", "pytest-swebench"]
             .iter()
-            .flat_map(|d| std::fs::read_dir(root.join(d)).into_iter().flatten())
+            .flat_map(|d| fs_err::read_dir(root.join(d)).into_iter().flatten())
             .filter_map(Result::ok)
             .map(|e| e.path())
             .filter(|p| p.extension().is_some_and(|x| x == "log"))
-            .map(|p| std::fs::read_to_string(p).expect("fixture"))
+            .map(|p| fs_err::read_to_string(p).expect("fixture"))
             .collect();
         logs.push(log);
         let mut skips_named = 0;

@@ -629,13 +629,13 @@ mod unit {
             if reads != Reads::Lines {
                 continue;
             }
-            let mut logs: Vec<Vec<u8>> = std::fs::read_dir(root.join(name))
+            let mut logs: Vec<Vec<u8>> = fs_err::read_dir(root.join(name))
                 .into_iter()
                 .flatten()
                 .filter_map(Result::ok)
                 .map(|e| e.path())
                 .filter(|p| p.extension().is_some_and(|x| x == "log"))
-                .map(|p| std::fs::read(p).expect("fixture"))
+                .map(|p| fs_err::read(p).expect("fixture"))
                 .collect();
             let mut odd =
                 b"\x1b[32mPASSED\x1b[0m t.py::a\r\nt.py::b \xff PASSED\n\x1b\nok 1 - x\x1b]8;;\n"
@@ -682,7 +682,7 @@ mod unit {
             prefixes.push_str(&format!("{name} {status}\n{status} {name}\n"));
         }
         for &(name, _, _) in PARSERS {
-            let mut logs: Vec<std::path::PathBuf> = std::fs::read_dir(root.join(name))
+            let mut logs: Vec<std::path::PathBuf> = fs_err::read_dir(root.join(name))
                 .into_iter()
                 .flatten()
                 .filter_map(Result::ok)
@@ -690,21 +690,21 @@ mod unit {
                 .filter(|p| p.extension().is_some_and(|x| x == "log"))
                 .collect();
             let extra = dir.path().join(format!("{name}-recurring.log"));
-            std::fs::write(&extra, &recurring).expect("write");
+            fs_err::write(&extra, &recurring).expect("write");
             logs.push(extra);
             let extra = dir.path().join(format!("{name}-prefixes.log"));
-            std::fs::write(&extra, &prefixes).expect("write");
+            fs_err::write(&extra, &prefixes).expect("write");
             logs.push(extra);
             for path in logs {
-                let bytes = std::fs::read(&path).expect("fixture");
+                let bytes = fs_err::read(&path).expect("fixture");
                 let whole =
                     parse_log_stream(name, &mut bytes.as_slice(), bytes.len()).expect("parser");
                 let mut want = Vec::new();
                 crate::parsers::write_statuses_json(&whole, &mut want).expect("in memory");
-                let f = std::fs::File::open(&path).expect("open");
+                let f = fs_err::File::open(&path).expect("open");
                 for pieces in 1..=9 {
                     let mut got = Vec::new();
-                    write_log_json(name, &f, bytes.len() as u64, Some(pieces), &mut got)
+                    write_log_json(name, f.file(), bytes.len() as u64, Some(pieces), &mut got)
                         .expect("parse");
                     assert_eq!(
                         String::from_utf8_lossy(&got),
@@ -717,9 +717,16 @@ mod unit {
             }
         }
         assert!(checked > 40, "only {checked} logs checked");
-        let f = std::fs::File::open(dir.path().join("pytest-recurring.log")).expect("open");
+        let f = fs_err::File::open(dir.path().join("pytest-recurring.log")).expect("open");
         let mut got = Vec::new();
-        write_log_json("pytest", &f, recurring.len() as u64, Some(4), &mut got).expect("parse");
+        write_log_json(
+            "pytest",
+            f.file(),
+            recurring.len() as u64,
+            Some(4),
+            &mut got,
+        )
+        .expect("parse");
         let got = String::from_utf8(got).expect("utf-8");
         assert!(got.contains("\"t.py::test_7\": \"skip\""), "{got}");
         assert_eq!(got.matches("test_7\"").count(), 1, "{got}");

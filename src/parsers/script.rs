@@ -35,8 +35,8 @@
 //! returned dict are converted with `str()`; values are returned as the raw strings — use
 //! [`normalize_live_status`](super::normalize_live_status) to grade them.
 
+use fs_err as fs;
 use std::collections::BTreeMap;
-use std::fs;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -204,8 +204,8 @@ pub fn run_script_parser(
         .current_dir(dir.path())
         .env_clear()
         .stdin(Stdio::null())
-        .stdout(stdout)
-        .stderr(stderr)
+        .stdout(std::fs::File::from(stdout))
+        .stderr(std::fs::File::from(stderr))
         .process_group(0)
         .spawn()?;
     let group = Pid::from_raw(i32::try_from(child.id()).map_err(io::Error::other)?);

@@ -44,7 +44,7 @@ fn every_fixture_parses_to_its_expected_result() {
     let mut checked = 0;
     let mut failures = Vec::new();
     let mut parsers_seen = std::collections::BTreeSet::new();
-    let mut dirs: Vec<_> = std::fs::read_dir(&root)
+    let mut dirs: Vec<_> = fs_err::read_dir(&root)
         .unwrap_or_else(|e| panic!("cannot read fixture dir {}: {e}", root.display()))
         .filter_map(Result::ok)
         .map(|e| e.path())
@@ -57,7 +57,7 @@ fn every_fixture_parses_to_its_expected_result() {
             .and_then(|n| n.to_str())
             .unwrap_or_default()
             .to_owned();
-        let mut logs: Vec<_> = std::fs::read_dir(&dir)
+        let mut logs: Vec<_> = fs_err::read_dir(&dir)
             .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
             .filter_map(Result::ok)
             .map(|e| e.path())
@@ -66,10 +66,10 @@ fn every_fixture_parses_to_its_expected_result() {
         logs.sort();
         for log_path in logs {
             let expected_path = log_path.with_extension("expected.json");
-            let log = std::fs::read_to_string(&log_path)
+            let log = fs_err::read_to_string(&log_path)
                 .unwrap_or_else(|e| panic!("{}: {e}", log_path.display()));
             let expected: BTreeMap<String, TestStatus> = serde_json::from_str(
-                &std::fs::read_to_string(&expected_path)
+                &fs_err::read_to_string(&expected_path)
                     .unwrap_or_else(|e| panic!("{}: {e}", expected_path.display())),
             )
             .unwrap_or_else(|e| panic!("{}: {e}", expected_path.display()));
@@ -594,8 +594,8 @@ fn script_that_hangs_is_killed_with_its_children() {
     assert!(elapsed < Duration::from_secs(6), "took {elapsed:?}");
     let alive = || -> Vec<String> {
         let mut v = Vec::new();
-        for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        for e in fs_err::read_dir("/proc").into_iter().flatten().flatten() {
+            let stat = fs_err::read_to_string(e.path().join("stat")).unwrap_or_default();
             let state = stat
                 .rsplit(')')
                 .next()
@@ -603,7 +603,7 @@ fn script_that_hangs_is_killed_with_its_children() {
                 .trim_start()
                 .chars()
                 .next();
-            let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            let cmd = fs_err::read(e.path().join("cmdline")).unwrap_or_default();
             let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
             if cmd.contains(&format!("time.sleep({marker})"))
                 && !cmd.contains("bwrap")

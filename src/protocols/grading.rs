@@ -143,7 +143,7 @@ pub struct Graded {
 /// A fresh random nonce (128 bits, hex) for one grade's markers.
 pub(crate) fn nonce() -> String {
     let mut b = [0u8; 16];
-    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
+    if let Ok(mut f) = fs_err::File::open("/dev/urandom") {
         use std::io::Read;
         let _ = f.read_exact(&mut b);
     }

@@ -493,8 +493,8 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let repo = d.path().join("repo");
         let outside = d.path().join("outside");
-        std::fs::create_dir_all(repo.join("src/tests")).unwrap();
-        std::fs::create_dir_all(&outside).unwrap();
+        fs_err::create_dir_all(repo.join("src/tests")).unwrap();
+        fs_err::create_dir_all(&outside).unwrap();
         std::os::unix::fs::symlink(&outside, repo.join("out")).unwrap();
         std::os::unix::fs::symlink("src/tests", repo.join("tests")).unwrap();
         std::os::unix::fs::symlink("/nonexistent/dir", repo.join("dangling")).unwrap();

@@ -609,8 +609,8 @@ mod tests {
     async fn chain(base: &str, setup: &str, patch: &str) -> (Option<&'static str>, String) {
         let dir = tempfile::tempdir().unwrap();
         let src = dir.path().join("src");
-        std::fs::create_dir_all(&src).unwrap();
-        std::fs::write(src.join("f.txt"), base).unwrap();
+        fs_err::create_dir_all(&src).unwrap();
+        fs_err::write(src.join("f.txt"), base).unwrap();
         let cancel = CancellationToken::new();
         let sb = crate::backend::LocalSandbox::create(
             dir.path(),
@@ -683,7 +683,7 @@ mod tests {
         let blob = {
             let dir = tempfile::tempdir().unwrap();
             let f = dir.path().join("v1");
-            std::fs::write(&f, &v1).unwrap();
+            fs_err::write(&f, &v1).unwrap();
             let out = std::process::Command::new("git")
                 .arg("hash-object")
                 .arg(&f)

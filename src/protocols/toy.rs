@@ -103,8 +103,8 @@ pub(crate) async fn grade(
 ) -> Graded {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("src");
-    std::fs::create_dir_all(&src).unwrap();
-    std::fs::write(src.join("README"), "toy\n").unwrap();
+    fs_err::create_dir_all(&src).unwrap();
+    fs_err::write(src.join("README"), "toy\n").unwrap();
     let cancel = CancellationToken::new();
     let sb = LocalSandbox::create(dir.path(), &src, &[], &Network::None, &cancel)
         .await
@@ -175,7 +175,7 @@ async fn an_unregistered_protocol_is_a_grading_error_naming_it() {
     );
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("src");
-    std::fs::create_dir_all(&src).unwrap();
+    fs_err::create_dir_all(&src).unwrap();
     let cancel = CancellationToken::new();
     let sb = LocalSandbox::create(dir.path(), &src, &[], &Network::None, &cancel)
         .await

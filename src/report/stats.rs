@@ -1084,7 +1084,7 @@ mod tests {
         static REFERENCE: OnceLock<Value> = OnceLock::new();
         REFERENCE.get_or_init(|| {
             let path = fixture_path();
-            let text = std::fs::read_to_string(&path)
+            let text = fs_err::read_to_string(&path)
                 .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
             serde_json::from_str(&text)
                 .unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()))

@@ -193,7 +193,7 @@ pub fn save(store: &Store, manifest: &Path, fingerprint: &str, nodes: Vec<Cached
     bytes.extend_from_slice(&body);
     let path = memo_path(store, manifest);
     // The same memo again (a full no-op after one): no write.
-    if std::fs::read(&path).is_ok_and(|old| old == bytes) {
+    if fs_err::read(&path).is_ok_and(|old| old == bytes) {
         return;
     }
     let _ = crate::store::write_atomic(&path, &bytes);
@@ -202,7 +202,7 @@ pub fn save(store: &Store, manifest: &Path, fingerprint: &str, nodes: Vec<Cached
 /// The memo, if it exists, verifies, was made with `fingerprint`, the manifest's index is the
 /// one it was made after, and every record file still has its stat (checked on two threads).
 pub fn check(store: &Store, manifest: &Path, fingerprint: &str) -> Option<Checked> {
-    let bytes = std::fs::read(memo_path(store, manifest)).ok()?;
+    let bytes = fs_err::read(memo_path(store, manifest)).ok()?;
     let nl = bytes.iter().position(|&b| b == b'\n')?;
     let (sum, body) = (&bytes[..nl], &bytes[nl + 1..]);
     if sum != crate::key::digest(body).as_bytes() {

@@ -293,7 +293,7 @@ fn out_stamp_path(store: &Store, out: &Path) -> std::path::PathBuf {
 }
 
 fn file_stat(p: &Path) -> Option<(u64, i128)> {
-    std::fs::metadata(p).ok().map(|m| {
+    fs_err::metadata(p).ok().map(|m| {
         let mtime = m
             .modified()
             .ok()
@@ -307,7 +307,7 @@ fn file_stat(p: &Path) -> Option<(u64, i128)> {
 /// of digest `list_digest` (every file's size and mtime as stamped; checked on two threads):
 /// what [`materialize`] would leave alone, without reading the report's record.
 pub fn report_files_intact(store: &Store, list_digest: &str, out: &Path) -> bool {
-    std::fs::read(out_stamp_path(store, out))
+    fs_err::read(out_stamp_path(store, out))
         .ok()
         .and_then(|bytes| {
             serde_json::from_slice::<OutStamp>(&bytes)
@@ -352,7 +352,7 @@ pub fn materialize(
     // the file list is the stamp's (its digest matches), the stats are compared in order
     // ([`stamp_intact`]) and nothing else is built.
     let stamp_path = out_stamp_path(store, out);
-    let stamp_bytes = std::fs::read(&stamp_path).unwrap_or_default();
+    let stamp_bytes = fs_err::read(&stamp_path).unwrap_or_default();
     let old: Option<OutStamp> = serde_json::from_slice(&stamp_bytes).ok();
     let list_digest = report_list_digest(blobs);
     if old
@@ -388,7 +388,7 @@ pub fn materialize(
                     digest: digest.clone(),
                     message,
                 })?;
-            if std::fs::read(&path).ok().as_deref() != Some(&bytes[..]) {
+            if fs_err::read(&path).ok().as_deref() != Some(&bytes[..]) {
                 write_atomic(&path, &bytes)?;
             }
             file_stat(&path).unwrap_or((0, 0))

@@ -135,7 +135,7 @@ impl Store {
 
     /// Reads the action index (empty if there is none or it does not verify).
     pub fn load_action_index(&self) -> Loaded {
-        parse(&std::fs::read(self.action_index_path()).unwrap_or_default())
+        parse(&fs_err::read(self.action_index_path()).unwrap_or_default())
     }
 
     /// Whether [`Store::save_action_index`] of `new` entries rewrites the index whole (there is

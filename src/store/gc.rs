@@ -53,7 +53,7 @@ pub fn gc(
             report.kept_blobs += 1;
         } else {
             report.removed_bytes +=
-                std::fs::metadata(store.blob_path(&digest)).map_or(0, |m| m.len());
+                fs_err::metadata(store.blob_path(&digest)).map_or(0, |m| m.len());
             report.removed_blobs.push(digest.to_string());
             removed.push(digest);
         }
@@ -73,7 +73,7 @@ pub fn gc(
             .filter(|k| reachable.contains(k))
             .collect();
         store.compact_action_index(&kept)?;
-        match std::fs::remove_file(store.file_digests_path()) {
+        match fs_err::remove_file(store.file_digests_path()) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
             _ => {}
         }

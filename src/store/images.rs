@@ -85,7 +85,7 @@ impl Store {
     /// The record (empty when bench never pulled into this store). Unreadable is an error.
     pub fn pulled_images(&self) -> Result<PulledImages, StoreError> {
         let path = self.images_path();
-        match std::fs::read(&path) {
+        match fs_err::read(&path) {
             Ok(b) => {
                 serde_json::from_slice(&b).map_err(|source| StoreError::BadRecord { path, source })
             }
@@ -136,7 +136,7 @@ mod tests {
             .map(|(id, _)| id.as_str())
             .collect();
         assert_eq!(order, ["sha256:a", "sha256:b"]);
-        std::fs::write(dir.path().join("images.json"), "{").unwrap();
+        fs_err::write(dir.path().join("images.json"), "{").unwrap();
         assert!(store.pulled_images().is_err());
     }
 }

@@ -103,7 +103,7 @@ impl IncomingBlob<'_> {
         let path = self.store.blob_path(&self.digest);
         self.file.persist(&path).map_err(|e| io(e.error))?;
         if let Some(dir) = path.parent()
-            && let Ok(d) = std::fs::File::open(dir)
+            && let Ok(d) = fs_err::File::open(dir)
         {
             let _ = d.sync_all();
         }
@@ -145,7 +145,7 @@ mod tests {
         drop(inc);
         assert!(!s.has_blob(&digest));
         let shard = s.blob_path(&digest).parent().unwrap().to_path_buf();
-        let left: Vec<_> = std::fs::read_dir(shard).unwrap().flatten().collect();
+        let left: Vec<_> = fs_err::read_dir(shard).unwrap().flatten().collect();
         assert!(left.is_empty(), "{left:?}");
     }
 }

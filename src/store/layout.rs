@@ -128,7 +128,7 @@ fn read_record_file(
     key: &str,
 ) -> Option<(ActionRecord, crate::files::FileStamp, String)> {
     use std::io::Read;
-    let mut f = std::fs::File::open(path).ok()?;
+    let mut f = fs_err::File::open(path).ok()?;
     let stamp = crate::files::FileStamp::of(&f.metadata().ok()?);
     let mut bytes = Vec::with_capacity(stamp.size as usize + 1);
     f.read_to_end(&mut bytes).ok()?;
@@ -265,14 +265,14 @@ impl Store {
     /// every directory of the store. Call it holding the apply lock. Returns how many it removed.
     pub fn sweep_temp_files(&self) -> usize {
         fn walk(dir: &Path, depth: u32, removed: &mut usize) {
-            for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            for e in fs_err::read_dir(dir).into_iter().flatten().flatten() {
                 let name = e.file_name();
                 let name = name.to_string_lossy();
                 match e.file_type() {
                     Ok(t)
                         if t.is_file()
                             && name.starts_with(".tmp-")
-                            && std::fs::remove_file(e.path()).is_ok() =>
+                            && fs_err::remove_file(e.path()).is_ok() =>
                     {
                         *removed += 1;
                     }
@@ -303,7 +303,7 @@ impl Store {
             path: path.clone(),
             problem,
         };
-        let meta = match std::fs::symlink_metadata(&path) {
+        let meta = match fs_err::symlink_metadata(&path) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(bad("missing".into()));
@@ -314,7 +314,7 @@ impl Store {
             return Err(bad("not a regular file".into()));
         }
         if meta.len() == 0 && digest != empty_digest() {
-            let _ = std::fs::remove_file(&path);
+            let _ = fs_err::remove_file(&path);
             return Err(bad("empty; removed".into()));
         }
         if deep {
@@ -333,7 +333,7 @@ impl Store {
 
     /// The size of the blob `digest` as a regular file, if it is one.
     pub fn blob_size(&self, digest: &Digest) -> Option<u64> {
-        std::fs::symlink_metadata(self.blob_path(digest))
+        fs_err::symlink_metadata(self.blob_path(digest))
             .ok()
             .filter(std::fs::Metadata::is_file)
             .map(|m| m.len())
@@ -362,7 +362,7 @@ impl Store {
                 };
             }
         };
-        let bytes = match std::fs::read(&path) {
+        let bytes = match fs_err::read(&path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lookup::Miss,
             Err(e) => {
@@ -376,7 +376,7 @@ impl Store {
             Ok(rec) => Lookup::Hit(Box::new(rec)),
             Err(reason) => {
                 // Quarantine: the node recomputes and rewrites it.
-                let _ = std::fs::remove_file(&path);
+                let _ = fs_err::remove_file(&path);
                 Lookup::Invalid { path, reason }
             }
         }
@@ -532,7 +532,7 @@ impl Store {
     /// verified as a lookup verifies it; `None` if it is missing or not valid. What a remote
     /// cache uploads: the exact bytes, so a signature over them is checked on the same bytes.
     pub fn action_bytes(&self, key: &str) -> Option<(ActionRecord, Vec<u8>)> {
-        let bytes = std::fs::read(self.action_file(key)?).ok()?;
+        let bytes = fs_err::read(self.action_file(key)?).ok()?;
         let rec = decode_record(&bytes, key, true).ok()?;
         Some((rec, bytes))
     }
@@ -586,7 +586,7 @@ impl Store {
 
     /// The index of a manifest (empty if it never ran on this store).
     pub fn load_index(&self, manifest: &Path) -> Index {
-        std::fs::read(self.index_path(manifest))
+        fs_err::read(self.index_path(manifest))
             .ok()
             .and_then(|b| serde_json::from_slice::<Index>(&b).ok())
             .unwrap_or_else(|| Index {
@@ -657,7 +657,7 @@ impl Store {
 
     /// Every run record, oldest first (by start time, then id). Unreadable ones are skipped.
     pub fn runs(&self) -> Vec<RunRecord> {
-        let mut paths: Vec<PathBuf> = std::fs::read_dir(self.root.join("runs"))
+        let mut paths: Vec<PathBuf> = fs_err::read_dir(self.root.join("runs"))
             .into_iter()
             .flatten()
             .flatten()
@@ -667,7 +667,7 @@ impl Store {
         paths.sort();
         let mut runs: Vec<RunRecord> = paths
             .iter()
-            .filter_map(|p| serde_json::from_slice(&std::fs::read(p).ok()?).ok())
+            .filter_map(|p| serde_json::from_slice(&fs_err::read(p).ok()?).ok())
             .collect();
         runs.sort_by(|a, b| {
             let t = |r: &RunRecord| r.started_at.parse::<jiff::Timestamp>().ok();
@@ -679,7 +679,7 @@ impl Store {
     /// Whether a run record says "running" while no apply holds the store's lock: an apply
     /// died (its temp files may remain). Call it holding the lock.
     pub fn has_dead_runs(&self) -> bool {
-        let ids: Vec<String> = std::fs::read_dir(self.root.join("runs"))
+        let ids: Vec<String> = fs_err::read_dir(self.root.join("runs"))
             .into_iter()
             .flatten()
             .flatten()
@@ -689,14 +689,14 @@ impl Store {
             })
             .collect();
         ids.iter().any(|id| {
-            let head = std::fs::read(self.run_head_path(id))
+            let head = fs_err::read(self.run_head_path(id))
                 .ok()
                 .and_then(|b| serde_json::from_slice::<RunHead>(&b).ok());
             let head = match head {
                 Some(h) => h,
                 // A run of an older build (or a head lost in a crash): its record, once.
                 None => {
-                    let Some(run) = std::fs::read(self.run_path(id))
+                    let Some(run) = fs_err::read(self.run_path(id))
                         .ok()
                         .and_then(|b| serde_json::from_slice::<RunRecord>(&b).ok())
                     else {
@@ -722,7 +722,7 @@ impl Store {
         };
         let (a, _) = key.split();
         let dir = self.root.join("actions").join(a);
-        let Ok(entries) = std::fs::read_dir(&dir) else {
+        let Ok(entries) = fs_err::read_dir(&dir) else {
             return Default::default();
         };
         entries
@@ -767,12 +767,12 @@ struct RunHead {
 
 fn list_sharded(dir: &Path, ext: &str) -> Vec<Digest> {
     let mut out = Vec::new();
-    for shard in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+    for shard in fs_err::read_dir(dir).into_iter().flatten().flatten() {
         let prefix = shard.file_name().to_string_lossy().into_owned();
         if prefix.len() != 2 {
             continue;
         }
-        for f in std::fs::read_dir(shard.path())
+        for f in fs_err::read_dir(shard.path())
             .into_iter()
             .flatten()
             .flatten()
@@ -795,7 +795,7 @@ fn list_sharded(dir: &Path, ext: &str) -> Vec<Digest> {
 
 /// The stat that identifies one version of a file (not following a symlink), if it exists.
 fn stamp_of(path: &Path) -> Option<super::FileStamp> {
-    std::fs::symlink_metadata(path)
+    fs_err::symlink_metadata(path)
         .ok()
         .map(|m| super::FileStamp::of(&m))
 }
@@ -853,8 +853,8 @@ mod tests {
         let key = crate::key::digest(b"k");
         s.put_action(&record(&key)).unwrap();
         let path = s.action_file(&key).unwrap();
-        let text = std::fs::read_to_string(&path).unwrap();
-        std::fs::write(&path, text.replace("\"a\"", "\"z\"")).unwrap();
+        let text = fs_err::read_to_string(&path).unwrap();
+        fs_err::write(&path, text.replace("\"a\"", "\"z\"")).unwrap();
         match s.get_action_light(&key) {
             Lookup::Invalid { path: p, reason } => {
                 assert_eq!(p, path);
@@ -866,11 +866,11 @@ mod tests {
         // A valid record filed under another key is refused too.
         let other = crate::key::digest(b"other");
         s.put_action(&record(&other)).unwrap();
-        std::fs::create_dir_all(s.action_file(&key).unwrap().parent().unwrap()).unwrap();
-        std::fs::copy(s.action_file(&other).unwrap(), s.action_file(&key).unwrap()).unwrap();
+        fs_err::create_dir_all(s.action_file(&key).unwrap().parent().unwrap()).unwrap();
+        fs_err::copy(s.action_file(&other).unwrap(), s.action_file(&key).unwrap()).unwrap();
         assert!(matches!(s.get_action(&key), Lookup::Invalid { .. }));
         // A record without the header (an older format) is refused, not believed.
-        std::fs::write(s.action_file(&key).unwrap(), b"{}").unwrap();
+        fs_err::write(s.action_file(&key).unwrap(), b"{}").unwrap();
         assert!(matches!(s.get_action(&key), Lookup::Invalid { .. }));
     }
 
@@ -898,16 +898,16 @@ mod tests {
         assert_eq!((loaded.entries.len(), loaded.count), (5, 5));
         assert!(!loaded.damaged);
         // A second read appends nothing.
-        let len = std::fs::metadata(&idx).unwrap().len();
+        let len = fs_err::metadata(&idx).unwrap().len();
         s.prefetch_light_with(keys.clone(), 2, 0);
-        assert_eq!(std::fs::metadata(&idx).unwrap().len(), len);
+        assert_eq!(fs_err::metadata(&idx).unwrap().len(), len);
         // An edited record (same size, mtime set back) is not served from the index: its
         // ctime moved, the file is read, and its checksum fails.
         let path = s.action_file(&keys[0]).unwrap();
-        let before = std::fs::metadata(&path).unwrap();
-        let text = std::fs::read_to_string(&path).unwrap();
+        let before = fs_err::metadata(&path).unwrap();
+        let text = fs_err::read_to_string(&path).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(30));
-        std::fs::write(&path, text.replace("\"a\"", "\"z\"")).unwrap();
+        fs_err::write(&path, text.replace("\"a\"", "\"z\"")).unwrap();
         std::fs::File::options()
             .write(true)
             .open(&path)
@@ -929,10 +929,10 @@ mod tests {
         let got = s.prefetch_light_with(keys.clone(), 2, 0);
         assert!(!got.contains_key(&keys[1]));
         // A torn tail (a crash mid-append) is ignored, then truncated by the next append.
-        let mut bytes = std::fs::read(&idx).unwrap();
+        let mut bytes = fs_err::read(&idx).unwrap();
         let whole = bytes.len();
         bytes.extend_from_slice(&[7, 0, 0, 0, 1, 2, 3]);
-        std::fs::write(&idx, &bytes).unwrap();
+        fs_err::write(&idx, &bytes).unwrap();
         let loaded = s.load_action_index();
         assert!(loaded.damaged);
         assert_eq!(loaded.good_len as usize, whole);
@@ -945,10 +945,10 @@ mod tests {
         assert!(loaded.entries.contains_key(&keys[1]));
         // A flipped bit inside an entry fails its checksum: that entry and the rest are
         // ignored, and the records are read from their files.
-        let mut bytes = std::fs::read(&idx).unwrap();
+        let mut bytes = fs_err::read(&idx).unwrap();
         let at = MAGIC_LEN + 30;
         bytes[at] ^= 1;
-        std::fs::write(&idx, &bytes).unwrap();
+        fs_err::write(&idx, &bytes).unwrap();
         assert_eq!(s.load_action_index().entries.len(), 0);
         assert_eq!(s.prefetch_light_with(keys.clone(), 2, 0).len(), 4);
         // gc's compaction keeps what it is told to.
@@ -963,7 +963,7 @@ mod tests {
         let s = Store::open(d.path()).unwrap();
         let digest = Digest::parse(&s.put_blob(b"patch").unwrap()).unwrap();
         assert_eq!(s.get_blob(&digest).unwrap(), b"patch");
-        std::fs::write(s.blob_path(&digest), b"garbage").unwrap();
+        fs_err::write(s.blob_path(&digest), b"garbage").unwrap();
         let e = s.get_blob(&digest).unwrap_err().to_string();
         assert!(
             e.contains(&s.blob_path(&digest).display().to_string()),
@@ -981,8 +981,8 @@ mod tests {
         let s = Store::open(d.path()).unwrap();
         let digest = Digest::parse(&s.put_blob(b"x").unwrap()).unwrap();
         let shard = s.blob_path(&digest).parent().unwrap().to_path_buf();
-        std::fs::write(shard.join(".tmp-abc"), b"torn").unwrap();
-        std::fs::write(d.path().join("runs/.tmp-def"), b"torn").unwrap();
+        fs_err::write(shard.join(".tmp-abc"), b"torn").unwrap();
+        fs_err::write(d.path().join("runs/.tmp-def"), b"torn").unwrap();
         assert_eq!(s.sweep_temp_files(), 2);
         assert!(s.has_blob(&digest));
     }
@@ -1021,7 +1021,7 @@ mod tests {
         dead.pid = std::process::id() + 1;
         s.save_run(&dead).unwrap();
         assert!(s.has_dead_runs());
-        std::fs::remove_file(d.path().join("runs/c-dead.head")).unwrap();
+        fs_err::remove_file(d.path().join("runs/c-dead.head")).unwrap();
         assert!(s.has_dead_runs());
         assert!(d.path().join("runs/c-dead.head").is_file());
         // The head alone decides: a record rewritten complete with its head says so.

@@ -35,7 +35,7 @@ pub struct DigestCache {
 impl DigestCache {
     /// The cache stored at `path` (empty if there is none or it does not verify).
     pub fn load(path: &Path) -> DigestCache {
-        let old = std::fs::read(path)
+        let old = fs_err::read(path)
             .ok()
             .and_then(|b| parse(&b))
             .unwrap_or_default();
@@ -153,12 +153,12 @@ mod tests {
     fn a_cached_hash_is_used_only_while_the_stat_matches() {
         let d = tempfile::tempdir().unwrap();
         let f = d.path().join("a.py");
-        std::fs::write(&f, b"one").unwrap();
+        fs_err::write(&f, b"one").unwrap();
         let cache_file = d.path().join("files.idx");
         // Settled (its ctime older than the racy window): recorded and saved.
         let mut c = DigestCache::load(&cache_file);
         c.now += RACY_NS + 1;
-        let m = std::fs::metadata(&f).unwrap();
+        let m = fs_err::metadata(&f).unwrap();
         assert_eq!(
             c.content_hash(&f, &m, 1 << 20).unwrap(),
             *blake3::hash(b"one").as_bytes()
@@ -168,23 +168,23 @@ mod tests {
         assert_eq!(c.old.len(), 1);
         // A stale entry (the file rewritten, its mtime set back) is not believed.
         std::thread::sleep(std::time::Duration::from_millis(30));
-        std::fs::write(&f, b"two").unwrap();
+        fs_err::write(&f, b"two").unwrap();
         std::fs::File::options()
             .write(true)
             .open(&f)
             .unwrap()
             .set_modified(m.modified().unwrap())
             .unwrap();
-        let m2 = std::fs::metadata(&f).unwrap();
+        let m2 = fs_err::metadata(&f).unwrap();
         assert_eq!(
             c.content_hash(&f, &m2, 1 << 20).unwrap(),
             *blake3::hash(b"two").as_bytes()
         );
         // A cache file that does not verify is ignored.
-        let mut bytes = std::fs::read(&cache_file).unwrap();
+        let mut bytes = fs_err::read(&cache_file).unwrap();
         let n = bytes.len();
         bytes[n - 40] ^= 1;
-        std::fs::write(&cache_file, &bytes).unwrap();
+        fs_err::write(&cache_file, &bytes).unwrap();
         assert!(DigestCache::load(&cache_file).old.is_empty());
     }
 }

@@ -56,7 +56,7 @@ impl DirSnapshot {
 
 /// The stored entry at `path`, if there is one and it verifies.
 pub fn load(path: &Path) -> Option<DirSnapshot> {
-    let bytes = std::fs::read(path).ok()?;
+    let bytes = fs_err::read(path).ok()?;
     let nl = bytes.iter().position(|&b| b == b'\n')?;
     let (sum, body) = (&bytes[..nl], &bytes[nl + 1..]);
     if sum != blake3::hash(body).to_hex().as_bytes() {
@@ -86,7 +86,7 @@ pub fn signature(dir: &Path) -> Option<String> {
     let mut h = blake3::Hasher::new();
     h.update(MAGIC.as_bytes());
     h.update(crate::files::exe_stamp()?.as_bytes());
-    put(&mut h, b".", &std::fs::metadata(dir).ok()?, start)?;
+    put(&mut h, b".", &fs_err::metadata(dir).ok()?, start)?;
     let names = names(dir)?;
     // Stat-bound: spread over the CPUs as the loader does.
     let threads = std::thread::available_parallelism()
@@ -113,7 +113,7 @@ pub fn signature(dir: &Path) -> Option<String> {
 
 /// The sorted names in `dir`.
 fn names(dir: &Path) -> Option<Vec<OsString>> {
-    let mut names = std::fs::read_dir(dir)
+    let mut names = fs_err::read_dir(dir)
         .ok()?
         .map(|e| e.ok().map(|e| e.file_name()))
         .collect::<Option<Vec<_>>>()?;
@@ -125,13 +125,13 @@ fn names(dir: &Path) -> Option<Vec<OsString>> {
 /// `repo/` tree's.
 fn entry(dir: &Path, name: &OsString, start: i128) -> Option<[u8; 32]> {
     let p = dir.join(name);
-    let meta = std::fs::metadata(&p).ok()?;
+    let meta = fs_err::metadata(&p).ok()?;
     let mut h = blake3::Hasher::new();
     put(&mut h, name.as_bytes(), &meta, start)?;
     if meta.is_dir() {
         for n in names(&p)? {
             let q = p.join(&n);
-            let m = std::fs::metadata(&q).ok()?;
+            let m = fs_err::metadata(&q).ok()?;
             put(&mut h, n.as_bytes(), &m, start)?;
             if n == "repo" && m.is_dir() {
                 tree(&mut h, &q, start)?;
@@ -150,7 +150,7 @@ fn tree(h: &mut blake3::Hasher, dir: &Path, start: i128) -> Option<()> {
             continue;
         }
         let q = dir.join(&n);
-        let m = std::fs::symlink_metadata(&q).ok()?;
+        let m = fs_err::symlink_metadata(&q).ok()?;
         put(h, n.as_bytes(), &m, start)?;
         if m.is_dir() {
             tree(h, &q, start)?;
@@ -196,11 +196,11 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         for t in ["t1", "t2"] {
             let r = d.path().join(t).join("repo/src");
-            std::fs::create_dir_all(&r).unwrap();
-            std::fs::write(d.path().join(t).join("task.toml"), "x = 1\n").unwrap();
-            std::fs::write(d.path().join(t).join("gold.patch"), "gold\n").unwrap();
-            std::fs::write(r.join("a.py"), "A = 1\n").unwrap();
-            std::fs::create_dir_all(d.path().join(t).join("repo/.git")).unwrap();
+            fs_err::create_dir_all(&r).unwrap();
+            fs_err::write(d.path().join(t).join("task.toml"), "x = 1\n").unwrap();
+            fs_err::write(d.path().join(t).join("gold.patch"), "gold\n").unwrap();
+            fs_err::write(r.join("a.py"), "A = 1\n").unwrap();
+            fs_err::create_dir_all(d.path().join(t).join("repo/.git")).unwrap();
         }
         d
     }
@@ -225,8 +225,8 @@ mod tests {
         let edits: [(&str, Edit); 7] = [
             ("same-size edit, mtime kept", |p| {
                 let f = p.join("t1/gold.patch");
-                let mtime = std::fs::metadata(&f).unwrap().modified().unwrap();
-                std::fs::write(&f, "GOLD\n").unwrap();
+                let mtime = fs_err::metadata(&f).unwrap().modified().unwrap();
+                fs_err::write(&f, "GOLD\n").unwrap();
                 std::fs::File::options()
                     .write(true)
                     .open(&f)
@@ -235,28 +235,28 @@ mod tests {
                     .unwrap();
             }),
             ("repo file edited", |p| {
-                std::fs::write(p.join("t2/repo/src/a.py"), "A = 2\n").unwrap()
+                fs_err::write(p.join("t2/repo/src/a.py"), "A = 2\n").unwrap()
             }),
             ("repo file added", |p| {
-                std::fs::write(p.join("t2/repo/src/b.py"), "").unwrap()
+                fs_err::write(p.join("t2/repo/src/b.py"), "").unwrap()
             }),
             ("exec bit", |p| {
-                std::fs::set_permissions(
+                fs_err::set_permissions(
                     p.join("t1/repo/src/a.py"),
                     std::fs::Permissions::from_mode(0o755),
                 )
                 .unwrap()
             }),
             ("task added", |p| {
-                std::fs::create_dir_all(p.join("t3")).unwrap();
-                std::fs::write(p.join("t3/task.toml"), "").unwrap();
+                fs_err::create_dir_all(p.join("t3")).unwrap();
+                fs_err::write(p.join("t3/task.toml"), "").unwrap();
             }),
             ("task removed", |p| {
-                std::fs::remove_dir_all(p.join("t2")).unwrap()
+                fs_err::remove_dir_all(p.join("t2")).unwrap()
             }),
             ("file replaced by a rename", |p| {
-                std::fs::write(p.join("t1/new"), "x = 1\n").unwrap();
-                std::fs::rename(p.join("t1/new"), p.join("t1/task.toml")).unwrap();
+                fs_err::write(p.join("t1/new"), "x = 1\n").unwrap();
+                fs_err::rename(p.join("t1/new"), p.join("t1/task.toml")).unwrap();
             }),
         ];
         // All datasets made and settled at once, edited, then settled again.
@@ -274,7 +274,7 @@ mod tests {
         }
         // `.git` under repo/ is not read by the tree digest: a change there is not a change.
         let base = signature(d.path()).unwrap();
-        std::fs::write(d.path().join("t1/repo/.git/HEAD"), "ref\n").unwrap();
+        fs_err::write(d.path().join("t1/repo/.git/HEAD"), "ref\n").unwrap();
         settle();
         assert_eq!(signature(d.path()), Some(base));
     }
@@ -286,10 +286,10 @@ mod tests {
         let e = DirSnapshot::new("sig".into(), "snap".into(), 3);
         save(&p, &e);
         assert_eq!(load(&p), Some(e));
-        let mut bytes = std::fs::read(&p).unwrap();
+        let mut bytes = fs_err::read(&p).unwrap();
         let at = bytes.len() - 3;
         bytes[at] ^= 1;
-        std::fs::write(&p, &bytes).unwrap();
+        fs_err::write(&p, &bytes).unwrap();
         assert_eq!(load(&p), None);
     }
 }

@@ -134,14 +134,14 @@ pub fn load_local_dir_cached(dir: &Path, cache: &DigestCache) -> Result<Vec<Task
 /// that cannot be read is never silently dropped from the dataset.
 fn task_dirs(dir: &Path) -> Result<Vec<PathBuf>, LocalTaskError> {
     let mut entries = Vec::new();
-    for e in std::fs::read_dir(dir).map_err(io(dir))? {
+    for e in fs_err::read_dir(dir).map_err(io(dir))? {
         let e = e.map_err(io(dir))?;
         let p = e.path();
         if e.file_name().to_string_lossy().starts_with('.') || !p.is_dir() {
             continue;
         }
         let toml = p.join("task.toml");
-        if std::fs::symlink_metadata(&toml).is_err() {
+        if fs_err::symlink_metadata(&toml).is_err() {
             return Err(LocalTaskError::Invalid {
                 path: p,
                 message: "a task directory without a task.toml; add one, or move the \
@@ -418,7 +418,7 @@ pub fn tree_entries(root: &Path) -> Result<Vec<TreeEntry>, ReadError> {
         .into_iter()
         .map(|rel| {
             let path = root.join(&rel);
-            let meta = std::fs::symlink_metadata(&path).map_err(|source| ReadError::Io {
+            let meta = fs_err::symlink_metadata(&path).map_err(|source| ReadError::Io {
                 path: path.clone(),
                 source,
             })?;
@@ -467,7 +467,7 @@ pub fn tree_digest_limited(
     let mut hasher = blake3::Hasher::new();
     for e in tree_entries(root)? {
         let content_hash = if e.kind == b'l' {
-            let target = std::fs::read_link(&e.path).map_err(|source| ReadError::Io {
+            let target = fs_err::read_link(&e.path).map_err(|source| ReadError::Io {
                 path: e.path.clone(),
                 source,
             })?;
@@ -485,7 +485,7 @@ fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), ReadErr
         path: dir.to_path_buf(),
         source,
     };
-    for entry in std::fs::read_dir(dir).map_err(io_at)? {
+    for entry in fs_err::read_dir(dir).map_err(io_at)? {
         let entry = entry.map_err(io_at)?;
         let name = entry.file_name();
         if name == ".git" {

@@ -203,7 +203,7 @@ impl Viewer {
             let Some(path) = self.exp.blob_path(&d) else {
                 continue;
             };
-            let total = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+            let total = fs_err::metadata(&path).map(|m| m.len()).unwrap_or(0);
             for k in 0..super::paging::page_count(total) {
                 out.push(format!("blob/{d}/{k}"));
             }

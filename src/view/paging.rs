@@ -32,7 +32,7 @@ pub fn page_count(total: u64) -> u64 {
 }
 
 /// The offset page `k` starts at.
-fn page_start(f: &mut std::fs::File, k: u64, total: u64) -> std::io::Result<u64> {
+fn page_start(f: &mut fs_err::File, k: u64, total: u64) -> std::io::Result<u64> {
     if k == 0 {
         return Ok(0);
     }
@@ -50,7 +50,7 @@ fn page_start(f: &mut std::fs::File, k: u64, total: u64) -> std::io::Result<u64>
 
 /// Page `page` of the file at `path` (a blob); `None` past the last page.
 pub fn read_page(path: &Path, page: u64) -> std::io::Result<Option<Page>> {
-    let mut f = std::fs::File::open(path)?;
+    let mut f = fs_err::File::open(path)?;
     let total = f.metadata()?.len();
     let pages = page_count(total);
     if page >= pages {
@@ -89,7 +89,7 @@ mod tests {
             text.push_str(&format!("line {i} {}\n", "x".repeat(i % 97)));
             i += 1;
         }
-        std::fs::write(&p, &text).unwrap();
+        fs_err::write(&p, &text).unwrap();
         let mut joined = String::new();
         let mut k = 0;
         while let Some(page) = read_page(&p, k).unwrap() {
@@ -110,7 +110,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("log");
         let text = "y".repeat(2 * PAGE_BYTES as usize + 5);
-        std::fs::write(&p, &text).unwrap();
+        fs_err::write(&p, &text).unwrap();
         let a = read_page(&p, 0).unwrap().unwrap();
         let b = read_page(&p, 1).unwrap().unwrap();
         let c = read_page(&p, 2).unwrap().unwrap();
@@ -120,7 +120,7 @@ mod tests {
         );
         assert_eq!(a.text.len() + b.text.len() + c.text.len(), text.len());
         assert!(read_page(&p, 3).unwrap().is_none());
-        std::fs::write(&p, "").unwrap();
+        fs_err::write(&p, "").unwrap();
         let e = read_page(&p, 0).unwrap().unwrap();
         assert_eq!((e.pages, e.text.as_str()), (1, ""));
     }

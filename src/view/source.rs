@@ -211,7 +211,7 @@ impl Experiment {
 /// The manifest that wrote the report in `dir`, and its store: `--store`, or a `.bench`
 /// store in `dir` or one of its ancestors whose index has a report written to `dir`.
 fn find_report(dir: &Path, store_override: Option<&Path>) -> Result<(PathBuf, Store), ViewError> {
-    let want = std::fs::canonicalize(dir)?;
+    let want = fs_err::canonicalize(dir)?;
     let candidates: Vec<PathBuf> = match store_override {
         Some(s) => vec![s.to_path_buf()],
         None => want.ancestors().map(|a| a.join(".bench")).collect(),
@@ -220,7 +220,7 @@ fn find_report(dir: &Path, store_override: Option<&Path>) -> Result<(PathBuf, St
         let Some(store) = Store::open_existing(root) else {
             continue;
         };
-        let mut indexes: Vec<PathBuf> = std::fs::read_dir(root.join("index"))
+        let mut indexes: Vec<PathBuf> = fs_err::read_dir(root.join("index"))
             .into_iter()
             .flatten()
             .flatten()
@@ -234,7 +234,7 @@ fn find_report(dir: &Path, store_override: Option<&Path>) -> Result<(PathBuf, St
             .collect();
         indexes.sort();
         for p in indexes {
-            let Ok(index) = std::fs::read(&p).map_err(|e| e.to_string()).and_then(|b| {
+            let Ok(index) = fs_err::read(&p).map_err(|e| e.to_string()).and_then(|b| {
                 serde_json::from_slice::<crate::store::Index>(&b).map_err(|e| e.to_string())
             }) else {
                 continue;
@@ -245,7 +245,7 @@ fn find_report(dir: &Path, store_override: Option<&Path>) -> Result<(PathBuf, St
                     continue;
                 };
                 if let Output::Report(out) = &r.output
-                    && std::fs::canonicalize(&out.out).ok().as_deref() == Some(want.as_path())
+                    && fs_err::canonicalize(&out.out).ok().as_deref() == Some(want.as_path())
                 {
                     let _ = address;
                     return Ok((PathBuf::from(&index.manifest_path), store));

@@ -36,19 +36,19 @@ impl Sandbox {
     }
 
     pub fn read(&self, rel: &str) -> String {
-        std::fs::read_to_string(self.path(rel)).expect("read")
+        fs_err::read_to_string(self.path(rel)).expect("read")
     }
 
     pub fn edit(&self, rel: &str, from: &str, to: &str) {
         let text = self.read(rel);
         assert!(text.contains(from), "{rel} does not contain {from:?}");
-        std::fs::write(self.path(rel), text.replacen(from, to, 1)).expect("write");
+        fs_err::write(self.path(rel), text.replacen(from, to, 1)).expect("write");
     }
 
     pub fn append(&self, rel: &str, extra: &str) {
         let mut text = self.read(rel);
         text.push_str(extra);
-        std::fs::write(self.path(rel), text).expect("write");
+        fs_err::write(self.path(rel), text).expect("write");
     }
 
     pub fn bench(&self, args: &[&str]) -> Output {
@@ -88,7 +88,7 @@ pub fn bench_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
 
 /// The files directly in `dir` whose extension is `ext`, sorted (none if `dir` is missing).
 pub fn files_with_ext(dir: &Path, ext: &str) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+    let mut out: Vec<PathBuf> = fs_err::read_dir(dir)
         .into_iter()
         .flatten()
         .flatten()
@@ -149,12 +149,12 @@ pub fn executed(o: &Output) -> Vec<String> {
 /// Every file under `dir`, concatenated.
 pub fn everything(dir: &Path) -> Vec<u8> {
     let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+    for e in fs_err::read_dir(dir).into_iter().flatten().flatten() {
         let p = e.path();
         if p.is_dir() {
             out.extend(everything(&p));
         } else {
-            out.extend(std::fs::read(&p).unwrap_or_default());
+            out.extend(fs_err::read(&p).unwrap_or_default());
         }
     }
     out
@@ -164,7 +164,7 @@ pub fn everything(dir: &Path) -> Vec<u8> {
 /// address: the index maps addresses to keys).
 pub fn stored_patches(store_dir: &Path, manifest: &Path, team: &str) -> Vec<String> {
     let store = bench::store::Store::open_existing(store_dir).expect("a store");
-    let manifest = std::fs::canonicalize(manifest).expect("the manifest");
+    let manifest = fs_err::canonicalize(manifest).expect("the manifest");
     let mut out = Vec::new();
     for (address, key) in store.load_index(&manifest).nodes {
         if address.starts_with("solve/") && address.contains(&format!("/{team}/")) {

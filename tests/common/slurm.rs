@@ -81,7 +81,7 @@ pub fn slurm_ready() -> bool {
 /// Whether this process runs as root (the owner of `/proc/self` is its effective user).
 fn is_root() -> bool {
     use std::os::unix::fs::MetadataExt;
-    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+    fs_err::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
 }
 
 /// `program` on `PATH` (or in /usr/sbin, where Debian puts the daemons).
@@ -142,7 +142,7 @@ impl SlurmCluster {
         write(&conf, &slurm_conf(&root, &name, &ports));
         write_key(&root.join("munge.key"));
         for d in ["state", "spool/n1", "spool/n2"] {
-            std::fs::create_dir_all(root.join(d)).expect("a cluster directory");
+            fs_err::create_dir_all(root.join(d)).expect("a cluster directory");
         }
         drop(listeners);
         let mut cluster = SlurmCluster {
@@ -278,7 +278,7 @@ impl SlurmCluster {
     /// Starts a daemon in the cluster's directory, its stdout and stderr in `out`, killed if
     /// this thread dies.
     fn spawn(&self, program: &str, args: &[String], out: &str) -> Child {
-        let log = std::fs::File::create(self.dir().join(out)).expect("a daemon's output file");
+        let log = fs_err::File::create(self.dir().join(out)).expect("a daemon's output file");
         let program_path =
             find_program(program).unwrap_or_else(|| panic!("{program} not found (slurm_ready)"));
         Command::new("setpriv")
@@ -288,8 +288,10 @@ impl SlurmCluster {
             .envs(self.env())
             .current_dir(self.dir())
             .stdin(Stdio::null())
-            .stdout(log.try_clone().expect("a daemon's output file"))
-            .stderr(log)
+            .stdout(std::fs::File::from(
+                log.try_clone().expect("a daemon's output file"),
+            ))
+            .stderr(std::fs::File::from(log))
             .spawn()
             .unwrap_or_else(|e| panic!("starting {program}: {e}"))
     }
@@ -346,7 +348,7 @@ impl SlurmCluster {
 
     /// The last lines of every log and daemon output of the cluster.
     pub fn log_tails(&self) -> String {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(self.dir())
+        let mut files: Vec<PathBuf> = fs_err::read_dir(self.dir())
             .into_iter()
             .flatten()
             .flatten()
@@ -356,7 +358,7 @@ impl SlurmCluster {
         files.sort();
         let mut out = String::new();
         for f in files {
-            let text = std::fs::read_to_string(&f).unwrap_or_default();
+            let text = fs_err::read_to_string(&f).unwrap_or_default();
             let lines: Vec<&str> = text.lines().collect();
             let tail = &lines[lines.len().saturating_sub(15)..];
             out.push_str(&format!("== {} ==\n{}\n", f.display(), tail.join("\n")));
@@ -413,12 +415,12 @@ pub fn processes_using(hit: impl Fn(&Path) -> bool) -> BTreeSet<u32> {
             continue;
         }
         let proc_dir = PathBuf::from(format!("/proc/{pid}"));
-        let cwd = std::fs::read_link(proc_dir.join("cwd")).ok();
-        let fds = std::fs::read_dir(proc_dir.join("fd"))
+        let cwd = fs_err::read_link(proc_dir.join("cwd")).ok();
+        let fds = fs_err::read_dir(proc_dir.join("fd"))
             .into_iter()
             .flatten()
             .flatten()
-            .filter_map(|e| std::fs::read_link(e.path()).ok());
+            .filter_map(|e| fs_err::read_link(e.path()).ok());
         if cwd.into_iter().chain(fds).any(|p| hit(&p)) {
             out.insert(pid);
         }
@@ -427,7 +429,7 @@ pub fn processes_using(hit: impl Fn(&Path) -> bool) -> BTreeSet<u32> {
 }
 
 fn all_pids() -> Vec<u32> {
-    std::fs::read_dir("/proc")
+    fs_err::read_dir("/proc")
         .expect("/proc")
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse().ok())
@@ -439,7 +441,7 @@ fn all_pids() -> Vec<u32> {
 fn kill_with_descendants(pids: BTreeSet<u32>) {
     let mut children: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
     for pid in all_pids() {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let stat = fs_err::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
         // "pid (comm) state ppid ...": the command may hold spaces and parentheses.
         let ppid = stat
             .rsplit_once(')')
@@ -465,7 +467,7 @@ fn kill_with_descendants(pids: BTreeSet<u32>) {
 }
 
 fn write(path: &Path, text: &str) {
-    std::fs::write(path, text).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+    fs_err::write(path, text).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
 }
 
 /// A fresh munge key: 1024 random bytes, readable by its owner only (munged checks).
@@ -473,8 +475,8 @@ fn write_key(path: &Path) {
     use std::os::unix::fs::PermissionsExt;
     let mut key = vec![0u8; 1024];
     getrandom::fill(&mut key).expect("random bytes");
-    std::fs::write(path, &key).expect("the munge key");
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o400)).expect("chmod");
+    fs_err::write(path, &key).expect("the munge key");
+    fs_err::set_permissions(path, std::fs::Permissions::from_mode(0o400)).expect("chmod");
 }
 
 /// The cluster's `slurm.conf`: slurmctld on `ports[0]`, node `NODES[i]` on `ports[i + 1]`.

@@ -172,7 +172,7 @@ pub struct Trajectory {
 
 /// Reads the stored trajectory at `path`.
 pub fn read_file(path: &Path, pricing: &BTreeMap<String, Price>) -> std::io::Result<Trajectory> {
-    Ok(parse(&std::fs::read(path)?, pricing))
+    Ok(parse(&fs_err::read(path)?, pricing))
 }
 
 /// Normalises a stored trajectory.

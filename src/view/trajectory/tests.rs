@@ -11,7 +11,7 @@ fn fixture(name: &str) -> Vec<u8> {
     let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/trajectories")
         .join(name);
-    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    fs_err::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
 #[test]
