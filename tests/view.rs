@@ -680,3 +680,63 @@ fn the_static_export_holds_no_absolute_path_of_this_machine() {
     let b_exp = data_of(&std::fs::read_to_string(site_b.join("data/b/experiment.js")).unwrap());
     assert_eq!(b_exp["store"], "<store>");
 }
+
+/// Exporting again into the same folder replaces the earlier export whole: a comparison
+/// exported before is gone when the new export has none. A folder that is not an export is
+/// refused and left as it was.
+#[test]
+fn exporting_again_replaces_the_earlier_export_and_other_folders_are_refused() {
+    let sb = quickstart_applied();
+    let site = sb.path("site");
+    let export = |dir: &Path, compare: bool| {
+        let mut args = vec!["view", "--static", dir.to_str().unwrap(), "quickstart.toml"];
+        if compare {
+            args.extend(["--compare", "quickstart.toml"]);
+        }
+        sb.bench(&args)
+    };
+    let o = export(&site, true);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(site.join("data/compare.js").is_file());
+    assert!(site.join("data/b/experiment.js").is_file());
+
+    let o = export(&site, false);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!site.join("data/compare.js").exists());
+    assert!(!site.join("data/b").exists());
+    let exp = data_of(&std::fs::read_to_string(site.join("data/experiment.js")).unwrap());
+    assert_eq!(exp["compare"], serde_json::Value::Null);
+    // Exactly what an export into a new (here: empty) folder holds, and nothing left beside.
+    let fresh = sb.path("fresh");
+    std::fs::create_dir(&fresh).unwrap();
+    let o = export(&fresh, false);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(exported_files(&site), exported_files(&fresh));
+    let mut beside: Vec<String> = std::fs::read_dir(sb.dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("bench-view"))
+        .collect();
+    beside.sort();
+    assert!(beside.is_empty(), "{beside:?}");
+
+    // Not an export: refused, untouched.
+    let mine = sb.path("mine");
+    std::fs::create_dir(&mine).unwrap();
+    std::fs::write(mine.join("notes.txt"), "mine").unwrap();
+    let o = export(&mine, false);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("is not empty and not an export of `bench view --static`"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(exported_files(&mine), [("notes.txt".into(), "mine".into())]);
+    let o = export(&mine.join("notes.txt"), false);
+    assert!(!o.status.success());
+    assert_eq!(
+        std::fs::read_to_string(mine.join("notes.txt")).unwrap(),
+        "mine"
+    );
+}
