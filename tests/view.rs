@@ -589,3 +589,154 @@ fn compare_reads_the_other_experiment_from_the_store_given() {
     let cmp = data_of(&fs_err::read_to_string(out.join("data/compare.js")).unwrap());
     assert_eq!(cmp["changed"], 8, "{cmp}");
 }
+
+/// Every exported file's path (relative to `dir`) and text.
+fn exported_files(dir: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in fs_err::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().display().to_string();
+                out.push((rel, fs_err::read_to_string(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The static export is made to be shared: no file of it holds an absolute path of this
+/// machine (the experiment's directory, a store outside it, the home directory), in the logs of
+/// local runs (their workspaces are in the store) or in the pages, a comparison's included.
+#[test]
+fn the_static_export_holds_no_absolute_path_of_this_machine() {
+    let a = quickstart_applied();
+    let b = Sandbox::quickstart();
+    let shared = tempfile::tempdir().unwrap();
+    let store = shared.path().to_str().unwrap();
+    let o = b.bench(&["--store", store, "apply", "-q", "quickstart.toml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // `a` with its store beside it; `b` from a store elsewhere, compared with itself.
+    let (site_a, site_b) = (a.path("site"), a.path("site-b"));
+    let o = a.bench(&[
+        "view",
+        "--static",
+        site_a.to_str().unwrap(),
+        "quickstart.toml",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let other = b.manifest();
+    let other = other.to_str().unwrap();
+    let o = a.bench(&[
+        "--store",
+        store,
+        "view",
+        "--static",
+        site_b.to_str().unwrap(),
+        other,
+        "--compare",
+        other,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let mut forbidden = Vec::new();
+    for p in [a.dir.path(), b.dir.path(), shared.path()] {
+        forbidden.push(p.display().to_string());
+        forbidden.push(fs_err::canonicalize(p).unwrap().display().to_string());
+    }
+    if let Some(home) = std::env::var_os("HOME").filter(|h| h.len() > 1) {
+        forbidden.push(home.to_string_lossy().trim_end_matches('/').to_string());
+    }
+    for (site, workspaces) in [(&site_a, ".bench/tmp/ws-"), (&site_b, "<store>/tmp/ws-")] {
+        let files = exported_files(site);
+        assert!(files.len() > 100, "{}", files.len());
+        // The local runs' logs held such paths (tracebacks name files in the workspace).
+        assert!(
+            files.iter().any(|(_, text)| text.contains(workspaces)),
+            "no workspace path in {}",
+            site.display()
+        );
+        for (rel, text) in &files {
+            for f in &forbidden {
+                assert!(!text.contains(f.as_str()), "{rel} holds {f}");
+            }
+        }
+    }
+    let exp = data_of(&fs_err::read_to_string(site_a.join("data/experiment.js")).unwrap());
+    assert_eq!(
+        (&exp["manifest"], &exp["store"], &exp["report_out"]),
+        (
+            &"quickstart.toml".into(),
+            &".bench".into(),
+            &"reports/quickstart".into()
+        )
+    );
+    let cmp = data_of(&fs_err::read_to_string(site_b.join("data/compare.js")).unwrap());
+    assert_eq!(cmp["b"]["manifest"], "quickstart.toml");
+    let b_exp = data_of(&fs_err::read_to_string(site_b.join("data/b/experiment.js")).unwrap());
+    assert_eq!(b_exp["store"], "<store>");
+}
+
+/// Exporting again into the same folder replaces the earlier export whole: a comparison
+/// exported before is gone when the new export has none. A folder that is not an export is
+/// refused and left as it was.
+#[test]
+fn exporting_again_replaces_the_earlier_export_and_other_folders_are_refused() {
+    let sb = quickstart_applied();
+    let site = sb.path("site");
+    let export = |dir: &Path, compare: bool| {
+        let mut args = vec!["view", "--static", dir.to_str().unwrap(), "quickstart.toml"];
+        if compare {
+            args.extend(["--compare", "quickstart.toml"]);
+        }
+        sb.bench(&args)
+    };
+    let o = export(&site, true);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(site.join("data/compare.js").is_file());
+    assert!(site.join("data/b/experiment.js").is_file());
+
+    let o = export(&site, false);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!site.join("data/compare.js").exists());
+    assert!(!site.join("data/b").exists());
+    let exp = data_of(&fs_err::read_to_string(site.join("data/experiment.js")).unwrap());
+    assert_eq!(exp["compare"], serde_json::Value::Null);
+    // Exactly what an export into a new (here: empty) folder holds, and nothing left beside.
+    let fresh = sb.path("fresh");
+    fs_err::create_dir(&fresh).unwrap();
+    let o = export(&fresh, false);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(exported_files(&site), exported_files(&fresh));
+    let mut beside: Vec<String> = fs_err::read_dir(sb.dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("bench-view"))
+        .collect();
+    beside.sort();
+    assert!(beside.is_empty(), "{beside:?}");
+
+    // Not an export: refused, untouched.
+    let mine = sb.path("mine");
+    fs_err::create_dir(&mine).unwrap();
+    fs_err::write(mine.join("notes.txt"), "mine").unwrap();
+    let o = export(&mine, false);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("is not empty and not an export of `bench view --static`"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(exported_files(&mine), [("notes.txt".into(), "mine".into())]);
+    let o = export(&mine.join("notes.txt"), false);
+    assert!(!o.status.success());
+    assert_eq!(
+        fs_err::read_to_string(mine.join("notes.txt")).unwrap(),
+        "mine"
+    );
+}

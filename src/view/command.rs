@@ -15,6 +15,10 @@ fn report(e: ViewError) -> Report {
                 "name a manifest (`bench view pipelines/x.toml`) or the report directory it wrote",
             "{e}"
         ),
+        ViewError::NotAnExport { .. } => miette!(
+            help = "name a new or empty folder, or remove this one's content yourself",
+            "{e}"
+        ),
         other => miette!("{other}"),
     }
 }

@@ -71,6 +71,15 @@ impl Viewer {
         self
     }
 
+    /// The experiments shown: this one, then the one compared with it.
+    pub fn experiments(&self) -> Vec<&Experiment> {
+        let mut out = vec![&self.exp];
+        if let Some(other) = &self.other {
+            out.push(&other.exp);
+        }
+        out
+    }
+
     /// Every pair's outcome word.
     fn outcomes(&self) -> BTreeMap<PairKey, &'static str> {
         let partial = self.partial();

@@ -32,6 +32,10 @@ pub enum ViewError {
         #[source]
         source: Box<crate::manifest::ManifestError>,
     },
+    #[error(
+        "{dir} is not empty and not an export of `bench view --static` (no data/experiment.js written by bench): bench replaces only an earlier export"
+    )]
+    NotAnExport { dir: PathBuf },
     #[error("cannot write {path}: {source}")]
     Write {
         path: PathBuf,

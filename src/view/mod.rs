@@ -16,6 +16,7 @@ mod export;
 mod highlight;
 mod ids;
 mod paging;
+mod redact;
 mod server;
 mod source;
 pub mod trajectory;

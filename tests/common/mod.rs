@@ -149,8 +149,14 @@ pub fn executed(o: &Output) -> Vec<String> {
 /// Every file under `dir`, concatenated.
 pub fn everything(dir: &Path) -> Vec<u8> {
     let mut out = Vec::new();
-    for e in fs_err::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
+    let mut entries: Vec<PathBuf> = fs_err::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    entries.sort();
+    for p in entries {
         if p.is_dir() {
             out.extend(everything(&p));
         } else {
