@@ -72,6 +72,11 @@ experiment() {
   sed -e "s|^path = \"quickstart/tasks\"|path = \"$tasks\"|" \
     -e "s|^teams = \[\"oracle\", \"nop\", \"fixer\"\]|teams = $teams|" \
     "$ROOT/examples/quickstart.toml" >"$dir/quickstart.toml"
+  # A report's baseline must be one of its teams: without nop, the first team listed.
+  case $teams in
+  *'"nop"'*) ;;
+  *) sed -i -e "s|^baseline = \"nop\"|baseline = $(sed -E 's/^\[("[^"]*").*/\1/' <<<"$teams")|" "$dir/quickstart.toml" ;;
+  esac
   printf '%s\n' "$extra" >>"$dir/quickstart.toml"
 }
 
