@@ -237,10 +237,10 @@ fn name_summarised_skips(
     }
     let mut ids_of: HashMap<&str, Vec<&str>> = by_path.keys().map(|p| (*p, Vec::new())).collect();
     for line in super::common::lines(log) {
-        if !line
+        if line
             .as_bytes()
             .first()
-            .is_some_and(|b| !b.is_ascii_whitespace())
+            .is_none_or(|b| b.is_ascii_whitespace())
         {
             continue;
         }
