@@ -58,7 +58,8 @@
 //! SWE-bench's `parse_log_vitest` (vuejs/core) strips one trailing `12ms`, `12` or
 //! `[skipped]` only: a bare trailing number leaves the name (`case 12` is named `case`), and a
 //! decimal duration, a retry or repeat count or the heap figure stays in it; a tree line is
-//! named by its own title only. The `swebench-*` parsers keep upstream's behaviour.
+//! named by its own title only, and a coloured log (a terminal's) gives nothing, as upstream
+//! strips no colour code. The `swebench-*` parsers keep upstream's behaviour.
 
 use std::borrow::Cow;
 use std::sync::OnceLock;
