@@ -41,7 +41,9 @@
 //! A line with a count whose next symbol line is indented deeper opens a group; a test line
 //! below it is named as the flat lines name it, the groups above it and its own title joined
 //! with ` > ` (`src/sum.test.ts > sum > later`). A suite line of no test (`describe.todo`
-//! without a body, `(0)`) is not a test. The ` TS ` badge of a typecheck file is dropped.
+//! without a body, `(0)`) is not a test. The ` TS ` badge of a typecheck file is dropped, and
+//! v3's coloured project label (`unit  src/a.test.ts` once the colours are gone) becomes
+//! `|unit| src/a.test.ts`.
 //! Lines of tasks without a result yet (`·`, a spinner) only place the groups; a tree
 //! redrawn while running is read like the final one, which comes last and wins.
 //!
@@ -67,18 +69,6 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::common::{Collector, TestStatus, lines};
-
-/// A line that starts with one of vitest's state symbols: its indentation, the symbol and the
-/// rest (trimmed). Besides the result marks: `❯` (a failed or running suite), `·` (a task
-/// without a result yet) and the braille spinner frames of a running task, which only place a
-/// tree's groups.
-fn row_re() -> &'static Regex {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| {
-        Regex::new(r"^(\s*)(✓|√|×|✕|↓|❯|·|[\x{2800}-\x{28FF}])\s+(.+?)\s*$")
-            .unwrap_or_else(|e| panic!("invalid built-in regex: {e}"))
-    })
-}
 
 /// A test's text without the suffixes vitest appends.
 fn name_re() -> &'static Regex {
@@ -110,47 +100,61 @@ fn group_re() -> &'static Regex {
     })
 }
 
-/// One line with a state symbol.
+/// One line that starts with one of vitest's state symbols, then white space: its
+/// indentation, the symbol and the rest (trimmed, not empty). Besides the result marks: `❯` (a
+/// failed or running suite), `·` (a task without a result yet) and the braille spinner frames
+/// of a running task, which only place a tree's groups.
 struct Row<'a> {
     indent: usize,
-    mark: &'a str,
+    mark: char,
     text: &'a str,
 }
 
-fn rows(log: &str) -> Vec<Row<'_>> {
-    let re = row_re();
-    let mut out = Vec::new();
-    for line in lines(log) {
-        // Cheap pre-filter: every symbol is a non-ASCII character.
-        if line.is_ascii() {
-            continue;
-        }
-        let Some(caps) = re.captures(line) else {
-            continue;
-        };
-        let (Some(indent), Some(mark), Some(text)) = (caps.get(1), caps.get(2), caps.get(3)) else {
-            continue;
-        };
-        out.push(Row {
-            indent: indent.as_str().chars().count(),
-            mark: mark.as_str(),
-            text: text.as_str(),
-        });
+fn row(line: &str) -> Option<Row<'_>> {
+    let body = line.trim_start();
+    let mark = body.chars().next()?;
+    if !matches!(
+        mark,
+        '✓' | '√' | '×' | '✕' | '↓' | '❯' | '·' | '\u{2800}'..='\u{28FF}'
+    ) {
+        return None;
     }
-    out
+    let rest = &body[mark.len_utf8()..];
+    let text = rest.trim_start();
+    if text.len() == rest.len() {
+        return None;
+    }
+    let text = text.trim_end();
+    (!text.is_empty()).then(|| Row {
+        indent: line[..line.len() - body.len()].chars().count(),
+        mark,
+        text,
+    })
 }
 
-fn status(mark: &str) -> Option<TestStatus> {
+fn rows(log: &str) -> Vec<Row<'_>> {
+    lines(log)
+        // Cheap pre-filter: every symbol is a non-ASCII character.
+        .filter(|line| !line.is_ascii())
+        .filter_map(row)
+        .collect()
+}
+
+fn status(mark: char) -> Option<TestStatus> {
     match mark {
-        "✓" | "√" => Some(TestStatus::Pass),
-        "×" | "✕" => Some(TestStatus::Fail),
-        "↓" => Some(TestStatus::Skip),
+        '✓' | '√' => Some(TestStatus::Pass),
+        '×' | '✕' => Some(TestStatus::Fail),
+        '↓' => Some(TestStatus::Skip),
         _ => None,
     }
 }
 
-/// The name a test's text gives once the suffixes are removed.
+/// The name a test's (trimmed) text gives once the suffixes are removed.
 fn test_name(text: &str) -> &str {
+    // Every suffix ends in `s` (a duration), `)`, `]` or `d` (`… heap used`).
+    if !text.ends_with(['s', ')', ']', 'd']) {
+        return text;
+    }
     name_re()
         .captures(text)
         .and_then(|c| c.get(1))
@@ -158,24 +162,30 @@ fn test_name(text: &str) -> &str {
         .trim()
 }
 
-/// A file or suite's name, and the count of tests its line shows (`None`: no count).
-fn group(text: &str) -> (&str, Option<u64>) {
-    match group_re().captures(text) {
-        Some(c) => (
-            c.get(1).map_or(text, |m| m.as_str()).trim(),
-            c.get(2).and_then(|m| m.as_str().parse().ok()),
-        ),
-        None => (test_name(text), None),
+/// A file or suite line's name and the count of tests it shows; `None` for a line without a
+/// count.
+fn group(text: &str) -> Option<(&str, u64)> {
+    if !text.contains('(') {
+        return None;
     }
+    let c = group_re().captures(text)?;
+    Some((c.get(1)?.as_str().trim(), c.get(2)?.as_str().parse().ok()?))
 }
 
 /// A tree's top line names a file, maybe after a project name and the ` TS ` badge of a
 /// typecheck file (after the project name in v1/v2, before it in v3): the name as the flat
-/// lines spell the file, `|project| path`.
+/// lines spell the file, `|project| path`. On a colour terminal v3 prints the project name as
+/// a coloured label, ` unit ` without the bars, so two spaces follow it once the colours are
+/// gone (`unit  src/a.test.ts`).
 fn file_name(name: &str) -> Cow<'_, str> {
     let name = name.strip_prefix("TS ").map_or(name, str::trim_start);
     let Some(end) = name.strip_prefix('|').and_then(|r| r.find('|')) else {
-        return Cow::Borrowed(name);
+        return match name.split_once("  ") {
+            Some((label, path)) if !label.is_empty() && !label.contains(' ') => {
+                Cow::Owned(format!("|{label}| {}", path.trim_start()))
+            }
+            _ => Cow::Borrowed(name),
+        };
     };
     let (project, rest) = name.split_at(end + 2);
     let rest = rest.trim_start();
@@ -183,16 +193,16 @@ fn file_name(name: &str) -> Cow<'_, str> {
     Cow::Owned(format!("{project} {rest}"))
 }
 
-/// Whether a line outside a tree is a file's line (`✓ src/a.test.ts (3 tests) 5ms`, also
-/// after a project name), not a test: a flat test's name holds ` > ` after the path.
-fn is_file_line(text: &str) -> bool {
-    let (name, count) = group(text);
+/// Whether a group line outside a tree (its name before the count) is a file's line
+/// (`✓ src/a.test.ts (3 tests) 5ms`, also after a project name), not a test: a flat test's
+/// name holds ` > ` after the path.
+fn is_file_line(name: &str) -> bool {
     let name = file_name(name);
     let path = match name.strip_prefix('|').and_then(|r| r.split_once("| ")) {
         Some((_, path)) => path,
         None => &name,
     };
-    count.is_some() && !path.contains(char::is_whitespace)
+    !path.contains(char::is_whitespace)
 }
 
 pub(crate) fn parse(log: &str, out: &mut Collector) {
@@ -209,8 +219,10 @@ pub(crate) fn parse(log: &str, out: &mut Collector) {
         }
         // A tree's file or suite: a line with a count of tests, and the next line with a
         // symbol is indented deeper.
-        let (name, count) = group(row.text);
-        if count.is_some() && rows.get(i + 1).is_some_and(|next| next.indent > row.indent) {
+        let group = group(row.text);
+        if let Some((name, _)) = group
+            && rows.get(i + 1).is_some_and(|next| next.indent > row.indent)
+        {
             let name = if stack.is_empty() {
                 file_name(name).into_owned()
             } else {
@@ -223,13 +235,13 @@ pub(crate) fn parse(log: &str, out: &mut Collector) {
             continue;
         };
         if stack.is_empty() {
-            if !is_file_line(row.text) {
+            if !group.is_some_and(|(name, _)| is_file_line(name)) {
                 out.record(test_name(row.text), status);
             }
             continue;
         }
         // `describe.todo('name')` without a body: a suite line of no test.
-        if count == Some(0) {
+        if group.is_some_and(|(_, count)| count == 0) {
             continue;
         }
         full.clear();
@@ -285,6 +297,20 @@ mod tests {
                 ("|p| src/a.test-d.ts > flaky", Pass),
                 ("|p| src/a.test-d.ts > off > one", Skip),
                 ("|p| src/a.test-d.ts > case (3)", Pass),
+            ])
+        );
+    }
+
+    #[test]
+    fn a_v3_colour_label_is_the_project_name() {
+        // v3 on a colour terminal: ` ✓ ` + a ` unit ` label (the ` TS ` badge before it) + ` ` +
+        // the path; without the colour codes the label is a word before two spaces.
+        let log = " ✓  TS   unit  src/a.test-d.ts (1 test) 3ms\n   ✓ types\n ✓  e2e  src/b.test.ts (1 test) 2ms\n   ✓ works\n";
+        assert_eq!(
+            parsed(log),
+            names(&[
+                ("|unit| src/a.test-d.ts > types", Pass),
+                ("|e2e| src/b.test.ts > works", Pass),
             ])
         );
     }
