@@ -6,12 +6,14 @@
 #
 # Needs: python3 (+ venv/pip, reaching PyPI for pytest, pytest-reportlog and Django; without
 # Django its fixture is skipped with a message), cargo, go,
-# cmake/ctest (>= 3.21 for --output-junit), node (>= 20). On Debian:
+# cmake/ctest (>= 3.21 for --output-junit), node (>= 20), npm and script(1) for vitest. On Debian:
 #   apt-get install -y golang-go cmake nodejs
 # Frameworks whose runner is missing are skipped with a warning.
 #
-# Hand-written fixtures (jest, vitest, maven, dotnet and the hand-written cases of other
-# parsers, see tests/fixtures/logs/README.md) are not touched.
+# vitest 1.x and 2.x (the vitest/v1-* and v2-* fixtures) need npm and the npm registry; where
+# it cannot be reached the script says so and keeps those fixtures, which were written from
+# the reporters' source. Hand-written fixtures (jest, the other vitest cases, maven, dotnet and
+# the hand-written cases of other parsers, see tests/fixtures/logs/README.md) are not touched.
 #
 # Usage: scripts/gen-log-fixtures.sh [WORKDIR]   (default /tmp/bench-logfix; wiped first,
 # fixed so that paths inside the logs are stable between regenerations)
@@ -34,7 +36,7 @@ DJANGO_VERSION=5.2.19
 NODE_MAJOR=20
 
 have() { command -v "$1" >/dev/null 2>&1; }
-# ONLY="pytest unittest django cargo go ctest node junit" (default: all) limits the run.
+# ONLY="pytest unittest django cargo go ctest node vitest junit" (default: all) limits the run.
 want() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
 say() { printf '== %s\n' "$*" >&2; }
 # write FRAMEWORK CASE LOGFILE EXPECTED_JSON_FILE
@@ -205,6 +207,44 @@ elif have node; then
   put tap node-test-groups "$WORK/node-groups.tap.log" "$WORK/node-leaf.json"
 else
   say "node not found: skipping"
+fi
+
+# ---------------------------------------------------------------- vitest 1.x and 2.x
+# `vitest run --reporter=verbose` of the pinned versions on demo/vitest, twice each: stdout a
+# file (the flat lines; vitest prints none for a test without a result, such as a todo) and
+# under script(1) (a terminal: the redrawn tree, then the final tree that names every test).
+# The truth is vitest-reporter.mjs, a second reporter of the same run. vitest comes from npm
+# only: Debian and PyPI do not package it. Without npm or the registry the committed
+# vitest/v1-* and v2-* fixtures stay; they were written from the reporters' source of the
+# same tags (tests/fixtures/logs/README.md).
+VITEST_VERSIONS="1.6.1 2.1.8"
+vitest_run() { # VERSION MODE LOG
+  local cmd=(./node_modules/.bin/vitest run --reporter=verbose --reporter="$HELP/vitest-reporter.mjs")
+  if [ "$2" = pipe ]; then
+    env -u CI BENCH_VITEST_RESULTS="$WORK/vitest-$1-$2.jsonl" "${cmd[@]}" >"$3" 2>&1 || true
+  else
+    env -u CI TERM=xterm-256color BENCH_VITEST_RESULTS="$WORK/vitest-$1-$2.jsonl" \
+      script -qefc "${cmd[*]}" "$3" >/dev/null 2>&1 || true
+  fi
+}
+if ! want vitest; then
+  :
+elif ! have npm || ! have script; then
+  say "vitest: npm or script(1) not found: the committed vitest/v1-* and v2-* fixtures (written from the reporters' source of vitest $VITEST_VERSIONS) stay"
+else
+  for v in $VITEST_VERSIONS; do
+    say "vitest $v"
+    rm -rf "$WORK/vitest/node_modules" "$WORK/vitest/package-lock.json"
+    if ! (cd "$WORK/vitest" && npm install --no-save --no-audit --no-fund --silent --fetch-retries=1 "vitest@$v" >/dev/null 2>&1); then
+      say "vitest $v cannot be installed: npm install failed (npm registry unreachable? Debian and PyPI do not package vitest): the committed vitest/v${v%%.*}-verbose-* fixtures, written from vitest $v's reporter source, stay"
+      continue
+    fi
+    for mode in pipe tty; do
+      (cd "$WORK/vitest" && vitest_run "$v" "$mode" "$WORK/vitest-$v-$mode.log")
+      $TRUTH vitest "$WORK/vitest-$v-$mode.jsonl" "$mode" >"$WORK/vitest-$v-$mode.json"
+      put vitest "v${v%%.*}-verbose-$mode" "$WORK/vitest-$v-$mode.log" "$WORK/vitest-$v-$mode.json"
+    done
+  done
 fi
 
 # ---------------------------------------------------------------- junit-xml

@@ -22,6 +22,10 @@ stdout.
     truth.py ctest-junit FILE       (ctest --output-junit, read with CTest's own verdicts)
     truth.py node FILE {leaf|path}  (JSONL written by reporter.mjs; leaf: a test's own name,
                                     path: its groups' names and its own joined by ' > ')
+    truth.py vitest FILE {pipe|tty} (JSONL written by vitest-reporter.mjs; pipe: only the tests
+                                    whose result reached the reporters, which vitest 1.x/2.x
+                                    print a line for off a terminal; tty: every test, as the
+                                    final tree lists them)
 """
 import json
 import sys
@@ -212,6 +216,23 @@ def node(path, naming):
     return out
 
 
+def vitest(path, mode):
+    # Records of vitest-reporter.mjs. bench's rule (vitest.rs, docs/parsers.md): pass, fail,
+    # and skip for skipped and todo tests alike. Off a terminal vitest 1.x/2.x print no line
+    # for a test without a result (todo, `it.skip`), so `pipe` leaves those out.
+    out = {}
+    for line in open(path, encoding="utf-8"):
+        rec = json.loads(line)
+        if mode == "pipe" and not rec["reported"]:
+            continue
+        if rec["mode"] in ("skip", "todo") or rec["state"] in ("skip", "todo", None):
+            status = "skip"
+        else:
+            status = "pass" if rec["state"] == "pass" else "fail"
+        out[rec["name"]] = status
+    return out
+
+
 def main(argv):
     kind, rest = argv[1], argv[2:]
     result = {
@@ -223,6 +244,7 @@ def main(argv):
         "junit-log": lambda: junit_log(rest[0]),
         "ctest-junit": lambda: ctest_junit(rest[0]),
         "node": lambda: node(rest[0], rest[1]),
+        "vitest": lambda: vitest(rest[0], rest[1]),
     }[kind]()
     json.dump(result, sys.stdout, indent=2, sort_keys=True, ensure_ascii=False)
     sys.stdout.write("\n")

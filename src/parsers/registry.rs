@@ -118,7 +118,7 @@ const PARSERS: &[(&str, ParseFn, Reads)] = &[
     ("swebench-vitest", swebench::vitest, Reads::Raw),
     ("tap", tap::parse, Reads::Lines),
     ("unittest", unittest::parse, Reads::Whole),
-    ("vitest", vitest::parse, Reads::Lines),
+    ("vitest", vitest::parse, Reads::Whole),
 ];
 
 /// Bytes read at a time by [`parse_log_stream`]: small enough to stay in cache, large enough

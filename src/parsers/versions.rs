@@ -46,7 +46,7 @@ const VERSIONS: &[(&str, u32)] = &[
     ("swebench-vitest", 1),
     ("tap", 3),
     ("unittest", 3),
-    ("vitest", 2),
+    ("vitest", 3),
 ];
 
 /// The version of the runner of datasets' Python parser scripts (`script.rs`: the wrapper, the
