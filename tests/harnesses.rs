@@ -476,3 +476,40 @@ fn a_missing_agent_program_is_named_before_anything_runs() {
     let o = run(&sb, &["apply", "agents.toml"], &[("PATH", &path)]);
     assert!(!stderr(&o).contains("not on PATH"), "{}", stderr(&o));
 }
+
+/// Issue 48: Codex 0.162 ignores `OPENAI_BASE_URL`; a codex harness that passes it in `env`
+/// (the convention of OpenAI's clients) would send its runs to api.openai.com. Apply refuses
+/// before any node, naming the harness, the variable and the setting that works; with that
+/// setting the same manifest passes preflight.
+#[test]
+fn a_variable_codex_ignores_is_refused_before_anything_runs() {
+    let sb = Sandbox::quickstart();
+    let body = PIPELINE.replace("TEAMS", r#"["cx"]"#)
+        + "\n[teams]\ncx = \"solo:worker=codex@gpt-6-luna\"\n\n[harnesses.codex]\nenv = [\"CODEX_API_KEY\", \"OPENAI_BASE_URL\"]\n";
+    manifest(&sb, &body);
+    let url = "http://127.0.0.1:9/v1";
+    let o = run(&sb, &["apply", "agents.toml"], &[("OPENAI_BASE_URL", url)]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o)
+        .split_whitespace()
+        .filter(|w| *w != "│")
+        .collect::<Vec<_>>()
+        .join(" ");
+    for needle in [
+        "harness `codex` (run by team `cx`) passes OPENAI_BASE_URL in `env`, which codex 0.162.1 ignores (its runs would go to api.openai.com)",
+        &format!("set `[harnesses.codex] base_url = \"{url}\"` instead"),
+        "nothing was run",
+    ] {
+        assert!(err.contains(needle), "lacks {needle:?}:\n{err}");
+    }
+    assert!(!sb.path(".bench/actions").exists() || walk_count(&sb.path(".bench/actions")) == 0);
+    // The fix: `base_url`, the variable out of `env`.
+    let text = sb.read("agents.toml").replace(
+        "env = [\"CODEX_API_KEY\", \"OPENAI_BASE_URL\"]",
+        &format!("env = [\"CODEX_API_KEY\"]\nbase_url = \"{url}\""),
+    );
+    std::fs::write(sb.path("agents.toml"), text).unwrap();
+    let o = run(&sb, &["apply", "agents.toml"], &[("OPENAI_BASE_URL", url)]);
+    assert!(!stderr(&o).contains("ignores"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("nothing was run"), "{}", stderr(&o));
+}

@@ -450,6 +450,19 @@ async fn a_browser_goes_from_the_experiment_to_a_failed_pairs_diff_test_and_tool
             .as_str()
             .contains("team=fixer")
     );
+    // An outcome looks like the link it is, and its row opens the pair too.
+    let looks = c
+        .execute(
+            "var a = document.querySelector('#pairs tr.pair a.o'), s = getComputedStyle(a); \
+             return [s.cursor, s.textDecorationLine, getComputedStyle(a.closest('tr')).cursor];",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        looks,
+        serde_json::json!(["pointer", "underline", "pointer"])
+    );
     // Click the failed task that has a patch.
     let link = c
         .find(Locator::XPath(&format!(
@@ -459,6 +472,48 @@ async fn a_browser_goes_from_the_experiment_to_a_failed_pairs_diff_test_and_tool
         .expect("slugify is a failed fixer pair");
     link.click().await.unwrap();
     pair_page_shows_the_evidence(&c).await;
+    // Previous and next failure in the list it was opened from (the fixer's pairs by outcome,
+    // descending), computed here from the data.
+    let exp = data_of(&v.get("data/experiment.js").1);
+    let (prev, next) = failures_beside(&exp, SLUGIFY);
+    assert!(prev.is_some() || next.is_some(), "no other failure");
+    for (id, want) in [("prev-failure", &prev), ("next-failure", &next)] {
+        let found = c.find_all(Locator::Css(&format!("a#{id}"))).await.unwrap();
+        match (want, found.first()) {
+            (Some(task), Some(a)) => {
+                let href = a.attr("href").await.unwrap().unwrap();
+                let path = format!("#/pair/{}/fixer/0?", enc(task));
+                assert!(
+                    href.starts_with(&path) && href.contains("team=fixer"),
+                    "{href}"
+                );
+            }
+            (None, None) => {
+                c.find(Locator::Css(&format!("span#{id}"))).await.unwrap();
+            }
+            (want, found) => panic!("{id}: want {want:?}, found a link: {}", found.is_some()),
+        }
+    }
+    let (id, task) = match (&next, &prev) {
+        (Some(t), _) => ("next-failure", t),
+        (None, Some(t)) => ("prev-failure", t),
+        _ => unreachable!(),
+    };
+    c.find(Locator::Css(&format!("a#{id}")))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    ready(&c).await;
+    let h1 = c
+        .find(Locator::Css("h1"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(h1.starts_with(&format!("{task} · fixer")), "{h1}");
 
     // A pasted pair URL opens that pair directly.
     let pasted = format!("{}#/pair/{}/fixer/0?tab=diff", v.url, enc(SLUGIFY));
@@ -483,9 +538,22 @@ async fn a_browser_goes_from_the_experiment_to_a_failed_pairs_diff_test_and_tool
     c.goto(&file_url).await.unwrap();
     let text = ready(&c).await;
     assert!(text.contains("24 of 24 pairs"), "{text}");
-    c.goto(&format!("{file_url}#/pair/{}/fixer/0", enc(SLUGIFY)))
-        .await
-        .unwrap();
+    // A click anywhere on a row (here its team cell) opens its pair.
+    c.find(Locator::XPath(&format!(
+        "//tr[contains(@class,'pair')][td/a[text()='{SLUGIFY}']][@data-team='fixer']/td[2]"
+    )))
+    .await
+    .unwrap()
+    .click()
+    .await
+    .unwrap();
+    ready(&c).await;
+    let url = c.current_url().await.unwrap();
+    assert!(
+        url.as_str()
+            .ends_with(&format!("#/pair/{}/fixer/0", enc(SLUGIFY))),
+        "{url}"
+    );
     pair_page_shows_the_evidence(&c).await;
     c.goto(&format!("{file_url}#/task/{}", enc(SLUGIFY)))
         .await
@@ -496,6 +564,26 @@ async fn a_browser_goes_from_the_experiment_to_a_failed_pairs_diff_test_and_tool
         "{text}"
     );
     c.close().await.unwrap();
+}
+
+/// The tasks of the previous and the next fixer pair not resolved around `task`'s, in the
+/// fixer's pairs sorted by outcome, descending (the page's order: outcome, then task, team and
+/// replicate, the whole order reversed).
+fn failures_beside(exp: &serde_json::Value, task: &str) -> (Option<String>, Option<String>) {
+    let mut rows: Vec<(String, String)> = exp["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p[1] == "fixer")
+        .map(|p| (p[3].as_str().unwrap().into(), p[0].as_str().unwrap().into()))
+        .collect();
+    rows.sort();
+    rows.reverse();
+    let i = rows.iter().position(|r| r.1 == task).unwrap();
+    let failed = |r: &&(String, String)| r.0 != "resolved";
+    let prev = rows[..i].iter().rev().find(failed).map(|r| r.1.clone());
+    let next = rows[i + 1..].iter().find(failed).map(|r| r.1.clone());
+    (prev, next)
 }
 
 #[test]

@@ -3,9 +3,12 @@
 //! instead of every solve failing with exit 127. On the local backend the program must be on
 //! bench's PATH (agents get that PATH); on docker a harness with an `install` recipe builds its
 //! program into the agent image (an install that fails is an error naming its output), and one
-//! without a recipe runs what the task image has, which only the image can tell. Not here: the
-//! environment variables and prices (app's preflight, which calls this per harness), the
-//! script files (validated on load).
+//! without a recipe runs what the task image has, which only the image can tell. Also here: a
+//! variable passed in a harness's `env` that its pinned CLI is known to ignore (Codex 0.162
+//! reads no `OPENAI_BASE_URL`: its runs would go to api.openai.com), refused with the setting
+//! that works, on every backend. Not here: whether the environment variables are set and the
+//! prices (app's preflight, which calls this per harness), the script files (validated on
+//! load).
 
 use std::path::{Path, PathBuf};
 
@@ -32,6 +35,63 @@ pub fn missing_program(name: &str, h: &Harness, teams: &[&str]) -> Option<String
         teams.join(", "),
         fix(name, h, &program)
     ))
+}
+
+/// A variable a CLI ignores though its vendor's other clients read it.
+struct Ignored {
+    /// The CLI's program.
+    program: &'static str,
+    variable: &'static str,
+    /// What happens when a user relies on it.
+    effect: &'static str,
+    /// The harness setting that does what the variable would, and whether a harness sets it.
+    setting: &'static str,
+    set: fn(&Harness) -> bool,
+}
+
+const IGNORED: &[Ignored] = &[Ignored {
+    program: "codex",
+    variable: "OPENAI_BASE_URL",
+    effect: "its runs would go to api.openai.com",
+    setting: "base_url",
+    set: |h| h.base_url.is_some(),
+}];
+
+/// The problems with harness `name`, run by `teams`, passing in its `env` a variable its
+/// program ignores: the harness, the variable, what would happen, and the setting to use
+/// instead (with the value the environment holds now, when it is a plain URL). Empty when
+/// there is none, or when the harness has that setting (it wins: bench passes it).
+pub fn ignored_variables(name: &str, h: &Harness, teams: &[&str]) -> Vec<String> {
+    if h.kind != HarnessKind::Command {
+        return Vec::new();
+    }
+    let Some(program) = h.command.as_deref().and_then(program_of) else {
+        return Vec::new();
+    };
+    let program = program.rsplit('/').next().unwrap_or_default();
+    let teams: Vec<String> = teams.iter().map(|t| format!("`{t}`")).collect();
+    let version = h
+        .version
+        .as_deref()
+        .map(|v| format!(" {v}"))
+        .unwrap_or_default();
+    IGNORED
+        .iter()
+        .filter(|i| i.program == program && h.env.iter().any(|v| v == i.variable) && !(i.set)(h))
+        .map(|i| {
+            let value = std::env::var(i.variable)
+                .ok()
+                .filter(|v| v.starts_with("http") && !v.contains(['@', '"', '\\']))
+                .unwrap_or_else(|| "...".to_string());
+            format!(
+                "harness `{name}` (run by team {}) passes {var} in `env`, which {program}{version} ignores ({effect}); set `[harnesses.{name}] {setting} = \"{value}\"` instead (bench passes it the way {program} reads it) and take {var} out of `env`",
+                teams.join(", "),
+                var = i.variable,
+                effect = i.effect,
+                setting = i.setting,
+            )
+        })
+        .collect()
 }
 
 /// What to do about a missing program.
@@ -142,6 +202,55 @@ mod tests {
             program_of("A=1 B='x' /usr/bin/env true").as_deref(),
             Some("/usr/bin/env")
         );
+    }
+
+    fn harness(command: &str, env: &[&str], base_url: Option<&str>) -> Harness {
+        Harness {
+            name: "h".into(),
+            kind: HarnessKind::Command,
+            command: Some(command.into()),
+            script: None,
+            files: None,
+            env: env.iter().map(|v| v.to_string()).collect(),
+            usage: None,
+            install: Vec::new(),
+            install_files: Vec::new(),
+            version: Some("0.162.1".into()),
+            own_files: Vec::new(),
+            endpoints: Vec::new(),
+            base_url: base_url.map(String::from),
+            caches: Vec::new(),
+            runtime: None,
+            path: None,
+        }
+    }
+
+    #[test]
+    fn a_variable_codex_ignores_is_refused_with_the_setting_that_works() {
+        let builtin: toml::Table =
+            toml::from_str(crate::harness::BUILTIN_HARNESSES).expect("builtin.toml");
+        let codex = builtin["codex"]["command"].as_str().expect("command");
+        let env = ["CODEX_API_KEY", "OPENAI_BASE_URL"];
+        let problems = ignored_variables("gw", &harness(codex, &env, None), &["solo", "best"]);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        let p = &problems[0];
+        for needle in [
+            "harness `gw` (run by team `solo`, `best`) passes OPENAI_BASE_URL in `env`",
+            "which codex 0.162.1 ignores (its runs would go to api.openai.com)",
+            "set `[harnesses.gw] base_url = ",
+            "take OPENAI_BASE_URL out of `env`",
+        ] {
+            assert!(p.contains(needle), "{needle}: {p}");
+        }
+        // With `base_url` set, without the variable, or another program: nothing to say.
+        let url = Some("http://127.0.0.1:4000/v1");
+        assert!(ignored_variables("gw", &harness(codex, &env, url), &["solo"]).is_empty());
+        let key_only = harness(codex, &["CODEX_API_KEY"], None);
+        assert!(ignored_variables("gw", &key_only, &["solo"]).is_empty());
+        let aider = harness("aider --model x", &env, None);
+        assert!(ignored_variables("gw", &aider, &["solo"]).is_empty());
+        let by_path = harness("/opt/bench/codex/bin/codex exec", &env, None);
+        assert_eq!(ignored_variables("gw", &by_path, &["solo"]).len(), 1);
     }
 
     #[test]

@@ -378,12 +378,18 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
             }
         }
     }
-    // On the host (no images to install programs into), each harness's program must be there.
-    if !backend.uses_images() {
-        problems.extend(programs.iter().filter_map(|(h, teams)| {
-            let teams: Vec<&str> = teams.iter().copied().collect();
-            crate::harness::preflight::missing_program(h, &m.harnesses[*h], &teams)
-        }));
+    for (h, teams) in &programs {
+        let teams: Vec<&str> = teams.iter().copied().collect();
+        let harness = &m.harnesses[*h];
+        problems.extend(crate::harness::preflight::ignored_variables(
+            h, harness, &teams,
+        ));
+        // On the host (no images to install programs into), each harness's program must be there.
+        if !backend.uses_images() {
+            problems.extend(crate::harness::preflight::missing_program(
+                h, harness, &teams,
+            ));
+        }
     }
     if !missing_env.is_empty() {
         problems.push(format!(

@@ -192,10 +192,52 @@
     { key: 'language', label: 'language' }, { key: 'flags', label: 'audit flags' }];
   var FILTERS = [['team', 'team'], ['repo', 'repository'], ['language', 'language'], ['outcome', 'outcome'], ['flag', 'audit flag']];
 
+  // The pairs table's rows for `query` (its filters and sort), in its order; `ci` maps a
+  // column name to its index in a row.
+  var LIST_KEYS = ['team', 'repo', 'language', 'outcome', 'flag', 'task', 'sort', 'desc'];
+  function listQuery(query) {
+    var q = {};
+    LIST_KEYS.forEach(function (k) { if (query[k]) q[k] = query[k]; });
+    return q;
+  }
+  function sortOf(query) { return { key: query.sort || 'task', desc: query.desc === '1' }; }
+  function columns(x) { var ci = {}; x.columns.forEach(function (c, i) { ci[c] = i; }); return ci; }
+  function listed(x, query) {
+    var ci = columns(x);
+    var rows = x.pairs.filter(function (p) {
+      if (query.team && p[ci.team] !== query.team) return false;
+      if (query.repo && (p[ci.repo] || '—') !== query.repo) return false;
+      if (query.language && (p[ci.language] || '—') !== query.language) return false;
+      if (query.outcome && p[ci.outcome] !== query.outcome) return false;
+      if (query.flag === 'any' && !p[ci.flags].length) return false;
+      if (query.flag === 'none' && p[ci.flags].length) return false;
+      if (query.flag && query.flag !== 'any' && query.flag !== 'none' && p[ci.flags].indexOf(query.flag) < 0) return false;
+      if (query.task && String(p[ci.task]).toLowerCase().indexOf(query.task.toLowerCase()) < 0) return false;
+      return true;
+    });
+    var sort = sortOf(query), si = ci[sort.key];
+    rows.sort(function (a, b) {
+      var u = a[si], v = b[si];
+      if (Array.isArray(u)) { u = u.length; v = v.length; }
+      var c = u == null ? (v == null ? 0 : 1) : v == null ? -1 : u < v ? -1 : u > v ? 1 : 0;
+      if (c === 0) c = a[ci.task] < b[ci.task] ? -1 : a[ci.task] > b[ci.task] ? 1 : a[ci.team] < b[ci.team] ? -1 : a[ci.team] > b[ci.team] ? 1 : a[ci.replicate] - b[ci.replicate];
+      return sort.desc ? -c : c;
+    });
+    return rows;
+  }
+  // A table row that opens `href` when clicked anywhere but on another link.
+  function rowLink(tr, href) {
+    tr.setAttribute('data-href', href);
+    tr.addEventListener('click', function (e) {
+      if (e.target.closest('a, button, input, select')) return;
+      location.hash = href;
+    });
+    return tr;
+  }
+
   function experiment(query) {
     return load('experiment').then(function (x) {
-      var doc = x.document, ci = {};
-      x.columns.forEach(function (c, i) { ci[c] = i; });
+      var doc = x.document, ci = columns(x);
       setPage(x.name, []);
       var m = main(); m.textContent = '';
       add(m, [h('h1', { text: x.name }), x.description ? h('p', { text: x.description }) : null,
@@ -231,37 +273,18 @@
       add(bar, h('label', {}, 'task', search));
       add(m, [h('h2', { text: 'Pairs' }), bar]);
       // Filter, sort, page.
-      var rows = x.pairs.filter(function (p) {
-        if (query.team && p[ci.team] !== query.team) return false;
-        if (query.repo && (p[ci.repo] || '—') !== query.repo) return false;
-        if (query.language && (p[ci.language] || '—') !== query.language) return false;
-        if (query.outcome && p[ci.outcome] !== query.outcome) return false;
-        if (query.flag === 'any' && !p[ci.flags].length) return false;
-        if (query.flag === 'none' && p[ci.flags].length) return false;
-        if (query.flag && query.flag !== 'any' && query.flag !== 'none' && p[ci.flags].indexOf(query.flag) < 0) return false;
-        if (query.task && String(p[ci.task]).toLowerCase().indexOf(query.task.toLowerCase()) < 0) return false;
-        return true;
-      });
-      var sort = { key: query.sort || 'task', desc: query.desc === '1' };
-      var si = ci[sort.key];
-      rows.sort(function (a, b) {
-        var u = a[si], v = b[si];
-        if (Array.isArray(u)) { u = u.length; v = v.length; }
-        var c = u == null ? (v == null ? 0 : 1) : v == null ? -1 : u < v ? -1 : u > v ? 1 : 0;
-        if (c === 0) c = a[ci.task] < b[ci.task] ? -1 : a[ci.task] > b[ci.task] ? 1 : a[ci.team] < b[ci.team] ? -1 : a[ci.team] > b[ci.team] ? 1 : a[ci.replicate] - b[ci.replicate];
-        return sort.desc ? -c : c;
-      });
+      var sort = sortOf(query), rows = listed(x, query), list = listQuery(query);
       var pages = Math.max(1, Math.ceil(rows.length / PAGE_ROWS));
       var page = Math.min(pages - 1, Math.max(0, parseInt(query.page || '0', 10) || 0));
       var shown = rows.slice(page * PAGE_ROWS, (page + 1) * PAGE_ROWS).map(function (p) {
-        var href = pairHref(p[ci.task], p[ci.team], p[ci.replicate]);
-        return h('tr', { class: 'pair', 'data-outcome': p[ci.outcome], 'data-team': p[ci.team] },
+        var href = pairHref(p[ci.task], p[ci.team], p[ci.replicate]) + queryString(list);
+        return rowLink(h('tr', { class: 'pair', 'data-outcome': p[ci.outcome], 'data-team': p[ci.team] },
           h('td', {}, h('a', { class: 'task', href: taskHref(p[ci.task]), text: p[ci.task] })),
           h('td', { text: p[ci.team] }), h('td', { class: 'num', text: p[ci.replicate] }),
           h('td', {}, outcome(p[ci.outcome], href)),
           h('td', { class: 'num', text: usd(p[ci.cost_usd]) }), h('td', { class: 'num', text: secs(p[ci.wall_time_s]) }),
           h('td', { text: p[ci.repo] || '—' }), h('td', { text: p[ci.language] || '—' }),
-          h('td', {}, p[ci.flags].map(function (f) { return h('span', { class: 'flag', text: f }); })));
+          h('td', {}, p[ci.flags].map(function (f) { return h('span', { class: 'flag', text: f }); }))), href);
       });
       add(m, [h('p', { class: 'muted', id: 'count', text: rows.length + ' of ' + x.pairs.length + ' pairs' }),
         pager(page, pages, function (k) { go({ page: k ? String(k) : '' }); }),
@@ -287,12 +310,12 @@
       setPage(t, [h('a', { href: '#/' + PRE, text: exp.name }), t]);
       var m = main(); m.textContent = '';
       var rows = x.pairs.map(function (p) {
-        return h('tr', { class: 'pair', 'data-team': p.team },
+        return rowLink(h('tr', { class: 'pair', 'data-team': p.team },
           h('td', { text: p.team }), h('td', { class: 'num', text: p.replicate }),
           h('td', {}, outcome(p.outcome, pairHref(t, p.team, p.replicate)), p.reason ? h('div', { class: 'small muted', text: p.reason }) : null),
           h('td', { class: 'num', text: usd(p.cost_usd) }), h('td', { class: 'num', text: secs(p.wall_time_s) }),
           h('td', { class: 'num', text: p.input_tokens == null ? '—' : p.input_tokens + ' / ' + p.output_tokens }),
-          h('td', { class: 'num', text: p.flags ? p.flags + ' flags' : '' }));
+          h('td', { class: 'num', text: p.flags ? p.flags + ' flags' : '' })), pairHref(t, p.team, p.replicate));
       });
       add(m, [h('h1', { text: t }),
         kv([['repository', x.repo], ['language', x.language], ['created', x.created_at],
@@ -386,16 +409,42 @@
     });
     return table([{ label: 'list' }, { label: 'test' }, { label: 'expected' }, { label: 'got' }], rows, { id: 'tests', cls: 'tests' });
   }
+  // The previous and next failure (a pair not resolved) in the pairs table the pair was
+  // opened from (its filters and sort ride in the pair's URL), else in the whole table.
+  function failureNav(exp, t, team, rep, query) {
+    var ci = columns(exp), list = listQuery(query), rows = listed(exp, list);
+    function at(rs) {
+      for (var k = 0; k < rs.length; k++) if (rs[k][ci.task] === t && rs[k][ci.team] === team && rs[k][ci.replicate] === rep) return k;
+      return -1;
+    }
+    var i = at(rows);
+    if (i < 0) { list = {}; rows = listed(exp, list); i = at(rows); }
+    var keep = queryString(Object.assign({}, list, query.tab ? { tab: query.tab } : {}));
+    function failed(p) { return p[ci.outcome] !== 'resolved'; }
+    function find(step) {
+      for (var k = i + step; i >= 0 && k >= 0 && k < rows.length; k += step) if (failed(rows[k])) return rows[k];
+      return null;
+    }
+    function link(p, id, label) {
+      if (!p) return h('span', { class: 'muted', id: id, text: label });
+      return h('a', { id: id, href: pairHref(p[ci.task], p[ci.team], p[ci.replicate]) + keep, text: label,
+        title: p[ci.task] + ' · ' + p[ci.team] + ' #' + p[ci.replicate] + ': ' + p[ci.outcome] });
+    }
+    return h('p', { class: 'failure-nav' }, link(find(-1), 'prev-failure', '‹ previous failure'), ' · ',
+      link(find(1), 'next-failure', 'next failure ›'),
+      h('span', { class: 'muted small', text: '  ' + rows.filter(failed).length + ' of ' + rows.length + ' pairs not resolved' + (Object.keys(list).length ? ' in this list' : '') }));
+  }
   function pair(t, team, rep, query) {
     return Promise.all([load('pair/' + enc(t) + '/' + enc(team) + '/' + rep), load('experiment')]).then(function (r) {
       var x = r[0], exp = r[1];
       setPage(t + ' · ' + team, [h('a', { href: '#/' + PRE, text: exp.name }), h('a', { href: taskHref(t), text: t }), team + ' #' + rep]);
       var m = main(); m.textContent = '';
       var s = x.solve && x.solve.output && x.solve.output.solve, g = x.grade && x.grade.output;
-      add(m, [h('h1', {}, t, ' · ', team, ' · ', outcome(x.outcome)),
+      var list = queryString(listQuery(query));
+      add(m, [h('h1', {}, t, ' · ', team, ' · ', outcome(x.outcome)), failureNav(exp, t, team, rep, query),
         h('p', {}, 'other teams: ', x.teams.filter(function (o) { return o !== team; }).map(function (o) {
-          return [h('a', { href: pairHref(t, o, rep), text: o }), ' '];
-        }), x.replicates.length > 1 ? [' · replicates: ', x.replicates.map(function (k) { return [h('a', { href: pairHref(t, team, k), text: '#' + k }), ' ']; })] : null),
+          return [h('a', { href: pairHref(t, o, rep) + list, text: o }), ' '];
+        }), x.replicates.length > 1 ? [' · replicates: ', x.replicates.map(function (k) { return [h('a', { href: pairHref(t, team, k) + list, text: '#' + k }), ' ']; })] : null),
         kv([['outcome', outcome(x.outcome)], ['reason', x.reason || undefined], ['cost', usd(x.cost_usd)], ['time', secs(x.wall_time_s)],
           ['repository', x.repo], ['language', x.language],
           ['solve', s ? ('exit ' + num(s.exit_code) + (s.timed_out ? ', timed out' : '') + (s.solve_error ? ', ' + s.solve_error : '') + (s.redacted ? ', scrubbed' : '') + ', ' + s.patch_bytes + ' patch bytes') : '—'],
@@ -411,7 +460,7 @@
       var bar = h('div', { class: 'tabs' });
       tabs.forEach(function (tb) {
         add(bar, h('button', { class: tb[0] === cur ? 'on' : null, id: 'tab-' + tb[0], onclick: function () {
-          location.hash = pairHref(t, team, rep) + queryString({ tab: tb[0] === 'grading' ? '' : tb[0] });
+          location.hash = pairHref(t, team, rep) + queryString(Object.assign(listQuery(query), { tab: tb[0] === 'grading' ? '' : tb[0] }));
         }, text: tb[1] }));
       });
       add(m, bar);
@@ -489,6 +538,7 @@
   }
 
   // --- routing -----------------------------------------------------------------------------
+  var shownPath = null;
   function route() {
     var r = parseHash(), p = r.parts, done;
     PRE = '';
@@ -498,7 +548,11 @@
     else if (p[0] === 'task' && p.length === 2) done = task(dec(p[1]));
     else if (p[0] === 'pair' && p.length === 4) done = pair(dec(p[1]), dec(p[2]), parseInt(p[3], 10), r.query);
     else done = Promise.reject(new Error('no page at ' + location.hash));
+    // A new page opens at its top; a new tab, filter or sort of the same page keeps its place.
+    var path = location.hash.split('?')[0];
     done.then(function () {
+      if (path !== shownPath) window.scrollTo(0, 0);
+      shownPath = path;
       document.body.setAttribute('data-ready-ms', String(performance.now()));
       document.body.setAttribute('data-ready', location.hash || '#/');
     }, function (e) {
