@@ -508,7 +508,7 @@ fn a_variable_codex_ignores_is_refused_before_anything_runs() {
         "env = [\"CODEX_API_KEY\", \"OPENAI_BASE_URL\"]",
         &format!("env = [\"CODEX_API_KEY\"]\nbase_url = \"{url}\""),
     );
-    std::fs::write(sb.path("agents.toml"), text).unwrap();
+    fs_err::write(sb.path("agents.toml"), text).unwrap();
     let o = run(&sb, &["apply", "agents.toml"], &[("OPENAI_BASE_URL", url)]);
     assert!(!stderr(&o).contains("ignores"), "{}", stderr(&o));
     assert!(!stderr(&o).contains("nothing was run"), "{}", stderr(&o));
