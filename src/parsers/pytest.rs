@@ -443,18 +443,23 @@ mod unit {
         assert_eq!(node_id_prefix("a.py::t[a[ - msg"), "a.py::t[a[");
     }
 
-    /// The status-word scan finds exactly the records of a walk over every line.
-    #[test]
-    fn scanning_for_status_words_reads_every_named_line() {
+    /// The pytest logs of tests/fixtures/logs (both mappings' folders).
+    fn fixture_logs() -> Vec<String> {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/logs");
-        let mut logs: Vec<String> = ["pytest", "pytest-swebench"]
+        ["pytest", "pytest-swebench"]
             .iter()
             .flat_map(|d| fs_err::read_dir(root.join(d)).into_iter().flatten())
             .filter_map(Result::ok)
             .map(|e| e.path())
             .filter(|p| p.extension().is_some_and(|x| x == "log"))
             .map(|p| fs_err::read_to_string(p).expect("fixture"))
-            .collect();
+            .collect()
+    }
+
+    /// The status-word scan finds exactly the records of a walk over every line.
+    #[test]
+    fn scanning_for_status_words_reads_every_named_line() {
+        let mut logs = fixture_logs();
         logs.push(
             "PASSED a.py::t\nFAILEDa.py::u PASSED\nxPASSED\n\nb.py::v ERROR\nb.py::w PASSED".into(),
         );
@@ -588,15 +593,7 @@ mod unit {
                 log.push_str(&format!("SKIPPED [1] d/t{f}.py::K:3: r\n"));
             }
         }
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/logs");
-        let mut logs: Vec<String> = ["pytest", "pytest-swebench"]
-            .iter()
-            .flat_map(|d| fs_err::read_dir(root.join(d)).into_iter().flatten())
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "log"))
-            .map(|p| fs_err::read_to_string(p).expect("fixture"))
-            .collect();
+        let mut logs = fixture_logs();
         logs.push(log);
         let mut skips_named = 0;
         for log in &logs {
