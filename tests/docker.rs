@@ -691,11 +691,7 @@ fn unreachable_daemon_is_a_clear_error_and_local_plans_need_no_docker() {
         .unwrap();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    let flat: String = err
-        .split_whitespace()
-        .filter(|w| *w != "│")
-        .collect::<Vec<_>>()
-        .join(" ");
+    let flat = common::flat(&err);
     assert!(flat.contains("DOCKER_HOST=unix:///"), "{err}");
     assert!(flat.contains("cannot reach the Docker daemon"), "{err}");
     assert!(!err.contains("panicked"), "{err}");

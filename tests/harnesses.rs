@@ -370,12 +370,7 @@ fn a_provider_key_the_harness_does_not_pass_is_named_before_anything_runs() {
     let o = run(&sb, &["apply", "agents.toml"], &[]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     // miette wraps long lines: compare the words.
-    let text = stderr(&o);
-    let err = text
-        .split_whitespace()
-        .filter(|w| *w != "│")
-        .collect::<Vec<_>>()
-        .join(" ");
+    let err = common::flat(&stderr(&o));
     assert!(err.contains("reads its key from OPENAI_API_KEY"), "{err}");
     assert!(
         err.contains("reads its key from ANTHROPIC_API_KEY"),
@@ -445,11 +440,7 @@ fn a_missing_agent_program_is_named_before_anything_runs() {
         &[("ANTHROPIC_API_KEY", SECRET)],
     );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let err = stderr(&o)
-        .split_whitespace()
-        .filter(|w| *w != "│")
-        .collect::<Vec<_>>()
-        .join(" ");
+    let err = common::flat(&stderr(&o));
     for needle in [
         "harness `claude-code` (run by team `solo`) starts `claude`, which is not on PATH; install claude-code 2.1.332 so that `claude` is on PATH",
         "or run on `[backend] kind = \"docker\"`, where bench builds it into the agent image",
@@ -490,11 +481,7 @@ fn a_variable_codex_ignores_is_refused_before_anything_runs() {
     let url = "http://127.0.0.1:9/v1";
     let o = run(&sb, &["apply", "agents.toml"], &[("OPENAI_BASE_URL", url)]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let err = stderr(&o)
-        .split_whitespace()
-        .filter(|w| *w != "│")
-        .collect::<Vec<_>>()
-        .join(" ");
+    let err = common::flat(&stderr(&o));
     for needle in [
         "harness `codex` (run by team `cx`) passes OPENAI_BASE_URL in `env`, which codex 0.162.1 ignores (its runs would go to api.openai.com)",
         &format!("set `[harnesses.codex] base_url = \"{url}\"` instead"),

@@ -185,15 +185,6 @@ install = ["install -m 0755 claude /usr/local/bin/claude"]
 /// Long enough for a debug build on a loaded machine; a blocked read would never finish.
 const HANG: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// miette wraps messages at 100 columns: stderr with each run of whitespace (and the `│` that
-/// starts a continued line) made one space, so a test can look for a whole message.
-fn flat(text: &str) -> String {
-    text.split_whitespace()
-        .filter(|w| *w != "│")
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// Writes `m.toml` extending `target` and validates it, with a timeout; stderr is [`flat`].
 fn validate_extending(dir: &std::path::Path, target: &str) -> (std::process::Output, String) {
     fs_err::write(

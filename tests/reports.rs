@@ -590,23 +590,6 @@ fn team<'a>(report: &'a Value, name: &str) -> &'a Value {
         .expect("team in report")
 }
 
-fn files_under(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in fs_err::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                todo.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).unwrap().display().to_string();
-                out.insert(rel, fs_err::read(&p).unwrap());
-            }
-        }
-    }
-    out
-}
-
 #[test]
 fn quickstart_report_files() {
     let sb = Sandbox::quickstart();

@@ -680,21 +680,10 @@ fn compare_reads_the_other_experiment_from_the_store_given() {
 
 /// Every exported file's path (relative to `dir`) and text.
 fn exported_files(dir: &Path) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in fs_err::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                todo.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).unwrap().display().to_string();
-                out.push((rel, fs_err::read_to_string(&p).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
+    common::files_under(dir)
+        .into_iter()
+        .map(|(rel, bytes)| (rel, String::from_utf8(bytes).unwrap()))
+        .collect()
 }
 
 /// The static export is made to be shared: no file of it holds an absolute path of this

@@ -43,29 +43,18 @@ impl Format for Toy {
         (0..t.rows)
             .map(|row| {
                 let created_at = t.req_str(row, "created_at")?;
+                let instance_id = t.req_str(row, "instance_id")?;
+                let base = TaskBase::Image {
+                    image: "toy".into(),
+                    base_commit: "HEAD".into(),
+                };
                 Ok(Task {
-                    instance_id: t.req_str(row, "instance_id")?,
                     repo: t.req_str(row, "repo")?,
-                    language: None,
                     created_at: normalize_date(&created_at).unwrap_or(created_at),
                     problem_statement: t.req_str(row, "problem_statement")?,
-                    base: TaskBase::Image {
-                        image: "toy".into(),
-                        base_commit: "HEAD".into(),
-                    },
                     gold_patch: t.req_str(row, "patch")?,
-                    test_patch: String::new(),
-                    rebuild_cmds: Vec::new(),
                     test_cmds: vec![t.req_str(row, "test_cmd")?],
-                    print_cmds: Vec::new(),
-                    log_parser: String::new(),
-                    fail_to_pass: Vec::new(),
-                    pass_to_pass: Vec::new(),
-                    repo_dir: None,
-                    pro: None,
-                    setup_cmds: Vec::new(),
-                    harbor: None,
-                    digests: Default::default(),
+                    ..Task::blank(instance_id, base)
                 })
             })
             .collect()

@@ -67,29 +67,16 @@ impl Protocol for Toy {
 
 /// A toy task: the candidate must create `DONE`.
 fn task() -> Task {
+    let base = TaskBase::Dir {
+        path: "/unused".into(),
+        digest: "d".into(),
+    };
     Task {
-        instance_id: "toy-1".into(),
         repo: "toy/toy".into(),
-        language: None,
         created_at: "2026-01-01T00:00:00Z".into(),
         problem_statement: "create DONE".into(),
-        base: TaskBase::Dir {
-            path: "/unused".into(),
-            digest: "d".into(),
-        },
-        gold_patch: String::new(),
-        test_patch: String::new(),
-        rebuild_cmds: Vec::new(),
         test_cmds: vec!["test -f DONE".into()],
-        print_cmds: Vec::new(),
-        log_parser: String::new(),
-        fail_to_pass: Vec::new(),
-        pass_to_pass: Vec::new(),
-        repo_dir: None,
-        pro: None,
-        setup_cmds: Vec::new(),
-        harbor: None,
-        digests: Default::default(),
+        ..Task::blank("toy-1".into(), base)
     }
 }
 

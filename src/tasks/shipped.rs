@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use super::task::{GRADING_VIEW, Task, TaskBase, TaskDigests};
+use super::task::{GRADING_VIEW, Task, TaskBase};
 
 #[derive(Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
@@ -106,30 +106,6 @@ fn base(b: ShippedBase, instance_id: &str) -> Result<TaskBase, ShippedTaskError>
     }
 }
 
-fn blank(instance_id: String, base: TaskBase) -> Task {
-    Task {
-        instance_id,
-        repo: String::new(),
-        language: None,
-        created_at: String::new(),
-        problem_statement: String::new(),
-        base,
-        gold_patch: String::new(),
-        test_patch: String::new(),
-        rebuild_cmds: Vec::new(),
-        setup_cmds: Vec::new(),
-        test_cmds: Vec::new(),
-        print_cmds: Vec::new(),
-        log_parser: String::new(),
-        fail_to_pass: Vec::new(),
-        pass_to_pass: Vec::new(),
-        repo_dir: None,
-        pro: None,
-        harbor: None,
-        digests: TaskDigests::default(),
-    }
-}
-
 fn parse<'a, T: Deserialize<'a>>(
     view: &'static str,
     digest: &str,
@@ -181,7 +157,7 @@ impl Task {
             problem_statement: v.problem_statement,
             repo_dir: v.repo_dir,
             setup_cmds: v.setup_cmds,
-            ..blank(v.instance_id, base)
+            ..Task::blank(v.instance_id, base)
         };
         check("solver", digest, task.solver_digest())?;
         Ok(task)
@@ -213,7 +189,7 @@ impl Task {
             pass_to_pass: v.pass_to_pass,
             repo_dir: v.repo_dir,
             pro: v.pro,
-            ..blank(v.instance_id, base)
+            ..Task::blank(v.instance_id, base)
         };
         check("grading", digest, task.grading_digest())?;
         Ok(task)
@@ -223,7 +199,7 @@ impl Task {
     pub fn from_gold_patch(patch: String) -> Task {
         Task {
             gold_patch: patch,
-            ..blank(
+            ..Task::blank(
                 String::new(),
                 TaskBase::Image {
                     image: String::new(),

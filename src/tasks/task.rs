@@ -137,6 +137,32 @@ struct GradingView<'a> {
 }
 
 impl Task {
+    /// A task with only its id and base: every other field empty (a toy's, or a shipped view's
+    /// start, whose other fields come from the view).
+    pub fn blank(instance_id: String, base: TaskBase) -> Task {
+        Task {
+            instance_id,
+            repo: String::new(),
+            language: None,
+            created_at: String::new(),
+            problem_statement: String::new(),
+            base,
+            gold_patch: String::new(),
+            test_patch: String::new(),
+            rebuild_cmds: Vec::new(),
+            setup_cmds: Vec::new(),
+            test_cmds: Vec::new(),
+            print_cmds: Vec::new(),
+            log_parser: String::new(),
+            fail_to_pass: Vec::new(),
+            pass_to_pass: Vec::new(),
+            repo_dir: None,
+            pro: None,
+            harbor: None,
+            digests: TaskDigests::default(),
+        }
+    }
+
     /// Sorts and deduplicates the test lists: they are sets (a test passes or fails whatever
     /// its place in a list), so a reordered list is the same task, with the same digests and the
     /// same verdict lists. [`TaskSet::new`] does it for every task it holds.

@@ -395,3 +395,30 @@ pub fn keygen(dir: &Path) -> (String, String) {
         .to_string();
     (key.display().to_string(), public)
 }
+
+/// miette wraps messages at 100 columns: stderr with each run of whitespace (and the `│` that
+/// starts a continued line) made one space, so a test can look for a whole message.
+pub fn flat(text: &str) -> String {
+    text.split_whitespace()
+        .filter(|w| *w != "│")
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Every file under `dir`: its path relative to `dir`, and its bytes, sorted by path.
+pub fn files_under(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in fs_err::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().display().to_string();
+                out.insert(rel, fs_err::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
