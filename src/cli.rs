@@ -55,6 +55,15 @@ pub enum Command {
         /// line on stdout (schemas/events.schema.json, docs/events.md).
         #[arg(long, value_enum, default_value_t = MessageFormat::Human)]
         message_format: MessageFormat,
+        /// Run these stored pairs again as a new attempt: `timed-out`, `errored` (the agent
+        /// crashed), `failed` (graded unresolved, timed-out and errored ones included) or a
+        /// team's name, comma-separated. Earlier attempts are kept; the latest counts.
+        #[arg(long, value_name = "OUTCOMES|TEAMS")]
+        rerun: Option<String>,
+        /// With --rerun: the rerun solves' deadline (`30m`, `2h`) instead of their stage's
+        /// `timeout` (their keys do not change; the report names each attempt's deadline).
+        #[arg(long, value_name = "DURATION", requires = "rerun")]
+        timeout: Option<String>,
     },
     /// Re-hash every blob the manifest's cached results need; remove the corrupt ones (the
     /// next apply recomputes their nodes). Exit 0 when all verify, 2 when some did not.

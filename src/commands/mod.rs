@@ -96,6 +96,8 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
             verify,
             strict,
             message_format,
+            rerun,
+            timeout,
         } => {
             let format = match message_format {
                 crate::cli::MessageFormat::Human => Format::Human,
@@ -105,8 +107,12 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
                 cli.store.as_deref(),
                 file,
                 Events::new(Reporter::new(format, *quiet)),
-                *verify,
-                *strict,
+                run::sequence::ApplyFlags {
+                    verify: *verify,
+                    strict: *strict,
+                    rerun: rerun.as_deref(),
+                    timeout: timeout.as_deref(),
+                },
             )
         }
         Command::Verify { file } => verify::verify(&cli, file),

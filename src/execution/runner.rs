@@ -28,6 +28,9 @@ pub struct NodeRun {
     pub budget_share: Option<f64>,
     /// A report's output directory.
     pub out_dir: Option<PathBuf>,
+    /// `apply --rerun --timeout`: the solve's deadline instead of its job's (the key, and the
+    /// job the record shows, are the job's).
+    pub deadline: Option<std::time::Duration>,
 }
 
 /// Where a runner sends a node's placements: (node id, placement).
@@ -105,6 +108,17 @@ impl InProcess {
                 .await?
             }
             NodeJob::Solve(j) => {
+                let longer;
+                let j = match node.deadline {
+                    Some(d) => {
+                        longer = crate::jobs::SolveJob {
+                            timeout_ms: d.as_millis() as u64,
+                            ..j.clone()
+                        };
+                        &longer
+                    }
+                    None => j,
+                };
                 crate::stages::solve(
                     j,
                     &self.store,

@@ -269,6 +269,7 @@ pub async fn work(
         address: args.address.clone(),
         budget_share: args.budget_share,
         out_dir: None,
+        deadline: None,
     };
     let cx = NodeContext {
         id: 0,

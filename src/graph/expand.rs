@@ -293,6 +293,26 @@ pub struct Graph<'a> {
     /// Keep the jobs of nodes that will not run (for `plan --explain` they are not needed;
     /// dropping them keeps big plans small).
     pub keep_inputs: bool,
+    /// `apply --rerun`: solve addresses whose stored result runs again as a new attempt
+    /// (when their record is still the one selected).
+    pub rerun: HashMap<String, RerunOf>,
+    /// The solve nodes of this expansion that run again, by id.
+    pub rerunning: HashMap<usize, RerunOf>,
+}
+
+/// A stored solve that `apply --rerun` runs again, with what it replaces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RerunOf {
+    /// The key whose record is replaced (the node's key when it was selected).
+    pub solve_key: String,
+    /// The grade of the replaced attempt, if it was graded.
+    pub grade_key: Option<String>,
+    /// The pair's outcome before (`timed out`, `errored`, `unresolved`, `resolved`, ...).
+    pub outcome: String,
+    /// The `--rerun` word that selected it.
+    pub selected_by: String,
+    /// The new attempt's deadline (`--timeout`; `None`: the stage's).
+    pub timeout: Option<std::time::Duration>,
 }
 
 impl<'a> Graph<'a> {
@@ -328,6 +348,8 @@ impl<'a> Graph<'a> {
             remote_served: HashSet::new(),
             ask_remote: false,
             keep_inputs: false,
+            rerun: HashMap::new(),
+            rerunning: HashMap::new(),
         })
     }
 
@@ -367,6 +389,22 @@ impl<'a> Graph<'a> {
             },
             (None, Mode::Plan) => NodeState::WillRun,
             (None, Mode::Apply) => unreachable!("apply creates nodes only when their job is known"),
+        };
+        // `apply --rerun`: a selected solve whose record is still the one selected runs again.
+        let state = match state {
+            NodeState::Cached(rec) if matches!(kind, NodeKind::Solve { .. }) => {
+                match self.rerun.get(&address) {
+                    Some(r) if r.solve_key == rec.key => {
+                        self.rerunning.insert(id, r.clone());
+                        match self.mode {
+                            Mode::Apply => NodeState::Ready,
+                            Mode::Plan => NodeState::WillRun,
+                        }
+                    }
+                    _ => NodeState::Cached(rec),
+                }
+            }
+            other => other,
         };
         // Jobs are kept only where they are read: by nodes about to run (apply), and for
         // explanations (plan --explain). Dropping the rest keeps big plans small.

@@ -10,7 +10,7 @@ pub mod export;
 mod jobs;
 mod report;
 
-pub use expand::{Graph, Mode, Node, NodeJob, NodeKind, NodeState, StageSummary};
+pub use expand::{Graph, Mode, Node, NodeJob, NodeKind, NodeState, RerunOf, StageSummary};
 pub use explain::{changes as explain_changes, label_inputs};
 pub use jobs::{JobBuilder, protocol_of};
 pub use report::report_inputs;

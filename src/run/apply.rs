@@ -53,6 +53,8 @@ pub struct ApplyOptions {
     pub push: bool,
     /// Runs solves and grades somewhere else (`[execution]`); `None`: here.
     pub shipped: Option<Arc<dyn Runner>>,
+    /// `--rerun`: the solve addresses that run again as a new attempt (`rerun.rs`).
+    pub rerun: HashMap<String, crate::graph::RerunOf>,
 }
 
 /// How an apply ended.
@@ -416,6 +418,15 @@ impl<'a> Dispatcher<'a> {
                 .ok_or_else(|| format!("internal error: node {} has no job", node.address))?;
             let key = node.key.clone().expect("ready nodes have keys");
             let address = node.address.clone();
+            let deadline = match self.file_attempt(id) {
+                Ok(d) => d,
+                Err(e) => {
+                    self.pools.release(&d);
+                    self.fail(id, e);
+                    continue;
+                }
+            };
+            let node = &self.graph.nodes[id];
             let out_dir = match &self.m.stages[&node.stage].kind {
                 StageKind::Report(r) => Some(r.out.clone()),
                 _ => None,
@@ -434,6 +445,7 @@ impl<'a> Dispatcher<'a> {
                 address,
                 budget_share: share,
                 out_dir,
+                deadline,
             };
             tokio::spawn(async move {
                 let result = runner.run(node, cx).await;
@@ -606,8 +618,12 @@ impl<'a> Dispatcher<'a> {
                 NodeStatus::Cached
             };
             self.note(&address, Some(key.clone()), status, None);
-            // A shipped node's record came from the shared cache: nothing to upload.
-            if i == 0 && !self.run.placements.contains_key(&address) {
+            // A shipped node's record came from the shared cache: nothing to upload. A rerun's
+            // attempt stays here: the shared cache keeps the key's first result.
+            if i == 0
+                && !self.run.placements.contains_key(&address)
+                && !self.graph.rerunning.contains_key(&node.id)
+            {
                 self.upload(&key);
             }
             self.graph.complete(
@@ -647,6 +663,59 @@ impl<'a> Dispatcher<'a> {
             self.graph.reopen(p);
             self.enqueue(p);
         }
+    }
+
+    /// A rerun's record before is filed as an earlier attempt, before the new attempt can
+    /// replace it (nothing is lost if this apply is killed). Returns the new attempt's
+    /// deadline, when `--timeout` set one.
+    fn file_attempt(&mut self, id: usize) -> Result<Option<std::time::Duration>, String> {
+        let Some(r) = self.graph.rerunning.get(&id) else {
+            return Ok(None);
+        };
+        let crate::store::Lookup::Hit(before) = self.store.get_action(&r.solve_key) else {
+            return Err(format!(
+                "cannot rerun: the record of {} is gone from the store",
+                r.solve_key
+            ));
+        };
+        let job_timeout = match self.graph.job_of(id) {
+            Some(NodeJob::Solve(j)) => j.timeout(),
+            _ => return Err("internal error: a rerun node is not a solve".into()),
+        };
+        let attempt = crate::store::Attempt {
+            record: *before,
+            outcome: r.outcome.clone(),
+            grade_key: r.grade_key.clone(),
+            replaced_by: crate::store::Replacement {
+                run_id: self.run.id.clone(),
+                selected_by: r.selected_by.clone(),
+                timeout_ms: r.timeout.unwrap_or(job_timeout).as_millis() as u64,
+                at: now(),
+            },
+        };
+        let deadline = r.timeout;
+        self.store
+            .file_attempt(attempt)
+            .map_err(|e| format!("cannot file the attempt this rerun replaces: {e}"))?;
+        Ok(deadline)
+    }
+
+    /// A node that cannot start: failed (an infrastructure error, tried again next apply).
+    fn fail(&mut self, id: usize, msg: String) {
+        let node = &self.graph.nodes[id];
+        let (stage, address, key) = (node.stage.clone(), node.address.clone(), node.key.clone());
+        self.emit(Event::NodeFinished(NodeFinished {
+            stage,
+            address: address.clone(),
+            key: key.clone(),
+            outcome: Outcome::Failed,
+            detail: msg.clone(),
+            shared_with: None,
+            duration_ms: None,
+        }));
+        self.failed.push((address.clone(), msg.clone()));
+        self.note(&address, key, NodeStatus::Failed, Some(msg.clone()));
+        self.graph.complete(id, NodeState::Failed(msg));
     }
 
     /// The backend's load, when it changed.
@@ -702,9 +771,11 @@ fn planned_stages(
     datasets: &BTreeMap<String, TaskSet>,
     prefetched: &HashMap<String, ActionRecord>,
     index: &Index,
+    rerun: &HashMap<String, crate::graph::RerunOf>,
 ) -> Result<(Vec<StagePlan>, Vec<String>), String> {
     let mut graph = Graph::new(m, Some(store), datasets, Mode::Plan)?;
     graph.seed(prefetched.clone());
+    graph.rerun = rerun.clone();
     while !graph.advance().is_empty() {}
     // Records that fail verification are removed by the lookup that finds them: this one.
     let notes = std::mem::take(&mut graph.invalid)
@@ -769,7 +840,8 @@ pub async fn apply(
     crate::timings::mark("apply started");
     // The plan's counts, before any node starts: the bars' totals and the stream's
     // `run_started`.
-    let (stages, notes) = planned_stages(&m, &store, &datasets, &opts.prefetched, &index)?;
+    let (stages, notes) =
+        planned_stages(&m, &store, &datasets, &opts.prefetched, &index, &opts.rerun)?;
     crate::timings::mark("plan counted");
     opts.events.emit(Event::RunStarted(RunStarted {
         format: crate::events::EVENTS_FORMAT,
@@ -783,6 +855,7 @@ pub async fn apply(
     }
     let mut graph = Graph::new(&m, Some(&store), &datasets, Mode::Apply)?;
     graph.verify_blobs = opts.verify_blobs;
+    graph.rerun = opts.rerun;
     crate::timings::mark("graph made");
     graph.seed(opts.prefetched);
     crate::timings::mark("graph seeded");

@@ -9,6 +9,7 @@ pub mod noop;
 mod plan;
 mod pools;
 pub mod remote;
+mod rerun;
 pub mod retention;
 pub mod sequence;
 pub mod spend;
@@ -22,6 +23,7 @@ pub use budget::{Budget, Budgets};
 pub use datasets::{Snapshots, load_datasets, load_summaries, local_snapshots, snapshots_of};
 pub use plan::{AgentImagePlan, PlanEntry, PlanReport, PowerPlan, PowerQuery, plan};
 pub use pools::{Demand, Pool, Pools};
+pub use rerun::RerunSpec;
 
 use crate::manifest::{Agent, Manifest, UsageFormat};
 

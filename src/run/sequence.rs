@@ -26,12 +26,13 @@ pub fn apply_manifest(
     store: Option<&Path>,
     file: &Path,
     events: Events,
-    verify: bool,
-    strict: bool,
+    flags: ApplyFlags<'_>,
 ) -> Result<u8, Report> {
+    let ApplyFlags { verify, strict, .. } = flags;
     crate::timings::mark("start");
     let mut m = manifest::load(file).map_err(Report::new)?;
     crate::timings::mark("manifest loaded");
+    let rerun = rerun_spec(&m, &flags)?;
     // The local jail's probe (part of local keys) runs while the datasets load; the first key
     // waits for it if it has not finished.
     crate::backend::warm_up(&run::backend_config(&m));
@@ -44,7 +45,7 @@ pub fn apply_manifest(
     crate::timings::mark("store locked, workspaces swept");
     // `BENCH_NO_NOOP_MEMO=1` takes the full path and leaves the memo alone (to measure that
     // path, or to rule the memo out); so does `--verify`, which reads every blob.
-    let use_memo = std::env::var_os("BENCH_NO_NOOP_MEMO").is_none() && !verify;
+    let use_memo = std::env::var_os("BENCH_NO_NOOP_MEMO").is_none() && !verify && rerun.is_none();
     // Without a no-op memo, the records the last apply of this manifest used are read on two
     // threads while the datasets load (a no-op apply without a memo is mostly these reads).
     // With one, this apply most likely has nothing to run: nothing is read ahead unless the
@@ -97,6 +98,9 @@ pub fn apply_manifest(
     let (index, prefetch) = early.unwrap_or_else(|| index_and_prefetch(&store, &m.path));
     let prefetched = prefetch.join().unwrap_or_default();
     crate::timings::mark("records prefetched");
+    let rerun = rerun
+        .map(|spec| reruns_selected(&spec, &store, &index, &m, &flags, &events))
+        .unwrap_or_default();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -126,6 +130,7 @@ pub fn apply_manifest(
                 remote,
                 push,
                 shipped,
+                rerun,
             },
         ))
         .map_err(|e| miette!("{e}"))?;
@@ -140,6 +145,68 @@ pub fn apply_manifest(
     events.emit(crate::events::Event::RunFinished(finished));
     crate::timings::mark("reports printed");
     Ok(code)
+}
+
+/// `bench apply`'s flags beside the manifest.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ApplyFlags<'a> {
+    /// `--verify`: re-hash every blob a cached result needs.
+    pub verify: bool,
+    /// `--strict`: a report that measured nothing fails the apply.
+    pub strict: bool,
+    /// `--rerun`: the stored pairs to run again (`run/rerun.rs`).
+    pub rerun: Option<&'a str>,
+    /// `--timeout`: the reruns' deadline.
+    pub timeout: Option<&'a str>,
+}
+
+/// `--rerun` parsed against the manifest; refused where its attempts could not run as asked.
+fn rerun_spec(m: &Manifest, flags: &ApplyFlags<'_>) -> Result<Option<run::RerunSpec>, Report> {
+    let Some(words) = flags.rerun else {
+        return Ok(None);
+    };
+    let spec = run::RerunSpec::parse(words, flags.timeout, m).map_err(|e| miette!("{e}"))?;
+    if spec.timeout.is_some() && !matches!(m.execution, manifest::Execution::Local) {
+        return Err(miette!(
+            help = "rerun without --timeout, or run the reruns here: remove [execution] for this apply",
+            "--timeout cannot reach shipped solves: a worker runs the job its key names, with the stage's timeout"
+        ));
+    }
+    Ok(Some(spec))
+}
+
+/// The pairs `--rerun` selects from the last apply's records, said in a note.
+fn reruns_selected(
+    spec: &run::RerunSpec,
+    store: &Store,
+    index: &crate::store::Index,
+    m: &Manifest,
+    flags: &ApplyFlags<'_>,
+    events: &Events,
+) -> std::collections::HashMap<String, crate::graph::RerunOf> {
+    let selected = spec.select(store, index, m);
+    let words = flags.rerun.unwrap_or_default();
+    if selected.is_empty() {
+        events.note(format!(
+            "--rerun {words}: no stored pair of {} matches; nothing runs again",
+            m.path.display()
+        ));
+    } else {
+        let mut from: BTreeMap<&str, usize> = BTreeMap::new();
+        for r in selected.values() {
+            *from.entry(r.outcome.as_str()).or_default() += 1;
+        }
+        let from: Vec<String> = from.iter().map(|(o, n)| format!("{n} {o}")).collect();
+        events.note(format!(
+            "--rerun {words}: {} pairs run again as a new attempt ({}){}",
+            selected.len(),
+            from.join(", "),
+            spec.timeout
+                .map(|t| format!(", with a deadline of {}", humantime::format_duration(t)))
+                .unwrap_or_default()
+        ));
+    }
+    selected
 }
 
 /// The manifest's index, and the reading of the records it names on two threads.

@@ -5,6 +5,7 @@
 //!   CACHEDIR.TAG  .gitignore
 //!   objects/ab/cdef...       blobs by blake3
 //!   actions/ab/cdef....json  key -> ActionRecord
+//!   attempts/<key>.json      earlier attempts of a node `apply --rerun` ran again (attempts.rs)
 //!   runs/<time>-<id>.json    one RunRecord per apply
 //!   index/<hash>.json        one Index per manifest path
 //!   index/files.idx          content hashes of task files by stat (a cache; tasks/digest_cache.rs)

@@ -2,6 +2,7 @@
 //! run log, the per-manifest index used by `plan --explain`, locks, and garbage collection.
 
 mod action_index;
+mod attempts;
 mod gc;
 mod images;
 mod incoming;
@@ -12,6 +13,7 @@ mod records;
 pub use crate::files::{
     FileStamp, RACY_NS, exe_stamp, now_ns, sweep_temp_files_under, write_atomic,
 };
+pub use attempts::{ATTEMPTS_SCHEMA, Attempt, Attempts, Replacement};
 pub use gc::{GcReport, gc};
 pub use images::{IMAGES_SCHEMA, PulledImage, PulledImages};
 pub use incoming::{IncomingBlob, IncomingError};
