@@ -184,6 +184,7 @@ fn synthetic_inputs(name: &str) -> ReportInputs {
         resolutions: Vec::new(),
         scores: Vec::new(),
         scorer: None,
+        attempts: Vec::new(),
     }
 }
 

@@ -116,6 +116,10 @@ pub(super) fn status_node(cli: &Cli, file: &Path, address: &str, json: bool) -> 
         _ => BTreeMap::new(),
     };
     let inputs = node_inputs(l.store.as_ref(), node);
+    let attempts = match (record, &l.store) {
+        (Some(r), Some(s)) => attempts_of(s, r),
+        _ => None,
+    };
     let doc = serde_json::json!({
         "address": node.address,
         "stage": node.stage,
@@ -131,6 +135,7 @@ pub(super) fn status_node(cli: &Cli, file: &Path, address: &str, json: bool) -> 
         "started_at": record.map(|r| r.started_at.clone()),
         "duration_ms": record.map(|r| r.duration_ms),
         "files": files,
+        "attempts": attempts,
         "inputs": inputs,
     });
     if json {
@@ -166,6 +171,9 @@ pub(super) fn status_node(cli: &Cli, file: &Path, address: &str, json: bool) -> 
     for (name, path) in &files {
         println!("  {name}: {path}");
     }
+    if let Some(a) = &attempts {
+        print_attempts(a);
+    }
     if let Some(i) = &inputs {
         println!("  inputs:");
         for line in serde_json::to_string_pretty(i).expect("json").lines() {
@@ -173,6 +181,60 @@ pub(super) fn status_node(cli: &Cli, file: &Path, address: &str, json: bool) -> 
         }
     }
     Ok(exit_codes::OK)
+}
+
+/// The attempts of a node `apply --rerun` ran again (oldest first, the last its current
+/// result), or why they cannot be read; `None` when it ran once.
+fn attempts_of(store: &Store, current: &crate::store::ActionRecord) -> Option<serde_json::Value> {
+    let all = match store.attempts(&current.key) {
+        Ok(all) => all?,
+        Err(e) => return Some(serde_json::json!({ "error": e.to_string() })),
+    };
+    let mut list = Vec::new();
+    for (i, a) in all.earlier.iter().enumerate() {
+        list.push(serde_json::json!({
+            "attempt": i + 1,
+            "outcome": a.outcome,
+            "result": run::describe_record(&a.record),
+            "started_at": a.record.started_at,
+            "grade_key": a.grade_key,
+            "replaced_by": a.replaced_by,
+        }));
+    }
+    list.push(serde_json::json!({
+        "attempt": all.earlier.len() + 1,
+        "outcome": "counts",
+        "result": run::describe_record(current),
+        "started_at": current.started_at,
+    }));
+    Some(serde_json::Value::Array(list))
+}
+
+fn print_attempts(a: &serde_json::Value) {
+    let Some(list) = a.as_array() else {
+        println!("  attempts: {}", a["error"].as_str().unwrap_or_default());
+        return;
+    };
+    println!("  attempts: {} (the latest counts)", list.len());
+    for x in list {
+        let mut line = format!(
+            "    {}: {} ({}, started {})",
+            x["attempt"],
+            x["outcome"].as_str().unwrap_or_default(),
+            x["result"].as_str().unwrap_or_default(),
+            x["started_at"].as_str().unwrap_or_default()
+        );
+        if let Some(r) = x.get("replaced_by") {
+            let ms = r["timeout_ms"].as_u64().unwrap_or_default();
+            line.push_str(&format!(
+                "; rerun by apply {} (--rerun {}, deadline {})",
+                r["run_id"].as_str().unwrap_or_default(),
+                r["selected_by"].as_str().unwrap_or_default(),
+                humantime::format_duration(std::time::Duration::from_millis(ms))
+            ));
+        }
+        println!("{line}");
+    }
 }
 
 pub(super) fn status(cli: &Cli, file: &Path, json: bool) -> Result<u8, Report> {

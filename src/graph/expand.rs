@@ -251,7 +251,7 @@ type Incoming = (Vec<(Arc<Task>, Option<bool>)>, bool);
 /// The expanding node graph of one manifest.
 pub struct Graph<'a> {
     pub manifest: &'a Manifest,
-    store: Option<&'a Store>,
+    pub(super) store: Option<&'a Store>,
     mode: Mode,
     datasets: &'a BTreeMap<String, TaskSet>,
     pub nodes: Vec<Node>,

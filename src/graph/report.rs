@@ -10,6 +10,7 @@ use super::{Graph, NodeKind, NodeState};
 use crate::jobs::PairUsage;
 use crate::jobs::{PairArtifacts, ReportInputs};
 use crate::manifest::{Manifest, StageKind};
+use crate::report::document::{AttemptSummary, PairAttempts};
 use crate::report::results::NodeRow;
 use crate::report::stats::{PairOutcome, PairState};
 use crate::tasks::Task;
@@ -324,7 +325,6 @@ pub fn report_inputs(
     });
     usage.sort_by(|a, b| (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate)));
     scores.sort_by(|a, b| (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate)));
-    let scorer = (!scores.is_empty()).then(|| r.scorer.describe());
     let pricing = models
         .into_iter()
         .filter_map(|mo| m.pricing.get(&mo).map(|p| (mo, *p)))
@@ -351,9 +351,84 @@ pub fn report_inputs(
         pricing,
         audit,
         resolutions,
+        scorer: (!scores.is_empty()).then(|| r.scorer.describe()),
         scores,
-        scorer,
+        attempts: rerun_attempts(graph, &stages),
     }
+}
+
+/// The attempts of every solve of `stages` that `apply --rerun` ran again, by task, team and
+/// replicate (keys with attempts are found by one directory listing).
+fn rerun_attempts(graph: &Graph<'_>, stages: &[String]) -> Vec<PairAttempts> {
+    let Some(store) = graph.store else {
+        return Vec::new();
+    };
+    let keys = store.attempt_keys();
+    if keys.is_empty() {
+        return Vec::new();
+    }
+    let mut out: Vec<PairAttempts> = stages
+        .iter()
+        .flat_map(|s| graph.stage_nodes(s))
+        .filter_map(|id| {
+            let node = &graph.nodes[*id];
+            let NodeKind::Solve {
+                task,
+                team,
+                replicate,
+            } = &node.kind
+            else {
+                return None;
+            };
+            let rec = node.state.record().filter(|r| keys.contains(&r.key))?;
+            pair_attempts(graph, &node.stage, rec, task, team, *replicate)
+        })
+        .collect();
+    out.sort_by(|a, b| (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate)));
+    out
+}
+
+/// The attempts of a solve `apply --rerun` ran again (its record is the latest), if its
+/// attempts file can be read.
+fn pair_attempts(
+    graph: &Graph<'_>,
+    stage: &str,
+    rec: &crate::store::ActionRecord,
+    task: &Task,
+    team: &str,
+    replicate: u32,
+) -> Option<PairAttempts> {
+    let all = graph.store?.attempts(&rec.key).ok()??;
+    let StageKind::Solve(s) = &graph.manifest.stages[stage].kind else {
+        return None;
+    };
+    let mut deadline_s = s.timeout.as_secs_f64();
+    let mut out = Vec::new();
+    let mut by: Option<&crate::store::Replacement> = None;
+    for (i, a) in all.earlier.iter().enumerate() {
+        out.push(AttemptSummary {
+            attempt: i as u32 + 1,
+            outcome: Some(a.outcome.clone()),
+            deadline_s,
+            selected_by: by.map(|r| r.selected_by.clone()),
+            run_id: by.map(|r| r.run_id.clone()),
+        });
+        deadline_s = a.replaced_by.timeout_ms as f64 / 1000.0;
+        by = Some(&a.replaced_by);
+    }
+    out.push(AttemptSummary {
+        attempt: all.earlier.len() as u32 + 1,
+        outcome: None,
+        deadline_s,
+        selected_by: by.map(|r| r.selected_by.clone()),
+        run_id: by.map(|r| r.run_id.clone()),
+    });
+    Some(PairAttempts {
+        task: task.instance_id.clone(),
+        team: team.to_string(),
+        replicate,
+        attempts: out,
+    })
 }
 
 /// A scored grade's (score, correctness) under the report's rule: a verifier that timed out

@@ -446,6 +446,18 @@ fn report_job() {
             correctness: Some(0.25),
         }],
         scorer: Some("reward".into()),
+        attempts: vec![crate::report::document::PairAttempts {
+            task: "t".into(),
+            team: "a".into(),
+            replicate: 1,
+            attempts: vec![crate::report::document::AttemptSummary {
+                attempt: 1,
+                outcome: Some("timed out".into()),
+                deadline_s: 3.0,
+                selected_by: Some("timed-out".into()),
+                run_id: Some("r".into()),
+            }],
+        }],
     };
     let j = ReportJob::new(inputs, "/tmp/out".into());
     assert_every_field_keys(&j, Job::key);

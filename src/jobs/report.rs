@@ -95,6 +95,10 @@ pub struct ReportInputs {
     /// How scores were computed, when there are any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scorer: Option<String>,
+    /// Pairs `apply --rerun` ran again, with every attempt (none: the field is left out, so
+    /// a report without reruns keeps its key).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attempts: Vec<crate::report::document::PairAttempts>,
 }
 
 /// The model use of one solve.

@@ -77,6 +77,108 @@ pub struct ReportDocument {
     /// Every scored pair (Harbor tasks), sorted by task, team and replicate.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scores: Vec<PairScore>,
+    /// Per team with pairs `apply --rerun` ran again: how many, from which outcome, and the
+    /// first-attempt figures beside the counting ones (the latest attempt counts).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reruns: Vec<TeamReruns>,
+}
+
+/// A pair run more than once (`apply --rerun`): every attempt, oldest first; the last counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PairAttempts {
+    pub task: String,
+    pub team: String,
+    pub replicate: u32,
+    pub attempts: Vec<AttemptSummary>,
+}
+
+/// One attempt of a pair.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AttemptSummary {
+    /// 1 for the first.
+    pub attempt: u32,
+    /// Its outcome when a rerun replaced it (`None`: the counting attempt, whose outcome is
+    /// the pair's).
+    pub outcome: Option<String>,
+    /// Its solve deadline, in seconds.
+    pub deadline_s: f64,
+    /// The `--rerun` word that ran it (`None`: the first attempt).
+    pub selected_by: Option<String>,
+    /// The apply that ran it (`None`: the first attempt).
+    pub run_id: Option<String>,
+}
+
+/// A team's reruns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TeamReruns {
+    pub team: String,
+    /// Its pairs run more than once.
+    pub pairs: u64,
+    /// Those pairs by their first attempt's outcome.
+    pub from: BTreeMap<String, u64>,
+    /// Its graded pairs (resolved or not; errored and not-run pairs are not counted).
+    pub graded: u64,
+    /// Of those, resolved by their first attempt.
+    pub first_attempt_resolved: u64,
+    /// Of those, resolved by their counting (latest) attempt.
+    pub counting_resolved: u64,
+    /// The pairs run more than once, by task and replicate.
+    pub rerun_pairs: Vec<PairAttempts>,
+}
+
+/// The reruns of every team with some, in `teams`' order.
+pub fn team_reruns(
+    teams: &[String],
+    pairs: &[crate::report::stats::PairOutcome],
+    attempts: &[PairAttempts],
+) -> Vec<TeamReruns> {
+    use crate::report::stats::PairState;
+    let mut out = Vec::new();
+    for team in teams {
+        let mine: Vec<&PairAttempts> = attempts.iter().filter(|a| &a.team == team).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let first_of = |p: &crate::report::stats::PairOutcome| {
+            mine.iter()
+                .find(|a| a.task == p.task && a.replicate == p.replicate)
+                .and_then(|a| a.attempts.first())
+                .and_then(|a| a.outcome.clone())
+        };
+        let (mut graded, mut first, mut counting) = (0, 0, 0);
+        for p in pairs.iter().filter(|p| &p.team == team) {
+            let resolved = match p.state {
+                PairState::Resolved => true,
+                PairState::Unresolved { .. } => false,
+                _ => continue,
+            };
+            graded += 1;
+            counting += u64::from(resolved);
+            first += u64::from(match first_of(p) {
+                Some(o) => o == "resolved",
+                None => resolved,
+            });
+        }
+        let mut from = BTreeMap::new();
+        for a in &mine {
+            if let Some(o) = a.attempts.first().and_then(|a| a.outcome.clone()) {
+                *from.entry(o).or_insert(0) += 1;
+            }
+        }
+        out.push(TeamReruns {
+            team: team.clone(),
+            pairs: mine.len() as u64,
+            from,
+            graded,
+            first_attempt_resolved: first,
+            counting_resolved: counting,
+            rerun_pairs: mine.into_iter().cloned().collect(),
+        });
+    }
+    out
 }
 
 /// How the bootstrap intervals were drawn.
@@ -538,6 +640,17 @@ impl ReportDocument {
         self
     }
 
+    /// Adds the reruns (`apply --rerun`) of `attempts` with their first-attempt figures.
+    pub fn with_reruns(
+        mut self,
+        teams: &[String],
+        pairs: &[crate::report::stats::PairOutcome],
+        attempts: &[PairAttempts],
+    ) -> Self {
+        self.reruns = team_reruns(teams, pairs, attempts);
+        self
+    }
+
     /// Builds the document from the statistics and the run's context.
     pub fn new(ctx: &Context<'_>, summary: &Summary) -> ReportDocument {
         let gold_with = |want: Option<bool>| -> Vec<String> {
@@ -643,6 +756,7 @@ impl ReportDocument {
                 m
             },
             scores: ctx.scores.to_vec(),
+            reruns: Vec::new(),
         }
     }
 

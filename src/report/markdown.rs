@@ -555,6 +555,7 @@ pub fn render(
     );
     md.push_str(&resolve_table(doc).markdown());
     let _ = writeln!(md, "\n{}", headline_note(doc));
+    reruns(&mut md, doc);
     if let Some(table) = baseline_table(doc) {
         let _ = writeln!(
             md,
@@ -609,24 +610,7 @@ pub fn render(
         let _ = writeln!(md, "\n## By {title}\n");
         md.push_str(&breakdown_table(title, groups, &doc.teams).markdown());
     }
-    if !doc.errored.is_empty() {
-        let _ = writeln!(
-            md,
-            "\nErrored pairs ({}):\n",
-            if doc.count_errors_as_failures {
-                "counted as unresolved"
-            } else {
-                "excluded"
-            }
-        );
-        for e in &doc.errored {
-            let _ = writeln!(
-                md,
-                "- {} × {} (replicate {}): {}",
-                e.task, e.team, e.replicate, e.reason
-            );
-        }
-    }
+    errored(&mut md, doc);
     if !doc.not_run.is_empty() {
         let _ = writeln!(md, "\nNot run (excluded):\n");
         for e in &doc.not_run {
@@ -696,4 +680,93 @@ pub fn breakdown_table(
         table.rows.push(row);
     }
     table
+}
+
+/// The reruns section: per team, how many pairs ran again and from which outcome, with the
+/// first-attempt figures beside the counting ones; then every rerun pair's attempts.
+fn reruns(md: &mut String, doc: &ReportDocument) {
+    if doc.reruns.is_empty() {
+        return;
+    }
+    let _ = writeln!(md, "\n## Reruns\n");
+    let _ = writeln!(
+        md,
+        "Pairs run again by `bench apply --rerun`: the latest attempt counts in every figure \
+         above. Beside it, what the first attempts gave (over each team's graded pairs).\n"
+    );
+    let _ = writeln!(
+        md,
+        "| team | pairs rerun | first outcome | resolved (first attempts) | resolved (counting attempts) |"
+    );
+    let _ = writeln!(md, "|---|---:|---|---:|---:|");
+    let frac = |n: u64, d: u64| {
+        if d == 0 {
+            "0/0".to_string()
+        } else {
+            format!("{n}/{d} ({})", pct(n as f64 / d as f64))
+        }
+    };
+    for t in &doc.reruns {
+        let from: Vec<String> = t.from.iter().map(|(o, n)| format!("{n} {o}")).collect();
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} |",
+            t.team,
+            t.pairs,
+            from.join(", "),
+            frac(t.first_attempt_resolved, t.graded),
+            frac(t.counting_resolved, t.graded)
+        );
+    }
+    md.push('\n');
+    for t in &doc.reruns {
+        for p in &t.rerun_pairs {
+            let replicate = if p.replicate > 0 {
+                format!(" (replicate {})", p.replicate)
+            } else {
+                String::new()
+            };
+            let mut parts = Vec::new();
+            for a in p.attempts.iter().rev() {
+                let deadline = humantime::format_duration(std::time::Duration::from_millis(
+                    (a.deadline_s * 1000.0).round() as u64,
+                ));
+                let how = match &a.selected_by {
+                    Some(w) => format!("deadline {deadline}, `--rerun {w}`"),
+                    None => format!("deadline {deadline}"),
+                };
+                parts.push(match &a.outcome {
+                    None => format!("attempt {} counts ({how})", a.attempt),
+                    Some(o) => format!("attempt {} {o} ({how})", a.attempt),
+                });
+            }
+            let _ = writeln!(
+                md,
+                "- `{}` × {}{replicate}: {}",
+                p.task,
+                p.team,
+                parts.join("; ")
+            );
+        }
+    }
+}
+
+/// The errored pairs, each with why.
+fn errored(md: &mut String, doc: &ReportDocument) {
+    if doc.errored.is_empty() {
+        return;
+    }
+    let counted = if doc.count_errors_as_failures {
+        "counted as unresolved"
+    } else {
+        "excluded"
+    };
+    let _ = writeln!(md, "\nErrored pairs ({counted}):\n");
+    for e in &doc.errored {
+        let _ = writeln!(
+            md,
+            "- {} × {} (replicate {}): {}",
+            e.task, e.team, e.replicate, e.reason
+        );
+    }
 }

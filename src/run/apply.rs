@@ -973,40 +973,8 @@ pub async fn apply(
     }
     store.save_run(&d.run).map_err(|e| e.to_string())?;
     crate::timings::mark("index and run saved");
-    // Every node cached (any other state makes `nodes` below `None`): the next apply with the
-    // same inputs can skip the expansion (noop.rs).
     if opts.noop_memo && d.run.status == RunStatus::Complete {
-        let nodes = d
-            .graph
-            .nodes
-            .iter()
-            .map(|n| match &n.state {
-                NodeState::Cached(rec) => Some(super::noop::CachedNode {
-                    stage: n.stage.clone(),
-                    address: n.address.clone(),
-                    key: rec.key.clone(),
-                    report_list: matches!(n.kind, NodeKind::Report)
-                        .then(|| crate::stages::report_list_digest(&rec.blobs)),
-                    blobs: rec
-                        .blob_digests()
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(crate::types::Digest::into_string)
-                        .collect(),
-                }),
-                _ => None,
-            })
-            .collect::<Option<Vec<_>>>();
-        // The fingerprint of the inputs this expansion read (its own team specs).
-        let fp = super::noop::fingerprint(
-            &m,
-            &super::datasets::snapshots_of(&datasets),
-            d.graph.jobs(),
-        );
-        if let (Some(nodes), Some(fp)) = (nodes, fp) {
-            super::noop::save(&store, &m.path, &fp, nodes);
-        }
-        crate::timings::mark("no-op memo saved");
+        save_noop_memo(&d, &m, &store, &datasets);
     }
     let mut counts = BTreeMap::new();
     for n in d.run.nodes.values() {
@@ -1038,6 +1006,43 @@ pub async fn apply(
     // The process is about to exit: skip freeing the node graph, node by node.
     std::mem::forget(d.graph);
     Ok(result)
+}
+
+/// Saves the no-op memo of an apply in which every node was cached (any other state: nothing
+/// is saved): the next apply with the same inputs can skip the expansion (noop.rs).
+fn save_noop_memo(
+    d: &Dispatcher<'_>,
+    m: &Manifest,
+    store: &Store,
+    datasets: &BTreeMap<String, TaskSet>,
+) {
+    let nodes = d
+        .graph
+        .nodes
+        .iter()
+        .map(|n| match &n.state {
+            NodeState::Cached(rec) => Some(super::noop::CachedNode {
+                stage: n.stage.clone(),
+                address: n.address.clone(),
+                key: rec.key.clone(),
+                report_list: matches!(n.kind, NodeKind::Report)
+                    .then(|| crate::stages::report_list_digest(&rec.blobs)),
+                blobs: rec
+                    .blob_digests()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(crate::types::Digest::into_string)
+                    .collect(),
+            }),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>();
+    // The fingerprint of the inputs this expansion read (its own team specs).
+    let fp = super::noop::fingerprint(m, &super::datasets::snapshots_of(datasets), d.graph.jobs());
+    if let (Some(nodes), Some(fp)) = (nodes, fp) {
+        super::noop::save(store, &m.path, &fp, nodes);
+    }
+    crate::timings::mark("no-op memo saved");
 }
 
 /// A stored result in a few words (`resolved`, `patch 120 bytes, timed out`).

@@ -3,7 +3,8 @@
 //! An apply in which every node was cached writes `index/<manifest>.noop` (atomically): a line
 //! with the blake3 of the rest; a JSON line with a fingerprint of everything the graph's
 //! expansion reads besides stored records, the stat of the manifest's index file, the node
-//! count per stage and the report nodes (key, digest of the record's file list); one line per
+//! count per stage, the report nodes (key, digest of the record's file list) and the stat of
+//! every attempts file (`apply --rerun`: a report reads them); one line per
 //! distinct key with its record file's stat; `blobs`, then one line per distinct blob the
 //! records reference with its size; `nodes`, and the run record's nodes as JSON. The
 //! next apply of the manifest computes the fingerprint again (after loading the datasets and
@@ -40,7 +41,7 @@ use crate::manifest::{HarnessKind, Manifest, StageKind};
 use crate::store::{FileStamp, NodeStatus, RACY_NS, RunNode, RunRecord, Store};
 use crate::types::Digest;
 
-const MAGIC: &str = "bench-noop-memo 3";
+const MAGIC: &str = "bench-noop-memo 4";
 
 /// The memo's first line after its checksum: everything but the records and the run nodes.
 #[derive(Debug, Serialize, Deserialize)]
@@ -53,6 +54,8 @@ struct Head {
     counts: BTreeMap<String, usize>,
     /// Report nodes: stage, key, and the digest of the record's file list.
     reports: Vec<(String, String, String)>,
+    /// The attempts files (`apply --rerun`) and their stats: a report reads them.
+    attempts: Vec<(String, FileStamp)>,
 }
 
 /// A memo as read and checked: what a no-op apply from it needs.
@@ -131,6 +134,14 @@ pub fn save(store: &Store, manifest: &Path, fingerprint: &str, nodes: Vec<Cached
     let Some(index) = settled(store.index_stamp(manifest)) else {
         return;
     };
+    let Some(attempts) = store
+        .attempts_stamps()
+        .into_iter()
+        .map(|(k, st)| Some((k, settled(st)?)))
+        .collect::<Option<Vec<_>>>()
+    else {
+        return;
+    };
     let mut keys: Vec<&str> = nodes.iter().map(|n| n.key.as_str()).collect();
     keys.sort_unstable();
     keys.dedup();
@@ -183,6 +194,7 @@ pub fn save(store: &Store, manifest: &Path, fingerprint: &str, nodes: Vec<Cached
         index,
         counts,
         reports,
+        attempts,
     };
     let mut body = serde_json::to_vec(&head).expect("memos serialize");
     body.push(b'\n');
@@ -213,6 +225,12 @@ pub fn check(store: &Store, manifest: &Path, fingerprint: &str) -> Option<Checke
     if head.magic != MAGIC
         || head.fingerprint != fingerprint
         || store.index_stamp(manifest) != Some(head.index)
+        || store
+            .attempts_stamps()
+            .into_iter()
+            .map(|(k, st)| Some((k, st?)))
+            .collect::<Option<Vec<_>>>()
+            != Some(head.attempts)
     {
         return None;
     }

@@ -60,12 +60,8 @@ pub fn apply_manifest(
         let memo = run::local_snapshots(&m, &store)
             .inspect(|_| crate::timings::mark("datasets matched by stat"))
             .and_then(|snapshots| noop_memo(&m, &store, &snapshots));
-        if let Some(mut finished) = noop_from_memo(&m, file, &store, memo, &command, &events)? {
-            drop(lock);
-            let code = strictly(&mut finished, exit_codes::OK, strict, &events);
-            events.emit(crate::events::Event::RunFinished(finished));
-            crate::timings::mark("reports printed");
-            return Ok(code);
+        if let Some(finished) = noop_from_memo(&m, file, &store, memo, &command, &events)? {
+            return Ok(noop_finished(finished, lock, strict, &events));
         }
     }
     // Hub datasets are fetched (into the store, under the lock) before anything runs.
@@ -88,12 +84,8 @@ pub fn apply_manifest(
     let memo = (use_memo && early.is_none())
         .then(|| noop_memo(&m, &store, &run::snapshots_of(&datasets)))
         .flatten();
-    if let Some(mut finished) = noop_from_memo(&m, file, &store, memo, &command, &events)? {
-        drop(lock);
-        let code = strictly(&mut finished, exit_codes::OK, strict, &events);
-        events.emit(crate::events::Event::RunFinished(finished));
-        crate::timings::mark("reports printed");
-        return Ok(code);
+    if let Some(finished) = noop_from_memo(&m, file, &store, memo, &command, &events)? {
+        return Ok(noop_finished(finished, lock, strict, &events));
     }
     let (index, prefetch) = early.unwrap_or_else(|| index_and_prefetch(&store, &m.path));
     let prefetched = prefetch.join().unwrap_or_default();
@@ -145,6 +137,21 @@ pub fn apply_manifest(
     events.emit(crate::events::Event::RunFinished(finished));
     crate::timings::mark("reports printed");
     Ok(code)
+}
+
+/// Ends a no-op apply served by its memo: the lock released, the last event emitted. Returns
+/// the exit code.
+fn noop_finished(
+    mut finished: crate::events::RunFinished,
+    lock: StoreLock,
+    strict: bool,
+    events: &Events,
+) -> u8 {
+    drop(lock);
+    let code = strictly(&mut finished, exit_codes::OK, strict, events);
+    events.emit(crate::events::Event::RunFinished(finished));
+    crate::timings::mark("reports printed");
+    code
 }
 
 /// `bench apply`'s flags beside the manifest.

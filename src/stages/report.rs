@@ -82,6 +82,7 @@ pub fn report_document(inputs: &ReportInputs) -> ReportDocument {
         &summary,
     )
     .with_halts(&halted_pairs(inputs))
+    .with_reruns(&inputs.teams, &inputs.pairs, &inputs.attempts)
 }
 
 /// Pairs whose solve did not run, with why (the budget halted it), from the solve rows.

@@ -111,7 +111,7 @@ impl Store {
     }
 
     /// The attempts file of `key` as filed, verified.
-    fn filed_attempts(&self, key: &str) -> Result<Option<Attempts>, StoreError> {
+    pub(super) fn filed_attempts(&self, key: &str) -> Result<Option<Attempts>, StoreError> {
         let digest = Digest::parse(key)
             .map_err(|e| StoreError::Io(std::io::Error::other(format!("attempts: {e}"))))?;
         let path = self.attempts_path(&digest);
@@ -175,6 +175,21 @@ impl Store {
         let body = serde_json::to_vec_pretty(&all).expect("attempts serialize");
         super::write_atomic(&self.attempts_path(&digest), &body)?;
         Ok(())
+    }
+
+    /// Every attempts file's key and stat (`None`: it could not be statted), by key: what the
+    /// no-op memo checks (a report reads them).
+    pub fn attempts_stamps(&self) -> Vec<(String, Option<crate::files::FileStamp>)> {
+        self.attempt_keys()
+            .into_iter()
+            .map(|k| {
+                let stamp = Digest::parse(&k)
+                    .ok()
+                    .and_then(|d| fs_err::symlink_metadata(self.attempts_path(&d)).ok())
+                    .map(|m| crate::files::FileStamp::of(&m));
+                (k, stamp)
+            })
+            .collect()
     }
 
     /// Removes `key`'s attempts (gc).

@@ -34,6 +34,23 @@ pub fn gc(
         ..Default::default()
     };
     let mut live_blobs = BTreeSet::new();
+    // A reachable solve's earlier attempts (`apply --rerun`) are kept with it: their records'
+    // blobs, and the records of their grades. Attempts of unreachable keys go with their keys.
+    let mut reachable = reachable.clone();
+    let mut dead_attempts = Vec::new();
+    for key in store.attempt_keys() {
+        if !reachable.contains(&key) {
+            dead_attempts.push(key);
+            continue;
+        }
+        if let Ok(Some(all)) = store.filed_attempts(&key) {
+            for a in &all.earlier {
+                live_blobs.extend(a.record.blob_digests().unwrap_or_default());
+                reachable.extend(a.grade_key.clone());
+            }
+        }
+    }
+    let reachable = &reachable;
     for key in store.action_keys() {
         if reachable.contains(&key) {
             if let super::Lookup::Hit(rec) = store.get_action_light(&key) {
@@ -64,6 +81,9 @@ pub fn gc(
         }
         for d in &removed {
             store.remove_blob(d)?;
+        }
+        for k in &dead_attempts {
+            store.remove_attempts(k)?;
         }
         // The caches: the action index keeps the kept keys' entries only (rewritten whole,
         // atomically); the file-digest cache is dropped and rebuilt by the next apply.
