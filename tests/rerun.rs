@@ -128,6 +128,13 @@ fn timed_out_pairs_rerun_with_a_longer_deadline_and_every_attempt_is_kept_and_co
         "{md}"
     );
 
+    let html = sb.read("reports/quickstart/report.html");
+    assert!(
+        html.contains("<h2>Reruns</h2>")
+            && html.contains("<li><code>quickstart__roman-1</code> × fixer: attempt 2 counts"),
+        "{html}"
+    );
+
     // status --node shows both attempts.
     let o = sb.bench(&[
         "status",

@@ -493,10 +493,10 @@ pub fn render(
         );
     }
     h.push_str("<h2>Resolve rate</h2>\n<p class=\"note\">Bars: resolve rate on the common tasks; whiskers: the headline 95% interval (the wider of Wilson's and the clustered one).</p>\n");
-    h.push_str(&rate_chart(doc));
-    h.push('\n');
+    let _ = writeln!(h, "{}", rate_chart(doc));
     h.push_str(&resolve_table(doc).html());
     let _ = writeln!(h, "<p class=\"note\">{}</p>", esc(&headline_note(doc)));
+    h.push_str(&crate::report::markdown::reruns_html(doc));
     if let Some(table) = baseline_table(doc) {
         let _ = writeln!(
             h,

@@ -682,52 +682,50 @@ pub fn breakdown_table(
     table
 }
 
-/// The reruns section: per team, how many pairs ran again and from which outcome, with the
-/// first-attempt figures beside the counting ones; then every rerun pair's attempts.
-fn reruns(md: &mut String, doc: &ReportDocument) {
-    if doc.reruns.is_empty() {
-        return;
-    }
-    let _ = writeln!(md, "\n## Reruns\n");
-    let _ = writeln!(
-        md,
-        "Pairs run again by `bench apply --rerun`: the latest attempt counts in every figure \
-         above. Beside it, what the first attempts gave (over each team's graded pairs).\n"
-    );
-    let _ = writeln!(
-        md,
-        "| team | pairs rerun | first outcome | resolved (first attempts) | resolved (counting attempts) |"
-    );
-    let _ = writeln!(md, "|---|---:|---|---:|---:|");
-    let frac = |n: u64, d: u64| {
-        if d == 0 {
-            "0/0".to_string()
-        } else {
-            format!("{n}/{d} ({})", pct(n as f64 / d as f64))
-        }
+/// What the reruns section says first.
+const RERUNS_NOTE: &str = "Pairs run again by `bench apply --rerun`: the latest attempt counts in \
+     every figure above. Beside it, what the first attempts gave (over each team's graded pairs).";
+
+/// Per team with reruns: how many pairs ran again and from which outcome, with the
+/// first-attempt figures beside the counting ones.
+fn reruns_table(doc: &ReportDocument) -> Table {
+    let mut t = Table::new(&[
+        ("team", false),
+        ("pairs rerun", true),
+        ("first outcome", false),
+        ("resolved (first attempts)", true),
+        ("resolved (counting attempts)", true),
+    ]);
+    let frac = |n: u64, d: u64| match d {
+        0 => "0/0".to_string(),
+        d => format!("{n}/{d} ({})", pct(n as f64 / d as f64)),
     };
-    for t in &doc.reruns {
-        let from: Vec<String> = t.from.iter().map(|(o, n)| format!("{n} {o}")).collect();
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} | {} | {} |",
-            t.team,
-            t.pairs,
+    for r in &doc.reruns {
+        let from: Vec<String> = r.from.iter().map(|(o, n)| format!("{n} {o}")).collect();
+        t.rows.push(vec![
+            r.team.clone(),
+            r.pairs.to_string(),
             from.join(", "),
-            frac(t.first_attempt_resolved, t.graded),
-            frac(t.counting_resolved, t.graded)
-        );
+            frac(r.first_attempt_resolved, r.graded),
+            frac(r.counting_resolved, r.graded),
+        ]);
     }
-    md.push('\n');
-    for t in &doc.reruns {
-        for p in &t.rerun_pairs {
-            let replicate = if p.replicate > 0 {
-                format!(" (replicate {})", p.replicate)
-            } else {
-                String::new()
-            };
-            let mut parts = Vec::new();
-            for a in p.attempts.iter().rev() {
+    t
+}
+
+/// Each rerun pair's attempts, latest first: (task, team and replicate, the attempts).
+fn rerun_pairs(doc: &ReportDocument) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    for p in doc.reruns.iter().flat_map(|t| &t.rerun_pairs) {
+        let mut who = p.team.clone();
+        if p.replicate > 0 {
+            who.push_str(&format!(" (replicate {})", p.replicate));
+        }
+        let parts: Vec<String> = p
+            .attempts
+            .iter()
+            .rev()
+            .map(|a| {
                 let deadline = humantime::format_duration(std::time::Duration::from_millis(
                     (a.deadline_s * 1000.0).round() as u64,
                 ));
@@ -735,20 +733,53 @@ fn reruns(md: &mut String, doc: &ReportDocument) {
                     Some(w) => format!("deadline {deadline}, `--rerun {w}`"),
                     None => format!("deadline {deadline}"),
                 };
-                parts.push(match &a.outcome {
+                match &a.outcome {
                     None => format!("attempt {} counts ({how})", a.attempt),
                     Some(o) => format!("attempt {} {o} ({how})", a.attempt),
-                });
-            }
-            let _ = writeln!(
-                md,
-                "- `{}` × {}{replicate}: {}",
-                p.task,
-                p.team,
-                parts.join("; ")
-            );
-        }
+                }
+            })
+            .collect();
+        out.push((p.task.clone(), who, parts.join("; ")));
     }
+    out
+}
+
+/// The reruns section (`apply --rerun`), if any pair ran more than once.
+fn reruns(md: &mut String, doc: &ReportDocument) {
+    if doc.reruns.is_empty() {
+        return;
+    }
+    let _ = writeln!(md, "\n## Reruns\n\n{RERUNS_NOTE}\n");
+    md.push_str(&reruns_table(doc).markdown());
+    md.push('\n');
+    for (task, who, attempts) in rerun_pairs(doc) {
+        let _ = writeln!(md, "- `{task}` × {who}: {attempts}");
+    }
+}
+
+/// The reruns section as HTML (empty without reruns).
+pub fn reruns_html(doc: &ReportDocument) -> String {
+    if doc.reruns.is_empty() {
+        return String::new();
+    }
+    let esc = super::html::esc;
+    let mut h = format!(
+        "<h2>Reruns</h2>\n<p class=\"note\">{}</p>\n",
+        esc(RERUNS_NOTE)
+    );
+    h.push_str(&reruns_table(doc).html());
+    h.push_str("<ul>");
+    for (task, who, attempts) in rerun_pairs(doc) {
+        let _ = write!(
+            h,
+            "<li><code>{}</code> × {}: {}</li>",
+            esc(&task),
+            esc(&who),
+            esc(&attempts)
+        );
+    }
+    h.push_str("</ul>\n");
+    h
 }
 
 /// The errored pairs, each with why.
