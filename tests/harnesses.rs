@@ -227,6 +227,79 @@ fn a_cli_on_a_path_directory_under_tmp_runs_in_the_jail() {
     assert_eq!(patches(&sb, "solo").len(), 1);
 }
 
+/// Runs `apply agents.toml` with `dir` first on PATH.
+fn apply_with_path(sb: &Sandbox, dir: &Path) -> std::process::Output {
+    std::process::Command::new(bench_bin())
+        .args(["apply", "agents.toml"])
+        .current_dir(sb.dir.path())
+        .env(
+            "PATH",
+            format!("{}:{}", dir.display(), std::env::var("PATH").unwrap()),
+        )
+        .env("ANTHROPIC_API_KEY", SECRET)
+        .env("NO_COLOR", "1")
+        .env_remove("BENCH_STORE")
+        .output()
+        .unwrap()
+}
+
+/// Issue 48: a CLI installed in a prefix under /tmp (a virtualenv made by a script: its `bin`
+/// on PATH, what it runs in the prefix's `lib`) runs in the local jail, which shows the prefix
+/// holding a PATH's `bin`; one whose `bin` entry links elsewhere under /tmp, which the jail
+/// cannot show, is refused before any node runs, naming the program and the fix.
+#[test]
+fn a_cli_in_a_prefix_under_tmp_runs_and_one_the_jail_cannot_see_is_refused_first() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = Sandbox::quickstart();
+    let body = PIPELINE
+        .replace("TEAMS", r#"["solo"]"#)
+        .replace("limit = 2", "limit = 1")
+        + "\n[teams]\nsolo = \"solo:worker=claude@claude-haiku-5-5\"\n";
+    manifest(&sb, &body);
+    let fakes = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fakes");
+    // A prefix of its own under /tmp: bin/claude runs ../lib/claude.
+    let prefix = tempfile::tempdir_in("/tmp").unwrap();
+    let (bin, lib) = (prefix.path().join("bin"), prefix.path().join("lib"));
+    fs_err::create_dir_all(&bin).unwrap();
+    fs_err::create_dir_all(&lib).unwrap();
+    fs_err::copy(fakes.join("claude"), lib.join("claude")).unwrap();
+    fs_err::write(
+        bin.join("claude"),
+        "#!/bin/sh\nexec \"$(dirname \"$0\")/../lib/claude\" \"$@\"\n",
+    )
+    .unwrap();
+    fs_err::set_permissions(bin.join("claude"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let o = apply_with_path(&sb, &bin);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(patches(&sb, "solo").len(), 1, "{}", stderr(&o));
+
+    // bin/claude a link to a file in another directory under /tmp: not in the jail's view.
+    let elsewhere = tempfile::tempdir_in("/tmp").unwrap();
+    fs_err::copy(fakes.join("claude"), elsewhere.path().join("claude")).unwrap();
+    let sb = Sandbox::quickstart();
+    manifest(&sb, &body);
+    let linked = tempfile::tempdir_in("/tmp").unwrap();
+    let bin = linked.path().join("bin");
+    fs_err::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(elsewhere.path().join("claude"), bin.join("claude")).unwrap();
+    let o = apply_with_path(&sb, &bin);
+    if bench::backend::jail::bwrap().is_none() && !common::ci() {
+        return; // no jail here: the host is what agents see.
+    }
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = common::flat(&stderr(&o));
+    for needle in [
+        "harness `claude-code` (run by team `solo`) starts `claude`, found on PATH at".to_string(),
+        "but the local sandbox cannot run it there".to_string(),
+        "install it outside /tmp (under /opt or ~/.local), or into a prefix whose `bin` is on PATH"
+            .to_string(),
+        "nothing was run".to_string(),
+    ] {
+        assert!(err.contains(&needle), "lacks {needle:?}:\n{err}");
+    }
+    assert!(!sb.path(".bench/actions").exists() || walk_count(&sb.path(".bench/actions")) == 0);
+}
+
 #[test]
 fn budget_halts_across_applies_and_unknown_cost_halts() {
     let sb = Sandbox::quickstart();

@@ -58,24 +58,8 @@ pub async fn exec(
     let start = Instant::now();
     let tag = new_tag(root);
     let (mut reader, writer) = std::io::pipe()?;
-    // Absolute paths the command's environment names (a harness's `env`: a metadata file, a
-    // config) stay readable inside the jail, and so do the directories on its PATH: a program
-    // found there before the run (the harness's CLI, in a checkout under /tmp) is found inside.
-    let jail = jail.map(|j| {
-        let mut j = j.clone();
-        j.visible.extend(
-            env.iter()
-                .filter(|(_, v)| v.starts_with('/') && !v.contains(':'))
-                .map(|(_, v)| std::path::PathBuf::from(v)),
-        );
-        j.visible.extend(
-            env.iter()
-                .filter(|(k, _)| k == "PATH")
-                .flat_map(|(_, v)| std::env::split_paths(v))
-                .filter(|p| p.is_absolute()),
-        );
-        j
-    });
+    // What the command's environment names stays visible inside (`Jail::for_env`).
+    let jail = jail.map(|j| j.for_env(env));
     let mut cmd = match jail.as_ref().and_then(|j| j.command(cwd, script)) {
         Some((bwrap, args)) => {
             let mut c = tokio::process::Command::new(bwrap);

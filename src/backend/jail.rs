@@ -148,6 +148,36 @@ impl Jail {
 }
 
 impl Jail {
+    /// This jail for a command with environment `env`: the absolute paths it names (a
+    /// harness's `env`: a metadata file, a config) stay readable inside, and so do the
+    /// directories on its PATH, so a program found there before the run (the harness's CLI, in
+    /// a checkout under /tmp) is found inside; with each such `bin` (or `node_modules/.bin`)
+    /// directory, the prefix holding it (a virtualenv, an npm prefix), where the program's
+    /// libraries and its links' targets are. What [`Jail::may_show`] refuses stays hidden.
+    pub fn for_env(&self, env: &[(String, String)]) -> Jail {
+        let mut j = self.clone();
+        j.visible.extend(
+            env.iter()
+                .filter(|(_, v)| v.starts_with('/') && !v.contains(':'))
+                .map(|(_, v)| PathBuf::from(v)),
+        );
+        for dir in env
+            .iter()
+            .filter(|(k, _)| k == "PATH")
+            .flat_map(|(_, v)| std::env::split_paths(v))
+            .filter(|p| p.is_absolute())
+        {
+            let prefix = dir
+                .file_name()
+                .is_some_and(|n| n == "bin" || n == ".bin")
+                .then(|| dir.parent().map(Path::to_path_buf))
+                .flatten();
+            j.visible.push(dir);
+            j.visible.extend(prefix);
+        }
+        j
+    }
+
     /// Whether `v`, asked to be visible, is shown: a path under `/tmp` or `/var/tmp` (the rest
     /// of the host is shown anyway) that exists, is neither in nor around the writable
     /// directory, and is neither in nor around a hidden one (binding `/tmp` itself, or a
@@ -162,6 +192,33 @@ impl Jail {
             && !self.writable.starts_with(v)
             && !hidden.iter().any(|h| v.starts_with(h) || h.starts_with(v))
     }
+}
+
+/// Whether `program` is found, as `sh` looks it up on `path`, inside a local sandbox of this
+/// machine (an agent's jail, with what it shows of `path`): `None` when bwrap is unavailable
+/// (commands then see the host as it is) or cannot be run.
+pub fn finds(program: &str, path: &str) -> Option<bool> {
+    let dir = tempfile::tempdir().ok()?;
+    let env = [("PATH".to_string(), path.to_string())];
+    let jail = Jail {
+        writable: absolute(dir.path()),
+        hidden: Vec::new(),
+        network: false,
+        visible: Vec::new(),
+    }
+    .for_env(&env);
+    let argv = ["sh", "-c", "command -v \"$1\" >/dev/null", "sh", program];
+    let (bwrap, args) = jail.wrap(&absolute(dir.path()), argv.map(String::from).to_vec())?;
+    let status = std::process::Command::new(bwrap)
+        .args(args)
+        .env_clear()
+        .envs(env)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .ok()?;
+    Some(status.success())
 }
 
 /// Paths of the host never shown inside: the pseudo filesystems bwrap makes anew, `/tmp`

@@ -1,7 +1,8 @@
 //! Before any node runs: whether the program each team's harness starts exists where it will
 //! run, as API keys are checked, so a missing `claude` is one clear message with its fix
 //! instead of every solve failing with exit 127. On the local backend the program must be on
-//! bench's PATH (agents get that PATH); on docker a harness with an `install` recipe builds its
+//! bench's PATH (agents get that PATH), and one found under /tmp must be visible in the jail
+//! too (apply's preflight looks it up there, [`hidden_program`] says what to do); on docker a harness with an `install` recipe builds its
 //! program into the agent image (an install that fails is an error naming its output), and one
 //! without a recipe runs what the task image has, which only the image can tell. Also here: a
 //! variable passed in a harness's `env` that its pinned CLI is known to ignore (Codex 0.162
@@ -35,6 +36,36 @@ pub fn missing_program(name: &str, h: &Harness, teams: &[&str]) -> Option<String
         teams.join(", "),
         fix(name, h, &program)
     ))
+}
+
+/// The program a command harness starts, when its command names one (see [`program_of`]).
+pub fn program(h: &Harness) -> Option<String> {
+    (h.kind == HarnessKind::Command)
+        .then(|| h.command.as_deref().and_then(program_of))
+        .flatten()
+}
+
+/// Where `program` resolves on bench's PATH, when it is a file there or an absolute path.
+pub fn host_path(program: &str) -> Option<PathBuf> {
+    if program.starts_with('/') {
+        return executable(Path::new(program)).then(|| PathBuf::from(program));
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| executable(p))
+}
+
+/// The problem with harness `name`, run by `teams`, whose program is on bench's PATH at
+/// `found` but not inside the local sandbox (the jail shows the host's /tmp empty but for the
+/// PATH's directories and their prefixes): what is wrong and how to fix it.
+pub fn hidden_program(name: &str, teams: &[&str], program: &str, found: &Path) -> String {
+    let teams: Vec<String> = teams.iter().map(|t| format!("`{t}`")).collect();
+    format!(
+        "harness `{name}` (run by team {}) starts `{program}`, found on PATH at {}, but the local sandbox cannot run it there: agents see the host read-only with an empty /tmp, showing only the PATH's directories and the prefix holding each `bin` (a virtualenv, an npm prefix), and this program or what it links to lies elsewhere under /tmp; install it outside /tmp (under /opt or ~/.local), or into a prefix whose `bin` is on PATH",
+        teams.join(", "),
+        found.display()
+    )
 }
 
 /// A variable a CLI ignores though its vendor's other clients read it.

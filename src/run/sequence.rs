@@ -460,9 +460,8 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
         ));
         // On the host (no images to install programs into), each harness's program must be there.
         if !backend.uses_images() {
-            problems.extend(crate::harness::preflight::missing_program(
-                h, harness, &teams,
-            ));
+            let missing = crate::harness::preflight::missing_program(h, harness, &teams);
+            problems.extend(missing.or_else(|| hidden_in_jail(h, harness, &teams)));
         }
     }
     if !missing_env.is_empty() {
@@ -482,6 +481,27 @@ fn preflight(m: &Manifest, unavailable: &[String]) -> Result<(), Report> {
             m.path.display(),
             problems.join("\n  - ")
         ))
+    }
+}
+
+/// The problem with a harness whose program bench finds under /tmp (directly or through a
+/// link) but the local jail, which shows the host's /tmp empty but for the PATH's directories
+/// and their prefixes, does not: looked up inside a jail as an agent's sees the host. A
+/// program elsewhere is shown as it is: nothing is run for it.
+fn hidden_in_jail(name: &str, h: &crate::manifest::Harness, teams: &[&str]) -> Option<String> {
+    let program = crate::harness::preflight::program(h)?;
+    let found = crate::harness::preflight::host_path(&program)?;
+    let real = fs_err::canonicalize(&found).unwrap_or_else(|_| found.clone());
+    let under_tmp = |p: &Path| p.starts_with("/tmp") || p.starts_with("/var/tmp");
+    if !under_tmp(&found) && !under_tmp(&real) {
+        return None;
+    }
+    let path = std::env::var("PATH").unwrap_or_default();
+    match crate::backend::jail::finds(&program, &path) {
+        Some(false) => Some(crate::harness::preflight::hidden_program(
+            name, teams, &program, &found,
+        )),
+        _ => None,
     }
 }
 
