@@ -36,6 +36,13 @@ pub enum Command {
         /// default 50%).
         #[arg(long, value_name = "PERCENT")]
         baseline_rate: Option<String>,
+        /// The stored pairs `apply --rerun` would run again (`timed-out`, `errored`, `failed`
+        /// or a team, comma-separated): shown to run, with why.
+        #[arg(long, value_name = "OUTCOMES|TEAMS")]
+        rerun: Option<String>,
+        /// With --rerun: the reruns' deadline, as `apply --timeout` takes it.
+        #[arg(long, value_name = "DURATION", requires = "rerun")]
+        timeout: Option<String>,
     },
     /// Run what the store does not hold, then write the reports.
     Apply {

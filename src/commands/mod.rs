@@ -86,9 +86,12 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
             json,
             detect,
             baseline_rate,
+            rerun,
+            timeout,
         } => {
             let power = plan::power_query(detect.as_deref(), baseline_rate.as_deref())?;
-            plan::plan(&cli, file, *explain, *json, power)
+            let rerun = rerun.as_deref().map(|r| (r, timeout.as_deref()));
+            plan::plan(&cli, file, *explain, *json, power, rerun)
         }
         Command::Apply {
             file,

@@ -61,6 +61,7 @@ pub(super) fn plan(
     explain: bool,
     json: bool,
     power: run::PowerQuery,
+    rerun: Option<(&str, Option<&str>)>,
 ) -> Result<u8, Report> {
     let loaded = load_for_reading(&cli.store, file)?;
     let Loaded {
@@ -71,16 +72,25 @@ pub(super) fn plan(
         unavailable,
     } = &loaded;
     let remote = run::sequence::open_remote(m, false, &Events::default())?;
-    let mut report = run::plan(
-        m,
-        store.as_ref(),
-        datasets,
-        unavailable.clone(),
+    // `--rerun`: what the manifest's last apply stored that would run again.
+    let rerun = match (rerun, store) {
+        (Some((words, timeout)), Some(s)) => run::RerunSpec::parse(words, timeout, m)
+            .map_err(|e| miette!("{e}"))?
+            .select(s, &s.load_index(&m.path), m),
+        (Some((words, timeout)), None) => {
+            run::RerunSpec::parse(words, timeout, m).map_err(|e| miette!("{e}"))?;
+            Default::default()
+        }
+        (None, _) => Default::default(),
+    };
+    let opts = run::PlanOptions {
+        unavailable: unavailable.clone(),
         explain,
         power,
-        remote.as_deref(),
-    )
-    .map_err(|e| miette!("{e}"))?;
+        rerun,
+    };
+    let mut report = run::plan(m, store.as_ref(), datasets, opts, remote.as_deref())
+        .map_err(|e| miette!("{e}"))?;
     if !report.agent_images.is_empty() {
         // An agent image exists when the backend has it (a pool: a reachable host).
         let refs = report

@@ -194,9 +194,7 @@ pub async fn prepare(
             &planning,
             Some(store),
             datasets,
-            Vec::new(),
-            false,
-            super::PowerQuery::default(),
+            super::PlanOptions::default(),
             None,
         )
         .map_err(PrepareError::Docker)?;

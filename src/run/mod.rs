@@ -21,7 +21,7 @@ pub use apply::{
 };
 pub use budget::{Budget, Budgets};
 pub use datasets::{Snapshots, load_datasets, load_summaries, local_snapshots, snapshots_of};
-pub use plan::{AgentImagePlan, PlanEntry, PlanReport, PowerPlan, PowerQuery, plan};
+pub use plan::{AgentImagePlan, PlanEntry, PlanOptions, PlanReport, PowerPlan, PowerQuery, plan};
 pub use pools::{Demand, Pool, Pools};
 pub use rerun::RerunSpec;
 

@@ -45,6 +45,18 @@ pub struct PlanReport {
     pub remote: Option<super::remote::RemoteSummary>,
 }
 
+/// What `plan` is asked beside the manifest.
+#[derive(Debug, Default)]
+pub struct PlanOptions {
+    /// Datasets this machine cannot read yet.
+    pub unavailable: Vec<String>,
+    /// Give each node to run its reasons.
+    pub explain: bool,
+    pub power: PowerQuery,
+    /// `--rerun`: the stored solves that would run again.
+    pub rerun: std::collections::HashMap<String, crate::graph::RerunOf>,
+}
+
 /// What `bench plan` is asked about power: the baseline's expected resolve rate and,
 /// optionally, a difference to detect.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -244,13 +256,18 @@ pub fn plan(
     m: &Manifest,
     store: Option<&Store>,
     datasets: &BTreeMap<String, TaskSet>,
-    unavailable: Vec<String>,
-    explain: bool,
-    power: PowerQuery,
+    opts: PlanOptions,
     remote: Option<&dyn crate::cache::RemoteCache>,
 ) -> Result<PlanReport, String> {
+    let PlanOptions {
+        unavailable,
+        explain,
+        power,
+        rerun,
+    } = opts;
     let mut graph = Graph::new(m, store, datasets, Mode::Plan)?;
     graph.keep_inputs = explain;
+    graph.rerun = rerun;
     let remote = expand(&mut graph, remote)?;
     let index = store.map(|s| s.load_index(&m.path)).unwrap_or_default();
     let mut stages = graph.summaries(&index.nodes);
@@ -307,6 +324,8 @@ pub fn plan(
         };
         let reasons = if let (true, Some(why)) = (explain, halted) {
             vec![why]
+        } else if let (true, Some(r)) = (explain, graph.rerunning.get(&node.id)) {
+            vec![rerun_reason(r)]
         } else if explain {
             reasons(&graph, node, store, &index.nodes, &unavailable)
         } else {
@@ -416,6 +435,18 @@ fn expand(
             &mut summary,
         ));
     Ok(Some(summary))
+}
+
+/// Why a stored solve runs again (`--rerun`).
+fn rerun_reason(r: &crate::graph::RerunOf) -> String {
+    let deadline = r
+        .timeout
+        .map(|t| format!(", with a deadline of {}", humantime::format_duration(t)))
+        .unwrap_or_default();
+    format!(
+        "rerun (--rerun {}): its stored attempt {}; kept as an earlier attempt{deadline}",
+        r.selected_by, r.outcome
+    )
 }
 
 fn reasons(
