@@ -817,3 +817,65 @@ fn exporting_again_replaces_the_earlier_export_and_other_folders_are_refused() {
         "mine"
     );
 }
+
+/// The experiment page's task x team grid, in the static export: a row per task (sorted), a
+/// column per team in the manifest's order, each cell the outcome of its replicate, as
+/// examples/quickstart/EXPECTED.md says (the fixer resolves three tasks, the oracle all, nop
+/// none), and the same outcomes as the pairs list.
+#[test]
+fn the_grid_holds_every_tasks_outcome_per_team() {
+    let sb = Sandbox::quickstart();
+    let o = sb.bench(&["apply", "-q", "quickstart.toml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let site = sb.path("site");
+    let o = sb.bench(&[
+        "view",
+        "--static",
+        site.to_str().unwrap(),
+        "quickstart.toml",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let exp = data_of(&fs_err::read_to_string(site.join("data/experiment.js")).unwrap());
+    let grid = &exp["grid"];
+    assert_eq!(grid["teams"], serde_json::json!(["oracle", "nop", "fixer"]));
+    let tasks: Vec<&str> = grid["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    let mut dirs: Vec<String> = fs_err::read_dir(sb.path("quickstart/tasks"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    dirs.sort();
+    assert_eq!(tasks, dirs);
+    let fixed = [
+        "quickstart__leapyear-1",
+        "quickstart__linecount-1",
+        "quickstart__roman-1",
+    ];
+    for (i, task) in tasks.iter().enumerate() {
+        let fixer = if fixed.contains(task) {
+            "resolved"
+        } else {
+            "unresolved"
+        };
+        assert_eq!(
+            grid["cells"][i],
+            serde_json::json!([[[0, "resolved"]], [[0, "unresolved"]], [[0, fixer]]]),
+            "{task}"
+        );
+    }
+    // Every pair of the list is in its cell.
+    let pairs = exp["pairs"].as_array().unwrap();
+    assert_eq!(pairs.len(), 24);
+    for p in pairs {
+        let row = tasks.iter().position(|t| p[0] == *t).unwrap();
+        let col = ["oracle", "nop", "fixer"]
+            .iter()
+            .position(|t| p[1] == *t)
+            .unwrap();
+        assert_eq!(grid["cells"][row][col][0], serde_json::json!([p[2], p[3]]));
+    }
+}

@@ -1,7 +1,7 @@
 //! The viewer's data: one JSON document per page path, the same for the server and the
 //! static export. Paths (each also a file `data/<path>.js`):
 //!
-//! - `experiment`: the report's document and one compact row per pair;
+//! - `experiment`: the report's document, one compact row per pair and the task x team grid;
 //! - `task/<task>`: its statement, gold verdict, test lists and every team's pairs;
 //! - `pair/<task>/<team>/<replicate>`: solve, grade, tests, diff, logs, trajectory summary;
 //! - `blob/<digest>/<page>`: a page of a stored log or raw trajectory;
@@ -259,6 +259,18 @@ impl Viewer {
                 ])
             })
             .collect();
+        let grid = super::grid::grid(
+            &inputs.teams,
+            inputs.pairs.iter().map(|p| {
+                let key = (p.task.clone(), p.team.clone(), p.replicate);
+                (
+                    p.task.as_str(),
+                    p.team.as_str(),
+                    p.replicate,
+                    outcome(&p.state, partial.contains(&key)),
+                )
+            }),
+        );
         json!({
             "name": self.exp.manifest.name,
             "description": self.exp.manifest.description,
@@ -271,6 +283,7 @@ impl Viewer {
             "network": inputs.network,
             "columns": ["task", "team", "replicate", "outcome", "cost_usd", "wall_time_s", "repo", "language", "flags"],
             "pairs": pairs,
+            "grid": grid,
             "flags": flag_names,
             "tasks_note": self.exp.tasks_note,
             "compare": self.other.as_ref().map(|o| o.exp.manifest.name.clone()),

@@ -13,6 +13,7 @@ mod data;
 mod diff;
 mod error;
 mod export;
+mod grid;
 mod highlight;
 mod ids;
 mod paging;

@@ -185,6 +185,26 @@
       table([{ label: title }].concat(teams.map(function (t) { return { label: t.name, num: 1 }; })), rows));
   }
 
+  // The task x team grid: a row per task, a column per team, a mark per replicate that opens
+  // its pair (a pair still running in a live apply has no page yet: its mark is not a link).
+  var MARKS = { resolved: '✓', unresolved: '✗', partial: '◐', 'timed out': '⏱', errored: '!', 'not run': '·' };
+  function gridView(g, linked) {
+    if (!g || !g.tasks.length) return h('p', { class: 'muted', id: 'grid', text: 'no pairs yet' });
+    var rows = g.tasks.map(function (t, i) {
+      return h('tr', { 'data-task': t }, h('th', { class: 'gtask' }, h('a', { href: linked ? taskHref(t) : null, text: t })),
+        g.teams.map(function (team, j) {
+          return h('td', { class: 'gcell', 'data-team': team }, g.cells[i][j].map(function (c) {
+            var o = c[1], final = linked && MARKS[o] !== undefined;
+            return h(final ? 'a' : 'span', { class: 'g o o-' + o.replace(/ /g, '-'), 'data-outcome': o, 'data-replicate': c[0],
+              href: final ? pairHref(t, team, c[0]) : null, title: t + ' · ' + team + ' #' + c[0] + ': ' + o, text: MARKS[o] || '…' });
+          }));
+        }));
+    });
+    var cols = [{ label: 'task' }].concat(g.teams.map(function (t) { return { label: t }; }));
+    return h('div', { class: 'grid-box' }, table(cols, rows, { id: 'grid', cls: 'grid' }),
+      h('p', { class: 'muted small' }, Object.keys(MARKS).map(function (k) { return [h('span', { class: 'o o-' + k.replace(/ /g, '-'), text: MARKS[k] }), ' ' + k + '  ']; }), '…  running'));
+  }
+
   var COLS = [
     { key: 'task', label: 'task' }, { key: 'team', label: 'team' }, { key: 'replicate', label: 'rep', num: 1 },
     { key: 'outcome', label: 'outcome' }, { key: 'cost_usd', label: 'cost', num: 1 },
@@ -271,7 +291,7 @@
       var search = h('input', { id: 'f-task', type: 'search', placeholder: 'task contains…', value: query.task || '',
         onchange: function () { go({ task: search.value, page: '' }); } });
       add(bar, h('label', {}, 'task', search));
-      add(m, [h('h2', { text: 'Pairs' }), bar]);
+      add(m, [h('h2', { text: 'Outcomes by task and team' }), gridView(x.grid, true), h('h2', { text: 'Pairs' }), bar]);
       // Filter, sort, page.
       var sort = sortOf(query), rows = listed(x, query), list = listQuery(query);
       var pages = Math.max(1, Math.ceil(rows.length / PAGE_ROWS));
