@@ -13,7 +13,7 @@ pub enum ViewError {
     #[error("{manifest} has no report stage: add one (`kind = \"report\"`) and apply it")]
     NoReportStage { manifest: PathBuf },
     #[error(
-        "the store {store} holds no report of {manifest} (stage `{stage}`): run `bench apply` first"
+        "there is no store at {store} for {manifest} (its stage `{stage}` has no report yet): run `bench apply` first; `bench view` follows it while it runs"
     )]
     NoReport {
         manifest: PathBuf,
@@ -48,6 +48,8 @@ pub enum ViewError {
         #[source]
         source: std::io::Error,
     },
+    #[error(transparent)]
+    EventLog(#[from] crate::run::EventLogError),
     #[error("{0}")]
     Io(#[from] std::io::Error),
 }

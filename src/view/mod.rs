@@ -16,6 +16,7 @@ mod export;
 mod grid;
 mod highlight;
 mod ids;
+mod live;
 mod paging;
 mod redact;
 mod server;

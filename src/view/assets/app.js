@@ -35,15 +35,17 @@
   }
   bench.enc = enc; bench.dec = dec;
 
-  function load(path) {
+  // `fresh`: read the data again (the live document, while an apply runs), not from the cache.
+  function load(path, fresh) {
     path = PRE + path;
+    if (fresh && !waiting[path]) delete cache[path];
     return new Promise(function (ok, fail) {
       if (Object.prototype.hasOwnProperty.call(cache, path)) return ok(cache[path]);
       var first = !waiting[path];
       (waiting[path] = waiting[path] || []).push({ ok: ok, fail: fail });
       if (!first) return;
       var s = document.createElement('script');
-      s.src = 'data/' + path + '.js';
+      s.src = 'data/' + path + '.js' + (fresh ? '?t=' + Date.now() : '');
       s.onload = function () { s.remove(); };
       s.onerror = function () {
         s.remove();
@@ -255,8 +257,80 @@
     return tr;
   }
 
+  // --- a running apply ---------------------------------------------------------------------
+  // Served, the experiment page polls `live` (the store's event log of the last apply): while
+  // an apply runs it shows its progress and its pairs as they end, and when it finishes the
+  // report the store then holds. From disk (a static export) it shows what was exported.
+  var SERVED = /^https?:$/.test(location.protocol);
+  var poll = { timer: null, shown: null, reloaded: {} };
+  function onExperiment() { var r = parseHash(); return !r.parts.length; }
+  function watch(x, liveShown) {
+    clearTimeout(poll.timer);
+    if (!SERVED || PRE) return;
+    poll.timer = setTimeout(function () {
+      if (!onExperiment()) return;
+      load('live', true).then(function (l) {
+        if (!onExperiment()) return;
+        if (l.state === 'finished' && l.run_id && l.run_id !== x.run && !poll.reloaded[l.run_id]) {
+          // The apply finished: its report (opened again by the server) replaces every page.
+          poll.reloaded[l.run_id] = 1;
+          Object.keys(cache).forEach(function (k) { delete cache[k]; });
+          return route();
+        }
+        if (liveShown ? JSON.stringify(l) !== poll.shown : l.state === 'running') return route();
+        watch(x, liveShown);
+      }, function () { watch(x, liveShown); });
+    }, liveShown ? 1000 : 3000);
+  }
+  function progressTable(stages) {
+    var rows = stages.map(function (st) {
+      var frac = st.total ? Math.min(1, st.done / st.total) : 1;
+      return h('tr', { 'data-stage': st.stage, 'data-done': st.done, 'data-total': st.total },
+        h('td', { text: st.stage }), h('td', { class: 'muted', text: st.kind }),
+        h('td', { class: 'num', text: st.done + ' / ' + (st.estimated ? '≤ ' : '') + st.total }),
+        h('td', {}, h('span', { class: 'bar' }, h('span', { style: 'width:' + (100 * frac).toFixed(1) + '%' }))),
+        h('td', { class: 'num', text: st.running ? st.running + ' running' : '' }),
+        h('td', { class: 'num fail', text: st.failed ? st.failed + ' failed' : '' }));
+    });
+    return table([{ label: 'stage' }, { label: 'kind' }, { label: 'ended', num: 1 }, { label: '' }, { label: 'now', num: 1 }, { label: '', num: 1 }], rows, { id: 'progress' });
+  }
+  function liveView(x, l) {
+    setPage(x.name, []);
+    var m = main(); m.textContent = '';
+    var run = 'apply ' + l.run_id;
+    var said = {
+      none: 'no apply has logged its progress yet: bench apply writes it to the store as it runs, and this page then follows it',
+      running: run + ' is running',
+      stopped: run + ' stopped before its end (killed?): bench apply again resumes it',
+      finished: run + ' finished (' + l.status + ')' + (x.has_report ? '' : ' without a report'),
+      error: 'the event log cannot be read: ' + l.error
+    }[l.state] || l.state;
+    var known = l.pairs.filter(function (p) { return MARKS[p[3]] !== undefined; }).length;
+    var rows = l.pairs.map(function (p) {
+      return h('tr', { class: 'pair', 'data-outcome': p[3], 'data-team': p[1] }, h('td', { text: p[0] }), h('td', { text: p[1] }),
+        h('td', { class: 'num', text: p[2] }), h('td', {}, h('span', { class: 'o o-' + p[3].replace(/ /g, '-'), text: p[3] })));
+    });
+    add(m, [h('h1', { text: x.name }), x.description ? h('p', { text: x.description }) : null,
+      h('p', { id: 'live-state', class: 'live live-' + l.state, 'data-state': l.state }, said,
+        h('span', { class: 'muted small', text: SERVED ? (l.state === 'running' ? ' · this page follows it' : '') : ' · as it was when this export was written' })),
+      l.error && l.state !== 'error' ? h('p', { class: 'fail', text: l.error }) : null,
+      x.tasks_note ? h('p', { class: 'muted small', text: x.tasks_note }) : null,
+      l.stages.length ? [h('h2', { text: 'Progress' }), progressTable(l.stages)] : null,
+      h('h2', { text: 'Outcomes by task and team' }), gridView(l.grid, false),
+      h('h2', { text: 'Pairs' }),
+      h('p', { class: 'muted', id: 'live-count', text: known + ' of ' + l.pairs.length + ' pairs known so far have an outcome' }),
+      table([{ label: 'task' }, { label: 'team' }, { label: 'rep', num: 1 }, { label: 'outcome' }], rows, { id: 'live-pairs' })]);
+  }
+
   function experiment(query) {
-    return load('experiment').then(function (x) {
+    return Promise.all([load('experiment'), PRE ? null : load('live', SERVED).catch(function () { return null; })]).then(function (r) {
+      var x = r[0], live = r[1];
+      if (live && (live.state === 'running' || !x.has_report)) {
+        liveView(x, live);
+        poll.shown = JSON.stringify(live);
+        return watch(x, true);
+      }
+      watch(x, false);
       var doc = x.document, ci = columns(x);
       setPage(x.name, []);
       var m = main(); m.textContent = '';
