@@ -1,6 +1,7 @@
 //! `bench view` over the quickstart: the HTTP server (pages, data, what it refuses), the static
 //! export, and a real browser (headless Chromium through chromedriver, driven with fantoccini)
-//! clicking from the experiment to a failed pair's diff, failing test and first tool call.
+//! clicking from the experiment to a failed pair's diff, failing test and first tool call, and
+//! following a running apply until its last outcome.
 //! Under CI=true a missing chromium or chromedriver fails the browser test.
 
 mod common;
@@ -878,4 +879,222 @@ fn the_grid_holds_every_tasks_outcome_per_team() {
             .unwrap();
         assert_eq!(grid["cells"][row][col][0], serde_json::json!([p[2], p[3]]));
     }
+}
+
+// --- following a running apply -----------------------------------------------------------------
+
+/// A `bench apply` running in the background, killed on drop.
+struct Applying(Child);
+
+impl Drop for Applying {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// What the experiment page shows now, read in one go (the page redraws as it polls): the live
+/// state (`report` once it shows the report), the grid's marks by team as (task, outcome), and
+/// the pairs count line.
+async fn page_now(c: &Client) -> serde_json::Value {
+    c.execute(
+        "var s = document.getElementById('live-state'); \
+         var marks = Array.prototype.map.call(document.querySelectorAll('#grid [data-outcome]'), function (e) { \
+           return [e.closest('tr').getAttribute('data-task'), e.closest('td').getAttribute('data-team'), \
+                   e.getAttribute('data-outcome'), e.tagName.toLowerCase()]; }); \
+         var count = document.getElementById('count') || document.getElementById('live-count'); \
+         return { state: s ? s.getAttribute('data-state') : (document.getElementById('teams') ? 'report' : null), \
+                  marks: marks, count: count ? count.textContent : null, \
+                  progress: Array.prototype.map.call(document.querySelectorAll('#progress tr[data-stage]'), function (r) { \
+                    return [r.getAttribute('data-stage'), +r.getAttribute('data-done'), +r.getAttribute('data-total')]; }) };",
+        vec![],
+    )
+    .await
+    .unwrap()
+}
+
+const OUTCOMES: [&str; 2] = ["resolved", "unresolved"];
+
+/// How many marks of `page` hold an outcome (not where a pair still is).
+fn outcomes_shown(page: &serde_json::Value) -> usize {
+    page["marks"]
+        .as_array()
+        .map(|m| {
+            m.iter()
+                .filter(|x| OUTCOMES.contains(&x[2].as_str().unwrap_or("")))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// `bench view` opened while `bench apply` runs follows it: the experiment page shows each
+/// stage's progress and the pairs that ended (the oracle's and nop's) while the fixer's solves
+/// wait for a file the test creates, then every outcome as it appears, and when the apply
+/// ends the report, its grid linking each pair's page.
+#[tokio::test(flavor = "current_thread")]
+async fn a_browser_follows_a_running_apply_until_its_last_outcome() {
+    if !tool("chromium") || !tool("chromedriver") {
+        return;
+    }
+    let sb = Sandbox::quickstart();
+    // The fixer waits for the gate (outside /tmp, which the local jail hides; at most 120 s).
+    let gate_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let gate = gate_dir.path().join("go");
+    let fixer = sb.read("quickstart/agents/fixer.py");
+    let waits = format!(
+        "import os as _os, time as _time\n_end = _time.time() + 120\nwhile not _os.path.exists({:?}) and _time.time() < _end:\n    _time.sleep(0.1)\n",
+        gate.display().to_string()
+    );
+    fs_err::write(
+        sb.path("quickstart/agents/fixer_gated.py"),
+        format!("{waits}{fixer}"),
+    )
+    .unwrap();
+    sb.edit(
+        "quickstart.toml",
+        "script = \"quickstart/agents/fixer.py\"",
+        "script = \"quickstart/agents/fixer_gated.py\"",
+    );
+    // Room for the eight waiting fixers beside everything else.
+    sb.append("quickstart.toml", "\n[limits]\nagents = 8\njobs = 12\n");
+    let mut apply = Applying(
+        Command::new(bench_bin())
+            .args(["apply", "-q", "quickstart.toml"])
+            .current_dir(sb.dir.path())
+            .env_remove("BENCH_STORE")
+            .env("NO_COLOR", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("bench apply starts"),
+    );
+    // The store exists once the apply has locked it.
+    let started = Instant::now();
+    while files_with_ext(&sb.path(".bench/index"), "jsonl").is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(60), "no event log");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let v = Viewer::start(sb.dir.path(), &["quickstart.toml"]);
+    let driver = Driver::start();
+    let profile = tempfile::tempdir().unwrap();
+    let c = browser(&driver, profile.path()).await;
+    c.goto(&v.url).await.unwrap();
+    ready(&c).await;
+
+    // While the fixer waits: the oracle's and nop's 16 outcomes, the fixer's 8 pairs solving.
+    let started = Instant::now();
+    let waiting = loop {
+        let page = page_now(&c).await;
+        let fixer_solving = page["marks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m[1] == "fixer" && m[2] == "solving")
+            .count();
+        if page["state"] == "running" && outcomes_shown(&page) == 16 && fixer_solving == 8 {
+            break page;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(90),
+            "the page did not show the oracle's and nop's outcomes: {page}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    for m in waiting["marks"].as_array().unwrap() {
+        let want = match m[1].as_str().unwrap() {
+            "oracle" => "resolved",
+            "nop" => "unresolved",
+            _ => "solving",
+        };
+        assert_eq!(m[2], want, "{m}");
+        // No pair page yet.
+        assert_eq!(m[3], "span", "{m}");
+    }
+    let solve = waiting["progress"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s[0] == "solve")
+        .unwrap()
+        .clone();
+    assert_eq!(solve[1], 16, "{waiting}");
+    assert!(solve[2].as_u64().unwrap() >= 24, "{waiting}");
+    let text = c
+        .find(Locator::Css("main"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(text.contains("is running"), "{text}");
+
+    // Let the fixer go: its outcomes appear until the last one, then the report.
+    fs_err::write(&gate, "").unwrap();
+    let started = Instant::now();
+    let mut seen = vec![16];
+    let last = loop {
+        let page = page_now(&c).await;
+        let n = outcomes_shown(&page);
+        if seen.last() != Some(&n) {
+            seen.push(n);
+        }
+        if page["state"] == "report" {
+            break page;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the page did not show the report: {page} (outcomes seen: {seen:?})"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(apply.0.wait().unwrap().success());
+    assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
+    assert_eq!(seen.last(), Some(&24), "{seen:?}");
+    assert_eq!(last["count"], "24 of 24 pairs", "{last}");
+    let fixed = [
+        "quickstart__leapyear-1",
+        "quickstart__linecount-1",
+        "quickstart__roman-1",
+    ];
+    for m in last["marks"].as_array().unwrap() {
+        let want = match m[1].as_str().unwrap() {
+            "oracle" => "resolved",
+            "fixer" if fixed.contains(&m[0].as_str().unwrap()) => "resolved",
+            _ => "unresolved",
+        };
+        assert_eq!(m[2], want, "{m}");
+        assert_eq!(m[3], "a", "{m}");
+    }
+    // A mark of the grid opens its pair.
+    c.find(Locator::Css(&format!(
+        "#grid tr[data-task='{SLUGIFY}'] td[data-team='fixer'] a.g"
+    )))
+    .await
+    .unwrap()
+    .click()
+    .await
+    .unwrap();
+    ready(&c).await;
+    pair_page_shows_the_evidence_of_a_plain_fixer(&c).await;
+    c.close().await.unwrap();
+}
+
+/// The slugify pair's page, of a fixer that records no trajectory: its failing test and diff.
+async fn pair_page_shows_the_evidence_of_a_plain_fixer(c: &Client) {
+    let h1 = c
+        .find(Locator::Css("h1"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        h1.contains(SLUGIFY) && h1.contains("fixer") && h1.contains("unresolved"),
+        "{h1}"
+    );
+    let bad = c
+        .find_all(Locator::Css("#tests tr.test.bad"))
+        .await
+        .unwrap();
+    assert!(!bad.is_empty(), "no failing test shown");
 }
