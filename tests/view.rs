@@ -1028,6 +1028,29 @@ async fn a_browser_follows_a_running_apply_until_its_last_outcome() {
         .unwrap();
     assert!(text.contains("is running"), "{text}");
 
+    // A static export now is a snapshot of the apply as it is: opened from disk, it shows it.
+    let snap = sb.path("snapshot");
+    let o = sb.bench(&[
+        "view",
+        "--static",
+        snap.to_str().unwrap(),
+        "quickstart.toml",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let live = data_of(&fs_err::read_to_string(snap.join("data/live.js")).unwrap());
+    assert_eq!(live["state"], "running", "{live}");
+    c.goto(&format!("file://{}/index.html", snap.display()))
+        .await
+        .unwrap();
+    let text = ready(&c).await;
+    assert!(
+        text.contains("as it was when this export was written"),
+        "{text}"
+    );
+    assert_eq!(outcomes_shown(&page_now(&c).await), 16);
+    c.goto(&v.url).await.unwrap();
+    ready(&c).await;
+
     // Let the fixer go: its outcomes appear until the last one, then the report.
     fs_err::write(&gate, "").unwrap();
     let started = Instant::now();
@@ -1097,4 +1120,49 @@ async fn pair_page_shows_the_evidence_of_a_plain_fixer(c: &Client) {
         .await
         .unwrap();
     assert!(!bad.is_empty(), "no failing test shown");
+}
+
+/// `bench view` opened before anything was applied writes nothing, serves a page that waits
+/// (`live` says no apply yet), and once an apply has finished serves its report: the next
+/// look at `live` opens the experiment again.
+#[test]
+fn the_viewer_opened_before_the_first_apply_shows_its_report_once_it_ends() {
+    let sb = Sandbox::quickstart();
+    let v = Viewer::start(sb.dir.path(), &["quickstart.toml"]);
+    let live = data_of(&v.get("data/live.js").1);
+    assert_eq!(live["state"], "none", "{live}");
+    assert_eq!(live["pairs"], serde_json::json!([]));
+    let exp = data_of(&v.get("data/experiment.js").1);
+    assert_eq!(
+        (&exp["has_report"], &exp["run"]),
+        (&false.into(), &serde_json::Value::Null)
+    );
+    assert!(!sb.path(".bench").exists(), "the viewer made a store");
+
+    let o = sb.bench(&["apply", "-q", "quickstart.toml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let live = data_of(&v.get("data/live.js").1);
+    assert_eq!(
+        (&live["state"], &live["status"]),
+        (&"finished".into(), &"complete".into())
+    );
+    assert_eq!(live["pairs"].as_array().unwrap().len(), 24);
+    let done: Vec<u64> = live["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            assert_eq!(s["done"], s["total"], "{s}");
+            s["done"].as_u64().unwrap()
+        })
+        .collect();
+    assert_eq!(done, [1, 8, 24, 24, 1]);
+    let exp = data_of(&v.get("data/experiment.js").1);
+    assert_eq!(exp["has_report"], true);
+    assert_eq!(exp["run"], live["run_id"]);
+    assert_eq!(exp["pairs"].as_array().unwrap().len(), 24);
+    // The live grid and the report's agree.
+    assert_eq!(exp["grid"], live["grid"]);
+    let (status, _) = v.get(&format!("data/pair/{}/fixer/0.js", enc(SLUGIFY)));
+    assert_eq!(status, 200);
 }

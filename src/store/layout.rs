@@ -214,6 +214,14 @@ impl Store {
         })
     }
 
+    /// The store at `root` as it is, there or not, creating nothing: for a reader that waits
+    /// for one (`bench view` opened before the first apply).
+    pub fn at(root: &Path) -> Store {
+        Store {
+            root: root.to_path_buf(),
+        }
+    }
+
     pub fn root(&self) -> &Path {
         &self.root
     }

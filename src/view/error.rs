@@ -12,14 +12,6 @@ pub enum ViewError {
     ReportNotInStore { dir: PathBuf, looked: String },
     #[error("{manifest} has no report stage: add one (`kind = \"report\"`) and apply it")]
     NoReportStage { manifest: PathBuf },
-    #[error(
-        "there is no store at {store} for {manifest} (its stage `{stage}` has no report yet): run `bench apply` first; `bench view` follows it while it runs"
-    )]
-    NoReport {
-        manifest: PathBuf,
-        store: PathBuf,
-        stage: String,
-    },
     #[error("the report record {key} in {store} is unreadable: {reason}")]
     BadRecord {
         store: PathBuf,

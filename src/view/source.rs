@@ -80,12 +80,8 @@ impl Experiment {
                 manifest: manifest.path.clone(),
             });
         };
-        let no_report = || ViewError::NoReport {
-            manifest: manifest.path.clone(),
-            store: store_root.clone(),
-            stage: report_stage.clone(),
-        };
-        let store = Store::open_existing(&store_root).ok_or_else(no_report)?;
+        // No store yet: nothing applied so far; the page waits for the first apply.
+        let store = Store::open_existing(&store_root).unwrap_or_else(|| Store::at(&store_root));
         // The log first: a report written after it was read is opened again at the next look.
         let run = finished_run(&store, &manifest.path)?;
         let index = store.load_index(&manifest.path).nodes;
