@@ -189,11 +189,11 @@
 
   // The task x team grid: a row per task, a column per team, a mark per replicate that opens
   // its pair (a pair still running in a live apply has no page yet: its mark is not a link).
-  var MARKS = { resolved: '✓', unresolved: '✗', partial: '◐', 'timed out': '⏱', errored: '!', 'not run': '·' };
+  var MARKS = { resolved: '✓', unresolved: '✗', partial: '◐', 'timed out': 'T', errored: '!', 'not run': '·' };
   function gridView(g, linked) {
     if (!g || !g.tasks.length) return h('p', { class: 'muted', id: 'grid', text: 'no pairs yet' });
     var rows = g.tasks.map(function (t, i) {
-      return h('tr', { 'data-task': t }, h('th', { class: 'gtask' }, h('a', { href: linked ? taskHref(t) : null, text: t })),
+      return h('tr', { 'data-task': t }, h('th', { class: 'gtask' }, linked ? h('a', { href: taskHref(t), text: t }) : t),
         g.teams.map(function (team, j) {
           return h('td', { class: 'gcell', 'data-team': team }, g.cells[i][j].map(function (c) {
             var o = c[1], final = linked && MARKS[o] !== undefined;
@@ -204,7 +204,7 @@
     });
     var cols = [{ label: 'task' }].concat(g.teams.map(function (t) { return { label: t }; }));
     return h('div', { class: 'grid-box' }, table(cols, rows, { id: 'grid', cls: 'grid' }),
-      h('p', { class: 'muted small' }, Object.keys(MARKS).map(function (k) { return [h('span', { class: 'o o-' + k.replace(/ /g, '-'), text: MARKS[k] }), ' ' + k + '  ']; }), '…  running'));
+      h('p', { class: 'muted small' }, Object.keys(MARKS).map(function (k) { return [h('span', { class: 'o o-' + k.replace(/ /g, '-'), text: MARKS[k] }), ' ' + k + '  ']; }), linked ? null : '…  running'));
   }
 
   var COLS = [
@@ -294,7 +294,7 @@
     });
     return table([{ label: 'stage' }, { label: 'kind' }, { label: 'ended', num: 1 }, { label: '' }, { label: 'now', num: 1 }, { label: '', num: 1 }], rows, { id: 'progress' });
   }
-  function liveView(x, l) {
+  function liveView(x, l, query) {
     setPage(x.name, []);
     var m = main(); m.textContent = '';
     var run = 'apply ' + l.run_id;
@@ -306,7 +306,9 @@
       error: 'the event log cannot be read: ' + l.error
     }[l.state] || l.state;
     var known = l.pairs.filter(function (p) { return MARKS[p[3]] !== undefined; }).length;
-    var rows = l.pairs.map(function (p) {
+    var pages = Math.max(1, Math.ceil(l.pairs.length / PAGE_ROWS));
+    var page = Math.min(pages - 1, Math.max(0, parseInt(query.page || '0', 10) || 0));
+    var rows = l.pairs.slice(page * PAGE_ROWS, (page + 1) * PAGE_ROWS).map(function (p) {
       return h('tr', { class: 'pair', 'data-outcome': p[3], 'data-team': p[1] }, h('td', { text: p[0] }), h('td', { text: p[1] }),
         h('td', { class: 'num', text: p[2] }), h('td', {}, h('span', { class: 'o o-' + p[3].replace(/ /g, '-'), text: p[3] })));
     });
@@ -316,17 +318,24 @@
       l.error && l.state !== 'error' ? h('p', { class: 'fail', text: l.error }) : null,
       x.tasks_note ? h('p', { class: 'muted small', text: x.tasks_note }) : null,
       l.stages.length ? [h('h2', { text: 'Progress' }), progressTable(l.stages)] : null,
-      h('h2', { text: 'Outcomes by task and team' }), gridView(l.grid, false),
-      h('h2', { text: 'Pairs' }),
-      h('p', { class: 'muted', id: 'live-count', text: known + ' of ' + l.pairs.length + ' pairs known so far have an outcome' }),
-      table([{ label: 'task' }, { label: 'team' }, { label: 'rep', num: 1 }, { label: 'outcome' }], rows, { id: 'live-pairs' })]);
+      h('div', { class: 'side' },
+        h('section', {}, h('h2', { text: 'Outcomes by task and team' }), gridView(l.grid, false)),
+        h('section', { class: 'pairs-box' }, h('h2', { text: 'Pairs' }),
+          h('p', { class: 'muted', id: 'live-count', text: known + ' of ' + l.pairs.length + ' pairs known so far have an outcome' }),
+          pager(page, pages, function (k) { location.hash = '#/' + queryString({ page: k ? String(k) : '' }); }),
+          table([{ label: 'task' }, { label: 'team' }, { label: 'rep', num: 1 }, { label: 'outcome' }], rows, { id: 'live-pairs' })))]);
   }
 
   function experiment(query) {
-    return Promise.all([load('experiment'), PRE ? null : load('live', SERVED).catch(function () { return null; })]).then(function (r) {
+    // `live` first: when it tells of an apply that finished since the server opened the
+    // experiment, the server opens it again before it answers, and `experiment` is the new one.
+    var first = PRE ? Promise.resolve(null) : load('live', SERVED).catch(function () { return null; });
+    return first.then(function (live) {
+      return load('experiment').then(function (x) { return [x, live]; });
+    }).then(function (r) {
       var x = r[0], live = r[1];
       if (live && (live.state === 'running' || !x.has_report)) {
-        liveView(x, live);
+        liveView(x, live, query);
         poll.shown = JSON.stringify(live);
         return watch(x, true);
       }
@@ -365,7 +374,9 @@
       var search = h('input', { id: 'f-task', type: 'search', placeholder: 'task contains…', value: query.task || '',
         onchange: function () { go({ task: search.value, page: '' }); } });
       add(bar, h('label', {}, 'task', search));
-      add(m, [h('h2', { text: 'Outcomes by task and team' }), gridView(x.grid, true), h('h2', { text: 'Pairs' }), bar]);
+      var pbox = h('section', { class: 'pairs-box' });
+      add(m, h('div', { class: 'side' }, h('section', {}, h('h2', { text: 'Outcomes by task and team' }), gridView(x.grid, true)), pbox));
+      add(pbox, [h('h2', { text: 'Pairs' }), bar]);
       // Filter, sort, page.
       var sort = sortOf(query), rows = listed(x, query), list = listQuery(query);
       var pages = Math.max(1, Math.ceil(rows.length / PAGE_ROWS));
@@ -380,7 +391,7 @@
           h('td', { text: p[ci.repo] || '—' }), h('td', { text: p[ci.language] || '—' }),
           h('td', {}, p[ci.flags].map(function (f) { return h('span', { class: 'flag', text: f }); }))), href);
       });
-      add(m, [h('p', { class: 'muted', id: 'count', text: rows.length + ' of ' + x.pairs.length + ' pairs' }),
+      add(pbox, [h('p', { class: 'muted', id: 'count', text: rows.length + ' of ' + x.pairs.length + ' pairs' }),
         pager(page, pages, function (k) { go({ page: k ? String(k) : '' }); }),
         table(COLS, shown, {
           id: 'pairs', sort: sort, onSort: function (k) {
