@@ -7,6 +7,7 @@
 //!   actions/ab/cdef....json  key -> ActionRecord
 //!   runs/<time>-<id>.json    one RunRecord per apply
 //!   index/<hash>.json        one Index per manifest path
+//!   index/<hash>.events.jsonl  the last apply's event stream per manifest (run/event_log.rs)
 //!   index/files.idx          content hashes of task files by stat (a cache; tasks/digest_cache.rs)
 //!   index/<hash>.tasks       a local task directory's stat signature and snapshot (tasks/dir_stamp.rs)
 //!   index/actions.idx        the packed action index: key -> light record and the stat of

@@ -4,7 +4,8 @@
 //! found cached), where it is (`solving`, `grading`, ...) or its outcome once its grade ended,
 //! read from the grade's stored record as the report reads it; and the task x team grid of
 //! those pairs. Whether the apply runs is the store's apply lock's say: a log without
-//! `run_finished` whose apply holds no lock was killed (`stopped`). Not the report: when the
+//! `run_finished` whose apply holds no lock and whose run record does not say it ended was
+//! killed (`stopped`). Not the report: when the
 //! apply finishes, the page shows the report the store then holds.
 
 use std::collections::{BTreeMap, HashMap};
@@ -16,7 +17,7 @@ use serde_json::{Value, json};
 use crate::events::{Event, Outcome, StagePlan, Tally};
 use crate::jobs::Resolution;
 use crate::manifest::{Manifest, StageKind};
-use crate::store::{Lookup, Store, StoreLock};
+use crate::store::{Lookup, RunRecord, RunStatus, Store, StoreLock};
 
 use super::grid::{Grid, grid};
 
@@ -151,7 +152,9 @@ pub fn live(
     let state = match (&run_id, &status) {
         (None, _) => "none",
         (Some(_), Some(_)) => "finished",
-        (Some(_), None) if StoreLock::holder(store.root()).is_some() => "running",
+        (Some(id), None) if StoreLock::holder(store.root()).is_some() || ending(store, id) => {
+            "running"
+        }
         (Some(_), None) => "stopped",
     };
     let pairs: Vec<(String, String, u32, String)> = pairs
@@ -205,6 +208,15 @@ fn progress(
             }
         })
         .collect()
+}
+
+/// Whether the run `id` recorded its end (the apply released the store's lock and is about to
+/// log `run_finished`), rather than dying while it ran.
+fn ending(store: &Store, id: &str) -> bool {
+    fs_err::read(store.run_path(id))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<RunRecord>(&b).ok())
+        .is_some_and(|r| r.status != RunStatus::Running)
 }
 
 /// The live document as the page reads it.
@@ -390,6 +402,26 @@ mod tests {
         assert_eq!(l.grid.tasks, ["a", "b"]);
         assert_eq!(l.grid.teams, ["oracle", "nop"]);
         assert_eq!(l.grid.cells[1][0], [(0, "solving".to_string())]);
+        // An apply holds the store's lock: it runs.
+        let lock = StoreLock::acquire(store.root(), "bench apply").unwrap();
+        assert_eq!(
+            live(&m, &store, Some(&events), &teams(), &outcomes).state,
+            "running"
+        );
+        drop(lock);
+        // Its run record says it ended: it released the lock and is about to log its end.
+        let mut run = crate::run::new_run_record(&m, "r1", "bench apply");
+        store.save_run(&run).unwrap();
+        assert_eq!(
+            live(&m, &store, Some(&events), &teams(), &outcomes).state,
+            "stopped"
+        );
+        run.status = crate::store::RunStatus::Complete;
+        store.save_run(&run).unwrap();
+        assert_eq!(
+            live(&m, &store, Some(&events), &teams(), &outcomes).state,
+            "running"
+        );
     }
 
     #[test]
