@@ -94,6 +94,81 @@ pub enum EventLogError {
     },
 }
 
+/// A reader that follows an event log: each [`EventLogReader::read`] parses only the lines
+/// written since the last (the log of a running apply grows by a few lines a second, and is
+/// read once a second), and starts over when the log was started again by another apply (its
+/// first line changed) or cut.
+#[derive(Debug)]
+pub struct EventLogReader {
+    path: PathBuf,
+    /// The bytes parsed so far: whole lines.
+    offset: u64,
+    /// The log's first line as it was read (its `run_started`).
+    head: Vec<u8>,
+    /// The lines parsed so far.
+    lines: usize,
+    events: Vec<Event>,
+}
+
+impl EventLogReader {
+    pub fn new(path: PathBuf) -> EventLogReader {
+        EventLogReader {
+            path,
+            offset: 0,
+            head: Vec::new(),
+            lines: 0,
+            events: Vec::new(),
+        }
+    }
+
+    /// The log's events so far (`None`: there is no log).
+    pub fn read(&mut self) -> Result<Option<&[Event]>, EventLogError> {
+        use std::io::{Read, Seek, SeekFrom};
+        let path = self.path.clone();
+        let io = |source| EventLogError::Io {
+            path: path.clone(),
+            source,
+        };
+        let mut file = match fs_err::File::open(&self.path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                *self = EventLogReader::new(self.path.clone());
+                return Ok(None);
+            }
+            Err(e) => return Err(io(e)),
+        };
+        let len = file.metadata().map_err(io)?.len();
+        let mut head = vec![0u8; self.head.len()];
+        let same = len >= self.offset && file.read_exact(&mut head).is_ok() && head == self.head;
+        if !same {
+            *self = EventLogReader::new(self.path.clone());
+        }
+        file.seek(SeekFrom::Start(self.offset)).map_err(io)?;
+        let mut tail = Vec::new();
+        file.read_to_end(&mut tail).map_err(io)?;
+        let Some(end) = tail.iter().rposition(|b| *b == b'\n') else {
+            return Ok(Some(&self.events));
+        };
+        for line in tail[..end].split(|b| *b == b'\n') {
+            if self.lines == 0 {
+                self.head = line.to_vec();
+            }
+            self.lines += 1;
+            if line.is_empty() {
+                continue;
+            }
+            let e = serde_json::from_slice(line).map_err(|e| EventLogError::Line {
+                path: self.path.clone(),
+                line: self.lines,
+                reason: e.to_string(),
+            })?;
+            self.events.push(e);
+        }
+        self.offset += end as u64 + 1;
+        Ok(Some(&self.events))
+    }
+}
+
 /// The events of the log at `path` (`None`: there is none). A last line without its newline is
 /// being written: it is left out.
 pub fn read_event_log(path: &Path) -> Result<Option<Vec<Event>>, EventLogError> {
@@ -182,6 +257,43 @@ mod tests {
         fs_err::write(&path, format!("{line}\nnot json\n")).unwrap();
         let err = read_event_log(&path).unwrap_err().to_string();
         assert!(err.contains("line 2") && err.contains("log.jsonl"), "{err}");
+    }
+
+    #[test]
+    fn the_reader_follows_the_log_and_starts_over_with_the_next_apply() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let path = event_log_path(&store, Path::new("/x/m.toml"));
+        let mut reader = EventLogReader::new(path.clone());
+        assert_eq!(reader.read().unwrap(), None);
+        let mut log = EventLog::new();
+        log.record(&started(dir.path())).unwrap();
+        log.record(&note("one")).unwrap();
+        let got = reader.read().unwrap().unwrap().to_vec();
+        assert_eq!(got, vec![started(dir.path()), note("one")]);
+        // A line being written is not read yet; once whole, it is.
+        let mut f = fs_err::OpenOptions::new().append(true).open(&path).unwrap();
+        let line = serde_json::to_string(&note("two")).unwrap();
+        f.write_all(&line.as_bytes()[..5]).unwrap();
+        assert_eq!(reader.read().unwrap().unwrap().len(), 2);
+        f.write_all(&line.as_bytes()[5..]).unwrap();
+        f.write_all(b"\n").unwrap();
+        assert_eq!(reader.read().unwrap().unwrap().last(), Some(&note("two")));
+        // The next apply starts the log again, longer than the reader had read: all of it.
+        let mut next = started(dir.path());
+        if let Event::RunStarted(s) = &mut next {
+            s.run_id = "r2".into();
+        }
+        log.record(&next).unwrap();
+        for i in 0..5 {
+            log.record(&note(&format!("again {i}"))).unwrap();
+        }
+        let got = reader.read().unwrap().unwrap().to_vec();
+        assert_eq!(got.len(), 6);
+        assert_eq!(got[0], next);
+        assert_eq!(got, read_event_log(&path).unwrap().unwrap());
+        fs_err::remove_file(&path).unwrap();
+        assert_eq!(reader.read().unwrap(), None);
     }
 
     #[test]

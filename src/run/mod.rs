@@ -21,7 +21,7 @@ pub use apply::{
 };
 pub use budget::{Budget, Budgets};
 pub use datasets::{Snapshots, load_datasets, load_summaries, local_snapshots, snapshots_of};
-pub use event_log::{EventLog, EventLogError, event_log_path, read_event_log};
+pub use event_log::{EventLog, EventLogError, EventLogReader, event_log_path, read_event_log};
 pub use plan::{AgentImagePlan, PlanEntry, PlanReport, PowerPlan, PowerQuery, plan};
 pub use pools::{Demand, Pool, Pools};
 

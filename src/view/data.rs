@@ -42,6 +42,8 @@ pub struct Viewer {
     other: Option<Box<Viewer>>,
     /// The outcomes of the grade records the live document has read.
     outcomes: super::live::Outcomes,
+    /// The last apply's event log, read as it grows.
+    log: Mutex<crate::run::EventLogReader>,
 }
 
 /// The outcome word of a pair, as the report's per-task table writes it.
@@ -60,7 +62,9 @@ type PairKey = (String, String, u32);
 
 impl Viewer {
     pub fn new(exp: Experiment) -> Viewer {
+        let log = crate::run::event_log_path(&exp.store, &exp.manifest.path);
         Viewer {
+            log: Mutex::new(crate::run::EventLogReader::new(log)),
             exp,
             highlighter: Highlighter::new(),
             trajectories: Mutex::new(HashMap::new()),
@@ -300,11 +304,12 @@ impl Viewer {
 
     /// The last apply as its event log tells it so far (see `live.rs`).
     pub fn live_now(&self) -> Result<super::live::Live, super::ViewError> {
-        let events = self.exp.event_log()?;
+        let mut log = self.log.lock().unwrap_or_else(|p| p.into_inner());
+        let events = log.read()?;
         Ok(super::live::live(
             &self.exp.manifest,
             &self.exp.store,
-            events.as_deref(),
+            events,
             &self.exp.inputs.teams,
             &self.outcomes,
         ))

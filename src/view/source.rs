@@ -138,12 +138,6 @@ impl Experiment {
         })
     }
 
-    /// The events of the manifest's last apply, as logged so far (`None`: none logged).
-    pub fn event_log(&self) -> Result<Option<Vec<crate::events::Event>>, ViewError> {
-        let path = crate::run::event_log_path(&self.store, &self.manifest.path);
-        crate::run::read_event_log(&path).map_err(ViewError::from)
-    }
-
     /// The stages of a kind, in manifest order.
     fn stages_of(&self, want: fn(&StageKind) -> bool) -> Vec<&str> {
         self.manifest
