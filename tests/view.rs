@@ -1165,4 +1165,16 @@ fn the_viewer_opened_before_the_first_apply_shows_its_report_once_it_ends() {
     assert_eq!(exp["grid"], live["grid"]);
     let (status, _) = v.get(&format!("data/pair/{}/fixer/0.js", enc(SLUGIFY)));
     assert_eq!(status, 200);
+    // A log that is not one is said, with the file and line.
+    let log = files_with_ext(&sb.path(".bench/index"), "jsonl").remove(0);
+    let bad_line = fs_err::read_to_string(&log).unwrap().lines().count() + 1;
+    let mut f = fs_err::OpenOptions::new().append(true).open(&log).unwrap();
+    std::io::Write::write_all(&mut f, b"not an event\n").unwrap();
+    let live = data_of(&v.get("data/live.js").1);
+    assert_eq!(live["state"], "error", "{live}");
+    let error = live["error"].as_str().unwrap();
+    assert!(
+        error.contains("events.jsonl") && error.contains(&format!("line {bad_line} ")),
+        "{error}"
+    );
 }

@@ -305,10 +305,12 @@
       finished: run + ' finished (' + l.status + ')' + (x.has_report ? '' : ' without a report'),
       error: 'the event log cannot be read: ' + l.error
     }[l.state] || l.state;
-    var known = l.pairs.filter(function (p) { return MARKS[p[3]] !== undefined; }).length;
-    var pages = Math.max(1, Math.ceil(l.pairs.length / PAGE_ROWS));
+    // An unreadable log has neither stages nor pairs.
+    var pairs = l.pairs || [], stages = l.stages || [];
+    var known = pairs.filter(function (p) { return MARKS[p[3]] !== undefined; }).length;
+    var pages = Math.max(1, Math.ceil(pairs.length / PAGE_ROWS));
     var page = Math.min(pages - 1, Math.max(0, parseInt(query.page || '0', 10) || 0));
-    var rows = l.pairs.slice(page * PAGE_ROWS, (page + 1) * PAGE_ROWS).map(function (p) {
+    var rows = pairs.slice(page * PAGE_ROWS, (page + 1) * PAGE_ROWS).map(function (p) {
       return h('tr', { class: 'pair', 'data-outcome': p[3], 'data-team': p[1] }, h('td', { text: p[0] }), h('td', { text: p[1] }),
         h('td', { class: 'num', text: p[2] }), h('td', {}, h('span', { class: 'o o-' + p[3].replace(/ /g, '-'), text: p[3] })));
     });
@@ -317,11 +319,11 @@
         h('span', { class: 'muted small', text: SERVED ? (l.state === 'running' ? ' · this page follows it' : '') : ' · as it was when this export was written' })),
       l.error && l.state !== 'error' ? h('p', { class: 'fail', text: l.error }) : null,
       x.tasks_note ? h('p', { class: 'muted small', text: x.tasks_note }) : null,
-      l.stages.length ? [h('h2', { text: 'Progress' }), progressTable(l.stages)] : null,
+      stages.length ? [h('h2', { text: 'Progress' }), progressTable(stages)] : null,
       h('div', { class: 'side' },
         h('section', {}, h('h2', { text: 'Outcomes by task and team' }), gridView(l.grid, false)),
         h('section', { class: 'pairs-box' }, h('h2', { text: 'Pairs' }),
-          h('p', { class: 'muted', id: 'live-count', text: known + ' of ' + l.pairs.length + ' pairs known so far have an outcome' }),
+          h('p', { class: 'muted', id: 'live-count', text: known + ' of ' + pairs.length + ' pairs known so far have an outcome' }),
           pager(page, pages, function (k) { location.hash = '#/' + queryString({ page: k ? String(k) : '' }); }),
           table([{ label: 'task' }, { label: 'team' }, { label: 'rep', num: 1 }, { label: 'outcome' }], rows, { id: 'live-pairs' })))]);
   }
