@@ -1,6 +1,7 @@
 //! The event stream of `bench apply --message-format json`: its schema is current, every line
 //! of the quickstart's stream validates against it, and the stream holds one event per node
-//! start, finish, cache hit and note, in the counts the plan gave; the store's event log holds it.
+//! start, finish, cache hit and note, in the counts the plan gave; the store's event log holds
+//! the same stream.
 
 mod common;
 
