@@ -1,6 +1,7 @@
 //! The event stream of `bench apply --message-format json`: its schema is current, every line
 //! of the quickstart's stream validates against it, and the stream holds one event per node
-//! start, finish, cache hit and note, in the counts the plan gave.
+//! start, finish, cache hit and note, in the counts the plan gave; the store's event log holds
+//! the same stream.
 
 mod common;
 
@@ -282,4 +283,45 @@ fn the_quickstart_stream_validates_and_counts_what_the_plan_counts() {
         assert_eq!(of_kind(&events, "cache_hit").len(), 58);
         matches_plan(&plan_json(&sb), &events);
     }
+}
+
+/// The store's event log holds the apply's stream as `--message-format json` prints it (from
+/// `run_started`), and a human apply writes the same kind of log: the next apply's replaces it.
+#[test]
+fn the_event_log_in_the_store_is_the_stream() {
+    let sb = Sandbox::quickstart();
+    let (o, events) = apply_json(&sb);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let store = bench::store::Store::open_existing(&sb.path(".bench")).expect("store");
+    let manifest = fs_err::canonicalize(sb.manifest()).expect("manifest");
+    let path = bench::run::event_log_path(&store, &manifest);
+    let logged: Vec<Value> = fs_err::read_to_string(&path)
+        .expect("the event log")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(logged, events);
+
+    let o = sb.bench(&["apply", "-q", "quickstart.toml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let again = bench::run::read_event_log(&path)
+        .expect("readable")
+        .expect("a log");
+    let first = |e: &bench::events::Event| match e {
+        bench::events::Event::RunStarted(s) => Some(s.run_id.clone()),
+        _ => None,
+    };
+    assert!(first(&again[0]).is_some_and(|id| id != events[0]["run_id"]));
+    assert!(matches!(
+        again.last(),
+        Some(bench::events::Event::RunFinished(_))
+    ));
+    // Nothing ran: a cache hit per node.
+    assert_eq!(
+        again
+            .iter()
+            .filter(|e| matches!(e, bench::events::Event::CacheHit(_)))
+            .count(),
+        58
+    );
 }

@@ -1,6 +1,7 @@
 //! `bench view` over the quickstart: the HTTP server (pages, data, what it refuses), the static
 //! export, and a real browser (headless Chromium through chromedriver, driven with fantoccini)
-//! clicking from the experiment to a failed pair's diff, failing test and first tool call.
+//! clicking from the experiment to a failed pair's diff, failing test and first tool call, and
+//! following a running apply until its last outcome.
 //! Under CI=true a missing chromium or chromedriver fails the browser test.
 
 mod common;
@@ -815,5 +816,365 @@ fn exporting_again_replaces_the_earlier_export_and_other_folders_are_refused() {
     assert_eq!(
         fs_err::read_to_string(mine.join("notes.txt")).unwrap(),
         "mine"
+    );
+}
+
+/// The experiment page's task x team grid, in the static export: a row per task (sorted), a
+/// column per team in the manifest's order, each cell the outcome of its replicate, as
+/// examples/quickstart/EXPECTED.md says (the fixer resolves three tasks, the oracle all, nop
+/// none), and the same outcomes as the pairs list.
+#[test]
+fn the_grid_holds_every_tasks_outcome_per_team() {
+    let sb = Sandbox::quickstart();
+    let o = sb.bench(&["apply", "-q", "quickstart.toml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let site = sb.path("site");
+    let o = sb.bench(&[
+        "view",
+        "--static",
+        site.to_str().unwrap(),
+        "quickstart.toml",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let exp = data_of(&fs_err::read_to_string(site.join("data/experiment.js")).unwrap());
+    let grid = &exp["grid"];
+    assert_eq!(grid["teams"], serde_json::json!(["oracle", "nop", "fixer"]));
+    let tasks: Vec<&str> = grid["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    let mut dirs: Vec<String> = fs_err::read_dir(sb.path("quickstart/tasks"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    dirs.sort();
+    assert_eq!(tasks, dirs);
+    let fixed = [
+        "quickstart__leapyear-1",
+        "quickstart__linecount-1",
+        "quickstart__roman-1",
+    ];
+    for (i, task) in tasks.iter().enumerate() {
+        let fixer = if fixed.contains(task) {
+            "resolved"
+        } else {
+            "unresolved"
+        };
+        assert_eq!(
+            grid["cells"][i],
+            serde_json::json!([[[0, "resolved"]], [[0, "unresolved"]], [[0, fixer]]]),
+            "{task}"
+        );
+    }
+    // Every pair of the list is in its cell.
+    let pairs = exp["pairs"].as_array().unwrap();
+    assert_eq!(pairs.len(), 24);
+    for p in pairs {
+        let row = tasks.iter().position(|t| p[0] == *t).unwrap();
+        let col = ["oracle", "nop", "fixer"]
+            .iter()
+            .position(|t| p[1] == *t)
+            .unwrap();
+        assert_eq!(grid["cells"][row][col][0], serde_json::json!([p[2], p[3]]));
+    }
+}
+
+// --- following a running apply -----------------------------------------------------------------
+
+/// A `bench apply` running in the background, killed on drop.
+struct Applying(Child);
+
+impl Drop for Applying {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// What the experiment page shows now, read in one go (the page redraws as it polls): the live
+/// state (`report` once it shows the report), the grid's marks by team as (task, outcome), and
+/// the pairs count line.
+async fn page_now(c: &Client) -> serde_json::Value {
+    c.execute(
+        "var s = document.getElementById('live-state'); \
+         var marks = Array.prototype.map.call(document.querySelectorAll('#grid [data-outcome]'), function (e) { \
+           return [e.closest('tr').getAttribute('data-task'), e.closest('td').getAttribute('data-team'), \
+                   e.getAttribute('data-outcome'), e.tagName.toLowerCase()]; }); \
+         var count = document.getElementById('count') || document.getElementById('live-count'); \
+         return { state: s ? s.getAttribute('data-state') : (document.getElementById('teams') ? 'report' : null), \
+                  marks: marks, count: count ? count.textContent : null, \
+                  progress: Array.prototype.map.call(document.querySelectorAll('#progress tr[data-stage]'), function (r) { \
+                    return [r.getAttribute('data-stage'), +r.getAttribute('data-done'), +r.getAttribute('data-total')]; }) };",
+        vec![],
+    )
+    .await
+    .unwrap()
+}
+
+const OUTCOMES: [&str; 2] = ["resolved", "unresolved"];
+
+/// How many marks of `page` hold an outcome (not where a pair still is).
+fn outcomes_shown(page: &serde_json::Value) -> usize {
+    page["marks"]
+        .as_array()
+        .map(|m| {
+            m.iter()
+                .filter(|x| OUTCOMES.contains(&x[2].as_str().unwrap_or("")))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// `bench view` opened while `bench apply` runs follows it: the experiment page shows each
+/// stage's progress and the pairs that ended (the oracle's and nop's) while the fixer's solves
+/// wait for a file the test creates, then every outcome as it appears, and when the apply
+/// ends the report, its grid linking each pair's page.
+#[tokio::test(flavor = "current_thread")]
+async fn a_browser_follows_a_running_apply_until_its_last_outcome() {
+    if !tool("chromium") || !tool("chromedriver") {
+        return;
+    }
+    let sb = Sandbox::quickstart();
+    // The fixer waits for the gate (outside /tmp, which the local jail hides; at most 120 s).
+    let gate_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let gate = gate_dir.path().join("go");
+    let fixer = sb.read("quickstart/agents/fixer.py");
+    let waits = format!(
+        "import os as _os, time as _time\n_end = _time.time() + 120\nwhile not _os.path.exists({:?}) and _time.time() < _end:\n    _time.sleep(0.1)\n",
+        gate.display().to_string()
+    );
+    fs_err::write(
+        sb.path("quickstart/agents/fixer_gated.py"),
+        format!("{waits}{fixer}"),
+    )
+    .unwrap();
+    sb.edit(
+        "quickstart.toml",
+        "script = \"quickstart/agents/fixer.py\"",
+        "script = \"quickstart/agents/fixer_gated.py\"",
+    );
+    // Room for the eight waiting fixers beside everything else.
+    sb.append("quickstart.toml", "\n[limits]\nagents = 8\njobs = 12\n");
+    let mut apply = Applying(
+        Command::new(bench_bin())
+            .args(["apply", "-q", "quickstart.toml"])
+            .current_dir(sb.dir.path())
+            .env_remove("BENCH_STORE")
+            .env("NO_COLOR", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("bench apply starts"),
+    );
+    // The store exists once the apply has locked it.
+    let started = Instant::now();
+    while files_with_ext(&sb.path(".bench/index"), "jsonl").is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(60), "no event log");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let v = Viewer::start(sb.dir.path(), &["quickstart.toml"]);
+    let driver = Driver::start();
+    let profile = tempfile::tempdir().unwrap();
+    let c = browser(&driver, profile.path()).await;
+    c.goto(&v.url).await.unwrap();
+    ready(&c).await;
+
+    // While the fixer waits: the oracle's and nop's 16 outcomes, the fixer's 8 pairs solving.
+    let started = Instant::now();
+    let waiting = loop {
+        let page = page_now(&c).await;
+        let fixer_solving = page["marks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m[1] == "fixer" && m[2] == "solving")
+            .count();
+        if page["state"] == "running" && outcomes_shown(&page) == 16 && fixer_solving == 8 {
+            break page;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(90),
+            "the page did not show the oracle's and nop's outcomes: {page}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    for m in waiting["marks"].as_array().unwrap() {
+        let want = match m[1].as_str().unwrap() {
+            "oracle" => "resolved",
+            "nop" => "unresolved",
+            _ => "solving",
+        };
+        assert_eq!(m[2], want, "{m}");
+        // No pair page yet.
+        assert_eq!(m[3], "span", "{m}");
+    }
+    let solve = waiting["progress"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s[0] == "solve")
+        .unwrap()
+        .clone();
+    assert_eq!(solve[1], 16, "{waiting}");
+    assert!(solve[2].as_u64().unwrap() >= 24, "{waiting}");
+    let text = c
+        .find(Locator::Css("main"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(text.contains("is running"), "{text}");
+
+    // A static export now is a snapshot of the apply as it is: opened from disk, it shows it.
+    let snap = sb.path("snapshot");
+    let o = sb.bench(&[
+        "view",
+        "--static",
+        snap.to_str().unwrap(),
+        "quickstart.toml",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let live = data_of(&fs_err::read_to_string(snap.join("data/live.js")).unwrap());
+    assert_eq!(live["state"], "running", "{live}");
+    c.goto(&format!("file://{}/index.html", snap.display()))
+        .await
+        .unwrap();
+    let text = ready(&c).await;
+    assert!(
+        text.contains("as it was when this export was written"),
+        "{text}"
+    );
+    assert_eq!(outcomes_shown(&page_now(&c).await), 16);
+    c.goto(&v.url).await.unwrap();
+    ready(&c).await;
+
+    // Let the fixer go: its outcomes appear until the last one, then the report.
+    fs_err::write(&gate, "").unwrap();
+    let started = Instant::now();
+    let mut seen = vec![16];
+    let last = loop {
+        let page = page_now(&c).await;
+        let n = outcomes_shown(&page);
+        if seen.last() != Some(&n) {
+            seen.push(n);
+        }
+        if page["state"] == "report" {
+            break page;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the page did not show the report: {page} (outcomes seen: {seen:?})"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(apply.0.wait().unwrap().success());
+    assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
+    assert_eq!(seen.last(), Some(&24), "{seen:?}");
+    assert_eq!(last["count"], "24 of 24 pairs", "{last}");
+    let fixed = [
+        "quickstart__leapyear-1",
+        "quickstart__linecount-1",
+        "quickstart__roman-1",
+    ];
+    for m in last["marks"].as_array().unwrap() {
+        let want = match m[1].as_str().unwrap() {
+            "oracle" => "resolved",
+            "fixer" if fixed.contains(&m[0].as_str().unwrap()) => "resolved",
+            _ => "unresolved",
+        };
+        assert_eq!(m[2], want, "{m}");
+        assert_eq!(m[3], "a", "{m}");
+    }
+    // A mark of the grid opens its pair.
+    c.find(Locator::Css(&format!(
+        "#grid tr[data-task='{SLUGIFY}'] td[data-team='fixer'] a.g"
+    )))
+    .await
+    .unwrap()
+    .click()
+    .await
+    .unwrap();
+    ready(&c).await;
+    pair_page_shows_the_evidence_of_a_plain_fixer(&c).await;
+    c.close().await.unwrap();
+}
+
+/// The slugify pair's page, of a fixer that records no trajectory: its failing test and diff.
+async fn pair_page_shows_the_evidence_of_a_plain_fixer(c: &Client) {
+    let h1 = c
+        .find(Locator::Css("h1"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        h1.contains(SLUGIFY) && h1.contains("fixer") && h1.contains("unresolved"),
+        "{h1}"
+    );
+    let bad = c
+        .find_all(Locator::Css("#tests tr.test.bad"))
+        .await
+        .unwrap();
+    assert!(!bad.is_empty(), "no failing test shown");
+}
+
+/// `bench view` opened before anything was applied writes nothing, serves a page that waits
+/// (`live` says no apply yet), and once an apply has finished serves its report: the next
+/// look at `live` opens the experiment again.
+#[test]
+fn the_viewer_opened_before_the_first_apply_shows_its_report_once_it_ends() {
+    let sb = Sandbox::quickstart();
+    let v = Viewer::start(sb.dir.path(), &["quickstart.toml"]);
+    let live = data_of(&v.get("data/live.js").1);
+    assert_eq!(live["state"], "none", "{live}");
+    assert_eq!(live["pairs"], serde_json::json!([]));
+    let exp = data_of(&v.get("data/experiment.js").1);
+    assert_eq!(
+        (&exp["has_report"], &exp["run"]),
+        (&false.into(), &serde_json::Value::Null)
+    );
+    assert!(!sb.path(".bench").exists(), "the viewer made a store");
+
+    let o = sb.bench(&["apply", "-q", "quickstart.toml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let live = data_of(&v.get("data/live.js").1);
+    assert_eq!(
+        (&live["state"], &live["status"]),
+        (&"finished".into(), &"complete".into())
+    );
+    assert_eq!(live["pairs"].as_array().unwrap().len(), 24);
+    let done: Vec<u64> = live["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            assert_eq!(s["done"], s["total"], "{s}");
+            s["done"].as_u64().unwrap()
+        })
+        .collect();
+    assert_eq!(done, [1, 8, 24, 24, 1]);
+    let exp = data_of(&v.get("data/experiment.js").1);
+    assert_eq!(exp["has_report"], true);
+    assert_eq!(exp["run"], live["run_id"]);
+    assert_eq!(exp["pairs"].as_array().unwrap().len(), 24);
+    // The live grid and the report's agree.
+    assert_eq!(exp["grid"], live["grid"]);
+    let (status, _) = v.get(&format!("data/pair/{}/fixer/0.js", enc(SLUGIFY)));
+    assert_eq!(status, 200);
+    // A log that is not one is said, with the file and line.
+    let log = files_with_ext(&sb.path(".bench/index"), "jsonl").remove(0);
+    let bad_line = fs_err::read_to_string(&log).unwrap().lines().count() + 1;
+    let mut f = fs_err::OpenOptions::new().append(true).open(&log).unwrap();
+    std::io::Write::write_all(&mut f, b"not an event\n").unwrap();
+    let live = data_of(&v.get("data/live.js").1);
+    assert_eq!(live["state"], "error", "{live}");
+    let error = live["error"].as_str().unwrap();
+    assert!(
+        error.contains("events.jsonl") && error.contains(&format!("line {bad_line} ")),
+        "{error}"
     );
 }

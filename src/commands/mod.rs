@@ -109,7 +109,8 @@ pub fn run(cli: Cli) -> Result<u8, Report> {
             run::sequence::apply_manifest(
                 cli.store.as_deref(),
                 file,
-                Events::new(Reporter::new(format, *quiet)),
+                Events::new(Reporter::new(format, *quiet))
+                    .with_sink(Box::new(run::EventLog::new())),
                 run::sequence::ApplyFlags {
                     verify: *verify,
                     strict: *strict,

@@ -1,7 +1,8 @@
 //! Output as typed events: what happens during an apply is an [`Event`] (`event.rs`), emitted
 //! through an [`Events`] handle by the dispatcher, the executors and the backends, and
 //! rendered by the one [`Reporter`] (`reporter.rs`): bars on a terminal, lines in a log, or
-//! JSON lines for tools. Counting per stage is `tally.rs`'s. Nothing here decides what runs.
+//! JSON lines for tools; a [`Sink`] may record the stream too (the store's event log). Counting
+//! per stage is `tally.rs`'s. Nothing here decides what runs.
 
 mod event;
 mod reporter;
@@ -18,27 +19,61 @@ pub use event::{
 pub use reporter::{Format, Reporter, headline_table};
 pub use tally::Tally;
 
-/// Where events go: a cheap handle on the one reporter, cloned into whatever emits (the
-/// dispatcher, backends, the image pulls). Emitting renders the event at once, under a lock
-/// held for that one event, so the stream's order is the order of the calls.
+/// Where events go: a cheap handle on the one reporter (and the sinks that record the stream),
+/// cloned into whatever emits (the dispatcher, backends, the image pulls). Emitting renders the
+/// event at once, under a lock held for that one event, so the stream's order is the order of
+/// the calls, in the reporter and in every sink alike.
 #[derive(Clone)]
 pub struct Events {
-    reporter: Arc<Mutex<Reporter>>,
+    inner: Arc<Mutex<Inner>>,
+}
+
+struct Inner {
+    reporter: Reporter,
+    sinks: Vec<Box<dyn Sink>>,
+}
+
+/// Something that records the event stream besides the reporter (the store's event log of an
+/// apply, `run/event_log.rs`). It sees every event, in the stream's order.
+pub trait Sink: Send {
+    /// Records `e`; an error is reported once as a warning (the sink then records nothing
+    /// more: it is its own to stop).
+    fn record(&mut self, e: &Event) -> Result<(), String>;
 }
 
 impl Events {
     pub fn new(reporter: Reporter) -> Events {
         Events {
-            reporter: Arc::new(Mutex::new(reporter)),
+            inner: Arc::new(Mutex::new(Inner {
+                reporter,
+                sinks: Vec::new(),
+            })),
         }
     }
 
-    fn reporter(&self) -> std::sync::MutexGuard<'_, Reporter> {
-        self.reporter.lock().unwrap_or_else(|p| p.into_inner())
+    /// These events, also recorded by `sink`.
+    pub fn with_sink(self, sink: Box<dyn Sink>) -> Events {
+        self.inner().sinks.push(sink);
+        self
+    }
+
+    fn inner(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub fn emit(&self, e: Event) {
-        self.reporter().render(&e);
+        let failures: Vec<String> = {
+            let mut inner = self.inner();
+            inner.reporter.render(&e);
+            inner
+                .sinks
+                .iter_mut()
+                .filter_map(|s| s.record(&e).err())
+                .collect()
+        };
+        for why in failures {
+            self.warning(why);
+        }
     }
 
     /// A note for people (`message` without its `note:` prefix).
@@ -59,13 +94,13 @@ impl Events {
 
     /// The terminal's bars, for other bars to join (see [`Reporter::multi_progress`]).
     pub fn multi_progress(&self) -> Option<indicatif::MultiProgress> {
-        self.reporter().multi_progress()
+        self.inner().reporter.multi_progress()
     }
 
     /// Whether the stream is JSON lines (then every node's event is wanted, even on paths that
     /// otherwise only count).
     pub fn is_json(&self) -> bool {
-        self.reporter().is_json()
+        self.inner().reporter.is_json()
     }
 }
 

@@ -4,6 +4,7 @@
 mod apply;
 mod budget;
 mod datasets;
+pub mod event_log;
 pub mod images;
 pub mod noop;
 mod plan;
@@ -21,6 +22,7 @@ pub use apply::{
 };
 pub use budget::{Budget, Budgets};
 pub use datasets::{Snapshots, load_datasets, load_summaries, local_snapshots, snapshots_of};
+pub use event_log::{EventLog, EventLogError, EventLogReader, event_log_path, read_event_log};
 pub use plan::{AgentImagePlan, PlanEntry, PlanOptions, PlanReport, PowerPlan, PowerQuery, plan};
 pub use pools::{Demand, Pool, Pools};
 pub use rerun::RerunSpec;

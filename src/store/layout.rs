@@ -8,6 +8,7 @@
 //!   attempts/<key>.json      earlier attempts of a node `apply --rerun` ran again (attempts.rs)
 //!   runs/<time>-<id>.json    one RunRecord per apply
 //!   index/<hash>.json        one Index per manifest path
+//!   index/<hash>.events.jsonl  the last apply's event stream per manifest (run/event_log.rs)
 //!   index/files.idx          content hashes of task files by stat (a cache; tasks/digest_cache.rs)
 //!   index/<hash>.tasks       a local task directory's stat signature and snapshot (tasks/dir_stamp.rs)
 //!   index/actions.idx        the packed action index: key -> light record and the stat of
@@ -213,6 +214,14 @@ impl Store {
         root.join("actions").is_dir().then(|| Store {
             root: root.to_path_buf(),
         })
+    }
+
+    /// The store at `root` as it is, there or not, creating nothing: for a reader that waits
+    /// for one (`bench view` opened before the first apply).
+    pub fn at(root: &Path) -> Store {
+        Store {
+            root: root.to_path_buf(),
+        }
     }
 
     pub fn root(&self) -> &Path {

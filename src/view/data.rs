@@ -1,7 +1,9 @@
 //! The viewer's data: one JSON document per page path, the same for the server and the
 //! static export. Paths (each also a file `data/<path>.js`):
 //!
-//! - `experiment`: the report's document and one compact row per pair;
+//! - `experiment`: the report's document, one compact row per pair and the task x team grid;
+//! - `live`: the last apply as its event log tells it so far (progress per stage, every pair
+//!   known yet and where it is, their grid): what the page polls while an apply runs;
 //! - `task/<task>`: its statement, gold verdict, test lists and every team's pairs;
 //! - `pair/<task>/<team>/<replicate>`: solve, grade, tests, diff, logs, trajectory summary;
 //! - `blob/<digest>/<page>`: a page of a stored log or raw trajectory;
@@ -38,6 +40,10 @@ pub struct Viewer {
     experiment: std::sync::OnceLock<Value>,
     /// The experiment compared with this one (`--compare`), answered under `b/`.
     other: Option<Box<Viewer>>,
+    /// The outcomes of the grade records the live document has read.
+    outcomes: super::live::Outcomes,
+    /// The last apply's event log, read as it grows.
+    log: Mutex<crate::run::EventLogReader>,
 }
 
 /// The outcome word of a pair, as the report's per-task table writes it.
@@ -56,12 +62,15 @@ type PairKey = (String, String, u32);
 
 impl Viewer {
     pub fn new(exp: Experiment) -> Viewer {
+        let log = crate::run::event_log_path(&exp.store, &exp.manifest.path);
         Viewer {
+            log: Mutex::new(crate::run::EventLogReader::new(log)),
             exp,
             highlighter: Highlighter::new(),
             trajectories: Mutex::new(HashMap::new()),
             experiment: std::sync::OnceLock::new(),
             other: None,
+            outcomes: Default::default(),
         }
     }
 
@@ -157,6 +166,7 @@ impl Viewer {
         match parts.as_slice() {
             ["experiment"] => Some(self.experiment.get_or_init(|| self.experiment()).clone()),
             ["compare"] => self.compare(),
+            ["live"] => Some(self.live()),
             ["b", rest @ ..] => self.other.as_ref()?.data(&rest.join("/")),
             ["task", t] => self.task(&decode(t)?),
             ["pair", t, team, rep] => self.pair(&decode(t)?, &decode(team)?, rep.parse().ok()?),
@@ -172,7 +182,7 @@ impl Viewer {
     /// Every path the pages can reach, for the static export (blob pages and trajectory
     /// pages included).
     pub fn all_paths(&self) -> Vec<String> {
-        let mut out = vec!["experiment".to_string()];
+        let mut out = vec!["experiment".to_string(), "live".to_string()];
         if let Some(other) = &self.other {
             out.push("compare".to_string());
             out.extend(other.all_paths().into_iter().map(|p| format!("b/{p}")));
@@ -259,6 +269,18 @@ impl Viewer {
                 ])
             })
             .collect();
+        let grid = super::grid::grid(
+            &inputs.teams,
+            inputs.pairs.iter().map(|p| {
+                let key = (p.task.clone(), p.team.clone(), p.replicate);
+                (
+                    p.task.as_str(),
+                    p.team.as_str(),
+                    p.replicate,
+                    outcome(&p.state, partial.contains(&key)),
+                )
+            }),
+        );
         json!({
             "name": self.exp.manifest.name,
             "description": self.exp.manifest.description,
@@ -271,10 +293,33 @@ impl Viewer {
             "network": inputs.network,
             "columns": ["task", "team", "replicate", "outcome", "cost_usd", "wall_time_s", "repo", "language", "flags"],
             "pairs": pairs,
+            "grid": grid,
             "flags": flag_names,
             "tasks_note": self.exp.tasks_note,
             "compare": self.other.as_ref().map(|o| o.exp.manifest.name.clone()),
+            "has_report": self.exp.has_report,
+            "run": self.exp.run,
         })
+    }
+
+    /// The last apply as its event log tells it so far (see `live.rs`).
+    pub fn live_now(&self) -> Result<super::live::Live, super::ViewError> {
+        let mut log = self.log.lock().unwrap_or_else(|p| p.into_inner());
+        let events = log.read()?;
+        Ok(super::live::live(
+            &self.exp.manifest,
+            &self.exp.store,
+            events,
+            &self.exp.inputs.teams,
+            &self.outcomes,
+        ))
+    }
+
+    fn live(&self) -> Value {
+        match self.live_now() {
+            Ok(l) => super::live::document(&l),
+            Err(e) => json!({"state": "error", "error": e.to_string()}),
+        }
     }
 
     fn task(&self, task: &str) -> Option<Value> {

@@ -12,14 +12,6 @@ pub enum ViewError {
     ReportNotInStore { dir: PathBuf, looked: String },
     #[error("{manifest} has no report stage: add one (`kind = \"report\"`) and apply it")]
     NoReportStage { manifest: PathBuf },
-    #[error(
-        "the store {store} holds no report of {manifest} (stage `{stage}`): run `bench apply` first"
-    )]
-    NoReport {
-        manifest: PathBuf,
-        store: PathBuf,
-        stage: String,
-    },
     #[error("the report record {key} in {store} is unreadable: {reason}")]
     BadRecord {
         store: PathBuf,
@@ -48,6 +40,8 @@ pub enum ViewError {
         #[source]
         source: std::io::Error,
     },
+    #[error(transparent)]
+    EventLog(#[from] crate::run::EventLogError),
     #[error("{0}")]
     Io(#[from] std::io::Error),
 }

@@ -1,10 +1,12 @@
 //! The viewer's HTTP server: axum on 127.0.0.1 (a random free port unless one is given),
 //! GET only, answering the embedded page and the data files from the store. Requests whose
 //! `Host` is not this loopback address are refused (a web page elsewhere cannot read the
-//! results through DNS rebinding). It writes nothing and opens nothing.
+//! results through DNS rebinding). It writes nothing and opens nothing. The `live` data are read
+//! anew at each request (the page polls them while an apply runs); when they tell of an apply
+//! that finished after the experiment was opened, it is opened again, with its new report.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, RwLock};
 
 use axum::Router;
 use axum::extract::{Path, State};
@@ -23,9 +25,46 @@ pub struct Served {
     pub url: String,
 }
 
+/// Opens the experiment again (its report, once the apply the page follows has finished).
+pub type Reopen = Box<dyn Fn() -> Result<Viewer, ViewError> + Send + Sync>;
+
 struct App {
-    viewer: Viewer,
+    /// The experiment as last opened: replaced when the apply the page follows finishes.
+    viewer: RwLock<Arc<Viewer>>,
+    /// Held while the experiment is opened again (one reopening at a time).
+    reopen: Mutex<Reopen>,
     hosts: Vec<String>,
+}
+
+impl App {
+    fn viewer(&self) -> Arc<Viewer> {
+        self.viewer
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// The `live` document; when it tells of a finished apply the shown experiment was opened
+    /// before, the experiment is opened again first (the page then reads its new report).
+    fn live(&self) -> serde_json::Value {
+        let viewer = self.viewer();
+        let live = match viewer.live_now() {
+            Ok(l) => l,
+            Err(e) => return serde_json::json!({"state": "error", "error": e.to_string()}),
+        };
+        let mut doc = super::live::document(&live);
+        if live.state == "finished" && live.run_id != viewer.exp.run {
+            let reopen = self.reopen.lock().unwrap_or_else(|p| p.into_inner());
+            // Another request may have opened it again meanwhile.
+            if self.viewer().exp.run != live.run_id {
+                match reopen() {
+                    Ok(v) => *self.viewer.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(v),
+                    Err(e) => doc["error"] = serde_json::Value::String(e.to_string()),
+                }
+            }
+        }
+        doc
+    }
 }
 
 /// The `Host` headers a browser sends for this server: `127.0.0.1:PORT` and `localhost:PORT`,
@@ -99,7 +138,10 @@ async fn data(
     // Reading records and blobs is blocking file I/O.
     let app2 = app.clone();
     let body = tokio::task::spawn_blocking(move || {
-        app2.viewer.data(&path).map(|d| data_script(&path, &d))
+        if path == "live" {
+            return Some(data_script(&path, &app2.live()));
+        }
+        app2.viewer().data(&path).map(|d| data_script(&path, &d))
     })
     .await
     .ok()
@@ -120,9 +162,11 @@ async fn data(
     }
 }
 
-/// Serves `viewer` until Ctrl-C; `ready` is called with the address once it listens.
+/// Serves `viewer` until Ctrl-C; `ready` is called with the address once it listens. `reopen`
+/// opens the experiment again when the apply it follows has finished.
 pub fn serve(
     viewer: Viewer,
+    reopen: Reopen,
     port: Option<u16>,
     ready: impl FnOnce(&Served),
 ) -> Result<(), ViewError> {
@@ -140,7 +184,8 @@ pub fn serve(
             })?;
         let addr = listener.local_addr()?;
         let app = Arc::new(App {
-            viewer,
+            viewer: RwLock::new(Arc::new(viewer)),
+            reopen: Mutex::new(reopen),
             hosts: allowed_hosts(addr.port()),
         });
         let router = Router::new()

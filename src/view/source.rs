@@ -31,6 +31,12 @@ pub struct Experiment {
     pub document: ReportDocument,
     /// Address -> key, as the manifest's last apply left them.
     index: BTreeMap<String, String>,
+    /// Whether the store held a report of the manifest when this was opened (without one,
+    /// `inputs` has no pair: the page shows the running apply's progress instead).
+    pub has_report: bool,
+    /// The run whose finished event log this was opened after, if the log was finished then:
+    /// a later finished run means a new report to open.
+    pub run: Option<String>,
     /// The datasets' tasks by id (empty when they cannot be read now).
     pub tasks: BTreeMap<String, Arc<Task>>,
     /// Why tasks are missing, if they are.
@@ -74,25 +80,27 @@ impl Experiment {
                 manifest: manifest.path.clone(),
             });
         };
-        let no_report = || ViewError::NoReport {
-            manifest: manifest.path.clone(),
-            store: store_root.clone(),
-            stage: report_stage.clone(),
-        };
-        let store = Store::open_existing(&store_root).ok_or_else(no_report)?;
+        // No store yet: nothing applied so far; the page waits for the first apply.
+        let store = Store::open_existing(&store_root).unwrap_or_else(|| Store::at(&store_root));
+        // The log first: a report written after it was read is opened again at the next look.
+        let run = finished_run(&store, &manifest.path)?;
         let index = store.load_index(&manifest.path).nodes;
-        let key = index.get(&report_stage).ok_or_else(no_report)?;
-        let record = match store.get_action(key) {
-            Lookup::Hit(r) => r,
-            _ => return Err(no_report()),
+        let record = match index.get(&report_stage).map(|k| (k, store.get_action(k))) {
+            Some((key, Lookup::Hit(r))) => Some((key, r)),
+            _ => None,
         };
-        let job: ReportJob =
-            serde_json::from_value(record.job).map_err(|e| ViewError::BadRecord {
-                store: store_root.clone(),
-                key: key.clone(),
-                reason: e.to_string(),
-            })?;
-        let inputs = job.inputs.priced();
+        let (inputs, has_report) = match record {
+            Some((key, record)) => {
+                let job: ReportJob =
+                    serde_json::from_value(record.job).map_err(|e| ViewError::BadRecord {
+                        store: store_root.clone(),
+                        key: key.clone(),
+                        reason: e.to_string(),
+                    })?;
+                (job.inputs.priced(), true)
+            }
+            None => (no_pairs_yet(&manifest, &report_stage), false),
+        };
         let document = crate::stages::report_document(&inputs);
         let (tasks, tasks_note) = match crate::run::load_datasets(&manifest, Some(&store), false) {
             Ok((sets, unavailable)) => {
@@ -122,6 +130,8 @@ impl Experiment {
             inputs,
             document,
             index,
+            has_report,
+            run,
             tasks,
             tasks_note,
             manifest,
@@ -205,6 +215,59 @@ impl Experiment {
             out.extend(a.log.iter().cloned());
         }
         out
+    }
+}
+
+/// The run of the manifest's event log if that log is finished.
+fn finished_run(store: &Store, manifest: &Path) -> Result<Option<String>, ViewError> {
+    let path = crate::run::event_log_path(store, manifest);
+    let events = crate::run::read_event_log(&path)?.unwrap_or_default();
+    Ok(events.iter().rev().find_map(|e| match e {
+        crate::events::Event::RunFinished(f) => Some(f.run_id.clone()),
+        _ => None,
+    }))
+}
+
+/// The report's inputs before there is a report: the manifest's facts, its teams, no pair.
+fn no_pairs_yet(m: &Manifest, report_stage: &str) -> ReportInputs {
+    let mut teams: Vec<String> = Vec::new();
+    for s in &m.stage_order {
+        if let StageKind::Solve(solve) = &m.stages[s].kind {
+            for t in &solve.teams {
+                if !teams.contains(t) {
+                    teams.push(t.clone());
+                }
+            }
+        }
+    }
+    let (baseline, count_errors_as_failures) = match &m.stages[report_stage].kind {
+        StageKind::Report(r) => (r.baseline.clone(), r.count_errors_as_failures),
+        _ => (None, false),
+    };
+    ReportInputs {
+        manifest: m.name.clone(),
+        description: m.description.clone(),
+        bench_version: env!("CARGO_PKG_VERSION").to_string(),
+        backend: m.backend.kind.to_string(),
+        network: BTreeMap::new(),
+        datasets: m.datasets.keys().cloned().collect(),
+        filters: Vec::new(),
+        since: None,
+        teams,
+        baseline,
+        count_errors_as_failures,
+        gold: BTreeMap::new(),
+        gold_reasons: BTreeMap::new(),
+        pairs: Vec::new(),
+        rows: Vec::new(),
+        artifacts: Vec::new(),
+        promote: None,
+        usage: Vec::new(),
+        pricing: BTreeMap::new(),
+        audit: Vec::new(),
+        resolutions: Vec::new(),
+        scores: Vec::new(),
+        scorer: None,
     }
 }
 

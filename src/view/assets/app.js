@@ -35,15 +35,17 @@
   }
   bench.enc = enc; bench.dec = dec;
 
-  function load(path) {
+  // `fresh`: read the data again (the live document, while an apply runs), not from the cache.
+  function load(path, fresh) {
     path = PRE + path;
+    if (fresh && !waiting[path]) delete cache[path];
     return new Promise(function (ok, fail) {
       if (Object.prototype.hasOwnProperty.call(cache, path)) return ok(cache[path]);
       var first = !waiting[path];
       (waiting[path] = waiting[path] || []).push({ ok: ok, fail: fail });
       if (!first) return;
       var s = document.createElement('script');
-      s.src = 'data/' + path + '.js';
+      s.src = 'data/' + path + '.js' + (fresh ? '?t=' + Date.now() : '');
       s.onload = function () { s.remove(); };
       s.onerror = function () {
         s.remove();
@@ -185,6 +187,26 @@
       table([{ label: title }].concat(teams.map(function (t) { return { label: t.name, num: 1 }; })), rows));
   }
 
+  // The task x team grid: a row per task, a column per team, a mark per replicate that opens
+  // its pair (a pair still running in a live apply has no page yet: its mark is not a link).
+  var MARKS = { resolved: '✓', unresolved: '✗', partial: '◐', 'timed out': 'T', errored: '!', 'not run': '·' };
+  function gridView(g, linked) {
+    if (!g || !g.tasks.length) return h('p', { class: 'muted', id: 'grid', text: 'no pairs yet' });
+    var rows = g.tasks.map(function (t, i) {
+      return h('tr', { 'data-task': t }, h('th', { class: 'gtask' }, linked ? h('a', { href: taskHref(t), text: t }) : t),
+        g.teams.map(function (team, j) {
+          return h('td', { class: 'gcell', 'data-team': team }, g.cells[i][j].map(function (c) {
+            var o = c[1], final = linked && MARKS[o] !== undefined;
+            return h(final ? 'a' : 'span', { class: 'g o o-' + o.replace(/ /g, '-'), 'data-outcome': o, 'data-replicate': c[0],
+              href: final ? pairHref(t, team, c[0]) : null, title: t + ' · ' + team + ' #' + c[0] + ': ' + o, text: MARKS[o] || '…' });
+          }));
+        }));
+    });
+    var cols = [{ label: 'task' }].concat(g.teams.map(function (t) { return { label: t }; }));
+    return h('div', { class: 'grid-box' }, table(cols, rows, { id: 'grid', cls: 'grid' }),
+      h('p', { class: 'muted small' }, Object.keys(MARKS).map(function (k) { return [h('span', { class: 'o o-' + k.replace(/ /g, '-'), text: MARKS[k] }), ' ' + k + '  ']; }), linked ? null : '…  running'));
+  }
+
   var COLS = [
     { key: 'task', label: 'task' }, { key: 'team', label: 'team' }, { key: 'replicate', label: 'rep', num: 1 },
     { key: 'outcome', label: 'outcome' }, { key: 'cost_usd', label: 'cost', num: 1 },
@@ -235,8 +257,91 @@
     return tr;
   }
 
+  // --- a running apply ---------------------------------------------------------------------
+  // Served, the experiment page polls `live` (the store's event log of the last apply): while
+  // an apply runs it shows its progress and its pairs as they end, and when it finishes the
+  // report the store then holds. From disk (a static export) it shows what was exported.
+  var SERVED = /^https?:$/.test(location.protocol);
+  var poll = { timer: null, shown: null, reloaded: {} };
+  function onExperiment() { var r = parseHash(); return !r.parts.length; }
+  function watch(x, liveShown) {
+    clearTimeout(poll.timer);
+    if (!SERVED || PRE) return;
+    poll.timer = setTimeout(function () {
+      if (!onExperiment()) return;
+      load('live', true).then(function (l) {
+        if (!onExperiment()) return;
+        if (l.state === 'finished' && l.run_id && l.run_id !== x.run && !poll.reloaded[l.run_id]) {
+          // The apply finished: its report (opened again by the server) replaces every page.
+          poll.reloaded[l.run_id] = 1;
+          Object.keys(cache).forEach(function (k) { delete cache[k]; });
+          return route();
+        }
+        if (liveShown ? JSON.stringify(l) !== poll.shown : l.state === 'running') return route();
+        watch(x, liveShown);
+      }, function () { watch(x, liveShown); });
+    }, liveShown ? 1000 : 3000);
+  }
+  function progressTable(stages) {
+    var rows = stages.map(function (st) {
+      var frac = st.total ? Math.min(1, st.done / st.total) : 1;
+      return h('tr', { 'data-stage': st.stage, 'data-done': st.done, 'data-total': st.total },
+        h('td', { text: st.stage }), h('td', { class: 'muted', text: st.kind }),
+        h('td', { class: 'num', text: st.done + ' / ' + (st.estimated ? '≤ ' : '') + st.total }),
+        h('td', {}, h('span', { class: 'bar' }, h('span', { style: 'width:' + (100 * frac).toFixed(1) + '%' }))),
+        h('td', { class: 'num', text: st.running ? st.running + ' running' : '' }),
+        h('td', { class: 'num fail', text: st.failed ? st.failed + ' failed' : '' }));
+    });
+    return table([{ label: 'stage' }, { label: 'kind' }, { label: 'ended', num: 1 }, { label: '' }, { label: 'now', num: 1 }, { label: '', num: 1 }], rows, { id: 'progress' });
+  }
+  function liveView(x, l, query) {
+    setPage(x.name, []);
+    var m = main(); m.textContent = '';
+    var run = 'apply ' + l.run_id;
+    var said = {
+      none: 'no apply has logged its progress yet: bench apply writes it to the store as it runs, and this page then follows it',
+      running: run + ' is running',
+      stopped: run + ' stopped before its end (killed?): bench apply again resumes it',
+      finished: run + ' finished (' + l.status + ')' + (x.has_report ? '' : ' without a report'),
+      error: 'the event log cannot be read: ' + l.error
+    }[l.state] || l.state;
+    // An unreadable log has neither stages nor pairs.
+    var pairs = l.pairs || [], stages = l.stages || [];
+    var known = pairs.filter(function (p) { return MARKS[p[3]] !== undefined; }).length;
+    var pages = Math.max(1, Math.ceil(pairs.length / PAGE_ROWS));
+    var page = Math.min(pages - 1, Math.max(0, parseInt(query.page || '0', 10) || 0));
+    var rows = pairs.slice(page * PAGE_ROWS, (page + 1) * PAGE_ROWS).map(function (p) {
+      return h('tr', { class: 'pair', 'data-outcome': p[3], 'data-team': p[1] }, h('td', { text: p[0] }), h('td', { text: p[1] }),
+        h('td', { class: 'num', text: p[2] }), h('td', {}, h('span', { class: 'o o-' + p[3].replace(/ /g, '-'), text: p[3] })));
+    });
+    add(m, [h('h1', { text: x.name }), x.description ? h('p', { text: x.description }) : null,
+      h('p', { id: 'live-state', class: 'live live-' + l.state, 'data-state': l.state }, said,
+        h('span', { class: 'muted small', text: SERVED ? (l.state === 'running' ? ' · this page follows it' : '') : ' · as it was when this export was written' })),
+      l.error && l.state !== 'error' ? h('p', { class: 'fail', text: l.error }) : null,
+      x.tasks_note ? h('p', { class: 'muted small', text: x.tasks_note }) : null,
+      stages.length ? [h('h2', { text: 'Progress' }), progressTable(stages)] : null,
+      h('div', { class: 'side' },
+        h('section', {}, h('h2', { text: 'Outcomes by task and team' }), gridView(l.grid, false)),
+        h('section', { class: 'pairs-box' }, h('h2', { text: 'Pairs' }),
+          h('p', { class: 'muted', id: 'live-count', text: known + ' of ' + pairs.length + ' pairs known so far have an outcome' }),
+          pager(page, pages, function (k) { location.hash = '#/' + queryString({ page: k ? String(k) : '' }); }),
+          table([{ label: 'task' }, { label: 'team' }, { label: 'rep', num: 1 }, { label: 'outcome' }], rows, { id: 'live-pairs' })))]);
+  }
+
   function experiment(query) {
-    return load('experiment').then(function (x) {
+    // `live` first: when it tells of an apply that finished since the server opened the
+    // experiment, the server opens it again before it answers, and `experiment` is the new one.
+    var first = PRE ? Promise.resolve(null) : load('live', SERVED).catch(function () { return null; });
+    return first.then(function (live) {
+      return load('experiment').then(function (x) { return [x, live]; });
+    }).then(function (r) {
+      var x = r[0], live = r[1];
+      if (live && (live.state === 'running' || !x.has_report)) {
+        liveView(x, live, query);
+        poll.shown = JSON.stringify(live);
+        return watch(x, true);
+      }
+      watch(x, false);
       var doc = x.document, ci = columns(x);
       setPage(x.name, []);
       var m = main(); m.textContent = '';
@@ -271,7 +376,9 @@
       var search = h('input', { id: 'f-task', type: 'search', placeholder: 'task contains…', value: query.task || '',
         onchange: function () { go({ task: search.value, page: '' }); } });
       add(bar, h('label', {}, 'task', search));
-      add(m, [h('h2', { text: 'Pairs' }), bar]);
+      var pbox = h('section', { class: 'pairs-box' });
+      add(m, h('div', { class: 'side' }, h('section', {}, h('h2', { text: 'Outcomes by task and team' }), gridView(x.grid, true)), pbox));
+      add(pbox, [h('h2', { text: 'Pairs' }), bar]);
       // Filter, sort, page.
       var sort = sortOf(query), rows = listed(x, query), list = listQuery(query);
       var pages = Math.max(1, Math.ceil(rows.length / PAGE_ROWS));
@@ -286,7 +393,7 @@
           h('td', { text: p[ci.repo] || '—' }), h('td', { text: p[ci.language] || '—' }),
           h('td', {}, p[ci.flags].map(function (f) { return h('span', { class: 'flag', text: f }); }))), href);
       });
-      add(m, [h('p', { class: 'muted', id: 'count', text: rows.length + ' of ' + x.pairs.length + ' pairs' }),
+      add(pbox, [h('p', { class: 'muted', id: 'count', text: rows.length + ' of ' + x.pairs.length + ' pairs' }),
         pager(page, pages, function (k) { go({ page: k ? String(k) : '' }); }),
         table(COLS, shown, {
           id: 'pairs', sort: sort, onSort: function (k) {
