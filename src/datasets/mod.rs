@@ -21,6 +21,7 @@ mod swe_bench;
 mod swe_bench_live;
 pub mod swe_bench_pro;
 mod swe_rebench;
+mod swe_rebench_v2;
 mod table;
 #[cfg(test)]
 mod toy;

@@ -6,7 +6,7 @@
 use super::error::DatasetError;
 use super::format::Format;
 use super::table::Table;
-use super::{common, swe_bench, swe_bench_live, swe_bench_pro, swe_rebench};
+use super::{common, swe_bench, swe_bench_live, swe_bench_pro, swe_rebench, swe_rebench_v2};
 use crate::jobs::ProtocolId;
 use crate::tasks::Task;
 use crate::types::DatasetFormat;
@@ -96,6 +96,14 @@ static SWE_REBENCH: TableFormat = TableFormat {
     rows: swe_rebench::rows,
 };
 
+static SWE_REBENCH_V2: TableFormat = TableFormat {
+    id: DatasetFormat::SweRebenchV2,
+    protocol: ProtocolId::SweRebenchV2,
+    columns: swe_rebench_v2::columns,
+    required: swe_rebench_v2::required,
+    rows: swe_rebench_v2::rows,
+};
+
 static BRAIN_BENCH: TableFormat = TableFormat {
     id: DatasetFormat::BrainBench,
     protocol: ProtocolId::BrainBench,
@@ -114,13 +122,14 @@ static HARBOR: TableFormat = TableFormat {
 
 /// Every dataset format bench reads, in the order manifests' help lists them: the one list a
 /// new format joins.
-static FORMATS: [&dyn Format; 8] = [
+static FORMATS: [&dyn Format; 9] = [
     &LOCAL,
     &SWE_BENCH_LIVE,
     &SWE_BENCH_LIVE_PYTHON,
     &SWE_BENCH,
     &SWE_BENCH_PRO,
     &SWE_REBENCH,
+    &SWE_REBENCH_V2,
     &BRAIN_BENCH,
     &HARBOR,
 ];
@@ -167,6 +176,7 @@ mod tests {
                 "swe-bench",
                 "swe-bench-pro",
                 "swe-rebench",
+                "swe-rebench-v2",
                 "brain-bench",
                 "harbor"
             ]

@@ -114,6 +114,13 @@ pub const PRESETS: &[Preset] = &[
         pin: None,
     },
     Preset {
+        name: "swe-rebench/v2",
+        format: "swe-rebench-v2",
+        repo: "nebius/SWE-rebench-V2",
+        langs: &[],
+        pin: None,
+    },
+    Preset {
         name: "swe-bench-pro/public",
         format: "swe-bench-pro",
         repo: "ScaleAI/SWE-bench_Pro",
