@@ -676,6 +676,78 @@ fn swe_bench_multilingual_js_rows_with_their_own_eval_script_grade_as_upstream()
     oracle_agrees(dir.path(), &rows, &|_| "parse_log_tap".to_string());
 }
 
+/// A SWE-bench Multimodal row as swebench 5.x publishes it (`format = "swe-bench-multimodal"`):
+/// its own eval script, image, `parse_log_react_pdf` and `image_assets` (a JSON string naming
+/// the issue's screenshot; no binary test files), on the axios-shaped package with Debian's
+/// Node.js. The eval script's test command prints jest's per-file `PASS file` / `FAIL file`
+/// lines, which react-pdf's parser reads (one name per test file); the test patch adds a test
+/// to the fixed file and a new passing file. Gold resolves, the empty patch does not, and the
+/// official grader agrees with every verdict.
+#[test]
+fn swe_bench_multimodal_rows_grade_with_their_parser_and_assets() {
+    if !common::docker_ready(&[AXIOS]) || !oracle_ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let base = base_of(AXIOS);
+    let fixed = "test/unit/helpers/combineURLs.test.js";
+    let sanity = "test/unit/helpers/sanity.test.js";
+    let mut r = row(
+        "diegomura__react-pdf-90001",
+        "diegomura/react-pdf",
+        &base,
+        "axios-gold",
+        "axios-test",
+        &[fixed],
+        &[sanity],
+    );
+    let test_patch = format!(
+        "{}diff --git a/{sanity} b/{sanity}\nnew file mode 100644\nindex 0000000..1111111\n--- /dev/null\n+++ b/{sanity}\n@@ -0,0 +1,3 @@\n+const {{ test }} = require('node:test');\n+const assert = require('assert');\n+test('sanity', () => assert.ok(true));\n",
+        diff("axios-test")
+    );
+    r["test_patch"] = serde_json::json!(test_patch);
+    let script = format!(
+        "#!/bin/bash\nset -uxo pipefail\ncd /testbed\ngit config --global --add safe.directory /testbed\ncd /testbed\ngit checkout {base} {fixed}\ngit apply --verbose --reject - <<'EOF_114329324912'\n{test_patch}\nEOF_114329324912\n: '>>>>> Start Test Output'\nfor f in test/unit/helpers/*.test.js; do if node --test \"$f\" >/dev/null 2>&1; then echo \"PASS $f\"; else echo \"FAIL $f\"; fi; done\n: '>>>>> End Test Output'\ngit checkout {base} {fixed}\n"
+    );
+    r["version"] = serde_json::json!("2.0");
+    r["eval_script"] = serde_json::json!(script);
+    r["image"] = serde_json::json!(AXIOS);
+    r["log_parser"] = serde_json::json!("parse_log_react_pdf");
+    r["eval_type"] = serde_json::json!("pass_and_fail");
+    r["image_assets"] = serde_json::json!(
+        serde_json::json!({
+            "problem_statement": ["https://example.invalid/screenshot.png"],
+            "patch": [],
+            "test_patch": []
+        })
+        .to_string()
+    );
+    let rows = vec![r];
+    write_rows(&dir.path().join("tasks.jsonl"), &rows);
+    fs_err::write(dir.path().join("m.toml"), manifest("swe-bench-multimodal")).unwrap();
+    let g = apply_and_check(dir.path(), &["diegomura__react-pdf-90001"]);
+    let gold = output_of(&g, "gold/diegomura__react-pdf-90001");
+    assert_eq!(
+        gold["pass_to_pass_success"],
+        serde_json::json!([sanity]),
+        "{gold}"
+    );
+    let nop = output_of(&g, "grade/solve/diegomura__react-pdf-90001/nop/0");
+    assert_eq!(
+        nop["fail_to_pass_failure"],
+        serde_json::json!([fixed]),
+        "{nop}"
+    );
+    assert_eq!(
+        nop["pass_to_pass_success"],
+        serde_json::json!([sanity]),
+        "{nop}"
+    );
+    let out = bench_in(dir.path(), &["tasks", "m.toml", "--json"]);
+    assert!(stdout(&out).contains("\"js\""), "{}", stdout(&out));
+    oracle_agrees(dir.path(), &rows, &|_| "parse_log_react_pdf".to_string());
+}
+
 #[test]
 fn swe_rebench_rows_grade_with_their_install_config() {
     if !docker_ready() || !oracle_ready() {
@@ -913,6 +985,7 @@ fn presets_validate_with_a_revision_and_ask_for_one_without() {
         ("swe-rebench/leaderboard", None),
         ("swe-rebench/full", None),
         ("swe-rebench/v2", None),
+        ("swe-bench/multimodal", None),
     ] {
         let m = |pin: &str| {
             format!(

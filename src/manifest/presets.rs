@@ -100,6 +100,13 @@ pub const PRESETS: &[Preset] = &[
         }),
     },
     Preset {
+        name: "swe-bench/multimodal",
+        format: "swe-bench-multimodal",
+        repo: "SWE-bench/SWE-bench_Multimodal",
+        langs: &[],
+        pin: None,
+    },
+    Preset {
         name: "swe-rebench/leaderboard",
         format: "swe-rebench",
         repo: "nebius/SWE-rebench-leaderboard",
