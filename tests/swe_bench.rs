@@ -320,12 +320,13 @@ fn test_set(v: &serde_json::Value) -> std::collections::BTreeSet<String> {
         .collect()
 }
 
-/// Runs the official grader on every stored grade with a test log and compares, test by test.
-fn oracle_agrees(
+/// Runs the official grader on every stored grade with a test log: each grade with the
+/// oracle's verdict on the log bench stored.
+fn oracle_verdicts(
     dir: &Path,
     rows: &[serde_json::Value],
     parser_of: &dyn Fn(&serde_json::Value) -> String,
-) {
+) -> Vec<(Stored, serde_json::Value)> {
     let stored = grades(dir);
     let mut cases = Vec::new();
     let mut compared = Vec::new();
@@ -373,7 +374,26 @@ fn oracle_agrees(
         String::from_utf8_lossy(&out.stderr)
     );
     let verdicts: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
-    for (g, v) in compared.iter().zip(&verdicts) {
+    let compared: Vec<usize> = compared
+        .iter()
+        .map(|g| stored.iter().position(|s| std::ptr::eq(s, *g)).unwrap())
+        .collect();
+    let mut stored: Vec<Option<Stored>> = stored.into_iter().map(Some).collect();
+    compared
+        .into_iter()
+        .zip(verdicts)
+        .map(|(i, v)| (stored[i].take().unwrap(), v))
+        .collect()
+}
+
+/// Runs the official grader on every stored grade with a test log and compares, test by test.
+fn oracle_agrees(
+    dir: &Path,
+    rows: &[serde_json::Value],
+    parser_of: &dyn Fn(&serde_json::Value) -> String,
+) {
+    for (g, v) in &oracle_verdicts(dir, rows, parser_of) {
+        let g = &g;
         let a = &g.address;
         let o = &g.output;
         assert_eq!(o["resolution"], v["resolution"], "{a}: resolution");
@@ -399,26 +419,32 @@ fn oracle_agrees(
             test_set(&ts["PASS_TO_PASS"]["failure"]),
             "{a}"
         );
-        // Status by status: the raw words, and their 3-valued reading in `statuses`.
-        let oracle: &serde_json::Map<String, serde_json::Value> =
-            v["statuses"].as_object().unwrap();
-        let words = g
-            .blobs
-            .get("swebench_statuses")
-            .unwrap_or_else(|| panic!("{a}: no swebench_statuses blob"));
-        let raw: serde_json::Value = serde_json::from_slice(&blob(dir, words)).unwrap();
-        assert_eq!(&raw, &v["statuses"], "{a}: status words");
-        // The eval script bench ran is the one the oracle's TestSpec was built from.
-        assert!(g.blobs.contains_key("eval_script"), "{a}");
-        let mine: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_slice(&blob(dir, &g.blobs["statuses"])).unwrap();
-        let want: serde_json::Map<String, serde_json::Value> = oracle
-            .iter()
-            .map(|(k, w)| (k.clone(), serde_json::json!(three(w.as_str().unwrap()))))
-            .collect();
-        assert_eq!(mine, want, "{a}: statuses");
-        assert!(!oracle.is_empty() || v["found"] == false, "{a}");
+        statuses_agree(dir, g, v);
     }
+}
+
+/// The status words bench stored for a grade are the oracle's, test by test, and so is their
+/// 3-valued reading in `statuses`.
+fn statuses_agree(dir: &Path, g: &Stored, v: &serde_json::Value) {
+    let a = &g.address;
+    // Status by status: the raw words, and their 3-valued reading in `statuses`.
+    let oracle: &serde_json::Map<String, serde_json::Value> = v["statuses"].as_object().unwrap();
+    let words = g
+        .blobs
+        .get("swebench_statuses")
+        .unwrap_or_else(|| panic!("{a}: no swebench_statuses blob"));
+    let raw: serde_json::Value = serde_json::from_slice(&blob(dir, words)).unwrap();
+    assert_eq!(&raw, &v["statuses"], "{a}: status words");
+    // The eval script bench ran is the one the oracle's TestSpec was built from.
+    assert!(g.blobs.contains_key("eval_script"), "{a}");
+    let mine: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(&blob(dir, &g.blobs["statuses"])).unwrap();
+    let want: serde_json::Map<String, serde_json::Value> = oracle
+        .iter()
+        .map(|(k, w)| (k.clone(), serde_json::json!(three(w.as_str().unwrap()))))
+        .collect();
+    assert_eq!(mine, want, "{a}: statuses");
+    assert!(!oracle.is_empty() || v["found"] == false, "{a}");
 }
 
 fn output_of<'a>(g: &'a [Stored], address: &str) -> &'a serde_json::Value {
@@ -650,6 +676,78 @@ fn swe_bench_multilingual_js_rows_with_their_own_eval_script_grade_as_upstream()
     oracle_agrees(dir.path(), &rows, &|_| "parse_log_tap".to_string());
 }
 
+/// A SWE-bench Multimodal row as swebench 5.x publishes it (`format = "swe-bench-multimodal"`):
+/// its own eval script, image, `parse_log_react_pdf` and `image_assets` (a JSON string naming
+/// the issue's screenshot; no binary test files), on the axios-shaped package with Debian's
+/// Node.js. The eval script's test command prints jest's per-file `PASS file` / `FAIL file`
+/// lines, which react-pdf's parser reads (one name per test file); the test patch adds a test
+/// to the fixed file and a new passing file. Gold resolves, the empty patch does not, and the
+/// official grader agrees with every verdict.
+#[test]
+fn swe_bench_multimodal_rows_grade_with_their_parser_and_assets() {
+    if !common::docker_ready(&[AXIOS]) || !oracle_ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let base = base_of(AXIOS);
+    let fixed = "test/unit/helpers/combineURLs.test.js";
+    let sanity = "test/unit/helpers/sanity.test.js";
+    let mut r = row(
+        "diegomura__react-pdf-90001",
+        "diegomura/react-pdf",
+        &base,
+        "axios-gold",
+        "axios-test",
+        &[fixed],
+        &[sanity],
+    );
+    let test_patch = format!(
+        "{}diff --git a/{sanity} b/{sanity}\nnew file mode 100644\nindex 0000000..1111111\n--- /dev/null\n+++ b/{sanity}\n@@ -0,0 +1,3 @@\n+const {{ test }} = require('node:test');\n+const assert = require('assert');\n+test('sanity', () => assert.ok(true));\n",
+        diff("axios-test")
+    );
+    r["test_patch"] = serde_json::json!(test_patch);
+    let script = format!(
+        "#!/bin/bash\nset -uxo pipefail\ncd /testbed\ngit config --global --add safe.directory /testbed\ncd /testbed\ngit checkout {base} {fixed}\ngit apply --verbose --reject - <<'EOF_114329324912'\n{test_patch}\nEOF_114329324912\n: '>>>>> Start Test Output'\nfor f in test/unit/helpers/*.test.js; do if node --test \"$f\" >/dev/null 2>&1; then echo \"PASS $f\"; else echo \"FAIL $f\"; fi; done\n: '>>>>> End Test Output'\ngit checkout {base} {fixed}\n"
+    );
+    r["version"] = serde_json::json!("2.0");
+    r["eval_script"] = serde_json::json!(script);
+    r["image"] = serde_json::json!(AXIOS);
+    r["log_parser"] = serde_json::json!("parse_log_react_pdf");
+    r["eval_type"] = serde_json::json!("pass_and_fail");
+    r["image_assets"] = serde_json::json!(
+        serde_json::json!({
+            "problem_statement": ["https://example.invalid/screenshot.png"],
+            "patch": [],
+            "test_patch": []
+        })
+        .to_string()
+    );
+    let rows = vec![r];
+    write_rows(&dir.path().join("tasks.jsonl"), &rows);
+    fs_err::write(dir.path().join("m.toml"), manifest("swe-bench-multimodal")).unwrap();
+    let g = apply_and_check(dir.path(), &["diegomura__react-pdf-90001"]);
+    let gold = output_of(&g, "gold/diegomura__react-pdf-90001");
+    assert_eq!(
+        gold["pass_to_pass_success"],
+        serde_json::json!([sanity]),
+        "{gold}"
+    );
+    let nop = output_of(&g, "grade/solve/diegomura__react-pdf-90001/nop/0");
+    assert_eq!(
+        nop["fail_to_pass_failure"],
+        serde_json::json!([fixed]),
+        "{nop}"
+    );
+    assert_eq!(
+        nop["pass_to_pass_success"],
+        serde_json::json!([sanity]),
+        "{nop}"
+    );
+    let out = bench_in(dir.path(), &["tasks", "m.toml", "--json"]);
+    assert!(stdout(&out).contains("\"js\""), "{}", stdout(&out));
+    oracle_agrees(dir.path(), &rows, &|_| "parse_log_react_pdf".to_string());
+}
+
 #[test]
 fn swe_rebench_rows_grade_with_their_install_config() {
     if !docker_ready() || !oracle_ready() {
@@ -671,6 +769,136 @@ fn swe_rebench_rows_grade_with_their_install_config() {
         };
         cfg["log_parser"].as_str().unwrap().to_string()
     });
+}
+
+const V2_FLASK: &str = "bench-test-swerebench-v2-flask:1";
+
+/// The flask fixture image with its repository moved to `/flask`, where SWE-rebench V2's images
+/// hold a repository (`/{repo name}`): a container of FLASK, committed.
+fn v2_flask_image() {
+    if quiet(Command::new("docker").args(["image", "inspect", V2_FLASK])) {
+        return;
+    }
+    let out = Command::new("docker")
+        .args(["create", FLASK, "sleep", "infinity"])
+        .output()
+        .unwrap();
+    let cid = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let ok = quiet(Command::new("docker").args(["start", &cid]))
+        && quiet(Command::new("docker").args(["exec", &cid, "mv", "/testbed", "/flask"]))
+        && quiet(Command::new("docker").args(["commit", "-c", "WORKDIR /flask", &cid, V2_FLASK]));
+    quiet(Command::new("docker").args(["rm", "-f", &cid]));
+    assert!(ok, "cannot derive {V2_FLASK} from {FLASK}");
+}
+
+/// SWE-rebench V2 rows: the repository at `/flask` (not `/testbed`), `install_config` and
+/// `meta` as JSON strings, the test command run as written, the candidate applied by V2's
+/// `git apply -v --3way --recount ...` (its fallbacks are unit-tested); the reward is
+/// `F2P ∪ P2P ⊆ PASSED`, so a row whose PASS_TO_PASS holds an XFAIL test is not resolved by its
+/// gold patch (swebench's grader, which passes XFAIL, resolves it: the rules differ there and
+/// only there). swebench 5.0.2's `parse_log_pytest` reads every stored log to the same status
+/// words, and V2's rule over the oracle's statuses gives every verdict bench stored.
+#[test]
+fn swe_rebench_v2_rows_grade_at_their_workdir_with_the_v2_reward() {
+    if !docker_ready() || !oracle_ready() {
+        return;
+    }
+    v2_flask_image();
+    let dir = tempfile::tempdir().unwrap();
+    let fl = base_of(V2_FLASK);
+    let f2p = format!("{FL}test_url_quote_spaces");
+    let p2p: Vec<String> = [
+        "test_root_path_main",
+        "test_quote_keeps_words[a]",
+        "test_quote_keeps_words[b",
+    ]
+    .iter()
+    .map(|t| format!("{FL}{t}"))
+    .collect();
+    let p2p: Vec<&str> = p2p.iter().map(String::as_str).collect();
+    let xfail = format!("{FL}test_root_path_relative");
+    let mut with_xfail = p2p.clone();
+    with_xfail.push(&xfail);
+    let v2 = |id: &str, p2p: &[&str]| {
+        let mut r = row(
+            id,
+            "pallets/flask",
+            &fl,
+            "flask-gold",
+            "flask-test",
+            &[&f2p],
+            p2p,
+        );
+        r["language"] = serde_json::json!("Python");
+        r["image_name"] = serde_json::json!(V2_FLASK);
+        r["meta"] = serde_json::json!(
+            serde_json::json!({"llm_metadata": {"difficulty": "easy"}}).to_string()
+        );
+        r["install_config"] = serde_json::json!(
+            serde_json::json!({
+                "install": ["pip install -e ."], "base_image_name": "python:3.11",
+                "docker_specs": {"python_version": "3.11"},
+                "test_cmd": ["pytest -rA tests/test_helpers.py"],
+                "log_parser": "parse_log_pytest"
+            })
+            .to_string()
+        );
+        r
+    };
+    let rows = vec![
+        v2("pallets__flask-90004", &p2p),
+        v2("pallets__flask-90005", &with_xfail),
+    ];
+    write_rows(&dir.path().join("tasks.jsonl"), &rows);
+    fs_err::write(dir.path().join("m.toml"), manifest("swe-rebench-v2")).unwrap();
+    let g = apply_and_check(dir.path(), &["pallets__flask-90004"]);
+    let b = output_of(&g, "gold/pallets__flask-90005");
+    assert_eq!(b["resolution"], "RESOLVED_NO", "{b}");
+    assert_eq!(b["pass_to_pass_failure"], serde_json::json!([xfail]), "{b}");
+    let gold = g
+        .iter()
+        .find(|s| s.address == "gold/pallets__flask-90004")
+        .unwrap();
+    let apply_log = String::from_utf8(blob(dir.path(), &gold.blobs["apply_log"])).unwrap();
+    assert!(
+        apply_log.contains(
+            "applied by: git apply -v --3way --recount --ignore-space-change --whitespace=nowarn"
+        ),
+        "{apply_log}"
+    );
+    let script = String::from_utf8(blob(dir.path(), &gold.blobs["eval_script"])).unwrap();
+    assert!(script.contains("cd /flask\n"), "{script}");
+    assert!(!script.contains("/testbed"), "{script}");
+    assert!(
+        script
+            .contains("git apply -v --3way --recount --ignore-space-change --whitespace=nowarn '"),
+        "{script}"
+    );
+    assert!(
+        script.contains("\npytest -rA tests/test_helpers.py\n"),
+        "{script}"
+    );
+    let out = bench_in(dir.path(), &["tasks", "m.toml", "--json"]);
+    assert!(stdout(&out).contains("\"python\""), "{}", stdout(&out));
+    let verdicts = oracle_verdicts(dir.path(), &rows, &|_| "parse_log_pytest".to_string());
+    assert_eq!(verdicts.len(), 4);
+    for (s, v) in &verdicts {
+        statuses_agree(dir.path(), s, v);
+        let row = rows
+            .iter()
+            .find(|r| s.address.split('/').any(|p| r["instance_id"] == p))
+            .unwrap();
+        let lists: Vec<String> = ["FAIL_TO_PASS", "PASS_TO_PASS"]
+            .iter()
+            .flat_map(|k| serde_json::from_str::<Vec<String>>(row[k].as_str().unwrap()).unwrap())
+            .collect();
+        let all_passed =
+            v["found"] == true && lists.iter().all(|t| v["statuses"][t.as_str()] == "PASSED");
+        assert_eq!(s.output["resolved"], all_passed, "{}: {v}", s.address);
+        if s.address == "gold/pallets__flask-90005" {
+            assert_eq!(v["resolution"], "RESOLVED_FULL", "{v}");
+        }
+    }
 }
 
 /// `bench tasks` lists fixture rows of both formats with no Docker; a SWE-rebench row naming
@@ -756,6 +984,8 @@ fn presets_validate_with_a_revision_and_ask_for_one_without() {
         ),
         ("swe-rebench/leaderboard", None),
         ("swe-rebench/full", None),
+        ("swe-rebench/v2", None),
+        ("swe-bench/multimodal", None),
     ] {
         let m = |pin: &str| {
             format!(

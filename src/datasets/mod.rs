@@ -19,8 +19,10 @@ mod registry;
 mod summary;
 mod swe_bench;
 mod swe_bench_live;
+mod swe_bench_multimodal;
 pub mod swe_bench_pro;
 mod swe_rebench;
+mod swe_rebench_v2;
 mod table;
 #[cfg(test)]
 mod toy;

@@ -6,7 +6,10 @@
 use super::error::DatasetError;
 use super::format::Format;
 use super::table::Table;
-use super::{common, swe_bench, swe_bench_live, swe_bench_pro, swe_rebench};
+use super::{
+    common, swe_bench, swe_bench_live, swe_bench_multimodal, swe_bench_pro, swe_rebench,
+    swe_rebench_v2,
+};
 use crate::jobs::ProtocolId;
 use crate::tasks::Task;
 use crate::types::DatasetFormat;
@@ -80,6 +83,14 @@ static SWE_BENCH: TableFormat = TableFormat {
     rows: swe_bench::rows,
 };
 
+static SWE_BENCH_MULTIMODAL: TableFormat = TableFormat {
+    id: DatasetFormat::SweBenchMultimodal,
+    protocol: ProtocolId::SweBench,
+    columns: swe_bench_multimodal::columns,
+    required: swe_bench_multimodal::required,
+    rows: swe_bench_multimodal::rows,
+};
+
 static SWE_BENCH_PRO: TableFormat = TableFormat {
     id: DatasetFormat::SweBenchPro,
     protocol: ProtocolId::SweBenchPro,
@@ -94,6 +105,14 @@ static SWE_REBENCH: TableFormat = TableFormat {
     columns: swe_rebench::columns,
     required: common_columns,
     rows: swe_rebench::rows,
+};
+
+static SWE_REBENCH_V2: TableFormat = TableFormat {
+    id: DatasetFormat::SweRebenchV2,
+    protocol: ProtocolId::SweRebenchV2,
+    columns: swe_rebench_v2::columns,
+    required: swe_rebench_v2::required,
+    rows: swe_rebench_v2::rows,
 };
 
 static BRAIN_BENCH: TableFormat = TableFormat {
@@ -114,13 +133,15 @@ static HARBOR: TableFormat = TableFormat {
 
 /// Every dataset format bench reads, in the order manifests' help lists them: the one list a
 /// new format joins.
-static FORMATS: [&dyn Format; 8] = [
+static FORMATS: [&dyn Format; 10] = [
     &LOCAL,
     &SWE_BENCH_LIVE,
     &SWE_BENCH_LIVE_PYTHON,
     &SWE_BENCH,
+    &SWE_BENCH_MULTIMODAL,
     &SWE_BENCH_PRO,
     &SWE_REBENCH,
+    &SWE_REBENCH_V2,
     &BRAIN_BENCH,
     &HARBOR,
 ];
@@ -165,8 +186,10 @@ mod tests {
                 "swe-bench-live",
                 "swe-bench-live-python",
                 "swe-bench",
+                "swe-bench-multimodal",
                 "swe-bench-pro",
                 "swe-rebench",
+                "swe-rebench-v2",
                 "brain-bench",
                 "harbor"
             ]

@@ -155,9 +155,15 @@ pub fn read_summaries(
 ) -> Result<Vec<TaskSummary>, DatasetError> {
     let mut sources = Vec::with_capacity(files.len());
     for (name, path) in files {
-        // SWE-bench Pro rows have no created_at and their language column is `repo_language`:
+        // SWE-bench Pro rows have no created_at and their language column is `repo_language`;
+        // SWE-rebench V2's language is normalised and SWE-bench Multimodal's is not python:
         // they are read whole.
-        let columns = if name.ends_with(".parquet") && format != DatasetFormat::SweBenchPro {
+        let whole = [
+            DatasetFormat::SweBenchPro,
+            DatasetFormat::SweRebenchV2,
+            DatasetFormat::SweBenchMultimodal,
+        ];
+        let columns = if name.ends_with(".parquet") && !whole.contains(&format) {
             read_columns(format, path, name)?
         } else {
             None

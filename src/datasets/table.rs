@@ -172,7 +172,7 @@ impl Table {
                 found: "a list".into(),
             }),
             Some(Column::Unsupported(t)) => Err(CellProblem::WrongType {
-                expected: "a JSON object or a JSON string (a parquet struct column is not read: export the column as a JSON string)",
+                expected: "a JSON object, a JSON string or a parquet struct",
                 found: t.clone(),
             }),
         };

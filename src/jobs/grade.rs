@@ -29,6 +29,9 @@ impl ProtocolId {
     pub const SweBenchPro: ProtocolId = ProtocolId("swe-bench-pro");
     /// The official SWE-bench harness (full, Verified, Lite, SWE-rebench).
     pub const SweBench: ProtocolId = ProtocolId("swe-bench");
+    /// SWE-rebench V2's harness: the swe-bench steps at `/{repo name}`, V2's lenient
+    /// `git apply`, reward `F2P ∪ P2P ⊆ PASSED`.
+    pub const SweRebenchV2: ProtocolId = ProtocolId("swe-rebench-v2");
     /// brain bench's runner: setup, the candidate, the fix's test files, `verify`'s exit code.
     pub const BrainBench: ProtocolId = ProtocolId("brain-bench");
     /// Harbor tasks (Terminal-Bench 2, Frontier-SWE): a verifier writes a reward.

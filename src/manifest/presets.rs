@@ -100,6 +100,13 @@ pub const PRESETS: &[Preset] = &[
         }),
     },
     Preset {
+        name: "swe-bench/multimodal",
+        format: "swe-bench-multimodal",
+        repo: "SWE-bench/SWE-bench_Multimodal",
+        langs: &[],
+        pin: None,
+    },
+    Preset {
         name: "swe-rebench/leaderboard",
         format: "swe-rebench",
         repo: "nebius/SWE-rebench-leaderboard",
@@ -110,6 +117,13 @@ pub const PRESETS: &[Preset] = &[
         name: "swe-rebench/full",
         format: "swe-rebench",
         repo: "nebius/SWE-rebench",
+        langs: &[],
+        pin: None,
+    },
+    Preset {
+        name: "swe-rebench/v2",
+        format: "swe-rebench-v2",
+        repo: "nebius/SWE-rebench-V2",
         langs: &[],
         pin: None,
     },

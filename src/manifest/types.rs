@@ -208,7 +208,8 @@ pub struct DatasetFile {
     /// A known upstream dataset, e.g. "swe-bench-live/multilang"; sets `format`, `repo` and `files`.
     pub source: Option<String>,
     /// Row format: `local` (bench's task directories), `swe-bench-live`, `swe-bench-live-python`,
-    /// `swe-bench`, `swe-rebench`, `swe-bench-pro`, `harbor` (Harbor task directories).
+    /// `swe-bench`, `swe-bench-multimodal`, `swe-rebench`, `swe-rebench-v2`, `swe-bench-pro`,
+    /// `harbor` (Harbor task directories).
     /// `brain-bench`: brain bench's task YAML files (a file or a directory of them).
     pub format: Option<String>,
     /// Local directory or file (relative to this manifest).

@@ -25,6 +25,7 @@ mod steps;
 pub mod swe_bench;
 mod swe_bench_live;
 pub(crate) mod swe_bench_pro;
+mod swe_rebench_v2;
 #[cfg(test)]
 pub(crate) mod toy;
 mod verdict;
@@ -74,11 +75,12 @@ impl Protocol for HarborVerifier {
 }
 
 /// Every protocol bench grades with, by name: the one list a new protocol joins.
-static PROTOCOLS: [(ProtocolId, &dyn Protocol); 6] = [
+static PROTOCOLS: [(ProtocolId, &dyn Protocol); 7] = [
     (ProtocolId::Local, &LOCAL),
     (ProtocolId::SweBenchLive, &SWE_BENCH_LIVE),
     (ProtocolId::SweBenchPro, &swe_bench_pro::SweBenchPro),
     (ProtocolId::SweBench, &swe_bench::SweBench),
+    (ProtocolId::SweRebenchV2, &swe_rebench_v2::SweRebenchV2),
     (ProtocolId::BrainBench, &brain_bench::BrainBench),
     (ProtocolId::Harbor, &HarborVerifier),
 ];

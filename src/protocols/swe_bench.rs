@@ -58,6 +58,48 @@ pub const APPLY_CHAIN: [&str; 4] = [
     "patch --batch --forward --fuzz=5 -p1 -i",
 ];
 
+/// What differs between the graders this module ports: the apply chain, how the hidden test
+/// patch is applied, and which rule turns statuses into a verdict.
+pub(crate) struct Flavor {
+    /// The commands tried in order on the candidate (the tree reset between attempts), then
+    /// `git apply --check --reverse`.
+    pub apply_chain: &'static [&'static str],
+    /// The command that applies the hidden test patch (its path appended).
+    pub test_patch_apply: &'static str,
+    /// `true`: resolved iff every FAIL_TO_PASS and PASS_TO_PASS test is `PASSED` (SWE-rebench
+    /// V2's reward); `false`: upstream's `get_eval_tests_report` and `get_resolution_status`.
+    pub all_passed: bool,
+}
+
+impl Flavor {
+    /// The tests report and the verdict of `sm` under this flavour's rule (`fail_only`: the
+    /// instance's repository is one of upstream's FAIL_ONLY_REPOS; SWE-bench's rule only).
+    fn report(
+        &self,
+        sm: &RawStatuses,
+        fail_to_pass: &[String],
+        pass_to_pass: &[String],
+        fail_only: bool,
+    ) -> (TestsReport, Resolution) {
+        if self.all_passed {
+            let r = all_passed_report(sm, fail_to_pass, pass_to_pass);
+            let res = all_passed_resolution(&r);
+            (r, res)
+        } else {
+            let r = tests_report(sm, fail_to_pass, pass_to_pass, fail_only);
+            let res = resolution(&r);
+            (r, res)
+        }
+    }
+}
+
+/// The official SWE-bench harness (5.0.2).
+pub(crate) const SWE_BENCH: Flavor = Flavor {
+    apply_chain: &APPLY_CHAIN,
+    test_patch_apply: "git apply -v",
+    all_passed: false,
+};
+
 /// The error markers that void a log (`get_logs_eval`).
 const BAD_CODES: [&str; 4] = [
     ">>>>> Patch Apply Failed",
@@ -209,6 +251,42 @@ pub fn tests_report(
     r
 }
 
+/// SWE-rebench V2's reward, `F2P ∪ P2P ⊆ PASSED`, as a tests report: a test succeeds only
+/// when its status is exactly `PASSED` (XFAIL, SKIPPED and a missing test fail, in either list).
+pub fn all_passed_report(
+    sm: &RawStatuses,
+    fail_to_pass: &[String],
+    pass_to_pass: &[String],
+) -> TestsReport {
+    let mut r = TestsReport::default();
+    let ok = |t: &str| sm.get(t) == Some("PASSED");
+    for t in fail_to_pass {
+        if ok(t) {
+            r.f2p_success.push(t.clone());
+        } else {
+            r.f2p_failure.push(t.clone());
+        }
+    }
+    for t in pass_to_pass {
+        if ok(t) {
+            r.p2p_success.push(t.clone());
+        } else {
+            r.p2p_failure.push(t.clone());
+        }
+    }
+    r
+}
+
+/// The verdict of an all-passed report: FULL when nothing failed, else NO (the reward is
+/// binary: no partial credit).
+pub fn all_passed_resolution(r: &TestsReport) -> Resolution {
+    if r.f2p_failure.is_empty() && r.p2p_failure.is_empty() {
+        Resolution::Full
+    } else {
+        Resolution::No
+    }
+}
+
 fn rate(success: usize, failure: usize) -> f64 {
     if success + failure == 0 {
         1.0
@@ -260,6 +338,7 @@ fn eval_script(
     base_commit: &str,
     test_files: &[String],
     test_patch: Option<&str>,
+    test_patch_apply: &str,
     nonce: &str,
 ) -> String {
     let mut s = String::from("#!/bin/bash\nset -uxo pipefail\n");
@@ -274,7 +353,7 @@ fn eval_script(
     }
     if let Some(p) = test_patch {
         s.push_str(&format!(
-            "git apply -v {} || {{ printf '\\n%s\\n' 'BENCH-{nonce}-TESTPATCH-FAILED'; exit 97; }}\n",
+            "{test_patch_apply} {} || {{ printf '\\n%s\\n' 'BENCH-{nonce}-TESTPATCH-FAILED'; exit 97; }}\n",
             shell_quote(p)
         ));
     }
@@ -297,10 +376,10 @@ fn eval_script(
 /// with the line `<step>-apply-<i> <exit code>` (`-check` for `git apply --check --reverse`)
 /// and leave the function `bench_apply` returning 0 when one applied; the tree is reset
 /// (`git checkout -- . ; git clean -fd`, quietly) before every attempt but the first.
-fn apply_chain_script(path: &str, step: &str) -> String {
+fn apply_chain_script(path: &str, step: &str, chain: &[&str]) -> String {
     let path = shell_quote(path);
     let mut s = String::from("bench_apply() {\n");
-    for (i, cmd) in APPLY_CHAIN.iter().enumerate() {
+    for (i, cmd) in chain.iter().enumerate() {
         if i > 0 {
             s.push_str("git checkout -- . >/dev/null 2>&1 ; git clean -fd >/dev/null 2>&1\n");
         }
@@ -323,9 +402,10 @@ fn read_apply_chain(
     out: &[u8],
     mut at: usize,
     step: &str,
+    chain: &[&'static str],
 ) -> Option<(bool, Option<&'static str>, Vec<u8>, usize)> {
     let mut log = Vec::new();
-    for (i, cmd) in APPLY_CHAIN.iter().enumerate() {
+    for (i, cmd) in chain.iter().enumerate() {
         let (body, code, next) = take_step(out, at, &format!("{step}-apply-{i}"))?;
         at = next;
         log.extend_from_slice(format!(">>>>> {cmd}\n").as_bytes());
@@ -349,16 +429,17 @@ fn read_apply_chain(
 pub async fn apply_candidate(
     s: &dyn Sandbox,
     path: &str,
+    chain: &[&'static str],
     budget: Duration,
     cancel: &CancellationToken,
 ) -> Result<(bool, Option<&'static str>, Vec<u8>), GradeError> {
     let step = format!("BENCH-{}-STEP", nonce());
     let script = format!(
         "exec 2>&1\n{}bench_apply\n",
-        apply_chain_script(path, &step)
+        apply_chain_script(path, &step, chain)
     );
     let r = run(s, &script, budget, cancel).await?;
-    let (applied, by, log, _) = read_apply_chain(&r.output, 0, &step).ok_or_else(|| {
+    let (applied, by, log, _) = read_apply_chain(&r.output, 0, &step, chain).ok_or_else(|| {
         GradeError::Task(format!(
             "the apply chain stopped before it ended: {}",
             String::from_utf8_lossy(&r.output).trim()
@@ -386,13 +467,13 @@ impl Protocol for SweBench {
     }
 
     async fn steps(&self, g: &Grading<'_>) -> Result<(Graded, String), GradeError> {
-        steps(g).await
+        steps(g, &SWE_BENCH).await
     }
 }
 
 /// Grades the candidate on the job's task: the apply chain, the reset, the eval script, the
-/// log parsed and the tests report, as upstream.
-async fn steps(g: &Grading<'_>) -> Result<(Graded, String), GradeError> {
+/// log parsed and the tests report, as upstream (`fl` says which upstream).
+pub(crate) async fn steps(g: &Grading<'_>, fl: &Flavor) -> Result<(Graded, String), GradeError> {
     let (job, patch, s, cancel) = (g.job, g.patch, g.sandbox, g.cancel);
     let task = &job.task;
     let id = task.instance_id();
@@ -448,6 +529,7 @@ async fn steps(g: &Grading<'_>) -> Result<(Graded, String), GradeError> {
         &base_commit,
         &test_files,
         has_test_patch.then_some(test_patch.as_str()),
+        fl.test_patch_apply,
         nonce,
     );
     // The candidate, the test patch and the eval script in one upload (in the state
@@ -465,7 +547,7 @@ async fn steps(g: &Grading<'_>) -> Result<(Graded, String), GradeError> {
     let step = format!("BENCH-{nonce}-STEP");
     let mut command = String::from("exec 2>&1\n");
     if !empty {
-        command.push_str(&apply_chain_script(&candidate, &step));
+        command.push_str(&apply_chain_script(&candidate, &step, fl.apply_chain));
         command.push_str("bench_apply || exit 0\n");
     }
     command.push_str(&format!(
@@ -490,7 +572,7 @@ async fn steps(g: &Grading<'_>) -> Result<(Graded, String), GradeError> {
         apply_log.extend_from_slice(b">>>>> candidate patch is empty\n");
         true
     } else {
-        match read_apply_chain(&r.output, 0, &step) {
+        match read_apply_chain(&r.output, 0, &step, fl.apply_chain) {
             Some((applied, by, log, next)) => {
                 apply_log.extend_from_slice(&log);
                 if let Some(by) = by {
@@ -561,13 +643,12 @@ async fn steps(g: &Grading<'_>) -> Result<(Graded, String), GradeError> {
     };
     let fail_only = specs::FAIL_ONLY_REPOS.contains(&specs::repo_of_instance(id).as_str());
     if eval.found {
-        let r = tests_report(
+        let (r, res) = fl.report(
             &eval.statuses,
             task.fail_to_pass(),
             task.pass_to_pass(),
             fail_only,
         );
-        let res = resolution(&r);
         output.resolved = res == Resolution::Full;
         output.resolution = Some(res);
         output.fail_to_pass_success = r.f2p_success;
@@ -601,12 +682,22 @@ async fn steps(g: &Grading<'_>) -> Result<(Graded, String), GradeError> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Runs the apply chain in a local sandbox whose base holds `file` = `base`; `setup` runs
     /// first (e.g. to store a blob 3way needs). Returns the command that applied and the file.
     async fn chain(base: &str, setup: &str, patch: &str) -> (Option<&'static str>, String) {
+        chain_with(&APPLY_CHAIN, base, setup, patch).await
+    }
+
+    /// [`chain`] with the commands of `with`.
+    pub(crate) async fn chain_with(
+        with: &[&'static str],
+        base: &str,
+        setup: &str,
+        patch: &str,
+    ) -> (Option<&'static str>, String) {
         let dir = tempfile::tempdir().unwrap();
         let src = dir.path().join("src");
         fs_err::create_dir_all(&src).unwrap();
@@ -637,7 +728,7 @@ mod tests {
                 String::from_utf8_lossy(&r.output)
             );
         }
-        let (applied, by, log) = apply_candidate(s, &p, Duration::from_secs(60), &cancel)
+        let (applied, by, log) = apply_candidate(s, &p, with, Duration::from_secs(60), &cancel)
             .await
             .unwrap();
         assert_eq!(applied, by.is_some(), "{}", String::from_utf8_lossy(&log));
@@ -647,7 +738,7 @@ mod tests {
         (by, String::from_utf8_lossy(&out.output).into_owned())
     }
 
-    fn lines(n: usize, changed: Option<(usize, &str)>) -> String {
+    pub(crate) fn lines(n: usize, changed: Option<(usize, &str)>) -> String {
         (1..=n)
             .map(|i| match changed {
                 Some((j, t)) if i == j => format!("{t}\n"),
@@ -830,6 +921,7 @@ mod tests {
             "abc",
             &names(&["t.py"]),
             Some("/s/test.patch"),
+            "git apply -v",
             "n1",
         );
         let want = [

@@ -19,6 +19,12 @@ impl DatasetFormat {
     pub const SweBenchPro: DatasetFormat = DatasetFormat("swe-bench-pro");
     /// SWE-rebench rows (nebius/SWE-rebench): SWE-bench fields plus `install_config`.
     pub const SweRebench: DatasetFormat = DatasetFormat("swe-rebench");
+    /// SWE-rebench V2 rows (nebius/SWE-rebench-V2): `language`, `meta`, `image_name`,
+    /// `install_config` with its own test command and parser; the repository at `/{name}`.
+    pub const SweRebenchV2: DatasetFormat = DatasetFormat("swe-rebench-v2");
+    /// SWE-bench Multimodal rows (SWE-bench/SWE-bench_Multimodal): JavaScript repositories,
+    /// swebench 5.x's own eval script, image and parser, and `image_assets`.
+    pub const SweBenchMultimodal: DatasetFormat = DatasetFormat("swe-bench-multimodal");
     /// brain bench's task YAML files (seed 004), read from a `path`.
     pub const BrainBench: DatasetFormat = DatasetFormat("brain-bench");
     /// Harbor task directories (Terminal-Bench 2, Frontier-SWE): `task.toml`, `instruction.md`,

@@ -14,6 +14,7 @@ mod c;
 mod java;
 mod javascript;
 mod multilang;
+mod multimodal;
 mod php;
 mod python;
 mod ruby;
@@ -93,16 +94,31 @@ pub type RawParseFn = fn(&str) -> RawStatuses;
 /// bench's name, upstream's function name, the parser. Sorted by bench name.
 const TABLE: &[(&str, &str, RawParseFn)] = &[
     ("swebench-ant", "parse_log_ant", java::ant),
+    ("swebench-bpmn-js", "parse_log_bpmn_js", multimodal::bpmn_js),
+    ("swebench-calypso", "parse_log_calypso", multimodal::calypso),
+    ("swebench-carbon", "parse_log_carbon", multimodal::carbon),
     ("swebench-cargo", "parse_log_cargo", multilang::cargo),
+    (
+        "swebench-chart-js",
+        "parse_log_chart_js",
+        multimodal::chart_js,
+    ),
     ("swebench-cucumber", "parse_log_cucumber", ruby::cucumber),
     ("swebench-django", "parse_log_django", python::django),
     ("swebench-doctest", "parse_log_doctest", c::doctest),
+    ("swebench-eslint", "parse_log_eslint", multimodal::eslint),
     ("swebench-googletest", "parse_log_googletest", c::googletest),
     ("swebench-gotest", "parse_log_gotest", multilang::gotest),
     (
         "swebench-gradle-custom",
         "parse_log_gradle_custom",
         java::gradle_custom,
+    ),
+    ("swebench-grommet", "parse_log_grommet", multimodal::grommet),
+    (
+        "swebench-highlightjs",
+        "parse_log_highlightjs",
+        multimodal::highlightjs,
     ),
     ("swebench-jest", "parse_log_jest", javascript::jest),
     (
@@ -112,6 +128,7 @@ const TABLE: &[(&str, &str, RawParseFn)] = &[
     ),
     ("swebench-jq", "parse_log_jq", c::jq),
     ("swebench-karma", "parse_log_karma", javascript::karma),
+    ("swebench-marked", "parse_log_marked", multimodal::marked),
     (
         "swebench-matplotlib",
         "parse_log_matplotlib",
@@ -124,7 +141,14 @@ const TABLE: &[(&str, &str, RawParseFn)] = &[
         c::micropython_test,
     ),
     ("swebench-minitest", "parse_log_minitest", ruby::minitest),
+    (
+        "swebench-openlayers",
+        "parse_log_openlayers",
+        multimodal::openlayers,
+    ),
+    ("swebench-p5js", "parse_log_p5js", multimodal::p5js),
     ("swebench-phpunit", "parse_log_phpunit", php::phpunit),
+    ("swebench-prismjs", "parse_log_prismjs", multimodal::prismjs),
     ("swebench-pytest", "parse_log_pytest", python::pytest),
     (
         "swebench-pytest-options",
@@ -135,6 +159,16 @@ const TABLE: &[(&str, &str, RawParseFn)] = &[
         "swebench-pytest-v2",
         "parse_log_pytest_v2",
         python::pytest_v2,
+    ),
+    (
+        "swebench-quarto-cli",
+        "parse_log_quarto_cli",
+        multimodal::quarto_cli,
+    ),
+    (
+        "swebench-react-pdf",
+        "parse_log_react_pdf",
+        multimodal::react_pdf,
     ),
     ("swebench-redis", "parse_log_redis", c::redis),
     (
@@ -276,6 +310,19 @@ macro_rules! adapters {
 pub(crate) mod bench {
     use super::{Collector, record};
     adapters!(
+        multimodal::prismjs,
+        multimodal::quarto_cli,
+        multimodal::bpmn_js,
+        multimodal::calypso,
+        multimodal::carbon,
+        multimodal::chart_js,
+        multimodal::eslint,
+        multimodal::grommet,
+        multimodal::highlightjs,
+        multimodal::marked,
+        multimodal::openlayers,
+        multimodal::p5js,
+        multimodal::react_pdf,
         java::ant,
         multilang::cargo,
         ruby::cucumber,

@@ -1,0 +1,546 @@
+//! `swebench/harness/log_parsers/javascript.py` (5.0.2), the parsers of SWE-bench Multimodal's
+//! JavaScript repositories: `parse_log_calypso` (Automattic/wp-calypso), `parse_log_chart_js`,
+//! `parse_log_marked`, `parse_log_p5js`, `parse_log_react_pdf` (the dev split's five), and of
+//! the test split `parse_log_carbon`, `parse_log_grommet`, `parse_log_eslint`,
+//! `parse_log_bpmn_js`, `parse_log_openlayers`, `parse_log_highlightjs`, `parse_log_prismjs`
+//! and `parse_log_quarto_cli` (each a name of
+//! 5.0.2's `PARSER_REGISTRY`, which rows' `log_parser` names). Upstream's quirks are kept:
+//!
+//! - Chart.js, marked, p5.js, eslint, bpmn-js and openlayers record failures only (a passing
+//!   test is missing from the map: those repositories are FAIL_ONLY_REPOS, or their rows list
+//!   only what can fail);
+//! - calypso reads only the output after ` ./node_modules/.bin/jest ` (the `set -x` echo of
+//!   the test command), stops a section at `Test Suites` or `  ● `, and names a test by its
+//!   enclosing indented lines joined with ` - ` (a test with no suite line is `- name`); a
+//!   `✓` / `✕` line without leading whitespace makes upstream raise (`re.match` is `None`), bench
+//!   skips it;
+//! - carbon / react-pdf: `PASS` / `FAIL` lines, a trailing `(12ms)` / `(1.2 s)` / `(3s)` dropped
+//!   (the first pattern that matches wins);
+//! - grommet: every `FAIL` line first, then every `PASS` line (a PASS wins), a trailing
+//!   `(12 ms)` dropped;
+//! - p5.js: JSON-looking and XML blocks removed first (`<tag>...</tag>`, innermost repeated),
+//!   then `N) title:` headers whose continuation lines indent further;
+//! - prismjs: the JSON report after each `./node_modules/.bin/mocha tests/run.js --reporter
+//!   json` (from its first `{` to its last `}`); a report upstream cannot read makes it raise,
+//!   bench stops reading there;
+//! - quarto-cli: `[smoke]` / `[unit]` lines up to `ERRORS` or `failures:`, `/tmp/<x>.qmd` and
+//!   `/tmp/<x>/` renamed `/tmp/<n>` by first appearance, the name before `...`; a line with
+//!   neither a green `ok` nor a red `FAILED` fails its test unless the name already has a
+//!   status;
+//! - highlightjs: the log is cut at the mocha epilogue (`N passing`), a line indented by two
+//!   spaces or more is the suite (upstream's 4-space branch comes after the 2-space one and is
+//!   never reached), names `suite.title` with `(12ms)` removed.
+//!
+//! Not ported (their rows are refused when graded, naming the parser): `parse_log_next` and
+//! `parse_log_lighthouse` (they pick by the row's `version`).
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use super::{RawStatuses, lazy, py_space, py_strip};
+
+/// `swebench.utils.ansi_escape`.
+fn ansi_escape(log: &str) -> std::borrow::Cow<'_, str> {
+    static R: OnceLock<Regex> = OnceLock::new();
+    lazy(&R, r"\x1B(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])").replace_all(log, "")
+}
+
+/// Python's `len(line) - len(line.lstrip())`, in characters.
+fn indent(line: &str) -> usize {
+    line.chars().take_while(|c| py_space(*c)).count()
+}
+
+/// `re.sub(r"\s+", " ", s).strip()`.
+fn squash(s: &str) -> String {
+    static R: OnceLock<Regex> = OnceLock::new();
+    py_strip(&lazy(&R, r"\s+").replace_all(s, " ")).to_string()
+}
+
+pub fn marked(log: &str) -> RawStatuses {
+    static R: OnceLock<Regex> = OnceLock::new();
+    let r = lazy(&R, r"^\d+\)\s(.*)");
+    let mut map = RawStatuses::new();
+    for line in log.split('\n') {
+        if let Some(c) = r.captures(line) {
+            map.insert(py_strip(&c[1]), "FAILED");
+        }
+    }
+    map
+}
+
+/// `parse_log_carbon`, and `parse_log_react_pdf` (the same code upstream).
+pub fn carbon(log: &str) -> RawStatuses {
+    static R: OnceLock<Vec<(Regex, &'static str)>> = OnceLock::new();
+    let patterns = R.get_or_init(|| {
+        let mut v = Vec::new();
+        for (word, status) in [("PASS", "PASSED"), ("FAIL", "FAILED")] {
+            for tail in [
+                r"\s\([\d\.]+ms\)",
+                r"\s\([\d\.]+\ss\)",
+                r"\s\([\d\.]+s\)",
+                "",
+            ] {
+                let p = format!(r"^{word}\s(.*){tail}");
+                v.push((Regex::new(&p).expect("built-in pattern"), status));
+            }
+        }
+        v
+    });
+    let mut map = RawStatuses::new();
+    for line in log.split('\n') {
+        if let Some((c, status)) = patterns
+            .iter()
+            .find_map(|(r, s)| r.captures(line).map(|c| (c, *s)))
+        {
+            map.insert(&c[1], status);
+        }
+    }
+    map
+}
+
+pub fn react_pdf(log: &str) -> RawStatuses {
+    carbon(log)
+}
+
+/// Every `FAIL` line, then every `PASS` line, each name passed through `name`.
+fn fail_then_pass(log: &str, name: impl Fn(&str) -> String) -> RawStatuses {
+    static FAIL: OnceLock<Regex> = OnceLock::new();
+    static PASS: OnceLock<Regex> = OnceLock::new();
+    let mut map = RawStatuses::new();
+    for (r, status) in [
+        (lazy(&FAIL, r"(?m)^FAIL\s(.*)"), "FAILED"),
+        (lazy(&PASS, r"(?m)^PASS\s(.*)"), "PASSED"),
+    ] {
+        for c in r.captures_iter(log) {
+            map.insert(name(&c[1]), status);
+        }
+    }
+    map
+}
+
+pub fn grommet(log: &str) -> RawStatuses {
+    static T: OnceLock<Regex> = OnceLock::new();
+    let timing = lazy(&T, r"\s\([\d\.]+\s?(?:ms|s)\)$");
+    fail_then_pass(log, |n| timing.replace(py_strip(n), "").into_owned())
+}
+
+pub fn eslint(log: &str) -> RawStatuses {
+    static R: OnceLock<Regex> = OnceLock::new();
+    let r = lazy(&R, r"(\s{2}\d+\))([\s\S]*?)\s+(?:(.*)Error)");
+    let mut map = RawStatuses::new();
+    for c in r.captures_iter(log) {
+        map.insert(squash(&c[2]), "FAILED");
+    }
+    map
+}
+
+/// Failures of each pattern in order (a pattern that finds none is skipped); `group` is the
+/// capture that names the test.
+fn failures(log: &str, patterns: &[(&Regex, usize)], clean: fn(&str) -> String) -> RawStatuses {
+    let mut map = RawStatuses::new();
+    for (r, group) in patterns {
+        for c in r.captures_iter(log) {
+            map.insert(clean(c.get(*group).map_or("", |m| m.as_str())), "FAILED");
+        }
+    }
+    map
+}
+
+pub fn bpmn_js(log: &str) -> RawStatuses {
+    static R: OnceLock<[Regex; 4]> = OnceLock::new();
+    let r = R.get_or_init(|| {
+        [
+            r"2KPhantomJS\s[\d\.]+\s\(Linux\s[\d\.]+\)\s(.*)FAILED\n",
+            r"2KPhantomJS\s[\d\.]+\s\(Linux\sx86_64\)\s(.*)FAILED\n",
+            r"Chrome\sHeadless\s(.*)\s\(Linux\sx86_64\)\s(.*)FAILED\n",
+            r"HeadlessChrome\s[\d\.]+\s\(Linux\s[\d\.]+\)\s(.*)FAILED\n",
+        ]
+        .map(|p| Regex::new(p).expect("built-in pattern"))
+    });
+    failures(
+        log,
+        &[(&r[0], 1), (&r[1], 1), (&r[2], 2), (&r[3], 1)],
+        |s| s.to_string(),
+    )
+}
+
+pub fn openlayers(log: &str) -> RawStatuses {
+    static R: OnceLock<[Regex; 4]> = OnceLock::new();
+    let r = R.get_or_init(|| {
+        [
+            r"(?m)Chrome\sHeadless\s[\d\.]+\s\(Linux\s[\d\._\S]+\)\s(.*)\sFAILED\n",
+            r"(?m)Chrome\s[\d\.]+\s\(Linux\s[\d\._\S]+\)\s(.*)FAILED\n",
+            r"(?m)^\s{2}\d+\)([\s\S]*?)Error:",
+            r"(?m)^case\s(.*):\smismatch",
+        ]
+        .map(|p| Regex::new(p).expect("built-in pattern"))
+    });
+    failures(
+        log,
+        &[(&r[0], 1), (&r[1], 1), (&r[2], 1), (&r[3], 1)],
+        squash,
+    )
+}
+
+pub fn chart_js(log: &str) -> RawStatuses {
+    static R: OnceLock<Regex> = OnceLock::new();
+    let r = lazy(
+        &R,
+        r"(?m)Chrome\s[\d\.]+[^\S\r\n]\(.+?\)[^\S\r\n](.*)FAILED$",
+    );
+    let log = ansi_escape(log);
+    let mut map = RawStatuses::new();
+    for c in r.captures_iter(&log) {
+        map.insert(&c[1], "FAILED");
+    }
+    map
+}
+
+/// A suite stack entry: its name and indentation.
+type Suite = Vec<(String, usize)>;
+
+/// Upstream's suite adjustment: pop every entry indented at least as far, push this one.
+fn push_suite(suite: &mut Suite, line: &str) {
+    let n = indent(line);
+    while suite.last().is_some_and(|(_, i)| *i >= n) {
+        suite.pop();
+    }
+    suite.push((py_strip(line).to_string(), n));
+}
+
+pub fn calypso(log: &str) -> RawStatuses {
+    static TIMED: OnceLock<Regex> = OnceLock::new();
+    static PASS_T: OnceLock<Regex> = OnceLock::new();
+    static PASS: OnceLock<Regex> = OnceLock::new();
+    static FAIL_T: OnceLock<Regex> = OnceLock::new();
+    static FAIL: OnceLock<Regex> = OnceLock::new();
+    let timed = lazy(&TIMED, r"\(\d+ms\)");
+    let mut map = RawStatuses::new();
+    let mut suite: Suite = Vec::new();
+    for section in log.split(" ./node_modules/.bin/jest ").skip(1) {
+        for line in section.split('\n') {
+            if line.starts_with("Test Suites") || line.starts_with("  ● ") {
+                break;
+            }
+            let stripped = py_strip(line);
+            let pick = |t: &'static OnceLock<Regex>, tp: &str, u: &'static OnceLock<Regex>, up| {
+                if timed.is_match(line) {
+                    lazy(t, tp)
+                } else {
+                    lazy(u, up)
+                }
+            };
+            let (r, status) = if stripped.starts_with('✓') {
+                (
+                    pick(&PASS_T, r"^\s+✓\s(.*)\(\d+ms\)$", &PASS, r"^\s+✓\s(.*)"),
+                    "PASSED",
+                )
+            } else if stripped.starts_with('✕') {
+                (
+                    pick(&FAIL_T, r"^\s+✕\s(.*)\(\d+ms\)$", &FAIL, r"^\s+✕\s(.*)"),
+                    "FAILED",
+                )
+            } else {
+                if indent(line) > 0 {
+                    push_suite(&mut suite, line);
+                }
+                continue;
+            };
+            if let Some(c) = r.captures(line) {
+                let names: Vec<&str> = suite.iter().map(|(n, _)| n.as_str()).collect();
+                let full = format!("{} - {}", names.join(" - "), &c[1]);
+                map.insert(py_strip(&full), status);
+            }
+        }
+    }
+    map
+}
+
+pub fn highlightjs(log: &str) -> RawStatuses {
+    static SUMMARY: OnceLock<Regex> = OnceLock::new();
+    static TIMING: OnceLock<Regex> = OnceLock::new();
+    static FAILED: OnceLock<Regex> = OnceLock::new();
+    let log = match lazy(&SUMMARY, r"\n[ \t]*\d+ passing").find(log) {
+        Some(m) => &log[..m.start()],
+        None => log,
+    };
+    let timing = lazy(&TIMING, r"\(\d+ms\)");
+    let no_timing = |name: &str| -> String {
+        if timing.is_match(name) {
+            py_strip(&timing.replace_all(name, "")).to_string()
+        } else {
+            py_strip(name).to_string()
+        }
+    };
+    let failed = lazy(&FAILED, r"^\d+\)");
+    let mut map = RawStatuses::new();
+    let mut suite: Vec<String> = Vec::new();
+    let full = |suite: &[String], name: String| {
+        let mut v = suite.to_vec();
+        v.push(name);
+        v.join(".")
+    };
+    for line in log.split('\n') {
+        let stripped = py_strip(line);
+        if stripped.starts_with('✓') || stripped.starts_with('✔') {
+            let check = if stripped.starts_with('✓') {
+                '✓'
+            } else {
+                '✔'
+            };
+            let rest = line.split_once(check).map_or("", |(_, r)| r);
+            map.insert(full(&suite, no_timing(rest)), "PASSED");
+        } else if failed.is_match(stripped) {
+            let rest = line.split_once(')').map_or("", |(_, r)| r);
+            map.insert(full(&suite, no_timing(rest)), "FAILED");
+        } else if line.starts_with("  ") {
+            suite = vec![stripped.to_string()];
+        }
+    }
+    map
+}
+
+pub fn prismjs(log: &str) -> RawStatuses {
+    // 5.0.2 has no constants map: prism's one test command, as its eval scripts echo it.
+    const CMD: &str = "./node_modules/.bin/mocha tests/run.js --reporter json";
+    let mut map = RawStatuses::new();
+    for part in log.split(CMD).skip(1) {
+        let inner = part.split_once('{').map_or(part, |(_, r)| r);
+        let inner = inner.rsplit_once('}').map_or(inner, |(l, _)| l);
+        // Upstream raises on a report it cannot read (the instance errors): nothing more.
+        let Ok(report) = serde_json::from_str::<serde_json::Value>(&format!("{{{inner}}}")) else {
+            return map;
+        };
+        for (key, status) in [("failures", "FAILED"), ("passes", "PASSED")] {
+            let Some(tests) = report.get(key).and_then(|t| t.as_array()) else {
+                return map;
+            };
+            for t in tests {
+                let Some(title) = t.get("fullTitle").and_then(|t| t.as_str()) else {
+                    return map;
+                };
+                map.insert(title, status);
+            }
+        }
+    }
+    map
+}
+
+pub fn quarto_cli(log: &str) -> RawStatuses {
+    static PREFIX: OnceLock<Regex> = OnceLock::new();
+    static QMD: OnceLock<Regex> = OnceLock::new();
+    static DIR: OnceLock<Regex> = OnceLock::new();
+    let prefix = lazy(&PREFIX, r"\[(smoke|unit)\]");
+    let tmp = [lazy(&QMD, r"/tmp/(\w+)\.qmd"), lazy(&DIR, r"/tmp/(\w+)/")];
+    let mut keys: Vec<String> = Vec::new();
+    let mut map = RawStatuses::new();
+    for line in log.split('\n') {
+        if line.contains("ERRORS") || line.contains("failures:") {
+            break;
+        }
+        if !prefix.is_match(line) {
+            continue;
+        }
+        let mut line = line.to_string();
+        for r in tmp {
+            if let Some(m) = r.find(&line) {
+                let key = m.as_str().to_string();
+                let n = match keys.iter().position(|k| *k == key) {
+                    Some(n) => n,
+                    None => {
+                        keys.push(key);
+                        keys.len() - 1
+                    }
+                };
+                line = r
+                    .replace_all(&line, format!("/tmp/{n}").as_str())
+                    .into_owned();
+            }
+        }
+        let name = py_strip(line.split("...").next().unwrap_or("")).to_string();
+        let reject = line.starts_with("test result:")
+            || (line.contains("passed") && line.contains("failed") && line.contains("steps"))
+            || line.contains("34mINFO");
+        if reject {
+            continue;
+        }
+        if line.contains("32mok") {
+            map.insert(name, "PASSED");
+        } else if line.contains("31mFAILED") {
+            map.insert(name, "FAILED");
+        } else if map.get(&name).is_none() {
+            map.insert(name, "FAILED");
+        }
+    }
+    map
+}
+
+/// p5.js's `remove_json_blocks`: lines ending in `{` / `[` open a block dropped up to its
+/// closing line; one-line `{...}` / `[...]` lines dropped.
+fn remove_json_blocks(log: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    let (mut obj, mut list) = (false, false);
+    for line in log.split('\n') {
+        let s = line.trim_end_matches(py_space);
+        if s.ends_with('{') {
+            obj = true;
+            continue;
+        }
+        if s.ends_with('[') {
+            list = true;
+            continue;
+        }
+        if s == "}" && obj {
+            obj = false;
+            continue;
+        }
+        if s == "]" && list {
+            list = false;
+            continue;
+        }
+        if obj || list {
+            continue;
+        }
+        if (s.starts_with('{') && s.ends_with('}')) || (s.starts_with('[') && s.ends_with(']')) {
+            continue;
+        }
+        out.push(line);
+    }
+    out.join("\n")
+}
+
+/// The leftmost match of upstream's `<(\w+)>[\s\S]*?<\/\1>`: its byte range and tag name.
+fn xml_block(s: &str) -> Option<(usize, usize, String)> {
+    static OPEN: OnceLock<Regex> = OnceLock::new();
+    let open = lazy(&OPEN, r"<(\w+)>");
+    let mut from = 0;
+    while let Some(c) = open.captures_at(s, from) {
+        let m = c.get(0).expect("whole match");
+        let tag = &c[1];
+        if let Some(end) = s[m.end()..].find(&format!("</{tag}>")) {
+            return Some((m.start(), m.end() + end + tag.len() + 3, tag.to_string()));
+        }
+        // `\w+` cannot match a shorter name here (`>` must follow): try the next `<`.
+        from = m.start() + 1;
+    }
+    None
+}
+
+/// p5.js's `remove_xml_blocks`: each block replaced by its other opening tags, repeatedly.
+fn remove_xml_blocks(log: &str) -> String {
+    let mut s = log.to_string();
+    while let Some((start, end, tag)) = xml_block(&s) {
+        let opening = format!("<{tag}>");
+        let n = s[start..end].matches(&opening).count().saturating_sub(1);
+        s = format!("{}{}{}", &s[..start], opening.repeat(n), &s[end..]);
+    }
+    s
+}
+
+pub fn p5js(log: &str) -> RawStatuses {
+    let log = ansi_escape(log);
+    let log = remove_xml_blocks(&remove_json_blocks(&log));
+    let mut map = RawStatuses::new();
+    // `^\s*(\d+)\)(.{0,1000}?):` with MULTILINE and DOTALL, by hand (the bounded lazy `.`
+    // is too large for a regex here).
+    let starts = std::iter::once(0).chain(log.match_indices('\n').map(|(i, _)| i + 1));
+    let mut next = 0;
+    for start in starts {
+        if start < next {
+            continue;
+        }
+        let rest = &log[start..];
+        let after_ws = rest.len() - rest.trim_start_matches(py_space).len();
+        let digits = rest[after_ws..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .count();
+        // Python's `\d` is any Unicode digit; the logs' numbers are ASCII.
+        if digits == 0 || !rest[after_ws + digits..].starts_with(')') {
+            continue;
+        }
+        let body_start = start + after_ws + digits + 1;
+        let Some((len, _)) = log[body_start..]
+            .char_indices()
+            .take(1001)
+            .find(|(_, c)| *c == ':')
+        else {
+            continue;
+        };
+        let body = &log[body_start..body_start + len];
+        next = body_start + len + 1;
+        let mut last = 0;
+        let valid = body.split('\n').all(|l| {
+            let i = indent(l);
+            let ok = i > last;
+            last = i;
+            ok
+        });
+        if valid {
+            let names: Vec<&str> = body.split('\n').map(py_strip).collect();
+            map.insert(names.join(":"), "FAILED");
+        }
+    }
+    map
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(pairs: &[(&str, &str)]) -> std::collections::BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn calypso_names_tests_by_their_suites() {
+        let log = "+ ./node_modules/.bin/jest client/a.js\n PASS client/a.js\n  suite\n    inner\n      ✓ works (5ms)\n      ✕ breaks\n  other\n    ✓ top\nTest Suites: 1 passed\n    ✓ after the end\n";
+        assert_eq!(
+            calypso(log),
+            m(&[
+                ("PASS client/a.js - suite - inner - works", "PASSED"),
+                ("PASS client/a.js - suite - inner - breaks", "FAILED"),
+                ("PASS client/a.js - other - top", "PASSED"),
+            ])
+        );
+    }
+
+    #[test]
+    fn carbon_drops_the_timing_and_grommet_lets_pass_win() {
+        let log = "PASS src/a.test.js (12ms)\nFAIL src/b.test.js (1.5 s)\nPASS src/c.test.js\n";
+        assert_eq!(
+            carbon(log),
+            m(&[
+                ("src/a.test.js", "PASSED"),
+                ("src/b.test.js", "FAILED"),
+                ("src/c.test.js", "PASSED"),
+            ])
+        );
+        let log = "PASS a (3 s)\nFAIL a (3 s)\n";
+        assert_eq!(grommet(log), m(&[("a", "PASSED")]));
+    }
+
+    #[test]
+    fn p5js_keeps_indented_headers_and_drops_blocks() {
+        let log = "  1) Core\n       renders:\n     Error: x\n  2) flat\nheader:\n{\n  \"a\": 1\n}\n<div>\n3) in xml:\n</div>\n";
+        assert_eq!(p5js(log), m(&[("Core:renders", "FAILED")]));
+        assert_eq!(remove_xml_blocks("a<b>x<b>y</b>z"), "a<b>z");
+    }
+
+    #[test]
+    fn failure_only_parsers() {
+        assert_eq!(
+            marked("1) Spec a\n  2) not at start\n"),
+            m(&[("Spec a", "FAILED")])
+        );
+        let log = "Chrome 120.0.0.0 (Linux x86_64) Core.Helpers should work FAILED\n";
+        assert_eq!(
+            chart_js(&format!("\x1b[31m{log}")),
+            m(&[("Core.Helpers should work ", "FAILED")])
+        );
+    }
+}
