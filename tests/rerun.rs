@@ -164,6 +164,21 @@ fn timed_out_pairs_rerun_with_a_longer_deadline_and_every_attempt_is_kept_and_co
         "{html}"
     );
 
+    // The viewer's pair page lists both attempts (its static export holds the page's data).
+    let o = sb.bench(&["view", "quickstart.toml", "--static", "view"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let pages = files_under(&sb.path("view"));
+    let roman = pages
+        .iter()
+        .find(|(name, _)| name.contains("pair") && name.contains("roman") && name.contains("fixer"))
+        .map(|(_, bytes)| String::from_utf8_lossy(bytes).into_owned())
+        .expect("the roman x fixer pair page");
+    assert!(
+        roman.contains(r#""attempts":[{"attempt":1,"deadline_s":3.0,"outcome":"timed out""#)
+            && roman.contains(r#""selected_by":"timed-out""#),
+        "{roman}"
+    );
+
     // status --node shows both attempts.
     let o = sb.bench(&[
         "status",

@@ -496,6 +496,10 @@ impl Viewer {
             "tests": tests,
             "flags": flags,
             "runs": runs,
+            // `apply --rerun`: every attempt, oldest first (the last counts).
+            "attempts": inputs.attempts.iter()
+                .find(|a| a.task == task && a.team == team && a.replicate == rep)
+                .map(|a| &a.attempts),
             "patch": patch_digest,
             "diff": diff,
             "trajectory": trajectory,

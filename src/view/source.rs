@@ -268,6 +268,7 @@ fn no_pairs_yet(m: &Manifest, report_stage: &str) -> ReportInputs {
         resolutions: Vec::new(),
         scores: Vec::new(),
         scorer: None,
+        attempts: Vec::new(),
     }
 }
 

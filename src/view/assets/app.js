@@ -561,6 +561,12 @@
           x.runs.map(function (u) {
             return h('tr', {}, h('td', { text: u.role }), h('td', { text: u.harness }), h('td', { text: u.model || '—' }),
               h('td', { class: 'num', text: u.tokens ? u.tokens.input + ' / ' + u.tokens.output : '—' }), h('td', { class: 'num', text: usd(u.cost_usd) }), h('td', { text: u.cost_basis + (u.timed_out ? ', timed out' : '') }));
+          }))] : null,
+        x.attempts ? [h('h2', { text: 'Attempts' }), table([{ label: 'attempt', num: 1 }, { label: 'outcome' }, { label: 'deadline', num: 1 }, { label: 'run by' }],
+          x.attempts.slice().reverse().map(function (a) {
+            return h('tr', { id: 'attempt-' + a.attempt }, h('td', { class: 'num', text: String(a.attempt) }),
+              h('td', { text: a.outcome || x.outcome + ' (counts)' }), h('td', { class: 'num', text: secs(a.deadline_s) }),
+              h('td', { text: a.selected_by ? '--rerun ' + a.selected_by + ' (' + a.run_id + ')' : 'the first apply' }));
           }))] : null]);
       var tabs = [['grading', 'Grading'], ['diff', 'Diff'], ['trajectory', 'Trajectory'], ['logs', 'Logs']];
       var cur = query.tab || 'grading';
