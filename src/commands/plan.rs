@@ -55,6 +55,22 @@ pub(super) fn power_query(
     Ok(q)
 }
 
+/// `--rerun` (with `--timeout`): the stored pairs the manifest's last apply left that would run
+/// again (none without a store).
+fn reruns(
+    m: &crate::manifest::Manifest,
+    store: Option<&crate::store::Store>,
+    rerun: Option<(&str, Option<&str>)>,
+) -> Result<std::collections::HashMap<String, crate::graph::RerunOf>, Report> {
+    let Some((words, timeout)) = rerun else {
+        return Ok(Default::default());
+    };
+    let spec = run::RerunSpec::parse(words, timeout, m).map_err(|e| miette!("{e}"))?;
+    Ok(store
+        .map(|s| spec.select(s, &s.load_index(&m.path), m))
+        .unwrap_or_default())
+}
+
 pub(super) fn plan(
     cli: &Cli,
     file: &Path,
@@ -72,22 +88,11 @@ pub(super) fn plan(
         unavailable,
     } = &loaded;
     let remote = run::sequence::open_remote(m, false, &Events::default())?;
-    // `--rerun`: what the manifest's last apply stored that would run again.
-    let rerun = match (rerun, store) {
-        (Some((words, timeout)), Some(s)) => run::RerunSpec::parse(words, timeout, m)
-            .map_err(|e| miette!("{e}"))?
-            .select(s, &s.load_index(&m.path), m),
-        (Some((words, timeout)), None) => {
-            run::RerunSpec::parse(words, timeout, m).map_err(|e| miette!("{e}"))?;
-            Default::default()
-        }
-        (None, _) => Default::default(),
-    };
     let opts = run::PlanOptions {
         unavailable: unavailable.clone(),
         explain,
         power,
-        rerun,
+        rerun: reruns(m, store.as_ref(), rerun)?,
     };
     let mut report = run::plan(m, store.as_ref(), datasets, opts, remote.as_deref())
         .map_err(|e| miette!("{e}"))?;
