@@ -108,6 +108,7 @@ const PARSERS: &[(&str, ParseFn, Reads)] = &[
     ("swebench-openlayers", swebench::openlayers, Reads::Raw),
     ("swebench-p5js", swebench::p5js, Reads::Raw),
     ("swebench-phpunit", swebench::phpunit, Reads::Raw),
+    ("swebench-prismjs", swebench::prismjs, Reads::Raw),
     ("swebench-pytest", swebench::pytest, Reads::Raw),
     (
         "swebench-pytest-options",
@@ -115,6 +116,7 @@ const PARSERS: &[(&str, ParseFn, Reads)] = &[
         Reads::Raw,
     ),
     ("swebench-pytest-v2", swebench::pytest_v2, Reads::Raw),
+    ("swebench-quarto-cli", swebench::quarto_cli, Reads::Raw),
     ("swebench-react-pdf", swebench::react_pdf, Reads::Raw),
     ("swebench-redis", swebench::redis, Reads::Raw),
     (
@@ -176,9 +178,11 @@ const NAMES: &[&str] = &[
     "swebench-openlayers",
     "swebench-p5js",
     "swebench-phpunit",
+    "swebench-prismjs",
     "swebench-pytest",
     "swebench-pytest-options",
     "swebench-pytest-v2",
+    "swebench-quarto-cli",
     "swebench-react-pdf",
     "swebench-redis",
     "swebench-rspec-transformed-json",

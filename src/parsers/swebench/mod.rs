@@ -148,6 +148,7 @@ const TABLE: &[(&str, &str, RawParseFn)] = &[
     ),
     ("swebench-p5js", "parse_log_p5js", multimodal::p5js),
     ("swebench-phpunit", "parse_log_phpunit", php::phpunit),
+    ("swebench-prismjs", "parse_log_prismjs", multimodal::prismjs),
     ("swebench-pytest", "parse_log_pytest", python::pytest),
     (
         "swebench-pytest-options",
@@ -158,6 +159,11 @@ const TABLE: &[(&str, &str, RawParseFn)] = &[
         "swebench-pytest-v2",
         "parse_log_pytest_v2",
         python::pytest_v2,
+    ),
+    (
+        "swebench-quarto-cli",
+        "parse_log_quarto_cli",
+        multimodal::quarto_cli,
     ),
     (
         "swebench-react-pdf",
@@ -304,6 +310,8 @@ macro_rules! adapters {
 pub(crate) mod bench {
     use super::{Collector, record};
     adapters!(
+        multimodal::prismjs,
+        multimodal::quarto_cli,
         multimodal::bpmn_js,
         multimodal::calypso,
         multimodal::carbon,

@@ -2,7 +2,8 @@
 //! JavaScript repositories: `parse_log_calypso` (Automattic/wp-calypso), `parse_log_chart_js`,
 //! `parse_log_marked`, `parse_log_p5js`, `parse_log_react_pdf` (the dev split's five), and of
 //! the test split `parse_log_carbon`, `parse_log_grommet`, `parse_log_eslint`,
-//! `parse_log_bpmn_js`, `parse_log_openlayers` and `parse_log_highlightjs` (each a name of
+//! `parse_log_bpmn_js`, `parse_log_openlayers`, `parse_log_highlightjs`, `parse_log_prismjs`
+//! and `parse_log_quarto_cli` (each a name of
 //! 5.0.2's `PARSER_REGISTRY`, which rows' `log_parser` names). Upstream's quirks are kept:
 //!
 //! - Chart.js, marked, p5.js, eslint, bpmn-js and openlayers record failures only (a passing
@@ -19,13 +20,19 @@
 //!   `(12 ms)` dropped;
 //! - p5.js: JSON-looking and XML blocks removed first (`<tag>...</tag>`, innermost repeated),
 //!   then `N) title:` headers whose continuation lines indent further;
+//! - prismjs: the JSON report after each `./node_modules/.bin/mocha tests/run.js --reporter
+//!   json` (from its first `{` to its last `}`); a report upstream cannot read makes it raise,
+//!   bench stops reading there;
+//! - quarto-cli: `[smoke]` / `[unit]` lines up to `ERRORS` or `failures:`, `/tmp/<x>.qmd` and
+//!   `/tmp/<x>/` renamed `/tmp/<n>` by first appearance, the name before `...`; a line with
+//!   neither a green `ok` nor a red `FAILED` fails its test unless the name already has a
+//!   status;
 //! - highlightjs: the log is cut at the mocha epilogue (`N passing`), a line indented by two
 //!   spaces or more is the suite (upstream's 4-space branch comes after the 2-space one and is
 //!   never reached), names `suite.title` with `(12ms)` removed.
 //!
-//! Not ported (their rows are refused when graded, naming the parser): `parse_log_next`,
-//! `parse_log_lighthouse` (they pick by the row's `version`), `parse_log_prismjs`,
-//! `parse_log_quarto_cli`.
+//! Not ported (their rows are refused when graded, naming the parser): `parse_log_next` and
+//! `parse_log_lighthouse` (they pick by the row's `version`).
 
 use std::sync::OnceLock;
 
@@ -289,6 +296,80 @@ pub fn highlightjs(log: &str) -> RawStatuses {
             map.insert(full(&suite, no_timing(rest)), "FAILED");
         } else if line.starts_with("  ") {
             suite = vec![stripped.to_string()];
+        }
+    }
+    map
+}
+
+pub fn prismjs(log: &str) -> RawStatuses {
+    // 5.0.2 has no constants map: prism's one test command, as its eval scripts echo it.
+    const CMD: &str = "./node_modules/.bin/mocha tests/run.js --reporter json";
+    let mut map = RawStatuses::new();
+    for part in log.split(CMD).skip(1) {
+        let inner = part.split_once('{').map_or(part, |(_, r)| r);
+        let inner = inner.rsplit_once('}').map_or(inner, |(l, _)| l);
+        // Upstream raises on a report it cannot read (the instance errors): nothing more.
+        let Ok(report) = serde_json::from_str::<serde_json::Value>(&format!("{{{inner}}}")) else {
+            return map;
+        };
+        for (key, status) in [("failures", "FAILED"), ("passes", "PASSED")] {
+            let Some(tests) = report.get(key).and_then(|t| t.as_array()) else {
+                return map;
+            };
+            for t in tests {
+                let Some(title) = t.get("fullTitle").and_then(|t| t.as_str()) else {
+                    return map;
+                };
+                map.insert(title, status);
+            }
+        }
+    }
+    map
+}
+
+pub fn quarto_cli(log: &str) -> RawStatuses {
+    static PREFIX: OnceLock<Regex> = OnceLock::new();
+    static QMD: OnceLock<Regex> = OnceLock::new();
+    static DIR: OnceLock<Regex> = OnceLock::new();
+    let prefix = lazy(&PREFIX, r"\[(smoke|unit)\]");
+    let tmp = [lazy(&QMD, r"/tmp/(\w+)\.qmd"), lazy(&DIR, r"/tmp/(\w+)/")];
+    let mut keys: Vec<String> = Vec::new();
+    let mut map = RawStatuses::new();
+    for line in log.split('\n') {
+        if line.contains("ERRORS") || line.contains("failures:") {
+            break;
+        }
+        if !prefix.is_match(line) {
+            continue;
+        }
+        let mut line = line.to_string();
+        for r in tmp {
+            if let Some(m) = r.find(&line) {
+                let key = m.as_str().to_string();
+                let n = match keys.iter().position(|k| *k == key) {
+                    Some(n) => n,
+                    None => {
+                        keys.push(key);
+                        keys.len() - 1
+                    }
+                };
+                line = r
+                    .replace_all(&line, format!("/tmp/{n}").as_str())
+                    .into_owned();
+            }
+        }
+        let name = py_strip(line.split("...").next().unwrap_or("")).to_string();
+        let reject = line.starts_with("test result:")
+            || (line.contains("passed") && line.contains("failed") && line.contains("steps"))
+            || line.contains("34mINFO");
+        if reject {
+            continue;
+        }
+        if line.contains("32mok") {
+            map.insert(name, "PASSED");
+        } else if line.contains("31mFAILED") || map.get(&name).is_none() {
+            // A red FAILED, or no status at all for a test not seen yet.
+            map.insert(name, "FAILED");
         }
     }
     map
