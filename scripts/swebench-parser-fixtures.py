@@ -20,10 +20,21 @@ import types
 from swebench.harness.log_parsers import PARSER_REGISTRY
 
 
+# bench's parsers for the functions upstream's `parse_log_next` and `parse_log_lighthouse`
+# pick by the row's version: the dispatcher and a version that picks each.
+BY_VERSION = {
+    "next-v1": ("parse_log_next", "1.0"),
+    "next-v2": ("parse_log_next", "1.27"),
+    "lighthouse-mocha": ("parse_log_lighthouse", "9.5"),
+    "lighthouse-json": ("parse_log_lighthouse", "2.0"),
+}
+
+
 def main(logs):
-    spec = types.SimpleNamespace(instance_id="", version="")
     for d in sorted(pathlib.Path(logs).glob("swebench-*")):
-        upstream = "parse_log_" + d.name[len("swebench-"):].replace("-", "_")
+        name = d.name[len("swebench-"):]
+        upstream, version = BY_VERSION.get(name, ("parse_log_" + name.replace("-", "_"), ""))
+        spec = types.SimpleNamespace(instance_id="", version=version)
         for log in sorted(d.glob("*.log")):
             raw = PARSER_REGISTRY[upstream](log.read_text(errors="replace"), spec)
             out = {}

@@ -5,8 +5,10 @@
 //! `tests/runtests.py` runs unittest, a flask-shaped one tested by real pytest, a
 //! gin-shaped Go module tested by Debian's `go test`, graded through the Multilingual
 //! specs and `parse_log_gotest`, an axios-shaped Node.js package tested by node:test's TAP
-//! reporter, a row shaped for swebench 5.x with its own eval script and `parse_log_tap`)
-//! go through
+//! reporter, a row shaped for swebench 5.x with its own eval script and `parse_log_tap`, a
+//! SWE-bench Multimodal row (`format = "swe-bench-multimodal"`, `parse_log_react_pdf`,
+//! `image_assets`), SWE-rebench V2 rows (`format = "swe-rebench-v2"`, the flask fixture moved
+//! to `/flask`, graded by the swe-rebench-v2 protocol)) go through
 //! sample -> gold -> solve (oracle and nop teams) -> grade -> report with the real `bench apply`;
 //! then `tests/oracle/swebench_grade.py` (swebench 5.0.2's `make_test_spec`, `get_logs_eval`,
 //! `get_eval_tests_report`, `get_resolution_status`) grades every log bench stored, and each

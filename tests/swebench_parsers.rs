@@ -18,7 +18,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use bench::parsers::swebench::{for_instance, raw_parser, upstream_name};
+use bench::parsers::swebench::{for_instance, raw_parser, upstream_name, version_picking};
 
 fn oracle_ready() -> bool {
     let ok = Command::new("python3")
@@ -64,6 +64,8 @@ struct Case {
     upstream: String,
     log: PathBuf,
     instance_id: String,
+    /// The row's version (upstream's by-version dispatchers read it).
+    version: String,
 }
 
 fn run_oracle(cases: &[Case]) -> Vec<serde_json::Value> {
@@ -73,7 +75,7 @@ fn run_oracle(cases: &[Case]) -> Vec<serde_json::Value> {
         .map(|c| {
             serde_json::json!({
                 "parser": c.upstream, "log_path": c.log, "instance_id": c.instance_id,
-                "version": "",
+                "version": c.version,
             })
         })
         .collect();
@@ -123,6 +125,7 @@ fn every_swebench_parser_agrees_with_the_official_one_on_its_fixtures() {
             upstream: upstream_name(&bench)
                 .unwrap_or_else(|| panic!("{bench}: no upstream name"))
                 .to_string(),
+            version: version_picking(&bench).unwrap_or_default().to_string(),
             bench,
             log,
             instance_id: String::new(),
@@ -179,6 +182,7 @@ fn per_instance_parsers_pick_as_upstream_does() {
                             upstream: upstream.to_string(),
                             log,
                             instance_id: id.to_string(),
+                            version: String::new(),
                         });
                     }
                 }
@@ -189,6 +193,7 @@ fn per_instance_parsers_pick_as_upstream_does() {
                         upstream: upstream.to_string(),
                         log: fixtures()[0].1.clone(),
                         instance_id: id.to_string(),
+                        version: String::new(),
                     });
                 }
             }

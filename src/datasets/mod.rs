@@ -1,4 +1,5 @@
 //! Dataset adapters: SWE-bench-Live (MultiLang and Python), classic SWE-bench / Verified,
+//! SWE-bench Multimodal, SWE-rebench and SWE-rebench V2,
 //! SWE-bench Pro (`swe_bench_pro.rs`, with its Python-literal lists in `py_literal.rs`), read
 //! from parquet or JSON lines, from a local path or a pinned Hugging Face Hub revision (fetched
 //! into the store by content hash, see `hub`). Each produces [`crate::tasks::Task`] values, or

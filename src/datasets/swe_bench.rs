@@ -22,7 +22,7 @@ use crate::tasks::{Task, TaskBase};
 use super::common::{COMMON_COLUMNS, Common, image_key};
 use super::error::{CellProblem, DatasetError};
 use super::table::Table;
-use crate::parsers::swebench::{for_instance, from_upstream};
+use crate::parsers::swebench::{for_instance, for_version, from_upstream};
 
 pub fn columns() -> Vec<&'static str> {
     let mut c = COMMON_COLUMNS.to_vec();
@@ -132,7 +132,12 @@ pub fn rows(t: &mut Table) -> Result<Vec<Task>, DatasetError> {
             if let Some(p) = t.take_str(row, "log_parser")? {
                 log_parser = match from_upstream(&p) {
                     Some(name) => for_instance(name, &c.instance_id).unwrap_or(name.to_string()),
-                    None => p,
+                    // `parse_log_next` / `parse_log_lighthouse`: the pick for the row's version
+                    // (kept as written when upstream raises for it, which grading names).
+                    None => match for_version(&p, version.as_deref().unwrap_or("")) {
+                        Some(Ok(name)) => name.to_string(),
+                        Some(Err(_)) | None => p,
+                    },
                 };
             }
             let language = specs::language(&c.repo);

@@ -146,6 +146,45 @@ mod tests {
     }
 
     #[test]
+    fn by_version_parsers_resolve_from_the_rows_version() {
+        let mut rows = Vec::new();
+        for (i, (parser, version)) in [
+            ("parse_log_lighthouse", "10.0"),
+            ("parse_log_lighthouse", "5.1"),
+            ("parse_log_lighthouse", "2.0"),
+            ("parse_log_lighthouse", "v9"),
+            ("parse_log_next", "1.27"),
+            ("parse_log_next", "1.19"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let mut r = row(serde_json::Value::Null);
+            r["instance_id"] = format!("o__r-{i}").into();
+            r["log_parser"] = parser.into();
+            r["version"] = version.into();
+            rows.push(r);
+        }
+        let parsers: Vec<String> = read(&rows)
+            .unwrap()
+            .into_iter()
+            .map(|t| t.log_parser)
+            .collect();
+        assert_eq!(
+            parsers,
+            [
+                "swebench-lighthouse-mocha",
+                "swebench-carbon",
+                "swebench-lighthouse-json",
+                // Upstream raises on a version that is not a number: kept, grading names it.
+                "parse_log_lighthouse",
+                "swebench-next-v2",
+                "swebench-next-v1",
+            ]
+        );
+    }
+
+    #[test]
     fn bad_assets_and_rows_needing_files_are_named() {
         for (assets, want) in [
             (

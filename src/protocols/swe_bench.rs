@@ -1,7 +1,9 @@
 //! The official SWE-bench harness's grading (swebench 5.0.2 `run_evaluation.py` and
 //! `grading.py`; the eval scripts of 4.x's `make_eval_script_list_py` and
-//! `make_eval_script_list_common`), for SWE-bench full, Verified, Lite, Multilingual and
-//! SWE-rebench rows, inside bench's locked protocol:
+//! `make_eval_script_list_common`), for SWE-bench full, Verified, Lite, Multilingual,
+//! Multimodal and SWE-rebench rows, inside bench's locked protocol (the steps are shared with
+//! SWE-rebench V2's protocol, `swe_rebench_v2.rs`, through a `Flavor`: its apply chain, test
+//! patch command and reward):
 //!
 //! 1. the grading sandbox's history stripped to the base and checked fail-closed;
 //! 2. the candidate applied by upstream's chain (`git apply --verbose`, `--3way`, `--reject`,

@@ -198,6 +198,65 @@ const DISPATCH: &[(&str, &str, PickFn)] = &[
     ("swebench-jekyll", "parse_log_jekyll", ruby::jekyll),
 ];
 
+/// The functions upstream's `parse_log_next` and `parse_log_lighthouse` pick by the row's
+/// `version`: bench's name, upstream's dispatcher, a version that picks it, the parser. They are
+/// resolved when a row is read ([`for_version`]), so a task names a real parser.
+const BY_VERSION: &[(&str, &str, &str, RawParseFn)] = &[
+    (
+        "swebench-lighthouse-json",
+        "parse_log_lighthouse",
+        "2.0",
+        multimodal::lighthouse_json,
+    ),
+    (
+        "swebench-lighthouse-mocha",
+        "parse_log_lighthouse",
+        "9.5",
+        multimodal::lighthouse_mocha,
+    ),
+    (
+        "swebench-next-v1",
+        "parse_log_next",
+        "1.0",
+        multimodal::next_v1,
+    ),
+    (
+        "swebench-next-v2",
+        "parse_log_next",
+        "1.27",
+        multimodal::next_v2,
+    ),
+];
+
+/// bench's parser for a row whose `log_parser` is upstream's by-version dispatcher `upstream`
+/// at `version` (`None`: `upstream` is not one; `Err`: upstream raises for this version).
+pub fn for_version(upstream: &str, version: &str) -> Option<Result<&'static str, String>> {
+    match upstream {
+        "parse_log_next" => Some(Ok(if version == "1.27" {
+            "swebench-next-v2"
+        } else {
+            "swebench-next-v1"
+        })),
+        "parse_log_lighthouse" => Some(if ["9.5", "10.0", "10.2"].contains(&version) {
+            Ok("swebench-lighthouse-mocha")
+        } else {
+            match version.trim().parse::<f64>() {
+                Ok(v) if v >= 3.0 => Ok("swebench-carbon"),
+                Ok(_) => Ok("swebench-lighthouse-json"),
+                Err(_) => Err(format!(
+                    "upstream's parse_log_lighthouse reads the version as a number and raises on {version:?}"
+                )),
+            }
+        }),
+        _ => None,
+    }
+}
+
+/// A version for which upstream's dispatcher picks bench's parser `name` (for tests).
+pub fn version_picking(name: &str) -> Option<&'static str> {
+    BY_VERSION.iter().find(|t| t.0 == name).map(|t| t.2)
+}
+
 /// Upstream's other names for the same functions (`parse_log_flask = parse_log_pytest`, ...),
 /// as SWE-rebench's `install_config.log_parser` may name them.
 const UPSTREAM_ALIASES: &[(&str, &str)] = &[
@@ -218,7 +277,11 @@ const UPSTREAM_ALIASES: &[(&str, &str)] = &[
 
 /// The upstream-compatible parser called `name` (bench's name).
 pub fn raw_parser(name: &str) -> Option<RawParseFn> {
-    TABLE.iter().find(|(n, _, _)| *n == name).map(|t| t.2)
+    TABLE
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|t| t.2)
+        .or_else(|| BY_VERSION.iter().find(|t| t.0 == name).map(|t| t.3))
 }
 
 /// bench's name of upstream's parser function `upstream` (`parse_log_pytest` ->
@@ -269,6 +332,7 @@ pub fn upstream_name(name: &str) -> Option<&'static str> {
         .find(|(n, _, _)| *n == name)
         .map(|t| t.1)
         .or_else(|| DISPATCH.iter().find(|(n, _, _)| *n == name).map(|t| t.1))
+        .or_else(|| BY_VERSION.iter().find(|t| t.0 == name).map(|t| t.1))
 }
 
 /// Every upstream function name bench maps (for error messages).
@@ -278,8 +342,10 @@ pub fn upstream_names() -> Vec<&'static str> {
         .map(|t| t.1)
         .chain(UPSTREAM_ALIASES.iter().map(|t| t.0))
         .chain(DISPATCH.iter().map(|t| t.1))
+        .chain(BY_VERSION.iter().map(|t| t.1))
         .collect();
     v.sort_unstable();
+    v.dedup();
     v
 }
 
@@ -310,6 +376,10 @@ macro_rules! adapters {
 pub(crate) mod bench {
     use super::{Collector, record};
     adapters!(
+        multimodal::lighthouse_json,
+        multimodal::lighthouse_mocha,
+        multimodal::next_v1,
+        multimodal::next_v2,
         multimodal::prismjs,
         multimodal::quarto_cli,
         multimodal::bpmn_js,

@@ -31,8 +31,9 @@
 //!   spaces or more is the suite (upstream's 4-space branch comes after the 2-space one and is
 //!   never reached), names `suite.title` with `(12ms)` removed.
 //!
-//! Not ported (their rows are refused when graded, naming the parser): `parse_log_next` and
-//! `parse_log_lighthouse` (they pick by the row's `version`).
+//! `parse_log_next` and `parse_log_lighthouse` pick a function by the row's `version`; their
+//! picks are here (`next_v1`, `next_v2`, `lighthouse_mocha`, `lighthouse_json`; lighthouse 3
+//! and later is `carbon`), chosen when a row is read (`super::for_version`).
 
 use std::sync::OnceLock;
 
@@ -367,10 +368,147 @@ pub fn quarto_cli(log: &str) -> RawStatuses {
         }
         if line.contains("32mok") {
             map.insert(name, "PASSED");
-        } else if line.contains("31mFAILED") {
+        } else if line.contains("31mFAILED") || map.get(&name).is_none() {
+            // A red FAILED, or no status at all for a test not seen yet.
             map.insert(name, "FAILED");
-        } else if map.get(&name).is_none() {
-            map.insert(name, "FAILED");
+        }
+    }
+    map
+}
+
+/// `parse_log_next_v1` (alibaba-fusion/next, every version but 1.27): karma's `✓` / `✗` lines
+/// after each ` xvfb-run ` and its last `Starting browser Chrome`, named by their indented
+/// suites joined with ` - ` (the suites carry over from one run to the next).
+pub fn next_v1(log: &str) -> RawStatuses {
+    static ASSERT: OnceLock<Regex> = OnceLock::new();
+    static FAIL: OnceLock<Regex> = OnceLock::new();
+    static PASS: OnceLock<Regex> = OnceLock::new();
+    let log = ansi_escape(log);
+    let log = lazy(&ASSERT, r"(?s)AssertionError:\s+#(.*?)\n\n").replace_all(&log, "");
+    let fail = lazy(&FAIL, r"^.*?✗\s*(.*)");
+    let pass = lazy(&PASS, r"^.*?✓\s*(.*)");
+    let mut map = RawStatuses::new();
+    let mut suite: Suite = Vec::new();
+    for run in log.split(" xvfb-run ").skip(1) {
+        let run = run.rsplit("Starting browser Chrome").next().unwrap_or(run);
+        for line in run.split('\n') {
+            if line.starts_with("TOTAL") {
+                break;
+            }
+            let stripped = py_strip(line);
+            if ["ERROR", "LOG", "WARN", "Check", "in"]
+                .iter()
+                .any(|x| stripped.starts_with(x))
+            {
+                continue;
+            }
+            let hit = fail
+                .captures(line)
+                .map(|c| (c, "FAILED"))
+                .or_else(|| pass.captures(line).map(|c| (c, "PASSED")));
+            if let Some((c, status)) = hit {
+                let mut names: Vec<&str> = suite.iter().map(|(n, _)| n.as_str()).collect();
+                names.push(c.get(1).map_or("", |m| m.as_str()));
+                map.insert(names.join(" - "), status);
+            } else if indent(line) > 0 {
+                push_suite(&mut suite, line);
+            }
+        }
+    }
+    map
+}
+
+/// `parse_log_next_v2` (alibaba-fusion/next 1.27): per `Running: ...)` block of cypress, its
+/// suite line, then `    N) title` failures and `    ✓ title (` passes, named `suite: title`.
+pub fn next_v2(log: &str) -> RawStatuses {
+    static SUITES: OnceLock<Regex> = OnceLock::new();
+    static FAIL: OnceLock<Regex> = OnceLock::new();
+    static PASS: OnceLock<Regex> = OnceLock::new();
+    let suites = lazy(&SUITES, r"Running:(.*)\)\n{3}\s{2}(.*)\n");
+    let fail = lazy(&FAIL, r"(?m)^\s{4}\d+\)\s(.*)");
+    let pass = lazy(&PASS, r"(?m)^\s{4}✓\s(.*)\(");
+    let matches: Vec<regex::Captures<'_>> = suites.captures_iter(log).collect();
+    let mut map = RawStatuses::new();
+    for (i, c) in matches.iter().enumerate() {
+        let name = c.get(2).map_or("", |m| m.as_str());
+        let start = c.get(0).expect("whole match").end();
+        let end = matches
+            .get(i + 1)
+            .map_or(log.len(), |n| n.get(0).expect("whole match").start());
+        let text = &log[start..end];
+        for f in fail.captures_iter(text) {
+            map.insert(format!("{name}: {}", py_strip(&f[1])), "FAILED");
+        }
+        for p in pass.captures_iter(text) {
+            map.insert(format!("{name}: {}", py_strip(&p[1])), "PASSED");
+        }
+    }
+    map
+}
+
+/// `parse_log_lighthouse_mocha` (GoogleChrome/lighthouse 9.5, 10.0, 10.2): after each
+/// `running N test files`, up to `N passing`, `✔` and `N)` lines named by their indented suites
+/// joined with ` - `, a trailing `(12ms)` dropped.
+pub fn lighthouse_mocha(log: &str) -> RawStatuses {
+    static RUNS: OnceLock<Regex> = OnceLock::new();
+    static PASSING: OnceLock<Regex> = OnceLock::new();
+    static PATTERNS: OnceLock<Vec<(Regex, &'static str)>> = OnceLock::new();
+    let runs = lazy(&RUNS, r"running\s\d+\stest\sfiles");
+    let passing = lazy(&PASSING, r"\d+\spassing");
+    let patterns = PATTERNS.get_or_init(|| {
+        [
+            (r"^✔\s(.*)\s\(\d+m+s\)", "PASSED"),
+            (r"^✔\s(.*)", "PASSED"),
+            (r"^\d+\)\s(.*)\s\(\d+m+s\)", "FAILED"),
+            (r"^\d+\)\s(.*)", "FAILED"),
+        ]
+        .into_iter()
+        .map(|(p, s)| (Regex::new(p).expect("built-in pattern"), s))
+        .collect()
+    });
+    let mut map = RawStatuses::new();
+    for run in runs.split(log).skip(1) {
+        let run = py_strip(passing.split(run).next().unwrap_or(""));
+        let mut suite: Suite = Vec::new();
+        for line in run.split('\n') {
+            let stripped = py_strip(line);
+            let hit = patterns
+                .iter()
+                .find_map(|(r, s)| r.captures(stripped).map(|c| (c, *s)));
+            match hit {
+                Some((c, status)) => {
+                    let mut names: Vec<&str> = suite.iter().map(|(n, _)| n.as_str()).collect();
+                    names.push(c.get(1).map_or("", |m| m.as_str()));
+                    map.insert(names.join(" - "), status);
+                }
+                None if indent(line) > 0 => push_suite(&mut suite, line),
+                None => {}
+            }
+        }
+    }
+    map
+}
+
+/// `parse_log_lighthouse` for versions below 3: the `"fullTitle": "...",` lines of the mocha
+/// JSON report after each `./node_modules/.bin/mocha --reporter json`, passes from the last
+/// `"passes": [` to the last `]`, failures from the last `"failures": [` to the last `],`.
+pub fn lighthouse_json(log: &str) -> RawStatuses {
+    static TITLE: OnceLock<Regex> = OnceLock::new();
+    let title = lazy(&TITLE, r#"(?m)"fullTitle":\s"(.*)",\n"#);
+    let mut map = RawStatuses::new();
+    for part in log
+        .split("./node_modules/.bin/mocha --reporter json")
+        .skip(1)
+    {
+        for (open, close, status) in [
+            ("\"passes\": [", "]", "PASSED"),
+            ("\"failures\": [", "],", "FAILED"),
+        ] {
+            let after = part.rsplit(open).next().unwrap_or(part);
+            let body = after.rsplit_once(close).map_or(after, |(l, _)| l);
+            for c in title.captures_iter(body) {
+                map.insert(&c[1], status);
+            }
         }
     }
     map
