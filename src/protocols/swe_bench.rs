@@ -453,6 +453,17 @@ pub async fn apply_candidate(
 /// The official SWE-bench harness's protocol.
 pub(crate) struct SweBench;
 
+/// The commands a SWE-bench-shaped grade runs that the audit checks: the rebuild and the
+/// tests (SWE-bench and SWE-rebench V2 alike).
+pub(crate) fn rebuild_and_test_cmds(job: &GradeJob) -> Vec<&str> {
+    let task = &job.task;
+    [task.rebuild_cmds(), task.test_cmds()]
+        .into_iter()
+        .flatten()
+        .map(String::as_str)
+        .collect()
+}
+
 #[async_trait]
 impl Protocol for SweBench {
     fn version(&self) -> u32 {
@@ -460,12 +471,7 @@ impl Protocol for SweBench {
     }
 
     fn audited_commands<'j>(&self, job: &'j GradeJob) -> Vec<&'j str> {
-        let task = &job.task;
-        [task.rebuild_cmds(), task.test_cmds()]
-            .into_iter()
-            .flatten()
-            .map(String::as_str)
-            .collect()
+        rebuild_and_test_cmds(job)
     }
 
     async fn steps(&self, g: &Grading<'_>) -> Result<(Graded, String), GradeError> {

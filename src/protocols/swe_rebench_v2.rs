@@ -52,12 +52,7 @@ impl Protocol for SweRebenchV2 {
     }
 
     fn audited_commands<'j>(&self, job: &'j GradeJob) -> Vec<&'j str> {
-        let task = &job.task;
-        [task.rebuild_cmds(), task.test_cmds()]
-            .into_iter()
-            .flatten()
-            .map(String::as_str)
-            .collect()
+        super::swe_bench::rebuild_and_test_cmds(job)
     }
 
     async fn steps(&self, g: &Grading<'_>) -> Result<(Graded, String), GradeError> {

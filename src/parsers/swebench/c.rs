@@ -208,12 +208,7 @@ pub fn doctest(log: &str) -> RawStatuses {
 mod tests {
     use super::*;
 
-    fn m(pairs: &[(&str, &str)]) -> std::collections::BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect()
-    }
+    use super::super::test_map as m;
 
     #[test]
     fn redis_strips_the_file_of_failures() {

@@ -103,12 +103,7 @@ pub fn gradle_custom(log: &str) -> RawStatuses {
 mod tests {
     use super::*;
 
-    fn m(pairs: &[(&str, &str)]) -> std::collections::BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect()
-    }
+    use super::super::test_map as m;
 
     #[test]
     fn maven_pairs_traced_commands_with_build_results_in_order() {

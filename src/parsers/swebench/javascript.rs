@@ -145,12 +145,7 @@ pub fn immutable_js(instance_id: &str) -> Option<&'static str> {
 mod tests {
     use super::*;
 
-    fn m(pairs: &[(&str, &str)]) -> std::collections::BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect()
-    }
+    use super::super::test_map as m;
 
     #[test]
     fn jest_keeps_leaf_titles_and_the_skipped_word() {

@@ -444,6 +444,15 @@ pub(crate) fn py_strip(s: &str) -> &str {
     s.trim_matches(py_space)
 }
 
+/// A parser's expected map from (test, status) pairs (the parsers' unit tests).
+#[cfg(test)]
+fn test_map(pairs: &[(&str, &str)]) -> std::collections::BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

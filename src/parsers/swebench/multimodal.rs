@@ -627,12 +627,7 @@ pub fn p5js(log: &str) -> RawStatuses {
 mod tests {
     use super::*;
 
-    fn m(pairs: &[(&str, &str)]) -> std::collections::BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
+    use super::super::test_map as m;
 
     #[test]
     fn calypso_names_tests_by_their_suites() {

@@ -251,12 +251,7 @@ pub fn sympy(log: &str) -> RawStatuses {
 mod tests {
     use super::*;
 
-    fn m(pairs: &[(&str, &str)]) -> std::collections::BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect()
-    }
+    use super::super::test_map as m;
 
     #[test]
     fn pytest_keeps_upstream_quirks() {
