@@ -767,6 +767,80 @@ fn bench_agents(dir: &Path, args: &[&str]) -> std::process::Output {
         .expect("run bench")
 }
 
+/// Issue 48: on docker, each harness's program is looked for where its agents will run before
+/// any node: in the agent image its `install` commands build (they ran, and did not put it on
+/// PATH), or in the task image for a harness without them. Both are named with their fixes and
+/// nothing runs; without them the same manifest runs (the program found is no false alarm).
+#[test]
+fn a_program_missing_from_its_agent_or_task_image_stops_apply_before_any_node() {
+    if !docker_ready() {
+        return;
+    }
+    let (base, _) = shas();
+    let dir = tempfile::tempdir().unwrap();
+    write_task(&dir.path().join("tasks"), IMAGE, &base, &fx("ok", FIX));
+    let m = |teams: &str| {
+        format!(
+            r#"{header}
+[stages.solve]
+kind = "solve"
+needs = ["sample"]
+teams = {teams}
+timeout = "120s"
+
+[teams.ghost]
+topology = "solo"
+worker = "ghost"
+
+[teams.bare]
+topology = "solo"
+worker = "bare"
+
+[teams.fine]
+topology = "solo"
+worker = "fine"
+
+[harnesses.ghost]
+kind = "command"
+command = "ghost-agent --task x"
+install = ["true"]
+
+[harnesses.bare]
+kind = "command"
+command = "bare-agent --task x"
+
+[harnesses.fine]
+kind = "command"
+command = "ls -la"
+"#,
+            header = docker_header("docker-programs"),
+        )
+    };
+    fs_err::write(dir.path().join("m.toml"), m(r#"["ghost", "bare", "fine"]"#)).unwrap();
+    let out = bench_agents(dir.path(), &["apply", "m.toml"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = common::flat(&stderr(&out));
+    for needle in [
+        "harness `ghost` (run by team `ghost`) starts `ghost-agent`, which is not on PATH in the agent image its `install` commands build on task image",
+        "make `[harnesses.ghost] install` put `ghost-agent` on PATH",
+        "harness `bare` (run by team `bare`) starts `bare-agent`, which is not on PATH in task image",
+        "give `[harnesses.bare]` `install` commands that install `bare-agent`",
+        "nothing was run",
+    ] {
+        assert!(err.contains(needle), "lacks {needle:?}:\n{err}");
+    }
+    assert!(!err.contains("harness `fine`"), "{err}");
+    let actions = dir.path().join(".bench/actions");
+    assert!(
+        !actions.exists() || fs_err::read_dir(&actions).unwrap().next().is_none(),
+        "a node ran"
+    );
+    // The team whose program the image has runs.
+    fs_err::write(dir.path().join("m.toml"), m(r#"["fine"]"#)).unwrap();
+    let out = bench_agents(dir.path(), &["apply", "m.toml"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
 /// The fake `claude` and `codex` CLIs (tests/fakes/) installed into agent images built on the
 /// task image; solo, review and best-of teams, two replicates; usage, scrubbing, a grading
 /// environment without keys, images built once and reused, and a reviewer-model edit that

@@ -4,7 +4,8 @@
 //! bench's PATH (agents get that PATH), and one found under /tmp must be visible in the jail
 //! too (apply's preflight looks it up there, [`hidden_program`] says what to do); on docker a harness with an `install` recipe builds its
 //! program into the agent image (an install that fails is an error naming its output), and one
-//! without a recipe runs what the task image has, which only the image can tell. Also here: a
+//! without a recipe runs what the task image has: apply looks the program up in those images
+//! before any node (`run/programs.rs`). Also here: a
 //! variable passed in a harness's `env` that its pinned CLI is known to ignore (Codex 0.162
 //! reads no `OPENAI_BASE_URL`: its runs would go to api.openai.com), refused with the setting
 //! that works, on every backend. Not here: whether the environment variables are set and the

@@ -9,6 +9,7 @@ pub mod images;
 pub mod noop;
 mod plan;
 mod pools;
+pub mod programs;
 pub mod remote;
 mod rerun;
 pub mod retention;

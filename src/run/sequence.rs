@@ -102,6 +102,7 @@ pub fn apply_manifest(
     let backend = runtime
         .block_on(backend_for(&m, &store, &run_id, &events))
         .map_err(|e| miette!("{e}"))?;
+    programs_in_images(&runtime, &m, &datasets, &store, backend.as_ref())?;
     let remote = open_remote(&m, m.cache.push, &events)?;
     let push = m.cache.push;
     let shipped = shipped_runner(&m, &store, remote.as_ref())?;
@@ -152,6 +153,34 @@ fn noop_finished(
     events.emit(crate::events::Event::RunFinished(finished));
     crate::timings::mark("reports printed");
     code
+}
+
+/// Docker: each harness's program looked for in the image its agents run in, before any node
+/// (`programs.rs`); every program missing is named, with the fix.
+fn programs_in_images(
+    runtime: &tokio::runtime::Runtime,
+    m: &Manifest,
+    datasets: &BTreeMap<String, crate::tasks::TaskSet>,
+    store: &Store,
+    backend: &dyn crate::backend::Backend,
+) -> Result<(), Report> {
+    if !run::backend_config(m).uses_images() {
+        return Ok(());
+    }
+    let problems = runtime
+        .block_on(run::programs::missing_in_images(
+            m, datasets, store, backend,
+        ))
+        .map_err(|e| miette!(help = "nothing was run", "{e}"))?;
+    if problems.is_empty() {
+        return Ok(());
+    }
+    Err(miette!(
+        help = "nothing was run",
+        "{} cannot run here:\n  - {}",
+        m.path.display(),
+        problems.join("\n  - ")
+    ))
 }
 
 /// `bench apply`'s flags beside the manifest.
