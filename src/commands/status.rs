@@ -186,7 +186,7 @@ pub(super) fn status_node(cli: &Cli, file: &Path, address: &str, json: bool) -> 
 /// The attempts of a node `apply --rerun` ran again (oldest first, the last its current
 /// result), or why they cannot be read; `None` when it ran once.
 fn attempts_of(store: &Store, current: &crate::store::ActionRecord) -> Option<serde_json::Value> {
-    let all = match store.attempts(&current.key) {
+    let all = match store.attempts_before(current) {
         Ok(all) => all?,
         Err(e) => return Some(serde_json::json!({ "error": e.to_string() })),
     };

@@ -146,12 +146,11 @@ pub fn rows(t: &mut Table) -> Result<Vec<Task>, DatasetError> {
                 .filter(|l| !l.is_empty());
             let log_parser = parsers::for_instance(cfg.log_parser, &c.instance_id)
                 .unwrap_or(cfg.log_parser.to_string());
+            let base = TaskBase::Image {
+                image,
+                base_commit: c.base_commit,
+            };
             Ok(Task {
-                base: TaskBase::Image {
-                    image,
-                    base_commit: c.base_commit,
-                },
-                instance_id: c.instance_id,
                 repo: c.repo,
                 language,
                 created_at: c.created_at,
@@ -164,15 +163,11 @@ pub fn rows(t: &mut Table) -> Result<Vec<Task>, DatasetError> {
                     format!("cd {dir}"),
                 ],
                 test_cmds: vec![cfg.test_cmd.join("\n")],
-                print_cmds: Vec::new(),
                 log_parser,
                 fail_to_pass: c.fail_to_pass,
                 pass_to_pass: c.pass_to_pass,
                 repo_dir: Some(dir),
-                pro: None,
-                setup_cmds: Vec::new(),
-                harbor: None,
-                digests: Default::default(),
+                ..Task::blank(c.instance_id, base)
             })
         })
         .collect()

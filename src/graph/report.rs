@@ -398,7 +398,7 @@ fn pair_attempts(
     team: &str,
     replicate: u32,
 ) -> Option<PairAttempts> {
-    let all = graph.store?.attempts(&rec.key).ok()??;
+    let all = graph.store?.attempts_before(rec).ok()??;
     let StageKind::Solve(s) = &graph.manifest.stages[stage].kind else {
         return None;
     };

@@ -96,15 +96,28 @@ impl Store {
     /// it is not counted as an earlier one. A file that is not a valid one is an error naming
     /// it.
     pub fn attempts(&self, key: &str) -> Result<Option<Attempts>, StoreError> {
+        match self.get_action_light(key) {
+            super::Lookup::Hit(current) => self.attempts_before(&current),
+            _ => self.attempts_since(key, None),
+        }
+    }
+
+    /// [`Store::attempts`] of `current`'s key, with `current` its record as already read.
+    pub fn attempts_before(&self, current: &ActionRecord) -> Result<Option<Attempts>, StoreError> {
+        self.attempts_since(&current.key, Some(&current.started_at))
+    }
+
+    /// The filed attempts of `key` but one whose start is `current` (the key's record: a
+    /// rerun that never replaced it).
+    fn attempts_since(
+        &self,
+        key: &str,
+        current: Option<&str>,
+    ) -> Result<Option<Attempts>, StoreError> {
         let Some(mut all) = self.filed_attempts(key)? else {
             return Ok(None);
         };
-        if let super::Lookup::Hit(current) = self.get_action_light(key)
-            && all
-                .earlier
-                .last()
-                .is_some_and(|a| a.record.started_at == current.started_at)
-        {
+        if current.is_some_and(|c| all.earlier.last().is_some_and(|a| a.record.started_at == c)) {
             all.earlier.pop();
         }
         Ok((!all.earlier.is_empty()).then_some(all))
