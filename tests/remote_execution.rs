@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use common::Sandbox;
-use common::slurm::{SlurmCluster, slurm_ready};
+use common::slurm::{SlurmCluster, URGENT, slurm_ready};
 
 /// The events of an apply (`--message-format json`), one JSON value per line.
 fn events(out: &std::process::Output) -> Vec<serde_json::Value> {
@@ -160,6 +160,15 @@ fn the_quickstart_on_slurm_resolves_as_on_local_and_its_results_are_shared() {
         );
     }
     assert!(shipped.len() > 4, "{shipped:?}");
+    // Nodes ready together went out together, as the tasks of array jobs: fewer sbatch calls
+    // than jobs.
+    let jobs: BTreeSet<&str> = placed_events
+        .iter()
+        .map(|e| e["placement"]["job_id"].as_str().unwrap())
+        .collect();
+    let arrays: BTreeSet<&str> = jobs.iter().map(|j| j.split('_').next().unwrap()).collect();
+    assert!(jobs.iter().any(|j| j.contains('_')), "{jobs:?}");
+    assert!(arrays.len() < jobs.len(), "{jobs:?}");
     // `status --node` says where a shipped node ran.
     let out = common::bench_env(
         placed.dir.path(),
@@ -369,6 +378,128 @@ fn a_job_whose_node_dies_is_submitted_again_and_the_apply_ends_right() {
     let out = common::bench_env(local.dir.path(), &json, &rig.env());
     assert!(out.status.success());
     assert_eq!(verdicts(&events), verdicts(&self::events(&out)));
+}
+
+/// The events placing `address`'s jobs.
+fn placements_of<'a>(events: &'a [serde_json::Value], address: &str) -> Vec<&'a serde_json::Value> {
+    of_type(events, "node_placed")
+        .into_iter()
+        .filter(|e| e["address"] == address)
+        .collect()
+}
+
+#[test]
+fn a_preempted_job_is_submitted_again_and_the_apply_ends_right() {
+    if !slurm_ready() {
+        return;
+    }
+    let mut rig = Rig::start();
+    let placed = rig.placed(6);
+    let mut preempted = None;
+    let (status, events) = rig.apply_watching(placed.dir.path(), |rig, e, _| {
+        if preempted.is_none()
+            && e["event"] == "node_placed"
+            && e["placement"]["state"] == "running"
+            && e["address"].as_str().unwrap().ends_with("/fixer/0")
+        {
+            // A job of a higher priority tier takes both nodes: Slurm cancels what runs there.
+            let out = rig
+                .cluster
+                .command("sbatch")
+                .args([
+                    "--parsable",
+                    &format!("--partition={URGENT}"),
+                    "--nodes=2",
+                    "--time=1",
+                    "--output=/dev/null",
+                    "--wrap=sleep 3",
+                ])
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            preempted = Some(e["address"].as_str().unwrap().to_string());
+        }
+    });
+    let address = preempted.expect("a fixer solve ran");
+    assert!(status.success(), "{status:?}\n{}", rig.cluster.log_tails());
+    let again = placements_of(&events, &address);
+    let resubmitted = again
+        .iter()
+        .find(|e| e["placement"]["state"] == "resubmitted")
+        .unwrap_or_else(|| panic!("{address} was not submitted again: {again:?}"));
+    assert_eq!(resubmitted["placement"]["lost"], "preempted", "{again:?}");
+    assert_eq!(resubmitted["placement"]["attempt"], 2);
+    // The verdicts are the local run's.
+    let local = Sandbox::quickstart();
+    local.edit(
+        "quickstart.toml",
+        "command = \"python3 {{script}}\"",
+        "command = \"sleep 6; python3 {{script}}\"",
+    );
+    let json = ["apply", "quickstart.toml", "--message-format", "json"];
+    let out = common::bench_env(local.dir.path(), &json, &rig.env());
+    assert!(out.status.success());
+    assert_eq!(verdicts(&events), verdicts(&self::events(&out)));
+    assert!(rig.cluster.squeue_ids().is_empty());
+}
+
+#[test]
+fn a_job_past_its_time_limit_is_submitted_again_until_its_attempts_are_spent() {
+    if !slurm_ready() {
+        return;
+    }
+    let mut rig = Rig::start();
+    let placed = rig.placed(0);
+    // One task's fixer runs for ten minutes; its jobs may run one (Slurm counts minutes).
+    placed.edit(
+        "quickstart.toml",
+        "command = \"python3 {{script}}\"",
+        "command = \"if grep -qi roman {{prompt_file}}; then sleep 600; fi; python3 {{script}}\"",
+    );
+    placed.append("quickstart.toml", "time_limit = \"1m\"\nattempts = 2\n");
+    let (status, events) = rig.apply_watching(placed.dir.path(), |_, _, _| {});
+    assert!(!status.success(), "the timed-out node fails the apply");
+    let address = "solve/quickstart__roman-1/fixer/0";
+    let placements = placements_of(&events, address);
+    let lost: Vec<&serde_json::Value> = placements
+        .iter()
+        .filter(|e| e["placement"]["state"] == "resubmitted")
+        .copied()
+        .collect();
+    assert_eq!(lost.len(), 1, "{placements:?}");
+    assert_eq!(lost[0]["placement"]["lost"], "at its time limit");
+    let finished = |address: &str| {
+        of_type(&events, "node_finished")
+            .into_iter()
+            .find(|e| e["address"] == address)
+            .unwrap_or_else(|| panic!("{address} did not finish: {events:?}"))
+            .clone()
+    };
+    let failed = finished(address);
+    assert_eq!(failed["outcome"], "failed", "{failed}");
+    let error = failed["detail"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("at its time limit") && error.contains("lost 2 times"),
+        "{failed}"
+    );
+    // Every other fixer solve ran to its result on the cluster.
+    for task in [
+        "csvsum",
+        "leapyear",
+        "linecount",
+        "pathname",
+        "semver",
+        "slugify",
+        "wordwrap",
+    ] {
+        let other = finished(&format!("solve/quickstart__{task}-1/fixer/0"));
+        assert_eq!(other["outcome"], "done", "{other}");
+    }
+    assert!(rig.cluster.squeue_ids().is_empty());
 }
 
 #[test]
@@ -646,4 +777,101 @@ fn a_job_cancelled_by_hand_fails_its_node_by_name_and_workers_scrub_their_secret
         let leaks = files_holding(dir, secret.as_bytes());
         assert!(leaks.is_empty(), "the secret leaked into {leaks:?}");
     }
+}
+
+#[test]
+fn harbor_tasks_travel_to_slurm_workers_with_their_environment_and_score_as_on_local() {
+    if !slurm_ready() || !common::docker_ready(&["bench-test-base:1"]) {
+        return;
+    }
+    let rig = Rig::start();
+    // The Harbor fixture's two scored tasks, oracle and nop: a build context (a Dockerfile
+    // FROM the test base image), tests, a solution.
+    let copy = |placed: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/harbor");
+        let ok = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(format!("{}/.", src.display()))
+            .arg(dir.path())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        for t in ["noreward", "online", "slow"] {
+            fs_err::remove_dir_all(dir.path().join("tasks").join(t)).unwrap();
+        }
+        let path = dir.path().join("harbor.toml");
+        let text = fs_err::read_to_string(&path).unwrap().replace(
+            "teams = [\"oracle\", \"nop\", \"tamper\"]",
+            "teams = [\"oracle\", \"nop\"]",
+        );
+        fs_err::write(&path, format!("{text}{placed}")).unwrap();
+        dir
+    };
+    let json = ["apply", "harbor.toml", "--message-format", "json"];
+    let local = copy("");
+    let out = common::bench_env(local.path(), &json, &rig.env());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reference = verdicts(&events(&out));
+    let placed = copy(&format!(
+        "\n[cache]\nremote = \"file://{}\"\ntrust = [\"{}\"]\n\n[execution]\nengine = \"slurm\"\nworker_store = \"{}\"\n",
+        rig.cache().display(),
+        rig.public,
+        rig.shared.path().join("worker-store").display()
+    ));
+    let out = common::bench_env(placed.path(), &json, &rig.env());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{stderr}\n{}",
+        rig.cluster.log_tails()
+    );
+    let events = events(&out);
+    // Same keys for what the manifest determines (a grade's key follows its trial's record,
+    // which holds the run's own logs), same verdicts for all.
+    let (ours, theirs) = (verdicts(&events), reference);
+    assert_eq!(
+        ours.keys().collect::<Vec<_>>(),
+        theirs.keys().collect::<Vec<_>>()
+    );
+    for (address, (key, verdict)) in &ours {
+        assert_eq!(verdict, &theirs[address].1, "{address}");
+        if !address.starts_with("grade/") {
+            assert_eq!(key, &theirs[address].0, "{address}");
+        }
+    }
+    let shipped: BTreeSet<&str> = of_type(&events, "node_placed")
+        .iter()
+        .map(|e| e["address"].as_str().unwrap())
+        .collect();
+    for a in [
+        "solve/answer/oracle/0",
+        "solve/answer/nop/0",
+        "grade/solve/answer/oracle/0",
+        "solve/partial/oracle/0",
+    ] {
+        assert!(shipped.contains(a), "{a} ran on Slurm: {shipped:?}");
+    }
+    let r: serde_json::Value = serde_json::from_str(
+        &fs_err::read_to_string(placed.path().join("reports/harbor/report.json")).unwrap(),
+    )
+    .unwrap();
+    let score = |task: &str, team: &str| {
+        r["scores"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["task"] == task && s["team"] == team)
+            .unwrap_or_else(|| panic!("{task} x {team}: {}", r["scores"]))["score"]
+            .clone()
+    };
+    assert_eq!(score("answer", "oracle"), 1.0);
+    assert_eq!(score("answer", "nop"), 0.0);
+    assert_eq!(score("partial", "oracle"), 0.5);
+    assert!(rig.cluster.squeue_ids().is_empty());
 }

@@ -445,3 +445,71 @@ async fn dropping_the_cluster_leaves_nothing_running() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+#[tokio::test]
+async fn an_array_job_runs_each_task_s_command_and_each_task_has_its_own_state() {
+    if !slurm_ready() {
+        return;
+    }
+    let cluster = SlurmCluster::start();
+    let slurm = client(&cluster);
+    let go = cluster.dir().join("go");
+    // Three tasks on two one-CPU nodes: while the first two wait for `go`, the third is
+    // pending; then each ends as its own command says.
+    let jobs = [
+        job(&cluster, "t0", &format!("{}; echo zero", wait_for_go(&go))),
+        job(&cluster, "t1", &format!("{}; exit 3", wait_for_go(&go))),
+        job(&cluster, "t2", "echo two"),
+    ];
+    let ids = slurm.submit_array(&jobs).await.expect("sbatch --array");
+    assert_eq!(ids.len(), 3);
+    let base = ids[0].to_string();
+    let base = base.split('_').next().unwrap();
+    assert_eq!(
+        ids.iter().map(JobId::to_string).collect::<Vec<_>>(),
+        [0, 1, 2].map(|t| format!("{base}_{t}"))
+    );
+    // Each task is known by its own id, the pending one too.
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        let states = slurm.states(&ids).await.expect("squeue");
+        let running = ids
+            .iter()
+            .filter(|id| matches!(states[id], JobState::Running { .. }))
+            .count();
+        if running == 2 {
+            assert!(
+                matches!(states[&ids[2]], JobState::Pending { .. }),
+                "{states:?}"
+            );
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{states:?}\n{}",
+            cluster.log_tails()
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    fs_err::write(&go, "").unwrap();
+    let last = |seen: Vec<JobState>| seen.last().cloned().unwrap();
+    let done = |s: &JobState| s.is_finished();
+    assert!(matches!(
+        last(wait_until(&cluster, &slurm, ids[0], "completion", done).await),
+        JobState::Completed { .. }
+    ));
+    assert!(matches!(
+        last(wait_until(&cluster, &slurm, ids[1], "failure", done).await),
+        JobState::Failed {
+            exit: JobExit { code: 3, .. },
+            ..
+        }
+    ));
+    assert!(matches!(
+        last(wait_until(&cluster, &slurm, ids[2], "completion", done).await),
+        JobState::Completed { .. }
+    ));
+    assert_eq!(read(&jobs[0].output), "zero\n");
+    assert_eq!(read(&jobs[2].output), "two\n");
+    wait_for_empty_queue(&cluster).await;
+}

@@ -10,7 +10,12 @@
 //!   target) under its own blake3;
 //! - the reference patch, a stored patch, a prediction, a script or an installed file: its
 //!   bytes, under their blake3;
-//! - a team: its canonical bytes, under its digest.
+//! - a team: its canonical bytes, under its digest;
+//! - a Harbor task: its build context (the `environment/` tarball) under the base's digest,
+//!   its grading view's canonical bytes under the grading digest and its tests' tarball
+//!   under theirs (the agent's view and the solution need no part of their own: a trial
+//!   carries the grading task, whose spec holds the agent's view, and an oracle's solution
+//!   is its gold patch).
 //!
 //! [`stage`] puts a job's parts into a store and names them; [`rebuild`] reads them back
 //! through a [`Source`] and refuses anything that does not hash to its name, a job that does
@@ -24,7 +29,7 @@ use std::sync::Arc;
 
 use crate::graph::NodeJob;
 use crate::jobs::{
-    Blob, Digested, GoldPatch, GradeJob, GradingTask, InstallFile, Job, Kind, PatchInput, SolveJob,
+    Blob, Digested, GoldPatch, GradeJob, GradingTask, InstallFile, Kind, PatchInput, SolveJob,
     SolverTask, TeamSpec,
 };
 use crate::store::Store;
@@ -114,8 +119,20 @@ impl Stager<'_> {
     }
 
     fn base(&mut self, base: &TaskBase) -> Result<(), ShipError> {
-        let TaskBase::Dir { path, digest } = base else {
-            return Ok(());
+        let (path, digest) = match base {
+            TaskBase::Dir { path, digest } => (path, digest),
+            TaskBase::Build {
+                context, digest, ..
+            } => {
+                if self.put(context)?.as_str() != digest {
+                    return Err(invalid(
+                        digest,
+                        "the build context does not hash to its digest (a bench bug)",
+                    ));
+                }
+                return Ok(());
+            }
+            TaskBase::Image { .. } => return Ok(()),
         };
         let changed = || ShipError::TreeChanged {
             path: path.clone(),
@@ -141,6 +158,10 @@ impl Stager<'_> {
 
     fn grading(&mut self, t: &GradingTask) -> Result<(), ShipError> {
         self.base(t.base())?;
+        if let Some(h) = t.harbor() {
+            self.put(&h.grading_view_bytes())?;
+            self.blob(&h.tests)?;
+        }
         self.put(&t.view_bytes()).map(drop)
     }
 
@@ -154,11 +175,8 @@ impl Stager<'_> {
     }
 
     fn solve(&mut self, j: &SolveJob) -> Result<(), ShipError> {
-        if j.harbor.is_some() {
-            return Err(crate::tasks::ShippedTaskError::Harbor {
-                instance_id: j.task.instance_id().to_string(),
-            }
-            .into());
+        if let Some(h) = &j.harbor {
+            self.grading(&h.task)?;
         }
         self.base(j.task.base())?;
         self.put(&j.task.view_bytes())?;
@@ -319,14 +337,34 @@ impl Rebuilder<'_> {
                 let path = self.tree(&digest.clone()).await?;
                 t.with_tree(path)
             }
-            _ => t,
+            TaskBase::Build { digest, .. } => {
+                let context = self.get(&digest.clone()).await?;
+                t.with_context(context)
+            }
+            TaskBase::Image { .. } => t,
         };
         Ok(Arc::new(t))
     }
 
+    /// The Harbor spec whose grading view is stored under `digest`, with its tests.
+    async fn harbor(&self, digest: &str) -> Result<crate::tasks::Harbor, ShipError> {
+        let bytes = self.get(digest).await?;
+        let view: crate::tasks::ShippedGradingView = serde_json::from_slice(&bytes)
+            .map_err(|e| invalid(digest, format!("not a Harbor grading view: {e}")))?;
+        let tests = self.get(&view.tests.clone()).await?;
+        let spec = view
+            .into_spec(tests, digest)
+            .ok_or_else(|| invalid(digest, "the Harbor grading view reads back as another"))?;
+        Ok(crate::tasks::Harbor(Arc::new(spec)))
+    }
+
     async fn grading(&self, v: &GradingTask) -> Result<GradingTask, ShipError> {
         let bytes = self.get(v.digest()).await?;
-        let t = Task::from_grading_view(v.digest(), &bytes)?;
+        let harbor = match crate::tasks::harbor_digest(&bytes) {
+            Some(d) => Some(self.harbor(&d).await?),
+            None => None,
+        };
+        let t = Task::from_grading_view(v.digest(), &bytes, harbor.as_ref())?;
         Ok(GradingTask::new(&self.task(t).await?))
     }
 
@@ -352,12 +390,16 @@ impl Rebuilder<'_> {
     }
 
     async fn solve(&self, j: &SolveJob) -> Result<SolveJob, ShipError> {
-        if j.harbor.is_some() {
-            return Err(invalid(&j.key(), "Harbor trials cannot be shipped yet"));
-        }
         let mut out = j.clone();
+        // A trial's grading task first: its spec is the one the solver view's agent facts
+        // name.
+        if let (Some(h), Some(o)) = (&j.harbor, &mut out.harbor) {
+            o.task = self.grading(&h.task).await?;
+        }
+        let harbor = out.harbor.as_ref().and_then(|h| h.task.harbor()).cloned();
+        let harbor = harbor.map(|spec| crate::tasks::Harbor(Arc::new(spec)));
         let bytes = self.get(j.task.digest()).await?;
-        let t = Task::from_solver_view(j.task.digest(), &bytes)?;
+        let t = Task::from_solver_view(j.task.digest(), &bytes, harbor.as_ref())?;
         out.task = SolverTask::new(&self.task(t).await?);
         out.team = self.team(&j.team).await?;
         if let Some(g) = &j.gold_patch {
@@ -486,7 +528,7 @@ mod tests {
 
     use super::*;
     use crate::jobs::key_coverage::{facts, task, team};
-    use crate::jobs::{ProtocolId, SolveJob};
+    use crate::jobs::{Job, ProtocolId, SolveJob};
 
     /// Another machine's store, filled from `from` only as the worker asks (as the remote would).
     struct Remote<'a> {
@@ -677,7 +719,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_missing_part_or_a_harbor_trial_is_a_clear_error() {
+    async fn a_missing_part_or_a_job_of_another_kind_is_a_clear_error() {
         let (_d, a, b) = stores();
         let t = task();
         let job = NodeJob::Solve(solve(&t));
@@ -692,13 +734,129 @@ mod tests {
             .await
             .unwrap_err();
         assert!(err.to_string().contains("not a grade job"), "{err}");
-        let mut harbor = solve(&t);
-        harbor.harbor = Some(crate::jobs::HarborTrialJob {
+    }
+
+    /// A Harbor task: a build context, a spec whose grading view names its tests.
+    fn harbor_task() -> Arc<Task> {
+        let text = "[agent]\ntimeout_sec = 30\n[verifier]\ntimeout_sec = 60\n";
+        let context = b"a tarball of environment/".to_vec();
+        Arc::new(Task {
+            harbor: Some(crate::tasks::Harbor(Arc::new(crate::tasks::HarborSpec {
+                config: crate::datasets::harbor::parse_config(text, "task.toml").unwrap(),
+                workdir: "/app".into(),
+                tests: Blob::new(b"a tarball of tests/".to_vec()),
+                solution: None,
+            }))),
+            ..Task::blank(
+                "hb-1".into(),
+                TaskBase::Build {
+                    digest: crate::key::digest(&context),
+                    context: Arc::new(context),
+                    from: vec!["bench-test-base:1".into()],
+                },
+            )
+        })
+    }
+
+    #[tokio::test]
+    async fn a_harbor_trial_is_rebuilt_with_its_context_spec_and_tests() {
+        let (_d, a, b) = stores();
+        let t = harbor_task();
+        let mut trial = solve(&t);
+        trial.confirm = None;
+        trial.harbor = Some(crate::jobs::HarborTrialJob {
             protocol: 1,
             task: GradingTask::new(&t),
         });
-        let harbor = NodeJob::Solve(harbor);
-        let err = stage(&harbor, &harbor.key(), &a).unwrap_err().to_string();
-        assert!(err.contains("Harbor tasks cannot be shipped"), "{err}");
+        let job = NodeJob::Solve(trial);
+        let key = job.key();
+        let staged = stage(&job, &key, &a).unwrap();
+        let remote = Remote {
+            from: &a,
+            to: b,
+            asked: Mutex::new(Vec::new()),
+        };
+        let NodeJob::Solve(back) = rebuild(Kind::Solve, &Digest::parse(&key).unwrap(), &remote)
+            .await
+            .unwrap()
+        else {
+            panic!("a solve job")
+        };
+        assert_eq!(back.key(), key);
+        let h = back.harbor.as_ref().unwrap();
+        let spec = h.task.harbor().unwrap();
+        assert_eq!(spec.tests.bytes(), b"a tarball of tests/");
+        assert_eq!(spec.config.verifier.timeout_sec, 60.0);
+        for base in [h.task.base(), back.task.base()] {
+            let TaskBase::Build { context, from, .. } = base else {
+                panic!("a build context: {base:?}")
+            };
+            assert_eq!(context.as_slice(), b"a tarball of environment/");
+            assert_eq!(from, &["bench-test-base:1"]);
+        }
+        assert_eq!(back.task.view_bytes(), SolverTask::new(&t).view_bytes());
+        let asked: BTreeSet<String> = remote.asked.lock().unwrap().iter().cloned().collect();
+        let staged: BTreeSet<String> = staged.iter().map(|d| d.to_string()).collect();
+        assert_eq!(asked, staged);
+    }
+
+    #[tokio::test]
+    async fn a_harbor_grading_view_whose_facts_were_changed_is_refused() {
+        let (_d, a, _b) = stores();
+        let t = harbor_task();
+        let job = NodeJob::Grade(grade(&t, PatchInput::Empty));
+        let key = job.key();
+        stage(&job, &key, &a).unwrap();
+        // Another verifier timeout under the grading digest's name: the spec reads back as
+        // another, and is refused.
+        let spec = t.harbor.as_ref().unwrap();
+        let view: serde_json::Value = serde_json::from_slice(&spec.grading_view_bytes()).unwrap();
+        let mut forged = view.clone();
+        forged["config"]["verifier"]["timeout_sec"] = serde_json::json!(6000.0);
+        let forged_bytes = serde_json::to_vec(&forged).unwrap();
+        let source = Forged {
+            store: &a,
+            digest: spec.grading_digest(),
+            bytes: forged_bytes,
+        };
+        let err = rebuild(Kind::Grade, &Digest::parse(&key).unwrap(), &source)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("reads back as another"), "{err}");
+        // An unknown field is refused too.
+        let mut extra = view;
+        extra["config"]["verifier"]["shell"] = serde_json::json!("bash");
+        let source = Forged {
+            store: &a,
+            digest: spec.grading_digest(),
+            bytes: serde_json::to_vec(&extra).unwrap(),
+        };
+        let err = rebuild(Kind::Grade, &Digest::parse(&key).unwrap(), &source)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not a Harbor grading view"), "{err}");
+    }
+
+    /// A store whose bytes of one digest are replaced (as a source that did not verify would
+    /// serve them).
+    struct Forged<'a> {
+        store: &'a Store,
+        digest: String,
+        bytes: Vec<u8>,
+    }
+
+    #[async_trait::async_trait]
+    impl Source for Forged<'_> {
+        async fn bytes(&self, digest: &Digest) -> Result<Vec<u8>, ShipError> {
+            if digest.as_str() == self.digest {
+                return Ok(self.bytes.clone());
+            }
+            StoreSource(self.store).bytes(digest).await
+        }
+        fn trees(&self) -> PathBuf {
+            self.store.root().join("trees")
+        }
     }
 }

@@ -31,27 +31,45 @@ const UNKNOWN_JOB: &str = "Invalid job id specified";
 const NO_ACCOUNTING: &str = "accounting storage is disabled";
 
 /// The fields [`Slurm::states`] asks squeue for, `|` after each (no padding, no truncation).
-const SQUEUE_FORMAT: &str = "JobID:|,State:|,NodeList:|,Reason:|,exit_code:|";
+/// A task of an array job is named by `ArrayJobID` and `ArrayTaskID` (its `JobID` is a number
+/// of its own once it starts, the array's before); any other job by `JobID` (its
+/// `ArrayTaskID` is `N/A`).
+const SQUEUE_FORMAT: &str =
+    "JobID:|,ArrayJobID:|,ArrayTaskID:|,State:|,NodeList:|,Reason:|,exit_code:|";
 
 /// The fields [`Slurm::states`] asks sacct for.
-const SACCT_FORMAT: &str = "JobIDRaw,State,NodeList,ExitCode";
+/// `JobID` names a task of an array job `1234_5`, as bench asks for it.
+const SACCT_FORMAT: &str = "JobID,State,NodeList,ExitCode";
 
-/// A Slurm job: its numeric id.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
-)]
-#[serde(transparent)]
-pub struct JobId(u64);
+/// A Slurm job: its numeric id, and for a task of an array job its index (`1234_5`, as
+/// squeue, sacct and scancel name it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct JobId {
+    job: u64,
+    task: Option<u32>,
+}
 
 impl JobId {
-    pub fn get(self) -> u64 {
-        self.0
+    /// A job that is not part of an array.
+    pub fn single(job: u64) -> JobId {
+        JobId { job, task: None }
+    }
+
+    /// Task `task` of array job `job`.
+    pub fn array_task(job: u64, task: u32) -> JobId {
+        JobId {
+            job,
+            task: Some(task),
+        }
     }
 }
 
 impl fmt::Display for JobId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
+        match self.task {
+            None => write!(f, "{}", self.job),
+            Some(t) => write!(f, "{}_{t}", self.job),
+        }
     }
 }
 
@@ -59,7 +77,32 @@ impl FromStr for JobId {
     type Err = std::num::ParseIntError;
 
     fn from_str(s: &str) -> Result<JobId, Self::Err> {
-        s.trim().parse().map(JobId)
+        Ok(match s.trim().split_once('_') {
+            None => JobId::single(s.trim().parse()?),
+            Some((job, task)) => JobId::array_task(job.parse()?, task.parse()?),
+        })
+    }
+}
+
+/// As its text (`"1234"`, `"1234_5"`); a bare number (a spool an earlier bench wrote) reads too.
+impl serde::Serialize for JobId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for JobId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<JobId, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Either {
+            Number(u64),
+            Text(String),
+        }
+        match Either::deserialize(d)? {
+            Either::Number(n) => Ok(JobId::single(n)),
+            Either::Text(t) => t.parse().map_err(serde::de::Error::custom),
+        }
     }
 }
 
@@ -290,10 +333,12 @@ impl Slurm {
 
     /// Submits `job` (`sbatch --parsable`, its script on stdin) and returns its id.
     pub async fn submit(&self, job: &Submit) -> Result<JobId, SlurmError> {
-        let script = script(job)?;
-        let out = self
-            .run("sbatch", &sbatch_args(job), Some(script.as_bytes()))
-            .await?;
+        self.sbatch(&sbatch_args(job), &script(job)?).await
+    }
+
+    /// Runs sbatch with `args` and `script` on stdin; the id it prints.
+    async fn sbatch(&self, args: &[String], script: &str) -> Result<JobId, SlurmError> {
+        let out = self.run("sbatch", args, Some(script.as_bytes())).await?;
         if !out.status.success() {
             return Err(failed("sbatch", &out));
         }
@@ -305,6 +350,45 @@ impl Slurm {
                 program: "sbatch".into(),
                 output: stdout.into_owned(),
             })
+    }
+
+    /// Submits `jobs` as one array job (`sbatch --array=0-N`, the first job's name): task `i`
+    /// runs `jobs[i]`'s command, its output in `jobs[i].output`; returns the tasks' ids in
+    /// order. The jobs must share their options and variables ([`Submit::options`]; the
+    /// caller groups them); one job is submitted as itself.
+    pub async fn submit_array(&self, jobs: &[Submit]) -> Result<Vec<JobId>, SlurmError> {
+        let [first, rest @ ..] = jobs else {
+            return Ok(Vec::new());
+        };
+        if rest.is_empty() {
+            return Ok(vec![self.submit(first).await?]);
+        }
+        if let Some(other) = rest
+            .iter()
+            .find(|j| j.options() != first.options() || j.env != first.env)
+        {
+            return Err(script_problem(
+                other,
+                format!(
+                    "its options differ from those of {}, its array's first job",
+                    first.name
+                ),
+            ));
+        }
+        let mut args = vec![
+            "--parsable".to_string(),
+            format!("--job-name={}", first.name),
+            format!("--array=0-{}", jobs.len() - 1),
+            // Each task sends its output to its own file (the script's branch); this is where
+            // a task that never reaches its branch writes.
+            "--output=/dev/null".to_string(),
+        ];
+        args.extend(first.options());
+        let script = array_script(jobs)?;
+        let job = self.sbatch(&args, &script).await?;
+        Ok((0..jobs.len() as u32)
+            .map(|task| JobId::array_task(job.job, task))
+            .collect())
     }
 
     /// The state of each job of `ids`: from squeue while slurmctld knows the job (pending,
@@ -321,6 +405,8 @@ impl Slurm {
                 "squeue",
                 &[
                     "--noheader".into(),
+                    // A row per task of an array job, pending ones too (not `1234_[2-5]`).
+                    "--array".into(),
                     "--states=all".into(),
                     format!("--jobs={}", join_ids(ids)),
                     format!("--Format={SQUEUE_FORMAT}"),
@@ -456,24 +542,34 @@ fn sbatch_args(job: &Submit) -> Vec<String> {
             job.output.display().to_string().replace('%', "%%")
         ),
     ];
-    let mut opt = |name: &str, value: Option<String>| {
-        if let Some(v) = value {
-            args.push(format!("--{name}={v}"));
-        }
-    };
-    opt("partition", job.partition.clone());
-    opt("account", job.account.clone());
-    opt("qos", job.qos.clone());
-    opt("time", job.time_limit.map(slurm_time));
-    opt("cpus-per-task", job.cpus.map(|c| c.to_string()));
-    opt("mem", job.mem_mb.map(|m| format!("{m}M")));
-    match job.requeue {
-        Some(true) => args.push("--requeue".into()),
-        Some(false) => args.push("--no-requeue".into()),
-        None => {}
-    }
-    args.extend(job.extra.iter().cloned());
+    args.extend(job.options());
     args
+}
+
+impl Submit {
+    /// The sbatch options of the job but its name and output: what the jobs of one array
+    /// share.
+    pub fn options(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        let mut opt = |name: &str, value: Option<String>| {
+            if let Some(v) = value {
+                args.push(format!("--{name}={v}"));
+            }
+        };
+        opt("partition", self.partition.clone());
+        opt("account", self.account.clone());
+        opt("qos", self.qos.clone());
+        opt("time", self.time_limit.map(slurm_time));
+        opt("cpus-per-task", self.cpus.map(|c| c.to_string()));
+        opt("mem", self.mem_mb.map(|m| format!("{m}M")));
+        match self.requeue {
+            Some(true) => args.push("--requeue".into()),
+            Some(false) => args.push("--no-requeue".into()),
+            None => {}
+        }
+        args.extend(self.extra.iter().cloned());
+        args
+    }
 }
 
 /// A duration as Slurm's `days-hours:minutes:seconds`, rounded up to a second.
@@ -490,14 +586,42 @@ fn slurm_time(d: Duration) -> String {
 
 /// The batch script of `job`: its exports, then `exec` of its argv, every word shell-quoted.
 fn script(job: &Submit) -> Result<String, SlurmError> {
-    let problem = |problem: String| SlurmError::Script {
+    let mut s = String::from("#!/bin/sh\n");
+    s.push_str(&exports(job)?);
+    s.push_str(&format!("exec {}\n", command(job)?));
+    Ok(s)
+}
+
+/// The batch script of an array job whose task `i` runs `jobs[i]`: the first job's exports
+/// (the jobs share them), then a branch per task sending its output to its job's file and
+/// `exec`ing its command. A task without a branch fails.
+fn array_script(jobs: &[Submit]) -> Result<String, SlurmError> {
+    let mut s = String::from("#!/bin/sh\n");
+    s.push_str(&exports(&jobs[0])?);
+    s.push_str("case \"$SLURM_ARRAY_TASK_ID\" in\n");
+    for (i, job) in jobs.iter().enumerate() {
+        let output = shlex::try_quote(&job.output.to_string_lossy())
+            .map_err(|e| script_problem(job, format!("its output: {e}")))?
+            .into_owned();
+        s.push_str(&format!(
+            "{i}) exec >{output} 2>&1; exec {} ;;\n",
+            command(job)?
+        ));
+    }
+    s.push_str("esac\necho \"no command for array task $SLURM_ARRAY_TASK_ID\" >&2\nexit 2\n");
+    Ok(s)
+}
+
+fn script_problem(job: &Submit, problem: String) -> SlurmError {
+    SlurmError::Script {
         name: job.name.clone(),
         problem,
-    };
-    if job.argv.is_empty() {
-        return Err(problem("no command".into()));
     }
-    let mut s = String::from("#!/bin/sh\n");
+}
+
+/// `export` lines for `job`'s variables, values shell-quoted.
+fn exports(job: &Submit) -> Result<String, SlurmError> {
+    let mut s = String::new();
     for (k, v) in &job.env {
         let valid = k
             .chars()
@@ -505,15 +629,21 @@ fn script(job: &Submit) -> Result<String, SlurmError> {
             .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
             && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if !valid {
-            return Err(problem(format!("{k:?} is not a variable name")));
+            return Err(script_problem(job, format!("{k:?} is not a variable name")));
         }
-        let v = shlex::try_quote(v).map_err(|e| problem(format!("${k}: {e}")))?;
+        let v = shlex::try_quote(v).map_err(|e| script_problem(job, format!("${k}: {e}")))?;
         s.push_str(&format!("export {k}={v}\n"));
     }
-    let argv = shlex::try_join(job.argv.iter().map(String::as_str))
-        .map_err(|e| problem(format!("its command: {e}")))?;
-    s.push_str(&format!("exec {argv}\n"));
     Ok(s)
+}
+
+/// `job`'s argv as one shell-quoted command line.
+fn command(job: &Submit) -> Result<String, SlurmError> {
+    if job.argv.is_empty() {
+        return Err(script_problem(job, "no command".into()));
+    }
+    shlex::try_join(job.argv.iter().map(String::as_str))
+        .map_err(|e| script_problem(job, format!("its command: {e}")))
 }
 
 fn join_ids(ids: &[JobId]) -> String {
@@ -555,10 +685,17 @@ fn parse_squeue(stdout: &str) -> Result<BTreeMap<JobId, JobState>, SlurmError> {
     let mut states = BTreeMap::new();
     for line in stdout.lines().filter(|l| !l.trim().is_empty()) {
         let f: Vec<&str> = line.split('|').collect();
-        let [id, state, nodes, reason, exit, ..] = f[..] else {
+        let [id, array, task, state, nodes, reason, exit, ..] = f[..] else {
             return Err(bad(line));
         };
-        let id: JobId = id.parse().map_err(|_| bad(line))?;
+        let id = match task.trim() {
+            "N/A" | "" => id.parse().map_err(|_| bad(line))?,
+            task => match task.parse() {
+                Ok(task) => JobId::array_task(array.trim().parse().map_err(|_| bad(line))?, task),
+                // Tasks of an array job as one row (`2-5`, `[2-5%4]`): not one bench asked for.
+                Err(_) => continue,
+            },
+        };
         let exit = JobExit::from_wait_status(exit.trim().parse().map_err(|_| bad(line))?);
         let state = JobState::from_slurm(state, nodes, reason, exit).ok_or_else(|| bad(line))?;
         states.insert(id, state);
@@ -578,6 +715,9 @@ fn parse_sacct(stdout: &str) -> Result<BTreeMap<JobId, JobState>, SlurmError> {
         let [id, state, nodes, exit, ..] = f[..] else {
             return Err(bad(line));
         };
+        if id.contains('[') {
+            continue;
+        }
         let id: JobId = id.parse().map_err(|_| bad(line))?;
         let exit = JobExit::from_pair(exit).ok_or_else(|| bad(line))?;
         let state = JobState::from_slurm(state, nodes, "", exit).ok_or_else(|| bad(line))?;
@@ -591,7 +731,7 @@ mod tests {
     use super::*;
 
     fn id(n: u64) -> JobId {
-        JobId(n)
+        JobId::single(n)
     }
 
     /// A directory holding a fake Slurm command `name` running `script`.
@@ -669,13 +809,27 @@ echo '42;other'"#,
     #[test]
     fn squeue_rows_become_states() {
         // As Slurm 22.05 prints them (tests/slurm.rs runs the real thing).
-        let out = "4|FAILED|n2|NonZeroExitCode|768|\n\
-                   3|NODE_FAIL|n1|NodeDown|0|\n\
-                   5|PENDING||ReqNodeNotAvail, UnavailableNodes:n1|0|\n\
-                   6|RUNNING|n1|None|0|\n\
-                   7|COMPLETED|n2|None|0|\n\
-                   8|FAILED|n1|NonZeroExitCode|9|\n";
+        let out = "4|4|N/A|FAILED|n2|NonZeroExitCode|768|\n\
+                   3|3|N/A|NODE_FAIL|n1|NodeDown|0|\n\
+                   5|5|N/A|PENDING||ReqNodeNotAvail, UnavailableNodes:n1|0|\n\
+                   6|6|N/A|RUNNING|n1|None|0|\n\
+                   7|7|N/A|COMPLETED|n2|None|0|\n\
+                   8|8|N/A|FAILED|n1|NonZeroExitCode|9|\n\
+                   12|10|1|RUNNING|n2|None|0|\n\
+                   10|10|2|PENDING||Resources|0|\n\
+                   10|10|3-4|PENDING||Resources|0|\n";
         let s = parse_squeue(out).unwrap();
+        assert_eq!(
+            s[&JobId::array_task(10, 1)],
+            JobState::Running { node: "n2".into() }
+        );
+        assert_eq!(
+            s[&JobId::array_task(10, 2)],
+            JobState::Pending {
+                reason: "Resources".into()
+            }
+        );
+        assert_eq!(s.len(), 8, "a range of tasks is no job: {s:?}");
         assert_eq!(
             s[&id(4)],
             JobState::Failed {
@@ -705,8 +859,8 @@ echo '42;other'"#,
 
     #[test]
     fn unknown_states_and_short_rows_are_errors() {
-        assert!(parse_squeue("4|SOMETHING_NEW|n1|None|0|\n").is_err());
-        assert!(parse_squeue("4|RUNNING\n").is_err());
+        assert!(parse_squeue("4|4|N/A|SOMETHING_NEW|n1|None|0|\n").is_err());
+        assert!(parse_squeue("4|4|N/A|RUNNING\n").is_err());
         assert!(parse_sacct("x|COMPLETED|n1|0:0\n").is_err());
     }
 
@@ -716,8 +870,12 @@ echo '42;other'"#,
                    13|COMPLETED|n2|0:0\n\
                    14|FAILED|n1|2:0\n\
                    15|PENDING|None assigned|0:0\n\
-                   16|OUT_OF_MEMORY|n1|0:125\n";
+                   16|OUT_OF_MEMORY|n1|0:125\n\
+                   17_3|TIMEOUT|n2|0:0\n\
+                   18_[2-4]|PENDING|None assigned|0:0\n";
         let s = parse_sacct(out).unwrap();
+        assert_eq!(s[&JobId::array_task(17, 3)], JobState::Timeout);
+        assert_eq!(s.len(), 6, "a range of pending tasks is no job: {s:?}");
         assert_eq!(s[&id(12)], JobState::Cancelled);
         assert_eq!(
             s[&id(13)],
@@ -809,5 +967,76 @@ echo '42;other'"#,
                 "--nodelist=n1",
             ]
         );
+    }
+
+    #[test]
+    fn job_ids_read_and_write_as_slurm_names_them_and_old_spools_still_read() {
+        assert_eq!("1234".parse::<JobId>().unwrap(), id(1234));
+        assert_eq!(
+            "1234_5".parse::<JobId>().unwrap(),
+            JobId::array_task(1234, 5)
+        );
+        assert!("1234_[5-6]".parse::<JobId>().is_err());
+        assert_eq!(JobId::array_task(1234, 5).to_string(), "1234_5");
+        let json = serde_json::to_string(&JobId::array_task(7, 0)).unwrap();
+        assert_eq!(json, r#""7_0""#);
+        assert_eq!(
+            serde_json::from_str::<JobId>(&json).unwrap(),
+            JobId::array_task(7, 0)
+        );
+        assert_eq!(serde_json::from_str::<JobId>("42").unwrap(), id(42));
+    }
+
+    #[test]
+    fn an_array_script_runs_each_task_s_own_command_into_its_own_output() {
+        let job = |n: &str| Submit {
+            name: format!("job-{n}"),
+            argv: vec!["bench".into(), "worker".into(), format!("it's {n}")],
+            output: format!("/spool/{n}.out").into(),
+            env: vec![("A".into(), "1".into())],
+            ..Submit::default()
+        };
+        let s = array_script(&[job("a"), job("b")]).unwrap();
+        assert_eq!(
+            s,
+            "#!/bin/sh\nexport A=1\ncase \"$SLURM_ARRAY_TASK_ID\" in\n\
+             0) exec >/spool/a.out 2>&1; exec bench worker \"it's a\" ;;\n\
+             1) exec >/spool/b.out 2>&1; exec bench worker \"it's b\" ;;\n\
+             esac\necho \"no command for array task $SLURM_ARRAY_TASK_ID\" >&2\nexit 2\n"
+        );
+        // Run as Slurm runs it: each task its own command into its own file; no other task.
+        let dir = tempfile::tempdir().unwrap();
+        let echo = |n: &str| Submit {
+            argv: vec!["echo".into(), "ran".into(), n.into()],
+            output: dir.path().join(format!("{n}.out")),
+            ..job(n)
+        };
+        let s = array_script(&[echo("a"), echo("b")]).unwrap();
+        let run = |task: &str| {
+            std::process::Command::new("sh")
+                .args(["-c", &s])
+                .env("SLURM_ARRAY_TASK_ID", task)
+                .output()
+                .unwrap()
+        };
+        for (task, n) in [("0", "a"), ("1", "b")] {
+            assert!(run(task).status.success());
+            let out = fs_err::read_to_string(dir.path().join(format!("{n}.out"))).unwrap();
+            assert_eq!(out, format!("ran {n}\n"));
+        }
+        let unknown = run("2");
+        assert_eq!(unknown.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&unknown.stderr).contains("array task 2"));
+    }
+
+    #[tokio::test]
+    async fn jobs_of_one_array_must_share_their_options() {
+        let a = submit();
+        let b = Submit {
+            partition: Some("other".into()),
+            ..submit()
+        };
+        let err = Slurm::new().submit_array(&[a, b]).await.unwrap_err();
+        assert!(err.to_string().contains("options differ"), "{err}");
     }
 }

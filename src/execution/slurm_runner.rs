@@ -11,7 +11,9 @@
 //! the next apply takes the results that landed meanwhile from the cache, follows the jobs
 //! still queued or running, and submits only the rest.
 //!
-//! Watching is shared: one `squeue` call per poll answers for every job in flight.
+//! Watching is shared: one `squeue` call per poll answers for every job in flight. So is
+//! submitting: the nodes that become ready together (a stage's wave, resubmissions after a
+//! node died) go out as one array job, one `sbatch` for up to a thousand of them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -62,6 +64,45 @@ pub struct SlurmPlacement {
 /// sandbox, an agent image) and the upload.
 pub const MARGIN: Duration = Duration::from_secs(15 * 60);
 
+/// How long a submission waits for others to share its array job.
+const BATCH_WINDOW: Duration = Duration::from_millis(200);
+
+/// The most tasks of one array job (Slurm's `MaxArraySize` defaults to 1001).
+const MAX_ARRAY: usize = 1000;
+
+/// A submission waiting for its array job, and where its task's id goes.
+type Waiting = (Submit, tokio::sync::oneshot::Sender<Result<JobId, String>>);
+
+/// Submits what waited together: the jobs sharing their options as one array job each (a
+/// thousand tasks at most), every waiting node told its task's id or the error.
+async fn submit_together(slurm: &Slurm, waiting: Vec<Waiting>) {
+    let mut groups: Vec<Vec<Waiting>> = Vec::new();
+    for w in waiting {
+        let shares = |g: &&mut Vec<Waiting>| {
+            g.len() < MAX_ARRAY && g[0].0.options() == w.0.options() && g[0].0.env == w.0.env
+        };
+        match groups.iter_mut().find(|g| shares(g)) {
+            Some(g) => g.push(w),
+            None => groups.push(vec![w]),
+        }
+    }
+    for group in groups {
+        let (jobs, replies): (Vec<Submit>, Vec<_>) = group.into_iter().unzip();
+        match slurm.submit_array(&jobs).await {
+            Ok(ids) => {
+                for (reply, id) in replies.into_iter().zip(ids) {
+                    let _ = reply.send(Ok(id));
+                }
+            }
+            Err(e) => {
+                for reply in replies {
+                    let _ = reply.send(Err(e.to_string()));
+                }
+            }
+        }
+    }
+}
+
 /// The job of a node, as the spool keeps it across applies.
 #[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 struct Submitted {
@@ -84,6 +125,8 @@ pub struct SlurmRunner {
     store: Store,
     placement: SlurmPlacement,
     watch: Mutex<Watch>,
+    /// Submissions waiting for the batch window to close.
+    batch: Arc<std::sync::Mutex<Vec<Waiting>>>,
 }
 
 fn infra(m: impl Into<String>) -> WorkError {
@@ -103,6 +146,7 @@ impl SlurmRunner {
             store,
             placement,
             watch: Mutex::new(Watch::default()),
+            batch: Arc::default(),
         }
     }
 
@@ -206,11 +250,26 @@ impl SlurmRunner {
         kind: Kind,
         attempt: u32,
     ) -> Result<Submitted, WorkError> {
-        let job = self
-            .slurm
-            .submit(&self.submit_spec(node, kind, attempt))
+        let (reply, id) = tokio::sync::oneshot::channel();
+        let first = {
+            let mut batch = self.batch.lock().expect("the batch lock");
+            batch.push((self.submit_spec(node, kind, attempt), reply));
+            batch.len() == 1
+        };
+        if first {
+            // The first to wait submits for all, in a task of its own: a node dropped while it
+            // waits leaves the others submitted.
+            let (batch, slurm) = (self.batch.clone(), self.slurm.clone());
+            tokio::spawn(async move {
+                tokio::time::sleep(BATCH_WINDOW).await;
+                let waiting = std::mem::take(&mut *batch.lock().expect("the batch lock"));
+                submit_together(&slurm, waiting).await;
+            });
+        }
+        let job = id
             .await
-            .map_err(|e| infra(e.to_string()))?;
+            .map_err(|_| infra("internal error: a Slurm submission was dropped"))?
+            .map_err(infra)?;
         let s = Submitted { job, attempt };
         let bytes = serde_json::to_vec(&s).expect("ids serialize");
         crate::files::write_atomic(&self.spool_file(&node.key, "job"), &bytes)
@@ -254,6 +313,21 @@ impl SlurmRunner {
     /// Why a job that ended gave no result: the worker's report, else Slurm's word.
     fn ended_without_result(&self, key: &str, s: Submitted, state: &JobState) -> WorkError {
         let out = self.spool_file(key, &format!("{}.out", s.attempt));
+        if state.is_lost() || matches!(state, JobState::Timeout) {
+            // Slurm stopped it (its worker saw only a SIGTERM): Slurm's word first.
+            let worker = match self.report(key, s.attempt) {
+                Some(WorkerReport::Failed { error, .. }) => error.message(),
+                Some(WorkerReport::Refused { reason, .. }) => reason,
+                Some(WorkerReport::Done { .. }) => "uploaded a result not trusted here".into(),
+                None => "no report".into(),
+            };
+            return infra(format!(
+                "Slurm job {} ended {} (its worker: {worker}); its output: {}",
+                s.job,
+                describe(state),
+                out.display()
+            ));
+        }
         match self.report(key, s.attempt) {
             Some(WorkerReport::Failed { error, .. }) => error,
             Some(WorkerReport::Refused { reason, .. }) => infra(format!(

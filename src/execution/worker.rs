@@ -159,9 +159,11 @@ async fn backend_for(
     };
     let refs: BTreeSet<String> = facts
         .iter()
-        .filter_map(|(_, base)| match base {
-            TaskBase::Image { image, .. } => Some(image.clone()),
-            _ => None,
+        .flat_map(|(_, base)| match base {
+            TaskBase::Image { image, .. } => vec![image.clone()],
+            // A build context's base images: its environment's identity.
+            TaskBase::Build { from, .. } => from.clone(),
+            TaskBase::Dir { .. } => Vec::new(),
         })
         .collect();
     let mut config = BackendConfig {

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::types::Blob;
 
@@ -18,7 +18,7 @@ use crate::types::Blob;
 pub const HARBOR_WORKDIR: &str = "/app";
 
 /// A phase's network policy (Harbor's `NetworkMode` with its hosts).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "mode", rename_all = "kebab-case")]
 pub enum NetworkPolicy {
     Public,
@@ -37,7 +37,8 @@ impl NetworkPolicy {
 }
 
 /// `[task]`: the package identity of newer task files.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PackageInfo {
     pub name: String,
     pub description: String,
@@ -46,7 +47,8 @@ pub struct PackageInfo {
 }
 
 /// `[[environment.mcp_servers]]`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct McpServer {
     pub name: String,
     pub transport: String,
@@ -56,7 +58,8 @@ pub struct McpServer {
 }
 
 /// `[environment.healthcheck]`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Healthcheck {
     pub command: String,
     pub interval_sec: f64,
@@ -67,7 +70,8 @@ pub struct Healthcheck {
 }
 
 /// `[verifier]`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct VerifierConfig {
     pub timeout_sec: f64,
     pub env: BTreeMap<String, String>,
@@ -77,7 +81,8 @@ pub struct VerifierConfig {
 }
 
 /// `[agent]`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct AgentConfig {
     /// `None`: no limit of the task's own (the solve stage's timeout applies).
     pub timeout_sec: Option<f64>,
@@ -86,7 +91,8 @@ pub struct AgentConfig {
 }
 
 /// `[environment]`, sizes in MB after the deprecated `memory`/`storage` strings are applied.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct EnvironmentConfig {
     pub build_timeout_sec: f64,
     pub docker_image: Option<String>,
@@ -105,7 +111,8 @@ pub struct EnvironmentConfig {
 }
 
 /// A `task.toml`, resolved.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct HarborConfig {
     /// `schema_version` (or its alias `version`).
     pub schema_version: String,
@@ -166,11 +173,44 @@ struct GradingView<'a> {
     workdir: &'a str,
 }
 
+/// A [`GradingView`] read back (a shipped job's input root): the tests by their digest.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShippedGradingView {
+    pub config: HarborConfig,
+    pub tests: String,
+    pub workdir: String,
+}
+
+impl ShippedGradingView {
+    /// The spec of these grading facts with the tests' bytes, `None` when it does not hash to
+    /// `digest` again (a view that reads back as another). A shipped spec holds no solution:
+    /// no grading digest covers it (an oracle's comes as its gold patch).
+    pub fn into_spec(self, tests: Vec<u8>, digest: &str) -> Option<HarborSpec> {
+        let spec = HarborSpec {
+            config: self.config,
+            workdir: self.workdir,
+            tests: Blob::new(tests),
+            solution: None,
+        };
+        (spec.tests.digest() == self.tests && spec.grading_digest() == digest).then_some(spec)
+    }
+}
+
 impl HarborSpec {
     pub fn agent_digest(&self) -> String {
         crate::key::digest_of(&AgentView {
             agent: &self.config.agent,
             environment: &self.config.environment,
+            workdir: &self.workdir,
+        })
+    }
+
+    /// The canonical bytes [`HarborSpec::grading_digest`] hashes (what a shipped job carries).
+    pub fn grading_view_bytes(&self) -> Vec<u8> {
+        crate::key::canonical_bytes(&GradingView {
+            config: &self.config,
+            tests: &self.tests,
             workdir: &self.workdir,
         })
     }

@@ -13,7 +13,7 @@ mod task;
 pub use digest_cache::DigestCache;
 pub use harbor::{
     AgentConfig, EnvironmentConfig, HARBOR_WORKDIR, Harbor, HarborConfig, HarborSpec, Healthcheck,
-    McpServer, NetworkPolicy, PackageInfo, VerifierConfig,
+    McpServer, NetworkPolicy, PackageInfo, ShippedGradingView, VerifierConfig,
 };
 pub use limits::FileLimits;
 pub use local::{
@@ -22,5 +22,5 @@ pub use local::{
 };
 pub use pro::{PRO_REPO_DIR, ProSpec};
 pub use sample::{Filter, SampleRow, sample, sample_rank, sample_rows};
-pub use shipped::ShippedTaskError;
+pub use shipped::{ShippedTaskError, harbor_digest};
 pub use task::{GRADING_VIEW, Task, TaskBase, TaskDigests, TaskSet};

@@ -3,31 +3,25 @@
 //! task it builds has the view's digest again, so a view that parses into something else (an
 //! unknown field, a lossy number) is refused rather than run under the wrong key.
 //!
-//! Not here: where the bytes come from (`execution/ship.rs`), or a local base tree's files (the
-//! caller sets [`TaskBase::Dir`]'s path once it has materialized and verified the tree).
+//! Not here: where the bytes come from (`execution/ship.rs`), a local base tree's files (the
+//! caller sets [`TaskBase::Dir`]'s path once it has materialized and verified the tree), a
+//! build context's bytes ([`Task::with_context`]) or a Harbor task's spec (read by the caller
+//! from the digest [`harbor_digest`] finds in the view, and passed in).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::Deserialize;
 
+use super::Harbor;
 use super::task::{GRADING_VIEW, Task, TaskBase};
 
 #[derive(Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 enum ShippedBase {
-    Dir {
-        digest: String,
-    },
-    Image {
-        image: String,
-        base_commit: String,
-    },
-    /// Read to be refused (Harbor's build contexts are not shipped yet).
-    #[allow(dead_code)]
-    Build {
-        digest: String,
-        from: Vec<String>,
-    },
+    Dir { digest: String },
+    Image { image: String, base_commit: String },
+    Build { digest: String, from: Vec<String> },
 }
 
 #[derive(Deserialize)]
@@ -84,26 +78,67 @@ pub enum ShippedTaskError {
         actual: String,
     },
     #[error(
-        "task {instance_id} is a Harbor task: Harbor tasks cannot be shipped to a worker yet (run them with `[execution] engine = \"local\"`)"
+        "the shipped view of task {instance_id} names Harbor facts {digest}, but {}",
+        match found {
+            Some(f) => format!("the spec shipped with it has {f}"),
+            None => "none were shipped with it".to_string(),
+        }
     )]
-    Harbor { instance_id: String },
+    Harbor {
+        instance_id: String,
+        digest: String,
+        found: Option<String>,
+    },
     #[error(
         "the shipped grading view {digest} is of view version {found}, this bench reads {GRADING_VIEW}"
     )]
     Version { digest: String, found: u32 },
 }
 
-fn base(b: ShippedBase, instance_id: &str) -> Result<TaskBase, ShippedTaskError> {
+fn base(b: ShippedBase) -> TaskBase {
     match b {
-        ShippedBase::Dir { digest } => Ok(TaskBase::Dir {
+        ShippedBase::Dir { digest } => TaskBase::Dir {
             path: PathBuf::new(),
             digest,
-        }),
-        ShippedBase::Image { image, base_commit } => Ok(TaskBase::Image { image, base_commit }),
-        ShippedBase::Build { .. } => Err(ShippedTaskError::Harbor {
+        },
+        ShippedBase::Image { image, base_commit } => TaskBase::Image { image, base_commit },
+        ShippedBase::Build { digest, from } => TaskBase::Build {
+            context: Arc::new(Vec::new()),
+            digest,
+            from,
+        },
+    }
+}
+
+/// The Harbor spec a view names by `digest` (`digest_of` gives the spec's digest of that
+/// view): `harbor`, when it has it.
+fn harbor_of(
+    instance_id: &str,
+    named: Option<String>,
+    harbor: Option<&Harbor>,
+    digest_of: impl Fn(&Harbor) -> String,
+) -> Result<Option<Harbor>, ShippedTaskError> {
+    let Some(digest) = named else {
+        return Ok(None);
+    };
+    match harbor {
+        Some(h) if digest_of(h) == digest => Ok(Some(h.clone())),
+        other => Err(ShippedTaskError::Harbor {
             instance_id: instance_id.to_string(),
+            digest,
+            found: other.map(digest_of),
         }),
     }
+}
+
+/// The digest of the Harbor facts a shipped view names (the agent's view in a solver view,
+/// the grading view in a grading view), if it names any.
+pub fn harbor_digest(bytes: &[u8]) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Named {
+        harbor: Option<String>,
+    }
+    serde_json::from_slice::<Named>(bytes).ok()?.harbor
 }
 
 fn parse<'a, T: Deserialize<'a>>(
@@ -131,6 +166,22 @@ fn check(view: &'static str, digest: &str, actual: String) -> Result<(), Shipped
 }
 
 impl Task {
+    /// This task with its build context's bytes (`context`, verified by the caller against the
+    /// base's digest).
+    pub fn with_context(self, context: Vec<u8>) -> Task {
+        match self.base {
+            TaskBase::Build { digest, from, .. } => Task {
+                base: TaskBase::Build {
+                    context: Arc::new(context),
+                    digest,
+                    from,
+                },
+                ..self
+            },
+            _ => self,
+        }
+    }
+
     /// This task with its local base tree at `path` (where a worker materialized it).
     pub fn with_tree(self, path: PathBuf) -> Task {
         match self.base {
@@ -143,28 +194,34 @@ impl Task {
     }
 
     /// The task whose solver view has the canonical bytes `bytes` (stored under `digest`, its
-    /// solver digest): its other fields are empty.
-    pub fn from_solver_view(digest: &str, bytes: &[u8]) -> Result<Task, ShippedTaskError> {
+    /// solver digest), with `harbor`, the spec of a Harbor task (whose agent's view the view
+    /// names): its other fields are empty.
+    pub fn from_solver_view(
+        digest: &str,
+        bytes: &[u8],
+        harbor: Option<&Harbor>,
+    ) -> Result<Task, ShippedTaskError> {
         let v: ShippedSolverView = parse("solver", digest, bytes)?;
-        if v.harbor.is_some() {
-            return Err(ShippedTaskError::Harbor {
-                instance_id: v.instance_id,
-            });
-        }
-        let base = base(v.base, &v.instance_id)?;
+        let harbor = harbor_of(&v.instance_id, v.harbor, harbor, |h| h.agent_digest())?;
         let task = Task {
+            harbor,
             repo: v.repo,
             problem_statement: v.problem_statement,
             repo_dir: v.repo_dir,
             setup_cmds: v.setup_cmds,
-            ..Task::blank(v.instance_id, base)
+            ..Task::blank(v.instance_id, base(v.base))
         };
         check("solver", digest, task.solver_digest())?;
         Ok(task)
     }
 
-    /// The task whose grading view has the canonical bytes `bytes` (stored under `digest`).
-    pub fn from_grading_view(digest: &str, bytes: &[u8]) -> Result<Task, ShippedTaskError> {
+    /// The task whose grading view has the canonical bytes `bytes` (stored under `digest`),
+    /// with `harbor`, the spec of a Harbor task (whose grading view the view names).
+    pub fn from_grading_view(
+        digest: &str,
+        bytes: &[u8],
+        harbor: Option<&Harbor>,
+    ) -> Result<Task, ShippedTaskError> {
         let v: ShippedGradingView = parse("grading", digest, bytes)?;
         if v.view != GRADING_VIEW {
             return Err(ShippedTaskError::Version {
@@ -172,13 +229,9 @@ impl Task {
                 found: v.view,
             });
         }
-        if v.harbor.is_some() {
-            return Err(ShippedTaskError::Harbor {
-                instance_id: v.instance_id,
-            });
-        }
-        let base = base(v.base, &v.instance_id)?;
+        let harbor = harbor_of(&v.instance_id, v.harbor, harbor, |h| h.grading_digest())?;
         let task = Task {
+            harbor,
             test_patch: v.test_patch,
             rebuild_cmds: v.rebuild_cmds,
             setup_cmds: v.setup_cmds,
@@ -189,7 +242,7 @@ impl Task {
             pass_to_pass: v.pass_to_pass,
             repo_dir: v.repo_dir,
             pro: v.pro,
-            ..Task::blank(v.instance_id, base)
+            ..Task::blank(v.instance_id, base(v.base))
         };
         check("grading", digest, task.grading_digest())?;
         Ok(task)

@@ -32,8 +32,12 @@ use std::time::{Duration, Instant};
 /// The cluster's nodes.
 pub const NODES: [&str; 2] = ["n1", "n2"];
 
-/// The cluster's one partition (the default).
+/// The cluster's partition (the default).
 pub const PARTITION: &str = "main";
+
+/// A partition over the same nodes with a higher priority tier: a job of it preempts (cancels)
+/// the jobs of [`PARTITION`] it needs the CPUs of.
+pub const URGENT: &str = "urgent";
 
 /// How long the cluster may take to start, and a restarted node to be back.
 const START_TIMEOUT: Duration = Duration::from_secs(90);
@@ -517,6 +521,9 @@ ReturnToService=2
 # The scheduler looks at pending jobs every 2 s (60 s and backfill's 30 s by default), so a
 # requeued job starts soon after it may.
 SchedulerParameters=sched_interval=2,bf_interval=2
+# A job of the urgent partition cancels the main partition's jobs in its way (PREEMPTED).
+PreemptType=preempt/partition_prio
+PreemptMode=CANCEL
 ",
         ctld = ports[0],
     );
@@ -527,8 +534,10 @@ SchedulerParameters=sched_interval=2,bf_interval=2
         ));
     }
     conf.push_str(&format!(
-        "PartitionName={PARTITION} Nodes={} Default=YES MaxTime=INFINITE State=UP\n",
-        NODES.join(",")
+        "PartitionName={PARTITION} Nodes={nodes} Default=YES MaxTime=INFINITE State=UP \
+         PriorityTier=1\n\
+         PartitionName={URGENT} Nodes={nodes} MaxTime=INFINITE State=UP PriorityTier=2\n",
+        nodes = NODES.join(",")
     ));
     conf
 }
