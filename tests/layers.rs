@@ -133,12 +133,6 @@ const KNOWN_LONG: &[(&str, &str, usize, &str)] = &[
     ("manifest/validate.rs", "stage_graph", 123, "split pending"),
     ("mine/detect.rs", "plan", 134, "split pending"),
     (
-        "protocols/swe_bench.rs",
-        "steps",
-        207,
-        "its steps and verdict, the skeleton's prologue and epilogue taken out; named steps pending",
-    ),
-    (
         "protocols/swe_bench_pro.rs",
         "steps",
         305,
