@@ -132,12 +132,6 @@ const KNOWN_LONG: &[(&str, &str, usize, &str)] = &[
     ("manifest/validate.rs", "stage", 268, "split pending"),
     ("manifest/validate.rs", "stage_graph", 123, "split pending"),
     ("mine/detect.rs", "plan", 134, "split pending"),
-    (
-        "protocols/swe_bench_pro.rs",
-        "steps",
-        305,
-        "its steps and verdict, the skeleton's prologue and epilogue taken out; named steps pending",
-    ),
     ("report/compare.rs", "compare", 128, "split pending"),
     ("report/frontier.rs", "extract_score", 164, "split pending"),
     ("report/html.rs", "render", 212, "split pending"),
