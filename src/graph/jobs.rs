@@ -250,22 +250,7 @@ fn team_spec(m: &Manifest, team: &Team) -> Result<TeamSpec, String> {
                 version: h.version.clone(),
                 own_files: h.own_files.clone(),
                 install,
-                egress: (m.backend.kind == crate::manifest::BackendKind::Docker
-                    && m.backend.egress_allowlist
-                    && h.kind == HarnessKind::Command)
-                    .then(|| {
-                        let mut set: std::collections::BTreeSet<String> =
-                            h.endpoints.iter().cloned().collect();
-                        // The base URL's endpoint joins the allowlist (validated already).
-                        if let Some(e) = h
-                            .base_url
-                            .as_deref()
-                            .and_then(|u| crate::backend::egress::Endpoint::of_url(u).ok())
-                        {
-                            set.insert(e.to_string());
-                        }
-                        set.into_iter().collect()
-                    }),
+                egress: m.backend.agent_egress(h),
                 base_url: h.base_url.clone(),
                 caches: h.caches.clone(),
             },
