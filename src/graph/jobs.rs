@@ -89,8 +89,8 @@ impl<'a> JobBuilder<'a> {
         job
     }
 
-    /// The grade job of a Harbor trial's result under `mode`: in place, its verifier record;
-    /// fresh, its snapshot.
+    /// The grade job of a Harbor trial's result under `mode` (the Harbor protocol's, see
+    /// [`crate::protocols::harbor::trial_grade`]).
     pub fn harbor_grade(
         &self,
         task: &Arc<Task>,
@@ -98,21 +98,7 @@ impl<'a> JobBuilder<'a> {
         mode: crate::manifest::HarborVerifier,
         timeout: std::time::Duration,
     ) -> GradeJob {
-        let patch = match mode {
-            crate::manifest::HarborVerifier::InPlace => trial.verification.clone(),
-            crate::manifest::HarborVerifier::Fresh => trial.snapshot.clone(),
-        };
-        let mut job = self.grade(
-            ProtocolId::Harbor,
-            task,
-            PatchInput::Stored(patch),
-            timeout,
-            AuditMode::Flag,
-            false,
-        );
-        job.hardening = None;
-        job.harbor = Some(mode);
-        job
+        crate::protocols::harbor::trial_grade(self.facts(&task.base), task, trial, mode, timeout)
     }
 
     /// The solve job of `team` on `task`. Errors: a predictions file that cannot be read.
@@ -146,12 +132,7 @@ impl<'a> JobBuilder<'a> {
             timeout,
             replicate,
         );
-        if task.harbor.is_some() {
-            job.harbor = Some(crate::jobs::HarborTrialJob {
-                protocol: crate::protocols::version(ProtocolId::Harbor),
-                task: GradingTask::new(task),
-            });
-        }
+        job.harbor = crate::protocols::harbor::trial_job(task);
         Ok(job)
     }
 }
