@@ -489,11 +489,11 @@ pub(crate) async fn steps(g: &Grading<'_>, fl: &Flavor) -> Result<(Graded, Strin
     let history_check = g.clean().await?;
     let nonce = &g.nonce;
     let empty = g.patch.iter().all(u8::is_ascii_whitespace);
-    let at = GradeFiles::in_state(g.sandbox);
+    let f = GradeFiles::in_state(g.sandbox);
     let files = patch_files(task.test_patch());
-    let script = upload(g, fl, &at, &files, empty).await?;
+    let script = upload(g, fl, &f, &files, empty).await?;
     let step = format!("BENCH-{nonce}-STEP");
-    let command = grade_command(fl, &at, &files, &step, empty);
+    let command = grade_command(fl, &f, &files, &step, empty);
     let r = run(g.sandbox, &command, g.left(), g.cancel).await?;
     let mut apply_log = Vec::new();
     let mut output = GradeOutput {
@@ -569,12 +569,12 @@ impl GradeFiles {
     }
 }
 
-/// The candidate (unless `empty`), the test patch and the eval script in one upload to `at`.
+/// The candidate (unless `empty`), the test patch and the eval script in one upload to `f`.
 /// Returns the eval script (kept among the grade's logs).
 async fn upload(
     g: &Grading<'_>,
     fl: &Flavor,
-    at: &GradeFiles,
+    f: &GradeFiles,
     files: &[PatchFile],
     empty: bool,
 ) -> Result<String, GradeError> {
@@ -591,16 +591,16 @@ async fn upload(
         &task.test_cmds().join(" ; "),
         &base_commit,
         &test_files,
-        has_test_patch.then_some(at.test_patch.as_str()),
+        has_test_patch.then_some(f.test_patch.as_str()),
         fl.test_patch_apply,
         &g.nonce,
     );
     let mut uploads: Vec<(&str, &[u8], u32)> = vec![
-        (at.test_patch.as_str(), task.test_patch().as_bytes(), 0o644),
-        (at.eval.as_str(), script.as_bytes(), 0o755),
+        (f.test_patch.as_str(), task.test_patch().as_bytes(), 0o644),
+        (f.eval.as_str(), script.as_bytes(), 0o755),
     ];
     if !empty {
-        uploads.push((at.candidate.as_str(), g.patch, 0o644));
+        uploads.push((f.candidate.as_str(), g.patch, 0o644));
     }
     g.sandbox.put_files(&uploads).await?;
     Ok(script)
@@ -612,21 +612,21 @@ async fn upload(
 /// can stand in for one.
 fn grade_command(
     fl: &Flavor,
-    at: &GradeFiles,
+    f: &GradeFiles,
     files: &[PatchFile],
     step: &str,
     empty: bool,
 ) -> String {
     let mut command = String::from("exec 2>&1\n");
     if !empty {
-        command.push_str(&apply_chain_script(&at.candidate, step, fl.apply_chain));
+        command.push_str(&apply_chain_script(&f.candidate, step, fl.apply_chain));
         command.push_str("bench_apply || exit 0\n");
     }
     command.push_str(&format!(
         "(\n{})\n{}; [ \"$c\" = 0 ] || exit 0\n/bin/bash {} 2>&1\n",
         reset_script(files),
         step_end(&format!("{step}-reset")),
-        shell_quote(&at.eval)
+        shell_quote(&f.eval)
     ));
     command
 }
