@@ -89,8 +89,8 @@ impl<'a> JobBuilder<'a> {
         job
     }
 
-    /// The grade job of a Harbor trial's result under `mode`: in place, its verifier record;
-    /// fresh, its snapshot.
+    /// The grade job of a Harbor trial's result under `mode` (the Harbor protocol's, see
+    /// [`crate::protocols::harbor::trial_grade`]).
     pub fn harbor_grade(
         &self,
         task: &Arc<Task>,
@@ -98,21 +98,7 @@ impl<'a> JobBuilder<'a> {
         mode: crate::manifest::HarborVerifier,
         timeout: std::time::Duration,
     ) -> GradeJob {
-        let patch = match mode {
-            crate::manifest::HarborVerifier::InPlace => trial.verification.clone(),
-            crate::manifest::HarborVerifier::Fresh => trial.snapshot.clone(),
-        };
-        let mut job = self.grade(
-            ProtocolId::Harbor,
-            task,
-            PatchInput::Stored(patch),
-            timeout,
-            AuditMode::Flag,
-            false,
-        );
-        job.hardening = None;
-        job.harbor = Some(mode);
-        job
+        crate::protocols::harbor::trial_grade(self.facts(&task.base), task, trial, mode, timeout)
     }
 
     /// The solve job of `team` on `task`. Errors: a predictions file that cannot be read.
@@ -146,12 +132,7 @@ impl<'a> JobBuilder<'a> {
             timeout,
             replicate,
         );
-        if task.harbor.is_some() {
-            job.harbor = Some(crate::jobs::HarborTrialJob {
-                protocol: crate::protocols::version(ProtocolId::Harbor),
-                task: GradingTask::new(task),
-            });
-        }
+        job.harbor = crate::protocols::harbor::trial_job(task);
         Ok(job)
     }
 }
@@ -250,22 +231,7 @@ fn team_spec(m: &Manifest, team: &Team) -> Result<TeamSpec, String> {
                 version: h.version.clone(),
                 own_files: h.own_files.clone(),
                 install,
-                egress: (m.backend.kind == crate::manifest::BackendKind::Docker
-                    && m.backend.egress_allowlist
-                    && h.kind == HarnessKind::Command)
-                    .then(|| {
-                        let mut set: std::collections::BTreeSet<String> =
-                            h.endpoints.iter().cloned().collect();
-                        // The base URL's endpoint joins the allowlist (validated already).
-                        if let Some(e) = h
-                            .base_url
-                            .as_deref()
-                            .and_then(|u| crate::backend::egress::Endpoint::of_url(u).ok())
-                        {
-                            set.insert(e.to_string());
-                        }
-                        set.into_iter().collect()
-                    }),
+                egress: m.backend.agent_egress(h),
                 base_url: h.base_url.clone(),
                 caches: h.caches.clone(),
             },

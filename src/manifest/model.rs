@@ -109,6 +109,28 @@ impl Backend {
     pub fn builds_agent_images(&self) -> bool {
         self.kind == BackendKind::Docker
     }
+
+    /// The endpoints the agents of harness `h` may reach when this backend holds them to an
+    /// allowlist (docker with `egress = "allowlist"`, command harnesses): the harness's
+    /// `endpoints` and its base URL's endpoint, sorted. `None`: no allowlist is enforced.
+    pub fn agent_egress(&self, h: &Harness) -> Option<Vec<String>> {
+        if self.kind != BackendKind::Docker
+            || !self.egress_allowlist
+            || h.kind != HarnessKind::Command
+        {
+            return None;
+        }
+        let mut set: std::collections::BTreeSet<String> = h.endpoints.iter().cloned().collect();
+        // The base URL's endpoint joins the allowlist (validated already).
+        if let Some(e) = h
+            .base_url
+            .as_deref()
+            .and_then(|u| crate::backend::egress::Endpoint::of_url(u).ok())
+        {
+            set.insert(e.to_string());
+        }
+        Some(set.into_iter().collect())
+    }
 }
 
 /// `[cache]`: where the shared remote cache is and whose records it accepts.

@@ -39,6 +39,7 @@
 //! (`report/`).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -46,8 +47,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::GradeError;
 use crate::backend::{Sandbox, SandboxError, TaskEnv, shell_quote};
-use crate::jobs::GradeOutput;
-use crate::tasks::{HarborSpec, NetworkPolicy};
+use crate::jobs::{
+    BackendFacts, GradeJob, GradeOutput, GradingTask, HarborTrial, HarborTrialJob, PatchInput,
+    ProtocolId,
+};
+use crate::tasks::{HarborSpec, NetworkPolicy, Task};
+use crate::types::{AuditMode, HarborVerifier};
 
 pub const VERSION: u32 = 2;
 
@@ -86,6 +91,43 @@ pub struct VerifierRun {
     /// snapshot; an in-place grade of such a run is an error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+/// What a solve of `task` reads to run it as a Harbor trial (the agent in the task's own
+/// environment, then its snapshot and the verifier): this protocol's version and the task's
+/// grading view. `None` for a task that is not a Harbor task.
+pub fn trial_job(task: &Arc<Task>) -> Option<HarborTrialJob> {
+    task.harbor.as_ref().map(|_| HarborTrialJob {
+        protocol: VERSION,
+        task: GradingTask::new(task),
+    })
+}
+
+/// The grade job of a Harbor trial's result under `mode`: in place, the trial's verifier
+/// record; fresh, its snapshot of the agent's end state. The verifier runs in the trial's own
+/// environment (`stages/harbor.rs`), not in a grading sandbox, so the job carries neither a
+/// grading sandbox's hardening nor its network; the patch audit only flags.
+pub fn trial_grade(
+    backend: BackendFacts,
+    task: &Arc<Task>,
+    trial: &HarborTrial,
+    mode: HarborVerifier,
+    timeout: Duration,
+) -> GradeJob {
+    let record = match mode {
+        HarborVerifier::InPlace => trial.verification.clone(),
+        HarborVerifier::Fresh => trial.snapshot.clone(),
+    };
+    let mut job = GradeJob::new(
+        ProtocolId::Harbor,
+        backend,
+        GradingTask::new(task),
+        PatchInput::Stored(record),
+        timeout,
+        AuditMode::Flag,
+    );
+    job.harbor = Some(mode);
+    job
 }
 
 /// The resources a sandbox of `spec` gets.

@@ -79,148 +79,35 @@ impl Protocol for RecipeProtocol {
 
 /// Runs the steps of `recipe` for the grade `g`, with the verdict rule.
 async fn steps(recipe: &Recipe, g: &Grading<'_>) -> Result<(Graded, String), GradeError> {
-    let (job, patch, s, cancel) = (g.job, g.patch, g.sandbox, g.cancel);
+    let (job, s) = (g.job, g.sandbox);
     // Nothing of the image's history beyond the base is reachable by the patch's code.
     let history_check = g.clean().await?;
-    let nonce = &g.nonce;
-    let budget = g.budget;
-    let left = || g.left();
     let task = &job.task;
-    let state = s.paths().state.clone();
-    let workdir = s.paths().workdir.clone();
-    let empty = patch.iter().all(u8::is_ascii_whitespace);
-    let test_patch_path = format!("{state}/test.patch");
-    let candidate_path = format!("{state}/candidate.patch");
-    let mut files: Vec<(&str, &[u8], u32)> = vec![(
-        test_patch_path.as_str(),
-        task.test_patch().as_bytes(),
-        0o644,
-    )];
-    if !empty {
-        files.push((candidate_path.as_str(), patch, 0o644));
-    }
-    s.put_files(&files).await?;
-
+    let empty = write_patches(g).await?;
     let test_files = patch_files(task.test_patch());
-    check_base_paths(s, job, &test_files, left(), cancel).await?;
-
+    check_base_paths(s, job, &test_files, g.left(), g.cancel).await?;
     let mut apply_log = Vec::new();
-    let patch_applied = if empty {
-        apply_log.extend_from_slice(b">>>>> candidate patch is empty\n");
-        true
-    } else {
-        let r = run(
-            s,
-            &format!("{} '{candidate_path}'", recipe.candidate_apply),
-            left(),
-            cancel,
-        )
-        .await?;
-        apply_log.extend_from_slice(b">>>>> candidate patch\n");
-        apply_log.extend_from_slice(&r.output);
-        if r.exit_code != Some(0) {
-            apply_log.extend_from_slice(b"<<<<<< PATCH FAILED TO APPLY CLEANLY >>>>>>\n");
-        }
-        r.exit_code == Some(0)
-    };
-
-    // Whatever the candidate did to the hidden tests' paths is undone before they arrive.
-    let reset = reset_script(&test_files);
-    let r = run(s, &reset, left(), cancel).await?;
-    apply_log.extend_from_slice(b">>>>> reset before the test patch\n");
-    apply_log.extend_from_slice(&r.output);
-    if r.exit_code == Some(OUTSIDE_EXIT) {
+    let patch_applied = apply_candidate(recipe, g, empty, &mut apply_log).await?;
+    if !reset_test_paths(g, &test_files, &mut apply_log).await? {
         // The base passed the guard: the candidate planted the link. Nothing was deleted, the
         // hidden tests never run, and the patch is not resolved (an outcome, not an error).
         return Ok((outside_outcome(job, apply_log), history_check));
     }
-    if r.exit_code != Some(0) {
-        return Err(GradeError::Task(format!(
-            "cannot reset the paths of the hidden test patch of {}: {}",
-            task.instance_id(),
-            String::from_utf8_lossy(&r.output).trim()
-        )));
-    }
+    apply_test_patch(recipe, g, &mut apply_log).await?;
 
-    apply_log.extend_from_slice(b">>>>> test patch\n");
-    if task.test_patch().trim().is_empty() {
-        apply_log.extend_from_slice(b"no hidden test patch\n");
-    } else {
-        let r = run(
-            s,
-            &format!("{} '{test_patch_path}'", recipe.test_patch_apply),
-            left(),
-            cancel,
-        )
-        .await?;
-        apply_log.extend_from_slice(&r.output);
-        if r.exit_code != Some(0) {
-            return Err(GradeError::Task(format!(
-                "the hidden test patch of {} does not apply ({}): {}",
-                task.instance_id(),
-                if r.timed_out {
-                    "timed out".to_string()
-                } else {
-                    format!("exit {:?}", r.exit_code)
-                },
-                String::from_utf8_lossy(&r.output).trim()
-            )));
-        }
-    }
-
-    // One shell for rebuild + tests (state such as cwd carries over, as in upstream's session).
-    let mut script = format!("cd '{workdir}'\n");
-    let rebuild = task.rebuild_cmds().join(" ; ");
-    if !rebuild.trim().is_empty() {
-        script.push_str(&rebuild);
-        script.push('\n');
-    }
-    let test = task.test_cmds().join(" ; ");
+    let nonce = &g.nonce;
     let tests_start = format!("BENCH-{nonce}-TESTS-START");
     let tests_end = format!("BENCH-{nonce}-TESTS-END ");
-    script.push_str(&format!("printf '\\n%s\\n' '{tests_start}'\n"));
-    let print = if !task.print_cmds().is_empty() {
-        script.push_str(&test);
-        script.push('\n');
-        Some(task.print_cmds().join(" ; "))
-    } else if recipe.wrap_tests {
-        script.push_str(&format!(
-            "cat > run_test.sh <<'CC_PROMPT'\n{test}\nCC_PROMPT\nbash run_test.sh > testlog.out 2>&1\n"
-        ));
-        Some("cat testlog.out".to_string())
-    } else {
-        script.push_str(&test);
-        script.push('\n');
-        None
-    };
-    script.push_str(&format!("printf '\\n%s%s\\n' '{tests_end}' \"$?\"\n"));
-    if print.is_some() {
-        script.push_str(&format!("pwd -P > '{state}/cwd'\n"));
-    }
-    let tests = run(s, &script, left(), cancel).await?;
+    let (script, print) = tests_script(recipe, g, &tests_start, &tests_end);
+    let tests = run(s, &script, g.left(), g.cancel).await?;
     let timed_out = tests.timed_out;
     let (test_log, test_end) = between(&tests.output, &tests_start, &tests_end);
     let log = match &print {
-        Some(print) => {
-            let log_start = format!("BENCH-{nonce}-LOG-START");
-            let log_end = format!("BENCH-{nonce}-LOG-END");
-            let print_script = format!(
-                "cd \"$(cat '{state}/cwd' 2>/dev/null || echo '{workdir}')\" 2>/dev/null || cd '{workdir}'\nprintf '%s\\n' '{log_start}'\n{print}\nprintf '\\n%s\\n' '{log_end}'\n"
-            );
-            let out = run(
-                s,
-                &print_script,
-                budget.min(Duration::from_secs(600)),
-                cancel,
-            )
-            .await?
-            .output;
-            between(&out, &log_start, &log_end).0
-        }
+        Some(print) => printed_log(g, print).await?,
         None => test_log,
     };
     let text = String::from_utf8_lossy(&log).into_owned();
-    let statuses = parse(job, text, budget).await?;
+    let statuses = parse(job, text, g.budget).await?;
     let mut output = super::verdict(
         task.fail_to_pass(),
         task.pass_to_pass(),
@@ -243,6 +130,188 @@ async fn steps(recipe: &Recipe, g: &Grading<'_>) -> Result<(Graded, String), Gra
         },
         history_check,
     ))
+}
+
+/// Where the hidden test patch is written in the sandbox `s`.
+fn test_patch_path(s: &dyn Sandbox) -> String {
+    format!("{}/test.patch", s.paths().state)
+}
+
+/// Where the candidate is written in the sandbox `s`.
+fn candidate_path(s: &dyn Sandbox) -> String {
+    format!("{}/candidate.patch", s.paths().state)
+}
+
+/// Writes the hidden test patch and the candidate (unless it is empty) beside the repository.
+/// Returns whether the candidate is empty.
+async fn write_patches(g: &Grading<'_>) -> Result<bool, GradeError> {
+    let (patch, s) = (g.patch, g.sandbox);
+    let empty = patch.iter().all(u8::is_ascii_whitespace);
+    let test_patch_path = test_patch_path(s);
+    let candidate_path = candidate_path(s);
+    let mut files: Vec<(&str, &[u8], u32)> = vec![(
+        test_patch_path.as_str(),
+        g.job.task.test_patch().as_bytes(),
+        0o644,
+    )];
+    if !empty {
+        files.push((candidate_path.as_str(), patch, 0o644));
+    }
+    s.put_files(&files).await?;
+    Ok(empty)
+}
+
+/// Applies the candidate with the recipe's command, its output added to `apply_log`. Returns
+/// whether it applied (an `empty` candidate counts as applied).
+async fn apply_candidate(
+    recipe: &Recipe,
+    g: &Grading<'_>,
+    empty: bool,
+    apply_log: &mut Vec<u8>,
+) -> Result<bool, GradeError> {
+    if empty {
+        apply_log.extend_from_slice(b">>>>> candidate patch is empty\n");
+        return Ok(true);
+    }
+    let candidate_path = candidate_path(g.sandbox);
+    let r = run(
+        g.sandbox,
+        &format!("{} '{candidate_path}'", recipe.candidate_apply),
+        g.left(),
+        g.cancel,
+    )
+    .await?;
+    apply_log.extend_from_slice(b">>>>> candidate patch\n");
+    apply_log.extend_from_slice(&r.output);
+    if r.exit_code != Some(0) {
+        apply_log.extend_from_slice(b"<<<<<< PATCH FAILED TO APPLY CLEANLY >>>>>>\n");
+    }
+    Ok(r.exit_code == Some(0))
+}
+
+/// Undoes whatever the candidate did to the hidden tests' paths before they arrive
+/// ([`reset_script`]), its output added to `apply_log`. Returns `false` when the candidate
+/// made one of them lead out of the workspace (nothing was deleted); a failing reset is a
+/// grading error.
+async fn reset_test_paths(
+    g: &Grading<'_>,
+    test_files: &[PatchFile],
+    apply_log: &mut Vec<u8>,
+) -> Result<bool, GradeError> {
+    let r = run(g.sandbox, &reset_script(test_files), g.left(), g.cancel).await?;
+    apply_log.extend_from_slice(b">>>>> reset before the test patch\n");
+    apply_log.extend_from_slice(&r.output);
+    if r.exit_code == Some(OUTSIDE_EXIT) {
+        return Ok(false);
+    }
+    if r.exit_code != Some(0) {
+        return Err(GradeError::Task(format!(
+            "cannot reset the paths of the hidden test patch of {}: {}",
+            g.job.task.instance_id(),
+            String::from_utf8_lossy(&r.output).trim()
+        )));
+    }
+    Ok(true)
+}
+
+/// Applies the hidden test patch with the recipe's command (an empty one is skipped), its
+/// output added to `apply_log`; failing to apply is a grading error.
+async fn apply_test_patch(
+    recipe: &Recipe,
+    g: &Grading<'_>,
+    apply_log: &mut Vec<u8>,
+) -> Result<(), GradeError> {
+    let task = &g.job.task;
+    apply_log.extend_from_slice(b">>>>> test patch\n");
+    if task.test_patch().trim().is_empty() {
+        apply_log.extend_from_slice(b"no hidden test patch\n");
+        return Ok(());
+    }
+    let test_patch_path = test_patch_path(g.sandbox);
+    let r = run(
+        g.sandbox,
+        &format!("{} '{test_patch_path}'", recipe.test_patch_apply),
+        g.left(),
+        g.cancel,
+    )
+    .await?;
+    apply_log.extend_from_slice(&r.output);
+    if r.exit_code != Some(0) {
+        return Err(GradeError::Task(format!(
+            "the hidden test patch of {} does not apply ({}): {}",
+            task.instance_id(),
+            if r.timed_out {
+                "timed out".to_string()
+            } else {
+                format!("exit {:?}", r.exit_code)
+            },
+            String::from_utf8_lossy(&r.output).trim()
+        )));
+    }
+    Ok(())
+}
+
+/// The one shell script for rebuild + tests (state such as cwd carries over, as in upstream's
+/// session), the tests' output between the lines `tests_start` and `tests_end <exit code>`,
+/// and the command that prints the log afterwards (`None`: the tests' own output is the log).
+fn tests_script(
+    recipe: &Recipe,
+    g: &Grading<'_>,
+    tests_start: &str,
+    tests_end: &str,
+) -> (String, Option<String>) {
+    let task = &g.job.task;
+    let paths = g.sandbox.paths();
+    let (state, workdir) = (&paths.state, &paths.workdir);
+    let mut script = format!("cd '{workdir}'\n");
+    let rebuild = task.rebuild_cmds().join(" ; ");
+    if !rebuild.trim().is_empty() {
+        script.push_str(&rebuild);
+        script.push('\n');
+    }
+    let test = task.test_cmds().join(" ; ");
+    script.push_str(&format!("printf '\\n%s\\n' '{tests_start}'\n"));
+    let print = if !task.print_cmds().is_empty() {
+        script.push_str(&test);
+        script.push('\n');
+        Some(task.print_cmds().join(" ; "))
+    } else if recipe.wrap_tests {
+        script.push_str(&format!(
+            "cat > run_test.sh <<'CC_PROMPT'\n{test}\nCC_PROMPT\nbash run_test.sh > testlog.out 2>&1\n"
+        ));
+        Some("cat testlog.out".to_string())
+    } else {
+        script.push_str(&test);
+        script.push('\n');
+        None
+    };
+    script.push_str(&format!("printf '\\n%s%s\\n' '{tests_end}' \"$?\"\n"));
+    if print.is_some() {
+        script.push_str(&format!("pwd -P > '{state}/cwd'\n"));
+    }
+    (script, print)
+}
+
+/// The log `print` prints, run from the directory the tests ended in (at most the budget and
+/// at most 10 minutes), read between nonce'd markers.
+async fn printed_log(g: &Grading<'_>, print: &str) -> Result<Vec<u8>, GradeError> {
+    let nonce = &g.nonce;
+    let paths = g.sandbox.paths();
+    let (state, workdir) = (&paths.state, &paths.workdir);
+    let log_start = format!("BENCH-{nonce}-LOG-START");
+    let log_end = format!("BENCH-{nonce}-LOG-END");
+    let print_script = format!(
+        "cd \"$(cat '{state}/cwd' 2>/dev/null || echo '{workdir}')\" 2>/dev/null || cd '{workdir}'\nprintf '%s\\n' '{log_start}'\n{print}\nprintf '\\n%s\\n' '{log_end}'\n"
+    );
+    let out = run(
+        g.sandbox,
+        &print_script,
+        g.budget.min(Duration::from_secs(600)),
+        g.cancel,
+    )
+    .await?
+    .output;
+    Ok(between(&out, &log_start, &log_end).0)
 }
 
 /// The task's own tree must not lead a hidden test path out of the workspace (a directory link

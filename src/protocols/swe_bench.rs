@@ -42,10 +42,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::GradeError;
 use super::grading::{Graded, Grading, Protocol, nonce};
-use super::paths::patch_files;
+use super::paths::{PatchFile, patch_files};
 use super::steps::{between, reset_script, run, step_end, take_step};
 use crate::backend::{ExecResult, Sandbox, shell_quote};
-use crate::jobs::{GradeJob, GradeOutput, Resolution};
+use crate::jobs::{GradeJob, GradeOutput, GradingTask, Resolution};
 use crate::parsers::Statuses;
 use crate::parsers::swebench::{RawStatuses, raw_parser};
 use crate::tasks::TaskBase;
@@ -482,121 +482,25 @@ impl Protocol for SweBench {
 /// Grades the candidate on the job's task: the apply chain, the reset, the eval script, the
 /// log parsed and the tests report, as upstream (`fl` says which upstream).
 pub(crate) async fn steps(g: &Grading<'_>, fl: &Flavor) -> Result<(Graded, String), GradeError> {
-    let (job, patch, s, cancel) = (g.job, g.patch, g.sandbox, g.cancel);
-    let task = &job.task;
+    let task = &g.job.task;
     let id = task.instance_id();
     let parser = task.log_parser().trim().to_string();
-    if task.test_cmds().is_empty() {
-        return Err(GradeError::Task(format!(
-            "{id}: no SWE-bench test command: its repository and version are not in bench's specs table (src/protocols/swe_bench/specs.toml), or its install_config has no test_cmd"
-        )));
-    }
-    if crate::parsers::swebench::is_dispatch(&parser) {
-        let why = crate::parsers::swebench::for_instance(&parser, id)
-            .err()
-            .unwrap_or_default();
-        return Err(GradeError::Task(format!("{id}: {why}")));
-    }
-    if parse_raw(&parser, "").is_none() {
-        return Err(GradeError::Task(format!(
-            "{id}: `{parser}` is not one of the SWE-bench parsers ({})",
-            crate::parsers::builtin_parser_names()
-                .iter()
-                .filter(|n| n.starts_with("swebench-"))
-                .copied()
-                .collect::<Vec<_>>()
-                .join(", ")
-        )));
-    }
+    check_task(task, &parser)?;
     let history_check = g.clean().await?;
     let nonce = &g.nonce;
-    let left = || g.left();
-    let base_commit = match task.base() {
-        TaskBase::Image { base_commit, .. } => base_commit.clone(),
-        TaskBase::Dir { .. } | TaskBase::Build { .. } => "HEAD".to_string(),
-    };
-    let state = s.paths().state.clone();
-    let empty = patch.iter().all(u8::is_ascii_whitespace);
-    let candidate = format!("{state}/candidate.patch");
-    let test_patch = format!("{state}/test.patch");
-    let eval = format!("{state}/eval.sh");
-
+    let empty = g.patch.iter().all(u8::is_ascii_whitespace);
+    let f = GradeFiles::in_state(g.sandbox);
+    let files = patch_files(task.test_patch());
+    let script = upload(g, fl, &f, &files, empty).await?;
+    let step = format!("BENCH-{nonce}-STEP");
+    let command = grade_command(fl, &f, &files, &step, empty);
+    let r = run(g.sandbox, &command, g.left(), g.cancel).await?;
     let mut apply_log = Vec::new();
     let mut output = GradeOutput {
         empty_patch: empty,
         ..Default::default()
     };
-
-    let files = patch_files(task.test_patch());
-    // `get_modified_files`: the patch's source files that exist at the base.
-    let test_files: Vec<String> = files.iter().filter_map(|f| f.old.clone()).collect();
-    let has_test_patch = !task.test_patch().trim().is_empty();
-    let script = eval_script(
-        task.rebuild_cmds(),
-        &task.test_cmds().join(" ; "),
-        &base_commit,
-        &test_files,
-        has_test_patch.then_some(test_patch.as_str()),
-        fl.test_patch_apply,
-        nonce,
-    );
-    // The candidate, the test patch and the eval script in one upload (in the state
-    // directory, which applying a patch cannot reach), then the apply chain, the reset and the
-    // eval script in one command: each step before the tests ends with a nonce'd marker line
-    // carrying its exit code, read in order, so nothing the tests print can stand in for one.
-    let mut uploads: Vec<(&str, &[u8], u32)> = vec![
-        (test_patch.as_str(), task.test_patch().as_bytes(), 0o644),
-        (eval.as_str(), script.as_bytes(), 0o755),
-    ];
-    if !empty {
-        uploads.push((candidate.as_str(), patch, 0o644));
-    }
-    s.put_files(&uploads).await?;
-    let step = format!("BENCH-{nonce}-STEP");
-    let mut command = String::from("exec 2>&1\n");
-    if !empty {
-        command.push_str(&apply_chain_script(&candidate, &step, fl.apply_chain));
-        command.push_str("bench_apply || exit 0\n");
-    }
-    command.push_str(&format!(
-        "(\n{})\n{}; [ \"$c\" = 0 ] || exit 0\n/bin/bash {} 2>&1\n",
-        reset_script(&files),
-        step_end(&format!("{step}-reset")),
-        shell_quote(&eval)
-    ));
-    let r = run(s, &command, left(), cancel).await?;
-    let stopped = |what: &str| {
-        GradeError::Task(format!(
-            "{what} of {id} stopped before it ended ({}): {}",
-            match r.exit_code {
-                Some(c) => format!("exit {c}"),
-                None => "no exit code".into(),
-            },
-            String::from_utf8_lossy(&r.output).trim()
-        ))
-    };
-    let mut at = 0;
-    let applied = if empty {
-        apply_log.extend_from_slice(b">>>>> candidate patch is empty\n");
-        true
-    } else {
-        match read_apply_chain(&r.output, 0, &step, fl.apply_chain) {
-            Some((applied, by, log, next)) => {
-                apply_log.extend_from_slice(&log);
-                if let Some(by) = by {
-                    apply_log.extend_from_slice(format!(">>>>> applied by: {by}\n").as_bytes());
-                }
-                at = next;
-                applied
-            }
-            // The budget ran out while applying: unresolved, no tests ran.
-            None if r.timed_out => {
-                output.timed_out = true;
-                false
-            }
-            None => return Err(stopped("applying the candidate")),
-        }
-    };
+    let (applied, next) = read_candidate(&r, fl, &step, empty, id, &mut apply_log, &mut output)?;
     output.patch_applied = applied;
     if !applied {
         apply_log.extend_from_slice(b">>>>> Patch Apply Failed\n");
@@ -610,9 +514,182 @@ pub(crate) async fn steps(g: &Grading<'_>, fl: &Flavor) -> Result<(Graded, Strin
             history_check,
         ));
     }
+    let tests = read_hidden_tests(r, next, &step, nonce, id, &mut apply_log)?;
+    let graded = tests_verdict(fl, g, &parser, tests, apply_log, script, output);
+    Ok((graded, history_check))
+}
+
+/// A task the harness cannot grade as given: no test command (not in the specs table), a
+/// dispatching parser that has no parser for this instance, or a parser that is not one of
+/// the SWE-bench parsers. Checked before anything runs in the sandbox.
+fn check_task(task: &GradingTask, parser: &str) -> Result<(), GradeError> {
+    let id = task.instance_id();
+    if task.test_cmds().is_empty() {
+        return Err(GradeError::Task(format!(
+            "{id}: no SWE-bench test command: its repository and version are not in bench's specs table (src/protocols/swe_bench/specs.toml), or its install_config has no test_cmd"
+        )));
+    }
+    if crate::parsers::swebench::is_dispatch(parser) {
+        let why = crate::parsers::swebench::for_instance(parser, id)
+            .err()
+            .unwrap_or_default();
+        return Err(GradeError::Task(format!("{id}: {why}")));
+    }
+    if parse_raw(parser, "").is_none() {
+        return Err(GradeError::Task(format!(
+            "{id}: `{parser}` is not one of the SWE-bench parsers ({})",
+            crate::parsers::builtin_parser_names()
+                .iter()
+                .filter(|n| n.starts_with("swebench-"))
+                .copied()
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// Where a grade writes the candidate, the test patch and the eval script: the sandbox's state
+/// directory, which applying a patch cannot reach.
+struct GradeFiles {
+    candidate: String,
+    test_patch: String,
+    eval: String,
+}
+
+impl GradeFiles {
+    /// The grade's files in the state directory of `s`.
+    fn in_state(s: &dyn Sandbox) -> GradeFiles {
+        let state = &s.paths().state;
+        GradeFiles {
+            candidate: format!("{state}/candidate.patch"),
+            test_patch: format!("{state}/test.patch"),
+            eval: format!("{state}/eval.sh"),
+        }
+    }
+}
+
+/// The candidate (unless `empty`), the test patch and the eval script in one upload to `f`.
+/// Returns the eval script (kept among the grade's logs).
+async fn upload(
+    g: &Grading<'_>,
+    fl: &Flavor,
+    f: &GradeFiles,
+    files: &[PatchFile],
+    empty: bool,
+) -> Result<String, GradeError> {
+    let task = &g.job.task;
+    let base_commit = match task.base() {
+        TaskBase::Image { base_commit, .. } => base_commit.clone(),
+        TaskBase::Dir { .. } | TaskBase::Build { .. } => "HEAD".to_string(),
+    };
+    // `get_modified_files`: the patch's source files that exist at the base.
+    let test_files: Vec<String> = files.iter().filter_map(|f| f.old.clone()).collect();
+    let has_test_patch = !task.test_patch().trim().is_empty();
+    let script = eval_script(
+        task.rebuild_cmds(),
+        &task.test_cmds().join(" ; "),
+        &base_commit,
+        &test_files,
+        has_test_patch.then_some(f.test_patch.as_str()),
+        fl.test_patch_apply,
+        &g.nonce,
+    );
+    let mut uploads: Vec<(&str, &[u8], u32)> = vec![
+        (f.test_patch.as_str(), task.test_patch().as_bytes(), 0o644),
+        (f.eval.as_str(), script.as_bytes(), 0o755),
+    ];
+    if !empty {
+        uploads.push((f.candidate.as_str(), g.patch, 0o644));
+    }
+    g.sandbox.put_files(&uploads).await?;
+    Ok(script)
+}
+
+/// The apply chain (unless the candidate is `empty`), the reset of the hidden test patch's
+/// paths (`files`) and the eval script, in one command: each step before the tests ends with a
+/// marker line under `step` carrying its exit code, read in order, so nothing the tests print
+/// can stand in for one.
+fn grade_command(
+    fl: &Flavor,
+    f: &GradeFiles,
+    files: &[PatchFile],
+    step: &str,
+    empty: bool,
+) -> String {
+    let mut command = String::from("exec 2>&1\n");
+    if !empty {
+        command.push_str(&apply_chain_script(&f.candidate, step, fl.apply_chain));
+        command.push_str("bench_apply || exit 0\n");
+    }
+    command.push_str(&format!(
+        "(\n{})\n{}; [ \"$c\" = 0 ] || exit 0\n/bin/bash {} 2>&1\n",
+        reset_script(files),
+        step_end(&format!("{step}-reset")),
+        shell_quote(&f.eval)
+    ));
+    command
+}
+
+/// The grading error of a command `r` that stopped before `what` of `id` ended.
+fn stopped(what: &str, id: &str, r: &ExecResult) -> GradeError {
+    GradeError::Task(format!(
+        "{what} of {id} stopped before it ended ({}): {}",
+        match r.exit_code {
+            Some(c) => format!("exit {c}"),
+            None => "no exit code".into(),
+        },
+        String::from_utf8_lossy(&r.output).trim()
+    ))
+}
+
+/// Reads the apply chain's part of the grade command's output `r` into `apply_log` (a budget
+/// run out while applying: `output.timed_out`, not applied). Returns whether the candidate
+/// applied and where the output after the chain starts.
+fn read_candidate(
+    r: &ExecResult,
+    fl: &Flavor,
+    step: &str,
+    empty: bool,
+    id: &str,
+    apply_log: &mut Vec<u8>,
+    output: &mut GradeOutput,
+) -> Result<(bool, usize), GradeError> {
+    if empty {
+        apply_log.extend_from_slice(b">>>>> candidate patch is empty\n");
+        return Ok((true, 0));
+    }
+    match read_apply_chain(&r.output, 0, step, fl.apply_chain) {
+        Some((applied, by, log, next)) => {
+            apply_log.extend_from_slice(&log);
+            if let Some(by) = by {
+                apply_log.extend_from_slice(format!(">>>>> applied by: {by}\n").as_bytes());
+            }
+            Ok((applied, next))
+        }
+        // The budget ran out while applying: unresolved, no tests ran.
+        None if r.timed_out => {
+            output.timed_out = true;
+            Ok((false, 0))
+        }
+        None => Err(stopped("applying the candidate", id, r)),
+    }
+}
+
+/// Reads the reset of the hidden test patch's paths from `at` in the grade command's output
+/// `r` into `apply_log`, then checks the test patch applied. Returns the eval script's part
+/// of `r` (the tests' output). A failing reset or test patch is a grading error.
+fn read_hidden_tests(
+    r: ExecResult,
+    at: usize,
+    step: &str,
+    nonce: &str,
+    id: &str,
+    apply_log: &mut Vec<u8>,
+) -> Result<ExecResult, GradeError> {
     apply_log.extend_from_slice(b">>>>> reset before the test patch\n");
     let Some((body, code, next)) = take_step(&r.output, at, &format!("{step}-reset")) else {
-        return Err(stopped("resetting the hidden test patch's paths"));
+        return Err(stopped("resetting the hidden test patch's paths", id, &r));
     };
     apply_log.extend_from_slice(body);
     if code != 0 {
@@ -636,6 +713,22 @@ pub(crate) async fn steps(g: &Grading<'_>, fl: &Flavor) -> Result<(Graded, Strin
             String::from_utf8_lossy(&tests.output).trim()
         )));
     }
+    Ok(tests)
+}
+
+/// `get_logs_eval` over the tests' output, then the flavour's tests report and verdict into
+/// `output`, with the grade's logs (the eval `script` among them).
+fn tests_verdict(
+    fl: &Flavor,
+    g: &Grading<'_>,
+    parser: &str,
+    tests: ExecResult,
+    apply_log: Vec<u8>,
+    script: String,
+    mut output: GradeOutput,
+) -> Graded {
+    let task = &g.job.task;
+    let nonce = &g.nonce;
     output.timed_out = tests.timed_out;
     let start = format!("BENCH-{nonce}-TESTS-START");
     let end = format!("BENCH-{nonce}-TESTS-END ");
@@ -647,8 +740,9 @@ pub(crate) async fn steps(g: &Grading<'_>, fl: &Flavor) -> Result<(Graded, Strin
             found: false,
         }
     } else {
-        logs_eval(&parser, &tests.output, &start, &end)
+        logs_eval(parser, &tests.output, &start, &end)
     };
+    let id = task.instance_id();
     let fail_only = specs::FAIL_ONLY_REPOS.contains(&specs::repo_of_instance(id).as_str());
     if eval.found {
         let (r, res) = fl.report(
@@ -668,25 +762,21 @@ pub(crate) async fn steps(g: &Grading<'_>, fl: &Flavor) -> Result<(Graded, Strin
         output.fail_to_pass_failure = task.fail_to_pass().to_vec();
         output.pass_to_pass_failure = task.pass_to_pass().to_vec();
     }
-    Ok((
-        Graded {
-            output,
-            statuses: stored(&eval.statuses),
-            logs: [
-                ("log".to_string(), section),
-                ("test_output".to_string(), tests.output),
-                ("apply_log".to_string(), apply_log),
-                ("eval_script".to_string(), script.into_bytes()),
-                (
-                    "swebench_statuses".to_string(),
-                    serde_json::to_vec_pretty(&eval.statuses.to_btree())
-                        .expect("strings serialize"),
-                ),
-            ]
-            .into(),
-        },
-        history_check,
-    ))
+    Graded {
+        output,
+        statuses: stored(&eval.statuses),
+        logs: [
+            ("log".to_string(), section),
+            ("test_output".to_string(), tests.output),
+            ("apply_log".to_string(), apply_log),
+            ("eval_script".to_string(), script.into_bytes()),
+            (
+                "swebench_statuses".to_string(),
+                serde_json::to_vec_pretty(&eval.statuses.to_btree()).expect("strings serialize"),
+            ),
+        ]
+        .into(),
+    }
 }
 
 #[cfg(test)]

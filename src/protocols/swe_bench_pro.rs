@@ -45,8 +45,9 @@ use super::grading::{Graded, Grading, Protocol};
 use super::paths::patch_files;
 use super::steps::{between, reset_script, run, step_end, take_step};
 use crate::backend::{ExecResult, shell_quote};
-use crate::jobs::{GradeJob, GradeOutput};
+use crate::jobs::{GradeJob, GradeOutput, GradingTask};
 use crate::parsers::{Statuses, TestStatus};
+use crate::tasks::ProSpec;
 
 pub const VERSION: u32 = 1;
 
@@ -227,51 +228,13 @@ impl Protocol for SweBenchPro {
 /// Grades the candidate on a SWE-bench Pro task: the hidden tests captured from history, the
 /// history check, bench's run_script.sh, upstream's parser, the verdict.
 async fn steps(g: &Grading<'_>) -> Result<(Graded, String), GradeError> {
-    let (job, patch, s, base, cancel) = (g.job, g.patch, g.sandbox, g.base, g.cancel);
-    let task = &job.task;
+    let task = &g.job.task;
     let id = task.instance_id();
     let pro = task
         .pro()
         .ok_or_else(|| GradeError::Task(format!("{id} is not a SWE-bench Pro task")))?;
-    // The commit the history is stripped to (after the strip, HEAD is it).
-    let base_commit = base.unwrap_or("HEAD").to_string();
-    let nonce = &g.nonce;
-    let left = || g.left();
-    let repo_dir = s.paths().workdir.clone();
-    let work = format!("{}/pro-{nonce}", s.paths().state);
-    let q = |p: &str| shell_quote(p);
-    let mut apply_log = Vec::new();
-
-    // Before anything of the candidate exists: the files the hidden-test checkout takes from
-    // history, archived outside the repository. A container of the stripped grading image
-    // (docker) has them already: that image was made by `image_capture`'s script, then the
-    // strip and the check.
-    let last = last_line(&pro.before_repo_set_cmd).to_string();
-    let capture = checkout_from_history(&last);
-    let from_image = capture.is_some() && base.is_some() && s.stripped_to() == base;
-    let hidden = if from_image {
-        CAPTURED.to_string()
-    } else {
-        format!("{work}/hidden-tests")
-    };
-    let mut script = format!("set -e\nmkdir -p {}\n", q(&work));
-    if let (Some((rev, paths)), false) = (&capture, from_image) {
-        script.push_str(&capture_script(
-            &q(&repo_dir),
-            rev,
-            paths,
-            &q(&work),
-            &q(&hidden),
-        ));
-    }
-    // In a container of the stripped image the work directory is made with the reset below:
-    // nothing may run before the history check (`repo::clean` skips it only while nothing has).
-    if !from_image {
-        let r = run(s, &script, left(), cancel).await?;
-        if r.exit_code != Some(0) {
-            return Err(task_error(id, "reading the hidden tests", &r));
-        }
-    }
+    let f = ProFiles::new(&g.sandbox.paths().state, &g.nonce);
+    let hidden = capture_hidden_tests(g, pro, &f).await?;
 
     // Nothing of the image's history beyond the base is reachable by the candidate's code.
     let history_check = g.clean().await?;
@@ -279,28 +242,167 @@ async fn steps(g: &Grading<'_>) -> Result<(Graded, String), GradeError> {
     // bench's run_script.sh and the candidate without its binary hunks, outside the
     // repository, where applying the candidate cannot reach, and nothing of the candidate runs
     // before the tests.
-    let text = String::from_utf8_lossy(patch).into_owned();
+    let text = String::from_utf8_lossy(g.patch).into_owned();
     let empty = text.trim().is_empty();
     let stripped = strip_binary_hunks(&text);
-    let patch_path = format!("{work}/patch.diff");
-    let run_script = format!("{work}/run_script.sh");
     let mut files: Vec<(&str, &[u8], u32)> =
-        vec![(run_script.as_str(), pro.run_script.as_bytes(), 0o755)];
+        vec![(f.run_script.as_str(), pro.run_script.as_bytes(), 0o755)];
     if !empty {
-        files.push((patch_path.as_str(), stripped.as_bytes(), 0o644));
+        files.push((f.patch.as_str(), stripped.as_bytes(), 0o644));
     }
-    s.put_files(&files).await?;
+    g.sandbox.put_files(&files).await?;
 
-    // Steps 1 to 4 in one command (one exec: the per-grade cost is the container's, not
-    // bench's). Each step before the tests ends with a nonce'd marker line carrying its exit
-    // code; those steps run before anything of the candidate does, so their markers are read
-    // in order and nothing printed later can stand in for them.
-    let step = |name: &str| format!("BENCH-{nonce}-STEP-{name}");
-    let repo = q(&repo_dir);
+    let script = tests_command(g, pro, &f, empty, &hidden);
+    let r = run(g.sandbox, &script, g.left(), g.cancel).await?;
+    let stripped_hunks = stripped.len() != text.len();
+    let (apply_log, patch_applied, at) = read_steps(&r, g, empty, stripped_hunks, &hidden)?;
+    let tests_output = r.output[at..].to_vec();
+    let timed_out = r.timed_out;
+    let nonce = &g.nonce;
+    let tests_start = format!("BENCH-{nonce}-TESTS-START");
+    let tests_end = format!("BENCH-{nonce}-TESTS-END ");
+    let (_, test_end) = between(&tests_output, &tests_start, &tests_end);
+
+    let parsed = parse_logs(g, pro, &f, timed_out).await?;
+    let (mut output, statuses) = verdict(
+        task,
+        parsed.output_json.as_deref(),
+        patch_applied,
+        timed_out,
+    );
+    output.empty_patch = empty;
+    output.test_exit_code = test_end.and_then(|e| e.trim().parse().ok());
+    let mut logs = BTreeMap::from([
+        ("log".to_string(), parsed.stdout.clone()),
+        ("stdout".to_string(), parsed.stdout),
+        ("stderr".to_string(), parsed.stderr),
+        ("test_output".to_string(), tests_output),
+        ("apply_log".to_string(), apply_log),
+        ("parse_log".to_string(), parsed.parse_log),
+    ]);
+    if let Some(json) = parsed.output_json {
+        logs.insert("output_json".to_string(), json);
+    }
+    Ok((
+        Graded {
+            output,
+            statuses,
+            logs,
+        },
+        history_check,
+    ))
+}
+
+/// The grader's files of one grade, in its own directory `<state>/pro-<nonce>` outside the
+/// repository (a patch cannot write there).
+struct ProFiles {
+    work: String,
+    /// The candidate without its binary hunks.
+    patch: String,
+    run_script: String,
+    stdout_log: String,
+    stderr_log: String,
+    parser: String,
+    output_json: String,
+}
+
+impl ProFiles {
+    /// The files of the grade with `nonce` under the sandbox's `state` directory.
+    fn new(state: &str, nonce: &str) -> ProFiles {
+        let work = format!("{state}/pro-{nonce}");
+        ProFiles {
+            patch: format!("{work}/patch.diff"),
+            run_script: format!("{work}/run_script.sh"),
+            stdout_log: format!("{work}/stdout.log"),
+            stderr_log: format!("{work}/stderr.log"),
+            parser: format!("{work}/parser.py"),
+            output_json: format!("{work}/output.json"),
+            work,
+        }
+    }
+}
+
+/// Step 3's hidden tests: the last line of `before_repo_set_cmd`, and the directory holding
+/// the files its `git checkout <rev> -- <paths>` takes from history (`None`: another line,
+/// run as written).
+struct HiddenTests {
+    last: String,
+    captured: Option<String>,
+}
+
+/// Before anything of the candidate exists: the files the hidden-test checkout takes from
+/// history, archived outside the repository (the work directory made). A container of the
+/// stripped grading image (docker) has them already: that image was made by
+/// `image_capture`'s script, then the strip and the check; then nothing runs here, as nothing
+/// may run before the history check (`repo::clean` skips it only while nothing has).
+async fn capture_hidden_tests(
+    g: &Grading<'_>,
+    pro: &ProSpec,
+    f: &ProFiles,
+) -> Result<HiddenTests, GradeError> {
+    let (s, base) = (g.sandbox, g.base);
+    let q = |p: &str| shell_quote(p);
+    let last = last_line(&pro.before_repo_set_cmd).to_string();
+    let capture = checkout_from_history(&last);
+    let from_image = capture.is_some() && base.is_some() && s.stripped_to() == base;
+    let hidden = if from_image {
+        CAPTURED.to_string()
+    } else {
+        format!("{}/hidden-tests", f.work)
+    };
+    // In a container of the stripped image the work directory is made with the reset of
+    // [`tests_command`].
+    if !from_image {
+        let mut script = format!("set -e\nmkdir -p {}\n", q(&f.work));
+        if let Some((rev, paths)) = &capture {
+            script.push_str(&capture_script(
+                &q(&s.paths().workdir),
+                rev,
+                paths,
+                &q(&f.work),
+                &q(&hidden),
+            ));
+        }
+        let r = run(s, &script, g.left(), g.cancel).await?;
+        if r.exit_code != Some(0) {
+            return Err(task_error(
+                g.job.task.instance_id(),
+                "reading the hidden tests",
+                &r,
+            ));
+        }
+    }
+    Ok(HiddenTests {
+        last,
+        captured: capture.map(|_| hidden),
+    })
+}
+
+/// The marker line that ends step `name` of the grade with `nonce`.
+fn step_marker(nonce: &str, name: &str) -> String {
+    format!("BENCH-{nonce}-STEP-{name}")
+}
+
+/// Steps 1 to 4 in one command (one exec: the per-grade cost is the container's, not
+/// bench's). Each step before the tests ends with a nonce'd marker line carrying its exit
+/// code; those steps run before anything of the candidate does, so their markers are read in
+/// order ([`read_steps`]) and nothing printed later can stand in for them.
+fn tests_command(
+    g: &Grading<'_>,
+    pro: &ProSpec,
+    f: &ProFiles,
+    empty: bool,
+    hidden: &HiddenTests,
+) -> String {
+    let nonce = &g.nonce;
+    let q = |p: &str| shell_quote(p);
+    // The commit the history is stripped to (after the strip, HEAD is it).
+    let base_commit = g.base.unwrap_or("HEAD");
+    let repo = q(&g.sandbox.paths().workdir);
     let mark = |name: &str, stop: bool| {
         format!(
             "{}{}\n",
-            step_end(&step(name)),
+            step_end(&step_marker(nonce, name)),
             if stop {
                 "; [ \"$c\" = 0 ] || exit 0"
             } else {
@@ -313,13 +415,13 @@ async fn steps(g: &Grading<'_>) -> Result<(Graded, String), GradeError> {
     script.push_str(&format!(
         "(cd {repo} || exit 1\ngit reset --hard {b}\ngit checkout {b})\n{}",
         mark("reset", true),
-        b = q(&base_commit)
+        b = q(base_commit)
     ));
     // 2. The candidate.
     if !empty {
         script.push_str(&format!(
             "(cd {repo} && git apply -v {})\n{}",
-            q(&patch_path),
+            q(&f.patch),
             mark("apply", false)
         ));
     }
@@ -328,36 +430,55 @@ async fn steps(g: &Grading<'_>) -> Result<(Graded, String), GradeError> {
     // hidden test) removed.
     script.push_str(&format!(
         "(cd {repo} || exit 1\n{})\n{}",
-        reset_script(&patch_files(task.test_patch())),
+        reset_script(&patch_files(g.job.task.test_patch())),
         mark("hidden-reset", true)
     ));
     // 3. The hidden tests: the last line of before_repo_set_cmd.
-    match &capture {
-        Some(_) => script.push_str(&format!(
+    match &hidden.captured {
+        Some(dir) => script.push_str(&format!(
             "(cd {repo} && cp -a {}/. .)\n{}",
-            q(&hidden),
+            q(dir),
             mark("hidden", true)
         )),
-        None => script.push_str(&format!("(cd {repo}\n{last}\n)\n{}", mark("hidden", false))),
+        None => script.push_str(&format!(
+            "(cd {repo}\n{}\n)\n{}",
+            hidden.last,
+            mark("hidden", false)
+        )),
     }
     // 4. The tests, with bench's run_script.sh.
-    let stdout_log = format!("{work}/stdout.log");
-    let stderr_log = format!("{work}/stderr.log");
     let tests_end = format!("BENCH-{nonce}-TESTS-END ");
     let tests_start = format!("BENCH-{nonce}-TESTS-START");
     let selected = pro.selected_test_files.join(",");
     script.push_str(&format!(
         "cd {repo}\nprintf '%s\\n' '{tests_start}'\nbash {rs} {sel} > {out} 2> {err}\nprintf '\\n%s%s\\n' '{tests_end}' \"$?\"\n",
-        rs = q(&run_script),
+        rs = q(&f.run_script),
         sel = q(&selected),
-        out = q(&stdout_log),
-        err = q(&stderr_log),
+        out = q(&f.stdout_log),
+        err = q(&f.stderr_log),
     ));
-    let r = run(s, &script, left(), cancel).await?;
+    script
+}
+
+/// Reads the steps before the tests from the output `r` of [`tests_command`], in order, into
+/// the apply log (`stripped_hunks`: the candidate lost binary hunks). Returns the apply log,
+/// whether the candidate applied (an `empty` one counts as applied) and where the tests'
+/// output starts. A missing marker, or a failing reset or installation of captured hidden
+/// tests, is a grading error.
+fn read_steps(
+    r: &ExecResult,
+    g: &Grading<'_>,
+    empty: bool,
+    stripped_hunks: bool,
+    hidden: &HiddenTests,
+) -> Result<(Vec<u8>, bool, usize), GradeError> {
+    let id = g.job.task.instance_id();
+    let mut apply_log = Vec::new();
     let mut at = 0;
     let mut step_out = |name: &str, what: &str, log: &mut Vec<u8>| {
-        let Some((body, code, next)) = take_step(&r.output, at, &step(name)) else {
-            return Err(task_error(id, what, &r));
+        let Some((body, code, next)) = take_step(&r.output, at, &step_marker(&g.nonce, name))
+        else {
+            return Err(task_error(id, what, r));
         };
         log.extend_from_slice(body);
         at = next;
@@ -370,13 +491,13 @@ async fn steps(g: &Grading<'_>) -> Result<(Graded, String), GradeError> {
         &mut apply_log,
     )? != 0
     {
-        return Err(task_error(id, "resetting the repository to the base", &r));
+        return Err(task_error(id, "resetting the repository to the base", r));
     }
     let patch_applied = if empty {
         apply_log.extend_from_slice(b">>>>> candidate patch is empty\n");
         true
     } else {
-        if stripped.len() != text.len() {
+        if stripped_hunks {
             apply_log.extend_from_slice(b">>>>> stripped binary diff hunks from the patch\n");
         }
         apply_log.extend_from_slice(b">>>>> candidate patch (git apply -v)\n");
@@ -393,24 +514,39 @@ async fn steps(g: &Grading<'_>) -> Result<(Graded, String), GradeError> {
         &mut apply_log,
     )? != 0
     {
-        return Err(task_error(id, "resetting the hidden tests' paths", &r));
+        return Err(task_error(id, "resetting the hidden tests' paths", r));
     }
-    apply_log.extend_from_slice(format!(">>>>> hidden tests: {last}\n").as_bytes());
+    apply_log.extend_from_slice(format!(">>>>> hidden tests: {}\n", hidden.last).as_bytes());
     let code = step_out("hidden", "installing the hidden tests", &mut apply_log)?;
-    if capture.is_some() && code != 0 {
-        return Err(task_error(id, "installing the hidden tests", &r));
+    if hidden.captured.is_some() && code != 0 {
+        return Err(task_error(id, "installing the hidden tests", r));
     }
-    let tests_output = r.output[at..].to_vec();
-    let timed_out = r.timed_out;
-    let (_, test_end) = between(&tests_output, &tests_start, &tests_end);
+    Ok((apply_log, patch_applied, at))
+}
 
-    // 5. The test logs, then the parser, written now (after the tests), its output read in the
-    // same command. The logs come first, each as many bytes as its size said, before anything
-    // that could run the candidate's code (python) in this command.
+/// What step 5 read back: the tests' two logs, upstream's output.json (`None`: missing, or not
+/// read because the tests timed out) and the parser's output.
+struct ParsedLogs {
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    output_json: Option<Vec<u8>>,
+    parse_log: Vec<u8>,
+}
+
+/// Step 5: the test logs, then the parser, written now (after the tests), its output read in
+/// the same command (unless the tests `timed_out`: then only the logs). The logs come first,
+/// each as many bytes as its size said, before anything that could run the candidate's code
+/// (python) in this command.
+async fn parse_logs(
+    g: &Grading<'_>,
+    pro: &ProSpec,
+    f: &ProFiles,
+    timed_out: bool,
+) -> Result<ParsedLogs, GradeError> {
+    let (s, nonce) = (g.sandbox, &g.nonce);
+    let q = |p: &str| shell_quote(p);
     let logs_mark = format!("BENCH-{nonce}-LOGS");
     let logs_end = format!("BENCH-{nonce}-LOGS-END");
-    let parser = format!("{work}/parser.py");
-    let output_json = format!("{work}/output.json");
     let out_start = format!("BENCH-{nonce}-OUTPUT-START");
     let out_end = format!("BENCH-{nonce}-OUTPUT-END");
     let mut script = format!(
@@ -419,8 +555,8 @@ async fn steps(g: &Grading<'_>) -> Result<(Graded, String), GradeError> {
          printf '%s %s %s\\n' '{logs_mark}' \"$so\" \"$se\"\n\
          head -c \"$so\" {out} 2>/dev/null; head -c \"$se\" {err} 2>/dev/null\n\
          printf '\\n%s\\n' '{logs_end}'\n",
-        out = q(&stdout_log),
-        err = q(&stderr_log),
+        out = q(&f.stdout_log),
+        err = q(&f.stderr_log),
     );
     // The parser goes in the command itself unless it is too long for one (an exec's command
     // is one string of at most 128 KiB).
@@ -430,45 +566,61 @@ async fn steps(g: &Grading<'_>) -> Result<(Graded, String), GradeError> {
         if inline_parser {
             script.push_str(&format!(
                 "cat > {p} <<'{delim}'\n{src}\n{delim}\n",
-                p = q(&parser),
+                p = q(&f.parser),
                 src = pro.parser_py.strip_suffix('\n').unwrap_or(&pro.parser_py),
             ));
         } else {
-            s.put_files(&[(parser.as_str(), pro.parser_py.as_bytes(), 0o644)])
+            s.put_files(&[(f.parser.as_str(), pro.parser_py.as_bytes(), 0o644)])
                 .await?;
         }
         script.push_str(&format!(
             "cd {repo}\nrm -f {oj}\npython {p} {out} {err} {oj}\ncode=$?\nif [ -f {oj} ]; then printf '\\n%s\\n' '{out_start}'; cat {oj}; printf '\\n%s\\n' '{out_end}'; fi\nexit $code\n",
-            p = q(&parser),
-            out = q(&stdout_log),
-            err = q(&stderr_log),
-            oj = q(&output_json),
+            repo = q(&s.paths().workdir),
+            p = q(&f.parser),
+            out = q(&f.stdout_log),
+            err = q(&f.stderr_log),
+            oj = q(&f.output_json),
         ));
     }
-    let r = run(s, &script, left().min(Duration::from_secs(600)), cancel).await?;
+    let r = run(s, &script, g.left().min(Duration::from_secs(600)), g.cancel).await?;
     let (stdout, stderr, rest) = match split_logs(&r.output, &logs_mark, &logs_end) {
         Some((o, e, rest)) => (o.to_vec(), e.to_vec(), rest),
         // The logs changed while they were read (something of the candidate still running):
         // read them as files, as they are now.
         None => (
-            s.get_file(&stdout_log).await.unwrap_or_default(),
-            s.get_file(&stderr_log).await.unwrap_or_default(),
+            s.get_file(&f.stdout_log).await.unwrap_or_default(),
+            s.get_file(&f.stderr_log).await.unwrap_or_default(),
             &r.output[..],
         ),
     };
-    let mut parsed: Option<Vec<u8>> = None;
+    let mut output_json: Option<Vec<u8>> = None;
     let mut parse_log = Vec::new();
     if !timed_out {
         let (json, end) = between(rest, &out_start, &out_end);
         if end.is_some() {
-            parsed = Some(json);
+            output_json = Some(json);
         }
         parse_log = rest.to_vec();
     }
-    // 6. The verdict.
-    let tests_out: Option<Output> = parsed
-        .as_deref()
-        .and_then(|b| serde_json::from_slice(b).ok());
+    Ok(ParsedLogs {
+        stdout,
+        stderr,
+        output_json,
+        parse_log,
+    })
+}
+
+/// Step 6, the verdict: resolved = (fail_to_pass ∪ pass_to_pass) ⊆ {names whose status is
+/// `PASSED`} in upstream's output.json (`parsed`), the candidate applied and the tests in
+/// time; a missing or unreadable output.json is unresolved. Returns the outcome (without the
+/// empty patch and the exit code) and the statuses.
+fn verdict(
+    task: &GradingTask,
+    parsed: Option<&[u8]>,
+    patch_applied: bool,
+    timed_out: bool,
+) -> (GradeOutput, Statuses) {
+    let tests_out: Option<Output> = parsed.and_then(|b| serde_json::from_slice(b).ok());
     let mut statuses: Vec<(String, TestStatus)> = Vec::new();
     let mut passed = BTreeSet::new();
     if let Some(o) = &tests_out {
@@ -487,7 +639,6 @@ async fn steps(g: &Grading<'_>) -> Result<(Graded, String), GradeError> {
     let mut output = GradeOutput {
         patch_applied,
         timed_out,
-        empty_patch: empty,
         ..Default::default()
     };
     for t in task.fail_to_pass() {
@@ -509,27 +660,7 @@ async fn steps(g: &Grading<'_>) -> Result<(Graded, String), GradeError> {
         && !timed_out
         && output.fail_to_pass_failure.is_empty()
         && output.pass_to_pass_failure.is_empty();
-    output.test_exit_code = test_end.and_then(|e| e.trim().parse().ok());
-    let statuses: Statuses = statuses.into_iter().collect();
-    let mut logs = BTreeMap::from([
-        ("log".to_string(), stdout.clone()),
-        ("stdout".to_string(), stdout),
-        ("stderr".to_string(), stderr),
-        ("test_output".to_string(), tests_output),
-        ("apply_log".to_string(), apply_log),
-        ("parse_log".to_string(), parse_log),
-    ]);
-    if let Some(json) = parsed {
-        logs.insert("output_json".to_string(), json);
-    }
-    Ok((
-        Graded {
-            output,
-            statuses,
-            logs,
-        },
-        history_check,
-    ))
+    (output, statuses.into_iter().collect())
 }
 
 #[cfg(test)]
