@@ -121,7 +121,6 @@ const KNOWN_LONG: &[(&str, &str, usize, &str)] = &[
     ("commands/plan.rs", "plan", 166, "split pending"),
     ("datasets/brain_bench.rs", "read_file", 223, "split pending"),
     ("datasets/harbor.rs", "parse_config", 237, "split pending"),
-    ("datasets/harbor.rs", "task", 123, "split pending"),
     ("graph/report.rs", "report_inputs", 276, "split pending"),
     ("stages/solve/teams.rs", "run", 175, "split pending"),
     ("manifest/tree.rs", "load_inner", 171, "split pending"),
