@@ -126,9 +126,7 @@ const KNOWN_LONG: &[(&str, &str, usize, &str)] = &[
     ("manifest/tree.rs", "load_inner", 171, "split pending"),
     ("manifest/validate.rs", "dataset", 181, "split pending"),
     ("manifest/validate.rs", "harness", 239, "split pending"),
-    ("manifest/validate.rs", "manifest", 129, "split pending"),
     ("manifest/validate.rs", "stage", 268, "split pending"),
-    ("manifest/validate.rs", "stage_graph", 123, "split pending"),
     ("mine/detect.rs", "plan", 134, "split pending"),
     (
         "protocols/brain_bench.rs",
