@@ -157,7 +157,6 @@ const KNOWN_LONG: &[(&str, &str, usize, &str)] = &[
     ("report/markdown.rs", "render", 175, "split pending"),
     ("report/stats.rs", "team_statistics", 160, "split pending"),
     ("run/apply.rs", "apply", 184, "split pending"),
-    ("run/images.rs", "gc_images", 141, "split pending"),
     ("stages/harbor.rs", "grade", 129, "split pending"),
     ("stages/harbor.rs", "trial", 166, "split pending"),
     ("stages/solve/mod.rs", "run_command", 150, "split pending"),
