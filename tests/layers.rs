@@ -127,7 +127,6 @@ const KNOWN_LONG: &[(&str, &str, usize, &str)] = &[
     ("manifest/validate.rs", "dataset", 181, "split pending"),
     ("manifest/validate.rs", "harness", 239, "split pending"),
     ("manifest/validate.rs", "stage", 268, "split pending"),
-    ("mine/detect.rs", "plan", 134, "split pending"),
     (
         "protocols/brain_bench.rs",
         "steps",
