@@ -157,7 +157,6 @@ const KNOWN_LONG: &[(&str, &str, usize, &str)] = &[
     ("run/apply.rs", "apply", 184, "split pending"),
     ("stages/harbor.rs", "grade", 129, "split pending"),
     ("stages/harbor.rs", "trial", 166, "split pending"),
-    ("stages/solve/mod.rs", "run_command", 150, "split pending"),
 ];
 
 /// The longest a function may be without its doc comment saying why.
