@@ -153,7 +153,6 @@ const KNOWN_LONG: &[(&str, &str, usize, &str)] = &[
     ("report/frontier.rs", "extract_score", 164, "split pending"),
     ("report/html.rs", "render", 212, "split pending"),
     ("report/markdown.rs", "render", 175, "split pending"),
-    ("report/stats.rs", "team_statistics", 160, "split pending"),
     ("run/apply.rs", "apply", 184, "split pending"),
     ("stages/harbor.rs", "grade", 129, "split pending"),
     ("stages/harbor.rs", "trial", 166, "split pending"),
