@@ -150,7 +150,6 @@ const KNOWN_LONG: &[(&str, &str, usize, &str)] = &[
         305,
         "its steps and verdict, the skeleton's prologue and epilogue taken out; named steps pending",
     ),
-    ("report/frontier.rs", "extract_score", 164, "split pending"),
     ("report/html.rs", "render", 212, "split pending"),
     ("report/markdown.rs", "render", 175, "split pending"),
     ("run/apply.rs", "apply", 184, "split pending"),
