@@ -151,7 +151,6 @@ const KNOWN_LONG: &[(&str, &str, usize, &str)] = &[
         "its steps and verdict, the skeleton's prologue and epilogue taken out; named steps pending",
     ),
     ("report/html.rs", "render", 212, "split pending"),
-    ("report/markdown.rs", "render", 175, "split pending"),
     ("run/apply.rs", "apply", 184, "split pending"),
     ("stages/harbor.rs", "grade", 129, "split pending"),
     ("stages/harbor.rs", "trial", 166, "split pending"),
