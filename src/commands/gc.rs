@@ -9,7 +9,7 @@ use crate::cli::Cli;
 use crate::exit_codes;
 use crate::run;
 use crate::run::sequence::docker_runtime;
-use crate::store::{Store, StoreLock, default_store_path};
+use crate::store::{GcReport, Store, StoreLock, default_store_path};
 
 use super::load;
 
@@ -83,14 +83,34 @@ pub(super) fn gc(
     } else {
         None
     };
+    print_report(&report, image_report.as_ref(), &notes, delete, json);
+    Ok(
+        if image_report.as_ref().is_some_and(|i| !i.errors.is_empty()) {
+            exit_codes::ERROR
+        } else {
+            exit_codes::OK
+        },
+    )
+}
+
+/// Prints what `bench gc` removed (or, without `delete`, would remove): the store's records and
+/// blobs and, when images were collected, the images. With `json`, one JSON object on stdout;
+/// otherwise a line per image and totals, with `notes` and image errors on stderr.
+fn print_report(
+    report: &GcReport,
+    image_report: Option<&run::images::ImageGcReport>,
+    notes: &[String],
+    delete: bool,
+    json: bool,
+) {
     if json {
-        let mut v = serde_json::to_value(&report).expect("json");
-        if let Some(i) = &image_report {
+        let mut v = serde_json::to_value(report).expect("json");
+        if let Some(i) = image_report {
             v["images"] = serde_json::to_value(i).expect("json");
         }
         println!("{}", serde_json::to_string_pretty(&v).expect("json"));
     } else {
-        for n in &notes {
+        for n in notes {
             eprintln!("note: {n}");
         }
         let verb = if delete { "removed" } else { "would remove" };
@@ -103,7 +123,7 @@ pub(super) fn gc(
             report.kept_blobs
         );
         let mut images_pending = false;
-        if let Some(i) = &image_report {
+        if let Some(i) = image_report {
             for (kind, list) in [("built", &i.built), ("pulled", &i.pulled)] {
                 for img in list {
                     println!(
@@ -138,13 +158,6 @@ pub(super) fn gc(
             println!("dry run: pass --delete to remove them");
         }
     }
-    Ok(
-        if image_report.as_ref().is_some_and(|i| !i.errors.is_empty()) {
-            exit_codes::ERROR
-        } else {
-            exit_codes::OK
-        },
-    )
 }
 
 pub(super) fn short_id(id: &str) -> &str {

@@ -129,111 +129,128 @@ pub(super) fn plan(
             serde_json::to_string_pretty(&report).expect("plans serialize")
         );
     } else {
-        println!("plan for {} (store {})", m.name, store_root.display());
-        for s in &report.stages {
-            let approx = if s.estimated && s.to_run > 0 {
-                " (at most; depends on outcomes not known yet)"
-            } else if s.estimated && s.to_run == 0 && s.cached == 0 {
-                " (depends on upstream results)"
-            } else {
-                ""
-            };
-            let shared = if s.shared > 0 {
-                format!(" (+{} sharing a run)", s.shared)
-            } else {
-                String::new()
-            };
-            let remote = if report.remote.is_some() {
-                format!("   remote {:>6}", s.remote)
-            } else {
-                String::new()
-            };
-            println!(
-                "  {:<12} {:<7} to run {:>6}   cached {:>6}{remote}   orphaned {:>6}{shared}{approx}",
-                s.stage, s.kind, s.to_run, s.cached, s.orphaned
-            );
-        }
-        for note in report.remote.iter().flat_map(|r| r.notes()) {
-            println!("  {note}");
-        }
-        for r in &report.invalid_records {
-            println!("  note: record {r}; removed, its node will run");
-        }
-        for b in &report.bad_blobs {
-            println!("  note: {b}; the node that wrote it will run");
-        }
-        for d in &report.unavailable_datasets {
-            let pin = match m.datasets.get(d).map(|ds| &ds.source) {
-                Some(manifest::DatasetSource::Hub { repo, revision, .. }) => {
-                    format!(" ({repo}@{revision})")
-                }
-                _ => String::new(),
-            };
-            println!(
-                "  note: dataset `{d}`{pin} is not available on this machine; its sample cannot be computed (`bench tasks` or `bench apply` fetches it)"
-            );
-        }
-        for line in run::spend::render(&report.spend) {
-            println!("  {line}");
-        }
-        for line in report.power.iter().flat_map(run::PowerPlan::render) {
-            println!("  {line}");
-        }
-        if report.power.is_none() && (power.detect.is_some() || power.rate_given) {
-            println!(
-                "  note: no power figures: the report stage has no `baseline` to compare with"
-            );
-        }
-        for i in &report.agent_images {
-            let base = i.base.strip_prefix("sha256:").unwrap_or(&i.base);
-            println!(
-                "  agent image {} (harness `{}` on {}): {}",
-                i.image,
-                i.harness,
-                &base[..12.min(base.len())],
-                if i.exists { "exists" } else { "to build" }
-            );
-        }
-        for i in &report.images_to_pull {
-            match (&i.digest, &i.error) {
-                (_, Some(e)) => println!("  image to pull {}: {e}", i.image),
-                (Some(d), None) => println!(
-                    "  image to pull {} ({}, {})",
-                    i.image,
-                    d,
-                    i.compressed_bytes
-                        .map_or("size unknown".to_string(), |b| format!(
-                            "{} compressed",
-                            crate::backend::disk::human(b)
-                        ))
-                ),
-                (None, None) => println!("  image to pull {}", i.image),
-            }
-        }
-        if explain {
-            for e in &report.to_run {
-                println!("  + {}", e.address);
-                for r in &e.reasons {
-                    println!("      {r}");
-                }
-            }
-            for o in &report.orphaned {
-                println!("  - {o}: orphaned (`bench gc --delete` would remove it)");
-            }
-        }
-        let total: usize = report.stages.iter().map(|s| s.to_run).sum();
-        let served: usize = report.stages.iter().map(|s| s.remote).sum();
-        if total == 0 && served > 0 {
-            println!("nothing to run: everything is in the store or the remote cache");
-        } else if total == 0 {
-            println!("nothing to run: everything is in the store");
-        } else {
-            println!("{total} nodes to run");
-        }
+        print_plan(&report, m, store_root, explain, power);
     }
     Ok(if report.pending() {
         exit_codes::PENDING
     } else {
         exit_codes::OK
     })
+}
+
+/// Prints a plan as text: a line per stage with what it would run, what is cached (and served
+/// by the remote cache) and what is orphaned; then notes, spend, power and images; with
+/// `explain`, each node to run with its reasons and each orphaned record; last, the total.
+fn print_plan(
+    report: &run::PlanReport,
+    m: &manifest::Manifest,
+    store_root: &Path,
+    explain: bool,
+    power: run::PowerQuery,
+) {
+    println!("plan for {} (store {})", m.name, store_root.display());
+    for s in &report.stages {
+        let approx = if s.estimated && s.to_run > 0 {
+            " (at most; depends on outcomes not known yet)"
+        } else if s.estimated && s.to_run == 0 && s.cached == 0 {
+            " (depends on upstream results)"
+        } else {
+            ""
+        };
+        let shared = if s.shared > 0 {
+            format!(" (+{} sharing a run)", s.shared)
+        } else {
+            String::new()
+        };
+        let remote = if report.remote.is_some() {
+            format!("   remote {:>6}", s.remote)
+        } else {
+            String::new()
+        };
+        println!(
+            "  {:<12} {:<7} to run {:>6}   cached {:>6}{remote}   orphaned {:>6}{shared}{approx}",
+            s.stage, s.kind, s.to_run, s.cached, s.orphaned
+        );
+    }
+    for note in report.remote.iter().flat_map(|r| r.notes()) {
+        println!("  {note}");
+    }
+    for r in &report.invalid_records {
+        println!("  note: record {r}; removed, its node will run");
+    }
+    for b in &report.bad_blobs {
+        println!("  note: {b}; the node that wrote it will run");
+    }
+    for d in &report.unavailable_datasets {
+        let pin = match m.datasets.get(d).map(|ds| &ds.source) {
+            Some(manifest::DatasetSource::Hub { repo, revision, .. }) => {
+                format!(" ({repo}@{revision})")
+            }
+            _ => String::new(),
+        };
+        println!(
+            "  note: dataset `{d}`{pin} is not available on this machine; its sample cannot be computed (`bench tasks` or `bench apply` fetches it)"
+        );
+    }
+    for line in run::spend::render(&report.spend) {
+        println!("  {line}");
+    }
+    for line in report.power.iter().flat_map(run::PowerPlan::render) {
+        println!("  {line}");
+    }
+    if report.power.is_none() && (power.detect.is_some() || power.rate_given) {
+        println!("  note: no power figures: the report stage has no `baseline` to compare with");
+    }
+    print_images(report);
+    if explain {
+        for e in &report.to_run {
+            println!("  + {}", e.address);
+            for r in &e.reasons {
+                println!("      {r}");
+            }
+        }
+        for o in &report.orphaned {
+            println!("  - {o}: orphaned (`bench gc --delete` would remove it)");
+        }
+    }
+    let total: usize = report.stages.iter().map(|s| s.to_run).sum();
+    let served: usize = report.stages.iter().map(|s| s.remote).sum();
+    if total == 0 && served > 0 {
+        println!("nothing to run: everything is in the store or the remote cache");
+    } else if total == 0 {
+        println!("nothing to run: everything is in the store");
+    } else {
+        println!("{total} nodes to run");
+    }
+}
+
+/// Prints the agent images a plan would build (or finds) and the task images it would pull,
+/// with their compressed sizes or why the registry could not say.
+fn print_images(report: &run::PlanReport) {
+    for i in &report.agent_images {
+        let base = i.base.strip_prefix("sha256:").unwrap_or(&i.base);
+        println!(
+            "  agent image {} (harness `{}` on {}): {}",
+            i.image,
+            i.harness,
+            &base[..12.min(base.len())],
+            if i.exists { "exists" } else { "to build" }
+        );
+    }
+    for i in &report.images_to_pull {
+        match (&i.digest, &i.error) {
+            (_, Some(e)) => println!("  image to pull {}: {e}", i.image),
+            (Some(d), None) => println!(
+                "  image to pull {} ({}, {})",
+                i.image,
+                d,
+                i.compressed_bytes
+                    .map_or("size unknown".to_string(), |b| format!(
+                        "{} compressed",
+                        crate::backend::disk::human(b)
+                    ))
+            ),
+            (None, None) => println!("  image to pull {}", i.image),
+        }
+    }
 }

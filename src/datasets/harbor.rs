@@ -747,6 +747,38 @@ fn text_of(tree: &FileTree, path: &str) -> Option<String> {
         .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
 }
 
+/// A task's base and the working directory its Dockerfile sets last: the prebuilt
+/// `docker_image` when there is one, otherwise an image built from the tree's `environment`
+/// directory, starting from the images its Dockerfile (`dockerfile`, its text) names.
+fn base(
+    tree: &FileTree,
+    environment: &str,
+    docker_image: Option<&str>,
+    dockerfile: Option<&str>,
+) -> (TaskBase, Option<String>) {
+    match docker_image {
+        Some(image) => (
+            TaskBase::Image {
+                image: image.to_string(),
+                base_commit: String::new(),
+            },
+            None,
+        ),
+        None => {
+            let context = tarball(tree, environment).expect("has a Dockerfile");
+            let (from, workdir) = dockerfile_facts(dockerfile.unwrap_or(""));
+            (
+                TaskBase::Build {
+                    digest: crate::key::digest(&context),
+                    context: Arc::new(context),
+                    from,
+                },
+                workdir,
+            )
+        }
+    }
+}
+
 /// One task of the tree: the directory `dir` ("" for the root), shown as `shown` in errors.
 fn task(tree: &FileTree, dir: &str, name: &str, shown: &str) -> Result<Task, HarborError> {
     let at = |f: &str| {
@@ -797,27 +829,12 @@ fn task(tree: &FileTree, dir: &str, name: &str, shown: &str) -> Result<Task, Har
     let (Some(config), Some(instruction), true) = (config, instruction, problems.is_empty()) else {
         return Err(HarborError { problems });
     };
-    let (base, workdir) = match &config.environment.docker_image {
-        Some(image) => (
-            TaskBase::Image {
-                image: image.clone(),
-                base_commit: String::new(),
-            },
-            None,
-        ),
-        None => {
-            let context = tarball(tree, &at("environment")).expect("has a Dockerfile");
-            let (from, workdir) = dockerfile_facts(dockerfile.as_deref().unwrap_or(""));
-            (
-                TaskBase::Build {
-                    digest: crate::key::digest(&context),
-                    context: Arc::new(context),
-                    from,
-                },
-                workdir,
-            )
-        }
-    };
+    let (base, workdir) = base(
+        tree,
+        &at("environment"),
+        config.environment.docker_image.as_deref(),
+        dockerfile.as_deref(),
+    );
     let tests = Blob::new(tarball(tree, &at("tests")).expect("has tests/test.sh"));
     let solution = tree
         .contains_key(&at("solution/solve.sh"))

@@ -326,34 +326,7 @@ impl Validator<'_> {
         self.baselines(&stages, &known_teams);
         self.report_dirs(&stages);
         let pricing = self.pricing(pricing);
-        let prompts = prompts.unwrap_or(PromptsFile {
-            instruction: None,
-            review: None,
-            fix: None,
-            judge: None,
-        });
-        for (t, k, kind) in [
-            (
-                &prompts.instruction,
-                "instruction",
-                TemplateKind::Instruction,
-            ),
-            (&prompts.review, "review", TemplateKind::Review),
-            (&prompts.fix, "fix", TemplateKind::Fix),
-            (&prompts.judge, "judge", TemplateKind::Judge),
-        ] {
-            if let Some(t) = t {
-                self.template(t, kind, &["prompts", k]);
-            }
-        }
-        let prompts = Prompts {
-            instruction: prompts
-                .instruction
-                .unwrap_or_else(|| DEFAULT_INSTRUCTION.to_string()),
-            review: prompts.review.unwrap_or_else(|| DEFAULT_REVIEW.to_string()),
-            fix: prompts.fix.unwrap_or_else(|| DEFAULT_FIX.to_string()),
-            judge: prompts.judge.unwrap_or_else(|| DEFAULT_JUDGE.to_string()),
-        };
+        let prompts = self.prompts(prompts);
         let canonical = serde_json::to_vec(&resolved).expect("toml values serialize as JSON");
         let hash = blake3::hash(&canonical).to_hex().to_string();
         let files = (0..)
@@ -385,6 +358,39 @@ impl Validator<'_> {
             hash,
             files,
         })
+    }
+
+    /// The `[prompts]` table: each template given is checked for the variables its kind may
+    /// read (at `prompts.<kind>`), and each one not given is the default of its kind.
+    fn prompts(&mut self, prompts: Option<PromptsFile>) -> Prompts {
+        let prompts = prompts.unwrap_or(PromptsFile {
+            instruction: None,
+            review: None,
+            fix: None,
+            judge: None,
+        });
+        for (t, k, kind) in [
+            (
+                &prompts.instruction,
+                "instruction",
+                TemplateKind::Instruction,
+            ),
+            (&prompts.review, "review", TemplateKind::Review),
+            (&prompts.fix, "fix", TemplateKind::Fix),
+            (&prompts.judge, "judge", TemplateKind::Judge),
+        ] {
+            if let Some(t) = t {
+                self.template(t, kind, &["prompts", k]);
+            }
+        }
+        Prompts {
+            instruction: prompts
+                .instruction
+                .unwrap_or_else(|| DEFAULT_INSTRUCTION.to_string()),
+            review: prompts.review.unwrap_or_else(|| DEFAULT_REVIEW.to_string()),
+            fix: prompts.fix.unwrap_or_else(|| DEFAULT_FIX.to_string()),
+            judge: prompts.judge.unwrap_or_else(|| DEFAULT_JUDGE.to_string()),
+        }
     }
 
     fn backend(&mut self, b: Option<BackendFile>) -> Backend {
@@ -1915,34 +1921,7 @@ impl Validator<'_> {
                 );
             }
         }
-        // Kahn's algorithm with a sorted ready set: a deterministic topological order.
-        let mut indegree: BTreeMap<&str, usize> = stages.keys().map(|n| (n.as_str(), 0)).collect();
-        for s in stages.values() {
-            for n in &s.needs {
-                if stages.contains_key(n) {
-                    *indegree.get_mut(s.name.as_str()).expect("stage exists") += 1;
-                }
-            }
-        }
-        let mut ready: BTreeSet<&str> = indegree
-            .iter()
-            .filter(|(_, d)| **d == 0)
-            .map(|(n, _)| *n)
-            .collect();
-        let mut order = Vec::new();
-        while let Some(n) = ready.pop_first() {
-            order.push(n.to_string());
-            for s in stages.values() {
-                if s.needs.iter().any(|x| x == n) {
-                    let d = indegree.get_mut(s.name.as_str()).expect("stage exists");
-                    *d -= 1;
-                    if *d == 0 {
-                        ready.insert(s.name.as_str());
-                    }
-                }
-            }
-        }
-        order
+        topological_order(stages)
     }
 
     /// A report's baseline must be a team that its upstream solve stages run. The help names only
@@ -2092,6 +2071,39 @@ impl Validator<'_> {
             );
         }
     }
+}
+
+/// The stages in a topological order of their `needs` (references to unknown stages left out):
+/// Kahn's algorithm with a sorted ready set, so the order is deterministic, ties broken by name.
+/// Stages on a cycle, and those downstream of one, never become ready and are left out.
+fn topological_order(stages: &BTreeMap<String, Stage>) -> Vec<String> {
+    let mut indegree: BTreeMap<&str, usize> = stages.keys().map(|n| (n.as_str(), 0)).collect();
+    for s in stages.values() {
+        for n in &s.needs {
+            if stages.contains_key(n) {
+                *indegree.get_mut(s.name.as_str()).expect("stage exists") += 1;
+            }
+        }
+    }
+    let mut ready: BTreeSet<&str> = indegree
+        .iter()
+        .filter(|(_, d)| **d == 0)
+        .map(|(n, _)| *n)
+        .collect();
+    let mut order = Vec::new();
+    while let Some(n) = ready.pop_first() {
+        order.push(n.to_string());
+        for s in stages.values() {
+            if s.needs.iter().any(|x| x == n) {
+                let d = indegree.get_mut(s.name.as_str()).expect("stage exists");
+                *d -= 1;
+                if *d == 0 {
+                    ready.insert(s.name.as_str());
+                }
+            }
+        }
+    }
+    order
 }
 
 /// `path` with `.` and `dir/..` removed, without touching the filesystem (the directory may

@@ -158,6 +158,84 @@ fn repo_configures_pytest(repo: &Repo, commit: &str, paths: &[String]) -> bool {
         || contains("tox.ini", "[pytest]")
 }
 
+/// The text of the file `path` of `repo` at `commit`, decoded lossily; empty when it has none.
+fn text_at(repo: &Repo, commit: &str, path: &str) -> String {
+    repo.file(commit, path)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default()
+}
+
+/// How to run the Python test files `files`: with pytest when one of them imports it or the
+/// repository configures it (`paths`, its files at `commit`), otherwise with unittest, whose
+/// module names must then be dotted names. `Err` says why unittest cannot import one.
+fn python_plan(
+    repo: &Repo,
+    commit: &str,
+    paths: &[String],
+    files: &[&str],
+) -> Result<TestPlan, String> {
+    let imports_pytest = files.iter().any(|f| {
+        let text = text_at(repo, commit, f);
+        text.lines().any(|l| {
+            let l = l.trim_start();
+            l.starts_with("import pytest") || l.starts_with("from pytest")
+        })
+    });
+    if imports_pytest || repo_configures_pytest(repo, commit, paths) {
+        Ok(TestPlan {
+            framework: Framework::Pytest,
+            test_cmd: format!(
+                "python3 -m pytest -rA -p no:cacheprovider {}",
+                files.iter().map(|f| quote(f)).collect::<Vec<_>>().join(" ")
+            ),
+        })
+    } else {
+        let modules: Vec<String> = files
+            .iter()
+            .map(|f| f.trim_end_matches(".py").replace('/', "."))
+            .collect();
+        if let Some(bad) = modules.iter().find(|m| {
+            !m.split('.')
+                .all(|p| !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '_'))
+        }) {
+            return Err(format!(
+                "test module `{bad}` is not importable by unittest (its path is not a dotted module name)"
+            ));
+        }
+        Ok(TestPlan {
+            framework: Framework::Unittest,
+            test_cmd: format!("python3 -m unittest -v {}", modules.join(" ")),
+        })
+    }
+}
+
+/// How to run the Rust integration-test files `files`: one `cargo test --test NAME` each, with
+/// the `--manifest-path` of the crate whose `tests/` directory holds it, sorted and joined.
+fn rust_plan(files: &[&str]) -> TestPlan {
+    let mut cmds = Vec::new();
+    for f in files {
+        let (dir, name) = f
+            .rsplit_once("/tests/")
+            .map_or_else(|| ("", f.trim_start_matches("tests/")), |(d, n)| (d, n));
+        let name = name.trim_end_matches(".rs");
+        let manifest = if dir.is_empty() {
+            String::new()
+        } else {
+            format!(" --manifest-path {}", quote(&format!("{dir}/Cargo.toml")))
+        };
+        cmds.push(format!(
+            "cargo test --offline{manifest} --test {}",
+            quote(name)
+        ));
+    }
+    cmds.sort();
+    cmds.dedup();
+    TestPlan {
+        framework: Framework::CargoTest,
+        test_cmd: cmds.join(" ; "),
+    }
+}
+
 /// How to run the test files `tests` (changed by the fix) of `repo` at `commit` (the fix):
 /// `Err` says why they cannot be run.
 pub fn plan(repo: &Repo, commit: &str, tests: &[String]) -> Result<TestPlan, String> {
@@ -185,48 +263,9 @@ pub fn plan(repo: &Repo, commit: &str, tests: &[String]) -> Result<TestPlan, Str
         ));
     }
     let paths = repo.paths(commit).map_err(|e| e.to_string())?;
-    let read = |p: &str| {
-        repo.file(commit, p)
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .unwrap_or_default()
-    };
+    let read = |p: &str| text_at(repo, commit, p);
     let plan = match lang {
-        Lang::Python => {
-            let imports_pytest = files.iter().any(|f| {
-                let text = read(f);
-                text.lines().any(|l| {
-                    let l = l.trim_start();
-                    l.starts_with("import pytest") || l.starts_with("from pytest")
-                })
-            });
-            if imports_pytest || repo_configures_pytest(repo, commit, &paths) {
-                TestPlan {
-                    framework: Framework::Pytest,
-                    test_cmd: format!(
-                        "python3 -m pytest -rA -p no:cacheprovider {}",
-                        files.iter().map(|f| quote(f)).collect::<Vec<_>>().join(" ")
-                    ),
-                }
-            } else {
-                let modules: Vec<String> = files
-                    .iter()
-                    .map(|f| f.trim_end_matches(".py").replace('/', "."))
-                    .collect();
-                if let Some(bad) = modules.iter().find(|m| {
-                    !m.split('.').all(|p| {
-                        !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '_')
-                    })
-                }) {
-                    return Err(format!(
-                        "test module `{bad}` is not importable by unittest (its path is not a dotted module name)"
-                    ));
-                }
-                TestPlan {
-                    framework: Framework::Unittest,
-                    test_cmd: format!("python3 -m unittest -v {}", modules.join(" ")),
-                }
-            }
-        }
+        Lang::Python => python_plan(repo, commit, &paths, &files)?,
         Lang::Go => {
             let mut pkgs: Vec<String> = files
                 .iter()
@@ -245,30 +284,7 @@ pub fn plan(repo: &Repo, commit: &str, tests: &[String]) -> Result<TestPlan, Str
                 ),
             }
         }
-        Lang::Rust => {
-            let mut cmds = Vec::new();
-            for f in &files {
-                let (dir, name) = f
-                    .rsplit_once("/tests/")
-                    .map_or_else(|| ("", f.trim_start_matches("tests/")), |(d, n)| (d, n));
-                let name = name.trim_end_matches(".rs");
-                let manifest = if dir.is_empty() {
-                    String::new()
-                } else {
-                    format!(" --manifest-path {}", quote(&format!("{dir}/Cargo.toml")))
-                };
-                cmds.push(format!(
-                    "cargo test --offline{manifest} --test {}",
-                    quote(name)
-                ));
-            }
-            cmds.sort();
-            cmds.dedup();
-            TestPlan {
-                framework: Framework::CargoTest,
-                test_cmd: cmds.join(" ; "),
-            }
-        }
+        Lang::Rust => rust_plan(&files),
         Lang::Js => {
             let node_test = files.iter().any(|f| read(f).contains("node:test"));
             let jest = paths.iter().any(|p| p == "package.json")

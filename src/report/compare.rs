@@ -167,8 +167,9 @@ fn paired(
     (wins, losses, clustered_mean(&diffs, clusters))
 }
 
-/// Compares experiments on the tasks they share.
-pub fn compare(experiments: &[Experiment]) -> Comparison {
+/// The tasks common to every experiment: each experiment's common tasks (those with a valid
+/// result for each of its teams), intersected; empty without experiments.
+fn common_tasks(experiments: &[Experiment]) -> BTreeSet<String> {
     // Tasks common within each experiment, then across all of them.
     let mut common: Option<BTreeSet<String>> = None;
     for e in experiments {
@@ -186,7 +187,12 @@ pub fn compare(experiments: &[Experiment]) -> Comparison {
             Some(c) => c.intersection(&tasks).cloned().collect(),
         });
     }
-    let common = common.unwrap_or_default();
+    common.unwrap_or_default()
+}
+
+/// The flattened manifest fields whose values are not the same in every experiment, in field
+/// order, each with its value per experiment.
+fn differences(experiments: &[Experiment]) -> Vec<Difference> {
     let mut flat: Vec<BTreeMap<String, String>> = Vec::new();
     for e in experiments {
         let mut f = BTreeMap::new();
@@ -194,7 +200,7 @@ pub fn compare(experiments: &[Experiment]) -> Comparison {
         flat.push(f);
     }
     let fields: BTreeSet<&String> = flat.iter().flat_map(|f| f.keys()).collect();
-    let differences = fields
+    fields
         .into_iter()
         .filter_map(|k| {
             let values: Vec<Option<String>> = flat.iter().map(|f| f.get(k).cloned()).collect();
@@ -203,7 +209,13 @@ pub fn compare(experiments: &[Experiment]) -> Comparison {
                 values,
             })
         })
-        .collect();
+        .collect()
+}
+
+/// Compares experiments on the tasks they share.
+pub fn compare(experiments: &[Experiment]) -> Comparison {
+    let common = common_tasks(experiments);
+    let differences = differences(experiments);
     let mut summaries: Vec<Vec<TeamSummary>> = Vec::new();
     let mut resolved: Vec<BTreeMap<(String, String), bool>> = Vec::new();
     for e in experiments {

@@ -125,65 +125,10 @@ pub fn extract_score(r: &Value, task: &str, ssim_threshold: f64) -> (f64, Option
         .get("subscores")
         .and_then(Value::as_array)
         .map_or(&[], |v| v.as_slice());
-    let positive = |x: f64| {
-        if raw > 0.0 {
-            (1.0, Some(x))
-        } else {
-            (0.0, None)
-        }
-    };
     match task {
-        "git-to-zig"
-        | "dart-style-haskell"
-        | "lua-native-compiler"
-        | "libexpat-to-x86asm"
-        | "postgres-sqlite-wire-adapter" => {
-            if task == "lua-native-compiler" {
-                for s in subscores {
-                    if s.get("subtask").and_then(Value::as_str) == Some("test_pass_rate")
-                        && let Some(v) = num(s.get("score"))
-                        && v > 0.0
-                    {
-                        return (v, None);
-                    }
-                }
-                if let Some(p) = num(ad.get("tests_passed"))
-                    && p > 0.0
-                {
-                    let total = num(ad.get("tests_total"))
-                        .filter(|t| *t > 1.0)
-                        .unwrap_or(1.0);
-                    return (p / total, None);
-                }
-            }
-            if task == "libexpat-to-x86asm" {
-                let Some(modules) = ad.get("modules").and_then(Value::as_object) else {
-                    return (0.0, None);
-                };
-                if modules.is_empty() {
-                    return (0.0, None);
-                }
-                let total_w: f64 = LIBEXPAT_WEIGHTS.iter().map(|(_, w)| w).sum();
-                let mut weighted = 0.0;
-                for (m, w) in LIBEXPAT_WEIGHTS {
-                    if w == 0.0 {
-                        continue;
-                    }
-                    let st = modules.get(m);
-                    let total = num(st.and_then(|s| s.get("total"))).unwrap_or(0.0);
-                    let passed = num(st.and_then(|s| s.get("passed"))).unwrap_or(0.0);
-                    if total > 0.0 {
-                        weighted += passed / total * w;
-                    }
-                }
-                let perf = subscores
-                    .get(1)
-                    .and_then(|s| num(s.get("score")))
-                    .unwrap_or(0.0);
-                return (weighted / total_w, Some(perf));
-            }
-            (raw, None)
-        }
+        "git-to-zig" | "dart-style-haskell" | "postgres-sqlite-wire-adapter" => (raw, None),
+        "lua-native-compiler" => lua_native_compiler(ad, subscores).unwrap_or((raw, None)),
+        "libexpat-to-x86asm" => libexpat_to_x86asm(ad, subscores),
         "ffmpeg-swscale-rewrite" => {
             let passed = match ad.get("correctness_passed") {
                 Some(Value::Number(n)) => n.as_f64().unwrap_or(0.0),
@@ -224,32 +169,7 @@ pub fn extract_score(r: &Value, task: &str, ssim_threshold: f64) -> (f64, Option
             }
             None => positive(raw),
         },
-        "modular-stack-wan21" => {
-            for s in subscores {
-                let name = s
-                    .get("subtask")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_lowercase();
-                if name.contains("correctness") {
-                    let c = num(s.get("score")).unwrap_or(0.0);
-                    if c > 0.0 {
-                        return if c >= 1.0 && raw > 0.0 {
-                            (c, Some(raw))
-                        } else {
-                            (c, None)
-                        };
-                    }
-                }
-            }
-            if let Some(reason) = r.get("reason").and_then(Value::as_str)
-                && let Some((n, d)) = first_fraction(reason)
-                && d != 0.0
-            {
-                return (n / d, None);
-            }
-            positive(raw)
-        }
+        "modular-stack-wan21" => modular_stack_wan21(r, subscores, raw),
         "inference-system-optimization" => match ad.get("correctness").filter(|c| c.is_object()) {
             Some(c) => {
                 if num(c.get("token_match_rate")).unwrap_or(0.0) >= 0.95 {
@@ -274,6 +194,95 @@ pub fn extract_score(r: &Value, task: &str, ssim_threshold: f64) -> (f64, Option
         // ML research (pcqm4mv2-autoresearch, frogsgame-rl) and anything else.
         _ => (raw, None),
     }
+}
+
+/// All or nothing: solved (1.0) with the raw reward as its speedup when `raw` is positive.
+fn positive(raw: f64) -> (f64, Option<f64>) {
+    if raw > 0.0 {
+        (1.0, Some(raw))
+    } else {
+        (0.0, None)
+    }
+}
+
+/// lua-native-compiler's correctness: the `test_pass_rate` subscore when positive, else the
+/// share of `tests_passed` in `tests_total` when any passed; `None` leaves it to the raw reward.
+fn lua_native_compiler(ad: &Value, subscores: &[Value]) -> Option<(f64, Option<f64>)> {
+    for s in subscores {
+        if s.get("subtask").and_then(Value::as_str) == Some("test_pass_rate")
+            && let Some(v) = num(s.get("score"))
+            && v > 0.0
+        {
+            return Some((v, None));
+        }
+    }
+    if let Some(p) = num(ad.get("tests_passed"))
+        && p > 0.0
+    {
+        let total = num(ad.get("tests_total"))
+            .filter(|t| *t > 1.0)
+            .unwrap_or(1.0);
+        return Some((p / total, None));
+    }
+    None
+}
+
+/// libexpat-to-x86asm: the passed share of each module's tests, weighted by
+/// [`LIBEXPAT_WEIGHTS`], and the second subscore as its speedup; 0 without modules.
+fn libexpat_to_x86asm(ad: &Value, subscores: &[Value]) -> (f64, Option<f64>) {
+    let Some(modules) = ad.get("modules").and_then(Value::as_object) else {
+        return (0.0, None);
+    };
+    if modules.is_empty() {
+        return (0.0, None);
+    }
+    let total_w: f64 = LIBEXPAT_WEIGHTS.iter().map(|(_, w)| w).sum();
+    let mut weighted = 0.0;
+    for (m, w) in LIBEXPAT_WEIGHTS {
+        if w == 0.0 {
+            continue;
+        }
+        let st = modules.get(m);
+        let total = num(st.and_then(|s| s.get("total"))).unwrap_or(0.0);
+        let passed = num(st.and_then(|s| s.get("passed"))).unwrap_or(0.0);
+        if total > 0.0 {
+            weighted += passed / total * w;
+        }
+    }
+    let perf = subscores
+        .get(1)
+        .and_then(|s| num(s.get("score")))
+        .unwrap_or(0.0);
+    (weighted / total_w, Some(perf))
+}
+
+/// modular-stack-wan21: the first positive correctness subscore (with the raw reward as its
+/// speedup once fully correct), else the first `N/D` of the reason, else all or nothing.
+fn modular_stack_wan21(r: &Value, subscores: &[Value], raw: f64) -> (f64, Option<f64>) {
+    for s in subscores {
+        let name = s
+            .get("subtask")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_lowercase();
+        if name.contains("correctness") {
+            let c = num(s.get("score")).unwrap_or(0.0);
+            if c > 0.0 {
+                return if c >= 1.0 && raw > 0.0 {
+                    (c, Some(raw))
+                } else {
+                    (c, None)
+                };
+            }
+        }
+    }
+    if let Some(reason) = r.get("reason").and_then(Value::as_str)
+        && let Some((n, d)) = first_fraction(reason)
+        && d != 0.0
+    {
+        return (n / d, None);
+    }
+    positive(raw)
 }
 
 /// The first `N/D` in a string (digits only).

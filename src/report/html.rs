@@ -426,49 +426,7 @@ pub fn render(
     if let Some(d) = &doc.description {
         let _ = writeln!(h, "<p>{}</p>", esc(d));
     }
-    let _ = write!(h, "<table class=\"meta\">");
-    let network: Vec<(String, String)> = doc
-        .network
-        .iter()
-        .map(|(phase, policy)| (format!("network ({phase})"), policy.clone()))
-        .collect();
-    for (k, v) in [
-        ("bench version".to_string(), doc.bench_version.clone()),
-        ("backend".to_string(), doc.backend.clone()),
-    ]
-    .into_iter()
-    .chain(network)
-    .chain([
-        ("dataset (revision)".to_string(), doc.datasets.join(", ")),
-        (
-            "contamination cutoff (since)".to_string(),
-            doc.since.clone().unwrap_or_else(|| "none".into()),
-        ),
-        (
-            "baseline".to_string(),
-            doc.baseline.clone().unwrap_or_else(|| "none".into()),
-        ),
-        (
-            "common tasks".to_string(),
-            format!(
-                "{} ({} excluded)",
-                doc.common_tasks.len(),
-                doc.excluded_tasks.len()
-            ),
-        ),
-        (
-            "gold check".to_string(),
-            format!(
-                "{} of {} valid{}",
-                doc.gold.valid.len(),
-                doc.gold.tasks,
-                doc.gold.failed_lists(),
-            ),
-        ),
-    ]) {
-        let _ = write!(h, "<tr><td>{}</td><td>{}</td></tr>", esc(&k), esc(&v));
-    }
-    h.push_str("</table>\n");
+    meta_table(&mut h, doc);
     let failures = doc.gold.failures();
     if !failures.is_empty() {
         h.push_str("<p>Why the gold check failed:</p>\n<ul>");
@@ -517,20 +475,7 @@ pub fn render(
     }
     h.push_str("<h2>Quality and cost</h2>\n<p class=\"note\">Filled points marked ★ are on the frontier: no other team is both cheaper (or as cheap) and better (or as good).</p>\n");
     h.push_str(&frontier_chart(doc));
-    h.push_str("\n<table><tr><th>team</th><th>mean cost</th><th>median cost (priced runs only)</th><th>cost per resolved</th><th>priced runs</th><th>median wall time</th></tr>\n");
-    for t in &doc.teams {
-        let _ = writeln!(
-            h,
-            "<tr><td>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td></tr>",
-            esc(&t.name),
-            esc(&cost_cell(t, t.cost.mean_usd)),
-            esc(&usd(t.cost.median_usd, false)),
-            esc(&cost_cell(t, t.cost.per_resolved_usd)),
-            esc(&priced_cell(t)),
-            esc(&secs(t.wall_time_median_s))
-        );
-    }
-    h.push_str("</table>\n");
+    cost_table(&mut h, doc);
     if let Some(table) = replicates_table(doc) {
         h.push_str("<h2>Replicates</h2>\n");
         h.push_str(&table.html());
@@ -547,6 +492,109 @@ pub fn render(
         h.push_str("<h2>By repository</h2>\n");
         h.push_str(&breakdown_table("repository", &doc.by_repo, &doc.teams).html());
     }
+    left_out_lists(&mut h, doc);
+    if !doc.resolutions.is_empty() {
+        h.push_str("<h2>Resolution (SWE-bench)</h2>\n<table><tr><th>team</th><th>FULL</th><th>PARTIAL</th><th>NO</th></tr>\n");
+        for t in &doc.teams {
+            let [full, partial, no] = crate::report::document::resolution_counts(doc, &t.name);
+            let _ = writeln!(
+                h,
+                "<tr><td>{}</td><td>{full}</td><td>{partial}</td><td>{no}</td></tr>",
+                esc(&t.name)
+            );
+        }
+        h.push_str("</table>\n");
+    }
+    h.push_str("<h2>Per task</h2>\n<table><tr><th>task</th>");
+    for t in &doc.teams {
+        let _ = write!(h, "<th>{}</th>", esc(&t.name));
+    }
+    h.push_str("</tr>\n");
+    for (task, cells) in per_task {
+        let _ = write!(h, "<tr><td>{}</td>", esc(task));
+        for t in &doc.teams {
+            let _ = write!(
+                h,
+                "<td>{}</td>",
+                esc(cells.get(&t.name).map_or("", String::as_str))
+            );
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str("</table>\n</body></html>\n");
+    h
+}
+
+/// The table of what the numbers rest on: version, backend, network, datasets, cutoff,
+/// baseline, the common tasks (and how many were excluded) and the gold check.
+fn meta_table(h: &mut String, doc: &ReportDocument) {
+    let _ = write!(h, "<table class=\"meta\">");
+    let network: Vec<(String, String)> = doc
+        .network
+        .iter()
+        .map(|(phase, policy)| (format!("network ({phase})"), policy.clone()))
+        .collect();
+    for (k, v) in [
+        ("bench version".to_string(), doc.bench_version.clone()),
+        ("backend".to_string(), doc.backend.clone()),
+    ]
+    .into_iter()
+    .chain(network)
+    .chain([
+        ("dataset (revision)".to_string(), doc.datasets.join(", ")),
+        (
+            "contamination cutoff (since)".to_string(),
+            doc.since.clone().unwrap_or_else(|| "none".into()),
+        ),
+        (
+            "baseline".to_string(),
+            doc.baseline.clone().unwrap_or_else(|| "none".into()),
+        ),
+        (
+            "common tasks".to_string(),
+            format!(
+                "{} ({} excluded)",
+                doc.common_tasks.len(),
+                doc.excluded_tasks.len()
+            ),
+        ),
+        (
+            "gold check".to_string(),
+            format!(
+                "{} of {} valid{}",
+                doc.gold.valid.len(),
+                doc.gold.tasks,
+                doc.gold.failed_lists(),
+            ),
+        ),
+    ]) {
+        let _ = write!(h, "<tr><td>{}</td><td>{}</td></tr>", esc(&k), esc(&v));
+    }
+    h.push_str("</table>\n");
+}
+
+/// The cost table: per team the mean, median and per-resolved cost, the priced runs and the
+/// median wall time.
+fn cost_table(h: &mut String, doc: &ReportDocument) {
+    h.push_str("\n<table><tr><th>team</th><th>mean cost</th><th>median cost (priced runs only)</th><th>cost per resolved</th><th>priced runs</th><th>median wall time</th></tr>\n");
+    for t in &doc.teams {
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td><td class=n>{}</td></tr>",
+            esc(&t.name),
+            esc(&cost_cell(t, t.cost.mean_usd)),
+            esc(&usd(t.cost.median_usd, false)),
+            esc(&cost_cell(t, t.cost.per_resolved_usd)),
+            esc(&priced_cell(t)),
+            esc(&secs(t.wall_time_median_s))
+        );
+    }
+    h.push_str("</table>\n");
+}
+
+/// The pairs left out of the numbers, a titled list each when not empty: errored (with why),
+/// not run, missing, and the audit flags raised on trajectories.
+fn left_out_lists(h: &mut String, doc: &ReportDocument) {
     let lists = [
         (
             "Errored pairs",
@@ -593,34 +641,4 @@ pub fn render(
         }
         h.push_str("</ul>\n");
     }
-    if !doc.resolutions.is_empty() {
-        h.push_str("<h2>Resolution (SWE-bench)</h2>\n<table><tr><th>team</th><th>FULL</th><th>PARTIAL</th><th>NO</th></tr>\n");
-        for t in &doc.teams {
-            let [full, partial, no] = crate::report::document::resolution_counts(doc, &t.name);
-            let _ = writeln!(
-                h,
-                "<tr><td>{}</td><td>{full}</td><td>{partial}</td><td>{no}</td></tr>",
-                esc(&t.name)
-            );
-        }
-        h.push_str("</table>\n");
-    }
-    h.push_str("<h2>Per task</h2>\n<table><tr><th>task</th>");
-    for t in &doc.teams {
-        let _ = write!(h, "<th>{}</th>", esc(&t.name));
-    }
-    h.push_str("</tr>\n");
-    for (task, cells) in per_task {
-        let _ = write!(h, "<tr><td>{}</td>", esc(task));
-        for t in &doc.teams {
-            let _ = write!(
-                h,
-                "<td>{}</td>",
-                esc(cells.get(&t.name).map_or("", String::as_str))
-            );
-        }
-        h.push_str("</tr>\n");
-    }
-    h.push_str("</table>\n</body></html>\n");
-    h
 }

@@ -351,7 +351,7 @@ pub fn replicates_table(doc: &ReportDocument) -> Option<Table> {
     (!table.rows.is_empty()).then_some(table)
 }
 
-/// Renders `report.md`. `per_task` is task -> team -> cell (first replicate).
+/// A number to four decimals, `–` when unknown.
 fn num(x: Option<f64>) -> String {
     x.map_or_else(|| "–".to_string(), |v| format!("{v:.4}"))
 }
@@ -483,52 +483,13 @@ pub fn scores_html(doc: &ReportDocument) -> String {
     html
 }
 
+/// Renders `report.md`. `per_task` is task -> team -> cell (first replicate).
 pub fn render(
     doc: &ReportDocument,
     per_task: &BTreeMap<String, BTreeMap<String, String>>,
 ) -> String {
     let mut md = String::new();
-    let _ = writeln!(md, "# {}\n", doc.manifest);
-    if let Some(d) = &doc.description {
-        let _ = writeln!(md, "{d}\n");
-    }
-    let _ = writeln!(md, "| | |\n|---|---|");
-    let _ = writeln!(md, "| bench version | {} |", doc.bench_version);
-    let _ = writeln!(md, "| backend | `{}` |", doc.backend);
-    for (phase, policy) in &doc.network {
-        let _ = writeln!(md, "| network ({phase}) | {policy} |");
-    }
-    let _ = writeln!(
-        md,
-        "| dataset (revision) | {} |",
-        if doc.datasets.is_empty() {
-            "none".to_string()
-        } else {
-            doc.datasets.join(", ")
-        }
-    );
-    let _ = writeln!(
-        md,
-        "| contamination cutoff (since) | {} |",
-        doc.since.as_deref().unwrap_or("none")
-    );
-    let _ = writeln!(
-        md,
-        "| baseline | {} |",
-        doc.baseline.as_deref().unwrap_or("none")
-    );
-    let _ = writeln!(
-        md,
-        "| errored pairs | {} |\n",
-        if doc.count_errors_as_failures {
-            "counted as unresolved"
-        } else {
-            "excluded (their task leaves every team's numbers)"
-        }
-    );
-    if let Some(w) = doc.empty_warning() {
-        let _ = writeln!(md, "**Warning: {w}.**\n");
-    }
+    header(&mut md, doc);
     if doc.gold.tasks > 0 {
         let _ = writeln!(
             md,
@@ -569,35 +530,7 @@ pub fn render(
         }
     }
     scores(&mut md, doc);
-    let _ = writeln!(md, "\n## Cost and time\n");
-    let _ = writeln!(
-        md,
-        "| team | mean cost | median cost (priced runs only) | cost per resolved | priced runs | median wall time |"
-    );
-    let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|");
-    for t in &doc.teams {
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} | {} | {} | {} |",
-            t.name,
-            cost_cell(t, t.cost.mean_usd),
-            usd(t.cost.median_usd, false),
-            cost_cell(t, t.cost.per_resolved_usd),
-            priced_cell(t),
-            secs(t.wall_time_median_s),
-        );
-    }
-    if doc
-        .teams
-        .iter()
-        .any(|t| t.cost.lower_bound && known_mean_cost(t).is_some())
-    {
-        let _ = writeln!(
-            md,
-            "\n≥: some runs have an unknown cost (unpriced, timed out or crashed), so the mean and \
-             the cost per resolved are lower bounds; the median is over priced runs only."
-        );
-    }
+    cost_and_time(&mut md, doc);
     if let Some(table) = replicates_table(doc) {
         let _ = writeln!(md, "\n## Replicates\n");
         md.push_str(&table.markdown());
@@ -611,30 +544,7 @@ pub fn render(
         md.push_str(&breakdown_table(title, groups, &doc.teams).markdown());
     }
     errored(&mut md, doc);
-    if !doc.not_run.is_empty() {
-        let _ = writeln!(md, "\nNot run (excluded):\n");
-        for e in &doc.not_run {
-            let _ = writeln!(md, "- {}", not_run_line(e));
-        }
-    }
-    if !doc.missing.is_empty() {
-        let _ = writeln!(md, "\nMissing (excluded):\n");
-        for e in &doc.missing {
-            let _ = writeln!(md, "- {} × {}", e.task, e.team);
-        }
-    }
-    if !doc.audit.is_empty() {
-        let _ = writeln!(md, "\nAudit flags:\n");
-        for a in &doc.audit {
-            for f in &a.flags {
-                let _ = writeln!(
-                    md,
-                    "- {} × {} (replicate {}): `{}` {}",
-                    a.task, a.team, a.replicate, f.path, f.reason
-                );
-            }
-        }
-    }
+    excluded(&mut md, doc);
     if !doc.resolutions.is_empty() {
         // SWE-bench's three-way status, first replicates (PARTIAL counts as unresolved).
         let _ = writeln!(md, "\n## Resolution (SWE-bench)\n");
@@ -685,6 +595,116 @@ pub fn breakdown_table(
 /// What the reruns section says first.
 const RERUNS_NOTE: &str = "Pairs run again by `bench apply --rerun`: the latest attempt counts in \
      every figure above. Beside it, what the first attempts gave (over each team's graded pairs).";
+
+/// The title, the description and the table of what the numbers rest on (version, backend,
+/// network, datasets, cutoff, baseline, how errored pairs count), then the warning of an empty
+/// report.
+fn header(md: &mut String, doc: &ReportDocument) {
+    let _ = writeln!(md, "# {}\n", doc.manifest);
+    if let Some(d) = &doc.description {
+        let _ = writeln!(md, "{d}\n");
+    }
+    let _ = writeln!(md, "| | |\n|---|---|");
+    let _ = writeln!(md, "| bench version | {} |", doc.bench_version);
+    let _ = writeln!(md, "| backend | `{}` |", doc.backend);
+    for (phase, policy) in &doc.network {
+        let _ = writeln!(md, "| network ({phase}) | {policy} |");
+    }
+    let _ = writeln!(
+        md,
+        "| dataset (revision) | {} |",
+        if doc.datasets.is_empty() {
+            "none".to_string()
+        } else {
+            doc.datasets.join(", ")
+        }
+    );
+    let _ = writeln!(
+        md,
+        "| contamination cutoff (since) | {} |",
+        doc.since.as_deref().unwrap_or("none")
+    );
+    let _ = writeln!(
+        md,
+        "| baseline | {} |",
+        doc.baseline.as_deref().unwrap_or("none")
+    );
+    let _ = writeln!(
+        md,
+        "| errored pairs | {} |\n",
+        if doc.count_errors_as_failures {
+            "counted as unresolved"
+        } else {
+            "excluded (their task leaves every team's numbers)"
+        }
+    );
+    if let Some(w) = doc.empty_warning() {
+        let _ = writeln!(md, "**Warning: {w}.**\n");
+    }
+}
+
+/// The cost and time section: per team the mean, median and per-resolved cost, the priced runs
+/// and the median wall time, with a note when unknown costs make the figures lower bounds.
+fn cost_and_time(md: &mut String, doc: &ReportDocument) {
+    let _ = writeln!(md, "\n## Cost and time\n");
+    let _ = writeln!(
+        md,
+        "| team | mean cost | median cost (priced runs only) | cost per resolved | priced runs | median wall time |"
+    );
+    let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|");
+    for t in &doc.teams {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} |",
+            t.name,
+            cost_cell(t, t.cost.mean_usd),
+            usd(t.cost.median_usd, false),
+            cost_cell(t, t.cost.per_resolved_usd),
+            priced_cell(t),
+            secs(t.wall_time_median_s),
+        );
+    }
+    if doc
+        .teams
+        .iter()
+        .any(|t| t.cost.lower_bound && known_mean_cost(t).is_some())
+    {
+        let _ = writeln!(
+            md,
+            "\n≥: some runs have an unknown cost (unpriced, timed out or crashed), so the mean and \
+             the cost per resolved are lower bounds; the median is over priced runs only."
+        );
+    }
+}
+
+/// The pairs left out besides the errored ones: those not run and those missing, then the
+/// audit flags raised on trajectories.
+fn excluded(md: &mut String, doc: &ReportDocument) {
+    if !doc.not_run.is_empty() {
+        let _ = writeln!(md, "\nNot run (excluded):\n");
+        for e in &doc.not_run {
+            let _ = writeln!(md, "- {}", not_run_line(e));
+        }
+    }
+    if !doc.missing.is_empty() {
+        let _ = writeln!(md, "\nMissing (excluded):\n");
+        for e in &doc.missing {
+            let _ = writeln!(md, "- {} × {}", e.task, e.team);
+        }
+    }
+    if !doc.audit.is_empty() {
+        let _ = writeln!(md, "\nAudit flags:\n");
+        for a in &doc.audit {
+            for f in &a.flags {
+                let _ = writeln!(
+                    md,
+                    "- {} × {} (replicate {}): `{}` {}",
+                    a.task, a.team, a.replicate, f.path, f.reason
+                );
+            }
+        }
+    }
+}
 
 /// Per team with reruns: how many pairs ran again and from which outcome, with the
 /// first-attempt figures beside the counting ones.

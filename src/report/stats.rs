@@ -614,38 +614,7 @@ pub fn team_statistics(pairs: &[PairOutcome], teams: &[String], opts: &StatsOpti
     }
     let universe: BTreeSet<&str> = cells.keys().map(|(task, _)| *task).collect();
 
-    let mut errored = Vec::new();
-    let mut not_run = Vec::new();
-    for pair in cells.values().flat_map(|reps| reps.values()) {
-        match &pair.state {
-            PairState::Errored { reason } => errored.push(ErroredPair {
-                task: pair.task.clone(),
-                team: pair.team.clone(),
-                replicate: pair.replicate,
-                reason: reason.clone(),
-            }),
-            PairState::NotRun => not_run.push(PairKey {
-                task: pair.task.clone(),
-                team: pair.team.clone(),
-                replicate: pair.replicate,
-            }),
-            PairState::Resolved | PairState::Unresolved { .. } => {}
-        }
-    }
-    let mut missing = Vec::new();
-    for task in &universe {
-        for team in &team_order {
-            if !cells.contains_key(&(*task, *team)) {
-                missing.push(MissingPair {
-                    task: (*task).to_owned(),
-                    team: (*team).to_owned(),
-                });
-            }
-        }
-    }
-    errored.sort();
-    not_run.sort();
-    missing.sort();
+    let (errored, not_run, missing) = unusable_pairs(&cells, &universe, &team_order);
 
     // Valid cells as runs in replicate order.
     let valid_runs = |task: &str, team: &str| -> Option<Vec<Run<'_>>> {
@@ -707,38 +676,20 @@ pub fn team_statistics(pairs: &[PairOutcome], teams: &[String], opts: &StatsOpti
     }
     adjust_holm(&mut team_summaries);
 
-    let group_of = |task: &str, field: fn(&PairOutcome) -> Option<&String>| -> String {
-        team_order
-            .iter()
-            .filter_map(|team| cells.get(&(task, *team)))
-            .flat_map(|reps| reps.values())
-            .filter_map(|pair| field(pair))
-            .min()
-            .cloned()
-            .unwrap_or_else(|| NO_GROUP.to_owned())
-    };
-    let breakdown = |field: fn(&PairOutcome) -> Option<&String>| {
-        let mut groups: BTreeMap<String, BTreeMap<String, GroupStats>> = BTreeMap::new();
-        for (index, task) in common.iter().enumerate() {
-            let group = groups.entry(group_of(task, field)).or_default();
-            for team in &team_order {
-                let solved = runs.get(team).is_some_and(|tasks| tasks[index][0].resolved);
-                let entry = group.entry((*team).to_owned()).or_insert(GroupStats {
-                    tasks: 0,
-                    resolved: 0,
-                    rate: 0.0,
-                });
-                entry.tasks += 1;
-                entry.resolved += u64::from(solved);
-            }
-        }
-        for stats in groups.values_mut().flat_map(BTreeMap::values_mut) {
-            stats.rate = ratio_or_zero(stats.resolved, stats.tasks);
-        }
-        groups
-    };
-    let by_language = breakdown(|pair| pair.language.as_ref());
-    let by_repo = breakdown(|pair| pair.repo.as_ref());
+    let by_language = breakdown(
+        |pair| pair.language.as_ref(),
+        &common,
+        &team_order,
+        &cells,
+        &runs,
+    );
+    let by_repo = breakdown(
+        |pair| pair.repo.as_ref(),
+        &common,
+        &team_order,
+        &cells,
+        &runs,
+    );
 
     Summary {
         baseline: baseline.map(str::to_owned),
@@ -753,6 +704,88 @@ pub fn team_statistics(pairs: &[PairOutcome], teams: &[String], opts: &StatsOpti
         by_language,
         by_repo,
     }
+}
+
+/// The pairs that do not count: the errored and the not-run ones among `cells`, and each
+/// (task, team) of `universe` and `teams` without a pair at all; each list sorted.
+fn unusable_pairs(
+    cells: &Cells<'_>,
+    universe: &BTreeSet<&str>,
+    teams: &[&str],
+) -> (Vec<ErroredPair>, Vec<PairKey>, Vec<MissingPair>) {
+    let mut errored = Vec::new();
+    let mut not_run = Vec::new();
+    for pair in cells.values().flat_map(|reps| reps.values()) {
+        match &pair.state {
+            PairState::Errored { reason } => errored.push(ErroredPair {
+                task: pair.task.clone(),
+                team: pair.team.clone(),
+                replicate: pair.replicate,
+                reason: reason.clone(),
+            }),
+            PairState::NotRun => not_run.push(PairKey {
+                task: pair.task.clone(),
+                team: pair.team.clone(),
+                replicate: pair.replicate,
+            }),
+            PairState::Resolved | PairState::Unresolved { .. } => {}
+        }
+    }
+    let mut missing = Vec::new();
+    for task in universe {
+        for team in teams {
+            if !cells.contains_key(&(*task, *team)) {
+                missing.push(MissingPair {
+                    task: (*task).to_owned(),
+                    team: (*team).to_owned(),
+                });
+            }
+        }
+    }
+    errored.sort();
+    not_run.sort();
+    missing.sort();
+    (errored, not_run, missing)
+}
+
+/// Tasks and resolved first runs per group of the `common` tasks, per team: a task's group is
+/// the smallest value `field` (its language or repository) gives among its pairs, or
+/// [`NO_GROUP`] when none gives one.
+fn breakdown(
+    field: fn(&PairOutcome) -> Option<&String>,
+    common: &[&str],
+    teams: &[&str],
+    cells: &Cells<'_>,
+    runs: &BTreeMap<&str, Vec<Vec<Run<'_>>>>,
+) -> BTreeMap<String, BTreeMap<String, GroupStats>> {
+    let group_of = |task: &str| -> String {
+        teams
+            .iter()
+            .filter_map(|team| cells.get(&(task, *team)))
+            .flat_map(|reps| reps.values())
+            .filter_map(|pair| field(pair))
+            .min()
+            .cloned()
+            .unwrap_or_else(|| NO_GROUP.to_owned())
+    };
+    let mut groups: BTreeMap<String, BTreeMap<String, GroupStats>> = BTreeMap::new();
+    for (index, task) in common.iter().enumerate() {
+        let group = groups.entry(group_of(task)).or_default();
+        for team in teams {
+            let solved = runs.get(team).is_some_and(|tasks| tasks[index][0].resolved);
+            let entry = group.entry((*team).to_owned()).or_insert(GroupStats {
+                tasks: 0,
+                resolved: 0,
+                rate: 0.0,
+            });
+            entry.tasks += 1;
+            entry.resolved += u64::from(solved);
+        }
+    }
+    for stats in groups.values_mut().flat_map(BTreeMap::values_mut) {
+        stats.rate = ratio_or_zero(stats.resolved, stats.tasks);
+    }
+    groups
 }
 
 /// The headline interval: the cluster-robust one when it is wider than Wilson's (tasks of one

@@ -268,26 +268,14 @@ pub struct ImageGcReport {
 /// The label of the images bench builds on another image (agent and stripped images).
 pub const BASE_LABEL: &str = "bench.base-image";
 
-/// Lists (and unless `dry_run`, removes) the images bench built on the task images this store
-/// knows (`reachable`: the image IDs its recorded manifests' tasks start from, and the images
-/// it pulled), and with `pulled`, the task images it pulled whose IDs are not in `reachable`.
-/// Images built for other stores' tasks on the same daemon are left to their own gc.
-pub async fn gc_images(
+/// The images bench built on the images in `known` (labelled [`BASE_LABEL`] with one of their
+/// IDs), and those built on them in turn (agent images on stripped images), children before
+/// their bases and each generation oldest first, as `bench gc --images` removes them.
+async fn built_images(
     host: &DockerHost,
-    store: Option<&Store>,
-    reachable: &BTreeSet<String>,
-    pulled: bool,
-    dry_run: bool,
-) -> Result<ImageGcReport, PrepareError> {
-    use bollard::query_parameters::{ListImagesOptions, RemoveImageOptions};
-    let mut report = ImageGcReport {
-        dry_run,
-        ..Default::default()
-    };
-    let mut record = match store {
-        Some(s) => s.pulled_images()?,
-        None => Default::default(),
-    };
+    mut known: BTreeSet<String>,
+) -> Result<Vec<GcImage>, PrepareError> {
+    use bollard::query_parameters::ListImagesOptions;
     let opts = ListImagesOptions {
         all: false,
         filters: Some(std::collections::HashMap::from([(
@@ -303,8 +291,6 @@ pub async fn gc_images(
     list.sort_by(|a, b| a.created.cmp(&b.created).then(a.id.cmp(&b.id)));
     // Generations: images built on a known image, then images built on those (agent images on
     // stripped images), ...; removed in reverse, children first.
-    let mut known: BTreeSet<String> = reachable.clone();
-    known.extend(record.images.keys().cloned());
     let mut generations: Vec<Vec<GcImage>> = Vec::new();
     loop {
         let mut next = Vec::new();
@@ -336,7 +322,32 @@ pub async fn gc_images(
         known.extend(next.iter().map(|i| i.id.clone()));
         generations.push(next);
     }
-    report.built = generations.into_iter().rev().flatten().collect();
+    Ok(generations.into_iter().rev().flatten().collect())
+}
+
+/// Lists (and unless `dry_run`, removes) the images bench built on the task images this store
+/// knows (`reachable`: the image IDs its recorded manifests' tasks start from, and the images
+/// it pulled), and with `pulled`, the task images it pulled whose IDs are not in `reachable`.
+/// Images built for other stores' tasks on the same daemon are left to their own gc.
+pub async fn gc_images(
+    host: &DockerHost,
+    store: Option<&Store>,
+    reachable: &BTreeSet<String>,
+    pulled: bool,
+    dry_run: bool,
+) -> Result<ImageGcReport, PrepareError> {
+    use bollard::query_parameters::RemoveImageOptions;
+    let mut report = ImageGcReport {
+        dry_run,
+        ..Default::default()
+    };
+    let mut record = match store {
+        Some(s) => s.pulled_images()?,
+        None => Default::default(),
+    };
+    let mut known: BTreeSet<String> = reachable.clone();
+    known.extend(record.images.keys().cloned());
+    report.built = built_images(host, known).await?;
     if pulled {
         for (id, p) in record.by_last_use() {
             if reachable.contains(id) {

@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{WorkError, WorkOutput};
 use crate::backend::egress::Endpoint;
-use crate::backend::{Backend, Network, Sandbox, SandboxSpec, repo};
+use crate::backend::{Backend, Network, Sandbox, SandboxPaths, SandboxSpec, repo};
 use crate::harness::scrub;
 use crate::harness::template::{self, TemplateKind};
 use crate::harness::usage::{Usage, parse_usage};
@@ -476,6 +476,88 @@ impl RunCtx<'_> {
         }
     }
 
+    /// The command line of a `command` harness: its template rendered with the script and the
+    /// prompt file as written to the side directory, the model and its provider prefix, the
+    /// repository and side directories, the run's share of the budget and the base URL.
+    fn command_line(
+        &self,
+        agent: &Agent,
+        harness: &HarnessSpec,
+        paths: &SandboxPaths,
+        script: Option<&str>,
+        prompt_file: &str,
+    ) -> Result<String, WorkError> {
+        let max_cost_usd = self
+            .budget_share
+            .map(|b| format!("{b:.4}"))
+            .unwrap_or_default();
+        // The model's provider prefix (`anthropic` of `anthropic/claude-...`).
+        let provider = agent
+            .model
+            .as_deref()
+            .and_then(|m| m.split_once('/'))
+            .map_or("", |(p, _)| p);
+        let values = [
+            ("script", script.unwrap_or_default()),
+            ("prompt_file", prompt_file),
+            ("model", agent.model.as_deref().unwrap_or_default()),
+            ("workdir", paths.repo.as_str()),
+            ("side_dir", paths.side.as_str()),
+            ("max_cost_usd", max_cost_usd.as_str()),
+            ("base_url", harness.base_url.as_deref().unwrap_or_default()),
+            ("provider", provider),
+        ];
+        let name = &agent.harness;
+        template::render(
+            TemplateKind::Command,
+            harness.command.as_deref().unwrap_or(""),
+            &values,
+        )
+        .map_err(|e| {
+            infra(format!(
+                "cannot render the command of harness `{name}`: {e}"
+            ))
+        })
+    }
+
+    /// The environment of a `command` harness: bench's `BENCH_*` variables (the prompt and its
+    /// file, the problem statement, the directories, the model and the budget share when set)
+    /// and `IS_SANDBOX`, then each variable the harness passes that is set here, whose values
+    /// are registered with the scrubber first.
+    fn command_env(
+        &self,
+        agent: &Agent,
+        harness: &HarnessSpec,
+        paths: &SandboxPaths,
+        prompt_file: &str,
+        prompt: &str,
+    ) -> Vec<(String, String)> {
+        let mut env = vec![
+            ("BENCH_PROBLEM_FILE".to_string(), prompt_file.to_string()),
+            (
+                "BENCH_PROBLEM_STATEMENT".to_string(),
+                self.job.task.problem_statement().to_string(),
+            ),
+            ("BENCH_PROMPT".to_string(), prompt.to_string()),
+            ("BENCH_WORKDIR".to_string(), paths.repo.clone()),
+            ("BENCH_SIDE_DIR".to_string(), paths.side.clone()),
+            ("IS_SANDBOX".to_string(), "1".to_string()),
+        ];
+        if let Some(model) = &agent.model {
+            env.push(("BENCH_MODEL".into(), model.clone()));
+        }
+        if let Some(b) = self.budget_share {
+            env.push(("BENCH_MAX_COST_USD".into(), format!("{b:.4}")));
+        }
+        scrub::register_passed(&harness.env);
+        for var in &harness.env {
+            if let Ok(v) = std::env::var(var) {
+                env.push((var.clone(), v));
+            }
+        }
+        env
+    }
+
     /// Runs a `command` harness: its command line, rendered, in the repository; then its
     /// usage read from the output.
     async fn run_command(
@@ -509,60 +591,9 @@ impl RunCtx<'_> {
             files.push((path.as_str(), s.content.bytes(), 0o755));
         }
         ws.put_files(&files).await?;
-        let max_cost_usd = self
-            .budget_share
-            .map(|b| format!("{b:.4}"))
-            .unwrap_or_default();
-        // The model's provider prefix (`anthropic` of `anthropic/claude-...`).
-        let provider = agent
-            .model
-            .as_deref()
-            .and_then(|m| m.split_once('/'))
-            .map_or("", |(p, _)| p);
-        let values = [
-            ("script", script.as_deref().unwrap_or_default()),
-            ("prompt_file", prompt_file.as_str()),
-            ("model", agent.model.as_deref().unwrap_or_default()),
-            ("workdir", paths.repo.as_str()),
-            ("side_dir", paths.side.as_str()),
-            ("max_cost_usd", max_cost_usd.as_str()),
-            ("base_url", harness.base_url.as_deref().unwrap_or_default()),
-            ("provider", provider),
-        ];
+        let command = self.command_line(agent, harness, &paths, script.as_deref(), &prompt_file)?;
+        let env = self.command_env(agent, harness, &paths, &prompt_file, prompt);
         let name = &agent.harness;
-        let command = template::render(
-            TemplateKind::Command,
-            harness.command.as_deref().unwrap_or(""),
-            &values,
-        )
-        .map_err(|e| {
-            infra(format!(
-                "cannot render the command of harness `{name}`: {e}"
-            ))
-        })?;
-        let mut env = vec![
-            ("BENCH_PROBLEM_FILE".to_string(), prompt_file.clone()),
-            (
-                "BENCH_PROBLEM_STATEMENT".to_string(),
-                self.job.task.problem_statement().to_string(),
-            ),
-            ("BENCH_PROMPT".to_string(), prompt.to_string()),
-            ("BENCH_WORKDIR".to_string(), paths.repo.clone()),
-            ("BENCH_SIDE_DIR".to_string(), paths.side.clone()),
-            ("IS_SANDBOX".to_string(), "1".to_string()),
-        ];
-        if let Some(model) = &agent.model {
-            env.push(("BENCH_MODEL".into(), model.clone()));
-        }
-        if let Some(b) = self.budget_share {
-            env.push(("BENCH_MAX_COST_USD".into(), format!("{b:.4}")));
-        }
-        scrub::register_passed(&harness.env);
-        for var in &harness.env {
-            if let Ok(v) = std::env::var(var) {
-                env.push((var.clone(), v));
-            }
-        }
         let r = ws.exec(&command, &env, timeout, self.cancel).await?;
         // The CLI's own files leave the workspace (kept in the trajectory) before any diff.
         let mut output = r.output;
