@@ -16,6 +16,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::budget::Budgets;
+use super::error::ApplyError;
 use super::pools::{Demand, Pool, Pools};
 use super::remote::{RemoteSummary, serve_round};
 use crate::backend::Backend;
@@ -371,7 +372,7 @@ impl<'a> Dispatcher<'a> {
 
     /// Launches what the pools and budgets allow, in creation order. Returns whether the budget
     /// halted a node (settling it without a run: the graph may advance from it).
-    fn launch(&mut self) -> Result<bool, String> {
+    fn launch(&mut self) -> Result<bool, ApplyError> {
         let mut halted = false;
         let mut deferred = VecDeque::new();
         while let Some(id) = self.queue.pop_front() {
@@ -399,7 +400,7 @@ impl<'a> Dispatcher<'a> {
                 share = Some(b.share(pending));
             }
             if !self.run_saved {
-                self.store.save_run(&self.run).map_err(|e| e.to_string())?;
+                self.store.save_run(&self.run)?;
                 self.run_saved = true;
             }
             self.pools.take(&d);
@@ -415,7 +416,7 @@ impl<'a> Dispatcher<'a> {
                 .graph
                 .job_of(id)
                 .cloned()
-                .ok_or_else(|| format!("internal error: node {} has no job", node.address))?;
+                .ok_or_else(|| ApplyError::Bug(format!("node {} has no job", node.address)))?;
             let key = node.key.clone().expect("ready nodes have keys");
             let address = node.address.clone();
             let deadline = match self.file_attempt(id) {
@@ -680,7 +681,7 @@ impl<'a> Dispatcher<'a> {
         };
         let job_timeout = match self.graph.job_of(id) {
             Some(NodeJob::Solve(j)) => j.timeout(),
-            _ => return Err("internal error: a rerun node is not a solve".into()),
+            _ => return Err("a rerun node is not a solve (a bench bug: please report it)".into()),
         };
         let attempt = crate::store::Attempt {
             record: *before,
@@ -830,7 +831,7 @@ pub async fn apply(
     backend: Arc<dyn Backend>,
     run_id: String,
     opts: ApplyOptions,
-) -> Result<ApplyResult, String> {
+) -> Result<ApplyResult, ApplyError> {
     let run = new_run_record(&m, &run_id, &opts.command);
     let index = match opts.index {
         Some(i) => i,
@@ -841,7 +842,8 @@ pub async fn apply(
     // The plan's counts, before any node starts: the bars' totals and the stream's
     // `run_started`.
     let (stages, notes) =
-        planned_stages(&m, &store, &datasets, &opts.prefetched, &index, &opts.rerun)?;
+        planned_stages(&m, &store, &datasets, &opts.prefetched, &index, &opts.rerun)
+            .map_err(ApplyError::Graph)?;
     crate::timings::mark("plan counted");
     opts.events.emit(Event::RunStarted(RunStarted {
         format: crate::events::EVENTS_FORMAT,
@@ -853,7 +855,8 @@ pub async fn apply(
     for note in notes {
         opts.events.note(note);
     }
-    let mut graph = Graph::new(&m, Some(&store), &datasets, Mode::Apply)?;
+    let mut graph =
+        Graph::new(&m, Some(&store), &datasets, Mode::Apply).map_err(ApplyError::Graph)?;
     graph.verify_blobs = opts.verify_blobs;
     graph.rerun = opts.rerun;
     crate::timings::mark("graph made");
@@ -903,7 +906,7 @@ pub async fn apply(
     crate::timings::mark("dispatcher made");
     let mut last_flush = Instant::now();
     let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(|e| format!("cannot watch SIGTERM: {e}"))?;
+        .map_err(ApplyError::Signal)?;
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
     loop {
@@ -923,7 +926,9 @@ pub async fn apply(
             if d.interrupted || d.queue.is_empty() {
                 break;
             }
-            return Err("internal error: work is queued but no pool slot is free".into());
+            return Err(ApplyError::Bug(
+                "work is queued but no pool slot is free".into(),
+            ));
         }
         let completion = tokio::select! {
             c = rx.recv() => c,
@@ -967,11 +972,9 @@ pub async fn apply(
         RunStatus::Failed
     };
     if d.index.nodes != index_before {
-        store
-            .save_index(&m.path, &d.index)
-            .map_err(|e| e.to_string())?;
+        store.save_index(&m.path, &d.index)?;
     }
-    store.save_run(&d.run).map_err(|e| e.to_string())?;
+    store.save_run(&d.run)?;
     crate::timings::mark("index and run saved");
     if opts.noop_memo && d.run.status == RunStatus::Complete {
         save_noop_memo(&d, &m, &store, &datasets);

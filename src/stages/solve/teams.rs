@@ -37,11 +37,8 @@ pub async fn run(
     let cancel = ctx.cancel;
     let team = job.team.get();
     let template = |t: &Option<String>, what: &str| {
-        t.clone().ok_or_else(|| {
-            infra(format!(
-                "internal error: the team's job holds no {what} prompt"
-            ))
-        })
+        t.clone()
+            .ok_or_else(|| WorkError::Bug(format!("the team's job holds no {what} prompt")))
     };
     let prompt = match &team.prompts.instruction {
         Some(t) => {
