@@ -666,6 +666,20 @@ impl<'a> Dispatcher<'a> {
         }
     }
 
+    /// Whether nothing runs and nothing more will start; work queued while nothing runs is a
+    /// bug (no slot would ever take it).
+    fn settled(&self) -> Result<bool, ApplyError> {
+        if self.pools.active() > 0 {
+            return Ok(false);
+        }
+        if self.interrupted || self.queue.is_empty() {
+            return Ok(true);
+        }
+        Err(ApplyError::Bug(
+            "work is queued but no pool slot is free".into(),
+        ))
+    }
+
     /// A rerun's record before is filed as an earlier attempt, before the new attempt can
     /// replace it (nothing is lost if this apply is killed). Returns the new attempt's
     /// deadline, when `--timeout` set one.
@@ -922,13 +936,8 @@ pub async fn apply(
             }
             d.load();
         }
-        if d.pools.active() == 0 {
-            if d.interrupted || d.queue.is_empty() {
-                break;
-            }
-            return Err(ApplyError::Bug(
-                "work is queued but no pool slot is free".into(),
-            ));
+        if d.settled()? {
+            break;
         }
         let completion = tokio::select! {
             c = rx.recv() => c,

@@ -119,7 +119,11 @@ mod tests {
             WorkError::Cancelled,
         ] {
             let json = serde_json::to_string(&e).unwrap();
-            assert_eq!(serde_json::from_str::<WorkError>(&json).unwrap(), e, "{json}");
+            assert_eq!(
+                serde_json::from_str::<WorkError>(&json).unwrap(),
+                e,
+                "{json}"
+            );
         }
         let bug = WorkError::Bug("a Harbor trial without its task".into());
         assert_eq!(
