@@ -150,7 +150,6 @@ const KNOWN_LONG: &[(&str, &str, usize, &str)] = &[
         305,
         "its steps and verdict, the skeleton's prologue and epilogue taken out; named steps pending",
     ),
-    ("run/apply.rs", "apply", 184, "split pending"),
     ("stages/harbor.rs", "grade", 129, "split pending"),
     ("stages/harbor.rs", "trial", 166, "split pending"),
 ];
