@@ -856,6 +856,48 @@ impl Validator<'_> {
             );
             return None;
         };
+        let (source, commit) =
+            self.dataset_source(name, format, (path, repo, revision), files, sha256)?;
+        if matches!(
+            format,
+            DatasetFormat::Local | DatasetFormat::BrainBench | DatasetFormat::Harbor
+        ) && !matches!(source, DatasetSource::Path(_))
+        {
+            self.err(
+                "manifest::dataset",
+                format!("a `{fmt_name}` dataset is read from a `path`"),
+                self.loc(&["datasets", name]),
+                "no `path`",
+                "add `path = \"tasks\"`".into(),
+            );
+        }
+        if let (DatasetFormat::Local, DatasetSource::Path(dir)) = (format, &source) {
+            self.local_tasks(name, dir);
+        }
+        let run_scripts = self.run_scripts(name, format, run_scripts);
+        Some(Dataset {
+            name: name.to_string(),
+            format,
+            source,
+            run_scripts,
+            grade_network: grade_network.unwrap_or(false),
+            commit,
+        })
+    }
+
+    /// Where the dataset `name` (of `format`) is read from, and the commit its checkout is
+    /// pinned to: a local `path` (a git checkout of Harbor tasks with a `revision`) or a Hub
+    /// `repo` at a `revision` with its `files` (and their `sha256`, a preset's own pin). `None`
+    /// (reported) when neither is given whole or the path is missing.
+    fn dataset_source(
+        &mut self,
+        name: &str,
+        format: DatasetFormat,
+        (path, repo, revision): (Option<String>, Option<String>, Option<String>),
+        files: Option<Vec<String>>,
+        sha256: BTreeMap<String, String>,
+    ) -> Option<(DatasetSource, Option<String>)> {
+        let at = |k: &'static str| ["datasets", name, k];
         let mut commit = None;
         let source = match (path, repo, revision) {
             (Some(p), None, Some(rev)) if format == DatasetFormat::Harbor => {
@@ -934,35 +976,9 @@ impl Validator<'_> {
                 return None;
             }
         };
-        if matches!(
-            format,
-            DatasetFormat::Local | DatasetFormat::BrainBench | DatasetFormat::Harbor
-        ) && !matches!(source, DatasetSource::Path(_))
-        {
-            self.err(
-                "manifest::dataset",
-                format!("a `{fmt_name}` dataset is read from a `path`"),
-                self.loc(&["datasets", name]),
-                "no `path`",
-                "add `path = \"tasks\"`".into(),
-            );
-        }
-        if let (DatasetFormat::Local, DatasetSource::Path(dir)) = (format, &source) {
-            self.local_tasks(name, dir);
-        }
-        let run_scripts = self.run_scripts(name, format, run_scripts);
-        Some(Dataset {
-            name: name.to_string(),
-            format,
-            source,
-            run_scripts,
-            grade_network: grade_network.unwrap_or(false),
-            commit,
-        })
+        Some((source, commit))
     }
 
-    /// A `swe-bench-pro` dataset's harness checkout: required there, refused elsewhere; the
-    /// directory must hold `run_scripts/` (each task's files are checked when rows are read).
     /// Reports what the tasks of the local dataset `name` at `dir` hold that no task can: an
     /// empty `FAIL_TO_PASS`, an unsupported `language`, a `log_parser` no parser is registered
     /// under (found here, not at grading after every solve has run).
@@ -1009,6 +1025,8 @@ impl Validator<'_> {
         }
     }
 
+    /// A `swe-bench-pro` dataset's harness checkout: required there, refused elsewhere; the
+    /// directory must hold `run_scripts/` (each task's files are checked when rows are read).
     fn run_scripts(
         &mut self,
         name: &str,
