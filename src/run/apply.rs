@@ -167,6 +167,106 @@ pub struct Dispatcher<'a> {
 const UPLOADS: usize = 8;
 
 impl<'a> Dispatcher<'a> {
+    /// Runs the apply until nothing is left to launch or wait for: launches what the pools
+    /// admit, then waits for a completion, a placement or a signal (Ctrl-C or SIGTERM cancel
+    /// the running nodes, once). The index and the run record are saved at most every five
+    /// seconds meanwhile.
+    async fn drive(
+        &mut self,
+        rx: &mut mpsc::UnboundedReceiver<Completion>,
+        placements: &mut mpsc::UnboundedReceiver<(usize, Placement)>,
+    ) -> Result<(), ApplyError> {
+        let mut last_flush = Instant::now();
+        let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .map_err(ApplyError::Signal)?;
+        let ctrl_c = tokio::signal::ctrl_c();
+        tokio::pin!(ctrl_c);
+        loop {
+            if !self.interrupted {
+                // Nodes the budget halts are settled at launch: the graph advances again, so what
+                // reads them (the report, with its halted pairs shown as not run) is made and run.
+                loop {
+                    self.advance().await;
+                    crate::timings::mark("nodes admitted");
+                    if !self.launch()? {
+                        break;
+                    }
+                }
+                self.load();
+            }
+            if self.pools.active() == 0 {
+                if self.interrupted || self.queue.is_empty() {
+                    break;
+                }
+                return Err(ApplyError::Bug(
+                    "work is queued but no pool slot is free".into(),
+                ));
+            }
+            let completion = tokio::select! {
+                c = rx.recv() => c,
+                Some((id, p)) = placements.recv() => {
+                    self.on_placed(id, p);
+                    continue;
+                }
+                _ = &mut ctrl_c, if !self.interrupted => {
+                    self.on_cancel("interrupted: cancelling running nodes");
+                    continue;
+                }
+                _ = sigterm.recv(), if !self.interrupted => {
+                    self.on_cancel("terminated: cancelling running nodes");
+                    continue;
+                }
+            };
+            let Some((id, result)) = completion else {
+                break;
+            };
+            self.on_done(id, result);
+            self.load();
+            if last_flush.elapsed() > Duration::from_secs(5) {
+                let _ = self.store.save_index(&self.m.path, &self.index);
+                let _ = self.store.save_run(&self.run);
+                last_flush = Instant::now();
+            }
+        }
+        Ok(())
+    }
+
+    /// What the apply returns once its run is saved: the failures, whether it was interrupted,
+    /// the reports it made, its nodes counted by status, `stages`' counts and the remote
+    /// cache's summary. The graph is not freed: the process is about to exit.
+    fn into_result(mut self, run_id: String, stages: Vec<StageCounts>) -> ApplyResult {
+        let mut counts = BTreeMap::new();
+        for n in self.run.nodes.values() {
+            let s = serde_json::to_value(n.status)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default();
+            *counts.entry(s).or_insert(0) += 1;
+        }
+        let reports = self
+            .graph
+            .nodes
+            .iter()
+            .filter(|n| matches!(n.kind, NodeKind::Report) && n.state.record().is_some())
+            .filter_map(|n| match &self.m.stages[&n.stage].kind {
+                StageKind::Report(r) => Some(r.out.join("report.md")),
+                _ => None,
+            })
+            .collect();
+        let result = ApplyResult {
+            run_id,
+            failed: self.failed,
+            interrupted: self.interrupted,
+            reports,
+            counts,
+            stages,
+            remote: self.remote_summary.take(),
+        };
+        // The process is about to exit: skip freeing the node graph, node by node.
+        std::mem::forget(self.graph);
+        result
+    }
+
     /// Expands the graph and admits its new nodes; with a remote cache, the new nodes that
     /// would run are asked for first, and what it serves is cached (and expanded from) before
     /// anything is queued.
@@ -666,20 +766,6 @@ impl<'a> Dispatcher<'a> {
         }
     }
 
-    /// Whether nothing runs and nothing more will start; work queued while nothing runs is a
-    /// bug (no slot would ever take it).
-    fn settled(&self) -> Result<bool, ApplyError> {
-        if self.pools.active() > 0 {
-            return Ok(false);
-        }
-        if self.interrupted || self.queue.is_empty() {
-            return Ok(true);
-        }
-        Err(ApplyError::Bug(
-            "work is queued but no pool slot is free".into(),
-        ))
-    }
-
     /// A rerun's record before is filed as an earlier attempt, before the new attempt can
     /// replace it (nothing is lost if this apply is killed). Returns the new attempt's
     /// deadline, when `--timeout` set one.
@@ -918,53 +1004,7 @@ pub async fn apply(
         upload_slots: Arc::new(tokio::sync::Semaphore::new(UPLOADS)),
     };
     crate::timings::mark("dispatcher made");
-    let mut last_flush = Instant::now();
-    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(ApplyError::Signal)?;
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
-    loop {
-        if !d.interrupted {
-            // Nodes the budget halts are settled at launch: the graph advances again, so what
-            // reads them (the report, with its halted pairs shown as not run) is made and run.
-            loop {
-                d.advance().await;
-                crate::timings::mark("nodes admitted");
-                if !d.launch()? {
-                    break;
-                }
-            }
-            d.load();
-        }
-        if d.settled()? {
-            break;
-        }
-        let completion = tokio::select! {
-            c = rx.recv() => c,
-            Some((id, p)) = placements.recv() => {
-                d.on_placed(id, p);
-                continue;
-            }
-            _ = &mut ctrl_c, if !d.interrupted => {
-                d.on_cancel("interrupted: cancelling running nodes");
-                continue;
-            }
-            _ = sigterm.recv(), if !d.interrupted => {
-                d.on_cancel("terminated: cancelling running nodes");
-                continue;
-            }
-        };
-        let Some((id, result)) = completion else {
-            break;
-        };
-        d.on_done(id, result);
-        d.load();
-        if last_flush.elapsed() > Duration::from_secs(5) {
-            let _ = store.save_index(&m.path, &d.index);
-            let _ = store.save_run(&d.run);
-            last_flush = Instant::now();
-        }
-    }
+    d.drive(&mut rx, &mut placements).await?;
     d.finish_uploads().await;
     backend.finish().await;
     let stages = d.tally.in_order(&m.stage_order);
@@ -988,36 +1028,7 @@ pub async fn apply(
     if opts.noop_memo && d.run.status == RunStatus::Complete {
         save_noop_memo(&d, &m, &store, &datasets);
     }
-    let mut counts = BTreeMap::new();
-    for n in d.run.nodes.values() {
-        let s = serde_json::to_value(n.status)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_default();
-        *counts.entry(s).or_insert(0) += 1;
-    }
-    let reports = d
-        .graph
-        .nodes
-        .iter()
-        .filter(|n| matches!(n.kind, NodeKind::Report) && n.state.record().is_some())
-        .filter_map(|n| match &m.stages[&n.stage].kind {
-            StageKind::Report(r) => Some(r.out.join("report.md")),
-            _ => None,
-        })
-        .collect();
-    let result = ApplyResult {
-        run_id,
-        failed: d.failed,
-        interrupted: d.interrupted,
-        reports,
-        counts,
-        stages,
-        remote: d.remote_summary.take(),
-    };
-    // The process is about to exit: skip freeing the node graph, node by node.
-    std::mem::forget(d.graph);
-    Ok(result)
+    Ok(d.into_result(run_id, stages))
 }
 
 /// Saves the no-op memo of an apply in which every node was cached (any other state: nothing
