@@ -121,12 +121,7 @@ const KNOWN_LONG: &[(&str, &str, usize, &str)] = &[
     ("datasets/brain_bench.rs", "read_file", 223, "split pending"),
     ("datasets/harbor.rs", "parse_config", 237, "split pending"),
     ("graph/report.rs", "report_inputs", 276, "split pending"),
-    ("stages/solve/teams.rs", "run", 175, "split pending"),
-    ("manifest/tree.rs", "load_inner", 171, "split pending"),
-    ("manifest/validate.rs", "dataset", 181, "split pending"),
-    ("manifest/validate.rs", "harness", 239, "split pending"),
     ("manifest/validate.rs", "stage", 268, "split pending"),
-    ("run/apply.rs", "apply", 184, "split pending"),
     ("stages/harbor.rs", "grade", 129, "split pending"),
     ("stages/harbor.rs", "trial", 166, "split pending"),
 ];

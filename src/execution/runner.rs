@@ -83,11 +83,7 @@ impl InProcess {
                     .datasets
                     .values()
                     .find(|s| s.snapshot == j.dataset.snapshot)
-                    .ok_or_else(|| {
-                        WorkError::Infra(
-                            "internal error: the sample's dataset is not loaded".into(),
-                        )
-                    })?;
+                    .ok_or_else(|| WorkError::Bug("the sample's dataset is not loaded".into()))?;
                 let out = j.run(set).map_err(WorkError::Infra)?;
                 let bytes = serde_json::to_vec(&out.tasks).expect("ids serialize");
                 let digest = self.store.put_blob(&bytes).map_err(WorkError::store)?;

@@ -268,7 +268,7 @@ impl SlurmRunner {
         }
         let job = id
             .await
-            .map_err(|_| infra("internal error: a Slurm submission was dropped"))?
+            .map_err(|_| WorkError::Bug("a Slurm submission was dropped".into()))?
             .map_err(infra)?;
         let s = Submitted { job, attempt };
         let bytes = serde_json::to_vec(&s).expect("ids serialize");

@@ -129,25 +129,20 @@ fn about_file(
     .help(help)
 }
 
-fn load_inner(
+/// The canonical path of the manifest at `path` (`what` it is), or why it cannot be read.
+fn canonical_path(
     path: &Path,
     included_from: Option<&Loc>,
-    sources: &mut Sources,
-    stack: &mut Vec<PathBuf>,
-) -> Result<Node, Vec<Diag>> {
-    let what = if included_from.is_some() {
-        "extended manifest"
-    } else {
-        "manifest"
-    };
-    let canonical = match fs_err::canonicalize(path) {
-        Ok(p) => p,
+    what: &str,
+) -> Result<PathBuf, Vec<Diag>> {
+    match fs_err::canonicalize(path) {
+        Ok(p) => Ok(p),
         Err(source) => {
             let err = ReadError::Io {
                 path: path.to_path_buf(),
                 source,
             };
-            return Err(vec![about_file(
+            Err(vec![about_file(
                 included_from,
                 if included_from.is_some() {
                     "manifest::extends_missing"
@@ -161,14 +156,23 @@ fn load_inner(
                 ),
                 err.label(),
                 err.help(),
-            )]);
+            )])
         }
-    };
-    if let Some(pos) = stack.iter().position(|p| p == &canonical) {
+    }
+}
+
+/// Whether the manifest at `canonical` may be loaded as a base of those on `stack` (the
+/// chain that extends it): it must not be one of them (a loop), nor one too many.
+fn check_extends(
+    canonical: &Path,
+    included_from: Option<&Loc>,
+    stack: &[PathBuf],
+) -> Result<(), Vec<Diag>> {
+    if let Some(pos) = stack.iter().position(|p| p.as_path() == canonical) {
         let chain: Vec<String> = stack[pos..]
             .iter()
-            .chain(std::iter::once(&canonical))
             .map(|p| p.display().to_string())
+            .chain(std::iter::once(canonical.display().to_string()))
             .collect();
         let loc = included_from
             .cloned()
@@ -196,8 +200,18 @@ fn load_inner(
             .help("extend a manifest that holds the shared settings directly"),
         ]);
     }
-    let text = match read_manifest(&canonical) {
-        Ok(t) => t,
+    Ok(())
+}
+
+/// The text of the manifest at `canonical` (`what` it is), or why it cannot be read: not a
+/// regular file, too large, or an I/O error.
+fn read_text(
+    canonical: &Path,
+    included_from: Option<&Loc>,
+    what: &str,
+) -> Result<String, Vec<Diag>> {
+    match read_manifest(canonical) {
+        Ok(t) => Ok(t),
         Err(err) => {
             let code = match err {
                 ReadError::NotRegular { .. } => "manifest::not_a_file",
@@ -214,15 +228,33 @@ fn load_inner(
                 }
                 other => format!("{what} {other}"),
             };
-            return Err(vec![about_file(
+            Err(vec![about_file(
                 included_from,
                 code,
                 message,
                 err.label(),
                 err.help(),
-            )]);
+            )])
         }
+    }
+}
+
+/// Loads the manifest at `path` (a base when `included_from` is the `extends` value that named
+/// it) and, recursively, its bases; `stack` is the chain of manifests extending it.
+fn load_inner(
+    path: &Path,
+    included_from: Option<&Loc>,
+    sources: &mut Sources,
+    stack: &mut Vec<PathBuf>,
+) -> Result<Node, Vec<Diag>> {
+    let what = if included_from.is_some() {
+        "extended manifest"
+    } else {
+        "manifest"
     };
+    let canonical = canonical_path(path, included_from, what)?;
+    check_extends(&canonical, included_from, stack)?;
+    let text = read_text(&canonical, included_from, what)?;
     // The file's index once it is registered; nothing is registered before then, so a file
     // that turns out not to be a manifest never reaches the diagnostics' sources.
     let file = sources.len();

@@ -856,6 +856,48 @@ impl Validator<'_> {
             );
             return None;
         };
+        let (source, commit) =
+            self.dataset_source(name, format, (path, repo, revision), files, sha256)?;
+        if matches!(
+            format,
+            DatasetFormat::Local | DatasetFormat::BrainBench | DatasetFormat::Harbor
+        ) && !matches!(source, DatasetSource::Path(_))
+        {
+            self.err(
+                "manifest::dataset",
+                format!("a `{fmt_name}` dataset is read from a `path`"),
+                self.loc(&["datasets", name]),
+                "no `path`",
+                "add `path = \"tasks\"`".into(),
+            );
+        }
+        if let (DatasetFormat::Local, DatasetSource::Path(dir)) = (format, &source) {
+            self.local_tasks(name, dir);
+        }
+        let run_scripts = self.run_scripts(name, format, run_scripts);
+        Some(Dataset {
+            name: name.to_string(),
+            format,
+            source,
+            run_scripts,
+            grade_network: grade_network.unwrap_or(false),
+            commit,
+        })
+    }
+
+    /// Where the dataset `name` (of `format`) is read from, and the commit its checkout is
+    /// pinned to: a local `path` (a git checkout of Harbor tasks with a `revision`) or a Hub
+    /// `repo` at a `revision` with its `files` (and their `sha256`, a preset's own pin). `None`
+    /// (reported) when neither is given whole or the path is missing.
+    fn dataset_source(
+        &mut self,
+        name: &str,
+        format: DatasetFormat,
+        (path, repo, revision): (Option<String>, Option<String>, Option<String>),
+        files: Option<Vec<String>>,
+        sha256: BTreeMap<String, String>,
+    ) -> Option<(DatasetSource, Option<String>)> {
+        let at = |k: &'static str| ["datasets", name, k];
         let mut commit = None;
         let source = match (path, repo, revision) {
             (Some(p), None, Some(rev)) if format == DatasetFormat::Harbor => {
@@ -934,35 +976,9 @@ impl Validator<'_> {
                 return None;
             }
         };
-        if matches!(
-            format,
-            DatasetFormat::Local | DatasetFormat::BrainBench | DatasetFormat::Harbor
-        ) && !matches!(source, DatasetSource::Path(_))
-        {
-            self.err(
-                "manifest::dataset",
-                format!("a `{fmt_name}` dataset is read from a `path`"),
-                self.loc(&["datasets", name]),
-                "no `path`",
-                "add `path = \"tasks\"`".into(),
-            );
-        }
-        if let (DatasetFormat::Local, DatasetSource::Path(dir)) = (format, &source) {
-            self.local_tasks(name, dir);
-        }
-        let run_scripts = self.run_scripts(name, format, run_scripts);
-        Some(Dataset {
-            name: name.to_string(),
-            format,
-            source,
-            run_scripts,
-            grade_network: grade_network.unwrap_or(false),
-            commit,
-        })
+        Some((source, commit))
     }
 
-    /// A `swe-bench-pro` dataset's harness checkout: required there, refused elsewhere; the
-    /// directory must hold `run_scripts/` (each task's files are checked when rows are read).
     /// Reports what the tasks of the local dataset `name` at `dir` hold that no task can: an
     /// empty `FAIL_TO_PASS`, an unsupported `language`, a `log_parser` no parser is registered
     /// under (found here, not at grading after every solve has run).
@@ -1009,6 +1025,8 @@ impl Validator<'_> {
         }
     }
 
+    /// A `swe-bench-pro` dataset's harness checkout: required there, refused elsewhere; the
+    /// directory must hold `run_scripts/` (each task's files are checked when rows are read).
     fn run_scripts(
         &mut self,
         name: &str,
@@ -1110,26 +1128,7 @@ impl Validator<'_> {
             path,
         } = h;
         let at = |k: &'static str| ["harnesses", name, k];
-        let Some(kind) = kind else {
-            self.err(
-                "manifest::harness",
-                format!("harness `{name}` has no `kind`"),
-                self.loc(&["harnesses", name]),
-                "no `kind`",
-                "add `kind = \"command\"` (or oracle, nop)".into(),
-            );
-            return None;
-        };
-        let Some(k) = HarnessKind::parse(&kind) else {
-            self.err(
-                "manifest::harness",
-                format!("unknown harness kind `{kind}`"),
-                self.loc(&at("kind")),
-                "unknown kind",
-                did_you_mean(&kind, HarnessKind::NAMES),
-            );
-            return None;
-        };
+        let k = self.harness_kind(name, kind)?;
         if k == HarnessKind::Command && command.is_none() {
             self.err(
                 "manifest::harness",
@@ -1156,56 +1155,14 @@ impl Validator<'_> {
                 None
             }
         };
-        let script = script.map(|s| {
-            let p = self.path(&s, &at("script"));
-            if !p.is_file() {
-                self.err(
-                    "manifest::harness",
-                    format!("script {} does not exist", p.display()),
-                    self.loc(&at("script")),
-                    "no such file",
-                    "paths are relative to the manifest that writes them".into(),
-                );
-            }
-            p
-        });
-        let files: Option<Vec<PathBuf>> = files.map(|files| {
-            files
-                .iter()
-                .enumerate()
-                .map(|(i, s)| {
-                    let p = self.path(s, &at("files"));
-                    if !p.exists() {
-                        self.err(
-                            "manifest::harness",
-                            format!("harness file {} does not exist", p.display()),
-                            self.item_loc(&at("files"), i),
-                            "no such file or directory",
-                            "paths are relative to the manifest that writes them".into(),
-                        );
-                    }
-                    p
-                })
-                .collect()
-        });
-        let install_files: Vec<PathBuf> = install_files
-            .unwrap_or_default()
-            .iter()
-            .enumerate()
-            .map(|(i, s)| {
-                let p = self.path(s, &at("install_files"));
-                if !p.exists() {
-                    self.err(
-                        "manifest::harness",
-                        format!("install file {} does not exist", p.display()),
-                        self.item_loc(&at("install_files"), i),
-                        "no such file or directory",
-                        "paths are relative to the manifest that writes them".into(),
-                    );
-                }
-                p
-            })
-            .collect();
+        let script = script.map(|s| self.existing_file(&s, &at("script"), "script"));
+        let files: Option<Vec<PathBuf>> =
+            files.map(|files| self.existing_paths(&files, &at("files"), "harness file"));
+        let install_files: Vec<PathBuf> = self.existing_paths(
+            &install_files.unwrap_or_default(),
+            &at("install_files"),
+            "install file",
+        );
         if k == HarnessKind::Predictions && path.is_none() {
             self.err(
                 "manifest::harness",
@@ -1215,53 +1172,10 @@ impl Validator<'_> {
                 "add `path = \"preds.jsonl\"` (a SWE-bench predictions file)".into(),
             );
         }
-        let path = path.map(|s| {
-            let p = self.path(&s, &at("path"));
-            if !p.is_file() {
-                self.err(
-                    "manifest::harness",
-                    format!("predictions file {} does not exist", p.display()),
-                    self.loc(&at("path")),
-                    "no such file",
-                    "paths are relative to the manifest that writes them".into(),
-                );
-            }
-            p
-        });
+        let path = path.map(|s| self.existing_file(&s, &at("path"), "predictions file"));
         let env = env.unwrap_or_default();
-        for (i, var) in env.iter().enumerate() {
-            if var.is_empty() || var.contains(['=', ' ']) {
-                let loc = if from_manifest {
-                    self.item_loc(&at("env"), i)
-                } else {
-                    self.root.loc.clone()
-                };
-                self.err(
-                    "manifest::harness",
-                    format!("`{var}` is not an environment variable name"),
-                    loc,
-                    "not a name",
-                    "list variable names only; values come from your environment".into(),
-                );
-            }
-        }
         let endpoints = endpoints.unwrap_or_default();
-        for (i, e) in endpoints.iter().enumerate() {
-            if let Err(why) = crate::backend::egress::Endpoint::parse(e) {
-                let loc = if from_manifest {
-                    self.item_loc(&at("endpoints"), i)
-                } else {
-                    self.root.loc.clone()
-                };
-                self.err(
-                    "manifest::harness",
-                    why,
-                    loc,
-                    "not host:port",
-                    "write each endpoint as `host:port`, e.g. \"api.anthropic.com:443\"".into(),
-                );
-            }
-        }
+        self.env_and_endpoints(name, (&env, &endpoints), from_manifest);
         if let Some(url) = &base_url
             && let Err(why) = crate::backend::egress::Endpoint::of_url(url)
         {
@@ -1288,47 +1202,158 @@ impl Validator<'_> {
             endpoints,
             base_url,
             caches: caches.unwrap_or_default(),
-            runtime: runtime.map(|r| {
-                let ok_name = !r.name.is_empty()
-                    && r.name
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-                let ok_sha =
-                    r.sha256.len() == 64 && r.sha256.chars().all(|c| c.is_ascii_hexdigit());
-                let ok_url = ["https://", "http://", "file://"]
-                    .iter()
-                    .any(|p| r.url.starts_with(p));
-                for (ok, what, help) in [
-                    (ok_name, "name", "letters, digits, `-` and `_`, e.g. `node`"),
-                    (
-                        ok_sha,
-                        "sha256",
-                        "64 hex digits, from the release's SHASUMS256.txt",
-                    ),
-                    (
-                        ok_url,
-                        "url",
-                        "an https://, http:// or file:// URL of the tarball",
-                    ),
-                ] {
-                    if !ok {
-                        self.err(
-                            "manifest::harness",
-                            format!("harness `{name}` has an invalid runtime {what}"),
-                            self.loc(&at("runtime")),
-                            "invalid runtime",
-                            help.into(),
-                        );
-                    }
-                }
-                crate::manifest::Runtime {
-                    name: r.name,
-                    url: r.url,
-                    sha256: r.sha256,
-                }
-            }),
+            runtime: runtime.map(|r| self.runtime(name, r)),
             path,
         })
+    }
+
+    /// A harness's `kind`: `None` (reported) when it has none or one bench does not know.
+    fn harness_kind(&mut self, name: &str, kind: Option<String>) -> Option<HarnessKind> {
+        let at = |k: &'static str| ["harnesses", name, k];
+        let Some(kind) = kind else {
+            self.err(
+                "manifest::harness",
+                format!("harness `{name}` has no `kind`"),
+                self.loc(&["harnesses", name]),
+                "no `kind`",
+                "add `kind = \"command\"` (or oracle, nop)".into(),
+            );
+            return None;
+        };
+        let Some(k) = HarnessKind::parse(&kind) else {
+            self.err(
+                "manifest::harness",
+                format!("unknown harness kind `{kind}`"),
+                self.loc(&at("kind")),
+                "unknown kind",
+                did_you_mean(&kind, HarnessKind::NAMES),
+            );
+            return None;
+        };
+        Some(k)
+    }
+
+    /// The file `value` names (written at `at`), reported as `what` when it is not a file.
+    fn existing_file(&mut self, value: &str, at: &[&str], what: &str) -> PathBuf {
+        let p = self.path(value, at);
+        if !p.is_file() {
+            self.err(
+                "manifest::harness",
+                format!("{what} {} does not exist", p.display()),
+                self.loc(at),
+                "no such file",
+                "paths are relative to the manifest that writes them".into(),
+            );
+        }
+        p
+    }
+
+    /// The files or directories `values` name (the list at `at`), each reported (as `what`, at
+    /// its item) when it does not exist.
+    fn existing_paths(&mut self, values: &[String], at: &[&str], what: &str) -> Vec<PathBuf> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let p = self.path(s, at);
+                if !p.exists() {
+                    self.err(
+                        "manifest::harness",
+                        format!("{what} {} does not exist", p.display()),
+                        self.item_loc(at, i),
+                        "no such file or directory",
+                        "paths are relative to the manifest that writes them".into(),
+                    );
+                }
+                p
+            })
+            .collect()
+    }
+
+    /// Reports a harness's `env` entries that are not variable names and its `endpoints` that
+    /// are not `host:port`, at the entry when the harness is the manifest's own (`from_manifest`),
+    /// else at the manifest (a built-in harness).
+    fn env_and_endpoints(
+        &mut self,
+        name: &str,
+        (env, endpoints): (&[String], &[String]),
+        from_manifest: bool,
+    ) {
+        let at = |k: &'static str| ["harnesses", name, k];
+        for (i, var) in env.iter().enumerate() {
+            if var.is_empty() || var.contains(['=', ' ']) {
+                let loc = if from_manifest {
+                    self.item_loc(&at("env"), i)
+                } else {
+                    self.root.loc.clone()
+                };
+                self.err(
+                    "manifest::harness",
+                    format!("`{var}` is not an environment variable name"),
+                    loc,
+                    "not a name",
+                    "list variable names only; values come from your environment".into(),
+                );
+            }
+        }
+        for (i, e) in endpoints.iter().enumerate() {
+            if let Err(why) = crate::backend::egress::Endpoint::parse(e) {
+                let loc = if from_manifest {
+                    self.item_loc(&at("endpoints"), i)
+                } else {
+                    self.root.loc.clone()
+                };
+                self.err(
+                    "manifest::harness",
+                    why,
+                    loc,
+                    "not host:port",
+                    "write each endpoint as `host:port`, e.g. \"api.anthropic.com:443\"".into(),
+                );
+            }
+        }
+    }
+
+    /// A harness's `runtime` (a tarball unpacked for the agent), each of its name, sha256 and
+    /// URL reported when malformed.
+    fn runtime(&mut self, name: &str, r: RuntimeFile) -> crate::manifest::Runtime {
+        let at = |k: &'static str| ["harnesses", name, k];
+        let ok_name = !r.name.is_empty()
+            && r.name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        let ok_sha = r.sha256.len() == 64 && r.sha256.chars().all(|c| c.is_ascii_hexdigit());
+        let ok_url = ["https://", "http://", "file://"]
+            .iter()
+            .any(|p| r.url.starts_with(p));
+        for (ok, what, help) in [
+            (ok_name, "name", "letters, digits, `-` and `_`, e.g. `node`"),
+            (
+                ok_sha,
+                "sha256",
+                "64 hex digits, from the release's SHASUMS256.txt",
+            ),
+            (
+                ok_url,
+                "url",
+                "an https://, http:// or file:// URL of the tarball",
+            ),
+        ] {
+            if !ok {
+                self.err(
+                    "manifest::harness",
+                    format!("harness `{name}` has an invalid runtime {what}"),
+                    self.loc(&at("runtime")),
+                    "invalid runtime",
+                    help.into(),
+                );
+            }
+        }
+        crate::manifest::Runtime {
+            name: r.name,
+            url: r.url,
+            sha256: r.sha256,
+        }
     }
 
     fn pricing(&mut self, over: BTreeMap<String, PriceFile>) -> BTreeMap<String, Price> {

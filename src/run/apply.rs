@@ -16,6 +16,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::budget::Budgets;
+use super::error::ApplyError;
 use super::pools::{Demand, Pool, Pools};
 use super::remote::{RemoteSummary, serve_round};
 use crate::backend::Backend;
@@ -166,6 +167,106 @@ pub struct Dispatcher<'a> {
 const UPLOADS: usize = 8;
 
 impl<'a> Dispatcher<'a> {
+    /// Runs the apply until nothing is left to launch or wait for: launches what the pools
+    /// admit, then waits for a completion, a placement or a signal (Ctrl-C or SIGTERM cancel
+    /// the running nodes, once). The index and the run record are saved at most every five
+    /// seconds meanwhile.
+    async fn drive(
+        &mut self,
+        rx: &mut mpsc::UnboundedReceiver<Completion>,
+        placements: &mut mpsc::UnboundedReceiver<(usize, Placement)>,
+    ) -> Result<(), ApplyError> {
+        let mut last_flush = Instant::now();
+        let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .map_err(ApplyError::Signal)?;
+        let ctrl_c = tokio::signal::ctrl_c();
+        tokio::pin!(ctrl_c);
+        loop {
+            if !self.interrupted {
+                // Nodes the budget halts are settled at launch: the graph advances again, so what
+                // reads them (the report, with its halted pairs shown as not run) is made and run.
+                loop {
+                    self.advance().await;
+                    crate::timings::mark("nodes admitted");
+                    if !self.launch()? {
+                        break;
+                    }
+                }
+                self.load();
+            }
+            if self.pools.active() == 0 {
+                if self.interrupted || self.queue.is_empty() {
+                    break;
+                }
+                return Err(ApplyError::Bug(
+                    "work is queued but no pool slot is free".into(),
+                ));
+            }
+            let completion = tokio::select! {
+                c = rx.recv() => c,
+                Some((id, p)) = placements.recv() => {
+                    self.on_placed(id, p);
+                    continue;
+                }
+                _ = &mut ctrl_c, if !self.interrupted => {
+                    self.on_cancel("interrupted: cancelling running nodes");
+                    continue;
+                }
+                _ = sigterm.recv(), if !self.interrupted => {
+                    self.on_cancel("terminated: cancelling running nodes");
+                    continue;
+                }
+            };
+            let Some((id, result)) = completion else {
+                break;
+            };
+            self.on_done(id, result);
+            self.load();
+            if last_flush.elapsed() > Duration::from_secs(5) {
+                let _ = self.store.save_index(&self.m.path, &self.index);
+                let _ = self.store.save_run(&self.run);
+                last_flush = Instant::now();
+            }
+        }
+        Ok(())
+    }
+
+    /// What the apply returns once its run is saved: the failures, whether it was interrupted,
+    /// the reports it made, its nodes counted by status, `stages`' counts and the remote
+    /// cache's summary. The graph is not freed: the process is about to exit.
+    fn into_result(mut self, run_id: String, stages: Vec<StageCounts>) -> ApplyResult {
+        let mut counts = BTreeMap::new();
+        for n in self.run.nodes.values() {
+            let s = serde_json::to_value(n.status)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default();
+            *counts.entry(s).or_insert(0) += 1;
+        }
+        let reports = self
+            .graph
+            .nodes
+            .iter()
+            .filter(|n| matches!(n.kind, NodeKind::Report) && n.state.record().is_some())
+            .filter_map(|n| match &self.m.stages[&n.stage].kind {
+                StageKind::Report(r) => Some(r.out.join("report.md")),
+                _ => None,
+            })
+            .collect();
+        let result = ApplyResult {
+            run_id,
+            failed: self.failed,
+            interrupted: self.interrupted,
+            reports,
+            counts,
+            stages,
+            remote: self.remote_summary.take(),
+        };
+        // The process is about to exit: skip freeing the node graph, node by node.
+        std::mem::forget(self.graph);
+        result
+    }
+
     /// Expands the graph and admits its new nodes; with a remote cache, the new nodes that
     /// would run are asked for first, and what it serves is cached (and expanded from) before
     /// anything is queued.
@@ -371,7 +472,7 @@ impl<'a> Dispatcher<'a> {
 
     /// Launches what the pools and budgets allow, in creation order. Returns whether the budget
     /// halted a node (settling it without a run: the graph may advance from it).
-    fn launch(&mut self) -> Result<bool, String> {
+    fn launch(&mut self) -> Result<bool, ApplyError> {
         let mut halted = false;
         let mut deferred = VecDeque::new();
         while let Some(id) = self.queue.pop_front() {
@@ -399,7 +500,7 @@ impl<'a> Dispatcher<'a> {
                 share = Some(b.share(pending));
             }
             if !self.run_saved {
-                self.store.save_run(&self.run).map_err(|e| e.to_string())?;
+                self.store.save_run(&self.run)?;
                 self.run_saved = true;
             }
             self.pools.take(&d);
@@ -415,7 +516,7 @@ impl<'a> Dispatcher<'a> {
                 .graph
                 .job_of(id)
                 .cloned()
-                .ok_or_else(|| format!("internal error: node {} has no job", node.address))?;
+                .ok_or_else(|| ApplyError::Bug(format!("node {} has no job", node.address)))?;
             let key = node.key.clone().expect("ready nodes have keys");
             let address = node.address.clone();
             let deadline = match self.file_attempt(id) {
@@ -680,7 +781,7 @@ impl<'a> Dispatcher<'a> {
         };
         let job_timeout = match self.graph.job_of(id) {
             Some(NodeJob::Solve(j)) => j.timeout(),
-            _ => return Err("internal error: a rerun node is not a solve".into()),
+            _ => return Err("a rerun node is not a solve (a bench bug: please report it)".into()),
         };
         let attempt = crate::store::Attempt {
             record: *before,
@@ -830,7 +931,7 @@ pub async fn apply(
     backend: Arc<dyn Backend>,
     run_id: String,
     opts: ApplyOptions,
-) -> Result<ApplyResult, String> {
+) -> Result<ApplyResult, ApplyError> {
     let run = new_run_record(&m, &run_id, &opts.command);
     let index = match opts.index {
         Some(i) => i,
@@ -841,7 +942,8 @@ pub async fn apply(
     // The plan's counts, before any node starts: the bars' totals and the stream's
     // `run_started`.
     let (stages, notes) =
-        planned_stages(&m, &store, &datasets, &opts.prefetched, &index, &opts.rerun)?;
+        planned_stages(&m, &store, &datasets, &opts.prefetched, &index, &opts.rerun)
+            .map_err(ApplyError::Graph)?;
     crate::timings::mark("plan counted");
     opts.events.emit(Event::RunStarted(RunStarted {
         format: crate::events::EVENTS_FORMAT,
@@ -853,7 +955,8 @@ pub async fn apply(
     for note in notes {
         opts.events.note(note);
     }
-    let mut graph = Graph::new(&m, Some(&store), &datasets, Mode::Apply)?;
+    let mut graph =
+        Graph::new(&m, Some(&store), &datasets, Mode::Apply).map_err(ApplyError::Graph)?;
     graph.verify_blobs = opts.verify_blobs;
     graph.rerun = opts.rerun;
     crate::timings::mark("graph made");
@@ -901,56 +1004,7 @@ pub async fn apply(
         upload_slots: Arc::new(tokio::sync::Semaphore::new(UPLOADS)),
     };
     crate::timings::mark("dispatcher made");
-    let mut last_flush = Instant::now();
-    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(|e| format!("cannot watch SIGTERM: {e}"))?;
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
-    loop {
-        if !d.interrupted {
-            // Nodes the budget halts are settled at launch: the graph advances again, so what
-            // reads them (the report, with its halted pairs shown as not run) is made and run.
-            loop {
-                d.advance().await;
-                crate::timings::mark("nodes admitted");
-                if !d.launch()? {
-                    break;
-                }
-            }
-            d.load();
-        }
-        if d.pools.active() == 0 {
-            if d.interrupted || d.queue.is_empty() {
-                break;
-            }
-            return Err("internal error: work is queued but no pool slot is free".into());
-        }
-        let completion = tokio::select! {
-            c = rx.recv() => c,
-            Some((id, p)) = placements.recv() => {
-                d.on_placed(id, p);
-                continue;
-            }
-            _ = &mut ctrl_c, if !d.interrupted => {
-                d.on_cancel("interrupted: cancelling running nodes");
-                continue;
-            }
-            _ = sigterm.recv(), if !d.interrupted => {
-                d.on_cancel("terminated: cancelling running nodes");
-                continue;
-            }
-        };
-        let Some((id, result)) = completion else {
-            break;
-        };
-        d.on_done(id, result);
-        d.load();
-        if last_flush.elapsed() > Duration::from_secs(5) {
-            let _ = store.save_index(&m.path, &d.index);
-            let _ = store.save_run(&d.run);
-            last_flush = Instant::now();
-        }
-    }
+    d.drive(&mut rx, &mut placements).await?;
     d.finish_uploads().await;
     backend.finish().await;
     let stages = d.tally.in_order(&m.stage_order);
@@ -967,45 +1021,14 @@ pub async fn apply(
         RunStatus::Failed
     };
     if d.index.nodes != index_before {
-        store
-            .save_index(&m.path, &d.index)
-            .map_err(|e| e.to_string())?;
+        store.save_index(&m.path, &d.index)?;
     }
-    store.save_run(&d.run).map_err(|e| e.to_string())?;
+    store.save_run(&d.run)?;
     crate::timings::mark("index and run saved");
     if opts.noop_memo && d.run.status == RunStatus::Complete {
         save_noop_memo(&d, &m, &store, &datasets);
     }
-    let mut counts = BTreeMap::new();
-    for n in d.run.nodes.values() {
-        let s = serde_json::to_value(n.status)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_default();
-        *counts.entry(s).or_insert(0) += 1;
-    }
-    let reports = d
-        .graph
-        .nodes
-        .iter()
-        .filter(|n| matches!(n.kind, NodeKind::Report) && n.state.record().is_some())
-        .filter_map(|n| match &m.stages[&n.stage].kind {
-            StageKind::Report(r) => Some(r.out.join("report.md")),
-            _ => None,
-        })
-        .collect();
-    let result = ApplyResult {
-        run_id,
-        failed: d.failed,
-        interrupted: d.interrupted,
-        reports,
-        counts,
-        stages,
-        remote: d.remote_summary.take(),
-    };
-    // The process is about to exit: skip freeing the node graph, node by node.
-    std::mem::forget(d.graph);
-    Ok(result)
+    Ok(d.into_result(run_id, stages))
 }
 
 /// Saves the no-op memo of an apply in which every node was cached (any other state: nothing

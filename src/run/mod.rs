@@ -4,6 +4,7 @@
 mod apply;
 mod budget;
 mod datasets;
+mod error;
 pub mod event_log;
 pub mod images;
 pub mod noop;
@@ -23,6 +24,7 @@ pub use apply::{
 };
 pub use budget::{Budget, Budgets};
 pub use datasets::{Snapshots, load_datasets, load_summaries, local_snapshots, snapshots_of};
+pub use error::ApplyError;
 pub use event_log::{EventLog, EventLogError, EventLogReader, event_log_path, read_event_log};
 pub use plan::{AgentImagePlan, PlanEntry, PlanOptions, PlanReport, PowerPlan, PowerQuery, plan};
 pub use pools::{Demand, Pool, Pools};

@@ -126,7 +126,7 @@ pub fn apply_manifest(
                 rerun,
             },
         ))
-        .map_err(|e| miette!("{e}"))?;
+        .map_err(Report::new)?;
     // Every command's processes were killed when it ended; a blocked output reader (a process
     // that escaped every tag) must not keep bench from exiting.
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));

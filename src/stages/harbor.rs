@@ -137,12 +137,12 @@ pub async fn trial(
     let task = &job
         .harbor
         .as_ref()
-        .ok_or_else(|| infra("internal error: a Harbor trial without its task"))?
+        .ok_or_else(|| WorkError::Bug("a Harbor trial without its task".into()))?
         .task;
     let id = task.instance_id();
     let spec = task
         .harbor()
-        .ok_or_else(|| infra(format!("internal error: {id} is not a Harbor task")))?;
+        .ok_or_else(|| WorkError::Bug(format!("{id} is not a Harbor task")))?;
     check_verifier_network(id, spec).map_err(grade_err)?;
     let network = agent_network(id, spec).map_err(grade_err)?;
     let team = job.team.get();
@@ -179,7 +179,7 @@ pub async fn trial(
         let run = match harness.kind {
             HarnessKind::Oracle => {
                 let gold = job.gold_patch.as_ref().ok_or_else(|| {
-                    infra("internal error: an oracle solve without the solution in its job")
+                    WorkError::Bug("an oracle solve without the solution in its job".into())
                 })?;
                 if gold.text().is_empty() {
                     return Err(infra(format!(
@@ -304,7 +304,7 @@ pub async fn grade(
     let spec = job
         .task
         .harbor()
-        .ok_or_else(|| infra(format!("internal error: {id} is not a Harbor task")))?;
+        .ok_or_else(|| WorkError::Bug(format!("{id} is not a Harbor task")))?;
     let read = |d: &str, what: &str| {
         let corrupt = |e: &dyn std::fmt::Display| WorkError::CorruptInput {
             digest: d.to_string(),

@@ -62,6 +62,9 @@ pub async fn grade(
 pub enum WorkError {
     /// An infrastructure failure: not cached, retried on the next apply.
     Infra(String),
+    /// A bench bug (a state the code should never reach): not cached; the message asks for a
+    /// report. Retrying does not help.
+    Bug(String),
     /// An input read by digest from the store failed its verification (it was removed): the
     /// node that produced it recomputes, then this one runs again.
     CorruptInput { digest: String, message: String },
@@ -77,6 +80,7 @@ impl WorkError {
     pub fn message(&self) -> String {
         match self {
             WorkError::Infra(m) => m.clone(),
+            WorkError::Bug(m) => format!("{m} (a bench bug: please report it)"),
             WorkError::CorruptInput { message, .. } => message.clone(),
             WorkError::Cancelled => "cancelled".to_string(),
         }
@@ -97,4 +101,39 @@ impl From<SandboxError> for WorkError {
 pub struct WorkOutput {
     pub output: Output,
     pub blobs: BTreeMap<String, String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::WorkError;
+
+    #[test]
+    fn work_errors_cross_a_process_boundary_typed_and_a_bug_says_so() {
+        for e in [
+            WorkError::Infra("the daemon is gone".into()),
+            WorkError::Bug("a Harbor trial without its task".into()),
+            WorkError::CorruptInput {
+                digest: "ab".into(),
+                message: "blob ab is corrupt".into(),
+            },
+            WorkError::Cancelled,
+        ] {
+            let json = serde_json::to_string(&e).unwrap();
+            assert_eq!(
+                serde_json::from_str::<WorkError>(&json).unwrap(),
+                e,
+                "{json}"
+            );
+        }
+        let bug = WorkError::Bug("a Harbor trial without its task".into());
+        assert_eq!(
+            serde_json::to_value(&bug).unwrap(),
+            serde_json::json!({"kind": "bug", "detail": "a Harbor trial without its task"})
+        );
+        assert!(bug.message().ends_with("(a bench bug: please report it)"));
+        assert_eq!(
+            WorkError::Infra("the daemon is gone".into()).message(),
+            "the daemon is gone"
+        );
+    }
 }

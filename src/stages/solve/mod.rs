@@ -445,7 +445,7 @@ impl RunCtx<'_> {
             }),
             HarnessKind::Oracle => {
                 let gold = self.job.gold_patch.as_ref().ok_or_else(|| {
-                    infra("internal error: an oracle solve without the gold patch in its job")
+                    WorkError::Bug("an oracle solve without the gold patch in its job".into())
                 })?;
                 self.apply_patch(agent, ws, "gold.patch", gold.text().as_bytes())
                     .await
