@@ -121,7 +121,6 @@ const KNOWN_LONG: &[(&str, &str, usize, &str)] = &[
     ("datasets/brain_bench.rs", "read_file", 223, "split pending"),
     ("datasets/harbor.rs", "parse_config", 237, "split pending"),
     ("graph/report.rs", "report_inputs", 276, "split pending"),
-    ("manifest/validate.rs", "stage", 268, "split pending"),
     (
         "protocols/brain_bench.rs",
         "steps",
