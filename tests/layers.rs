@@ -120,15 +120,6 @@ const KNOWN_UPWARD: &[(&str, &str, &str)] = &[
 /// length (a listed function may only shrink; lower the figure when it does).
 const KNOWN_LONG: &[(&str, &str, usize, &str)] = &[
     (
-        "datasets/brain_bench.rs",
-        "read_file",
-        223,
-        "reads one task file top to bottom: parse, a dozen field checks each returning the first \
-         problem at its field through the `at` closure, then the repository, commits, test files, \
-         patches and tree; split pending: the field checks and the test-file checks become fns \
-         given `at`",
-    ),
-    (
         "datasets/harbor.rs",
         "parse_config",
         237,
