@@ -120,15 +120,6 @@ const KNOWN_UPWARD: &[(&str, &str, &str)] = &[
 /// length (a listed function may only shrink; lower the figure when it does).
 const KNOWN_LONG: &[(&str, &str, usize, &str)] = &[
     (
-        "datasets/harbor.rs",
-        "parse_config",
-        237,
-        "Harbor's task.toml schema 1.1 in one pass: its tables destructured exhaustively (a new \
-         field cannot be ignored), every problem collected through the `bad` closure, then the \
-         config built; split pending: the MCP-server and the numeric-range checks become fns \
-         given `bad`",
-    ),
-    (
         "graph/report.rs",
         "report_inputs",
         276,
