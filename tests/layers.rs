@@ -120,15 +120,6 @@ const KNOWN_UPWARD: &[(&str, &str, &str)] = &[
 /// length (a listed function may only shrink; lower the figure when it does).
 const KNOWN_LONG: &[(&str, &str, usize, &str)] = &[
     (
-        "graph/report.rs",
-        "report_inputs",
-        276,
-        "one walk of the report's stages filling the dozen accumulators ReportInputs is built \
-         from (pairs, rows, artifacts, usage, audit, resolutions, scores); split pending: the \
-         accumulators become a struct with a method per node kind (gold, grade, solve), and the \
-         manifest's facts (datasets, filters, teams, models) a fn",
-    ),
-    (
         "protocols/brain_bench.rs",
         "steps",
         144,
