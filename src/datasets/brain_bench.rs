@@ -314,23 +314,7 @@ pub fn read_file(f: &Path) -> Result<Task, BrainBenchError> {
         message: format!("cannot read: {e}"),
         help: "check the dataset's `path`".into(),
     })?;
-    let raw: RawTask = serde_yaml::from_str(&text).map_err(|e| {
-        let (line, column) = e.location().map_or((1, 1), |l| (l.line(), l.column()));
-        let msg = e.to_string();
-        // serde_yaml appends " at line N column M": the location is ours to print.
-        let msg = msg
-            .split(" at line ")
-            .next()
-            .unwrap_or(&msg)
-            .to_string();
-        BrainBenchError {
-            file: file.clone(),
-            line,
-            column,
-            message: msg,
-            help: "a brain bench task has `repo`, `commit_before`, `commit_fix`, `prompt`, `test_files_from_fix` (a list), `verify`, and optionally `id`, `setup`, `timeout_s`, `max_cost_usd`, `tags`".into(),
-        }
-    })?;
+    let raw: RawTask = serde_yaml::from_str(&text).map_err(|e| yaml_error(&file, &e))?;
     let at = |field: &str, message: String, help: &str| {
         let (line, column) = field_position(&text, field).unwrap_or((1, 1));
         BrainBenchError {
@@ -341,8 +325,14 @@ pub fn read_file(f: &Path) -> Result<Task, BrainBenchError> {
             help: help.into(),
         }
     };
+    let stem = f
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let instance_id = raw.id.clone().unwrap_or(stem);
+    check_fields(&raw, &instance_id, &at)?;
     let RawTask {
-        id,
+        id: _,
         repo,
         commit_before,
         commit_fix,
@@ -350,74 +340,10 @@ pub fn read_file(f: &Path) -> Result<Task, BrainBenchError> {
         setup,
         test_files_from_fix,
         verify,
-        timeout_s,
-        max_cost_usd,
+        timeout_s: _,
+        max_cost_usd: _,
         tags,
     } = raw;
-    let stem = f
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let instance_id = id.clone().unwrap_or(stem);
-    if instance_id.is_empty()
-        || !instance_id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
-    {
-        return Err(at(
-            "id",
-            format!("`{instance_id}` is not a task id"),
-            "use letters, digits, `.`, `_` and `-`, e.g. `ago-0001`",
-        ));
-    }
-    if prompt.trim().is_empty() {
-        return Err(at(
-            "prompt",
-            "is empty".into(),
-            "describe the problem the agent must fix",
-        ));
-    }
-    if verify.trim().is_empty() {
-        return Err(at(
-            "verify",
-            "is empty".into(),
-            "give the command whose exit code 0 means the fix passes, e.g. `python3 -m pytest tests/test_x.py -q`",
-        ));
-    }
-    if let Some(t) = timeout_s
-        && !(t.is_finite() && t > 0.0)
-    {
-        return Err(at(
-            "timeout_s",
-            format!("{t} is not a positive number of seconds"),
-            "e.g. `timeout_s: 1800`",
-        ));
-    }
-    if let Some(c) = max_cost_usd
-        && !(c.is_finite() && c >= 0.0)
-    {
-        return Err(at(
-            "max_cost_usd",
-            format!("{c} is not a cost in dollars"),
-            "e.g. `max_cost_usd: 0.30`",
-        ));
-    }
-    if let Some(tags) = &tags
-        && let Some(bad) = tags.iter().find(|t| t.trim().is_empty())
-    {
-        return Err(at(
-            "tags",
-            format!("tag {bad:?} is empty"),
-            "remove the empty tag",
-        ));
-    }
-    if test_files_from_fix.is_empty() {
-        return Err(at(
-            "test_files_from_fix",
-            "is empty".into(),
-            "list the test files the fix commit adds or changes, e.g. `[tests/test_x.py]`",
-        ));
-    }
     let repo_path = match repo_ref(&repo, f) {
         RepoRef::Path(p) => p,
         RepoRef::Url(url) => ensure_clone(&url, &[&commit_before, &commit_fix]).map_err(|e| {
@@ -453,27 +379,7 @@ pub fn read_file(f: &Path) -> Result<Task, BrainBenchError> {
             "commit_fix is the commit of the human fix, commit_before the one the agent starts from",
         ));
     }
-    let mut tests: Vec<String> = Vec::new();
-    for t in &test_files_from_fix {
-        let clean = t.trim().trim_start_matches("./").to_string();
-        if clean.is_empty() || clean.starts_with('/') || clean.split('/').any(|p| p == "..") {
-            return Err(at(
-                "test_files_from_fix",
-                format!("`{t}` is not a path inside the repository"),
-                "give paths relative to the repository's root",
-            ));
-        }
-        if !git.has_file(&fix, &clean) {
-            return Err(at(
-                "test_files_from_fix",
-                format!("`{t}` is not a file at commit_fix {}", &fix[..12]),
-                "list files that exist in the fix commit (`git checkout <commit_fix> -- <file>` must work)",
-            ));
-        }
-        tests.push(clean);
-    }
-    tests.sort();
-    tests.dedup();
+    let tests = test_files(&git, &fix, &test_files_from_fix, &at)?;
     let changed = git
         .changed_files(&before, &fix)
         .map_err(|e| at("commit_fix", e.to_string(), "check the repository"))?;
@@ -486,20 +392,7 @@ pub fn read_file(f: &Path) -> Result<Task, BrainBenchError> {
         .commit(&fix)
         .map_err(|e| at("commit_fix", e.to_string(), "check the repository"))?
         .date;
-    let tree = cached_tree(&git, &before).map_err(|e| {
-        at(
-            "commit_before",
-            format!("cannot write its tree: {e}"),
-            "set BENCH_CACHE_DIR to a writable directory",
-        )
-    })?;
-    let digest = tree_digest(&tree).map_err(|e| {
-        at(
-            "commit_before",
-            format!("cannot read its tree {}: {e}", tree.display()),
-            "remove that directory; it is written again",
-        )
-    })?;
+    let (tree, digest) = base_tree(&git, &before, &at)?;
     let name = git.name();
     let language = tags
         .iter()
@@ -527,6 +420,146 @@ pub fn read_file(f: &Path) -> Result<Task, BrainBenchError> {
         pro: None,
         digests: Default::default(),
     })
+}
+
+/// A YAML error of the task file `file`, at the line and column serde_yaml gives.
+fn yaml_error(file: &str, e: &serde_yaml::Error) -> BrainBenchError {
+    let (line, column) = e.location().map_or((1, 1), |l| (l.line(), l.column()));
+    let msg = e.to_string();
+    // serde_yaml appends " at line N column M": the location is ours to print.
+    let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+    BrainBenchError {
+        file: file.to_string(),
+        line,
+        column,
+        message: msg,
+        help: "a brain bench task has `repo`, `commit_before`, `commit_fix`, `prompt`, `test_files_from_fix` (a list), `verify`, and optionally `id`, `setup`, `timeout_s`, `max_cost_usd`, `tags`".into(),
+    }
+}
+
+/// The checks of a task's own fields, the first problem returned at its field (`at`): its id
+/// (`instance_id`, from `id` or the file's name), a `prompt` and a `verify` command, a positive
+/// `timeout_s`, a non-negative `max_cost_usd`, no empty tag, at least one test file.
+fn check_fields(
+    raw: &RawTask,
+    instance_id: &str,
+    at: &impl Fn(&str, String, &str) -> BrainBenchError,
+) -> Result<(), BrainBenchError> {
+    if instance_id.is_empty()
+        || !instance_id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+    {
+        return Err(at(
+            "id",
+            format!("`{instance_id}` is not a task id"),
+            "use letters, digits, `.`, `_` and `-`, e.g. `ago-0001`",
+        ));
+    }
+    if raw.prompt.trim().is_empty() {
+        return Err(at(
+            "prompt",
+            "is empty".into(),
+            "describe the problem the agent must fix",
+        ));
+    }
+    if raw.verify.trim().is_empty() {
+        return Err(at(
+            "verify",
+            "is empty".into(),
+            "give the command whose exit code 0 means the fix passes, e.g. `python3 -m pytest tests/test_x.py -q`",
+        ));
+    }
+    if let Some(t) = raw.timeout_s
+        && !(t.is_finite() && t > 0.0)
+    {
+        return Err(at(
+            "timeout_s",
+            format!("{t} is not a positive number of seconds"),
+            "e.g. `timeout_s: 1800`",
+        ));
+    }
+    if let Some(c) = raw.max_cost_usd
+        && !(c.is_finite() && c >= 0.0)
+    {
+        return Err(at(
+            "max_cost_usd",
+            format!("{c} is not a cost in dollars"),
+            "e.g. `max_cost_usd: 0.30`",
+        ));
+    }
+    if let Some(tags) = &raw.tags
+        && let Some(bad) = tags.iter().find(|t| t.trim().is_empty())
+    {
+        return Err(at(
+            "tags",
+            format!("tag {bad:?} is empty"),
+            "remove the empty tag",
+        ));
+    }
+    if raw.test_files_from_fix.is_empty() {
+        return Err(at(
+            "test_files_from_fix",
+            "is empty".into(),
+            "list the test files the fix commit adds or changes, e.g. `[tests/test_x.py]`",
+        ));
+    }
+    Ok(())
+}
+
+/// The test files `listed`, cleaned of a leading `./`, sorted and deduplicated: each a path
+/// inside the repository that exists at the fix commit `fix`, else the problem at its field.
+fn test_files(
+    git: &Repo,
+    fix: &str,
+    listed: &[String],
+    at: &impl Fn(&str, String, &str) -> BrainBenchError,
+) -> Result<Vec<String>, BrainBenchError> {
+    let mut tests: Vec<String> = Vec::new();
+    for t in listed {
+        let clean = t.trim().trim_start_matches("./").to_string();
+        if clean.is_empty() || clean.starts_with('/') || clean.split('/').any(|p| p == "..") {
+            return Err(at(
+                "test_files_from_fix",
+                format!("`{t}` is not a path inside the repository"),
+                "give paths relative to the repository's root",
+            ));
+        }
+        if !git.has_file(fix, &clean) {
+            return Err(at(
+                "test_files_from_fix",
+                format!("`{t}` is not a file at commit_fix {}", &fix[..12]),
+                "list files that exist in the fix commit (`git checkout <commit_fix> -- <file>` must work)",
+            ));
+        }
+        tests.push(clean);
+    }
+    tests.sort();
+    tests.dedup();
+    Ok(tests)
+}
+
+/// The tree of the commit `before` written to the cache, and its digest: the task's base.
+fn base_tree(
+    git: &Repo,
+    before: &str,
+    at: &impl Fn(&str, String, &str) -> BrainBenchError,
+) -> Result<(PathBuf, String), BrainBenchError> {
+    let tree = cached_tree(git, before).map_err(|e| {
+        at(
+            "commit_before",
+            format!("cannot write its tree: {e}"),
+            "set BENCH_CACHE_DIR to a writable directory",
+        )
+    })?;
+    let digest = tree_digest(&tree).map_err(|e| {
+        at(
+            "commit_before",
+            format!("cannot read its tree {}: {e}", tree.display()),
+            "remove that directory; it is written again",
+        )
+    })?;
+    Ok((tree, digest))
 }
 
 #[cfg(test)]

@@ -469,22 +469,7 @@ fn policy(mode: Option<&str>, hosts: &[String]) -> Result<Option<NetworkPolicy>,
 
 /// Parses a `task.toml`; `file` is the name errors show.
 pub fn parse_config(text: &str, file: &str) -> Result<HarborConfig, HarborError> {
-    let raw: RawTaskToml = toml::from_str(text).map_err(|e| {
-        let at = e
-            .span()
-            .map(|s| {
-                let (l, c) = line_col(text, s.start);
-                format!("line {l}, column {c}: ")
-            })
-            .unwrap_or_default();
-        let msg = e.message().trim().to_string();
-        let help = if msg.contains("unknown field") {
-            "; bench reads Harbor's task.toml schema 1.1 (harbor models/task/config.py): remove or rename the field"
-        } else {
-            ""
-        };
-        one(format!("{file}: {at}{msg}{help}"))
-    })?;
+    let raw: RawTaskToml = toml::from_str(text).map_err(|e| toml_error(text, file, &e))?;
     let mut problems = Vec::new();
     let mut bad = |table: &str, key: &str, why: String| {
         problems.push(format!(
@@ -528,137 +513,27 @@ pub fn parse_config(text: &str, file: &str) -> Result<HarborConfig, HarborError>
         memory,
         storage,
     } = environment;
-    let mut memory_mb = memory_mb.unwrap_or(2048);
-    if let Some(m) = &memory {
-        match size_to_mb(m) {
-            Some(v) => memory_mb = v,
-            None => bad(
-                "environment",
-                "memory",
-                format!("invalid size {m:?}; write e.g. \"2G\" or \"512M\" (or use memory_mb)"),
-            ),
-        }
-    }
-    let mut storage_mb = storage_mb.unwrap_or(10240);
-    if let Some(s) = &storage {
-        match size_to_mb(s) {
-            Some(v) => storage_mb = v,
-            None => bad(
-                "environment",
-                "storage",
-                format!("invalid size {s:?}; write e.g. \"10G\" (or use storage_mb)"),
-            ),
-        }
-    }
-    let env_network = match policy(network_mode.as_deref(), &allowed_hosts) {
-        Ok(Some(p)) => p,
-        Ok(None) if allow_internet == Some(false) => NetworkPolicy::NoNetwork,
-        Ok(None) => NetworkPolicy::Public,
-        Err(e) => {
-            bad("environment", "network_mode", e);
-            NetworkPolicy::Public
-        }
-    };
-    let verifier_network = policy(verifier.network_mode.as_deref(), &verifier.allowed_hosts)
-        .unwrap_or_else(|e| {
-            bad("verifier", "network_mode", e);
-            None
-        });
-    let agent_network =
-        policy(agent.network_mode.as_deref(), &agent.allowed_hosts).unwrap_or_else(|e| {
-            bad("agent", "network_mode", e);
-            None
-        });
-    let mut mcp = Vec::new();
-    for m in mcp_servers {
-        let transport = m.transport.unwrap_or_else(|| "sse".into());
-        match transport.as_str() {
-            "sse" | "streamable-http" if m.url.is_none() => bad(
-                "environment",
-                "mcp_servers",
-                format!(
-                    "server {:?}: 'url' is required for transport {transport:?}",
-                    m.name
-                ),
-            ),
-            "stdio" if m.command.is_none() => bad(
-                "environment",
-                "mcp_servers",
-                format!(
-                    "server {:?}: 'command' is required for transport \"stdio\"",
-                    m.name
-                ),
-            ),
-            "sse" | "streamable-http" | "stdio" => {}
-            other => bad(
-                "environment",
-                "mcp_servers",
-                format!(
-                    "server {:?}: unknown transport {other:?}; use \"sse\", \"streamable-http\" or \"stdio\"",
-                    m.name
-                ),
-            ),
-        }
-        mcp.push(McpServer {
-            name: m.name,
-            transport,
-            url: m.url,
-            command: m.command,
-            args: m.args,
-        });
-    }
-    for (table, key, v) in [
-        ("environment", "cpus", cpus),
-        ("environment", "gpus", gpus),
-        ("environment", "memory_mb", Some(memory_mb)),
-        ("environment", "storage_mb", Some(storage_mb)),
-    ] {
-        if let Some(v) = v
-            && v < 0
-        {
-            bad(table, key, format!("must not be negative, found {v}"));
-        }
-    }
-    if cpus == Some(0) {
-        bad("environment", "cpus", "must be at least 1".into());
-    }
+    let (memory_mb, storage_mb) = sizes((memory_mb, memory), (storage_mb, storage), &mut bad);
+    let (env_network, verifier_network, agent_network) = networks(
+        (network_mode.as_deref(), &allowed_hosts, allow_internet),
+        &verifier,
+        &agent,
+        &mut bad,
+    );
+    let mcp = mcp_of(mcp_servers, &mut bad);
     let secs = |n: Option<Number>, default: f64| n.map_or(default, Number::get);
     let verifier_timeout = secs(verifier.timeout_sec, 600.0);
     let agent_timeout = agent.timeout_sec.map(Number::get);
-    for (table, v) in [
-        ("verifier", Some(verifier_timeout)),
-        ("agent", agent_timeout),
-        ("environment", Some(secs(build_timeout_sec, 600.0))),
-    ] {
-        if let Some(v) = v
-            && (!v.is_finite() || v <= 0.0)
-        {
-            bad(
-                table,
-                if table == "environment" {
-                    "build_timeout_sec"
-                } else {
-                    "timeout_sec"
-                },
-                format!("must be a positive number of seconds, found {v}"),
-            );
-        }
-    }
-    let task = task.map(|p| PackageInfo {
-        name: p.name,
-        description: p.description,
-        authors: p.authors.into_iter().map(|a| (a.name, a.email)).collect(),
-        keywords: p.keywords,
-    });
-    if let Some(p) = &task
-        && (p.name.split('/').count() != 2 || p.name.contains("..") || p.name.starts_with('.'))
-    {
-        bad(
-            "task",
-            "name",
-            format!("{:?} is not in 'org/name' format", p.name),
-        );
-    }
+    check_ranges(
+        (cpus, gpus, memory_mb, storage_mb),
+        (
+            verifier_timeout,
+            agent_timeout,
+            secs(build_timeout_sec, 600.0),
+        ),
+        &mut bad,
+    );
+    let task = package(task, &mut bad);
     if !problems.is_empty() {
         return Err(HarborError { problems });
     }
@@ -704,6 +579,196 @@ pub fn parse_config(text: &str, file: &str) -> Result<HarborConfig, HarborError>
         source,
         artifacts: serde_json::to_value(&artifacts).unwrap_or(serde_json::Value::Null),
     })
+}
+
+/// A `task.toml` that is not TOML of the schema, at the line and column the parser gives.
+fn toml_error(text: &str, file: &str, e: &toml::de::Error) -> HarborError {
+    let at = e
+        .span()
+        .map(|s| {
+            let (l, c) = line_col(text, s.start);
+            format!("line {l}, column {c}: ")
+        })
+        .unwrap_or_default();
+    let msg = e.message().trim().to_string();
+    let help = if msg.contains("unknown field") {
+        "; bench reads Harbor's task.toml schema 1.1 (harbor models/task/config.py): remove or rename the field"
+    } else {
+        ""
+    };
+    one(format!("{file}: {at}{msg}{help}"))
+}
+
+/// `[environment]`'s memory and storage in MB: `memory` and `storage` (deprecated sizes such as
+/// "2G") win over `memory_mb` and `storage_mb`; 2048 and 10240 by default.
+fn sizes(
+    (memory_mb, memory): (Option<i64>, Option<String>),
+    (storage_mb, storage): (Option<i64>, Option<String>),
+    bad: &mut impl FnMut(&str, &str, String),
+) -> (i64, i64) {
+    let mut memory_mb = memory_mb.unwrap_or(2048);
+    if let Some(m) = &memory {
+        match size_to_mb(m) {
+            Some(v) => memory_mb = v,
+            None => bad(
+                "environment",
+                "memory",
+                format!("invalid size {m:?}; write e.g. \"2G\" or \"512M\" (or use memory_mb)"),
+            ),
+        }
+    }
+    let mut storage_mb = storage_mb.unwrap_or(10240);
+    if let Some(s) = &storage {
+        match size_to_mb(s) {
+            Some(v) => storage_mb = v,
+            None => bad(
+                "environment",
+                "storage",
+                format!("invalid size {s:?}; write e.g. \"10G\" (or use storage_mb)"),
+            ),
+        }
+    }
+    (memory_mb, storage_mb)
+}
+
+/// The network policies of the environment (by default public, or no network with
+/// `allow_internet = false`), of the verifier and of the agent (`None` where they set none).
+fn networks(
+    (network_mode, allowed_hosts, allow_internet): (Option<&str>, &[String], Option<bool>),
+    verifier: &RawVerifier,
+    agent: &RawAgent,
+    bad: &mut impl FnMut(&str, &str, String),
+) -> (NetworkPolicy, Option<NetworkPolicy>, Option<NetworkPolicy>) {
+    let env_network = match policy(network_mode, allowed_hosts) {
+        Ok(Some(p)) => p,
+        Ok(None) if allow_internet == Some(false) => NetworkPolicy::NoNetwork,
+        Ok(None) => NetworkPolicy::Public,
+        Err(e) => {
+            bad("environment", "network_mode", e);
+            NetworkPolicy::Public
+        }
+    };
+    let verifier_network = policy(verifier.network_mode.as_deref(), &verifier.allowed_hosts)
+        .unwrap_or_else(|e| {
+            bad("verifier", "network_mode", e);
+            None
+        });
+    let agent_network =
+        policy(agent.network_mode.as_deref(), &agent.allowed_hosts).unwrap_or_else(|e| {
+            bad("agent", "network_mode", e);
+            None
+        });
+    (env_network, verifier_network, agent_network)
+}
+
+/// `[environment]`'s MCP servers, each with the field its transport requires (`url` for sse
+/// and streamable-http, the default being sse; `command` for stdio).
+fn mcp_of(servers: Vec<RawMcp>, bad: &mut impl FnMut(&str, &str, String)) -> Vec<McpServer> {
+    let mut mcp = Vec::new();
+    for m in servers {
+        let transport = m.transport.unwrap_or_else(|| "sse".into());
+        match transport.as_str() {
+            "sse" | "streamable-http" if m.url.is_none() => bad(
+                "environment",
+                "mcp_servers",
+                format!(
+                    "server {:?}: 'url' is required for transport {transport:?}",
+                    m.name
+                ),
+            ),
+            "stdio" if m.command.is_none() => bad(
+                "environment",
+                "mcp_servers",
+                format!(
+                    "server {:?}: 'command' is required for transport \"stdio\"",
+                    m.name
+                ),
+            ),
+            "sse" | "streamable-http" | "stdio" => {}
+            other => bad(
+                "environment",
+                "mcp_servers",
+                format!(
+                    "server {:?}: unknown transport {other:?}; use \"sse\", \"streamable-http\" or \"stdio\"",
+                    m.name
+                ),
+            ),
+        }
+        mcp.push(McpServer {
+            name: m.name,
+            transport,
+            url: m.url,
+            command: m.command,
+            args: m.args,
+        });
+    }
+    mcp
+}
+
+/// The `[task]` table, whose name must be `org/name`.
+fn package(
+    task: Option<RawPackage>,
+    bad: &mut impl FnMut(&str, &str, String),
+) -> Option<PackageInfo> {
+    let task = task.map(|p| PackageInfo {
+        name: p.name,
+        description: p.description,
+        authors: p.authors.into_iter().map(|a| (a.name, a.email)).collect(),
+        keywords: p.keywords,
+    });
+    if let Some(p) = &task
+        && (p.name.split('/').count() != 2 || p.name.contains("..") || p.name.starts_with('.'))
+    {
+        bad(
+            "task",
+            "name",
+            format!("{:?} is not in 'org/name' format", p.name),
+        );
+    }
+    task
+}
+
+/// The ranges of the numbers: counts and sizes not negative, at least one CPU, and the
+/// verifier's, the agent's and the build's timeouts positive seconds.
+fn check_ranges(
+    (cpus, gpus, memory_mb, storage_mb): (Option<i64>, Option<i64>, i64, i64),
+    (verifier_timeout, agent_timeout, build_timeout): (f64, Option<f64>, f64),
+    bad: &mut impl FnMut(&str, &str, String),
+) {
+    for (table, key, v) in [
+        ("environment", "cpus", cpus),
+        ("environment", "gpus", gpus),
+        ("environment", "memory_mb", Some(memory_mb)),
+        ("environment", "storage_mb", Some(storage_mb)),
+    ] {
+        if let Some(v) = v
+            && v < 0
+        {
+            bad(table, key, format!("must not be negative, found {v}"));
+        }
+    }
+    if cpus == Some(0) {
+        bad("environment", "cpus", "must be at least 1".into());
+    }
+    for (table, v) in [
+        ("verifier", Some(verifier_timeout)),
+        ("agent", agent_timeout),
+        ("environment", Some(build_timeout)),
+    ] {
+        if let Some(v) = v
+            && (!v.is_finite() || v <= 0.0)
+        {
+            bad(
+                table,
+                if table == "environment" {
+                    "build_timeout_sec"
+                } else {
+                    "timeout_sec"
+                },
+                format!("must be a positive number of seconds, found {v}"),
+            );
+        }
+    }
 }
 
 /// The images a Dockerfile starts from (`FROM [--platform=..] IMAGE [AS name]`), without

@@ -87,16 +87,6 @@ pub fn report_inputs(
 ) -> ReportInputs {
     let m = graph.manifest;
     let stages = graph.report_input_stages(needs);
-    let mut teams: Vec<String> = Vec::new();
-    let mut gold = BTreeMap::new();
-    let mut gold_reasons = BTreeMap::new();
-    let mut pairs = Vec::new();
-    let mut rows = Vec::new();
-    let mut usage = Vec::new();
-    let mut models = BTreeSet::new();
-    let mut audit = Vec::new();
-    let mut resolutions = Vec::new();
-    let mut scores: Vec<crate::report::document::PairScore> = Vec::new();
     // Solve nodes that have a grade node (whose pair the grade reports).
     let graded: HashSet<usize> = graph
         .nodes
@@ -107,7 +97,91 @@ pub fn report_inputs(
             _ => None,
         })
         .collect();
-    let mut artifacts: BTreeMap<(String, String, u32), PairArtifacts> = BTreeMap::new();
+    let (since, datasets, filters, teams, models) = manifest_facts(m, &stages);
+    let mut g = Gathered::default();
+    for s in &stages {
+        for id in graph.stage_nodes(s) {
+            let node = &graph.nodes[*id];
+            match &node.kind {
+                NodeKind::Gold { task, empty } => g.gold(graph, s, node, task, *empty),
+                NodeKind::Grade {
+                    task,
+                    source,
+                    team,
+                    replicate,
+                } => g.grade(graph, node, (task, *source, team, *replicate), &r.scorer),
+                NodeKind::Solve {
+                    task,
+                    team,
+                    replicate,
+                } => g.solve(node, *id, (task, team, *replicate), &graded),
+                _ => {}
+            }
+        }
+    }
+    g.sort();
+    let pricing = models
+        .into_iter()
+        .filter_map(|mo| m.pricing.get(&mo).map(|p| (mo, *p)))
+        .collect();
+    let Gathered {
+        gold,
+        gold_reasons,
+        pairs,
+        rows,
+        usage,
+        audit,
+        resolutions,
+        scores,
+        artifacts,
+    } = g;
+    ReportInputs {
+        manifest: m.name.clone(),
+        description: m.description.clone(),
+        bench_version: env!("CARGO_PKG_VERSION").to_string(),
+        backend: m.backend.kind.to_string(),
+        network: network_policy(m, &teams),
+        datasets,
+        filters,
+        since,
+        teams,
+        baseline: r.baseline.clone(),
+        count_errors_as_failures: r.count_errors_as_failures,
+        gold,
+        gold_reasons,
+        pairs,
+        rows,
+        artifacts: artifacts.into_values().collect(),
+        promote: r.promote.clone(),
+        usage,
+        pricing,
+        audit,
+        resolutions,
+        scorer: (!scores.is_empty()).then(|| r.scorer.describe()),
+        scores,
+        attempts: rerun_attempts(graph, &stages),
+    }
+}
+
+/// The manifest's facts a report prints: the first `since` of its samples, each sample's dataset
+/// (with its revision) and filters, and the teams of the solve stages among `stages` with the
+/// models their agents use.
+#[expect(
+    clippy::type_complexity,
+    reason = "five facts, each named where it is destructured"
+)]
+fn manifest_facts(
+    m: &crate::manifest::Manifest,
+    stages: &[String],
+) -> (
+    Option<String>,
+    Vec<String>,
+    Vec<crate::types::SampleFilters>,
+    Vec<String>,
+    BTreeSet<String>,
+) {
+    let mut teams: Vec<String> = Vec::new();
+    let mut models = BTreeSet::new();
     let mut since = None;
     let mut datasets = Vec::new();
     let mut filters = Vec::new();
@@ -140,220 +214,228 @@ pub fn report_inputs(
             _ => {}
         }
     }
-    for s in &stages {
-        for id in graph.stage_nodes(s) {
-            let node = &graph.nodes[*id];
-            match &node.kind {
-                NodeKind::Gold { task, empty } => {
-                    let v = graph.gold_verdict(s, &task.instance_id);
-                    let failed = matches!(node.state, NodeState::Failed(_));
-                    if !*empty {
-                        gold.insert(task.instance_id.clone(), if failed { None } else { v });
-                        if let Some(why) = graph.gold_reason(s, &task.instance_id) {
-                            gold_reasons.insert(task.instance_id.clone(), why);
-                        }
-                    }
-                }
-                NodeKind::Grade {
-                    task,
-                    source,
-                    team,
-                    replicate,
-                } => {
-                    let solve_out = graph.nodes[*source].state.record().and_then(|r| r.solve());
-                    let grade_out = node.state.record().and_then(|r| r.grade());
-                    let solve_timed_out = solve_out.is_some_and(|o| o.timed_out);
-                    let state = match (&node.state, grade_out) {
-                        (NodeState::Cached(_) | NodeState::Done(_), Some(g)) => {
-                            if g.resolved {
-                                PairState::Resolved
-                            } else {
-                                PairState::Unresolved {
-                                    timed_out: g.timed_out || solve_timed_out,
-                                }
-                            }
-                        }
-                        // Plan mode (`bench report`): not graded yet.
-                        (NodeState::NotRun(_) | NodeState::WillRun, _) => PairState::NotRun,
-                        (NodeState::Failed(e), _) => PairState::Errored {
-                            reason: format!("grading: {e}"),
-                        },
-                        _ => PairState::Errored {
-                            reason: "not graded".into(),
-                        },
-                    };
-                    let scored = grade_out
-                        .filter(|g| g.verifier.is_some())
-                        .map(|g| score_of(&r.scorer, &task.instance_id, g));
-                    rows.push(NodeRow {
-                        resolved: grade_out.map(|g| g.resolved),
-                        timed_out: grade_out.map(|g| g.timed_out || solve_timed_out),
-                        patch_applied: grade_out.map(|g| g.patch_applied),
-                        resolution: grade_out
-                            .and_then(|g| g.resolution)
-                            .map(|r| r.as_str().into()),
-                        duration_s: grade_out.map(|g| g.duration_ms as f64 / 1000.0),
-                        reward: grade_out
-                            .and_then(|g| g.reward.as_ref())
-                            .and_then(|r| r.get("reward").copied()),
-                        score: scored.and_then(|s| s.0),
-                        verifier: grade_out.and_then(|g| g.verifier.clone()),
-                        ..row("grade", node, task, team, *replicate, None)
-                    });
-                    if let Some(rec) = node.state.record() {
-                        artifact_entry(&mut artifacts, task, team, *replicate).log =
-                            rec.blobs.get("log").cloned();
-                    }
-                    if let Some(r) = grade_out.and_then(|g| g.resolution) {
-                        resolutions.push(crate::report::PairResolution {
-                            task: task.instance_id.clone(),
-                            team: team.clone(),
-                            replicate: *replicate,
-                            resolution: r,
-                        });
-                    }
-                    if let Some(g) = grade_out.filter(|g| !g.audit.is_empty()) {
-                        audit.push(crate::report::AuditedPair {
-                            task: task.instance_id.clone(),
-                            team: team.clone(),
-                            replicate: *replicate,
-                            flags: g.audit.clone(),
-                        });
-                    }
-                    if let (Some(g), Some((score, correctness))) = (grade_out, scored) {
-                        scores.push(crate::report::document::PairScore {
-                            task: task.instance_id.clone(),
-                            team: team.clone(),
-                            replicate: *replicate,
-                            verifier: g.verifier.clone().unwrap_or_default(),
-                            reward: g.reward.clone(),
-                            score,
-                            correctness,
-                        });
-                    }
-                    let (score, correctness) = scored.unwrap_or((None, None));
-                    pairs.push(PairOutcome {
-                        task: task.instance_id.clone(),
-                        team: team.clone(),
-                        replicate: *replicate,
-                        state,
-                        // Derived from `usage` and the prices when the report renders.
-                        cost_usd: None,
-                        wall_time_s: solve_out.map(|o| o.duration_ms as f64 / 1000.0),
-                        language: task.language.clone(),
-                        repo: Some(task.repo.clone()),
-                        score,
-                        correctness,
-                        cost_basis: Default::default(),
-                    });
-                }
-                NodeKind::Solve {
-                    task,
-                    team,
-                    replicate,
-                } => {
-                    let solve_out = node.state.record().and_then(|r| r.solve());
-                    let tokens = solve_out.map(|o| o.tokens());
-                    // A solve the budget halted: why, in its row (the report says so).
-                    let error = match &node.state {
-                        NodeState::NotRun(why) => Some(why.clone()),
-                        _ => solve_out.and_then(|o| o.solve_error.clone()),
-                    };
-                    rows.push(NodeRow {
-                        timed_out: solve_out.map(|o| o.timed_out),
-                        input_tokens: tokens.map(|t| t.0),
-                        output_tokens: tokens.map(|t| t.1),
-                        patch_bytes: solve_out.map(|o| o.patch_bytes),
-                        duration_s: solve_out.map(|o| o.duration_ms as f64 / 1000.0),
-                        ..row("solve", node, task, team, *replicate, error)
-                    });
-                    if let (Some(rec), Some(out)) = (node.state.record(), solve_out) {
-                        let a = artifact_entry(&mut artifacts, task, team, *replicate);
-                        a.patch = Some(out.patch.clone());
-                        a.trajectory = rec.blobs.get("trajectory").cloned();
-                        usage.push(PairUsage {
-                            task: task.instance_id.clone(),
-                            team: team.clone(),
-                            replicate: *replicate,
-                            runs: out.runs.clone(),
-                        });
-                    }
-                    let reason = match &node.state {
-                        NodeState::Failed(e) => Some(PairState::Errored {
-                            reason: format!("solving: {e}"),
-                        }),
-                        NodeState::NotRun(_) => Some(PairState::NotRun),
-                        NodeState::WillRun if !graded.contains(id) => Some(PairState::NotRun),
-                        _ => None,
-                    };
-                    if let Some(state) = reason {
-                        pairs.push(PairOutcome {
-                            task: task.instance_id.clone(),
-                            team: team.clone(),
-                            replicate: *replicate,
-                            state,
-                            cost_usd: None,
-                            wall_time_s: None,
-                            language: task.language.clone(),
-                            repo: Some(task.repo.clone()),
-                            score: None,
-                            correctness: None,
-                            cost_basis: Default::default(),
-                        });
-                    }
-                }
-                _ => {}
+    (since, datasets, filters, teams, models)
+}
+
+/// What one walk over a report's stages gathers from their nodes, pair by pair.
+#[derive(Default)]
+struct Gathered {
+    gold: BTreeMap<String, Option<bool>>,
+    gold_reasons: BTreeMap<String, String>,
+    pairs: Vec<PairOutcome>,
+    rows: Vec<NodeRow>,
+    usage: Vec<PairUsage>,
+    audit: Vec<crate::report::AuditedPair>,
+    resolutions: Vec<crate::report::PairResolution>,
+    scores: Vec<crate::report::document::PairScore>,
+    artifacts: BTreeMap<(String, String, u32), PairArtifacts>,
+}
+
+impl Gathered {
+    /// A gold node of the gold stage `stage`, unless it checks the empty patch: its task's
+    /// verdict (none when the node failed) and why the gold check failed.
+    fn gold(
+        &mut self,
+        graph: &Graph<'_>,
+        stage: &str,
+        node: &super::Node,
+        task: &Task,
+        empty: bool,
+    ) {
+        let v = graph.gold_verdict(stage, &task.instance_id);
+        let failed = matches!(node.state, NodeState::Failed(_));
+        if !empty {
+            self.gold
+                .insert(task.instance_id.clone(), if failed { None } else { v });
+            if let Some(why) = graph.gold_reason(stage, &task.instance_id) {
+                self.gold_reasons.insert(task.instance_id.clone(), why);
             }
         }
     }
-    pairs.sort_by(|a, b| (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate)));
-    // Creation order follows completion order: sort, so the job (and its key) is stable.
-    rows.sort_by(|a, b| {
-        (&a.task, &a.team, a.replicate, &a.node, &a.address).cmp(&(
-            &b.task,
-            &b.team,
-            b.replicate,
-            &b.node,
-            &b.address,
-        ))
-    });
-    audit.sort_by(|a: &crate::report::AuditedPair, b| {
-        (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate))
-    });
-    resolutions.sort_by(|a: &crate::report::PairResolution, b| {
-        (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate))
-    });
-    usage.sort_by(|a, b| (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate)));
-    scores.sort_by(|a, b| (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate)));
-    let pricing = models
-        .into_iter()
-        .filter_map(|mo| m.pricing.get(&mo).map(|p| (mo, *p)))
-        .collect();
-    ReportInputs {
-        manifest: m.name.clone(),
-        description: m.description.clone(),
-        bench_version: env!("CARGO_PKG_VERSION").to_string(),
-        backend: m.backend.kind.to_string(),
-        network: network_policy(m, &teams),
-        datasets,
-        filters,
-        since,
-        teams,
-        baseline: r.baseline.clone(),
-        count_errors_as_failures: r.count_errors_as_failures,
-        gold,
-        gold_reasons,
-        pairs,
-        rows,
-        artifacts: artifacts.into_values().collect(),
-        promote: r.promote.clone(),
-        usage,
-        pricing,
-        audit,
-        resolutions,
-        scorer: (!scores.is_empty()).then(|| r.scorer.describe()),
-        scores,
-        attempts: rerun_attempts(graph, &stages),
+
+    /// A grade node, graded from the solve node `source`: its row, its log, its resolution,
+    /// audit flags and score when it has them, and its pair's outcome.
+    fn grade(
+        &mut self,
+        graph: &Graph<'_>,
+        node: &super::Node,
+        (task, source, team, replicate): (&Task, usize, &str, u32),
+        scorer: &crate::manifest::Scorer,
+    ) {
+        let solve_out = graph.nodes[source].state.record().and_then(|r| r.solve());
+        let grade_out = node.state.record().and_then(|r| r.grade());
+        let solve_timed_out = solve_out.is_some_and(|o| o.timed_out);
+        let state = match (&node.state, grade_out) {
+            (NodeState::Cached(_) | NodeState::Done(_), Some(g)) => {
+                if g.resolved {
+                    PairState::Resolved
+                } else {
+                    PairState::Unresolved {
+                        timed_out: g.timed_out || solve_timed_out,
+                    }
+                }
+            }
+            // Plan mode (`bench report`): not graded yet.
+            (NodeState::NotRun(_) | NodeState::WillRun, _) => PairState::NotRun,
+            (NodeState::Failed(e), _) => PairState::Errored {
+                reason: format!("grading: {e}"),
+            },
+            _ => PairState::Errored {
+                reason: "not graded".into(),
+            },
+        };
+        let scored = grade_out
+            .filter(|g| g.verifier.is_some())
+            .map(|g| score_of(scorer, &task.instance_id, g));
+        self.rows.push(NodeRow {
+            resolved: grade_out.map(|g| g.resolved),
+            timed_out: grade_out.map(|g| g.timed_out || solve_timed_out),
+            patch_applied: grade_out.map(|g| g.patch_applied),
+            resolution: grade_out
+                .and_then(|g| g.resolution)
+                .map(|r| r.as_str().into()),
+            duration_s: grade_out.map(|g| g.duration_ms as f64 / 1000.0),
+            reward: grade_out
+                .and_then(|g| g.reward.as_ref())
+                .and_then(|r| r.get("reward").copied()),
+            score: scored.and_then(|s| s.0),
+            verifier: grade_out.and_then(|g| g.verifier.clone()),
+            ..row("grade", node, task, team, replicate, None)
+        });
+        if let Some(rec) = node.state.record() {
+            artifact_entry(&mut self.artifacts, task, team, replicate).log =
+                rec.blobs.get("log").cloned();
+        }
+        if let Some(r) = grade_out.and_then(|g| g.resolution) {
+            self.resolutions.push(crate::report::PairResolution {
+                task: task.instance_id.clone(),
+                team: team.to_string(),
+                replicate,
+                resolution: r,
+            });
+        }
+        if let Some(g) = grade_out.filter(|g| !g.audit.is_empty()) {
+            self.audit.push(crate::report::AuditedPair {
+                task: task.instance_id.clone(),
+                team: team.to_string(),
+                replicate,
+                flags: g.audit.clone(),
+            });
+        }
+        if let (Some(g), Some((score, correctness))) = (grade_out, scored) {
+            self.scores.push(crate::report::document::PairScore {
+                task: task.instance_id.clone(),
+                team: team.to_string(),
+                replicate,
+                verifier: g.verifier.clone().unwrap_or_default(),
+                reward: g.reward.clone(),
+                score,
+                correctness,
+            });
+        }
+        let (score, correctness) = scored.unwrap_or((None, None));
+        self.pairs.push(PairOutcome {
+            task: task.instance_id.clone(),
+            team: team.to_string(),
+            replicate,
+            state,
+            // Derived from `usage` and the prices when the report renders.
+            cost_usd: None,
+            wall_time_s: solve_out.map(|o| o.duration_ms as f64 / 1000.0),
+            language: task.language.clone(),
+            repo: Some(task.repo.clone()),
+            score,
+            correctness,
+            cost_basis: Default::default(),
+        });
+    }
+
+    /// A solve node (`id`): its row, its patch, trajectory and model use, and the outcome of its
+    /// pair when no grade will report it (it failed, was halted, or will run ungraded).
+    fn solve(
+        &mut self,
+        node: &super::Node,
+        id: usize,
+        (task, team, replicate): (&Task, &str, u32),
+        graded: &HashSet<usize>,
+    ) {
+        let solve_out = node.state.record().and_then(|r| r.solve());
+        let tokens = solve_out.map(|o| o.tokens());
+        // A solve the budget halted: why, in its row (the report says so).
+        let error = match &node.state {
+            NodeState::NotRun(why) => Some(why.clone()),
+            _ => solve_out.and_then(|o| o.solve_error.clone()),
+        };
+        self.rows.push(NodeRow {
+            timed_out: solve_out.map(|o| o.timed_out),
+            input_tokens: tokens.map(|t| t.0),
+            output_tokens: tokens.map(|t| t.1),
+            patch_bytes: solve_out.map(|o| o.patch_bytes),
+            duration_s: solve_out.map(|o| o.duration_ms as f64 / 1000.0),
+            ..row("solve", node, task, team, replicate, error)
+        });
+        if let (Some(rec), Some(out)) = (node.state.record(), solve_out) {
+            let a = artifact_entry(&mut self.artifacts, task, team, replicate);
+            a.patch = Some(out.patch.clone());
+            a.trajectory = rec.blobs.get("trajectory").cloned();
+            self.usage.push(PairUsage {
+                task: task.instance_id.clone(),
+                team: team.to_string(),
+                replicate,
+                runs: out.runs.clone(),
+            });
+        }
+        let reason = match &node.state {
+            NodeState::Failed(e) => Some(PairState::Errored {
+                reason: format!("solving: {e}"),
+            }),
+            NodeState::NotRun(_) => Some(PairState::NotRun),
+            NodeState::WillRun if !graded.contains(&id) => Some(PairState::NotRun),
+            _ => None,
+        };
+        if let Some(state) = reason {
+            self.pairs.push(PairOutcome {
+                task: task.instance_id.clone(),
+                team: team.to_string(),
+                replicate,
+                state,
+                cost_usd: None,
+                wall_time_s: None,
+                language: task.language.clone(),
+                repo: Some(task.repo.clone()),
+                score: None,
+                correctness: None,
+                cost_basis: Default::default(),
+            });
+        }
+    }
+
+    /// Sorts what was gathered by task, team and replicate (rows also by node and address):
+    /// creation order follows completion order, and the job (and its key) must be stable.
+    fn sort(&mut self) {
+        self.pairs
+            .sort_by(|a, b| (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate)));
+        // Creation order follows completion order: sort, so the job (and its key) is stable.
+        self.rows.sort_by(|a, b| {
+            (&a.task, &a.team, a.replicate, &a.node, &a.address).cmp(&(
+                &b.task,
+                &b.team,
+                b.replicate,
+                &b.node,
+                &b.address,
+            ))
+        });
+        self.audit.sort_by(|a: &crate::report::AuditedPair, b| {
+            (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate))
+        });
+        self.resolutions
+            .sort_by(|a: &crate::report::PairResolution, b| {
+                (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate))
+            });
+        self.usage
+            .sort_by(|a, b| (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate)));
+        self.scores
+            .sort_by(|a, b| (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate)));
     }
 }
 

@@ -1534,6 +1534,7 @@ impl Validator<'_> {
         })
     }
 
+    /// The stage `name` of `[stages]`: its name checked, then the fields of its kind.
     fn stage(
         &mut self,
         name: &str,
@@ -1558,46 +1559,7 @@ impl Validator<'_> {
         }
         let at = |k: &'static str| ["stages", name, k];
         let (needs, kind) = match s {
-            StageFile::Sample(SampleFile {
-                needs,
-                dataset,
-                since,
-                until,
-                repos,
-                languages,
-                instance_ids,
-                limit,
-                seed,
-            }) => {
-                if !datasets.contains_key(&dataset)
-                    && self.root.lookup(&["datasets", &dataset]).is_none()
-                {
-                    self.err(
-                        "manifest::reference",
-                        format!("stage `{name}` samples unknown dataset `{dataset}`"),
-                        self.loc(&at("dataset")),
-                        "unknown dataset",
-                        did_you_mean(&dataset, datasets.keys().map(String::as_str)),
-                    );
-                }
-                let since = since.and_then(|d| self.date(d.0, &at("since")));
-                let until = until.and_then(|d| self.date(d.0, &at("until")));
-                (
-                    needs,
-                    StageKind::Sample(SampleStage {
-                        dataset,
-                        filters: SampleFilters {
-                            since,
-                            until,
-                            repos: repos.unwrap_or_default().into_iter().collect(),
-                            languages: languages.unwrap_or_default().into_iter().collect(),
-                            instance_ids: instance_ids.unwrap_or_default().into_iter().collect(),
-                            limit,
-                            seed: seed.unwrap_or(0),
-                        },
-                    }),
-                )
-            }
+            StageFile::Sample(f) => self.sample_stage(name, f, datasets),
             StageFile::Gold(GoldFile {
                 needs,
                 empty,
@@ -1613,85 +1575,7 @@ impl Validator<'_> {
                     ),
                 }),
             ),
-            StageFile::Solve(SolveFile {
-                needs,
-                teams: stage_teams,
-                replicates,
-                limit,
-                timeout,
-                max_cost_usd,
-                allow_unpriced,
-                concurrency,
-            }) => {
-                let mut seen = BTreeSet::new();
-                for (i, t) in stage_teams.iter().enumerate() {
-                    if !teams.contains(t) {
-                        self.err(
-                            "manifest::reference",
-                            format!("stage `{name}` runs unknown team `{t}`"),
-                            self.item_loc(&at("teams"), i),
-                            "unknown team",
-                            did_you_mean(t, teams.iter().map(String::as_str)),
-                        );
-                    }
-                    if !seen.insert(t) {
-                        self.err(
-                            "manifest::reference",
-                            format!("team `{t}` is listed twice"),
-                            self.item_loc(&at("teams"), i),
-                            "duplicate",
-                            "use `replicates` for repeated attempts".into(),
-                        );
-                    }
-                }
-                if stage_teams.is_empty() {
-                    self.err(
-                        "manifest::stage",
-                        format!("solve stage `{name}` runs no team"),
-                        self.loc(&at("teams")),
-                        "empty",
-                        "name at least one team of `[teams]`".into(),
-                    );
-                }
-                for (v, k) in [(replicates, "replicates"), (concurrency, "concurrency")] {
-                    if v == Some(0) {
-                        self.err(
-                            "manifest::range",
-                            format!("`{k}` must be at least 1"),
-                            self.loc(&["stages", name, k]),
-                            "zero",
-                            "remove it for the default".into(),
-                        );
-                    }
-                }
-                if let Some(c) = max_cost_usd
-                    && !(c >= 0.0 && c.is_finite())
-                {
-                    self.err(
-                        "manifest::range",
-                        format!("`max_cost_usd` must be a non-negative amount, found {c}"),
-                        self.loc(&at("max_cost_usd")),
-                        "out of range",
-                        "dollars, e.g. `max_cost_usd = 160`".into(),
-                    );
-                }
-                (
-                    needs,
-                    StageKind::Solve(SolveStage {
-                        teams: stage_teams,
-                        replicates: replicates.unwrap_or(1),
-                        limit,
-                        timeout: self.duration(
-                            timeout.as_ref(),
-                            Duration::from_secs(60 * 60),
-                            &at("timeout"),
-                        ),
-                        max_cost_usd,
-                        allow_unpriced: allow_unpriced.unwrap_or(false),
-                        concurrency,
-                    }),
-                )
-            }
+            StageFile::Solve(f) => self.solve_stage(name, f, teams),
             StageFile::Grade(GradeFile {
                 needs,
                 timeout,
@@ -1711,96 +1595,246 @@ impl Validator<'_> {
                     ),
                 }),
             ),
-            StageFile::Report(ReportFile {
-                needs,
-                baseline,
-                out,
-                count_errors_as_failures,
-                promote,
-                score,
-                ssim_threshold,
-            }) => {
-                let scorer = match (score.unwrap_or_default(), ssim_threshold) {
-                    (ScoreRule::Reward, Some(_)) => {
-                        self.err(
-                            "manifest::score",
-                            "`ssim_threshold` is read by `score = \"frontier-swe\"` only".into(),
-                            self.loc(&at("ssim_threshold")),
-                            "not read",
-                            "add `score = \"frontier-swe\"`, or remove `ssim_threshold`".into(),
-                        );
-                        Scorer::Reward
-                    }
-                    (ScoreRule::Reward, None) => Scorer::Reward,
-                    (ScoreRule::FrontierSwe, t) => {
-                        let t = t.unwrap_or(crate::report::frontier::DEFAULT_SSIM_THRESHOLD);
-                        if !(t.is_finite() && (0.0..=1.0).contains(&t)) {
-                            self.err(
-                                "manifest::range",
-                                format!("`ssim_threshold` must be between 0 and 1, found {t}"),
-                                self.loc(&at("ssim_threshold")),
-                                "out of range",
-                                "an SSIM, e.g. `0.95`".into(),
-                            );
-                        }
-                        Scorer::FrontierSwe { ssim_threshold: t }
-                    }
-                };
-                let promote = promote.and_then(|p| {
-                    let baseline = p.baseline.or_else(|| baseline.clone());
-                    if baseline.is_none() {
-                        self.err(
-                            "manifest::promote",
-                            "a promotion rule needs a baseline".into(),
-                            self.loc(&at("promote")),
-                            "no baseline",
-                            "set `baseline` in `promote` or in the report stage".into(),
-                        );
-                    }
-                    for (v, k) in [
-                        (p.max_drop_points, "max_drop_points"),
-                        (p.min_cost_saving_percent, "min_cost_saving_percent"),
-                    ] {
-                        if let Some(v) = v
-                            && !v.is_finite()
-                        {
-                            self.err(
-                                "manifest::range",
-                                format!("`{k}` must be a finite number, found {v}"),
-                                self.loc(&["stages", name, "promote", k]),
-                                "not a finite number",
-                                "percent or percentage points, e.g. `2.0`".into(),
-                            );
-                        }
-                    }
-                    Some(Promote {
-                        candidate: p.candidate,
-                        baseline: baseline?,
-                        max_drop_points: p.max_drop_points.unwrap_or(2.0),
-                        min_cost_saving_percent: p.min_cost_saving_percent.unwrap_or(10.0),
-                    })
-                });
-                let out = match out {
-                    Some(o) => self.path(&o, &at("out")),
-                    None => dir.join("reports").join(manifest_name),
-                };
-                (
-                    needs,
-                    StageKind::Report(ReportStage {
-                        baseline,
-                        out,
-                        count_errors_as_failures: count_errors_as_failures.unwrap_or(false),
-                        promote,
-                        scorer,
-                    }),
-                )
-            }
+            StageFile::Report(f) => self.report_stage(name, f, manifest_name, dir),
         };
         Some(Stage {
             name: name.to_string(),
             needs,
             kind,
         })
+    }
+
+    /// A sample stage: its dataset must be one the manifest defines (a dataset defined but
+    /// invalid has its own error); its dates are checked; its lists become sets.
+    fn sample_stage(
+        &mut self,
+        name: &str,
+        f: SampleFile,
+        datasets: &BTreeMap<String, Dataset>,
+    ) -> (Vec<String>, StageKind) {
+        let SampleFile {
+            needs,
+            dataset,
+            since,
+            until,
+            repos,
+            languages,
+            instance_ids,
+            limit,
+            seed,
+        } = f;
+        let at = |k: &'static str| ["stages", name, k];
+        if !datasets.contains_key(&dataset) && self.root.lookup(&["datasets", &dataset]).is_none() {
+            self.err(
+                "manifest::reference",
+                format!("stage `{name}` samples unknown dataset `{dataset}`"),
+                self.loc(&at("dataset")),
+                "unknown dataset",
+                did_you_mean(&dataset, datasets.keys().map(String::as_str)),
+            );
+        }
+        let since = since.and_then(|d| self.date(d.0, &at("since")));
+        let until = until.and_then(|d| self.date(d.0, &at("until")));
+        (
+            needs,
+            StageKind::Sample(SampleStage {
+                dataset,
+                filters: SampleFilters {
+                    since,
+                    until,
+                    repos: repos.unwrap_or_default().into_iter().collect(),
+                    languages: languages.unwrap_or_default().into_iter().collect(),
+                    instance_ids: instance_ids.unwrap_or_default().into_iter().collect(),
+                    limit,
+                    seed: seed.unwrap_or(0),
+                },
+            }),
+        )
+    }
+
+    /// A solve stage: each of its teams defined and listed once, at least one; `replicates` and
+    /// `concurrency` at least 1; `max_cost_usd` a non-negative amount.
+    fn solve_stage(
+        &mut self,
+        name: &str,
+        f: SolveFile,
+        teams: &BTreeSet<String>,
+    ) -> (Vec<String>, StageKind) {
+        let SolveFile {
+            needs,
+            teams: stage_teams,
+            replicates,
+            limit,
+            timeout,
+            max_cost_usd,
+            allow_unpriced,
+            concurrency,
+        } = f;
+        let at = |k: &'static str| ["stages", name, k];
+        let mut seen = BTreeSet::new();
+        for (i, t) in stage_teams.iter().enumerate() {
+            if !teams.contains(t) {
+                self.err(
+                    "manifest::reference",
+                    format!("stage `{name}` runs unknown team `{t}`"),
+                    self.item_loc(&at("teams"), i),
+                    "unknown team",
+                    did_you_mean(t, teams.iter().map(String::as_str)),
+                );
+            }
+            if !seen.insert(t) {
+                self.err(
+                    "manifest::reference",
+                    format!("team `{t}` is listed twice"),
+                    self.item_loc(&at("teams"), i),
+                    "duplicate",
+                    "use `replicates` for repeated attempts".into(),
+                );
+            }
+        }
+        if stage_teams.is_empty() {
+            self.err(
+                "manifest::stage",
+                format!("solve stage `{name}` runs no team"),
+                self.loc(&at("teams")),
+                "empty",
+                "name at least one team of `[teams]`".into(),
+            );
+        }
+        for (v, k) in [(replicates, "replicates"), (concurrency, "concurrency")] {
+            if v == Some(0) {
+                self.err(
+                    "manifest::range",
+                    format!("`{k}` must be at least 1"),
+                    self.loc(&["stages", name, k]),
+                    "zero",
+                    "remove it for the default".into(),
+                );
+            }
+        }
+        if let Some(c) = max_cost_usd
+            && !(c >= 0.0 && c.is_finite())
+        {
+            self.err(
+                "manifest::range",
+                format!("`max_cost_usd` must be a non-negative amount, found {c}"),
+                self.loc(&at("max_cost_usd")),
+                "out of range",
+                "dollars, e.g. `max_cost_usd = 160`".into(),
+            );
+        }
+        (
+            needs,
+            StageKind::Solve(SolveStage {
+                teams: stage_teams,
+                replicates: replicates.unwrap_or(1),
+                limit,
+                timeout: self.duration(
+                    timeout.as_ref(),
+                    Duration::from_secs(60 * 60),
+                    &at("timeout"),
+                ),
+                max_cost_usd,
+                allow_unpriced: allow_unpriced.unwrap_or(false),
+                concurrency,
+            }),
+        )
+    }
+
+    /// A report stage: its scorer (with an SSIM threshold for frontier-swe only, between 0 and
+    /// 1), its promotion rule (which needs a baseline, of its own or the stage's) and where it
+    /// writes (by default `reports/<manifest name>` beside the manifest).
+    fn report_stage(
+        &mut self,
+        name: &str,
+        f: ReportFile,
+        manifest_name: &str,
+        dir: &Path,
+    ) -> (Vec<String>, StageKind) {
+        let ReportFile {
+            needs,
+            baseline,
+            out,
+            count_errors_as_failures,
+            promote,
+            score,
+            ssim_threshold,
+        } = f;
+        let at = |k: &'static str| ["stages", name, k];
+        let scorer = match (score.unwrap_or_default(), ssim_threshold) {
+            (ScoreRule::Reward, Some(_)) => {
+                self.err(
+                    "manifest::score",
+                    "`ssim_threshold` is read by `score = \"frontier-swe\"` only".into(),
+                    self.loc(&at("ssim_threshold")),
+                    "not read",
+                    "add `score = \"frontier-swe\"`, or remove `ssim_threshold`".into(),
+                );
+                Scorer::Reward
+            }
+            (ScoreRule::Reward, None) => Scorer::Reward,
+            (ScoreRule::FrontierSwe, t) => {
+                let t = t.unwrap_or(crate::report::frontier::DEFAULT_SSIM_THRESHOLD);
+                if !(t.is_finite() && (0.0..=1.0).contains(&t)) {
+                    self.err(
+                        "manifest::range",
+                        format!("`ssim_threshold` must be between 0 and 1, found {t}"),
+                        self.loc(&at("ssim_threshold")),
+                        "out of range",
+                        "an SSIM, e.g. `0.95`".into(),
+                    );
+                }
+                Scorer::FrontierSwe { ssim_threshold: t }
+            }
+        };
+        let promote = promote.and_then(|p| {
+            let baseline = p.baseline.or_else(|| baseline.clone());
+            if baseline.is_none() {
+                self.err(
+                    "manifest::promote",
+                    "a promotion rule needs a baseline".into(),
+                    self.loc(&at("promote")),
+                    "no baseline",
+                    "set `baseline` in `promote` or in the report stage".into(),
+                );
+            }
+            for (v, k) in [
+                (p.max_drop_points, "max_drop_points"),
+                (p.min_cost_saving_percent, "min_cost_saving_percent"),
+            ] {
+                if let Some(v) = v
+                    && !v.is_finite()
+                {
+                    self.err(
+                        "manifest::range",
+                        format!("`{k}` must be a finite number, found {v}"),
+                        self.loc(&["stages", name, "promote", k]),
+                        "not a finite number",
+                        "percent or percentage points, e.g. `2.0`".into(),
+                    );
+                }
+            }
+            Some(Promote {
+                candidate: p.candidate,
+                baseline: baseline?,
+                max_drop_points: p.max_drop_points.unwrap_or(2.0),
+                min_cost_saving_percent: p.min_cost_saving_percent.unwrap_or(10.0),
+            })
+        });
+        let out = match out {
+            Some(o) => self.path(&o, &at("out")),
+            None => dir.join("reports").join(manifest_name),
+        };
+        (
+            needs,
+            StageKind::Report(ReportStage {
+                baseline,
+                out,
+                count_errors_as_failures: count_errors_as_failures.unwrap_or(false),
+                promote,
+                scorer,
+            }),
+        )
     }
 
     fn date(&mut self, d: toml::value::Datetime, at: &[&str]) -> Option<String> {
