@@ -58,18 +58,25 @@ pub fn jq(log: &str) -> RawStatuses {
     map
 }
 
+/// `^(pass|FAIL|skip)\s+(.+)$` on a stripped line: the status word and the name.
+fn micropython_line(line: &str) -> Option<(&'static str, &str)> {
+    let (word, rest) = if let Some(rest) = line.strip_prefix("pass") {
+        ("PASSED", rest)
+    } else if let Some(rest) = line.strip_prefix("FAIL") {
+        ("FAILED", rest)
+    } else {
+        ("SKIPPED", line.strip_prefix("skip")?)
+    };
+    // A stripped line does not end in whitespace, so `.+` gets all after the run of it.
+    let name = rest.trim_start_matches(char::is_whitespace);
+    (name.len() < rest.len() && !name.is_empty()).then_some((word, name))
+}
+
 pub fn micropython_test(log: &str) -> RawStatuses {
-    static R: OnceLock<Regex> = OnceLock::new();
-    let r = lazy(&R, r"^(pass|FAIL|skip)\s+(.+)$");
     let mut map = RawStatuses::new();
     for line in log.split('\n') {
-        if let Some(c) = r.captures(py_strip(line)) {
-            let word = match &c[1] {
-                "pass" => "PASSED",
-                "FAIL" => "FAILED",
-                _ => "SKIPPED",
-            };
-            map.insert(&c[2], word);
+        if let Some((word, name)) = micropython_line(py_strip(line)) {
+            map.insert(name, word);
         }
     }
     map
@@ -245,6 +252,27 @@ mod tests {
             m(&[("c & d > s1", "FAILED"), ("c & d > s2", "FAILED")])
         );
         assert!(doctest("<doctest><TestCase></doctest>").is_empty());
+    }
+
+    #[test]
+    fn micropython_hand_matcher_agrees_with_upstream_regex() {
+        let r = Regex::new(r"^(pass|FAIL|skip)\s+(.+)$").unwrap();
+        let pieces = [
+            "pass", "FAIL", "skip", "passed", " ", "\t", "\u{a0}", "\u{1f}", "\u{85}", "a", "é",
+            "\r",
+        ];
+        for raw in super::super::glued_lines(&pieces, 200_000) {
+            let line = py_strip(&raw);
+            let want = r.captures(line).map(|c| {
+                let word = match &c[1] {
+                    "pass" => "PASSED",
+                    "FAIL" => "FAILED",
+                    _ => "SKIPPED",
+                };
+                (word, c.get(2).unwrap().as_str())
+            });
+            assert_eq!(micropython_line(line), want, "{raw:?}");
+        }
     }
 
     #[test]

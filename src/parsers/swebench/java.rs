@@ -27,21 +27,36 @@ fn word(status: &str) -> &'static str {
     }
 }
 
+/// `^.*-Dtest=(\S+).*$`: the `\S+` after the line's last `-Dtest=` that has one.
+fn maven_test(line: &str) -> Option<&str> {
+    line.rmatch_indices("-Dtest=").find_map(|(i, m)| {
+        let rest = &line[i + m.len()..];
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        (end > 0).then(|| &rest[..end])
+    })
+}
+
+/// `^.*BUILD (SUCCESS|FAILURE)$`: the result word.
+fn maven_result(line: &str) -> Option<&'static str> {
+    if line.ends_with("BUILD SUCCESS") {
+        Some(word("SUCCESS"))
+    } else if line.ends_with("BUILD FAILURE") {
+        Some(word("FAILURE"))
+    } else {
+        None
+    }
+}
+
 pub fn maven(log: &str) -> RawStatuses {
-    static NAME: OnceLock<Regex> = OnceLock::new();
-    static RESULT: OnceLock<Regex> = OnceLock::new();
-    let name = lazy(&NAME, r"^.*-Dtest=(\S+).*$");
-    let result = lazy(&RESULT, r"^.*BUILD (SUCCESS|FAILURE)$");
     let mut map = RawStatuses::new();
     let mut pending: VecDeque<String> = VecDeque::new();
     let mut unmatched: VecDeque<&'static str> = VecDeque::new();
     for line in log.split('\n') {
         let line = py_strip(line);
-        if let Some(c) = name.captures(line) {
-            pending.push_back(c[1].to_string());
+        if let Some(test) = maven_test(line) {
+            pending.push_back(test.to_string());
         }
-        if let Some(c) = result.captures(line) {
-            let status = word(&c[1]);
+        if let Some(status) = maven_result(line) {
             match pending.pop_front() {
                 Some(test) => map.insert(test, status),
                 None => unmatched.push_back(status),
@@ -117,6 +132,35 @@ mod tests {
             maven("[INFO] BUILD FAILURE\n+ mvn -Dtest=X test\n"),
             m(&[("X", "FAILED")])
         );
+    }
+
+    #[test]
+    fn maven_hand_matchers_agree_with_upstream_regexes() {
+        let name = Regex::new(r"^.*-Dtest=(\S+).*$").unwrap();
+        let result = Regex::new(r"^.*BUILD (SUCCESS|FAILURE)$").unwrap();
+        let pieces = [
+            "-Dtest=",
+            "-Dtest",
+            "=",
+            " ",
+            "\t",
+            "\u{a0}",
+            "\u{1f}",
+            "A#a",
+            "é",
+            "BUILD ",
+            "SUCCESS",
+            "FAILURE",
+            "BUILD SUCCESS",
+            "\r",
+        ];
+        for raw in super::super::glued_lines(&pieces, 200_000) {
+            let line = py_strip(&raw);
+            let want = name.captures(line).map(|c| c.get(1).unwrap().as_str());
+            assert_eq!(maven_test(line), want, "{raw:?}");
+            let want = result.captures(line).map(|c| word(&c[1]));
+            assert_eq!(maven_result(line), want, "{raw:?}");
+        }
     }
 
     #[test]

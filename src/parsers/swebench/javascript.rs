@@ -23,35 +23,84 @@ use regex::Regex;
 
 use super::{RawStatuses, lazy, py_strip};
 
-pub fn jest(log: &str) -> RawStatuses {
+/// `^\s*(✓|✕|○)\s(.+?)(?:\s\((\d+\s*m?s)\))?$` on a stripped line, by hand where the
+/// line's duration is ASCII (the regex otherwise): the status word and the name (group 2).
+fn jest_line(line: &str) -> Option<(&'static str, &str)> {
     static R: OnceLock<Regex> = OnceLock::new();
-    let r = lazy(&R, r"^\s*(✓|✕|○)\s(.+?)(?:\s\((\d+\s*m?s)\))?$");
+    let word = match line.chars().next()? {
+        '✓' => "PASSED",
+        '✕' => "FAILED",
+        '○' => "SKIPPED",
+        _ => return None,
+    };
+    // A stripped line starts with no whitespace, so `^\s*` is empty.
+    let rest = after_space(&line['✓'.len_utf8()..])?;
+    let Some(open) = rest.rfind('(') else {
+        return Some((word, rest));
+    };
+    let duration = &rest[open + 1..];
+    if !duration.is_ascii() {
+        let r = lazy(&R, r"^\s*(✓|✕|○)\s(.+?)(?:\s\((\d+\s*m?s)\))?$");
+        return r
+            .captures(line)
+            .map(|c| (word, c.get(2).map_or("", |m| m.as_str())));
+    }
+    // The group's `(` is the last one (its duration holds none): it is the suffix if a
+    // whitespace character precedes it, a name of at least one character precedes that, and
+    // an ASCII duration follows.
+    let name = rest[..open]
+        .char_indices()
+        .next_back()
+        .filter(|&(i, c)| i > 0 && c.is_whitespace())
+        .map(|(i, _)| &rest[..i]);
+    match name {
+        Some(name) if is_duration(duration) => Some((word, name)),
+        _ => Some((word, rest)),
+    }
+}
+
+/// The line after one leading whitespace character, when that leaves at least one character.
+fn after_space(s: &str) -> Option<&str> {
+    let mut chars = s.chars();
+    chars.next().filter(|c| c.is_whitespace())?;
+    Some(chars.as_str()).filter(|r| !r.is_empty())
+}
+
+/// `\d+\s*m?s\)` matching all of an ASCII `s`.
+fn is_duration(s: &str) -> bool {
+    let Some(s) = s.strip_suffix(')') else {
+        return false;
+    };
+    let digits = s.bytes().take_while(u8::is_ascii_digit).count();
+    let s = s[digits..].trim_start_matches(|c: char| c.is_ascii_whitespace() || c == '\x0b');
+    digits > 0 && (s == "s" || s == "ms")
+}
+
+pub fn jest(log: &str) -> RawStatuses {
     let mut map = RawStatuses::new();
     for line in log.split('\n') {
-        if let Some(c) = r.captures(py_strip(line)) {
-            let word = match &c[1] {
-                "✓" => "PASSED",
-                "✕" => "FAILED",
-                _ => "SKIPPED",
-            };
-            map.insert(py_strip(&c[2]), word);
+        if let Some((word, name)) = jest_line(py_strip(line)) {
+            map.insert(py_strip(name), word);
         }
     }
     map
 }
 
+/// `^\[(PASSED|FAILED)\]\s(.+)$` on a stripped line: the status word and the name.
+fn jest_json_line(line: &str) -> Option<(&'static str, &str)> {
+    let (word, rest) = if let Some(rest) = line.strip_prefix("[PASSED]") {
+        ("PASSED", rest)
+    } else {
+        ("FAILED", line.strip_prefix("[FAILED]")?)
+    };
+    Some((word, after_space(rest)?))
+}
+
 pub fn jest_json(log: &str) -> RawStatuses {
-    static R: OnceLock<Regex> = OnceLock::new();
-    let r = lazy(&R, r"^\[(PASSED|FAILED)\]\s(.+)$");
     let mut map = RawStatuses::new();
     for line in log.split('\n') {
-        if let Some(c) = r.captures(py_strip(line)) {
-            let word = if &c[1] == "PASSED" {
-                "PASSED"
-            } else {
-                "FAILED"
-            };
-            map.insert(&c[2], word);
+        if let Some((word, name)) = jest_json_line(py_strip(line)) {
+            map.insert(name, word);
         }
     }
     map
@@ -162,6 +211,32 @@ mod tests {
             jest_json("[PASSED] a b > c\n  [FAILED] d\n[SKIPPED] e\n"),
             m(&[("a b > c", "PASSED"), ("d", "FAILED")])
         );
+    }
+
+    #[test]
+    fn jest_hand_matchers_agree_with_upstream_regexes() {
+        let jest_re = Regex::new(r"^\s*(✓|✕|○)\s(.+?)(?:\s\((\d+\s*m?s)\))?$").unwrap();
+        let json_re = Regex::new(r"^\[(PASSED|FAILED)\]\s(.+)$").unwrap();
+        let pieces = [
+            "✓", "✕", "○", "✎", " ", "\t", "\u{a0}", "\u{1f}", "(", ")", "12", "٣", " ms", "s",
+            "m", "ms)", " (3 ms)", "a", "é", "[PASSED]", "[FAILED]", "[PASSED", "\r",
+        ];
+        for raw in super::super::glued_lines(&pieces, 200_000) {
+            let line = py_strip(&raw);
+            let word = |c: &regex::Captures| match &c[1] {
+                "✓" | "PASSED" => "PASSED",
+                "✕" | "FAILED" => "FAILED",
+                _ => "SKIPPED",
+            };
+            let want = jest_re
+                .captures(line)
+                .map(|c| (word(&c), c.get(2).unwrap().as_str()));
+            assert_eq!(jest_line(line), want, "{raw:?}");
+            let want = json_re
+                .captures(line)
+                .map(|c| (word(&c), c.get(2).unwrap().as_str()));
+            assert_eq!(jest_json_line(line), want, "{raw:?}");
+        }
     }
 
     #[test]

@@ -453,6 +453,22 @@ fn test_map(pairs: &[(&str, &str)]) -> std::collections::BTreeMap<String, String
         .collect()
 }
 
+/// Pseudo-random lines glued from `pieces` (up to eight each, a fixed seed): adversarial input
+/// for the parsers' hand matchers, which their unit tests hold against the regexes they replace.
+#[cfg(test)]
+fn glued_lines(pieces: &[&str], count: usize) -> Vec<String> {
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    (0..count)
+        .map(|_| (0..next(9)).map(|_| pieces[next(pieces.len())]).collect())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,18 +8,28 @@ use regex::Regex;
 
 use super::{RawStatuses, py_strip};
 
+/// `^--- (PASS|FAIL|SKIP): (.+) \((.+)\)$` on a stripped line: the status word and the name.
+fn gotest_line(line: &str) -> Option<(&'static str, &str)> {
+    let rest = line.strip_prefix("--- ")?;
+    let (word, rest) = if let Some(rest) = rest.strip_prefix("PASS: ") {
+        ("PASSED", rest)
+    } else if let Some(rest) = rest.strip_prefix("FAIL: ") {
+        ("FAILED", rest)
+    } else {
+        ("SKIPPED", rest.strip_prefix("SKIP: ")?)
+    };
+    // The greedy name ends at the last ` (` that leaves a name and a non-empty duration.
+    let body = rest.strip_suffix(')')?;
+    body.rmatch_indices(" (")
+        .find(|&(i, _)| i > 0 && i + 2 < body.len())
+        .map(|(i, _)| (word, &body[..i]))
+}
+
 pub fn gotest(log: &str) -> RawStatuses {
-    static R: OnceLock<Regex> = OnceLock::new();
-    let r = R.get_or_init(|| Regex::new(r"^--- (PASS|FAIL|SKIP): (.+) \((.+)\)$").expect("valid"));
     let mut map = RawStatuses::new();
     for line in log.split('\n') {
-        if let Some(c) = r.captures(py_strip(line)) {
-            let word = match &c[1] {
-                "PASS" => "PASSED",
-                "FAIL" => "FAILED",
-                _ => "SKIPPED",
-            };
-            map.insert(&c[2], word);
+        if let Some((word, name)) = gotest_line(py_strip(line)) {
+            map.insert(name, word);
         }
     }
     map
@@ -43,6 +53,27 @@ pub fn cargo(log: &str) -> RawStatuses {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn gotest_hand_matcher_agrees_with_upstream_regex() {
+        let r = regex::Regex::new(r"^--- (PASS|FAIL|SKIP): (.+) \((.+)\)$").unwrap();
+        let pieces = [
+            "--- ", "PASS: ", "FAIL: ", "SKIP: ", "PASS:", "--", " (", "(", ")", " ", "\t", "a",
+            "é", "0.01s", "\r",
+        ];
+        for raw in super::super::glued_lines(&pieces, 200_000) {
+            let line = super::py_strip(&raw);
+            let want = r.captures(line).map(|c| {
+                let word = match &c[1] {
+                    "PASS" => "PASSED",
+                    "FAIL" => "FAILED",
+                    _ => "SKIPPED",
+                };
+                (word, c.get(2).unwrap().as_str())
+            });
+            assert_eq!(super::gotest_line(line), want, "{raw:?}");
+        }
+    }
+
     #[test]
     fn go_reads_indented_subtests_and_cargo_drops_ignored() {
         let m = super::gotest(

@@ -6,6 +6,7 @@
 //! lines are not read (no status word starts them), a `FAIL:` or `ERROR:` line with no name
 //! is skipped (upstream raises IndexError there).
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use regex::Regex;
@@ -33,21 +34,29 @@ fn is_skip_summary(status: &str, name: &str) -> bool {
     status == "SKIPPED" && re(&R, r"^\[\d+\]$").is_match(name)
 }
 
+/// A summary line's status word and test name (its first two words, `FAILED`'s ` - ` removed
+/// first); `None` for a line that starts with no status word, has one word, or is a
+/// `SKIPPED [N]` summary.
+fn pytest_words(line: &str) -> Option<(&str, Cow<'_, str>)> {
+    if !starts_with_word(line) {
+        return None;
+    }
+    let mut words = py_split(line);
+    // The first word ends at the first whitespace, before any ` - `: the removal keeps it.
+    let status = words.next()?;
+    let name = if line.starts_with("FAILED") && line.contains(" - ") {
+        Cow::Owned(py_split(&line.replace(" - ", " ")).nth(1)?.to_string())
+    } else {
+        Cow::Borrowed(words.next()?)
+    };
+    (!is_skip_summary(status, &name)).then_some((status, name))
+}
+
 /// The shared body of `parse_log_pytest` and `parse_log_matplotlib`.
 fn pytest_line(line: &str, map: &mut RawStatuses) {
-    if !starts_with_word(line) {
-        return;
+    if let Some((status, name)) = pytest_words(line) {
+        map.insert(name, status);
     }
-    let line = if line.starts_with("FAILED") {
-        line.replace(" - ", " ")
-    } else {
-        line.to_string()
-    };
-    let words: Vec<&str> = py_split(&line).collect();
-    if words.len() <= 1 || is_skip_summary(words[0], words[1]) {
-        return;
-    }
-    map.insert(words[1], words[0]);
 }
 
 pub fn pytest(log: &str) -> RawStatuses {
@@ -61,43 +70,49 @@ pub fn pytest(log: &str) -> RawStatuses {
 pub fn matplotlib(log: &str) -> RawStatuses {
     let mut map = RawStatuses::new();
     for line in log.split('\n') {
-        let line = line
-            .replace("MouseButton.LEFT", "1")
-            .replace("MouseButton.RIGHT", "3");
-        pytest_line(&line, &mut map);
+        // Neither replacement can make a line start with a status word or stop it doing so.
+        if !starts_with_word(line) {
+            continue;
+        }
+        if line.contains("MouseButton.") {
+            let line = line
+                .replace("MouseButton.LEFT", "1")
+                .replace("MouseButton.RIGHT", "3");
+            pytest_line(&line, &mut map);
+        } else {
+            pytest_line(line, &mut map);
+        }
     }
     map
 }
 
+/// `(.*?)\[(.*)\]` on a name: the part before its first `[` and the part between that and
+/// its last `]`, when that `]` comes after the `[`.
+fn option_parts(name: &str) -> Option<(&str, &str)> {
+    let open = name.find('[')?;
+    let close = name.rfind(']').filter(|&c| c > open)?;
+    Some((&name[..open], &name[open + 1..close]))
+}
+
 pub fn pytest_options(log: &str) -> RawStatuses {
-    static OPTION: OnceLock<Regex> = OnceLock::new();
-    let option = re(&OPTION, r"(.*?)\[(.*)\]");
     let mut map = RawStatuses::new();
     for line in log.split('\n') {
-        if !starts_with_word(line) {
+        let Some((status, name)) = pytest_words(line) else {
             continue;
-        }
-        let line = if line.starts_with("FAILED") {
-            line.replace(" - ", " ")
-        } else {
-            line.to_string()
         };
-        let words: Vec<&str> = py_split(&line).collect();
-        if words.len() <= 1 || is_skip_summary(words[0], words[1]) {
-            continue;
-        }
-        let name = match option.captures(words[1]) {
-            Some(c) => {
-                let main = &c[1];
-                let mut opt = c[2].to_string();
-                if opt.starts_with('/') && !opt.starts_with("//") && !opt.contains('*') {
-                    opt = format!("/{}", opt.rsplit('/').next().unwrap_or(""));
-                }
-                format!("{main}[{opt}]")
+        match option_parts(&name) {
+            Some((main, opt)) => {
+                let short;
+                let opt = if opt.starts_with('/') && !opt.starts_with("//") && !opt.contains('*') {
+                    short = format!("/{}", opt.rsplit('/').next().unwrap_or(""));
+                    short.as_str()
+                } else {
+                    opt
+                };
+                map.insert(format!("{main}[{opt}]"), status);
             }
-            None => words[1].to_string(),
-        };
-        map.insert(name, words[0]);
+            None => map.insert(name, status),
+        }
     }
     map
 }
@@ -134,25 +149,25 @@ pub fn pytest_v2(log: &str) -> RawStatuses {
 
 pub fn django(log: &str) -> RawStatuses {
     let mut map = RawStatuses::new();
-    let mut prev_test: Option<String> = None;
+    let mut prev_test: Option<&str> = None;
     let put = |map: &mut RawStatuses, k: &str, v: &str| map.insert(k, v);
     for raw in log.split('\n') {
-        let mut line = py_strip(raw).to_string();
+        let mut line = py_strip(raw);
         if line.contains("--version is equivalent to version") {
             put(&mut map, "--version is equivalent to version", "PASSED");
         }
         if let Some(i) = line.find(" ... ") {
-            prev_test = Some(line[..i].to_string());
+            prev_test = Some(&line[..i]);
         }
         for suffix in [" ... ok", " ... OK", " ...  OK"] {
             if line.ends_with(suffix) {
-                if py_strip(&line)
+                if py_strip(line)
                     .starts_with("Applying sites.0002_alter_domain_unique...test_no_migrations")
                 {
-                    let rest = line.split_once("...").map_or(line.as_str(), |(_, r)| r);
-                    line = py_strip(rest).to_string();
+                    let rest = line.split_once("...").map_or(line, |(_, r)| r);
+                    line = py_strip(rest);
                 }
-                let test = line.rsplit_once(suffix).map_or(line.as_str(), |(t, _)| t);
+                let test = line.rsplit_once(suffix).map_or(line, |(t, _)| t);
                 put(&mut map, test, "PASSED");
                 break;
             }
@@ -165,7 +180,7 @@ pub fn django(log: &str) -> RawStatuses {
             put(&mut map, &line[..i], "FAILED");
         }
         if line.starts_with("FAIL:")
-            && let Some(name) = py_split(&line).nth(1)
+            && let Some(name) = py_split(line).nth(1)
         {
             put(&mut map, py_strip(name), "FAILED");
         }
@@ -174,26 +189,39 @@ pub fn django(log: &str) -> RawStatuses {
             put(&mut map, &line[..i], "ERROR");
         }
         if line.starts_with("ERROR:")
-            && let Some(name) = py_split(&line).nth(1)
+            && let Some(name) = py_split(line).nth(1)
         {
             put(&mut map, py_strip(name), "ERROR");
         }
         if line.trim_start_matches(super::py_space).starts_with("ok")
-            && let Some(prev) = &prev_test
+            && let Some(prev) = prev_test
         {
             put(&mut map, prev, "PASSED");
         }
     }
-    static PATTERNS: OnceLock<[Regex; 3]> = OnceLock::new();
+    // Each pattern with a literal it cannot match without: a log lacking the literal skips it.
+    static PATTERNS: OnceLock<[(&str, Regex); 3]> = OnceLock::new();
     let patterns = PATTERNS.get_or_init(|| {
         [
-            r"(?m)^(.*?)\s\.\.\.\sTesting\ against\ Django\ installed\ in\ ((?s:.*?))\ silenced\)\.\nok$",
-            r"(?m)^(.*?)\s\.\.\.\sInternal\ Server\ Error:\ /(.*)/\nok$",
-            r"(?m)^(.*?)\s\.\.\.\sSystem check identified no issues \(0 silenced\)\nok$",
+            (
+                "Testing against Django installed in ",
+                r"(?m)^(.*?)\s\.\.\.\sTesting\ against\ Django\ installed\ in\ ((?s:.*?))\ silenced\)\.\nok$",
+            ),
+            (
+                "Internal Server Error: /",
+                r"(?m)^(.*?)\s\.\.\.\sInternal\ Server\ Error:\ /(.*)/\nok$",
+            ),
+            (
+                "System check identified no issues (0 silenced)\nok",
+                r"(?m)^(.*?)\s\.\.\.\sSystem check identified no issues \(0 silenced\)\nok$",
+            ),
         ]
-        .map(|p| Regex::new(p).expect("built-in pattern"))
+        .map(|(l, p)| (l, Regex::new(p).expect("built-in pattern")))
     });
-    for p in patterns {
+    for (literal, p) in patterns {
+        if memchr::memmem::find(log.as_bytes(), literal.as_bytes()).is_none() {
+            continue;
+        }
         for c in p.captures_iter(log) {
             put(&mut map, &c[1], "PASSED");
         }
@@ -283,6 +311,34 @@ mod tests {
     }
 
     #[test]
+    fn option_parts_agree_with_upstream_regex() {
+        let r = Regex::new(r"(.*?)\[(.*)\]").unwrap();
+        let pieces = ["[", "]", "a", "/", "é", "[]", "][", "::"];
+        for name in super::super::glued_lines(&pieces, 100_000) {
+            let want = r
+                .captures(&name)
+                .map(|c| (c.get(1).unwrap().as_str(), c.get(2).unwrap().as_str()));
+            assert_eq!(option_parts(&name), want, "{name:?}");
+        }
+    }
+
+    #[test]
+    fn pytest_words_keep_failed_dash_removal_and_skip_summaries() {
+        assert_eq!(
+            pytest(
+                "FAILED - t.py::a - x\nFAILED\t- t.py::b\nFAILED -\nSKIPPED [2] t.py:1: r\nSKIPPED [2]x\nPASSED\n"
+            ),
+            m(&[("t.py::a", "FAILED"), ("-", "FAILED"), ("[2]x", "SKIPPED")])
+        );
+        assert_eq!(
+            matplotlib(
+                "MouseButton.LEFTPASSED t::a\nPASSED t::a[MouseButton.RIGHT-MouseButton.LEFT]\n"
+            ),
+            m(&[("t::a[3-1]", "PASSED")])
+        );
+    }
+
+    #[test]
     fn pytest_v2_reads_both_line_shapes() {
         let log = "\x1b[32mPASSED\x1b[0m t.py::a\nt.py::b FAILED\nFAILED t.py::c - msg - more\n";
         assert_eq!(
@@ -308,6 +364,20 @@ mod tests {
                 // `test_e` line has none): upstream's quirk.
                 ("test_d (m.T)", "PASSED"),
                 ("test_f", "FAILED"),
+            ])
+        );
+    }
+
+    #[test]
+    fn django_whole_log_patterns_still_read() {
+        // Only the whole-log patterns see these names (no line holds ` ... `).
+        let log = "test_a\n... Internal Server Error: /x/\nok\ntest_b\t...\tTesting against Django installed in /p\n(0 silenced).\nok\ntest_c\n...\nSystem check identified no issues (0 silenced)\nok\n";
+        assert_eq!(
+            django(log),
+            m(&[
+                ("test_a", "PASSED"),
+                ("test_b", "PASSED"),
+                ("test_c", "PASSED")
             ])
         );
     }
