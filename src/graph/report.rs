@@ -547,7 +547,6 @@ fn score_of(
 /// The network policy each phase ran under, as the report prints it: what agents of the
 /// reported teams reached, and what grading reached (per dataset when one opted in).
 pub fn network_policy(m: &Manifest, teams: &[String]) -> BTreeMap<String, String> {
-    use crate::manifest::{BackendKind, HarnessKind};
     let mut agent: Vec<String> = Vec::new();
     let mut harnesses: BTreeSet<&str> = BTreeSet::new();
     for t in teams {
@@ -561,27 +560,7 @@ pub fn network_policy(m: &Manifest, teams: &[String]) -> BTreeMap<String, String
         let Some(h) = m.harnesses.get(name) else {
             continue;
         };
-        let policy = if h.kind != HarnessKind::Command {
-            "none".to_string()
-        } else {
-            match (m.backend.kind, m.backend.egress_allowlist) {
-                (BackendKind::Docker, true) => {
-                    let set: BTreeSet<&str> = h.endpoints.iter().map(String::as_str).collect();
-                    if set.is_empty() {
-                        "allowlist via egress proxy: nothing".to_string()
-                    } else {
-                        format!(
-                            "allowlist via egress proxy: {}",
-                            set.into_iter().collect::<Vec<_>>().join(", ")
-                        )
-                    }
-                }
-                (BackendKind::Docker, false) => "open (default bridge; egress = \"open\")".into(),
-                (BackendKind::Local, _) => {
-                    "host network (local backend: no allowlist is enforced)".into()
-                }
-            }
-        };
+        let policy = m.backend.agent_network_policy(h);
         agent.push(format!("`{name}`: {policy}"));
     }
     let open: Vec<&str> = m

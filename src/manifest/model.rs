@@ -131,6 +131,33 @@ impl Backend {
         }
         Some(set.into_iter().collect())
     }
+
+    /// What the agents of harness `h` could reach on this backend, as the report prints it:
+    /// nothing for a harness that runs no command; on docker its `endpoints` through the egress
+    /// proxy (`egress = "allowlist"`) or the default bridge, on local the host network.
+    pub fn agent_network_policy(&self, h: &Harness) -> String {
+        if h.kind != HarnessKind::Command {
+            return "none".to_string();
+        }
+        match (self.kind, self.egress_allowlist) {
+            (BackendKind::Docker, true) => {
+                let set: std::collections::BTreeSet<&str> =
+                    h.endpoints.iter().map(String::as_str).collect();
+                if set.is_empty() {
+                    "allowlist via egress proxy: nothing".to_string()
+                } else {
+                    format!(
+                        "allowlist via egress proxy: {}",
+                        set.into_iter().collect::<Vec<_>>().join(", ")
+                    )
+                }
+            }
+            (BackendKind::Docker, false) => "open (default bridge; egress = \"open\")".into(),
+            (BackendKind::Local, _) => {
+                "host network (local backend: no allowlist is enforced)".into()
+            }
+        }
+    }
 }
 
 /// `[cache]`: where the shared remote cache is and whose records it accepts.
@@ -376,4 +403,71 @@ pub struct Prompts {
     pub review: String,
     pub fix: String,
     pub judge: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn backend(kind: BackendKind, egress_allowlist: bool) -> Backend {
+        Backend {
+            kind,
+            cpus: 1.0,
+            memory_bytes: 0,
+            pids: 0,
+            host: None,
+            hosts: Vec::new(),
+            egress_allowlist,
+            images: BTreeMap::new(),
+        }
+    }
+
+    fn harness(kind: HarnessKind, endpoints: &[&str]) -> Harness {
+        Harness {
+            name: "h".into(),
+            kind,
+            command: None,
+            script: None,
+            files: None,
+            env: Vec::new(),
+            usage: None,
+            install: Vec::new(),
+            install_files: Vec::new(),
+            version: None,
+            own_files: Vec::new(),
+            endpoints: endpoints.iter().map(|e| e.to_string()).collect(),
+            base_url: Some("https://api.example:443/v1".into()),
+            caches: Vec::new(),
+            runtime: None,
+            path: None,
+        }
+    }
+
+    /// The report's line per harness, for every backend the manifest can name: the allowlist
+    /// lists the harness's endpoints sorted (its base URL is not among them).
+    #[test]
+    fn each_backend_describes_its_agents_network() {
+        let command = harness(HarnessKind::Command, &["b.example:443", "a.example:443"]);
+        let docker = backend(BackendKind::Docker, true);
+        assert_eq!(
+            docker.agent_network_policy(&command),
+            "allowlist via egress proxy: a.example:443, b.example:443"
+        );
+        assert_eq!(
+            docker.agent_network_policy(&harness(HarnessKind::Command, &[])),
+            "allowlist via egress proxy: nothing"
+        );
+        assert_eq!(
+            docker.agent_network_policy(&harness(HarnessKind::Oracle, &["a.example:443"])),
+            "none"
+        );
+        assert_eq!(
+            backend(BackendKind::Docker, false).agent_network_policy(&command),
+            "open (default bridge; egress = \"open\")"
+        );
+        assert_eq!(
+            backend(BackendKind::Local, false).agent_network_policy(&command),
+            "host network (local backend: no allowlist is enforced)"
+        );
+    }
 }

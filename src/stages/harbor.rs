@@ -18,11 +18,11 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use super::solve::{Ledger, RunCtx, render_prompt};
+use super::solve::{AgentRun, Ledger, RunCtx, render_prompt};
 use super::{WorkError, WorkOutput};
 use crate::backend::{Backend, Phase, Sandbox, SandboxSpec};
 use crate::harness::scrub;
-use crate::jobs::{GradeJob, HarborTrial, PatchInput, SolveJob, SolveOutput};
+use crate::jobs::{GoldPatch, GradeJob, HarborTrial, PatchInput, SolveJob, SolveOutput, TeamSpec};
 use crate::protocols::GradeError;
 use crate::protocols::harbor::{
     SNAPSHOT_EXCLUDE, VerifierRun, agent_network, check_verifier_network, grade_of, run_oracle,
@@ -30,7 +30,7 @@ use crate::protocols::harbor::{
 };
 use crate::store::{Output, Store};
 use crate::tasks::HarborSpec;
-use crate::types::{HarborVerifier, HarnessKind, Topology};
+use crate::types::{Agent, HarborVerifier, HarnessKind, Topology};
 
 fn infra(e: impl std::fmt::Display) -> WorkError {
     WorkError::Infra(e.to_string())
@@ -170,74 +170,56 @@ pub async fn trial(
         None => job.timeout(),
     };
     let mut ledger = Ledger::new(agent_timeout);
-    let result = async {
-        let ctx = RunCtx {
-            job,
-            budget_share,
-            cancel,
-        };
-        let run = match harness.kind {
-            HarnessKind::Oracle => {
-                let gold = job.gold_patch.as_ref().ok_or_else(|| {
-                    WorkError::Bug("an oracle solve without the solution in its job".into())
-                })?;
-                if gold.text().is_empty() {
-                    return Err(infra(format!(
-                        "Harbor task {id} has no solution/solve.sh for the oracle"
-                    )));
-                }
-                let r = run_oracle(
-                    ws.as_ref(),
-                    spec,
-                    &solution_bytes(gold.text())?,
-                    agent_timeout,
-                    cancel,
-                )
-                .await?;
-                super::solve::AgentRun {
-                    files: Vec::new(),
-                    left_out: Vec::new(),
-                    exit_code: r.exit_code,
-                    output: r.output,
-                    timed_out: r.timed_out,
-                    usage: None,
-                    recorded: crate::jobs::RunUsage {
-                        role: String::new(),
-                        harness: worker.harness.clone(),
-                        model: None,
-                        tokens: None,
-                        reported_cost_usd: None,
-                        reported_exact: false,
-                        no_model: true,
-                        timed_out: r.timed_out,
-                    },
-                }
-            }
-            HarnessKind::Predictions => {
-                return Err(infra(format!(
-                    "Harbor task {id}: a predictions file holds patches, and a Harbor agent's result is a container's end state; use an agent harness"
-                )));
-            }
-            _ => {
-                let prompt = match &team.prompts.instruction {
-                    Some(t) => render_prompt(t, job.task.problem_statement(), job.task.repo())
-                        .map_err(infra)?,
-                    None => String::new(),
-                };
-                ctx.run(worker, ws.as_ref(), &prompt, ledger.remaining())
-                    .await?
-            }
-        };
-        ledger.record("worker", worker, &run);
+    let run = TrialRun {
+        job,
+        id,
+        spec,
+        team,
+        worker,
+        ws: ws.as_ref(),
+        budget_share,
+        cancel,
+    };
+    let result = run.in_container(&mut ledger, agent_timeout, &network).await;
+    let closed = ws.destroy().await;
+    let (snapshot, run) = result?;
+    closed?;
+    store_trial(store, ledger, &snapshot, run, started, budget_share)
+}
+
+/// A trial's agent container and what its steps there read.
+struct TrialRun<'a> {
+    job: &'a SolveJob,
+    id: &'a str,
+    spec: &'a HarborSpec,
+    team: &'a TeamSpec,
+    worker: &'a Agent,
+    ws: &'a dyn Sandbox,
+    budget_share: Option<f64>,
+    cancel: &'a CancellationToken,
+}
+
+impl TrialRun<'_> {
+    /// Everything a trial does in its container: the worker's run (recorded in `ledger`), every
+    /// process it left ended, the end state snapshotted, the network cut (unless it was already
+    /// `None`), and the in-place verifier. Returns the raw snapshot and the verifier's record.
+    async fn in_container(
+        &self,
+        ledger: &mut Ledger,
+        agent_timeout: Duration,
+        network: &crate::backend::Network,
+    ) -> Result<(Vec<u8>, VerifierRun), WorkError> {
+        let run = self.worker_run(ledger, agent_timeout).await?;
+        ledger.record("worker", self.worker, &run);
         ledger.exit_code = run.exit_code;
         // Nothing the agent started outlives its run: the snapshot is its end state, and no
         // background process writes during the verifier (which ends them again itself).
-        ws.end_processes().await?;
-        let snapshot = ws.snapshot(&SNAPSHOT_EXCLUDE).await?;
-        if network != crate::backend::Network::None {
-            ws.set_network(false).await?;
+        self.ws.end_processes().await?;
+        let snapshot = self.ws.snapshot(&SNAPSHOT_EXCLUDE).await?;
+        if *network != crate::backend::Network::None {
+            self.ws.set_network(false).await?;
         }
-        let run = match verify(ws.as_ref(), spec, "in-place", false, cancel).await {
+        let run = match verify(self.ws, self.spec, "in-place", false, self.cancel).await {
             Ok(run) => run,
             // The agent's end state defeated the verifier here (its reset failed): that is the
             // in-place outcome, recorded with the snapshot, which a fresh grade still verifies.
@@ -250,12 +232,93 @@ pub async fn trial(
         };
         Ok((snapshot, run))
     }
-    .await;
-    let closed = ws.destroy().await;
-    let (snapshot, mut run) = result?;
-    closed?;
+
+    /// The worker's run by its harness: the oracle runs the task's `solution/solve.sh`, an
+    /// agent harness gets the team's instruction and the time the ledger has left; a predictions
+    /// file cannot solve a Harbor task.
+    async fn worker_run(
+        &self,
+        ledger: &Ledger,
+        agent_timeout: Duration,
+    ) -> Result<AgentRun, WorkError> {
+        let id = self.id;
+        match self.team.harnesses[&self.worker.harness].kind {
+            HarnessKind::Oracle => self.oracle_run(agent_timeout).await,
+            HarnessKind::Predictions => Err(infra(format!(
+                "Harbor task {id}: a predictions file holds patches, and a Harbor agent's result is a container's end state; use an agent harness"
+            ))),
+            _ => {
+                let prompt = match &self.team.prompts.instruction {
+                    Some(t) => {
+                        render_prompt(t, self.job.task.problem_statement(), self.job.task.repo())
+                            .map_err(infra)?
+                    }
+                    None => String::new(),
+                };
+                let ctx = RunCtx {
+                    job: self.job,
+                    budget_share: self.budget_share,
+                    cancel: self.cancel,
+                };
+                ctx.run(self.worker, self.ws, &prompt, ledger.remaining())
+                    .await
+            }
+        }
+    }
+
+    /// The oracle as the worker: the job's solution (the task's `solution/solve.sh`) run for
+    /// `agent_timeout`, recorded as a run that drives no model.
+    async fn oracle_run(&self, agent_timeout: Duration) -> Result<AgentRun, WorkError> {
+        let id = self.id;
+        let gold = self.job.gold_patch.as_ref().ok_or_else(|| {
+            WorkError::Bug("an oracle solve without the solution in its job".into())
+        })?;
+        if gold.text().is_empty() {
+            return Err(infra(format!(
+                "Harbor task {id} has no solution/solve.sh for the oracle"
+            )));
+        }
+        let r = run_oracle(
+            self.ws,
+            self.spec,
+            &solution_bytes(gold.text())?,
+            agent_timeout,
+            self.cancel,
+        )
+        .await?;
+        Ok(AgentRun {
+            files: Vec::new(),
+            left_out: Vec::new(),
+            exit_code: r.exit_code,
+            output: r.output,
+            timed_out: r.timed_out,
+            usage: None,
+            recorded: crate::jobs::RunUsage {
+                role: String::new(),
+                harness: self.worker.harness.clone(),
+                model: None,
+                tokens: None,
+                reported_cost_usd: None,
+                reported_exact: false,
+                no_model: true,
+                timed_out: r.timed_out,
+            },
+        })
+    }
+}
+
+/// A trial's output: its snapshot and verifier record scrubbed and stored (the `snapshot` and
+/// `verification` blobs, beside the `patch` and `trajectory` every solve stores).
+fn store_trial(
+    store: &Store,
+    ledger: Ledger,
+    snapshot: &[u8],
+    mut run: VerifierRun,
+    started: Instant,
+    budget_share: Option<f64>,
+) -> Result<WorkOutput, WorkError> {
     let secrets = scrub::secret_values();
-    let (snapshot, snap_redacted) = scrub_tar(&snapshot, &secrets).map_err(infra)?;
+    let (snapshot, snap_redacted) = scrub_tar(snapshot, &secrets).map_err(infra)?;
     scrub_run(&mut run, &secrets);
     let mut blobs = BTreeMap::new();
     let stored = super::solve::store_scrubbed(store, &mut blobs, b"", &ledger.trajectory)?;
@@ -305,14 +368,6 @@ pub async fn grade(
         .task
         .harbor()
         .ok_or_else(|| WorkError::Bug(format!("{id} is not a Harbor task")))?;
-    let read = |d: &str, what: &str| {
-        let corrupt = |e: &dyn std::fmt::Display| WorkError::CorruptInput {
-            digest: d.to_string(),
-            message: format!("cannot read the {what} to grade: {e}"),
-        };
-        let digest = crate::types::Digest::parse(d).map_err(|e| corrupt(&e))?;
-        store.get_blob(&digest).map_err(|e| corrupt(&e))
-    };
     let mut blobs = BTreeMap::new();
     let place = Place {
         backend,
@@ -322,62 +377,18 @@ pub async fn grade(
     };
     let mut run = match (&job.patch, job.harbor) {
         (PatchInput::Stored(d), Some(HarborVerifier::InPlace) | None) => {
-            let bytes = read(d, "in-place verifier record")?;
+            let bytes = read_blob(store, d, "in-place verifier record")?;
             serde_json::from_slice::<VerifierRun>(&bytes).map_err(|e| WorkError::CorruptInput {
                 digest: d.clone(),
                 message: format!("the in-place verifier record {d} does not parse: {e}"),
             })?
         }
         (PatchInput::Stored(d), Some(HarborVerifier::Fresh)) => {
-            let snapshot = read(d, "snapshot")?;
-            check_verifier_network(id, spec).map_err(grade_err)?;
-            let s = place
-                .sandbox(
-                    job.task.base(),
-                    spec,
-                    Phase::Grade,
-                    None,
-                    crate::backend::Network::None,
-                )
-                .await?;
-            let result = async {
-                s.restore(&snapshot).await?;
-                verify(s.as_ref(), spec, "fresh", false, cancel)
-                    .await
-                    .map_err(grade_err)
-            }
-            .await;
-            super::solve::finish(s, result).await?
+            let snapshot = read_blob(store, d, "snapshot")?;
+            place.verify_fresh(job, spec, &snapshot).await?
         }
         (PatchInput::Gold(gold), _) => {
-            check_verifier_network(id, spec).map_err(grade_err)?;
-            let network = agent_network(id, spec).map_err(grade_err)?;
-            if gold.text().is_empty() {
-                return Err(infra(format!(
-                    "Harbor task {id} has no solution/solve.sh to check"
-                )));
-            }
-            let solution = solution_bytes(gold.text())?;
-            let s = place
-                .sandbox(job.task.base(), spec, Phase::Agent, None, network.clone())
-                .await?;
-            let timeout = match spec.config.agent.timeout_sec {
-                Some(t) => Duration::from_secs_f64(t).min(job.timeout()),
-                None => job.timeout(),
-            };
-            let result = async {
-                let r = run_oracle(s.as_ref(), spec, &solution, timeout, cancel).await?;
-                let out = r.output.clone();
-                if network != crate::backend::Network::None {
-                    s.set_network(false).await?;
-                }
-                let run = verify(s.as_ref(), spec, "oracle", false, cancel)
-                    .await
-                    .map_err(grade_err)?;
-                Ok((run, out))
-            }
-            .await;
-            let (run, out) = super::solve::finish(s, result).await?;
+            let (run, out) = place.verify_gold(job, spec, gold).await?;
             blobs.insert(
                 "oracle_log".to_string(),
                 store
@@ -386,22 +397,7 @@ pub async fn grade(
             );
             run
         }
-        (PatchInput::Empty, _) => {
-            check_verifier_network(id, spec).map_err(grade_err)?;
-            let s = place
-                .sandbox(
-                    job.task.base(),
-                    spec,
-                    Phase::Grade,
-                    None,
-                    crate::backend::Network::None,
-                )
-                .await?;
-            let result = verify(s.as_ref(), spec, "nop", false, cancel)
-                .await
-                .map_err(grade_err);
-            super::solve::finish(s, result).await?
-        }
+        (PatchInput::Empty, _) => place.verify_empty(job, spec).await?,
     };
     scrub_run(&mut run, &scrub::secret_values());
     let output = grade_of(id, &run).map_err(grade_err)?;
@@ -420,4 +416,107 @@ pub async fn grade(
         output: Output::Grade(output),
         blobs,
     })
+}
+
+/// The blob a grade reads (`what` names it in the error): an unparsable digest or an unreadable
+/// blob is a corrupt input.
+fn read_blob(store: &Store, d: &str, what: &str) -> Result<Vec<u8>, WorkError> {
+    let corrupt = |e: &dyn std::fmt::Display| WorkError::CorruptInput {
+        digest: d.to_string(),
+        message: format!("cannot read the {what} to grade: {e}"),
+    };
+    let digest = crate::types::Digest::parse(d).map_err(|e| corrupt(&e))?;
+    store.get_blob(&digest).map_err(|e| corrupt(&e))
+}
+
+impl Place<'_> {
+    /// A `fresh` grade: the trial's snapshot restored into a new container of the task's
+    /// environment without network, and the verifier run there.
+    async fn verify_fresh(
+        &self,
+        job: &GradeJob,
+        spec: &HarborSpec,
+        snapshot: &[u8],
+    ) -> Result<VerifierRun, WorkError> {
+        check_verifier_network(job.task.instance_id(), spec).map_err(grade_err)?;
+        let s = self
+            .sandbox(
+                job.task.base(),
+                spec,
+                Phase::Grade,
+                None,
+                crate::backend::Network::None,
+            )
+            .await?;
+        let result = async {
+            s.restore(snapshot).await?;
+            verify(s.as_ref(), spec, "fresh", false, self.cancel)
+                .await
+                .map_err(grade_err)
+        }
+        .await;
+        super::solve::finish(s, result).await
+    }
+
+    /// A gold check: the oracle (the task's `solution/solve.sh`) run in a container with the
+    /// agent's network, the network cut, and the verifier run in that container. Returns the
+    /// verifier's record and the oracle's raw output.
+    async fn verify_gold(
+        &self,
+        job: &GradeJob,
+        spec: &HarborSpec,
+        gold: &GoldPatch,
+    ) -> Result<(VerifierRun, Vec<u8>), WorkError> {
+        let id = job.task.instance_id();
+        check_verifier_network(id, spec).map_err(grade_err)?;
+        let network = agent_network(id, spec).map_err(grade_err)?;
+        if gold.text().is_empty() {
+            return Err(infra(format!(
+                "Harbor task {id} has no solution/solve.sh to check"
+            )));
+        }
+        let solution = solution_bytes(gold.text())?;
+        let s = self
+            .sandbox(job.task.base(), spec, Phase::Agent, None, network.clone())
+            .await?;
+        let timeout = match spec.config.agent.timeout_sec {
+            Some(t) => Duration::from_secs_f64(t).min(job.timeout()),
+            None => job.timeout(),
+        };
+        let result = async {
+            let r = run_oracle(s.as_ref(), spec, &solution, timeout, self.cancel).await?;
+            let out = r.output.clone();
+            if network != crate::backend::Network::None {
+                s.set_network(false).await?;
+            }
+            let run = verify(s.as_ref(), spec, "oracle", false, self.cancel)
+                .await
+                .map_err(grade_err)?;
+            Ok((run, out))
+        }
+        .await;
+        super::solve::finish(s, result).await
+    }
+
+    /// An empty check: the verifier run on the untouched environment, without network.
+    async fn verify_empty(
+        &self,
+        job: &GradeJob,
+        spec: &HarborSpec,
+    ) -> Result<VerifierRun, WorkError> {
+        check_verifier_network(job.task.instance_id(), spec).map_err(grade_err)?;
+        let s = self
+            .sandbox(
+                job.task.base(),
+                spec,
+                Phase::Grade,
+                None,
+                crate::backend::Network::None,
+            )
+            .await?;
+        let result = verify(s.as_ref(), spec, "nop", false, self.cancel)
+            .await
+            .map_err(grade_err);
+        super::solve::finish(s, result).await
+    }
 }
