@@ -368,16 +368,22 @@ fn a_job_whose_node_dies_is_submitted_again_and_the_apply_ends_right() {
         "{again:?}"
     );
     // The verdicts are the local run's.
+    assert_eq!(verdicts(&events), local_verdicts(&rig, 6));
+}
+
+/// The verdicts of the quickstart applied locally (a store of its own, no cache) with the
+/// fixer sleeping `sleep` seconds first, as [`Rig::placed`] makes it on the cluster.
+fn local_verdicts(rig: &Rig, sleep: u32) -> BTreeMap<String, (String, String)> {
     let local = Sandbox::quickstart();
     local.edit(
         "quickstart.toml",
         "command = \"python3 {{script}}\"",
-        "command = \"sleep 6; python3 {{script}}\"",
+        &format!("command = \"sleep {sleep}; python3 {{{{script}}}}\""),
     );
     let json = ["apply", "quickstart.toml", "--message-format", "json"];
     let out = common::bench_env(local.dir.path(), &json, &rig.env());
     assert!(out.status.success());
-    assert_eq!(verdicts(&events), verdicts(&self::events(&out)));
+    verdicts(&events(&out))
 }
 
 /// The events placing `address`'s jobs.
@@ -434,16 +440,7 @@ fn a_preempted_job_is_submitted_again_and_the_apply_ends_right() {
     assert_eq!(resubmitted["placement"]["lost"], "preempted", "{again:?}");
     assert_eq!(resubmitted["placement"]["attempt"], 2);
     // The verdicts are the local run's.
-    let local = Sandbox::quickstart();
-    local.edit(
-        "quickstart.toml",
-        "command = \"python3 {{script}}\"",
-        "command = \"sleep 6; python3 {{script}}\"",
-    );
-    let json = ["apply", "quickstart.toml", "--message-format", "json"];
-    let out = common::bench_env(local.dir.path(), &json, &rig.env());
-    assert!(out.status.success());
-    assert_eq!(verdicts(&events), verdicts(&self::events(&out)));
+    assert_eq!(verdicts(&events), local_verdicts(&rig, 6));
     assert!(rig.cluster.squeue_ids().is_empty());
 }
 
