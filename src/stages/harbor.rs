@@ -430,6 +430,24 @@ fn read_blob(store: &Store, d: &str, what: &str) -> Result<Vec<u8>, WorkError> {
 }
 
 impl Place<'_> {
+    /// A container of the task's environment for the verifier alone, without network (the
+    /// verifier's policy checked first).
+    async fn grade_sandbox(
+        &self,
+        job: &GradeJob,
+        spec: &HarborSpec,
+    ) -> Result<Box<dyn Sandbox>, WorkError> {
+        check_verifier_network(job.task.instance_id(), spec).map_err(grade_err)?;
+        self.sandbox(
+            job.task.base(),
+            spec,
+            Phase::Grade,
+            None,
+            crate::backend::Network::None,
+        )
+        .await
+    }
+
     /// A `fresh` grade: the trial's snapshot restored into a new container of the task's
     /// environment without network, and the verifier run there.
     async fn verify_fresh(
@@ -438,16 +456,7 @@ impl Place<'_> {
         spec: &HarborSpec,
         snapshot: &[u8],
     ) -> Result<VerifierRun, WorkError> {
-        check_verifier_network(job.task.instance_id(), spec).map_err(grade_err)?;
-        let s = self
-            .sandbox(
-                job.task.base(),
-                spec,
-                Phase::Grade,
-                None,
-                crate::backend::Network::None,
-            )
-            .await?;
+        let s = self.grade_sandbox(job, spec).await?;
         let result = async {
             s.restore(snapshot).await?;
             verify(s.as_ref(), spec, "fresh", false, self.cancel)
@@ -504,16 +513,7 @@ impl Place<'_> {
         job: &GradeJob,
         spec: &HarborSpec,
     ) -> Result<VerifierRun, WorkError> {
-        check_verifier_network(job.task.instance_id(), spec).map_err(grade_err)?;
-        let s = self
-            .sandbox(
-                job.task.base(),
-                spec,
-                Phase::Grade,
-                None,
-                crate::backend::Network::None,
-            )
-            .await?;
+        let s = self.grade_sandbox(job, spec).await?;
         let result = verify(s.as_ref(), spec, "nop", false, self.cancel)
             .await
             .map_err(grade_err);
