@@ -581,3 +581,276 @@ except Exception:
     let s = score(&r, "allow", "prober");
     assert_eq!(s["reward"]["reward"], 1.0, "{s}");
 }
+
+/// The label of the store under `dir` (its containers' and networks' `bench.store`).
+fn store_label(dir: &Path) -> String {
+    let root = fs_err::canonicalize(dir.join(".bench")).unwrap();
+    bench::key::digest(root.display().to_string().as_bytes())[..16].to_string()
+}
+
+/// What of bench's (containers of any state, networks) carries `filter`, as names.
+fn left_with(filter: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (what, format) in [
+        (&["ps", "-a"][..], "{{.Names}}"),
+        (&["network", "ls"][..], "{{.Name}}"),
+    ] {
+        let o = Command::new("docker")
+            .args(what)
+            .args(["--format", format, "--filter", "label=bench=1"])
+            .args(["--filter", filter])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        out.extend(
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .filter(|l| !l.is_empty())
+                .map(String::from),
+        );
+    }
+    out
+}
+
+/// A copy of `tests/fixtures/harbor-compose` whose probing agent tries the host's listener
+/// on `port`, with `query-public`: `query` under the public policy (the agent's container on
+/// the default bridge and on its services' network).
+fn compose_fixture(port: u16) -> tempfile::TempDir {
+    let sb = fixture_copy_of("harbor-compose");
+    let dir = sb.path();
+    let prober = dir.join("agents/prober.sh");
+    let text = fs_err::read_to_string(&prober).unwrap();
+    fs_err::write(&prober, text.replace("@PORT@", &port.to_string())).unwrap();
+    let ok = Command::new("cp")
+        .arg("-a")
+        .arg(dir.join("tasks/query"))
+        .arg(dir.join("tasks/query-public"))
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let toml = dir.join("tasks/query-public/task.toml");
+    let text = fs_err::read_to_string(&toml).unwrap();
+    let public = text.replace("network_mode = \"no-network\"", "network_mode = \"public\"");
+    assert_ne!(public, text);
+    fs_err::write(&toml, public).unwrap();
+    sb
+}
+
+/// An HTTP server on every address of the host (so the default bridge's gateway reaches it),
+/// on a free port: the "outside" a probing agent must not reach.
+fn host_listener() -> (std::process::Child, u16) {
+    let port = std::net::TcpListener::bind("0.0.0.0:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new("python3")
+        .args(["-m", "http.server", &port.to_string(), "--bind", "0.0.0.0"])
+        .current_dir(std::env::temp_dir())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("python3 serves");
+    for _ in 0..50 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    (child, port)
+}
+
+/// The compose fixture's scores under the verifier mode `mode`: the oracle (which queries the
+/// service) resolves, nop does not; the prober reaches the service during its run, not the
+/// host's listener (unless its task's policy is public, which proves the probe can), and not
+/// the service from the verifier, in place or fresh.
+fn compose_scores_hold(r: &Value, mode: &str) {
+    for task in ["query", "query-public"] {
+        assert_eq!(score(r, task, "oracle")["score"], 1.0, "{task}");
+        assert_eq!(score(r, task, "oracle")["verifier"], mode, "{task}");
+        assert_eq!(score(r, task, "nop")["score"], 0.0, "{task}");
+        let p = &score(r, task, "prober")["reward"];
+        assert_eq!(p["reward"], 0.0, "{task}: {p}");
+        assert_eq!(
+            p["service_run"], 1.0,
+            "{task}: the service serves the agent: {p}"
+        );
+        assert_eq!(
+            p["service_grading"], 0.0,
+            "{task}: no network in grading: {p}"
+        );
+        let outside = if task == "query-public" { 1.0 } else { 0.0 };
+        assert_eq!(p["outside_run"], outside, "{task}: {p}");
+    }
+}
+
+/// A Harbor task with `environment/docker-compose.yaml` (`tests/fixtures/harbor-compose`: `main`
+/// in Harbor's shape and a server built from its own directory with a healthcheck) runs as
+/// Harbor runs it: the server starts first on the trial's own network, the oracle's solve.sh
+/// queries it by name and resolves (gold check, solve, in place and fresh), nop does not. A
+/// probing agent reaches the server during its run but not the host's listener, and a hook it
+/// plants to query the server from the verifier's python finds no network. Nothing of the
+/// trials (containers, networks) is left behind, and an edit of the compose file reruns the
+/// task's nodes.
+#[test]
+fn compose_services_run_beside_the_agent_and_nowhere_else() {
+    if !common::docker_ready(&[BASE_IMAGE]) {
+        return;
+    }
+    let (mut listener, port) = host_listener();
+    let sb = compose_fixture(port);
+    let dir = sb.path();
+    let o = bench_in(dir, &["validate", "harbor.toml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = apply(dir);
+    assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
+    let r = report(dir);
+    assert_eq!(
+        r["gold"]["valid"],
+        serde_json::json!(["query", "query-public"]),
+        "{}",
+        r["gold"]
+    );
+    compose_scores_hold(&r, "in-place");
+    let label = format!("label=bench.store={}", store_label(dir));
+    assert_eq!(left_with(&label), Vec::<String>::new(), "left after apply");
+
+    to_fresh(&dir.join("harbor.toml"));
+    let o = apply(dir);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let ran = executed(&o);
+    assert!(
+        ran.iter().any(|a| a.starts_with("grade/")) && !ran.iter().any(|a| a.starts_with("solve/")),
+        "only the grades rerun: {ran:?}"
+    );
+    compose_scores_hold(&report(dir), "fresh");
+    assert_eq!(left_with(&label), Vec::<String>::new(), "left after fresh");
+    let _ = listener.kill();
+    let _ = listener.wait();
+
+    // The compose file is part of the task's environment: an edit reruns what ran in it.
+    let compose = dir.join("tasks/query/environment/docker-compose.yaml");
+    let text = fs_err::read_to_string(&compose).unwrap();
+    fs_err::write(&compose, format!("{text}# edited\n")).unwrap();
+    let o = bench_in(dir, &["plan", "harbor.toml"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // `query`'s gold check, solves and grades rerun; `query-public`'s stay cached.
+    let plan = common::flat(&stdout(&o));
+    for want in [
+        "gold gold to run 1 cached 1",
+        "solve solve to run 3 cached 3",
+        "grade grade to run 3 cached 3",
+    ] {
+        assert!(plan.contains(want), "{want}: {plan}");
+    }
+}
+
+/// Every other path removes a compose task's services and network too: a service that exits
+/// fails its trial with the service's own words; Ctrl-C during a run removes everything before
+/// bench exits; after kill -9 `bench clean` does.
+#[test]
+fn compose_services_are_removed_on_failure_ctrl_c_and_by_clean_after_kill_9() {
+    if !common::docker_ready(&[BASE_IMAGE]) {
+        return;
+    }
+    let sb = fixture_copy_of("harbor-compose");
+    let dir = sb.path();
+    let compose = dir.join("tasks/query/environment/docker-compose.yaml");
+    let text = fs_err::read_to_string(&compose).unwrap();
+    let broken = text.replace(
+        "command: [\"python3\", \"/srv/serve.py\"]",
+        "command: [\"sh\", \"-c\", \"echo the database is gone; exit 3\"]",
+    );
+    assert_ne!(broken, text);
+    fs_err::write(&compose, broken).unwrap();
+    let manifest = fs_err::read_to_string(dir.join("harbor.toml"))
+        .unwrap()
+        .replacen(
+            "[stages.gold]\nkind = \"gold\"\nneeds = [\"sample\"]\n",
+            "",
+            1,
+        )
+        .replacen("needs = [\"gold\"]", "needs = [\"sample\"]", 1)
+        .replacen(
+            "teams = [\"oracle\", \"nop\", \"prober\"]",
+            "teams = [\"nop\"]",
+            1,
+        );
+    fs_err::write(dir.join("harbor.toml"), &manifest).unwrap();
+    let o = apply(dir);
+    assert_eq!(o.status.code(), Some(3), "{}\n{}", stdout(&o), stderr(&o));
+    let reason = errored_reason(&report(dir), "query", "nop").to_string();
+    assert!(
+        reason.contains("service server exited (code 3)")
+            && reason.contains("the database is gone"),
+        "{reason}"
+    );
+    let label = format!("label=bench.store={}", store_label(dir));
+    assert_eq!(
+        left_with(&label),
+        Vec::<String>::new(),
+        "left after a failure"
+    );
+
+    // A healthy server and an agent that waits: interrupted while the services run.
+    fs_err::write(&compose, &text).unwrap();
+    fs_err::write(dir.join("sleep.sh"), "sleep 600\n").unwrap();
+    let manifest = manifest
+        .replacen("teams = [\"nop\"]", "teams = [\"sleeper\"]", 1)
+        .replacen("baseline = \"nop\"", "", 1)
+        + "\n[teams.sleeper]\ntopology = \"solo\"\nworker = \"sleeper\"\n\n[harnesses.sleeper]\nkind = \"command\"\ncommand = \"sh {{script}}\"\nscript = \"sleep.sh\"\n";
+    fs_err::write(dir.join("harbor.toml"), manifest).unwrap();
+    let spawn = || {
+        Command::new(common::bench_bin())
+            .args(["apply", "harbor.toml"])
+            .current_dir(dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let running = |child: &mut std::process::Child| {
+        let pid = format!("label=bench.pid={}", child.id());
+        let t0 = std::time::Instant::now();
+        // The services and the agent's container (which starts after them) all up.
+        while left_with(&pid).len() < 3 {
+            assert!(child.try_wait().unwrap().is_none(), "the apply ended");
+            assert!(
+                t0.elapsed().as_secs() < 300,
+                "no trial started: {:?}",
+                left_with(&pid)
+            );
+            std::thread::sleep(std::time::Duration::from_millis(300));
+        }
+        std::thread::sleep(std::time::Duration::from_secs(2));
+        pid
+    };
+    let mut child = spawn();
+    let pid = running(&mut child);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert_eq!(left_with(&pid), Vec::<String>::new(), "left after Ctrl-C");
+
+    let mut child = spawn();
+    let pid = running(&mut child);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let left = left_with(&pid);
+    assert!(
+        left.iter()
+            .any(|n| n.contains("-svc") && n.ends_with("-server")),
+        "kill -9 leaves the services: {left:?}"
+    );
+    let o = bench_in(dir, &["clean"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        left_with(&pid),
+        Vec::<String>::new(),
+        "left after bench clean"
+    );
+}

@@ -219,17 +219,18 @@ impl DockerHost {
             .collect())
     }
 
-    /// Builds `tag` from a build context tarball (its `Dockerfile` at the root), never pulling a
+    /// Builds `tag` from a build context tarball (`dockerfile` its path there), never pulling a
     /// base image the daemon lacks... as far as the daemon allows (`pull` unset); returns the
     /// image's ID. The build's output is kept for the error of a failed build.
     pub async fn build_image(
         &self,
         context: Vec<u8>,
+        dockerfile: &str,
         tag: &str,
         timeout: Duration,
     ) -> Result<String, String> {
         let options = bollard::query_parameters::BuildImageOptionsBuilder::new()
-            .dockerfile("Dockerfile")
+            .dockerfile(dockerfile)
             .t(tag)
             .rm(true)
             .forcerm(true)
@@ -337,6 +338,32 @@ impl DockerHost {
                 ))
             }
         }
+    }
+
+    /// Creates an internal network on which the host has no address
+    /// (`com.docker.network.bridge.inhibit_ipv4`): its members reach each other and nothing
+    /// else, the host included. Labelled like containers.
+    pub async fn create_isolated_network(
+        &self,
+        name: &str,
+        labels: &HashMap<String, String>,
+    ) -> Result<(), String> {
+        use bollard::models::NetworkCreateRequest;
+        self.client
+            .create_network(NetworkCreateRequest {
+                name: name.to_string(),
+                internal: Some(true),
+                driver: Some("bridge".to_string()),
+                labels: Some(labels.clone()),
+                options: Some(HashMap::from([(
+                    "com.docker.network.bridge.inhibit_ipv4".to_string(),
+                    "true".to_string(),
+                )])),
+                ..Default::default()
+            })
+            .await
+            .map(|_| ())
+            .map_err(|e| format!("cannot create network {name} on {}: {e}", self.host))
     }
 
     /// Removes a network of bench's. A missing one is fine.
@@ -534,22 +561,33 @@ impl Container {
             }),
             ..Default::default()
         };
+        Container::create_started(host, &spec.name, body).await
+    }
+
+    /// Creates a container `name` of `body` and starts it (its own command: see
+    /// [`Container::start`] for bench's idle ones); removed by the guard from creation on.
+    pub async fn create_started(
+        host: &DockerHost,
+        name: &str,
+        body: ContainerCreateBody,
+    ) -> Result<Container, String> {
+        let image = body.image.clone().unwrap_or_default();
         let created = host
             .client
             .create_container(
                 Some(CreateContainerOptions {
-                    name: Some(spec.name.clone()),
+                    name: Some(name.to_string()),
                     ..Default::default()
                 }),
                 body,
             )
             .await
-            .map_err(|e| format!("cannot create a container of {}: {e}", spec.image))?;
+            .map_err(|e| format!("cannot create a container of {image}: {e}"))?;
         // From here on the guard removes it, whatever happens.
         let c = Container {
             host: host.clone(),
             id: created.id,
-            name: spec.name.clone(),
+            name: name.to_string(),
             removed: false,
         };
         host.client

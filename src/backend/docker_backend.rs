@@ -23,6 +23,7 @@ use super::docker::{Container, ContainerSpec, DockerHost, NetworkMode};
 use super::egress::EgressProxy;
 use super::exec::ExecResult;
 use super::sandbox::{Backend, Network, Sandbox, SandboxError, SandboxPaths, SandboxSpec};
+use super::services::{self, Services};
 use crate::events::{Event, Events, ImageBuilt, ImageKind};
 use crate::tasks::TaskBase;
 use crate::types::BackendKind;
@@ -155,29 +156,47 @@ impl DockerBackend {
             "{ENV_REPO}:{}",
             &env_identity(&self.images, base).unwrap_or_default()[6..22]
         );
+        self.build_once(&tag, context.to_vec(), "Dockerfile", ENV_BUILD_TIMEOUT)
+            .await
+    }
+
+    /// The image `tag` built from `context` (`dockerfile` its path there): reused when the
+    /// daemon has it; within one apply, concurrent sandboxes wait for one build.
+    async fn build_once(
+        &self,
+        tag: &str,
+        context: Vec<u8>,
+        dockerfile: &str,
+        timeout: Duration,
+    ) -> Result<String, SandboxError> {
         let cell = {
             let mut builds = self.builds.lock().unwrap_or_else(|p| p.into_inner());
-            builds.entry(tag.clone()).or_default().clone()
+            builds.entry(tag.to_string()).or_default().clone()
         };
-        let context = context.clone();
         cell.get_or_try_init(|| async {
-            if let Some(id) = self.host.image_id(&tag).await.map_err(failed)? {
+            if let Some(id) = self.host.image_id(tag).await.map_err(failed)? {
                 return Ok(id);
             }
             let id = self
                 .host
-                .build_image(context.to_vec(), &tag, ENV_BUILD_TIMEOUT)
+                .build_image(context, dockerfile, tag, timeout)
                 .await
                 .map_err(failed)?;
             self.events.emit(Event::ImageBuilt(ImageBuilt {
                 kind: ImageKind::Environment,
-                image: tag.clone(),
+                image: tag.to_string(),
                 base: None,
             }));
             Ok(id)
         })
         .await
         .cloned()
+    }
+
+    /// A number unique in this backend (names of containers and networks).
+    fn next_count(&self) -> usize {
+        self.count
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     }
 
     fn image_of(&self, base: &TaskBase) -> Result<String, SandboxError> {
@@ -505,18 +524,7 @@ impl Backend for DockerBackend {
             }
             (None, _) => (self.task_image(spec.base).await?, None),
         };
-        // Grading has no network unless its task opts in: a patch's code cannot fetch the fix
-        // (or anything) at grade time. Agents sit alone on an internal network whose one
-        // reachable address is their egress proxy (their model endpoints, nothing else). Harbor
-        // tasks pass their own policy the same way.
-        let (mode, egress) = match &spec.network {
-            Network::None => (NetworkMode::None, None),
-            Network::Open => (NetworkMode::Bridge, None),
-            Network::Allowlist(allow) => {
-                let e = Egress::start(self, spec, allow.clone()).await?;
-                (NetworkMode::Named(e.network.clone()), Some(e))
-            }
-        };
+        let (mode, egress, services) = self.networks(spec, cancel).await?;
         let mut cspec = self.spec(image, spec.address, spec.key, mode);
         cspec.hardening = spec.hardening.cloned();
         if let Some(t) = &spec.task_env {
@@ -524,12 +532,26 @@ impl Backend for DockerBackend {
             cspec.memory_bytes = t.memory_bytes;
             cspec.gpus = t.gpus;
         }
-        let c = match Container::start(&self.host, &cspec).await {
+        let started = match Container::start(&self.host, &cspec).await {
+            Ok(c) => match (&services, &spec.network) {
+                // The services' network besides the policy's own.
+                (Some(svc), Network::Open | Network::Allowlist(_)) => {
+                    match c.set_network(&svc.network, true).await {
+                        Ok(()) => Ok(c),
+                        Err(e) => {
+                            let _ = c.destroy().await;
+                            Err(e)
+                        }
+                    }
+                }
+                _ => Ok(c),
+            },
+            Err(e) => Err(e),
+        };
+        let c = match started {
             Ok(c) => c,
             Err(e) => {
-                if let Some(eg) = egress {
-                    eg.remove(&self.host).await;
-                }
+                release(&self.host, egress, services).await;
                 return Err(failed(e));
             }
         };
@@ -543,7 +565,9 @@ impl Backend for DockerBackend {
         };
         let mut sandbox = DockerSandbox {
             c,
+            policy_network: spec.network != Network::None,
             egress,
+            services,
             stripped,
             fresh: std::sync::atomic::AtomicBool::new(true),
             paths: SandboxPaths {
@@ -632,6 +656,117 @@ impl Backend for DockerBackend {
     }
 }
 
+/// How long a service's build may take.
+const SERVICE_BUILD_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+impl DockerBackend {
+    /// Starts `services` for the sandbox of `spec` on a network of their own (`services.rs`).
+    async fn start_services(
+        &self,
+        spec: &SandboxSpec<'_>,
+        services: &[crate::tasks::ServiceSpec],
+        cancel: &CancellationToken,
+    ) -> Result<Services, SandboxError> {
+        let mut images = Vec::new();
+        for s in services {
+            images.push((s, self.service_image(spec.base, s).await?));
+        }
+        let network = format!(
+            "bench-{}-{}-svc{}",
+            self.run_id,
+            &spec.key[..12.min(spec.key.len())],
+            self.next_count()
+        );
+        let labels = ContainerSpec::labels(&self.run_id, spec.address, &self.store_label);
+        let limits = services::Limits {
+            cpus: self.resources.cpus,
+            memory_bytes: self.resources.memory_bytes,
+            pids: self.resources.pids,
+        };
+        services::start(&self.host, network, &labels, &images, limits, cancel).await
+    }
+
+    /// The image a service runs: its prebuilt `image` (resolved before the run), or the one
+    /// built from its directory of the task's environment.
+    async fn service_image(
+        &self,
+        base: &TaskBase,
+        s: &crate::tasks::ServiceSpec,
+    ) -> Result<String, SandboxError> {
+        if let Some(image) = &s.image {
+            return self.images.get(image).cloned().ok_or_else(|| {
+                failed(format!(
+                    "service {}: image {image} is not on the Docker daemon; build or pull it (bench never pulls)",
+                    s.name
+                ))
+            });
+        }
+        let (TaskBase::Build { context, .. }, Some(build)) = (base, &s.build) else {
+            return Err(failed(format!(
+                "service {}: no image and no build context (a task's services need its environment/ directory)",
+                s.name
+            )));
+        };
+        let env = env_identity(&self.images, base).ok_or_else(|| {
+            failed(format!(
+                "service {}: an image its environment starts from is not on the Docker daemon; build or pull it (bench never pulls)",
+                s.name
+            ))
+        })?;
+        let sub = services::sub_context(context, &build.context)
+            .map_err(|e| failed(format!("service {}: its build context: {e}", s.name)))?;
+        self.build_once(
+            &services::service_tag(&env, s),
+            sub,
+            &build.dockerfile,
+            SERVICE_BUILD_TIMEOUT,
+        )
+        .await
+    }
+
+    /// The networks of a sandbox of `spec`: the mode its container starts in, the egress
+    /// proxy of an allowlist, and the task's services on a network of their own (started
+    /// first). Grading has no network unless its task opts in: a patch's code cannot fetch the
+    /// fix (or anything) at grade time. Agents sit alone on an internal network whose one
+    /// reachable address is their egress proxy (their model endpoints, nothing else). Harbor
+    /// tasks pass their own policy the same way; a task with services joins their network
+    /// too (`services.rs`), starting on it when its policy gives no network.
+    async fn networks(
+        &self,
+        spec: &SandboxSpec<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<(NetworkMode, Option<Egress>, Option<Services>), SandboxError> {
+        let services = match spec.task_env.as_ref().map(|t| &t.services) {
+            Some(list) if !list.is_empty() => Some(self.start_services(spec, list, cancel).await?),
+            _ => None,
+        };
+        Ok(match &spec.network {
+            Network::None => match &services {
+                Some(s) => (NetworkMode::Named(s.network.clone()), None, services),
+                None => (NetworkMode::None, None, None),
+            },
+            Network::Open => (NetworkMode::Bridge, None, services),
+            Network::Allowlist(allow) => match Egress::start(self, spec, allow.clone()).await {
+                Ok(e) => (NetworkMode::Named(e.network.clone()), Some(e), services),
+                Err(e) => {
+                    release(&self.host, None, services).await;
+                    return Err(e);
+                }
+            },
+        })
+    }
+}
+
+/// Removes a sandbox's services and egress proxy (after its container).
+async fn release(host: &DockerHost, egress: Option<Egress>, services: Option<Services>) {
+    if let Some(s) = services {
+        s.remove(host).await;
+    }
+    if let Some(e) = egress {
+        e.remove(host).await;
+    }
+}
+
 /// The docker facts of a task: its image ID and the outcome-changing limits.
 pub fn docker_facts(
     images: &BTreeMap<String, String>,
@@ -659,8 +794,12 @@ pub struct DockerSandbox {
     /// True until anything but bench's own start step runs in the container: only then is the
     /// repository exactly the stripped image's, checked when the image was made.
     fresh: std::sync::atomic::AtomicBool,
+    /// Whether its policy gave it a network (the bridge, or the egress proxy's).
+    policy_network: bool,
     /// The agent phase's proxy and internal network, removed with the container.
     egress: Option<Egress>,
+    /// The task's services and their network, removed with the container.
+    services: Option<Services>,
     paths: SandboxPaths,
 }
 
@@ -676,9 +815,7 @@ impl Egress {
         spec: &SandboxSpec<'_>,
         allow: Vec<super::egress::Endpoint>,
     ) -> Result<Egress, SandboxError> {
-        let n = backend
-            .count
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let n = backend.next_count();
         let network = format!(
             "bench-{}-{}-net{n}",
             backend.run_id,
@@ -780,11 +917,9 @@ impl Sandbox for DockerSandbox {
 
     async fn destroy(self: Box<Self>) -> Result<(), SandboxError> {
         let this = *self;
-        let host = this.egress.as_ref().map(|_| this.c.host().clone());
+        let host = this.c.host().clone();
         let removed = this.c.destroy().await.map_err(failed);
-        if let (Some(e), Some(host)) = (this.egress, host) {
-            e.remove(&host).await;
-        }
+        release(&host, this.egress, this.services).await;
         removed
     }
 
@@ -802,11 +937,22 @@ impl Sandbox for DockerSandbox {
     }
 
     async fn set_network(&self, on: bool) -> Result<(), SandboxError> {
-        // An agent behind the egress proxy is on its own network, not the bridge.
-        let network = self
-            .egress
-            .as_ref()
-            .map_or("bridge", |e| e.network.as_str());
-        self.c.set_network(network, on).await.map_err(failed)
+        // An agent behind the egress proxy is on its own network, not the bridge; a task's
+        // services are on theirs.
+        let mut networks = Vec::new();
+        if self.policy_network || self.services.is_none() {
+            networks.push(
+                self.egress
+                    .as_ref()
+                    .map_or("bridge", |e| e.network.as_str()),
+            );
+        }
+        if let Some(s) = &self.services {
+            networks.push(s.network.as_str());
+        }
+        for n in networks {
+            self.c.set_network(n, on).await.map_err(failed)?;
+        }
+        Ok(())
     }
 }

@@ -1,6 +1,7 @@
 //! Where commands run, behind one seam (`sandbox.rs`: the [`Sandbox`] and [`Backend`] traits).
 //! `local.rs`: throwaway git workspaces on the host. `docker_backend.rs`: containers on a
-//! Docker daemon, with agent images, over the bollard primitives of `docker.rs`. `repo.rs`: the
+//! Docker daemon, with agent images, over the bollard primitives of `docker.rs`, and a Harbor
+//! task's compose services beside them (`services.rs`). `repo.rs`: the
 //! repository steps every sandbox shares (strip, check, snapshot, diff). `pull.rs`: task images
 //! pulled before anything runs (`image_ref.rs`, `credentials.rs`, `registry.rs`), and `disk.rs`:
 //! whether the daemon has the disk for them.
@@ -21,6 +22,7 @@ pub mod pull;
 pub mod registry;
 pub mod repo;
 mod sandbox;
+mod services;
 mod workspace;
 
 pub use docker_backend::{
@@ -36,4 +38,5 @@ pub use open::{
 pub use sandbox::{
     Backend, Network, Phase, Sandbox, SandboxError, SandboxPaths, SandboxSpec, TaskEnv,
 };
+pub use services::SERVICE_REPO;
 pub use workspace::{git_env, shell_quote};

@@ -120,6 +120,10 @@ pub struct TaskEnv {
     /// Recorded; enforced only where the backend can (see the docker backend).
     pub storage_bytes: u64,
     pub gpus: u32,
+    /// Services started beside the sandbox, in this order, on a network of its own where
+    /// each is reachable by its name, and removed with it (a Harbor trial's compose services;
+    /// backends without containers refuse them).
+    pub services: Vec<crate::tasks::ServiceSpec>,
 }
 
 /// A place to run commands in a task's repository.

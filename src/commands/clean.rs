@@ -44,12 +44,22 @@ pub(super) fn clean(file: Option<&Path>) -> Result<u8, Report> {
             d.remove(&id).await?;
             removed.push(name);
         }
-        Ok::<_, String>(removed)
+        // Then their networks (egress proxies', a trial's services'), free of containers now.
+        let mut networks = Vec::new();
+        for (name, _) in d.networks(&[]).await? {
+            d.remove_network(&name).await?;
+            networks.push(name);
+        }
+        Ok::<_, String>((removed, networks))
     });
-    let removed = removed.map_err(|e| miette!("{e}"))?;
-    for n in &removed {
+    let (removed, networks) = removed.map_err(|e| miette!("{e}"))?;
+    for n in removed.iter().chain(&networks) {
         println!("removed {n}");
     }
-    println!("{} bench containers removed", removed.len());
+    println!(
+        "{} bench containers removed, {} bench networks removed",
+        removed.len(),
+        networks.len()
+    );
     Ok(exit_codes::OK)
 }

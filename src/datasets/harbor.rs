@@ -3,7 +3,8 @@
 //! pinned commit (its tree at that commit, read with `git archive`, never the working tree).
 //!
 //! A task directory holds `task.toml`, `instruction.md` (the problem statement),
-//! `environment/Dockerfile` (or a prebuilt `[environment] docker_image`), `tests/test.sh` and
+//! `environment/Dockerfile` (or a prebuilt `[environment] docker_image`; beside it an optional
+//! `environment/docker-compose.yaml` of services, `harbor_compose.rs`), `tests/test.sh` and
 //! optionally `solution/solve.sh`. `task.toml` is read with every field of Harbor's current
 //! schema (`TaskConfig` of harbor's `models/task/config.py`): `version` as an alias of
 //! `schema_version`, the deprecated `memory`/`storage` size strings (`"2G"` -> 2048 MB,
@@ -24,6 +25,8 @@ use crate::tasks::{
     McpServer, NetworkPolicy, PackageInfo, Task, TaskBase, VerifierConfig,
 };
 use crate::types::Blob;
+
+pub use super::harbor_compose::dockerfile_facts;
 
 /// The files of a tree: relative path -> (mode, content). Directories are implied.
 pub type FileTree = BTreeMap<String, (u32, Vec<u8>)>;
@@ -771,40 +774,27 @@ fn check_ranges(
     }
 }
 
-/// The images a Dockerfile starts from (`FROM [--platform=..] IMAGE [AS name]`), without
-/// references to its own earlier stages, and its last `WORKDIR`.
-pub fn dockerfile_facts(text: &str) -> (Vec<String>, Option<String>) {
-    let mut from = Vec::new();
-    let mut stages: Vec<String> = Vec::new();
-    let mut workdir = None;
-    for line in text.lines() {
-        let words: Vec<&str> = line.split_whitespace().collect();
-        let Some(first) = words.first() else {
-            continue;
-        };
-        if first.eq_ignore_ascii_case("FROM") {
-            let rest: Vec<&str> = words[1..]
-                .iter()
-                .copied()
-                .filter(|w| !w.starts_with("--"))
-                .collect();
-            if let Some(image) = rest.first() {
-                if !stages.iter().any(|s| s.eq_ignore_ascii_case(image)) && *image != "scratch" {
-                    from.push(image.to_string());
-                }
-                if rest.len() >= 3 && rest[1].eq_ignore_ascii_case("AS") {
-                    stages.push(rest[2].to_string());
-                }
-            }
-        } else if first.eq_ignore_ascii_case("WORKDIR")
-            && let Some(dir) = words.get(1)
-        {
-            workdir = Some(dir.trim_matches('"').to_string());
-        }
+/// The services of the task's `environment/docker-compose.yaml` (or `.yml`), if it has one.
+/// Its `main` is built from environment/Dockerfile: a prebuilt `docker_image` with a compose
+/// file is refused (its services' images could not enter the environment's identity).
+fn compose_of(
+    tree: &FileTree,
+    env: &str,
+    shown: &str,
+    config: Option<&HarborConfig>,
+) -> Result<super::harbor_compose::Services, Vec<String>> {
+    let Some((name, text)) = ["docker-compose.yaml", "docker-compose.yml"]
+        .iter()
+        .find_map(|n| text_of(tree, &format!("{env}/{n}")).map(|t| (*n, t)))
+    else {
+        return Ok(Default::default());
+    };
+    if config.is_some_and(|c| c.environment.docker_image.is_some()) {
+        return Err(vec![format!(
+            "{shown}: environment/{name} needs environment/Dockerfile, from which bench builds `main` (a prebuilt `[environment] docker_image` with services is not supported: write `FROM <image>` in environment/Dockerfile)"
+        )]);
     }
-    from.sort();
-    from.dedup();
-    (from, workdir)
+    super::harbor_compose::read(&text, &format!("{shown}/environment/{name}"), tree, env)
 }
 
 fn text_of(tree: &FileTree, path: &str) -> Option<String> {
@@ -875,31 +865,37 @@ fn task(tree: &FileTree, dir: &str, name: &str, shown: &str) -> Result<Task, Har
         ));
     }
     let dockerfile = text_of(tree, &at("environment/Dockerfile"));
+    let compose = compose_of(tree, &at("environment"), shown, config.as_ref());
     if let Some(c) = &config
         && c.environment.docker_image.is_none()
         && dockerfile.is_none()
     {
-        problems.push(if tree.contains_key(&at("environment/docker-compose.yaml"))
-            || tree.contains_key(&at("environment/docker-compose.yml"))
-        {
-            format!(
-                "{shown}: environment/docker-compose.yaml is not supported yet; give the task an environment/Dockerfile or a prebuilt `[environment] docker_image`"
-            )
-        } else {
-            format!(
-                "{shown}: no environment: add environment/Dockerfile or `[environment] docker_image = \"IMAGE\"` to task.toml"
-            )
-        });
+        problems.push(format!(
+            "{shown}: no environment: add environment/Dockerfile or `[environment] docker_image = \"IMAGE\"` to task.toml"
+        ));
     }
+    let services = match compose {
+        Ok(s) => s,
+        Err(p) => {
+            problems.extend(p);
+            Default::default()
+        }
+    };
     let (Some(config), Some(instruction), true) = (config, instruction, problems.is_empty()) else {
         return Err(HarborError { problems });
     };
-    let (base, workdir) = base(
+    let (mut base, workdir) = base(
         tree,
         &at("environment"),
         config.environment.docker_image.as_deref(),
         dockerfile.as_deref(),
     );
+    // The services' images enter the environment's identity (its key) with the Dockerfile's.
+    if let TaskBase::Build { from, .. } = &mut base {
+        from.extend(services.images);
+        from.sort();
+        from.dedup();
+    }
     let tests = Blob::new(tarball(tree, &at("tests")).expect("has tests/test.sh"));
     let solution = tree
         .contains_key(&at("solution/solve.sh"))
@@ -930,6 +926,7 @@ fn task(tree: &FileTree, dir: &str, name: &str, shown: &str) -> Result<Task, Har
         tests,
         solution,
         config,
+        services: services.services,
     };
     Ok(Task {
         setup_cmds: Vec::new(),

@@ -11,6 +11,7 @@ mod error;
 pub mod fixtures;
 mod format;
 pub mod harbor;
+pub mod harbor_compose;
 pub mod hub;
 mod jsonl;
 mod parquet;

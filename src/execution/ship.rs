@@ -746,6 +746,7 @@ mod tests {
                 workdir: "/app".into(),
                 tests: Blob::new(b"a tarball of tests/".to_vec()),
                 solution: None,
+                services: Vec::new(),
             }))),
             ..Task::blank(
                 "hb-1".into(),

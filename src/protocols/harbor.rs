@@ -130,15 +130,27 @@ pub fn trial_grade(
     job
 }
 
-/// The resources a sandbox of `spec` gets.
-pub fn task_env(spec: &HarborSpec) -> TaskEnv {
+/// The resources a sandbox of `spec` gets, and for a `phase` where something runs before the
+/// verifier (an agent, the oracle) the task's services beside it. A verifier alone gets no
+/// services: it runs without network.
+pub fn task_env(spec: &HarborSpec, phase: crate::backend::Phase) -> TaskEnv {
     let e = &spec.config.environment;
     TaskEnv {
         cpus: e.cpus.max(1) as f64,
         memory_bytes: (e.memory_mb.max(1) as u64) << 20,
         storage_bytes: (e.storage_mb.max(0) as u64) << 20,
         gpus: e.gpus.max(0) as u32,
+        services: match phase {
+            crate::backend::Phase::Agent => spec.services.clone(),
+            _ => Vec::new(),
+        },
     }
+}
+
+/// Whether a sandbox of `spec` on `network` has a network to cut before its verifier runs:
+/// its policy's, or its services'.
+pub fn has_network(spec: &HarborSpec, network: &crate::backend::Network) -> bool {
+    *network != crate::backend::Network::None || !spec.services.is_empty()
 }
 
 /// The agent's network under the task's policy: `public` the default bridge, `no-network`

@@ -25,8 +25,8 @@ use crate::harness::scrub;
 use crate::jobs::{GoldPatch, GradeJob, HarborTrial, PatchInput, SolveJob, SolveOutput, TeamSpec};
 use crate::protocols::GradeError;
 use crate::protocols::harbor::{
-    SNAPSHOT_EXCLUDE, VerifierRun, agent_network, check_verifier_network, grade_of, run_oracle,
-    task_env, verify,
+    SNAPSHOT_EXCLUDE, VerifierRun, agent_network, check_verifier_network, grade_of, has_network,
+    run_oracle, task_env, verify,
 };
 use crate::store::{Output, Store};
 use crate::tasks::HarborSpec;
@@ -117,7 +117,7 @@ impl Place<'_> {
             network,
             stripped: None,
             before_strip: None,
-            task_env: Some(task_env(spec)),
+            task_env: Some(task_env(spec, phase)),
         };
         Ok(self.backend.create(&s, self.cancel).await?)
     }
@@ -216,7 +216,7 @@ impl TrialRun<'_> {
         // background process writes during the verifier (which ends them again itself).
         self.ws.end_processes().await?;
         let snapshot = self.ws.snapshot(&SNAPSHOT_EXCLUDE).await?;
-        if *network != crate::backend::Network::None {
+        if has_network(self.spec, network) {
             self.ws.set_network(false).await?;
         }
         let run = match verify(self.ws, self.spec, "in-place", false, self.cancel).await {
@@ -495,7 +495,7 @@ impl Place<'_> {
         let result = async {
             let r = run_oracle(s.as_ref(), spec, &solution, timeout, self.cancel).await?;
             let out = r.output.clone();
-            if network != crate::backend::Network::None {
+            if has_network(spec, &network) {
                 s.set_network(false).await?;
             }
             let run = verify(s.as_ref(), spec, "oracle", false, self.cancel)

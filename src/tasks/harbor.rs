@@ -145,6 +145,48 @@ impl HarborConfig {
     }
 }
 
+/// How a service's image is built: a directory of the task's `environment/` (relative, `""`
+/// for `environment/` itself) and the Dockerfile in it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServiceBuild {
+    pub context: String,
+    pub dockerfile: String,
+}
+
+/// A service's health check (compose's `healthcheck`), its durations in milliseconds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServiceHealth {
+    /// Docker's form: `["CMD", prog, args..]` or `["CMD-SHELL", script]`.
+    pub test: Vec<String>,
+    pub interval_ms: u64,
+    pub timeout_ms: u64,
+    pub start_period_ms: u64,
+    pub retries: u64,
+}
+
+/// One service of a task's `environment/docker-compose.yaml` besides `main` (the agent's
+/// container): started before the agent's run on a network of the trial's own, reachable by
+/// its name (`datasets/harbor_compose.rs` reads and checks the file).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServiceSpec {
+    pub name: String,
+    /// A prebuilt image (on the daemon: bench never pulls), when the service is not built.
+    pub image: Option<String>,
+    pub build: Option<ServiceBuild>,
+    pub entrypoint: Option<Vec<String>>,
+    pub command: Option<Vec<String>>,
+    /// `KEY=value`, sorted.
+    pub environment: Vec<String>,
+    pub working_dir: Option<String>,
+    pub user: Option<String>,
+    pub healthcheck: Option<ServiceHealth>,
+    /// The services it starts after (sorted).
+    pub depends_on: Vec<String>,
+}
+
 /// A Harbor task's inputs beyond the common fields.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HarborSpec {
@@ -155,6 +197,10 @@ pub struct HarborSpec {
     pub tests: Blob,
     /// `solution/` as a deterministic tarball (the oracle runs its `solve.sh`).
     pub solution: Option<Blob>,
+    /// The services of `environment/docker-compose.yaml` beside the main container, in the
+    /// order they start (empty: a single-container task, whose digests are as before).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub services: Vec<ServiceSpec>,
 }
 
 /// What an agent's run depends on: the environment and agent settings, never the tests.
@@ -163,6 +209,8 @@ struct AgentView<'a> {
     agent: &'a AgentConfig,
     environment: &'a EnvironmentConfig,
     workdir: &'a str,
+    #[serde(skip_serializing_if = "<[ServiceSpec]>::is_empty")]
+    services: &'a [ServiceSpec],
 }
 
 /// What verification depends on: everything but the solution.
@@ -171,6 +219,8 @@ struct GradingView<'a> {
     config: &'a HarborConfig,
     tests: &'a Blob,
     workdir: &'a str,
+    #[serde(skip_serializing_if = "<[ServiceSpec]>::is_empty")]
+    services: &'a [ServiceSpec],
 }
 
 /// A [`GradingView`] read back (a shipped job's input root): the tests by their digest.
@@ -180,6 +230,8 @@ pub struct ShippedGradingView {
     pub config: HarborConfig,
     pub tests: String,
     pub workdir: String,
+    #[serde(default)]
+    pub services: Vec<ServiceSpec>,
 }
 
 impl ShippedGradingView {
@@ -192,6 +244,7 @@ impl ShippedGradingView {
             workdir: self.workdir,
             tests: Blob::new(tests),
             solution: None,
+            services: self.services,
         };
         (spec.tests.digest() == self.tests && spec.grading_digest() == digest).then_some(spec)
     }
@@ -203,6 +256,7 @@ impl HarborSpec {
             agent: &self.config.agent,
             environment: &self.config.environment,
             workdir: &self.workdir,
+            services: &self.services,
         })
     }
 
@@ -212,6 +266,7 @@ impl HarborSpec {
             config: &self.config,
             tests: &self.tests,
             workdir: &self.workdir,
+            services: &self.services,
         })
     }
 
@@ -220,6 +275,7 @@ impl HarborSpec {
             config: &self.config,
             tests: &self.tests,
             workdir: &self.workdir,
+            services: &self.services,
         })
     }
 

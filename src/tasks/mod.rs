@@ -13,7 +13,8 @@ mod task;
 pub use digest_cache::DigestCache;
 pub use harbor::{
     AgentConfig, EnvironmentConfig, HARBOR_WORKDIR, Harbor, HarborConfig, HarborSpec, Healthcheck,
-    McpServer, NetworkPolicy, PackageInfo, ShippedGradingView, VerifierConfig,
+    McpServer, NetworkPolicy, PackageInfo, ServiceBuild, ServiceHealth, ServiceSpec,
+    ShippedGradingView, VerifierConfig,
 };
 pub use limits::FileLimits;
 pub use local::{

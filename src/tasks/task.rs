@@ -494,6 +494,7 @@ mod tests {
                     workdir: "/app".into(),
                     tests: crate::types::Blob::new(b"tests".to_vec()),
                     solution: None,
+                    services: Vec::new(),
                 }))),
                 ..task(TaskBase::Build {
                     context: Arc::new(b"ctx".to_vec()),
@@ -535,6 +536,7 @@ mod tests {
                     workdir: "/app".into(),
                     tests: crate::types::Blob::new(tests.to_vec()),
                     solution: None,
+                    services: Vec::new(),
                 }))),
                 ..task(TaskBase::Image {
                     image: "i".into(),
