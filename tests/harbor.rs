@@ -854,3 +854,69 @@ fn compose_services_are_removed_on_failure_ctrl_c_and_by_clean_after_kill_9() {
         "left after bench clean"
     );
 }
+
+/// A task may let its verifier reach its services, and only them (`[verifier] allowed_hosts`
+/// naming services): a test.sh that checks a service's state. The oracle marks the server
+/// (a POST from its solve.sh) and resolves in the gold check and in place; nop, whose server
+/// was never marked, scores 0 in its empty check's fresh services and in place. A fresh grade
+/// cannot see the state the trial left in the server: it is an error that says to grade in
+/// place, not a zero.
+#[test]
+fn a_verifier_may_reach_its_task_s_services_when_the_task_opts_in() {
+    if !common::docker_ready(&[BASE_IMAGE]) {
+        return;
+    }
+    let sb = fixture_copy_of("harbor-compose");
+    let dir = sb.path();
+    let task = dir.join("tasks/query");
+    let toml = fs_err::read_to_string(task.join("task.toml")).unwrap();
+    let toml = toml.replace(
+        "[verifier]\ntimeout_sec = 60.0\n",
+        "[verifier]\ntimeout_sec = 60.0\nallowed_hosts = [\"server\"]\n",
+    );
+    fs_err::write(task.join("task.toml"), toml).unwrap();
+    fs_err::write(
+        task.join("solution/solve.sh"),
+        "#!/bin/bash\npython3 -c \"import urllib.request; urllib.request.urlopen(urllib.request.Request('http://server:8000/mark', method='POST'), timeout=10)\"\n",
+    )
+    .unwrap();
+    fs_err::write(
+        task.join("tests/test.sh"),
+        "#!/bin/bash\nm=$(python3 -c \"import urllib.request; print(urllib.request.urlopen('http://server:8000/marked', timeout=10).read().decode().strip())\")\necho \"marked: $m\"\nif [ \"$m\" = yes ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n",
+    )
+    .unwrap();
+    let manifest = fs_err::read_to_string(dir.join("harbor.toml"))
+        .unwrap()
+        .replacen(
+            "[stages.gold]\nkind = \"gold\"\nneeds = [\"sample\"]\n",
+            "[stages.gold]\nkind = \"gold\"\nneeds = [\"sample\"]\nempty = true\n",
+            1,
+        )
+        .replacen(
+            "teams = [\"oracle\", \"nop\", \"prober\"]",
+            "teams = [\"oracle\", \"nop\"]",
+            1,
+        );
+    fs_err::write(dir.join("harbor.toml"), manifest).unwrap();
+    let o = apply(dir);
+    assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
+    let r = report(dir);
+    assert_eq!(
+        r["gold"]["valid"],
+        serde_json::json!(["query"]),
+        "{}",
+        r["gold"]
+    );
+    assert_eq!(score(&r, "query", "oracle")["score"], 1.0);
+    assert_eq!(score(&r, "query", "nop")["score"], 0.0);
+    to_fresh(&dir.join("harbor.toml"));
+    let o = apply(dir);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let r = report(dir);
+    for t in ["oracle", "nop"] {
+        let why = errored_reason(&r, "query", t);
+        assert!(why.contains("grade it in place"), "{why}");
+    }
+    let label = format!("label=bench.store={}", store_label(dir));
+    assert_eq!(left_with(&label), Vec::<String>::new(), "left behind");
+}

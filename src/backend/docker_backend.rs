@@ -955,4 +955,15 @@ impl Sandbox for DockerSandbox {
         }
         Ok(())
     }
+
+    async fn set_policy_network(&self, on: bool) -> Result<(), SandboxError> {
+        if !self.policy_network {
+            return Ok(());
+        }
+        let network = self
+            .egress
+            .as_ref()
+            .map_or("bridge", |e| e.network.as_str());
+        self.c.set_network(network, on).await.map_err(failed)
+    }
 }

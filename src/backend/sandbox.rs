@@ -205,6 +205,12 @@ pub trait Sandbox: Send + Sync {
             "this backend cannot change a sandbox's network; use the docker backend".into(),
         ))
     }
+
+    /// As [`Sandbox::set_network`], for the network of its policy only: its services' network
+    /// ([`TaskEnv::services`]) stays as it is.
+    async fn set_policy_network(&self, on: bool) -> Result<(), SandboxError> {
+        self.set_network(on).await
+    }
 }
 
 /// Where sandboxes come from.

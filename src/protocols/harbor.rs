@@ -132,7 +132,7 @@ pub fn trial_grade(
 
 /// The resources a sandbox of `spec` gets, and for a `phase` where something runs before the
 /// verifier (an agent, the oracle) the task's services beside it. A verifier alone gets no
-/// services: it runs without network.
+/// services (it runs without network) unless it reaches them ([`verifier_reaches_services`]).
 pub fn task_env(spec: &HarborSpec, phase: crate::backend::Phase) -> TaskEnv {
     let e = &spec.config.environment;
     TaskEnv {
@@ -140,17 +140,34 @@ pub fn task_env(spec: &HarborSpec, phase: crate::backend::Phase) -> TaskEnv {
         memory_bytes: (e.memory_mb.max(1) as u64) << 20,
         storage_bytes: (e.storage_mb.max(0) as u64) << 20,
         gpus: e.gpus.max(0) as u32,
-        services: match phase {
-            crate::backend::Phase::Agent => spec.services.clone(),
-            _ => Vec::new(),
+        services: if phase == crate::backend::Phase::Agent || verifier_reaches_services(spec) {
+            spec.services.clone()
+        } else {
+            Vec::new()
         },
     }
 }
 
-/// Whether a sandbox of `spec` on `network` has a network to cut before its verifier runs:
-/// its policy's, or its services'.
-pub fn has_network(spec: &HarborSpec, network: &crate::backend::Network) -> bool {
-    *network != crate::backend::Network::None || !spec.services.is_empty()
+/// Cuts a sandbox of `spec` (started on `network`) off before its verifier runs: every
+/// network, or, when the verifier reaches the task's services, all but theirs. Returns whether
+/// the verifier keeps a network.
+pub async fn cut_for_verifier(
+    s: &dyn Sandbox,
+    spec: &HarborSpec,
+    network: &crate::backend::Network,
+) -> Result<bool, SandboxError> {
+    let own = *network != crate::backend::Network::None;
+    if verifier_reaches_services(spec) {
+        if own {
+            s.set_policy_network(false).await?;
+        }
+        Ok(true)
+    } else {
+        if own || !spec.services.is_empty() {
+            s.set_network(false).await?;
+        }
+        Ok(false)
+    }
 }
 
 /// The agent's network under the task's policy: `public` the default bridge, `no-network`
@@ -184,17 +201,59 @@ pub fn agent_network(id: &str, spec: &HarborSpec) -> Result<crate::backend::Netw
     }
 }
 
-/// Refuses a task whose verifier explicitly asks for the network: bench verifies with none.
+/// Whether the task opts its verifier into its services' network: `[verifier] allowed_hosts`
+/// naming only services of its compose file (a test.sh that checks a service's state). The
+/// verifier then reaches those services, still nothing else.
+pub fn verifier_reaches_services(spec: &HarborSpec) -> bool {
+    match &spec.config.verifier.network {
+        Some(NetworkPolicy::Allowlist { hosts }) => {
+            !hosts.is_empty()
+                && hosts
+                    .iter()
+                    .all(|h| spec.services.iter().any(|s| &s.name == h))
+        }
+        _ => false,
+    }
+}
+
+/// Refuses a task whose verifier explicitly asks for the network: bench verifies with none,
+/// except that a task may let its verifier reach its own services.
 pub fn check_verifier_network(id: &str, spec: &HarborSpec) -> Result<(), GradeError> {
+    if verifier_reaches_services(spec) {
+        return Ok(());
+    }
     match &spec.config.verifier.network {
         Some(p @ (NetworkPolicy::Public | NetworkPolicy::Allowlist { .. })) => {
             Err(GradeError::Task(format!(
-                "task {id}'s verifier needs the network ([verifier] network_mode = {}), which bench's grading policy blocks (verifiers run with no network, so a downloaded checker cannot be swapped in); vendor what test.sh downloads into the environment image",
-                p.describe()
+                "task {id}'s verifier needs the network ([verifier] network_mode = {}), which bench's grading policy blocks (verifiers run with no network, so a downloaded checker cannot be swapped in); vendor what test.sh downloads into the environment image{}",
+                p.describe(),
+                if spec.services.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        ", or let it reach only the task's services with `[verifier] allowed_hosts = [{}]`",
+                        spec.services
+                            .iter()
+                            .map(|s| format!("\"{}\"", s.name))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                }
             )))
         }
         _ => Ok(()),
     }
+}
+
+/// Refuses a `fresh` grade of a task whose verifier reaches its services: their state, which
+/// the agent's trial changed, is in no snapshot.
+pub fn check_fresh(id: &str, spec: &HarborSpec) -> Result<(), GradeError> {
+    if verifier_reaches_services(spec) {
+        return Err(GradeError::Task(format!(
+            "task {id}'s verifier reaches its services ([verifier] allowed_hosts), whose state the agent's trial changed and no snapshot holds, so it cannot be verified fresh; grade it in place (`[stages.grade] harbor = \"in-place\"`)"
+        )));
+    }
+    Ok(())
 }
 
 /// The files of a tarball (relative path, mode, bytes), directories left implied.

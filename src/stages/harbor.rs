@@ -25,8 +25,8 @@ use crate::harness::scrub;
 use crate::jobs::{GoldPatch, GradeJob, HarborTrial, PatchInput, SolveJob, SolveOutput, TeamSpec};
 use crate::protocols::GradeError;
 use crate::protocols::harbor::{
-    SNAPSHOT_EXCLUDE, VerifierRun, agent_network, check_verifier_network, grade_of, has_network,
-    run_oracle, task_env, verify,
+    SNAPSHOT_EXCLUDE, VerifierRun, agent_network, check_fresh, check_verifier_network,
+    cut_for_verifier, grade_of, run_oracle, task_env, verifier_reaches_services, verify,
 };
 use crate::store::{Output, Store};
 use crate::tasks::HarborSpec;
@@ -216,10 +216,8 @@ impl TrialRun<'_> {
         // background process writes during the verifier (which ends them again itself).
         self.ws.end_processes().await?;
         let snapshot = self.ws.snapshot(&SNAPSHOT_EXCLUDE).await?;
-        if has_network(self.spec, network) {
-            self.ws.set_network(false).await?;
-        }
-        let run = match verify(self.ws, self.spec, "in-place", false, self.cancel).await {
+        let reach = cut_for_verifier(self.ws, self.spec, network).await?;
+        let run = match verify(self.ws, self.spec, "in-place", reach, self.cancel).await {
             Ok(run) => run,
             // The agent's end state defeated the verifier here (its reset failed): that is the
             // in-place outcome, recorded with the snapshot, which a fresh grade still verifies.
@@ -456,6 +454,7 @@ impl Place<'_> {
         spec: &HarborSpec,
         snapshot: &[u8],
     ) -> Result<VerifierRun, WorkError> {
+        check_fresh(job.task.instance_id(), spec).map_err(grade_err)?;
         let s = self.grade_sandbox(job, spec).await?;
         let result = async {
             s.restore(snapshot).await?;
@@ -495,10 +494,8 @@ impl Place<'_> {
         let result = async {
             let r = run_oracle(s.as_ref(), spec, &solution, timeout, self.cancel).await?;
             let out = r.output.clone();
-            if has_network(spec, &network) {
-                s.set_network(false).await?;
-            }
-            let run = verify(s.as_ref(), spec, "oracle", false, self.cancel)
+            let reach = cut_for_verifier(s.as_ref(), spec, &network).await?;
+            let run = verify(s.as_ref(), spec, "oracle", reach, self.cancel)
                 .await
                 .map_err(grade_err)?;
             Ok((run, out))
@@ -514,7 +511,8 @@ impl Place<'_> {
         spec: &HarborSpec,
     ) -> Result<VerifierRun, WorkError> {
         let s = self.grade_sandbox(job, spec).await?;
-        let result = verify(s.as_ref(), spec, "nop", false, self.cancel)
+        let reach = verifier_reaches_services(spec);
+        let result = verify(s.as_ref(), spec, "nop", reach, self.cancel)
             .await
             .map_err(grade_err);
         super::solve::finish(s, result).await
