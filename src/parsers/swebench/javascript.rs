@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::{RawStatuses, lazy, py_strip};
+use super::{RawStatuses, after_space, before_duration, lazy, py_strip};
 
 /// `^\s*(✓|✕|○)\s(.+?)(?:\s\((\d+\s*m?s)\))?$` on a stripped line, by hand where the
 /// line's duration is ASCII (the regex otherwise): the status word and the name (group 2).
@@ -35,45 +35,14 @@ fn jest_line(line: &str) -> Option<(&'static str, &str)> {
     };
     // A stripped line starts with no whitespace, so `^\s*` is empty.
     let rest = after_space(&line['✓'.len_utf8()..])?;
-    let Some(open) = rest.rfind('(') else {
-        return Some((word, rest));
-    };
-    let duration = &rest[open + 1..];
-    if !duration.is_ascii() {
-        let r = lazy(&R, r"^\s*(✓|✕|○)\s(.+?)(?:\s\((\d+\s*m?s)\))?$");
-        return r
-            .captures(line)
-            .map(|c| (word, c.get(2).map_or("", |m| m.as_str())));
+    match before_duration(rest) {
+        Some(name) => Some((word, name)),
+        None => {
+            let r = lazy(&R, r"^\s*(✓|✕|○)\s(.+?)(?:\s\((\d+\s*m?s)\))?$");
+            r.captures(line)
+                .map(|c| (word, c.get(2).map_or("", |m| m.as_str())))
+        }
     }
-    // The group's `(` is the last one (its duration holds none): it is the suffix if a
-    // whitespace character precedes it, a name of at least one character precedes that, and
-    // an ASCII duration follows.
-    let name = rest[..open]
-        .char_indices()
-        .next_back()
-        .filter(|&(i, c)| i > 0 && c.is_whitespace())
-        .map(|(i, _)| &rest[..i]);
-    match name {
-        Some(name) if is_duration(duration) => Some((word, name)),
-        _ => Some((word, rest)),
-    }
-}
-
-/// The line after one leading whitespace character, when that leaves at least one character.
-fn after_space(s: &str) -> Option<&str> {
-    let mut chars = s.chars();
-    chars.next().filter(|c| c.is_whitespace())?;
-    Some(chars.as_str()).filter(|r| !r.is_empty())
-}
-
-/// `\d+\s*m?s\)` matching all of an ASCII `s`.
-fn is_duration(s: &str) -> bool {
-    let Some(s) = s.strip_suffix(')') else {
-        return false;
-    };
-    let digits = s.bytes().take_while(u8::is_ascii_digit).count();
-    let s = s[digits..].trim_start_matches(|c: char| c.is_ascii_whitespace() || c == '\x0b');
-    digits > 0 && (s == "s" || s == "ms")
 }
 
 pub fn jest(log: &str) -> RawStatuses {
@@ -106,18 +75,80 @@ pub fn jest_json(log: &str) -> RawStatuses {
     map
 }
 
-pub fn vitest(log: &str) -> RawStatuses {
+const VITEST: &str = r"^\s*(✓|×|↓)\s(.+?)(?:\s(\d+\s*m?s?|\[skipped\]))?$";
+
+/// [`VITEST`] on a stripped line, by hand where the suffix is ASCII (the regex otherwise):
+/// the status word and the name (group 2).
+fn vitest_line(line: &str) -> Option<(&'static str, &str)> {
     static R: OnceLock<Regex> = OnceLock::new();
-    let r = lazy(&R, r"^\s*(✓|×|↓)\s(.+?)(?:\s(\d+\s*m?s?|\[skipped\]))?$");
+    let mut chars = line.chars();
+    // A stripped line starts with no whitespace, so `^\s*` is empty.
+    let word = match chars.next()? {
+        '✓' => "PASSED",
+        '×' => "FAILED",
+        '↓' => "SKIPPED",
+        _ => return None,
+    };
+    let rest = after_space(chars.as_str())?;
+    match vitest_name(rest) {
+        Some(name) => Some((word, name)),
+        None => lazy(&R, VITEST)
+            .captures(line)
+            .map(|c| (word, c.get(2).map_or("", |m| m.as_str()))),
+    }
+}
+
+/// The shortest name before `\s(\d+\s*m?s?|\[skipped\])$` in `rest` (all of `rest` when no
+/// such suffix leaves a name of at least one character); `None` where a non-ASCII character
+/// could be a Unicode digit or space of the suffix (the caller asks the regex).
+fn vitest_name(rest: &str) -> Option<&str> {
+    // The suffix ends the line, so its shape is read from the end, and it has one reading:
+    // `s`, then `m`, then spaces, then the whole run of digits, then one space.
+    let suffix_start = if let Some(head) = rest.strip_suffix("[skipped]") {
+        head.char_indices()
+            .next_back()
+            .filter(|&(_, c)| c.is_whitespace())
+            .map(|(i, _)| i)
+    } else {
+        let b = rest.as_bytes();
+        let mut end = b.len();
+        end -= usize::from(end > 0 && b[end - 1] == b's');
+        end -= usize::from(end > 0 && b[end - 1] == b'm');
+        end = skip_back(b, end, regex_space)?;
+        let digits_end = end;
+        end = skip_back(b, end, |b| b.is_ascii_digit())?;
+        match end.checked_sub(1).map(|i| b[i]) {
+            _ if end == digits_end => None,
+            Some(c) if !c.is_ascii() => return None,
+            Some(c) if regex_space(c) => Some(end - 1),
+            _ => None,
+        }
+    };
+    Some(match suffix_start {
+        Some(i) if i > 0 => &rest[..i],
+        _ => rest,
+    })
+}
+
+/// The start of the run of bytes matching `class` that ends at `end`; `None` if a non-ASCII
+/// byte precedes that run (it may be a Unicode character of the class).
+fn skip_back(b: &[u8], mut end: usize, class: impl Fn(u8) -> bool) -> Option<usize> {
+    while end > 0 && class(b[end - 1]) {
+        end -= 1;
+    }
+    (end == 0 || b[end - 1].is_ascii()).then_some(end)
+}
+
+/// The regex crate's `\s` on an ASCII byte (`u8::is_ascii_whitespace` leaves out `\x0b`).
+fn regex_space(b: u8) -> bool {
+    b.is_ascii_whitespace() || b == b'\x0b'
+}
+
+pub fn vitest(log: &str) -> RawStatuses {
     let mut map = RawStatuses::new();
     for line in log.split('\n') {
-        if let Some(c) = r.captures(py_strip(line)) {
-            let word = match &c[1] {
-                "✓" => "PASSED",
-                "×" => "FAILED",
-                _ => "SKIPPED",
-            };
-            map.insert(&c[2], word);
+        if let Some((word, name)) = vitest_line(py_strip(line)) {
+            map.insert(name, word);
         }
     }
     map
@@ -237,6 +268,55 @@ mod tests {
                 .map(|c| (word(&c), c.get(2).unwrap().as_str()));
             assert_eq!(jest_json_line(line), want, "{raw:?}");
         }
+    }
+
+    #[test]
+    fn vitest_hand_matcher_agrees_with_upstream_regex() {
+        let re = Regex::new(VITEST).unwrap();
+        let mut matched = 0;
+        let pieces = [
+            "✓",
+            "×",
+            "↓",
+            "✕",
+            " ",
+            "\t",
+            "\x0b",
+            "\u{a0}",
+            "\u{3000}",
+            "\u{1f}",
+            "1",
+            "23",
+            "٣",
+            "m",
+            "s",
+            "ms",
+            " 5ms",
+            " 12 s",
+            "[skipped]",
+            " [skipped]",
+            "[skipped",
+            "a",
+            "é",
+            "\r",
+            "src/a.test.ts > b",
+            " (retry x2)",
+            "x",
+        ];
+        for raw in super::super::glued_lines(&pieces, 200_000) {
+            let line = py_strip(&raw);
+            let want = re.captures(line).map(|c| {
+                let word = match &c[1] {
+                    "✓" => "PASSED",
+                    "×" => "FAILED",
+                    _ => "SKIPPED",
+                };
+                (word, c.get(2).unwrap().as_str())
+            });
+            matched += usize::from(want.is_some());
+            assert_eq!(vitest_line(line), want, "{raw:?}");
+        }
+        assert!(matched > 1_000, "{matched} lines matched");
     }
 
     #[test]

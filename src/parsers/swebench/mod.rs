@@ -444,6 +444,48 @@ pub(crate) fn py_strip(s: &str) -> &str {
     s.trim_matches(py_space)
 }
 
+/// The line after one leading whitespace character, when that leaves at least one character.
+pub(crate) fn after_space(s: &str) -> Option<&str> {
+    let mut chars = s.chars();
+    chars.next().filter(|c| c.is_whitespace())?;
+    Some(chars.as_str()).filter(|r| !r.is_empty())
+}
+
+/// The name of `(.+?)(?:\s\((\d+\s*m?s)\))?$` on `rest` (group 1): `rest` less a final
+/// ` (N ms)` when that leaves at least one character; `None` when the text after the last `(`
+/// is not ASCII (its `\d` or `\s` may be Unicode: the caller asks the regex).
+pub(crate) fn before_duration(rest: &str) -> Option<&str> {
+    let Some(open) = rest.rfind('(') else {
+        return Some(rest);
+    };
+    let duration = &rest[open + 1..];
+    if !duration.is_ascii() {
+        return None;
+    }
+    // The group's `(` is the last one (its duration holds none): it is the suffix if a
+    // whitespace character precedes it, a name of at least one character precedes that, and
+    // an ASCII duration follows.
+    let name = rest[..open]
+        .char_indices()
+        .next_back()
+        .filter(|&(i, c)| i > 0 && c.is_whitespace())
+        .map(|(i, _)| &rest[..i]);
+    Some(match name {
+        Some(name) if is_duration(duration) => name,
+        _ => rest,
+    })
+}
+
+/// `\d+\s*m?s\)` matching all of an ASCII `s`.
+fn is_duration(s: &str) -> bool {
+    let Some(s) = s.strip_suffix(')') else {
+        return false;
+    };
+    let digits = s.bytes().take_while(u8::is_ascii_digit).count();
+    let s = s[digits..].trim_start_matches(|c: char| c.is_ascii_whitespace() || c == '\x0b');
+    digits > 0 && (s == "s" || s == "ms")
+}
+
 /// A parser's expected map from (test, status) pairs (the parsers' unit tests).
 #[cfg(test)]
 fn test_map(pairs: &[(&str, &str)]) -> std::collections::BTreeMap<String, String> {

@@ -33,13 +33,36 @@ fn by_line(log: &str, r: &Regex, word: fn(&str) -> Option<&'static str>) -> RawS
     map
 }
 
+/// Each stripped line through `line`, a hand matcher of one of upstream's patterns giving the
+/// name and the status word.
+fn by_hand(log: &str, line: impl Fn(&str) -> Option<(&str, &'static str)>) -> RawStatuses {
+    let mut map = RawStatuses::new();
+    for l in log.split('\n') {
+        if let Some((name, word)) = line(py_strip(l)) {
+            map.insert(name, word);
+        }
+    }
+    map
+}
+
+/// Upstream's pattern, which [`minitest_line`] matches by hand.
+#[cfg(test)]
+const MINITEST: &str = r"^(.+)\. .*=.*(\.|F|E).*$";
+
+/// `^(.+)\. .*=.*(\.|F|E).*$`: the name and the status of the line's last `.`, `F` or `E`.
+/// The name is the line up to its last `. ` that leaves a `=` followed by a mark (all ASCII
+/// literals, so bytes).
+fn minitest_line(line: &str) -> Option<(&str, &'static str)> {
+    let b = line.as_bytes();
+    let mark = memchr::memrchr3(b'.', b'F', b'E', b)?;
+    let eq = memchr::memrchr(b'=', &b[..mark])?;
+    let dot = line[..eq].rfind(". ").filter(|&i| i > 0)?;
+    let word = if b[mark] == b'.' { "PASSED" } else { "FAILED" };
+    Some((&line[..dot], word))
+}
+
 pub fn minitest(log: &str) -> RawStatuses {
-    static R: OnceLock<Regex> = OnceLock::new();
-    let r = lazy(&R, r"^(.+)\. .*=.*(\.|F|E).*$");
-    by_line(log, r, |o| match o {
-        "." => Some("PASSED"),
-        _ => Some("FAILED"),
-    })
+    by_hand(log, minitest_line)
 }
 
 pub fn cucumber(log: &str) -> RawStatuses {
@@ -51,23 +74,77 @@ pub fn cucumber(log: &str) -> RawStatuses {
     })
 }
 
-pub fn ruby_unit(log: &str) -> RawStatuses {
+const RUBY_UNIT: &str = r"^\s*(?:test: )?(.+):\s+(\.|E\b|F\b|O\b)";
+
+/// [`RUBY_UNIT`] on a stripped line, by hand unless a non-ASCII character follows an `E`, `F`
+/// or `O` mark (the regex decides that Unicode `\b`): the name and the status word.
+fn ruby_unit_line(line: &str) -> Option<(&str, &'static str)> {
     static R: OnceLock<Regex> = OnceLock::new();
-    let r = lazy(&R, r"^\s*(?:test: )?(.+):\s+(\.|E\b|F\b|O\b)");
-    by_line(log, r, |o| match o {
-        "." => Some("PASSED"),
-        "O" => Some("SKIPPED"),
-        _ => Some("FAILED"),
-    })
+    // The name is greedy: it ends at the last `:` followed by whitespace and a mark.
+    let mut end = line.len();
+    let (colon, word) = loop {
+        let colon = memchr::memrchr(b':', &line.as_bytes()[..end])?;
+        end = colon;
+        let rest = &line[colon + 1..];
+        let after = rest.trim_start_matches(char::is_whitespace);
+        if after.len() == rest.len() {
+            continue;
+        }
+        let word = match after.as_bytes() {
+            [b'.', ..] => "PASSED",
+            [m @ (b'E' | b'F' | b'O'), next @ ..] => {
+                match next.first() {
+                    Some(&n) if !n.is_ascii() => {
+                        return unit_by_regex(lazy(&R, RUBY_UNIT), line);
+                    }
+                    Some(&n) if n.is_ascii_alphanumeric() || n == b'_' => continue,
+                    _ => {}
+                }
+                if *m == b'O' { "SKIPPED" } else { "FAILED" }
+            }
+            _ => continue,
+        };
+        break (colon, word);
+    };
+    // `(?:test: )?` is taken when a name of at least one character is left after it.
+    let name = match line.strip_prefix("test: ") {
+        Some(_) if colon > "test: ".len() => &line["test: ".len()..colon],
+        _ if colon > 0 => &line[..colon],
+        _ => return None,
+    };
+    Some((name, word))
+}
+
+fn unit_by_regex<'a>(r: &Regex, line: &'a str) -> Option<(&'a str, &'static str)> {
+    let c = r.captures(line)?;
+    let word = match &c[2] {
+        "." => "PASSED",
+        "O" => "SKIPPED",
+        _ => "FAILED",
+    };
+    Some((c.get(1).map_or("", |m| m.as_str()), word))
+}
+
+pub fn ruby_unit(log: &str) -> RawStatuses {
+    by_hand(log, ruby_unit_line)
+}
+
+/// `^(.+) - (passed|failed)`: the name up to the line's last ` - passed` or ` - failed`
+/// (greedy), which leaves at least one character.
+fn rspec_line(line: &str) -> Option<(&str, &'static str)> {
+    let passed = line.rfind(" - passed");
+    let failed = line.rfind(" - failed");
+    let (at, word) = match (passed, failed) {
+        (Some(p), Some(f)) if f > p => (f, "FAILED"),
+        (Some(p), _) => (p, "PASSED"),
+        (None, Some(f)) => (f, "FAILED"),
+        (None, None) => return None,
+    };
+    (at > 0).then(|| (&line[..at], word))
 }
 
 pub fn rspec_transformed_json(log: &str) -> RawStatuses {
-    static R: OnceLock<Regex> = OnceLock::new();
-    let r = lazy(&R, r"^(.+) - (passed|failed)");
-    by_line(log, r, |o| match o {
-        "passed" => Some("PASSED"),
-        _ => Some("FAILED"),
-    })
+    by_hand(log, rspec_line)
 }
 
 /// `parse_log_jekyll`: the parser of a jekyll instance, by the second `-`-separated part of
@@ -95,6 +172,82 @@ mod tests {
         assert_eq!(jekyll("jekyll__jekyll-9141"), Some("swebench-minitest"));
         assert_eq!(jekyll("jekyll__jekyll-8771"), Some("swebench-cucumber"));
         assert_eq!(jekyll("jekyll__jekyll-1"), None);
+    }
+
+    /// `line` against `pattern` on glued `pieces`, group 1 the name and group 2 the mark read
+    /// by `word`.
+    fn agrees(
+        pattern: &str,
+        pieces: &[&str],
+        word: fn(&str) -> &'static str,
+        line: fn(&str) -> Option<(&str, &'static str)>,
+    ) {
+        let r = Regex::new(pattern).unwrap();
+        let mut matched = 0;
+        for raw in super::super::glued_lines(pieces, 150_000) {
+            let l = py_strip(&raw);
+            let want = r
+                .captures(l)
+                .map(|c| (c.get(1).unwrap().as_str(), word(&c[2])));
+            matched += usize::from(want.is_some());
+            assert_eq!(line(l), want, "{raw:?}");
+        }
+        assert!(matched > 1_000, "{pattern}: {matched} lines matched");
+    }
+
+    #[test]
+    fn hand_matchers_agree_with_upstream_regexes() {
+        let mark = |m: &str| match m {
+            "." | "passed" => "PASSED",
+            "O" => "SKIPPED",
+            _ => "FAILED",
+        };
+        agrees(
+            MINITEST,
+            &[
+                "TestA",
+                ". ",
+                ".",
+                "=",
+                "F",
+                "E",
+                " ",
+                "a",
+                "é",
+                " = 0.01 s = ",
+                "\r",
+                "\u{a0}",
+                "#test_x",
+            ],
+            mark,
+            minitest_line,
+        );
+        agrees(
+            RUBY_UNIT,
+            &[
+                "test: ", "test:", ":", " ", "\t", "\u{a0}", "\u{85}", ".", "E", "F", "O", "é",
+                "x", "_", "9", "a(T)", "-", "\r",
+            ],
+            mark,
+            ruby_unit_line,
+        );
+        agrees(
+            r"^(.+) - (passed|failed)",
+            &[
+                " - ",
+                "passed",
+                "failed",
+                "pending",
+                "-",
+                " ",
+                "a",
+                "é",
+                " - passed",
+                "\u{a0}",
+            ],
+            mark,
+            rspec_line,
+        );
     }
 
     #[test]
