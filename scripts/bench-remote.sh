@@ -15,6 +15,8 @@
 #   WORK     directory of the manifest, the filled store, the key and moto's data (default: a
 #            temp dir, removed at the end); a filled store and bucket there are reused
 #   BIN      the bench binary (default: target/release/bench, built here)
+#   BASE     another bench binary (an earlier commit's) timed in the same rounds as
+#            `remote-apply-base`, from its own empty store
 #   MOTO     moto's venv (default /opt/bench-moto; created with moto[server], pinned)
 #   AWSCLI   the aws CLI's venv (default /opt/bench-awscli; created with awscli, pinned)
 #
@@ -124,6 +126,16 @@ cat >"$WORK/sync.sh" <<SH
 rm -rf "$WORK/sync" && exec "$AWSCLI/bin/aws" --endpoint-url "$AWS_ENDPOINT" s3 sync --quiet s3://team-cache/bench "$WORK/sync"
 SH
 chmod +x "$WORK/remote-apply.sh" "$WORK/sync.sh"
+base=()
+if [ -n "${BASE:-}" ]; then
+    [ -x "$BASE" ] || die "no $BASE"
+    cat >"$WORK/remote-apply-base.sh" <<SH
+#!/bin/sh
+rm -rf "$E" "$D/reports" && exec "$BASE" apply -q "$M" --store "$E"
+SH
+    chmod +x "$WORK/remote-apply-base.sh"
+    base=("remote-apply-base=$WORK/remote-apply-base.sh")
+fi
 # A check that the remote apply really runs nothing (every node cached, the report written).
 "$WORK/remote-apply.sh" >/dev/null
 "$BIN" plan "$M" --store "$E" | grep -q "nothing to run: everything is in the store" ||
@@ -134,4 +146,5 @@ echo
 echo "### $nodes nodes ($TASKS tasks x $TEAMS teams, $records records) from moto on loopback, $ROUNDS rounds, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 python3 "$ROOT/scripts/bench_compare.py" --rounds "$ROUNDS" --baseline sync \
-    --out "$WORK/compare.md" "remote-apply=$WORK/remote-apply.sh" "sync=$WORK/sync.sh"
+    --out "$WORK/compare.md" "remote-apply=$WORK/remote-apply.sh" ${base[@]+"${base[@]}"} \
+    "sync=$WORK/sync.sh"

@@ -7,6 +7,7 @@
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -400,6 +401,154 @@ fn a_record_signed_by_an_untrusted_key_or_edited_is_not_used() {
         verdicts(&c),
         "the forged verdict was not believed"
     );
+}
+
+/// What the holdback forwarder saw: whether a later stage's request went through, and (once
+/// the held request was let through) whether that happened first.
+#[derive(Default)]
+struct Seen {
+    later: bool,
+    released_after_later: Option<bool>,
+}
+
+type Shared = std::sync::Arc<(std::sync::Mutex<Seen>, std::sync::Condvar)>;
+
+/// An HTTP/1.1 forwarder from a loopback port to moto at `upstream` that holds back the request
+/// for the entry of key `slow` until a request for the entry of one of `later` has gone
+/// through, or 20 s have passed.
+fn holdback(upstream: u16, slow: String, later: Vec<String>) -> (u16, Shared) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Shared::default();
+    let shared = seen.clone();
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let (seen, slow, later) = (shared.clone(), slow.clone(), later.clone());
+            std::thread::spawn(move || {
+                if let Ok(server) = std::net::TcpStream::connect(("127.0.0.1", upstream)) {
+                    forward(client, server, &slow, &later, &seen);
+                }
+            });
+        }
+    });
+    (port, seen)
+}
+
+/// One connection: requests forwarded one by one (a head, then a body of its
+/// `content-length`), the responses copied back by a thread of their own.
+fn forward(
+    client: std::net::TcpStream,
+    mut server: std::net::TcpStream,
+    slow: &str,
+    later: &[String],
+    seen: &Shared,
+) {
+    use std::io::{BufRead, Read, Write};
+    let (mut from, mut to) = (server.try_clone().unwrap(), client.try_clone().unwrap());
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut from, &mut to);
+        let _ = to.shutdown(std::net::Shutdown::Both);
+    });
+    let mut reader = std::io::BufReader::new(client);
+    loop {
+        let (mut head, mut length) = (String::new(), 0usize);
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                let _ = server.shutdown(std::net::Shutdown::Both);
+                return;
+            }
+            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = v.trim().parse().unwrap_or(0);
+            }
+            head.push_str(&line);
+            if line == "\r\n" {
+                break;
+            }
+        }
+        let first = head.lines().next().unwrap_or_default();
+        let (lock, cv) = &**seen;
+        if later.iter().any(|k| first.contains(&format!("/ac/{k}/"))) {
+            lock.lock().unwrap().later = true;
+            cv.notify_all();
+        }
+        if first.contains(&format!("/ac/{slow}/")) {
+            let held = lock.lock().unwrap();
+            let (mut held, _) = cv
+                .wait_timeout_while(held, Duration::from_secs(20), |s| !s.later)
+                .unwrap();
+            held.released_after_later = Some(held.later);
+        }
+        let mut body = vec![0; length];
+        let sent = reader
+            .read_exact(&mut body)
+            .and_then(|()| server.write_all(head.as_bytes()))
+            .and_then(|()| server.write_all(&body));
+        if sent.is_err() {
+            let _ = server.shutdown(std::net::Shutdown::Both);
+            return;
+        }
+    }
+}
+
+/// The node keys of a machine's last apply, by address (its run record).
+fn run_keys(m: &Machine) -> BTreeMap<String, String> {
+    let runs = files_with_ext(&m.sb.path(".bench/runs"), "json");
+    let last = runs.iter().max().expect("a run record");
+    let v: serde_json::Value = serde_json::from_slice(&fs_err::read(last).unwrap()).unwrap();
+    v["nodes"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter_map(|(a, n)| Some((a.clone(), n["key"].as_str()?.to_string())))
+        .collect()
+}
+
+#[test]
+fn the_apply_asks_for_a_later_stage_while_an_earlier_request_is_slow() {
+    let Some(moto) = Moto::start() else { return };
+    let (a, mut b) = (Machine::new(moto.port), Machine::new(moto.port));
+    a.trust(&[&a.public]);
+    b.trust(&[&b.public, &a.public]);
+    a.apply();
+    let keys = run_keys(&a);
+    // One gold check's entry is slow; the grades of the other tasks are two stages later.
+    let (gold, slow) = keys
+        .iter()
+        .find(|(a, _)| a.starts_with("gold/"))
+        .expect("a gold node");
+    let task = gold.trim_start_matches("gold/");
+    let earlier: Vec<&String> = keys
+        .iter()
+        .filter(|(a, _)| !a.starts_with("grade/"))
+        .map(|(_, k)| k)
+        .collect();
+    let later: Vec<String> = keys
+        .iter()
+        .filter(|(a, k)| {
+            a.starts_with("grade/") && !a.contains(&format!("/{task}/")) && !earlier.contains(k)
+        })
+        .map(|(_, k)| k.clone())
+        .collect();
+    assert!(!later.is_empty(), "{keys:?}");
+    let (port, seen) = holdback(moto.port, slow.clone(), later);
+    b.port = port;
+
+    // While the slow entry is held back, the grades of other tasks are asked for: the reads
+    // are a pipeline, not stage-by-stage waves waiting for their slowest request.
+    let out = b.apply();
+    assert!(executed(&out).is_empty(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("remote cache: 43 served"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        seen.0.lock().unwrap().released_after_later,
+        Some(true),
+        "no later stage was asked for while an earlier request was slow"
+    );
+    same_reports(&a, &b);
 }
 
 /// Waits until `pred` holds (polling), or panics after `limit`.

@@ -222,6 +222,17 @@ fn aws_credentials_hint() -> Option<String> {
     })
 }
 
+/// Runs `f`, a store write that syncs to disk, without holding up the other requests: on a
+/// multi-threaded runtime the worker's other tasks move to another thread meanwhile, so the
+/// fetches in flight keep downloading and their syncs overlap (a disk commits concurrent syncs
+/// together: one at a time costs several milliseconds each). Elsewhere it runs in place.
+fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(f),
+        _ => f(),
+    }
+}
+
 /// Why an object over the cap was not downloaded.
 fn cap_note(what: &str, size: u64, cap: u64) -> String {
     format!(
@@ -345,7 +356,7 @@ impl ObjectCache {
             }
         }
         // Verified before use: a blob that does not hash to its name is never a result.
-        match incoming.finish() {
+        match blocking(|| incoming.finish()) {
             Ok(size) => BlobGot::Downloaded(size),
             Err(e) => BlobGot::Refused(format!("its blob {digest} on the remote: {e}")),
         }
@@ -510,7 +521,7 @@ impl RemoteCache for ObjectCache {
             }
         }
         // The record last: committed locally only once everything it refers to is here.
-        match store.put_action_bytes(key, &trusted.record_bytes) {
+        match blocking(|| store.put_action_bytes(key, &trusted.record_bytes)) {
             Ok(record) => Fetch::Hit(Box::new(Fetched {
                 record,
                 blobs,

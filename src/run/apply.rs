@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::budget::Budgets;
 use super::error::ApplyError;
 use super::pools::{Demand, Pool, Pools};
-use super::remote::{RemoteSummary, serve_round};
+use super::remote::{Reads, RemoteSummary};
 use crate::backend::Backend;
 use crate::cache::{CacheError, RemoteCache};
 use crate::events::{
@@ -158,6 +158,8 @@ pub struct Dispatcher<'a> {
     /// Whether finished nodes are uploaded (`[cache] push` and a signing key).
     push: bool,
     remote_summary: Option<RemoteSummary>,
+    /// The remote cache's reads (with `remote`).
+    reads: Option<Reads>,
     /// Write-behind uploads in flight, at most `UPLOADS` at once.
     uploads: tokio::task::JoinSet<Result<bool, CacheError>>,
     upload_slots: Arc<tokio::sync::Semaphore>,
@@ -268,34 +270,39 @@ impl<'a> Dispatcher<'a> {
     }
 
     /// Expands the graph and admits its new nodes; with a remote cache, the new nodes that
-    /// would run are asked for first, and what it serves is cached (and expanded from) before
-    /// anything is queued.
+    /// would run are fetched first, as a pipeline (`remote::Reads`): each answer is applied
+    /// as it arrives, and the nodes it makes known are asked for at once, while the other
+    /// fetches go on. Returns once nothing is in flight (what the remote served is cached and
+    /// expanded from; the rest is queued).
     async fn advance(&mut self) {
-        let mut new = self.graph.advance();
+        let new = self.graph.advance();
         crate::timings::mark("graph advanced");
+        let (mut reads, mut summary) = match (self.reads.take(), self.remote_summary.take()) {
+            (Some(r), Some(s)) => (r, s),
+            (reads, summary) => {
+                (self.reads, self.remote_summary) = (reads, summary);
+                self.admit(new);
+                return;
+            }
+        };
+        let mut new = new;
         loop {
-            let served = match (&self.remote, &mut self.remote_summary) {
-                (Some(r), Some(summary)) => {
-                    serve_round(
-                        &mut self.graph,
-                        &new,
-                        r.as_ref(),
-                        Some(&self.store),
-                        summary,
-                    )
-                    .await
-                }
-                _ => 0,
-            };
-            self.admit(new);
-            if served == 0 {
+            let now = reads.ask(&self.graph, new, &mut summary);
+            self.admit(now);
+            let answers = reads.answers().await;
+            if answers.is_empty() {
                 break;
             }
+            let mut settled = Vec::new();
+            for (key, answer) in answers {
+                settled.extend(reads.settle(&mut self.graph, &key, answer, &mut summary));
+            }
+            settled.sort_unstable();
+            self.admit(settled);
             new = self.graph.advance();
-            if new.is_empty() {
-                break;
-            }
         }
+        summary.rejected.sort();
+        (self.reads, self.remote_summary) = (Some(reads), Some(summary));
     }
 
     /// Uploads a result computed here (write-behind: the apply goes on meanwhile).
@@ -998,6 +1005,7 @@ pub async fn apply(
         shipped: opts.shipped,
         placements: placements_tx,
         remote_summary: opts.remote.as_deref().map(RemoteSummary::new),
+        reads: opts.remote.clone().map(|r| Reads::new(r, store.clone())),
         remote: opts.remote,
         push: opts.push,
         uploads: tokio::task::JoinSet::new(),

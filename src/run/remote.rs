@@ -2,13 +2,19 @@
 //! the graph. A node that would run (apply: ready; plan: will run) with a key is asked for
 //! before it runs; a hit makes it cached (apply: its record and blobs are fetched, verified and
 //! committed to the local store; plan: its trusted record is only read), and the expansion goes
-//! on from it, so the keys downstream of it are asked for in the next round. A miss, a rejected
-//! entry (untrusted, forged, a blob that fails its digest) or a remote that is down leaves the
-//! node to run here, with a note.
+//! on from it, so the keys downstream of it are asked for too. A miss, a rejected entry
+//! (untrusted, forged, a blob that fails its digest) or a remote that is down leaves the node
+//! to run here, with a note.
+//!
+//! The apply reads as a pipeline ([`Reads`]): up to [`IN_FLIGHT`] fetches at once across
+//! stages, each answer applied to the graph as it arrives, so the keys it makes known are asked
+//! for at once, while the other fetches go on (each verifying its entry and blobs on its own
+//! task). Plan and pull ask round by round ([`serve_round`]): what one round serves gives the
+//! next round's keys.
 //!
 //! Not here: the transport, signatures and verification (`cache/`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use futures_util::StreamExt;
@@ -18,8 +24,12 @@ use crate::cache::{Fetch, Peek, RemoteCache};
 use crate::graph::{Graph, NodeState};
 use crate::store::Store;
 
-/// Requests to the remote at once.
+/// Requests to the remote at once (plan and pull, per round).
 const CONCURRENCY: usize = 16;
+
+/// Fetches in flight at once in an apply (each one request at a time: its entry, then its
+/// blobs).
+pub const IN_FLIGHT: usize = 32;
 
 /// What the remote cache did in one plan or apply.
 #[derive(Debug, Default, Clone, Serialize)]
@@ -196,5 +206,148 @@ pub async fn expand_with_remote(
         }
         serve_round(graph, &new, remote, store, summary).await;
         graph.settle_unserved(&new);
+    }
+}
+
+/// The apply's reads of the remote cache, kept in flight across stages: [`Reads::ask`] starts
+/// the fetches of the nodes that would run (each key once per process), [`Reads::answers`]
+/// waits for the next ones to arrive, [`Reads::settle`] applies one to the graph. Every fetch
+/// runs on its own task (downloads, signature and digest checks and store commits of one
+/// record overlap with the others'), at most [`IN_FLIGHT`] at once, started in the order asked.
+pub struct Reads {
+    remote: Arc<dyn RemoteCache>,
+    store: Store,
+    fetches: tokio::task::JoinSet<Fetch>,
+    /// The key of each fetch task.
+    tasks: HashMap<tokio::task::Id, String>,
+    slots: Arc<tokio::sync::Semaphore>,
+    /// Keys asked for and not answered yet -> the nodes waiting for the answer.
+    waiting: HashMap<String, Vec<usize>>,
+    /// Keys whose entry was refused -> why (a node of such a key found later is noted too).
+    refused: HashMap<String, String>,
+}
+
+impl Reads {
+    pub fn new(remote: Arc<dyn RemoteCache>, store: Store) -> Reads {
+        Reads {
+            remote,
+            store,
+            fetches: tokio::task::JoinSet::new(),
+            tasks: HashMap::new(),
+            slots: Arc::new(tokio::sync::Semaphore::new(IN_FLIGHT)),
+            waiting: HashMap::new(),
+            refused: HashMap::new(),
+        }
+    }
+
+    /// Whether fetches are in flight.
+    pub fn pending(&self) -> bool {
+        !self.fetches.is_empty()
+    }
+
+    /// Starts fetching the would-run nodes among `ids` whose key was not asked for yet; a node
+    /// whose key is being fetched waits for that fetch. Returns the nodes that wait for nothing
+    /// (to admit now), in order.
+    pub fn ask(
+        &mut self,
+        graph: &Graph<'_>,
+        ids: Vec<usize>,
+        summary: &mut RemoteSummary,
+    ) -> Vec<usize> {
+        let up = self.remote.down().is_none();
+        let mut now = Vec::with_capacity(ids.len());
+        for id in ids {
+            let n = &graph.nodes[id];
+            let key = match (&n.state, &n.key) {
+                (NodeState::Ready, Some(k)) if up => k,
+                _ => {
+                    now.push(id);
+                    continue;
+                }
+            };
+            if let Some(w) = self.waiting.get_mut(key) {
+                w.push(id);
+            } else if summary.asked.insert(key.clone()) {
+                self.waiting.insert(key.clone(), vec![id]);
+                self.start(key.clone(), n.kind.output_kind());
+            } else {
+                if let Some(why) = self.refused.get(key) {
+                    summary.rejected.push((n.address.clone(), why.clone()));
+                }
+                now.push(id);
+            }
+        }
+        now
+    }
+
+    fn start(&mut self, key: String, kind: crate::jobs::Kind) {
+        let (remote, store, slots) = (self.remote.clone(), self.store.clone(), self.slots.clone());
+        let k = key.clone();
+        let task = self.fetches.spawn(async move {
+            let _slot = slots.acquire_owned().await;
+            remote.fetch(&k, kind, &store).await
+        });
+        self.tasks.insert(task.id(), key);
+    }
+
+    /// Waits for the next answer, and takes every other one that has arrived meanwhile.
+    /// Empty when nothing is in flight.
+    pub async fn answers(&mut self) -> Vec<(String, Fetch)> {
+        let mut out = Vec::new();
+        let Some(first) = self.fetches.join_next_with_id().await else {
+            return out;
+        };
+        out.push(self.answer(first));
+        while let Some(next) = self.fetches.try_join_next_with_id() {
+            out.push(self.answer(next));
+        }
+        out
+    }
+
+    fn answer(
+        &mut self,
+        done: Result<(tokio::task::Id, Fetch), tokio::task::JoinError>,
+    ) -> (String, Fetch) {
+        let (id, fetch) = match done {
+            Ok((id, f)) => (id, f),
+            Err(e) => (e.id(), Fetch::Unreachable(format!("a fetch failed: {e}"))),
+        };
+        (self.tasks.remove(&id).unwrap_or_default(), fetch)
+    }
+
+    /// Applies the answer for `key` to the nodes waiting for it: served, they are cached;
+    /// otherwise they stay ready to run here (a refused entry noted for each). Returns them.
+    pub fn settle(
+        &mut self,
+        graph: &mut Graph<'_>,
+        key: &str,
+        answer: Fetch,
+        summary: &mut RemoteSummary,
+    ) -> Vec<usize> {
+        let ids = self.waiting.remove(key).unwrap_or_default();
+        match answer {
+            Fetch::Hit(f) => {
+                summary.served += 1;
+                summary.blobs += f.blobs;
+                summary.bytes += f.bytes;
+                let rec = Arc::new(f.record);
+                for &id in &ids {
+                    graph.serve_remote(id, rec.clone());
+                }
+            }
+            Fetch::Miss => {}
+            Fetch::Rejected(why) => {
+                for &id in &ids {
+                    summary
+                        .rejected
+                        .push((graph.nodes[id].address.clone(), why.clone()));
+                }
+                self.refused.insert(key.to_string(), why);
+            }
+            Fetch::Unreachable(m) => {
+                summary.unreachable.get_or_insert(m);
+            }
+        }
+        ids
     }
 }
