@@ -2,7 +2,8 @@
 //! `datasets/harbor_compose.rs`): before the agent's container starts, a network of the trial's
 //! own is made, each service's image is built (from its directory of the task's environment;
 //! tagged `bench-service:<digest>`, the digest covering the environment's identity and the
-//! service, reused while the daemon has it) or resolved (a prebuilt `image`, never pulled), and
+//! service, reused while the daemon has it) or resolved (a prebuilt `image`, pulled before the
+//! run like the environment's `FROM` images), and
 //! the services are started on that network in their dependency order, each reachable by its
 //! name, each waited for (running; healthy when it has a healthcheck). The agent's container
 //! joins the network besides its own policy's (`docker_backend.rs`), and leaves it when its

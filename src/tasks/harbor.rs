@@ -173,7 +173,7 @@ pub struct ServiceHealth {
 #[serde(deny_unknown_fields)]
 pub struct ServiceSpec {
     pub name: String,
-    /// A prebuilt image (on the daemon: bench never pulls), when the service is not built.
+    /// A prebuilt image (resolved, and pulled when missing, before the run), when not built.
     pub image: Option<String>,
     pub build: Option<ServiceBuild>,
     pub entrypoint: Option<Vec<String>>,
