@@ -303,17 +303,8 @@ impl DockerHost {
         name: &str,
         labels: &HashMap<String, String>,
     ) -> Result<std::net::IpAddr, String> {
-        use bollard::models::NetworkCreateRequest;
-        self.client
-            .create_network(NetworkCreateRequest {
-                name: name.to_string(),
-                internal: Some(true),
-                driver: Some("bridge".to_string()),
-                labels: Some(labels.clone()),
-                ..Default::default()
-            })
-            .await
-            .map_err(|e| format!("cannot create network {name} on {}: {e}", self.host))?;
+        self.new_internal_network(name, labels, HashMap::new())
+            .await?;
         let net = self
             .client
             .inspect_network(
@@ -348,6 +339,20 @@ impl DockerHost {
         name: &str,
         labels: &HashMap<String, String>,
     ) -> Result<(), String> {
+        let options = HashMap::from([(
+            "com.docker.network.bridge.inhibit_ipv4".to_string(),
+            "true".to_string(),
+        )]);
+        self.new_internal_network(name, labels, options).await
+    }
+
+    /// Creates an internal bridge network with the driver's `options`, labelled `labels`.
+    async fn new_internal_network(
+        &self,
+        name: &str,
+        labels: &HashMap<String, String>,
+        options: HashMap<String, String>,
+    ) -> Result<(), String> {
         use bollard::models::NetworkCreateRequest;
         self.client
             .create_network(NetworkCreateRequest {
@@ -355,10 +360,7 @@ impl DockerHost {
                 internal: Some(true),
                 driver: Some("bridge".to_string()),
                 labels: Some(labels.clone()),
-                options: Some(HashMap::from([(
-                    "com.docker.network.bridge.inhibit_ipv4".to_string(),
-                    "true".to_string(),
-                )])),
+                options: (!options.is_empty()).then_some(options),
                 ..Default::default()
             })
             .await
