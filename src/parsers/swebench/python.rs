@@ -249,12 +249,23 @@ pub fn seaborn(log: &str) -> RawStatuses {
     map
 }
 
+/// `(_*) (.*)\.py:(.*) (_*)` (upstream searches the whole log) in one line: group 2, `.py:`,
+/// group 3, which is the text between the line's first and last spaces when a `.py:` lies
+/// between them. No match crosses a line break, and a line holds at most one: a match ends
+/// after the line's last space.
+fn sympy_failure(line: &str) -> Option<&str> {
+    let first = line.find(' ')?;
+    let last = line.rfind(' ')?;
+    let py = line[..last].rfind(".py:")?;
+    (py > first).then(|| &line[first + 1..last])
+}
+
 pub fn sympy(log: &str) -> RawStatuses {
-    static FAILURE: OnceLock<Regex> = OnceLock::new();
-    let failure = re(&FAILURE, r"(_*) (.*)\.py:(.*) (_*)");
     let mut map = RawStatuses::new();
-    for c in failure.captures_iter(log) {
-        map.insert(format!("{}.py:{}", &c[2], &c[3]), "FAILED");
+    for line in log.split('\n') {
+        if let Some(name) = sympy_failure(line) {
+            map.insert(name, "FAILED");
+        }
     }
     for line in log.split('\n') {
         let line = py_strip(line);
@@ -280,6 +291,35 @@ mod tests {
     use super::*;
 
     use super::super::test_map as m;
+
+    #[test]
+    fn sympy_failures_agree_with_upstream_regex() {
+        let r = Regex::new(r"(_*) (.*)\.py:(.*) (_*)").unwrap();
+        let pieces = [
+            "_", "__", " ", "\t", ".py:", ".py", "py:", "a", "é", "\u{a0}", "\r", "sympy/x",
+            "test_a", " ok", ":12",
+        ];
+        let lines = super::super::glued_lines(&pieces, 150_000);
+        let mut matched = 0;
+        for line in &lines {
+            let want: Vec<String> = r
+                .captures_iter(line)
+                .map(|c| format!("{}.py:{}", &c[2], &c[3]))
+                .collect();
+            matched += want.len();
+            let got: Vec<String> = sympy_failure(line).into_iter().map(String::from).collect();
+            assert_eq!(got, want, "{line:?}");
+        }
+        assert!(matched > 1_000, "{matched} lines matched");
+        // Across line breaks too: the whole log, as upstream searches it.
+        let log = lines.join("\n");
+        let want: Vec<String> = r
+            .captures_iter(&log)
+            .map(|c| format!("{}.py:{}", &c[2], &c[3]))
+            .collect();
+        let got: Vec<&str> = log.split('\n').filter_map(sympy_failure).collect();
+        assert_eq!(got, want);
+    }
 
     #[test]
     fn pytest_keeps_upstream_quirks() {
