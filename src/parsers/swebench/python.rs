@@ -117,23 +117,32 @@ pub fn pytest_options(log: &str) -> RawStatuses {
     map
 }
 
-pub fn pytest_v2(log: &str) -> RawStatuses {
+/// A line without its colour codes (`\[(\d+)m`) and then without its control characters
+/// U+0001..U+001F: the line itself when it holds neither a `[` nor a control character.
+fn v2_clean(line: &str) -> Cow<'_, str> {
     static COLOR: OnceLock<Regex> = OnceLock::new();
-    let color = re(&COLOR, r"\[(\d+)m");
+    if !line.bytes().any(|b| b == b'[' || (1..=0x1f).contains(&b)) {
+        return Cow::Borrowed(line);
+    }
+    let line = re(&COLOR, r"\[(\d+)m").replace_all(line, "");
+    Cow::Owned(
+        line.chars()
+            .filter(|c| !('\u{1}'..='\u{1f}').contains(c))
+            .collect(),
+    )
+}
+
+pub fn pytest_v2(log: &str) -> RawStatuses {
     let mut map = RawStatuses::new();
     for line in log.split('\n') {
-        let line = color.replace_all(line, "");
-        let line: String = line
-            .chars()
-            .filter(|c| !('\u{1}'..='\u{1f}').contains(c))
-            .collect();
+        let line = v2_clean(line);
         if starts_with_word(&line) {
             let line = if line.starts_with("FAILED") {
-                line.split(" - ").next().unwrap_or("").to_string()
+                line.split(" - ").next().unwrap_or("")
             } else {
-                line
+                &line
             };
-            let words: Vec<&str> = py_split(&line).collect();
+            let words: Vec<&str> = py_split(line).collect();
             if words.len() >= 2 && !is_skip_summary(words[0], words[1]) {
                 map.insert(words[1..].join(" "), words[0]);
             }
@@ -319,6 +328,23 @@ mod tests {
             .collect();
         let got: Vec<&str> = log.split('\n').filter_map(sympy_failure).collect();
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn v2_clean_agrees_with_replacing_every_line() {
+        let color = Regex::new(r"\[(\d+)m").unwrap();
+        let pieces = [
+            "[", "[1m", "[0m", "[32", "m", "\x1b", "\x01", "\x1f", "\x7f", " ", "PASSED", "a", "é",
+            "\r", "\t",
+        ];
+        for line in super::super::glued_lines(&pieces, 100_000) {
+            let want: String = color
+                .replace_all(&line, "")
+                .chars()
+                .filter(|c| !('\u{1}'..='\u{1f}').contains(c))
+                .collect();
+            assert_eq!(v2_clean(&line), want, "{line:?}");
+        }
     }
 
     #[test]
