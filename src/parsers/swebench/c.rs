@@ -73,13 +73,21 @@ pub fn redis(log: &str) -> RawStatuses {
     map
 }
 
+/// `^\s*(PASS|FAIL):\s(.+)$` on a stripped line: the status word and the name.
+fn jq_line(line: &str) -> Option<(&'static str, &str)> {
+    let (word, rest) = if let Some(rest) = line.strip_prefix("PASS:") {
+        ("PASSED", rest)
+    } else {
+        ("FAILED", line.strip_prefix("FAIL:")?)
+    };
+    Some((word, after_space(rest)?))
+}
+
 pub fn jq(log: &str) -> RawStatuses {
-    static R: OnceLock<Regex> = OnceLock::new();
-    let r = lazy(&R, r"^\s*(PASS|FAIL):\s(.+)$");
     let mut map = RawStatuses::new();
     for line in log.split('\n') {
-        if let Some(c) = r.captures(py_strip(line)) {
-            map.insert(&c[2], if &c[1] == "PASS" { "PASSED" } else { "FAILED" });
+        if let Some((word, name)) = jq_line(py_strip(line)) {
+            map.insert(name, word);
         }
     }
     map
@@ -109,13 +117,54 @@ pub fn micropython_test(log: &str) -> RawStatuses {
     map
 }
 
+/// Upstream's pattern, which [`googletest_line`] matches by hand.
+#[cfg(test)]
+const GOOGLETEST: &str = r"^.*\[\s*(OK|FAILED)\s*\]\s(.*)\s\(.*\)$";
+
+/// `^.*\[\s*(OK|FAILED)\s*\]\s(.*)\s\(.*\)$` on a stripped line: the status word and the name (group 2). The line ends
+/// in `)`; the name ends at the last whitespace-and-`(` before that `)` (greedy) and starts
+/// after the last `[ OK ]` or `[ FAILED ]` tag and one whitespace character that end before
+/// it (`^.*` is greedy too).
+fn googletest_line(line: &str) -> Option<(&'static str, &str)> {
+    let body = line.strip_suffix(')')?;
+    let name_end = body.rmatch_indices('(').find_map(|(open, _)| {
+        body[..open]
+            .char_indices()
+            .next_back()
+            .filter(|&(_, c)| c.is_whitespace())
+            .map(|(i, _)| i)
+    })?;
+    let head = &line[..name_end];
+    let mut end = head.len();
+    while let Some(open) = memchr::memrchr(b'[', &head.as_bytes()[..end]) {
+        end = open;
+        let tag = head[open + 1..].trim_start_matches(char::is_whitespace);
+        let (word, rest) = if let Some(rest) = tag.strip_prefix("OK") {
+            ("PASSED", rest)
+        } else if let Some(rest) = tag.strip_prefix("FAILED") {
+            ("FAILED", rest)
+        } else {
+            continue;
+        };
+        let Some(rest) = rest
+            .trim_start_matches(char::is_whitespace)
+            .strip_prefix(']')
+        else {
+            continue;
+        };
+        let mut chars = rest.chars();
+        if chars.next().is_some_and(char::is_whitespace) {
+            return Some((word, chars.as_str()));
+        }
+    }
+    None
+}
+
 pub fn googletest(log: &str) -> RawStatuses {
-    static R: OnceLock<Regex> = OnceLock::new();
-    let r = lazy(&R, r"^.*\[\s*(OK|FAILED)\s*\]\s(.*)\s\(.*\)$");
     let mut map = RawStatuses::new();
     for line in log.split('\n') {
-        if let Some(c) = r.captures(py_strip(line)) {
-            map.insert(&c[2], if &c[1] == "OK" { "PASSED" } else { "FAILED" });
+        if let Some((word, name)) = googletest_line(py_strip(line)) {
+            map.insert(name, word);
         }
     }
     map
@@ -303,6 +352,59 @@ mod tests {
             }
         }
         assert!(matched > 1_000, "{matched} lines matched");
+    }
+
+    #[test]
+    fn jq_and_googletest_hand_matchers_agree_with_upstream_regexes() {
+        let jq_re = Regex::new(r"^\s*(PASS|FAIL):\s(.+)$").unwrap();
+        let gt_re = Regex::new(GOOGLETEST).unwrap();
+        let pieces = [
+            "PASS:",
+            "FAIL:",
+            "PASS",
+            " ",
+            "\t",
+            "\u{a0}",
+            "\u{1f}",
+            "[",
+            "]",
+            "[ OK ]",
+            "[  FAILED  ]",
+            "[\u{a0}OK",
+            "OK",
+            "FAILED",
+            "(",
+            ")",
+            " (0 ms)",
+            "(1",
+            "a",
+            "é",
+            "A.b",
+            ", where GetParam() = ",
+            "\r",
+        ];
+        let word = |w: &str| {
+            if w.starts_with('P') || w == "OK" {
+                "PASSED"
+            } else {
+                "FAILED"
+            }
+        };
+        let (mut jq_n, mut gt_n) = (0, 0);
+        for raw in super::super::glued_lines(&pieces, 200_000) {
+            let line = py_strip(&raw);
+            let want = jq_re
+                .captures(line)
+                .map(|c| (word(&c[1]), c.get(2).unwrap().as_str()));
+            jq_n += usize::from(want.is_some());
+            assert_eq!(jq_line(line), want, "{raw:?}");
+            let want = gt_re
+                .captures(line)
+                .map(|c| (word(&c[1]), c.get(2).unwrap().as_str()));
+            gt_n += usize::from(want.is_some());
+            assert_eq!(googletest_line(line), want, "{raw:?}");
+        }
+        assert!(jq_n > 1_000 && gt_n > 200, "{jq_n} {gt_n} lines matched");
     }
 
     #[test]

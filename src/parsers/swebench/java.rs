@@ -14,11 +14,8 @@
 //!   line of its own; `SKIPPED` is not read; a line starting with `>` never names a test.
 
 use std::collections::VecDeque;
-use std::sync::OnceLock;
 
-use regex::Regex;
-
-use super::{RawStatuses, lazy, py_strip};
+use super::{RawStatuses, py_strip};
 
 fn word(status: &str) -> &'static str {
     match status {
@@ -72,42 +69,90 @@ pub fn maven(log: &str) -> RawStatuses {
     map
 }
 
+/// `^\s*\[junit\]\s+\[(PASS|FAIL|ERR)\]\s+(.*)$` on a stripped line: the status word and
+/// the name.
+fn ant_line(line: &str) -> Option<(&'static str, &str)> {
+    let rest = after_spaces(line.strip_prefix("[junit]")?)?;
+    let (word, rest) = if let Some(rest) = rest.strip_prefix("[PASS]") {
+        ("PASSED", rest)
+    } else if let Some(rest) = rest.strip_prefix("[FAIL]") {
+        ("FAILED", rest)
+    } else {
+        ("FAILED", rest.strip_prefix("[ERR]")?)
+    };
+    Some((word, after_spaces(rest)?))
+}
+
+/// `s` after its leading run of whitespace, when that run is not empty.
+fn after_spaces(s: &str) -> Option<&str> {
+    let rest = s.trim_start_matches(char::is_whitespace);
+    (rest.len() < s.len()).then_some(rest)
+}
+
 pub fn ant(log: &str) -> RawStatuses {
-    static R: OnceLock<Regex> = OnceLock::new();
-    let r = lazy(&R, r"^\s*\[junit\]\s+\[(PASS|FAIL|ERR)\]\s+(.*)$");
     let mut map = RawStatuses::new();
     for line in log.split('\n') {
-        if let Some(c) = r.captures(py_strip(line)) {
-            map.insert(&c[2], if &c[1] == "PASS" { "PASSED" } else { "FAILED" });
+        if let Some((word, name)) = ant_line(py_strip(line)) {
+            map.insert(name, word);
         }
     }
     map
 }
 
+/// `^([^>].+)\s+(PASSED|FAILED)$` on a stripped line: the name and the status word. The name
+/// is greedy: it keeps all but the last whitespace character before the word.
+fn gradle_full(line: &str) -> Option<(&str, &'static str)> {
+    let (head, status) = if let Some(head) = line.strip_suffix("PASSED") {
+        (head, "PASSED")
+    } else {
+        (line.strip_suffix("FAILED")?, "FAILED")
+    };
+    let (space, _) = head
+        .char_indices()
+        .next_back()
+        .filter(|&(_, c)| c.is_whitespace())?;
+    let name = &head[..space];
+    let mut chars = name.chars();
+    let first = chars.next()?;
+    (first != '>' && chars.next().is_some()).then_some((name, word(status)))
+}
+
+/// `^([^>]\S*\s+>\s+\S+)$` on a stripped line (which starts with no whitespace): a word not
+/// starting with `>`, whitespace, `>`, whitespace, a word.
+fn gradle_name(line: &str) -> bool {
+    let Some(first_end) = line.find(char::is_whitespace) else {
+        return false;
+    };
+    let rest = line[first_end..].trim_start_matches(char::is_whitespace);
+    let Some(rest) = rest.strip_prefix('>') else {
+        return false;
+    };
+    let last = rest.trim_start_matches(char::is_whitespace);
+    first_end > 0
+        && !line.starts_with('>')
+        && last.len() < rest.len()
+        && !last.is_empty()
+        && !last.contains(char::is_whitespace)
+}
+
 pub fn gradle_custom(log: &str) -> RawStatuses {
-    static FULL: OnceLock<Regex> = OnceLock::new();
-    static NAME: OnceLock<Regex> = OnceLock::new();
-    static STATUS: OnceLock<Regex> = OnceLock::new();
-    let full = lazy(&FULL, r"^([^>].+)\s+(PASSED|FAILED)$");
-    let name = lazy(&NAME, r"^([^>]\S*\s+>\s+\S+)$");
-    let status = lazy(&STATUS, r"^(PASSED|FAILED)$");
     let mut map = RawStatuses::new();
-    let mut pending: Option<String> = None;
+    let mut pending: Option<&str> = None;
     for line in log.split('\n') {
         let line = py_strip(line);
-        if let Some(c) = full.captures(line) {
-            map.insert(&c[1], word(&c[2]));
+        if let Some((name, word)) = gradle_full(line) {
+            map.insert(name, word);
             pending = None;
             continue;
         }
-        if let Some(c) = name.captures(line) {
-            pending = Some(c[1].to_string());
+        if gradle_name(line) {
+            pending = Some(line);
             continue;
         }
-        if let Some(test) = &pending
-            && let Some(c) = status.captures(line)
+        if let Some(test) = pending
+            && (line == "PASSED" || line == "FAILED")
         {
-            map.insert(test.clone(), word(&c[1]));
+            map.insert(test, word(line));
             pending = None;
         }
     }
@@ -117,6 +162,8 @@ pub fn gradle_custom(log: &str) -> RawStatuses {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use regex::Regex;
 
     use super::super::test_map as m;
 
@@ -161,6 +208,58 @@ mod tests {
             let want = result.captures(line).map(|c| word(&c[1]));
             assert_eq!(maven_result(line), want, "{raw:?}");
         }
+    }
+
+    #[test]
+    fn ant_and_gradle_hand_matchers_agree_with_upstream_regexes() {
+        let ant_re = Regex::new(r"^\s*\[junit\]\s+\[(PASS|FAIL|ERR)\]\s+(.*)$").unwrap();
+        let full = Regex::new(r"^([^>].+)\s+(PASSED|FAILED)$").unwrap();
+        let name = Regex::new(r"^([^>]\S*\s+>\s+\S+)$").unwrap();
+        let pieces = [
+            "[junit]",
+            "[PASS]",
+            "[FAIL]",
+            "[ERR]",
+            "[junit",
+            " ",
+            "\t",
+            "\u{a0}",
+            "\u{1f}",
+            ">",
+            " > ",
+            "T",
+            "a",
+            "é",
+            "PASSED",
+            "FAILED",
+            " PASSED",
+            "SKIPPED",
+            "\r",
+            "[junit] [PASS] ",
+            "[junit]\t[ERR]\u{a0}",
+            "[junit] [FAIL]",
+        ];
+        let (mut ant_n, mut full_n, mut name_n) = (0, 0, 0);
+        for raw in super::super::glued_lines(&pieces, 200_000) {
+            let line = py_strip(&raw);
+            let want = ant_re.captures(line).map(|c| {
+                let w = if &c[1] == "PASS" { "PASSED" } else { "FAILED" };
+                (w, c.get(2).unwrap().as_str())
+            });
+            ant_n += usize::from(want.is_some());
+            assert_eq!(ant_line(line), want, "{raw:?}");
+            let want = full
+                .captures(line)
+                .map(|c| (c.get(1).unwrap().as_str(), word(&c[2])));
+            full_n += usize::from(want.is_some());
+            assert_eq!(gradle_full(line), want, "{raw:?}");
+            name_n += usize::from(name.is_match(line));
+            assert_eq!(gradle_name(line), name.is_match(line), "{raw:?}");
+        }
+        assert!(
+            ant_n > 1_000 && full_n > 1_000 && name_n > 1_000,
+            "{ant_n} {full_n} {name_n} lines matched"
+        );
     }
 
     #[test]

@@ -154,14 +154,34 @@ pub fn vitest(log: &str) -> RawStatuses {
     map
 }
 
-pub fn tap(log: &str) -> RawStatuses {
+const TAP: &str = r"^(ok|not ok) (\d+) (.+)$";
+
+/// [`TAP`] on a stripped line, by hand unless a non-ASCII character follows the number's ASCII
+/// digits (it may be a Unicode digit: the regex decides): the status word and the name.
+fn tap_line(line: &str) -> Option<(&'static str, &str)> {
     static R: OnceLock<Regex> = OnceLock::new();
-    let r = lazy(&R, r"^(ok|not ok) (\d+) (.+)$");
+    let (word, rest) = if let Some(rest) = line.strip_prefix("ok ") {
+        ("PASSED", rest)
+    } else {
+        ("FAILED", line.strip_prefix("not ok ")?)
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    match rest.as_bytes().get(digits) {
+        Some(b' ') if digits > 0 => {
+            Some((word, &rest[digits + 1..])).filter(|(_, n)| !n.is_empty())
+        }
+        Some(b) if !b.is_ascii() => lazy(&R, TAP)
+            .captures(line)
+            .map(|c| (word, c.get(3).map_or("", |m| m.as_str()))),
+        _ => None,
+    }
+}
+
+pub fn tap(log: &str) -> RawStatuses {
     let mut map = RawStatuses::new();
     for line in log.split('\n') {
-        if let Some(c) = r.captures(py_strip(line)) {
-            let word = if &c[1] == "ok" { "PASSED" } else { "FAILED" };
-            map.insert(&c[3], word);
+        if let Some((word, name)) = tap_line(py_strip(line)) {
+            map.insert(name, word);
         }
     }
     map
@@ -330,6 +350,42 @@ mod tests {
                 ("src/a.test.ts > s > later", "SKIPPED"),
             ])
         );
+    }
+
+    #[test]
+    fn tap_hand_matcher_agrees_with_upstream_regex() {
+        let re = Regex::new(TAP).unwrap();
+        let mut matched = 0;
+        let pieces = [
+            "ok ",
+            "not ok ",
+            "ok",
+            "not",
+            " ",
+            "\t",
+            "\u{a0}",
+            "1",
+            "23",
+            "٣",
+            "- adds",
+            "#",
+            " # SKIP",
+            "a",
+            "é",
+            "\r",
+            "ok 1 ",
+            "not ok 23 ",
+        ];
+        for raw in super::super::glued_lines(&pieces, 200_000) {
+            let line = py_strip(&raw);
+            let want = re.captures(line).map(|c| {
+                let word = if &c[1] == "ok" { "PASSED" } else { "FAILED" };
+                (word, c.get(3).unwrap().as_str())
+            });
+            matched += usize::from(want.is_some());
+            assert_eq!(tap_line(line), want, "{raw:?}");
+        }
+        assert!(matched > 1_000, "{matched} lines matched");
     }
 
     #[test]

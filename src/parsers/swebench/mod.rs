@@ -19,7 +19,9 @@ mod php;
 mod python;
 mod ruby;
 
-use std::collections::{BTreeMap, HashMap};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::hash::BuildHasher;
 use std::sync::OnceLock;
 
 use regex::Regex;
@@ -29,10 +31,27 @@ use super::common::{Collector, TestStatus};
 /// Test name -> the status word upstream's parser recorded: a Python dict's semantics (a later
 /// status replaces an earlier one and keeps the name's first position; iteration in insertion
 /// order, which upstream's truncated-id prefix match depends on).
-#[derive(Debug, Clone, Default, PartialEq)]
+///
+/// A log names hundreds of thousands of tests, each line's name looked up here: the name is
+/// copied only when it is new, the table holds indices hashed with foldhash (not SipHash), and
+/// upstream's status words are kept without a copy.
+#[derive(Clone, Default)]
 pub struct RawStatuses {
-    entries: Vec<(String, String)>,
-    index: HashMap<String, usize>,
+    entries: Vec<(String, Cow<'static, str>)>,
+    index: hashbrown::HashTable<usize>,
+    hasher: foldhash::fast::FixedState,
+}
+
+/// `word` as a static string when it is one of upstream's status words (nearly always).
+fn status_word(word: impl AsRef<str> + Into<String>) -> Cow<'static, str> {
+    match word.as_ref() {
+        "PASSED" => Cow::Borrowed("PASSED"),
+        "FAILED" => Cow::Borrowed("FAILED"),
+        "SKIPPED" => Cow::Borrowed("SKIPPED"),
+        "ERROR" => Cow::Borrowed("ERROR"),
+        "XFAIL" => Cow::Borrowed("XFAIL"),
+        _ => Cow::Owned(word.into()),
+    }
 }
 
 impl RawStatuses {
@@ -40,24 +59,42 @@ impl RawStatuses {
         RawStatuses::default()
     }
 
-    pub fn insert(&mut self, name: impl Into<String>, word: impl Into<String>) {
-        let name = name.into();
-        match self.index.get(&name) {
-            Some(&i) => self.entries[i].1 = word.into(),
-            None => {
-                self.index.insert(name.clone(), self.entries.len());
-                self.entries.push((name, word.into()));
-            }
+    fn position(&self, name: &str) -> Option<usize> {
+        let hash = self.hasher.hash_one(name);
+        self.index
+            .find(hash, |&i| self.entries[i].0 == name)
+            .copied()
+    }
+
+    pub fn insert(
+        &mut self,
+        name: impl AsRef<str> + Into<String>,
+        word: impl AsRef<str> + Into<String>,
+    ) {
+        let word = status_word(word);
+        let hash = self.hasher.hash_one(name.as_ref());
+        let RawStatuses {
+            entries,
+            index,
+            hasher,
+        } = self;
+        if let Some(&i) = index.find(hash, |&i| entries[i].0 == name.as_ref()) {
+            entries[i].1 = word;
+            return;
         }
+        entries.push((name.into(), word));
+        index.insert_unique(hash, entries.len() - 1, |&i| {
+            hasher.hash_one(entries[i].0.as_str())
+        });
     }
 
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.index.get(name).map(|&i| self.entries[i].1.as_str())
+        self.position(name).map(|i| self.entries[i].1.as_ref())
     }
 
     /// The stored key equal to `name`.
     pub fn key(&self, name: &str) -> Option<&str> {
-        self.index.get(name).map(|&i| self.entries[i].0.as_str())
+        self.position(name).map(|i| self.entries[i].0.as_str())
     }
 
     pub fn is_empty(&self) -> bool {
@@ -70,12 +107,27 @@ impl RawStatuses {
 
     /// In insertion order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.entries.iter().map(|(n, w)| (n.as_str(), w.as_str()))
+        self.entries.iter().map(|(n, w)| (n.as_str(), w.as_ref()))
     }
 
     /// Sorted by name (what is stored and printed).
     pub fn to_btree(&self) -> BTreeMap<String, String> {
-        self.entries.iter().cloned().collect()
+        self.iter()
+            .map(|(n, w)| (n.to_string(), w.to_string()))
+            .collect()
+    }
+}
+
+impl std::fmt::Debug for RawStatuses {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+/// Equal when the same names hold the same words in the same order (the index follows).
+impl PartialEq for RawStatuses {
+    fn eq(&self, other: &Self) -> bool {
+        self.entries == other.entries
     }
 }
 

@@ -12,28 +12,57 @@ use regex::Regex;
 
 use super::{RawStatuses, lazy};
 
+const SUITE: &str = r"^(\w.+) \(.+\)$";
+
+/// [`SUITE`] on a raw line: the suite's name, the line up to its last ` (` that leaves a
+/// character before the final `)`. By hand unless the line starts with a non-ASCII character
+/// (the regex decides whether it is a Unicode `\w`).
+fn suite_line(line: &str) -> Option<&str> {
+    static R: OnceLock<Regex> = OnceLock::new();
+    let body = line.strip_suffix(')')?;
+    // `.+` leaves the body's last character after the `(`.
+    let (last, _) = body.char_indices().next_back()?;
+    let open = body[..last].rfind(" (")?;
+    let name = &line[..open];
+    let mut chars = name.chars();
+    let first = chars.next()?;
+    if !first.is_ascii() {
+        return lazy(&R, SUITE)
+            .captures(line)
+            .map(|c| c.get(1).map_or("", |m| m.as_str()));
+    }
+    (first.is_ascii_alphanumeric() || first == '_')
+        .then_some(name)
+        .filter(|_| chars.next().is_some())
+}
+
+/// `^\s*([✔✘↩])\s*(.*)$` on a raw line: the status word and the test's name.
+fn test_line(line: &str) -> Option<(&'static str, &str)> {
+    let mut chars = line.trim_start_matches(char::is_whitespace).chars();
+    let word = match chars.next()? {
+        '✔' => "PASSED",
+        '✘' => "FAILED",
+        '↩' => "SKIPPED",
+        _ => return None,
+    };
+    Some((word, chars.as_str().trim_start_matches(char::is_whitespace)))
+}
+
 pub fn phpunit(log: &str) -> RawStatuses {
-    static SUITE: OnceLock<Regex> = OnceLock::new();
-    static TEST: OnceLock<Regex> = OnceLock::new();
-    let suite_re = lazy(&SUITE, r"^(\w.+) \(.+\)$");
-    let test_re = lazy(&TEST, r"^\s*([✔✘↩])\s*(.*)$");
     let mut map = RawStatuses::new();
-    let mut suite: Option<String> = None;
+    let mut suite: Option<&str> = None;
+    let mut name = String::new();
     for line in log.split('\n') {
-        if let Some(c) = suite_re.captures(line) {
-            suite = Some(c[1].to_string());
+        if let Some(s) = suite_line(line) {
+            suite = Some(s);
             continue;
         }
-        if let Some(c) = test_re.captures(line) {
-            let word = match &c[1] {
-                "✔" => "PASSED",
-                "✘" => "FAILED",
-                _ => "SKIPPED",
-            };
-            map.insert(
-                format!("{} > {}", suite.as_deref().unwrap_or("None"), &c[2]),
-                word,
-            );
+        if let Some((word, test)) = test_line(line) {
+            name.clear();
+            name.push_str(suite.unwrap_or("None"));
+            name.push_str(" > ");
+            name.push_str(test);
+            map.insert(name.as_str(), word);
         }
     }
     map
@@ -41,6 +70,55 @@ pub fn phpunit(log: &str) -> RawStatuses {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn hand_matchers_agree_with_upstream_regexes() {
+        let suite = Regex::new(SUITE).unwrap();
+        let test = Regex::new(r"^\s*([✔✘↩])\s*(.*)$").unwrap();
+        let pieces = [
+            "Calculator",
+            " (",
+            "(",
+            ")",
+            " ",
+            "\t",
+            "\u{a0}",
+            "\u{1f}",
+            "✔",
+            "✘",
+            "↩",
+            "∅",
+            "a",
+            "é",
+            "_",
+            "-",
+            "Tests\\CalcTest",
+            "Calc (T)",
+            "\r",
+        ];
+        let (mut suites, mut tests) = (0, 0);
+        for line in super::super::glued_lines(&pieces, 200_000) {
+            let want = suite.captures(&line).map(|c| c.get(1).unwrap().as_str());
+            suites += usize::from(want.is_some());
+            assert_eq!(suite_line(&line), want, "{line:?}");
+            let want = test.captures(&line).map(|c| {
+                let word = match &c[1] {
+                    "✔" => "PASSED",
+                    "✘" => "FAILED",
+                    _ => "SKIPPED",
+                };
+                (word, c.get(2).unwrap().as_str())
+            });
+            tests += usize::from(want.is_some());
+            assert_eq!(test_line(&line), want, "{line:?}");
+        }
+        assert!(
+            suites > 1_000 && tests > 1_000,
+            "{suites} {tests} lines matched"
+        );
+    }
+
     #[test]
     fn testdox_suites_prefix_their_tests() {
         let log = " ✔ orphan\nCalculator (Tests\\CalculatorTest)\n ✔ Adds numbers\n ✘ Divides by zero\n   │\n ↩ Later\n ∅ Incomplete\n";

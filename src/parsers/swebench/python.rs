@@ -117,23 +117,32 @@ pub fn pytest_options(log: &str) -> RawStatuses {
     map
 }
 
-pub fn pytest_v2(log: &str) -> RawStatuses {
+/// A line without its colour codes (`\[(\d+)m`) and then without its control characters
+/// U+0001..U+001F: the line itself when it holds neither a `[` nor a control character.
+fn v2_clean(line: &str) -> Cow<'_, str> {
     static COLOR: OnceLock<Regex> = OnceLock::new();
-    let color = re(&COLOR, r"\[(\d+)m");
+    if !line.bytes().any(|b| b == b'[' || (1..=0x1f).contains(&b)) {
+        return Cow::Borrowed(line);
+    }
+    let line = re(&COLOR, r"\[(\d+)m").replace_all(line, "");
+    Cow::Owned(
+        line.chars()
+            .filter(|c| !('\u{1}'..='\u{1f}').contains(c))
+            .collect(),
+    )
+}
+
+pub fn pytest_v2(log: &str) -> RawStatuses {
     let mut map = RawStatuses::new();
     for line in log.split('\n') {
-        let line = color.replace_all(line, "");
-        let line: String = line
-            .chars()
-            .filter(|c| !('\u{1}'..='\u{1f}').contains(c))
-            .collect();
+        let line = v2_clean(line);
         if starts_with_word(&line) {
             let line = if line.starts_with("FAILED") {
-                line.split(" - ").next().unwrap_or("").to_string()
+                line.split(" - ").next().unwrap_or("")
             } else {
-                line
+                &line
             };
-            let words: Vec<&str> = py_split(&line).collect();
+            let words: Vec<&str> = py_split(line).collect();
             if words.len() >= 2 && !is_skip_summary(words[0], words[1]) {
                 map.insert(words[1..].join(" "), words[0]);
             }
@@ -249,12 +258,23 @@ pub fn seaborn(log: &str) -> RawStatuses {
     map
 }
 
+/// `(_*) (.*)\.py:(.*) (_*)` (upstream searches the whole log) in one line: group 2, `.py:`,
+/// group 3, which is the text between the line's first and last spaces when a `.py:` lies
+/// between them. No match crosses a line break, and a line holds at most one: a match ends
+/// after the line's last space.
+fn sympy_failure(line: &str) -> Option<&str> {
+    let first = line.find(' ')?;
+    let last = line.rfind(' ')?;
+    let py = line[..last].rfind(".py:")?;
+    (py > first).then(|| &line[first + 1..last])
+}
+
 pub fn sympy(log: &str) -> RawStatuses {
-    static FAILURE: OnceLock<Regex> = OnceLock::new();
-    let failure = re(&FAILURE, r"(_*) (.*)\.py:(.*) (_*)");
     let mut map = RawStatuses::new();
-    for c in failure.captures_iter(log) {
-        map.insert(format!("{}.py:{}", &c[2], &c[3]), "FAILED");
+    for line in log.split('\n') {
+        if let Some(name) = sympy_failure(line) {
+            map.insert(name, "FAILED");
+        }
     }
     for line in log.split('\n') {
         let line = py_strip(line);
@@ -280,6 +300,52 @@ mod tests {
     use super::*;
 
     use super::super::test_map as m;
+
+    #[test]
+    fn sympy_failures_agree_with_upstream_regex() {
+        let r = Regex::new(r"(_*) (.*)\.py:(.*) (_*)").unwrap();
+        let pieces = [
+            "_", "__", " ", "\t", ".py:", ".py", "py:", "a", "é", "\u{a0}", "\r", "sympy/x",
+            "test_a", " ok", ":12",
+        ];
+        let lines = super::super::glued_lines(&pieces, 150_000);
+        let mut matched = 0;
+        for line in &lines {
+            let want: Vec<String> = r
+                .captures_iter(line)
+                .map(|c| format!("{}.py:{}", &c[2], &c[3]))
+                .collect();
+            matched += want.len();
+            let got: Vec<String> = sympy_failure(line).into_iter().map(String::from).collect();
+            assert_eq!(got, want, "{line:?}");
+        }
+        assert!(matched > 1_000, "{matched} lines matched");
+        // Across line breaks too: the whole log, as upstream searches it.
+        let log = lines.join("\n");
+        let want: Vec<String> = r
+            .captures_iter(&log)
+            .map(|c| format!("{}.py:{}", &c[2], &c[3]))
+            .collect();
+        let got: Vec<&str> = log.split('\n').filter_map(sympy_failure).collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn v2_clean_agrees_with_replacing_every_line() {
+        let color = Regex::new(r"\[(\d+)m").unwrap();
+        let pieces = [
+            "[", "[1m", "[0m", "[32", "m", "\x1b", "\x01", "\x1f", "\x7f", " ", "PASSED", "a", "é",
+            "\r", "\t",
+        ];
+        for line in super::super::glued_lines(&pieces, 100_000) {
+            let want: String = color
+                .replace_all(&line, "")
+                .chars()
+                .filter(|c| !('\u{1}'..='\u{1f}').contains(c))
+                .collect();
+            assert_eq!(v2_clean(&line), want, "{line:?}");
+        }
+    }
 
     #[test]
     fn pytest_keeps_upstream_quirks() {
