@@ -156,16 +156,22 @@ impl DockerBackend {
             "{ENV_REPO}:{}",
             &env_identity(&self.images, base).unwrap_or_default()[6..22]
         );
-        self.build_once(&tag, context.to_vec(), "Dockerfile", ENV_BUILD_TIMEOUT)
-            .await
+        self.build_once(
+            &tag,
+            || Ok(context.to_vec()),
+            "Dockerfile",
+            ENV_BUILD_TIMEOUT,
+        )
+        .await
     }
 
-    /// The image `tag` built from `context` (`dockerfile` its path there): reused when the
-    /// daemon has it; within one apply, concurrent sandboxes wait for one build.
+    /// The image `tag` built from the build context `context` makes (`dockerfile` its path
+    /// there; made only for a build): reused when the daemon has it; within one apply,
+    /// concurrent sandboxes wait for one build.
     async fn build_once(
         &self,
         tag: &str,
-        context: Vec<u8>,
+        context: impl FnOnce() -> Result<Vec<u8>, SandboxError>,
         dockerfile: &str,
         timeout: Duration,
     ) -> Result<String, SandboxError> {
@@ -179,7 +185,7 @@ impl DockerBackend {
             }
             let id = self
                 .host
-                .build_image(context, dockerfile, tag, timeout)
+                .build_image(context()?, dockerfile, tag, timeout)
                 .await
                 .map_err(failed)?;
             self.events.emit(Event::ImageBuilt(ImageBuilt {
@@ -713,8 +719,10 @@ impl DockerBackend {
                 s.name
             ))
         })?;
-        let sub = services::sub_context(context, &build.context)
-            .map_err(|e| failed(format!("service {}: its build context: {e}", s.name)))?;
+        let sub = || {
+            services::sub_context(context, &build.context)
+                .map_err(|e| failed(format!("service {}: its build context: {e}", s.name)))
+        };
         self.build_once(
             &services::service_tag(&env, s),
             sub,

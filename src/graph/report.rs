@@ -335,18 +335,10 @@ impl Gathered {
         }
         let (score, correctness) = scored.unwrap_or((None, None));
         self.pairs.push(PairOutcome {
-            task: task.instance_id.clone(),
-            team: team.to_string(),
-            replicate,
-            state,
-            // Derived from `usage` and the prices when the report renders.
-            cost_usd: None,
             wall_time_s: solve_out.map(|o| o.duration_ms as f64 / 1000.0),
-            language: task.language.clone(),
-            repo: Some(task.repo.clone()),
             score,
             correctness,
-            cost_basis: Default::default(),
+            ..pair((task, team, replicate), state)
         });
     }
 
@@ -394,19 +386,7 @@ impl Gathered {
             _ => None,
         };
         if let Some(state) = reason {
-            self.pairs.push(PairOutcome {
-                task: task.instance_id.clone(),
-                team: team.to_string(),
-                replicate,
-                state,
-                cost_usd: None,
-                wall_time_s: None,
-                language: task.language.clone(),
-                repo: Some(task.repo.clone()),
-                score: None,
-                correctness: None,
-                cost_basis: Default::default(),
-            });
+            self.pairs.push(pair((task, team, replicate), state));
         }
     }
 
@@ -583,4 +563,22 @@ pub fn network_policy(m: &Manifest, teams: &[String]) -> BTreeMap<String, String
     }
     out.insert("grading".to_string(), grading);
     out
+}
+
+/// The outcome of (task, team, replicate) in `state`, with no time, score or cost yet (the
+/// cost is derived from `usage` and the prices when the report renders).
+fn pair((task, team, replicate): (&Task, &str, u32), state: PairState) -> PairOutcome {
+    PairOutcome {
+        task: task.instance_id.clone(),
+        team: team.to_string(),
+        replicate,
+        state,
+        cost_usd: None,
+        wall_time_s: None,
+        language: task.language.clone(),
+        repo: Some(task.repo.clone()),
+        score: None,
+        correctness: None,
+        cost_basis: Default::default(),
+    }
 }

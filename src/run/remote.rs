@@ -162,32 +162,48 @@ pub async fn serve_round(
     let mut served = 0;
     for (key, answer) in answers {
         let ids = &by_key[&key];
-        match answer {
-            Fetch::Hit(f) => {
-                summary.served += 1;
-                summary.blobs += f.blobs;
-                summary.bytes += f.bytes;
-                let rec = Arc::new(f.record);
-                for &id in ids {
-                    graph.serve_remote(id, rec.clone());
-                    served += 1;
-                }
-            }
-            Fetch::Miss => {}
-            Fetch::Rejected(why) => {
-                for &id in ids {
-                    summary
-                        .rejected
-                        .push((graph.nodes[id].address.clone(), why.clone()));
-                }
-            }
-            Fetch::Unreachable(m) => {
-                summary.unreachable.get_or_insert(m);
-            }
+        if let Ok(true) = apply_answer(graph, ids, answer, summary) {
+            served += ids.len();
         }
     }
     summary.rejected.sort();
     served
+}
+
+/// Applies the answer for one key to its nodes `ids`: a hit serves them all (counted in
+/// `summary`), a refused entry is noted for each, and an unreachable remote once. Returns
+/// whether they were served, or the refusal's reason.
+fn apply_answer(
+    graph: &mut Graph<'_>,
+    ids: &[usize],
+    answer: Fetch,
+    summary: &mut RemoteSummary,
+) -> Result<bool, String> {
+    match answer {
+        Fetch::Hit(f) => {
+            summary.served += 1;
+            summary.blobs += f.blobs;
+            summary.bytes += f.bytes;
+            let rec = Arc::new(f.record);
+            for &id in ids {
+                graph.serve_remote(id, rec.clone());
+            }
+            Ok(true)
+        }
+        Fetch::Miss => Ok(false),
+        Fetch::Rejected(why) => {
+            for &id in ids {
+                summary
+                    .rejected
+                    .push((graph.nodes[id].address.clone(), why.clone()));
+            }
+            Err(why)
+        }
+        Fetch::Unreachable(m) => {
+            summary.unreachable.get_or_insert(m);
+            Ok(false)
+        }
+    }
 }
 
 /// Plan and pull (a graph in plan mode): expands `graph` as far as the store and the remote
@@ -325,28 +341,8 @@ impl Reads {
         summary: &mut RemoteSummary,
     ) -> Vec<usize> {
         let ids = self.waiting.remove(key).unwrap_or_default();
-        match answer {
-            Fetch::Hit(f) => {
-                summary.served += 1;
-                summary.blobs += f.blobs;
-                summary.bytes += f.bytes;
-                let rec = Arc::new(f.record);
-                for &id in &ids {
-                    graph.serve_remote(id, rec.clone());
-                }
-            }
-            Fetch::Miss => {}
-            Fetch::Rejected(why) => {
-                for &id in &ids {
-                    summary
-                        .rejected
-                        .push((graph.nodes[id].address.clone(), why.clone()));
-                }
-                self.refused.insert(key.to_string(), why);
-            }
-            Fetch::Unreachable(m) => {
-                summary.unreachable.get_or_insert(m);
-            }
+        if let Err(why) = apply_answer(graph, &ids, answer, summary) {
+            self.refused.insert(key.to_string(), why);
         }
         ids
     }
