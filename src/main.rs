@@ -3,11 +3,25 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // A local sandbox's jail runs bench as its commands' server (backend/jail_server.rs).
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == bench::backend::jail_server::SERVE_ARG)
+    {
+        return match bench::backend::jail_server::serve() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("bench: the jail's server failed: {e}");
+                ExitCode::from(bench::exit_codes::ERROR)
+            }
+        };
+    }
     quiet_on_closed_stdout();
     let cli = bench::cli::Cli::parse();
     match bench::commands::run(cli) {
         Ok(code) => {
             bench::timings::mark("returned");
+            bench::timings::usage();
             ExitCode::from(code)
         }
         Err(report) => {

@@ -26,6 +26,25 @@ pub fn mark(phase: &str) {
     );
 }
 
+/// Prints bench's own CPU time and peak memory so far (this process, all its threads; not its
+/// children: the jails, shells and tests it ran), when enabled: what `scripts/bench-fill.sh`
+/// reads per task.
+pub fn usage() {
+    use nix::sys::resource::{UsageWho, getrusage};
+    if start().is_none() {
+        return;
+    }
+    if let Ok(u) = getrusage(UsageWho::RUSAGE_SELF) {
+        let secs = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6;
+        eprintln!(
+            "usage: user {:.3} s, sys {:.3} s, max RSS {} KiB",
+            secs(u.user_time()),
+            secs(u.system_time()),
+            u.max_rss()
+        );
+    }
+}
+
 /// Whether marks print (to skip building a phase name nobody reads).
 pub fn enabled() -> bool {
     start().is_some()

@@ -531,3 +531,223 @@ env = ["WIDGET_SETTING"]
     expected.sort_unstable();
     assert_eq!(names, expected, "{patch}");
 }
+
+/// A local sandbox over a one-file base, whose jail's server is this build's `bench`.
+async fn jailed_sandbox(dir: &std::path::Path) -> bench::backend::LocalSandbox {
+    let base = dir.join("base");
+    fs_err::create_dir_all(&base).unwrap();
+    fs_err::write(base.join("file.txt"), "base\n").unwrap();
+    let tmp = dir.join("tmp");
+    fs_err::create_dir_all(&tmp).unwrap();
+    let cancel = tokio_util::sync::CancellationToken::new();
+    bench::backend::LocalSandbox::create(&tmp, &base, &[], &bench::backend::Network::None, &cancel)
+        .await
+        .unwrap()
+        .with_server(env!("CARGO_BIN_EXE_bench").into())
+}
+
+/// Runs `script` in `s` with `env` and a limit: exit code, output, whether the limit struck.
+async fn run_in(
+    s: &bench::backend::LocalSandbox,
+    script: &str,
+    env: &[(String, String)],
+    limit: Duration,
+) -> (Option<i32>, String, bool) {
+    use bench::backend::Sandbox as _;
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let r = s.exec(script, env, limit, &cancel).await.unwrap();
+    (
+        r.exit_code,
+        String::from_utf8_lossy(&r.output).into_owned(),
+        r.timed_out,
+    )
+}
+
+/// The PID namespace a command runs in.
+const PIDNS: &str = "readlink /proc/self/ns/pid";
+
+#[tokio::test]
+async fn a_sandbox_s_commands_share_one_jail_and_nothing_a_command_starts_outlives_it() {
+    if !bwrap_ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let s = jailed_sandbox(dir.path()).await;
+    let marker = random("outlive");
+    let limit = Duration::from_secs(60);
+    // A daemon that leaves the group and the session and clears its environment (no tag).
+    let (code, first, _) = run_in(
+        &s,
+        &format!(
+            "{PIDNS}; setsid env -i sh -c 'while :; do sleep 0.05; done # {marker}' >/dev/null 2>&1 </dev/null & echo started"
+        ),
+        &[],
+        limit,
+    )
+    .await;
+    assert_eq!(code, Some(0), "{first}");
+    assert!(first.ends_with("started\n"), "{first}");
+    assert!(
+        processes_with(&marker).is_empty(),
+        "the daemon outlived its command: {:?}",
+        processes_with(&marker)
+    );
+    let (code, second, _) = run_in(
+        &s,
+        // `[o]` so that neither grep nor this script matches itself.
+        &format!(
+            "{PIDNS}; grep -l '[{}]{}' /proc/[0-9]*/cmdline 2>/dev/null; echo done",
+            &marker[..1],
+            &marker[1..]
+        ),
+        &[],
+        limit,
+    )
+    .await;
+    assert_eq!(code, Some(0), "{second}");
+    let ns = |out: &str| out.lines().next().unwrap_or_default().to_string();
+    assert_eq!(ns(&first), ns(&second), "two jails: {first} / {second}");
+    let host = fs_err::read_link("/proc/self/ns/pid").unwrap();
+    assert_ne!(ns(&first), host.display().to_string(), "not jailed");
+    assert!(
+        second.ends_with("done\n") && second.lines().count() == 2,
+        "{second}"
+    );
+    // A command whose environment names a file under /tmp needs a jail that shows it: its own.
+    let shown = tempfile::NamedTempFile::new_in("/tmp").unwrap();
+    fs_err::write(shown.path(), "shown\n").unwrap();
+    let env = [("SHOWN".to_string(), shown.path().display().to_string())];
+    let (code, own, _) = run_in(&s, &format!("{PIDNS}; cat \"$SHOWN\""), &env, limit).await;
+    assert_eq!(code, Some(0), "{own}");
+    assert!(own.ends_with("shown\n"), "{own}");
+    assert_ne!(
+        ns(&own),
+        ns(&first),
+        "a command that must see more ran in the shared jail"
+    );
+}
+
+#[tokio::test]
+async fn a_command_can_neither_answer_for_the_next_one_nor_outlast_its_limit() {
+    if !bwrap_ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let s = jailed_sandbox(dir.path()).await;
+    let limit = Duration::from_secs(60);
+    // Forged answers, written where the server reads and writes, are refused.
+    let forge = r#"server=$(grep -l '[_]_jail-serve' /proc/[0-9]*/cmdline 2>/dev/null | head -1 | cut -d/ -f3)
+[ -n "$server" ] || { echo "no server"; exit 9; }
+for fd in 0 1; do
+  if printf '{"token":"x","exit_code":0,"timed_out":false,"len":6}\nforged' > /proc/$server/fd/$fd; then echo "wrote fd $fd"; else echo "refused fd $fd"; fi
+done"#;
+    let (code, out, _) = run_in(&s, forge, &[], limit).await;
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("refused fd 0") && out.contains("refused fd 1"),
+        "{out}"
+    );
+    let (code, out, _) = run_in(&s, "echo second", &[], limit).await;
+    assert_eq!((code, out.as_str()), (Some(0), "second\n"));
+    // The limit kills the command and what it started; the jail serves the next command.
+    let marker = random("limit");
+    let started = Instant::now();
+    let (code, _, timed_out) = run_in(
+        &s,
+        &format!("setsid env -i sh -c 'sleep 300 # {marker}' & sleep 300"),
+        &[],
+        Duration::from_secs(1),
+    )
+    .await;
+    assert!(timed_out && code.is_none(), "{code:?}");
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert!(processes_with(&marker).is_empty());
+    let (code, out, _) = run_in(&s, "echo after", &[], limit).await;
+    assert_eq!((code, out.as_str()), (Some(0), "after\n"));
+    // The server is the jail's init: a command cannot kill it.
+    let (code, out, _) = run_in(
+        &s,
+        "kill -9 1; kill -KILL -1; sleep 0.2; echo alive",
+        &[],
+        limit,
+    )
+    .await;
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.ends_with("alive\n"), "{out}");
+    let (code, out, _) = run_in(&s, "echo next", &[], limit).await;
+    assert_eq!((code, out.as_str()), (Some(0), "next\n"));
+}
+
+#[tokio::test]
+async fn cancelling_a_jailed_command_ends_it_and_everything_it_started_at_once() {
+    if !bwrap_ready() {
+        return;
+    }
+    use bench::backend::Sandbox as _;
+    let dir = tempfile::tempdir().unwrap();
+    let s = jailed_sandbox(dir.path()).await;
+    let marker = random("cancel");
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let trigger = cancel.clone();
+    let script = format!("setsid env -i sh -c 'sleep 300 # {marker}' & sleep 300");
+    let started = Instant::now();
+    let run = s.exec(&script, &[], Duration::from_secs(600), &cancel);
+    let cancelling = async {
+        while processes_with(&marker).is_empty() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        trigger.cancel();
+    };
+    let (r, ()) = tokio::join!(run, cancelling);
+    assert!(
+        matches!(r, Err(bench::backend::SandboxError::Cancelled)),
+        "{r:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+    gone_within(&marker, Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn a_jailed_command_run_as_root_can_neither_remount_the_host_writable_nor_unhide_the_store() {
+    if !bwrap_ready() {
+        return;
+    }
+    // Under the target directory: shown read-only inside (the jail's /tmp is its own).
+    let host = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let hidden = host.path().join("store");
+    fs_err::create_dir_all(&hidden).unwrap();
+    fs_err::write(hidden.join("secret"), "secret\n").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("base");
+    fs_err::create_dir_all(&base).unwrap();
+    fs_err::write(base.join("file.txt"), "base\n").unwrap();
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let s = bench::backend::LocalSandbox::create(
+        dir.path(),
+        &base,
+        std::slice::from_ref(&hidden),
+        &bench::backend::Network::None,
+        &cancel,
+    )
+    .await
+    .unwrap()
+    .with_server(env!("CARGO_BIN_EXE_bench").into());
+    let h = host.path().display();
+    let store = hidden.display();
+    let script = format!(
+        "grep CapEff /proc/self/status
+mount -o remount,rw,bind {h} 2>/dev/null && touch {h}/escaped 2>/dev/null
+umount {store} 2>/dev/null; cat {store}/secret 2>/dev/null
+mount -t tmpfs none {h} 2>/dev/null && echo mounted
+echo end"
+    );
+    // Both ways a command runs: in the sandbox's jail, and in a jail of its own.
+    let shown = tempfile::NamedTempFile::new_in("/tmp").unwrap();
+    let own = [("SHOWN".to_string(), shown.path().display().to_string())];
+    for env in [&[][..], &own[..]] {
+        let (code, out, _) = run_in(&s, &script, env, Duration::from_secs(60)).await;
+        assert_eq!(code, Some(0), "{out}");
+        assert_eq!(out, "CapEff:\t0000000000000000\nend\n");
+        assert!(!host.path().join("escaped").exists());
+    }
+}

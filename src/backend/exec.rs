@@ -37,7 +37,7 @@ pub struct ExecResult {
 pub const TAG_VAR: &str = "BENCH_SANDBOX";
 
 /// A fresh tag for one command in the workspace `root`: `<root>#<n>`.
-fn new_tag(root: &Path) -> String {
+pub(super) fn new_tag(root: &Path) -> String {
     static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     format!("{}#{}-{n}", root.display(), std::process::id())

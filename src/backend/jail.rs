@@ -3,8 +3,9 @@
 //! in its own network namespace unless the phase may use the host's network (agents reach their
 //! model endpoints; grading and parser scripts never do).
 //!
-//! Inside, the host's filesystem is read-only, `/proc` shows only the sandbox's processes (so
-//! `/proc/<bench pid>/environ` is out of reach), `/tmp` is empty, the store and the manifest's
+//! Inside, no command has a capability (bench may run as root: its commands then run as a root
+//! without privileges), the host's filesystem is read-only, `/proc` shows only the sandbox's
+//! processes (so `/proc/<bench pid>/environ` is out of reach), `/tmp` is empty, the store and the manifest's
 //! local datasets (hidden tests, gold patches) are hidden behind empty directories, and only the
 //! sandbox's own directory is writable. bwrap dies with bench (`--die-with-parent`) and every
 //! process of the sandbox dies with it (the PID namespace's init is gone), so a `setsid`
@@ -106,9 +107,17 @@ impl Jail {
     /// bwrap's arguments for `argv` in `cwd`.
     fn args(&self, cwd: &Path, argv: Vec<String>) -> Vec<String> {
         let s = |p: &Path| p.display().to_string();
-        let mut args: Vec<String> = ["--die-with-parent", "--unshare-all", "--new-session"]
-            .map(String::from)
-            .to_vec();
+        // No capability inside, not even when bench runs as root: with them, a command could
+        // remount the host's read-only binds writable or unmount what hides the store.
+        let mut args: Vec<String> = [
+            "--die-with-parent",
+            "--unshare-all",
+            "--new-session",
+            "--cap-drop",
+            "ALL",
+        ]
+        .map(String::from)
+        .to_vec();
         root_binds(Path::new("/"), &mut args);
         args.extend(["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"].map(String::from));
         if self.network {
@@ -120,14 +129,7 @@ impl Jail {
         for h in &hidden {
             args.extend(["--tmpfs".into(), s(h)]);
         }
-        let mut visible: Vec<&PathBuf> = self
-            .visible
-            .iter()
-            .filter(|v| self.may_show(v, &hidden))
-            .collect();
-        visible.sort();
-        visible.dedup();
-        for v in visible {
+        for v in self.shown(&hidden) {
             args.extend(["--ro-bind".into(), s(v), s(v)]);
         }
         args.extend([
@@ -176,6 +178,29 @@ impl Jail {
             j.visible.extend(prefix);
         }
         j
+    }
+
+    /// What of [`Jail::visible`] is shown, sorted, given the `hidden` directories that exist.
+    fn shown(&self, hidden: &[&PathBuf]) -> Vec<&PathBuf> {
+        let mut visible: Vec<&PathBuf> = self
+            .visible
+            .iter()
+            .filter(|v| self.may_show(v, hidden))
+            .collect();
+        visible.sort();
+        visible.dedup();
+        visible
+    }
+
+    /// Whether `other` is this jail, as far as its mounts go: same writable directory, hidden
+    /// directories, network, and shown files (what `other` asks to see beyond this jail is not
+    /// shown anyway). A command of `other` may then run in this jail.
+    pub fn same_as(&self, other: &Jail) -> bool {
+        let hidden: Vec<&PathBuf> = self.hidden.iter().filter(|p| p.is_dir()).collect();
+        self.writable == other.writable
+            && self.hidden == other.hidden
+            && self.network == other.network
+            && self.shown(&hidden) == other.shown(&hidden)
     }
 
     /// Whether `v`, asked to be visible, is shown: a path under `/tmp` or `/var/tmp` (the rest

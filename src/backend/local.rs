@@ -5,7 +5,10 @@
 //!
 //! Every command of a sandbox runs in a bubblewrap jail (`jail.rs`) where bwrap works: its own
 //! namespaces, no network when grading, the store and local datasets hidden, only the sandbox's
-//! directory writable, `TMPDIR` inside it.
+//! directory writable, `TMPDIR` inside it. A sandbox's commands share one jail, started with
+//! the first and ended with the sandbox (`jail_server.rs`), which kills everything a command
+//! started when it ends; a command that must see more of the host (a harness's files under
+//! `/tmp`), or that comes while another runs, gets a jail of its own.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -13,8 +16,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-use super::exec::{ExecResult, exec};
-use super::jail::{Jail, absolute};
+use super::exec::{ExecResult, TAG_VAR, exec, new_tag};
+use super::jail::{Jail, absolute, bwrap};
+use super::jail_server::Served;
 use super::sandbox::{Backend, Network, Sandbox, SandboxError, SandboxPaths, SandboxSpec};
 use super::workspace::{git_env, shell_quote};
 use crate::tasks::TaskBase;
@@ -35,6 +39,14 @@ pub struct LocalSandbox {
     root: PathBuf,
     paths: SandboxPaths,
     jail: Jail,
+    /// The sandbox's one jail, once its first command started it.
+    served: tokio::sync::Mutex<Option<Served>>,
+    /// Whether to use (or start) that jail: false once it could not start here.
+    serving: std::sync::atomic::AtomicBool,
+    /// The program that jail runs as its server: bench itself.
+    server: PathBuf,
+    /// The one commit bench made the repository with.
+    made: String,
 }
 
 fn failed(e: impl std::fmt::Display) -> SandboxError {
@@ -80,12 +92,20 @@ impl LocalSandbox {
                 network: *network != Network::None,
                 visible: Vec::new(),
             },
+            served: tokio::sync::Mutex::new(None),
+            serving: std::sync::atomic::AtomicBool::new(
+                !NO_SERVER.load(std::sync::atomic::Ordering::Relaxed),
+            ),
+            server: std::env::current_exe().unwrap_or_default(),
+            made: String::new(),
         };
         for d in ["repo", "state", "side", "home", "tmp"] {
             fs_err::create_dir_all(root.join(d)).map_err(failed)?;
         }
+        // One commit on `main` and nothing else: no reflog, no message file, no remote. The
+        // history is what `repo::clean` would strip it to, so only its check runs.
         let script = format!(
-            "cp -a {}/. . && rm -rf .git && git init -q && git add -A && git commit -q --no-gpg-sign --allow-empty -m base",
+            "cp -a {}/. . && rm -rf .git && git init -q -b main && git add -A && git -c core.logAllRefUpdates=false commit -q --no-gpg-sign --allow-empty -m base && rm -f .git/COMMIT_EDITMSG && git rev-parse HEAD",
             shell_quote(&base.to_string_lossy())
         );
         // bench's own copy runs outside the jail: the base tree is in a hidden dataset.
@@ -103,20 +123,91 @@ impl LocalSandbox {
         if r.cancelled {
             return Err(SandboxError::Cancelled);
         }
-        if r.exit_code != Some(0) {
+        let head = String::from_utf8_lossy(&r.output).trim().to_string();
+        if r.exit_code != Some(0) || head.len() != 40 {
             return Err(failed(format!(
-                "cannot prepare a workspace from {}: {}",
+                "cannot prepare a workspace from {}: {head}",
                 base.display(),
-                String::from_utf8_lossy(&r.output)
             )));
         }
+        let mut sandbox = sandbox;
+        sandbox.made = head;
         Ok(sandbox)
+    }
+}
+
+/// Set once a sandbox's jail could not start in this process (bench's binary is out of the
+/// jail's sight, a test harness runs the library): later sandboxes give each command a jail of
+/// its own from the start.
+static NO_SERVER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+impl LocalSandbox {
+    /// This sandbox with `exe` as its jail's server (a `bench` binary; the default is the
+    /// running one, which a test harness is not).
+    pub fn with_server(mut self, exe: PathBuf) -> LocalSandbox {
+        self.server = exe;
+        self.serving = std::sync::atomic::AtomicBool::new(true);
+        self
+    }
+
+    /// Runs `script` with exactly `env` in the sandbox's one jail, starting it if need be:
+    /// `None` when the command must get a jail of its own (bwrap is unavailable, the command
+    /// must see more of the host, another command is running, the jail cannot start here).
+    async fn exec_served(
+        &self,
+        script: &str,
+        env: &[(String, String)],
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Option<Result<ExecResult, SandboxError>> {
+        use std::sync::atomic::Ordering;
+        // The jail every command with no more than the sandbox's own environment gets.
+        let base = self.jail.for_env(&self.base_env());
+        if !self.serving.load(Ordering::Relaxed)
+            || bwrap().is_none()
+            || !base.same_as(&self.jail.for_env(env))
+        {
+            return None;
+        }
+        let mut slot = self.served.try_lock().ok()?;
+        if slot.is_none() {
+            match Served::start(&self.server, &base, &self.root, &new_tag(&self.root)).await {
+                Ok(s) => *slot = Some(s),
+                Err(_) => {
+                    // Jails of their own still confine every command: slower, not weaker.
+                    self.serving.store(false, Ordering::Relaxed);
+                    NO_SERVER.store(true, Ordering::Relaxed);
+                    return None;
+                }
+            }
+        }
+        let served = slot.as_mut()?;
+        let mut env = env.to_vec();
+        env.push((TAG_VAR.to_string(), new_tag(&self.root)));
+        let r = served
+            .exec(script, Path::new(&self.paths.repo), env, timeout, cancel)
+            .await;
+        Some(match r {
+            Ok(r) if r.cancelled => {
+                *slot = None;
+                Err(SandboxError::Cancelled)
+            }
+            Ok(r) => Ok(r),
+            Err(e) => {
+                *slot = None;
+                Err(failed(format!(
+                    "cannot run a command in {}: {e}",
+                    self.paths.repo
+                )))
+            }
+        })
     }
 }
 
 impl Drop for LocalSandbox {
     fn drop(&mut self) {
         // Each command's processes went when it ended; nothing of the sandbox outlives it.
+        drop(self.served.get_mut().take());
         let _ = fs_err::remove_dir_all(&self.root);
     }
 }
@@ -125,6 +216,12 @@ impl Drop for LocalSandbox {
 impl Sandbox for LocalSandbox {
     fn paths(&self) -> &SandboxPaths {
         &self.paths
+    }
+
+    /// The repository holds the one commit bench made it with: there is nothing to strip, and
+    /// `repo::clean` checks it, fail-closed, as any other.
+    fn stripped_to(&self) -> Option<&str> {
+        Some(&self.made)
     }
 
     fn base_env(&self) -> Vec<(String, String)> {
@@ -145,6 +242,9 @@ impl Sandbox for LocalSandbox {
     ) -> Result<ExecResult, SandboxError> {
         let mut all = self.base_env();
         all.extend_from_slice(env);
+        if let Some(r) = self.exec_served(script, &all, timeout, cancel).await {
+            return r;
+        }
         let r = exec(
             script,
             Path::new(&self.paths.repo),

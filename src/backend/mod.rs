@@ -1,5 +1,6 @@
 //! Where commands run, behind one seam (`sandbox.rs`: the [`Sandbox`] and [`Backend`] traits).
-//! `local.rs`: throwaway git workspaces on the host. `docker_backend.rs`: containers on a
+//! `local.rs`: throwaway git workspaces on the host, each in one bubblewrap jail (`jail.rs`,
+//! `jail_server.rs`). `docker_backend.rs`: containers on a
 //! Docker daemon, with agent images, over the bollard primitives of `docker.rs`, and a Harbor
 //! task's compose services beside them (`services.rs`). `repo.rs`: the
 //! repository steps every sandbox shares (strip, check, snapshot, diff). `pull.rs`: task images
@@ -15,6 +16,7 @@ mod exec;
 mod hardening;
 pub mod image_ref;
 pub mod jail;
+pub mod jail_server;
 mod local;
 mod open;
 pub mod pool;
