@@ -332,6 +332,9 @@ pub fn write_log_json(
         None if threads < 2 || size < PARALLEL_MIN => 1,
         None => (threads * 4).min((size >> 20) as usize).clamp(2, 64),
     };
+    if reads == Reads::Raw {
+        return write_raw_json(parser, &mut FileAt::new(file, 0, size), size as usize, out);
+    }
     if !reads.line_local() || pieces < 2 {
         let statuses = parse_log_stream(parser, &mut FileAt::new(file, 0, size), size as usize)?;
         return super::write_statuses_json(&statuses, out).map_err(ReadLogError::Write);
@@ -342,7 +345,7 @@ pub fn write_log_json(
         let (start, end) = (bounds[i], bounds[i + 1]);
         // A piece may name a test per short line (a summary): sized for that, so the name
         // table is not rehashed as it fills.
-        let mut collector = Collector::with_names(((end - start) / 64).min(1 << 20) as usize);
+        let mut collector = Collector::for_piece((end - start) as usize);
         parse_into(
             parse,
             reads,
@@ -357,14 +360,56 @@ pub fn write_log_json(
         Ok::<_, ReadLogError>(parts[i].sorted())
     })?;
     crate::timings::mark("log pieces sorted");
-    // The merge and the JSON are made in ranges of names on the threads too, cut at quantiles
-    // of the longest run, then written in order.
+    write_merged(&runs, workers, out)
+}
+
+/// [`write_log_json`] of an upstream-compatible parser read whole: upstream's map (each name
+/// once) sorted and written as it is, with no second map of bench's statuses.
+fn write_raw_json(
+    parser: &str,
+    reader: &mut dyn Read,
+    size_hint: usize,
+    out: &mut dyn std::io::Write,
+) -> Result<(), ReadLogError> {
+    let Some(parse) = super::swebench::raw_parser(parser) else {
+        // Not an upstream parser (none is registered so): the general route.
+        let statuses = parse_log_stream(parser, reader, size_hint)?;
+        return super::write_statuses_json(&statuses, out).map_err(ReadLogError::Write);
+    };
+    let mut bytes = Vec::with_capacity(size_hint.saturating_add(1));
+    reader.read_to_end(&mut bytes).map_err(ReadLogError::Io)?;
+    let raw = parse(&String::from_utf8_lossy(&bytes));
+    // As the collector records them: empty names dropped.
+    let entries = raw
+        .iter()
+        .filter(|(name, _)| !name.is_empty())
+        .map(|(name, word)| (name, super::swebench::to_status(word)));
+    super::common::write_sorted_json(super::common::sorted_by_name(entries), out)
+        .map_err(ReadLogError::Write)
+}
+
+/// Writes the JSON of sorted `runs` merged (a name in several takes the status of the last).
+/// The merge and the JSON are made in ranges of names on the threads, cut at quantiles of the
+/// longest run, a batch of one range per thread at a time, each batch written in order before
+/// the next is made: the output is never held whole, and the next batch's buffers reuse the
+/// memory of the last (no fresh pages for tens of megabytes of JSON).
+fn write_merged(
+    runs: &[Vec<(&str, super::TestStatus)>],
+    workers: usize,
+    out: &mut dyn std::io::Write,
+) -> Result<(), ReadLogError> {
     let longest: &[_] = runs.iter().max_by_key(|r| r.len()).map_or(&[], |r| r);
-    let ranges = if longest.is_empty() { 1 } else { workers * 2 };
+    // Ranges of about 16384 names of the longest run (a megabyte or so of JSON), at least
+    // two per thread.
+    let ranges = if longest.is_empty() {
+        1
+    } else {
+        (longest.len() / 16384).max(workers * 2)
+    };
     let cuts: Vec<&str> = (1..ranges)
         .map(|j| longest[longest.len() * j / ranges].0)
         .collect();
-    let chunks = in_pieces(ranges, workers, |j| {
+    let range = |j: usize| {
         let sub: Vec<&[(&str, super::TestStatus)]> = runs
             .iter()
             .map(|run| {
@@ -382,9 +427,18 @@ pub fn write_log_json(
             super::common::push_json_entry(&mut buf, name, status);
         }
         Ok::<_, ReadLogError>(buf)
-    })?;
+    };
+    let mut started = false;
+    for batch in (0..ranges).step_by(workers) {
+        let n = workers.min(ranges - batch);
+        let chunks = in_pieces(n, workers, |k| range(batch + k))?;
+        for chunk in &chunks {
+            super::common::write_json_entries_part(&mut started, chunk, out)
+                .map_err(ReadLogError::Write)?;
+        }
+    }
     crate::timings::mark("log pieces merged");
-    super::common::write_json_entries(&chunks, out).map_err(ReadLogError::Write)
+    super::common::write_json_end(started, out).map_err(ReadLogError::Write)
 }
 
 /// `work(0) .. work(n - 1)` on `workers` threads, each taking the next index as it finishes;
