@@ -94,7 +94,7 @@ pub(crate) fn write_sorted_json<'a>(
     write_json_end(started, out)
 }
 
-/// Appends the JSON of one entry as [`write_json_entries`] reads it: `,\n  "name": "status"`.
+/// Appends the JSON of one entry as [`write_json_entries_part`] reads it: `,\n  "name": "status"`.
 /// The bytes of `serde_json::to_writer_pretty` (a test checks), written directly: names that
 /// need no escaping (nearly all) are copied as they are.
 pub(crate) fn push_json_entry(buf: &mut Vec<u8>, name: &str, status: TestStatus) {
@@ -112,22 +112,10 @@ pub(crate) fn push_json_entry(buf: &mut Vec<u8>, name: &str, status: TestStatus)
     buf.push(b'"');
 }
 
-/// Writes the status JSON of entries made by [`push_json_entry`] in `parts`, in order (the
-/// names sorted across all parts, each once).
-pub(crate) fn write_json_entries(
-    parts: &[Vec<u8>],
-    out: &mut dyn std::io::Write,
-) -> std::io::Result<()> {
-    let mut started = false;
-    for part in parts {
-        write_json_entries_part(&mut started, part, out)?;
-    }
-    write_json_end(started, out)
-}
-
-/// Writes one part of entries: the object's `{` and the first entry without its comma
-/// (`started` is false until then).
-fn write_json_entries_part(
+/// Writes one part of entries made by [`push_json_entry`] (the names sorted across all parts,
+/// each once): the object's `{` and the first entry without its comma (`started` is false
+/// until then). [`write_json_end`] closes the object.
+pub(crate) fn write_json_entries_part(
     started: &mut bool,
     part: &[u8],
     out: &mut dyn std::io::Write,
@@ -144,7 +132,7 @@ fn write_json_entries_part(
     }
 }
 
-fn write_json_end(any: bool, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+pub(crate) fn write_json_end(any: bool, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     out.write_all(if any { b"\n}\n" } else { b"{}\n" })
 }
 
@@ -193,6 +181,17 @@ fn sort_by_digits(v: &mut [(u64, &str, TestStatus)], at: usize) {
         }
         sort_by_digits(group, at + 8);
     }
+}
+
+/// `entries` (each name once) sorted by name, byte-wise.
+pub(crate) fn sorted_by_name<'a>(
+    entries: impl Iterator<Item = (&'a str, TestStatus)>,
+) -> Vec<(&'a str, TestStatus)> {
+    let mut keyed: Vec<(u64, &str, TestStatus)> = entries
+        .map(|(name, status)| (name_digit(name, 0), name, status))
+        .collect();
+    sort_by_digits(&mut keyed, 0);
+    keyed.into_iter().map(|(_, n, s)| (n, s)).collect()
 }
 
 /// Test name -> status, as produced by a parser.
@@ -297,16 +296,7 @@ impl Statuses {
 
     /// All entries, sorted by name.
     pub fn sorted(&self) -> Vec<(&str, TestStatus)> {
-        let mut keyed: Vec<(u64, &str, TestStatus)> = self
-            .entries
-            .iter()
-            .map(|e| {
-                let name = self.name(e);
-                (name_digit(name, 0), name, e.status)
-            })
-            .collect();
-        sort_by_digits(&mut keyed, 0);
-        keyed.into_iter().map(|(_, n, s)| (n, s)).collect()
+        sorted_by_name(self.entries.iter().map(|e| (self.name(e), e.status)))
     }
 
     /// The statuses as a sorted map.
@@ -384,6 +374,16 @@ impl Collector {
         Collector {
             statuses: Statuses::with_capacity(names),
         }
+    }
+
+    /// A collector for a piece of `bytes` bytes of a log that may name a test on every short
+    /// line (a summary): its name table and its names' arena sized for that at once, so
+    /// neither is regrown (and copied into fresh pages) as it fills. Untouched capacity costs
+    /// no memory.
+    pub(crate) fn for_piece(bytes: usize) -> Self {
+        let mut statuses = Statuses::with_capacity((bytes / 64).min(1 << 20));
+        statuses.arena.reserve(bytes);
+        Collector { statuses }
     }
 
     /// Records `status` for `name`; empty names are ignored.

@@ -57,6 +57,20 @@ enum Reads {
     Whole,
     /// The whole log, uncleaned (the upstream-compatible SWE-bench parsers clean as upstream does).
     Raw,
+    /// Each line on its own, uncleaned (the line-local upstream-compatible SWE-bench parsers).
+    RawLines,
+}
+
+impl Reads {
+    /// Whether the log can be parsed in chunks that end at line breaks.
+    fn line_local(self) -> bool {
+        matches!(self, Reads::Lines | Reads::RawLines)
+    }
+
+    /// Whether escape sequences and `\r` are removed before parsing.
+    fn cleans(self) -> bool {
+        matches!(self, Reads::Lines | Reads::Whole)
+    }
 }
 
 /// Sorted by name; [`builtin_parser_names`] is derived from it.
@@ -73,18 +87,18 @@ const PARSERS: &[(&str, ParseFn, Reads)] = &[
     ("node-test", node_test::parse, Reads::Whole),
     ("pytest", pytest::parse_live, Reads::Whole),
     ("pytest-swebench", pytest::parse_swebench, Reads::Whole),
-    ("swebench-ant", swebench::ant, Reads::Raw),
+    ("swebench-ant", swebench::ant, Reads::RawLines),
     ("swebench-bpmn-js", swebench::bpmn_js, Reads::Raw),
     ("swebench-calypso", swebench::calypso, Reads::Raw),
     ("swebench-carbon", swebench::carbon, Reads::Raw),
-    ("swebench-cargo", swebench::cargo, Reads::Raw),
+    ("swebench-cargo", swebench::cargo, Reads::RawLines),
     ("swebench-chart-js", swebench::chart_js, Reads::Raw),
-    ("swebench-cucumber", swebench::cucumber, Reads::Raw),
+    ("swebench-cucumber", swebench::cucumber, Reads::RawLines),
     ("swebench-django", swebench::django, Reads::Raw),
     ("swebench-doctest", swebench::doctest, Reads::Raw),
     ("swebench-eslint", swebench::eslint, Reads::Raw),
-    ("swebench-googletest", swebench::googletest, Reads::Raw),
-    ("swebench-gotest", swebench::gotest, Reads::Raw),
+    ("swebench-googletest", swebench::googletest, Reads::RawLines),
+    ("swebench-gotest", swebench::gotest, Reads::RawLines),
     (
         "swebench-gradle-custom",
         swebench::gradle_custom,
@@ -92,9 +106,9 @@ const PARSERS: &[(&str, ParseFn, Reads)] = &[
     ),
     ("swebench-grommet", swebench::grommet, Reads::Raw),
     ("swebench-highlightjs", swebench::highlightjs, Reads::Raw),
-    ("swebench-jest", swebench::jest, Reads::Raw),
-    ("swebench-jest-json", swebench::jest_json, Reads::Raw),
-    ("swebench-jq", swebench::jq, Reads::Raw),
+    ("swebench-jest", swebench::jest, Reads::RawLines),
+    ("swebench-jest-json", swebench::jest_json, Reads::RawLines),
+    ("swebench-jq", swebench::jq, Reads::RawLines),
     ("swebench-karma", swebench::karma, Reads::Raw),
     (
         "swebench-lighthouse-json",
@@ -107,40 +121,40 @@ const PARSERS: &[(&str, ParseFn, Reads)] = &[
         Reads::Raw,
     ),
     ("swebench-marked", swebench::marked, Reads::Raw),
-    ("swebench-matplotlib", swebench::matplotlib, Reads::Raw),
+    ("swebench-matplotlib", swebench::matplotlib, Reads::RawLines),
     ("swebench-maven", swebench::maven, Reads::Raw),
     (
         "swebench-micropython-test",
         swebench::micropython_test,
-        Reads::Raw,
+        Reads::RawLines,
     ),
-    ("swebench-minitest", swebench::minitest, Reads::Raw),
+    ("swebench-minitest", swebench::minitest, Reads::RawLines),
     ("swebench-next-v1", swebench::next_v1, Reads::Raw),
     ("swebench-next-v2", swebench::next_v2, Reads::Raw),
     ("swebench-openlayers", swebench::openlayers, Reads::Raw),
     ("swebench-p5js", swebench::p5js, Reads::Raw),
     ("swebench-phpunit", swebench::phpunit, Reads::Raw),
     ("swebench-prismjs", swebench::prismjs, Reads::Raw),
-    ("swebench-pytest", swebench::pytest, Reads::Raw),
+    ("swebench-pytest", swebench::pytest, Reads::RawLines),
     (
         "swebench-pytest-options",
         swebench::pytest_options,
-        Reads::Raw,
+        Reads::RawLines,
     ),
-    ("swebench-pytest-v2", swebench::pytest_v2, Reads::Raw),
+    ("swebench-pytest-v2", swebench::pytest_v2, Reads::RawLines),
     ("swebench-quarto-cli", swebench::quarto_cli, Reads::Raw),
     ("swebench-react-pdf", swebench::react_pdf, Reads::Raw),
-    ("swebench-redis", swebench::redis, Reads::Raw),
+    ("swebench-redis", swebench::redis, Reads::RawLines),
     (
         "swebench-rspec-transformed-json",
         swebench::rspec_transformed_json,
-        Reads::Raw,
+        Reads::RawLines,
     ),
-    ("swebench-ruby-unit", swebench::ruby_unit, Reads::Raw),
-    ("swebench-seaborn", swebench::seaborn, Reads::Raw),
+    ("swebench-ruby-unit", swebench::ruby_unit, Reads::RawLines),
+    ("swebench-seaborn", swebench::seaborn, Reads::RawLines),
     ("swebench-sympy", swebench::sympy, Reads::Raw),
-    ("swebench-tap", swebench::tap, Reads::Raw),
-    ("swebench-vitest", swebench::vitest, Reads::Raw),
+    ("swebench-tap", swebench::tap, Reads::RawLines),
+    ("swebench-vitest", swebench::vitest, Reads::RawLines),
     ("tap", tap::parse, Reads::Lines),
     ("unittest", unittest::parse, Reads::Whole),
     ("vitest", vitest::parse, Reads::Whole),
@@ -249,10 +263,10 @@ pub fn builtin_parser_names() -> &'static [&'static str] {
 /// it yields an empty map.
 pub fn parse_log(parser: &str, log: &str) -> Result<Statuses, ParserError> {
     let (parse, reads) = lookup(parser)?;
-    let cleaned = if reads == Reads::Raw {
-        Cow::Borrowed(log)
-    } else {
+    let cleaned = if reads.cleans() {
         clean_log(log)
+    } else {
+        Cow::Borrowed(log)
     };
     let mut collector = Collector::for_log(cleaned.len());
     parse(&cleaned, &mut collector);
@@ -274,7 +288,7 @@ pub fn parse_log_stream(
 ) -> Result<Statuses, ReadLogError> {
     let (parse, reads) = lookup(parser)?;
     match reads {
-        Reads::Lines => parse_chunks(parse, reader, size_hint, CHUNK),
+        Reads::Lines | Reads::RawLines => parse_chunks(parse, reads, reader, size_hint, CHUNK),
         Reads::Raw => {
             let mut bytes = Vec::with_capacity(size_hint.saturating_add(1));
             reader.read_to_end(&mut bytes).map_err(ReadLogError::Io)?;
@@ -284,7 +298,7 @@ pub fn parse_log_stream(
             let mut bytes = Vec::with_capacity(size_hint.saturating_add(1));
             reader.read_to_end(&mut bytes).map_err(ReadLogError::Io)?;
             let mut collector = Collector::for_log(bytes.len());
-            parse_piece(parse, &bytes, &mut collector);
+            parse_piece(parse, reads, &bytes, &mut collector);
             Ok(collector.finish())
         }
     }
@@ -318,7 +332,10 @@ pub fn write_log_json(
         None if threads < 2 || size < PARALLEL_MIN => 1,
         None => (threads * 4).min((size >> 20) as usize).clamp(2, 64),
     };
-    if reads != Reads::Lines || pieces < 2 {
+    if reads == Reads::Raw {
+        return write_raw_json(parser, &mut FileAt::new(file, 0, size), size as usize, out);
+    }
+    if !reads.line_local() || pieces < 2 {
         let statuses = parse_log_stream(parser, &mut FileAt::new(file, 0, size), size as usize)?;
         return super::write_statuses_json(&statuses, out).map_err(ReadLogError::Write);
     }
@@ -328,9 +345,10 @@ pub fn write_log_json(
         let (start, end) = (bounds[i], bounds[i + 1]);
         // A piece may name a test per short line (a summary): sized for that, so the name
         // table is not rehashed as it fills.
-        let mut collector = Collector::with_names(((end - start) / 64).min(1 << 20) as usize);
+        let mut collector = Collector::for_piece((end - start) as usize);
         parse_into(
             parse,
+            reads,
             &mut FileAt::new(file, start, end),
             CHUNK,
             &mut collector,
@@ -342,14 +360,56 @@ pub fn write_log_json(
         Ok::<_, ReadLogError>(parts[i].sorted())
     })?;
     crate::timings::mark("log pieces sorted");
-    // The merge and the JSON are made in ranges of names on the threads too, cut at quantiles
-    // of the longest run, then written in order.
+    write_merged(&runs, workers, out)
+}
+
+/// [`write_log_json`] of an upstream-compatible parser read whole: upstream's map (each name
+/// once) sorted and written as it is, with no second map of bench's statuses.
+fn write_raw_json(
+    parser: &str,
+    reader: &mut dyn Read,
+    size_hint: usize,
+    out: &mut dyn std::io::Write,
+) -> Result<(), ReadLogError> {
+    let Some(parse) = super::swebench::raw_parser(parser) else {
+        // Not an upstream parser (none is registered so): the general route.
+        let statuses = parse_log_stream(parser, reader, size_hint)?;
+        return super::write_statuses_json(&statuses, out).map_err(ReadLogError::Write);
+    };
+    let mut bytes = Vec::with_capacity(size_hint.saturating_add(1));
+    reader.read_to_end(&mut bytes).map_err(ReadLogError::Io)?;
+    let raw = parse(&String::from_utf8_lossy(&bytes));
+    // As the collector records them: empty names dropped.
+    let entries = raw
+        .iter()
+        .filter(|(name, _)| !name.is_empty())
+        .map(|(name, word)| (name, super::swebench::to_status(word)));
+    super::common::write_sorted_json(super::common::sorted_by_name(entries), out)
+        .map_err(ReadLogError::Write)
+}
+
+/// Writes the JSON of sorted `runs` merged (a name in several takes the status of the last).
+/// The merge and the JSON are made in ranges of names on the threads, cut at quantiles of the
+/// longest run, a batch of one range per thread at a time, each batch written in order before
+/// the next is made: the output is never held whole, and the next batch's buffers reuse the
+/// memory of the last (no fresh pages for tens of megabytes of JSON).
+fn write_merged(
+    runs: &[Vec<(&str, super::TestStatus)>],
+    workers: usize,
+    out: &mut dyn std::io::Write,
+) -> Result<(), ReadLogError> {
     let longest: &[_] = runs.iter().max_by_key(|r| r.len()).map_or(&[], |r| r);
-    let ranges = if longest.is_empty() { 1 } else { workers * 2 };
+    // Ranges of about 16384 names of the longest run (a megabyte or so of JSON), at least
+    // two per thread.
+    let ranges = if longest.is_empty() {
+        1
+    } else {
+        (longest.len() / 16384).max(workers * 2)
+    };
     let cuts: Vec<&str> = (1..ranges)
         .map(|j| longest[longest.len() * j / ranges].0)
         .collect();
-    let chunks = in_pieces(ranges, workers, |j| {
+    let range = |j: usize| {
         let sub: Vec<&[(&str, super::TestStatus)]> = runs
             .iter()
             .map(|run| {
@@ -367,9 +427,18 @@ pub fn write_log_json(
             super::common::push_json_entry(&mut buf, name, status);
         }
         Ok::<_, ReadLogError>(buf)
-    })?;
+    };
+    let mut started = false;
+    for batch in (0..ranges).step_by(workers) {
+        let n = workers.min(ranges - batch);
+        let chunks = in_pieces(n, workers, |k| range(batch + k))?;
+        for chunk in &chunks {
+            super::common::write_json_entries_part(&mut started, chunk, out)
+                .map_err(ReadLogError::Write)?;
+        }
+    }
     crate::timings::mark("log pieces merged");
-    super::common::write_json_entries(&chunks, out).map_err(ReadLogError::Write)
+    super::common::write_json_end(started, out).map_err(ReadLogError::Write)
 }
 
 /// `work(0) .. work(n - 1)` on `workers` threads, each taking the next index as it finishes;
@@ -542,18 +611,20 @@ impl<'a> Iterator for MergeLast<'_, 'a> {
 /// (an empty last line included).
 fn parse_chunks(
     parse: ParseFn,
+    reads: Reads,
     reader: &mut dyn Read,
     size_hint: usize,
     chunk: usize,
 ) -> Result<Statuses, ReadLogError> {
     let mut collector = Collector::for_log(size_hint);
-    parse_into(parse, reader, chunk, &mut collector)?;
+    parse_into(parse, reads, reader, chunk, &mut collector)?;
     Ok(collector.finish())
 }
 
 /// [`parse_chunks`] into a given collector.
 fn parse_into(
     parse: ParseFn,
+    reads: Reads,
     reader: &mut dyn Read,
     chunk: usize,
     collector: &mut Collector,
@@ -574,22 +645,27 @@ fn parse_into(
         filled += n;
         if let Some(i) = memchr::memrchr(b'\n', &buf[searched..filled]) {
             let end = searched + i;
-            parse_piece(parse, &buf[..end], collector);
+            parse_piece(parse, reads, &buf[..end], collector);
             buf.copy_within(end + 1..filled, 0);
             filled -= end + 1;
         }
     }
-    parse_piece(parse, &buf[..filled], collector);
+    parse_piece(parse, reads, &buf[..filled], collector);
     Ok(())
 }
 
-/// Decodes (lossily), cleans and parses one piece of a log that ends at a line break.
-fn parse_piece(parse: ParseFn, bytes: &[u8], collector: &mut Collector) {
+/// Decodes (lossily), cleans (unless `reads` is raw) and parses one piece of a log that ends
+/// at a line break.
+fn parse_piece(parse: ParseFn, reads: Reads, bytes: &[u8], collector: &mut Collector) {
     let text = match std::str::from_utf8(bytes) {
         Ok(text) => Cow::Borrowed(text),
         Err(_) => String::from_utf8_lossy(bytes),
     };
-    parse(&clean_log(&text), collector);
+    if reads.cleans() {
+        parse(&clean_log(&text), collector);
+    } else {
+        parse(&text, collector);
+    }
 }
 
 fn lookup(parser: &str) -> Result<(ParseFn, Reads), ParserError> {
@@ -668,7 +744,7 @@ mod unit {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/logs");
         let mut checked = 0;
         for &(name, parse, reads) in PARSERS {
-            if reads != Reads::Lines {
+            if !reads.line_local() {
                 continue;
             }
             let mut logs: Vec<Vec<u8>> = fs_err::read_dir(root.join(name))
@@ -687,7 +763,7 @@ mod unit {
             for log in logs {
                 let whole = parse_log(name, &String::from_utf8_lossy(&log)).expect("parser");
                 for chunk in [1, 2, 7, 64, 4096] {
-                    let got = parse_chunks(parse, &mut log.as_slice(), log.len(), chunk)
+                    let got = parse_chunks(parse, reads, &mut log.as_slice(), log.len(), chunk)
                         .expect("in memory");
                     assert_eq!(got, whole, "{name}, chunks of {chunk}");
                     assert_eq!(format!("{got:?}"), format!("{whole:?}"));
@@ -695,7 +771,112 @@ mod unit {
                 checked += 1;
             }
         }
-        assert!(checked > 15, "only {checked} logs checked");
+        assert!(checked > 40, "only {checked} logs checked");
+    }
+
+    /// Upstream's map of a log, through bench's collector (the route of the parsers read whole).
+    fn upstream_route(name: &str, log: &str) -> Statuses {
+        let parse = super::super::swebench::raw_parser(name).expect("upstream parser");
+        let mut collector = Collector::default();
+        for (n, w) in parse(log).iter() {
+            collector.record(n, super::super::swebench::to_status(w));
+        }
+        collector.finish()
+    }
+
+    /// The line-local upstream parsers, which put each line's name straight into bench's
+    /// collector and are read in chunks, give upstream's map of the whole log: on every
+    /// fixture log (of every parser) and on adversarial lines glued from their patterns' parts.
+    #[test]
+    fn raw_line_parsers_match_upstreams_map_of_the_whole_log() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/logs");
+        let mut logs: Vec<Vec<u8>> = Vec::new();
+        for dir in fs_err::read_dir(&root)
+            .expect("fixtures")
+            .filter_map(Result::ok)
+        {
+            for f in fs_err::read_dir(dir.path()).into_iter().flatten() {
+                let path = f.expect("entry").path();
+                if path.extension().is_some_and(|x| x == "log") {
+                    logs.push(fs_err::read(path).expect("fixture"));
+                }
+            }
+        }
+        assert!(logs.len() > 60, "{} logs", logs.len());
+        let pieces = [
+            "PASSED",
+            "FAILED",
+            "SKIPPED",
+            "ERROR",
+            "XFAIL",
+            "[ok]: ",
+            "[err]: ",
+            "PASS: ",
+            "FAIL: ",
+            "--- PASS: ",
+            "ok 1 ",
+            "not ok 2 ",
+            "[PASSED] ",
+            "[FAILED] ",
+            "✓ ",
+            "✕ ",
+            "○ ",
+            "× ",
+            "[junit] [PASS] ",
+            "[  OK  ] ",
+            "[ FAILED ] ",
+            " (12 ms)",
+            " (0.01s)",
+            " - ",
+            " - passed",
+            " ... ok",
+            ": .",
+            ": E",
+            ". a = 0 s = .",
+            "test a ... ok",
+            " ....F",
+            "tests/a.py::test_x",
+            "t[/a/b]",
+            "a",
+            " ",
+            "\t",
+            "\r",
+            "\x1b[32m",
+            "[1m",
+            "\u{a0}",
+            "é",
+            "\n",
+            "\n",
+            "\n",
+            "MouseButton.LEFT",
+            " in foo.tcl",
+            "skip ",
+            "pass ",
+        ];
+        let mut odd = super::super::swebench::glued_lines(&pieces, 8_000).join("\n");
+        odd.push('\n');
+        let mut odd = odd.into_bytes();
+        odd.extend(b"t.py::b \xff PASSED\nPASSED \xe2\x9c t.py::c\n\xff");
+        logs.push(odd);
+        let mut checked = 0;
+        for &(name, parse, reads) in PARSERS {
+            if reads != Reads::RawLines {
+                continue;
+            }
+            for log in &logs {
+                let text = String::from_utf8_lossy(log);
+                let want = upstream_route(name, &text);
+                let whole = parse_log(name, &text).expect("parser");
+                assert_eq!(format!("{whole:?}"), format!("{want:?}"), "{name}");
+                for chunk in [1, 7, 4096] {
+                    let got = parse_chunks(parse, reads, &mut log.as_slice(), log.len(), chunk)
+                        .expect("in memory");
+                    assert_eq!(format!("{got:?}"), format!("{want:?}"), "{name}, {chunk}");
+                }
+                checked += usize::from(!want.is_empty());
+            }
+        }
+        assert!(checked > 100, "only {checked} non-empty maps checked");
     }
 
     /// The file path of `bench parse-log`: every fixture log of every parser, cut into 1 to

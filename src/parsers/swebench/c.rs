@@ -23,7 +23,9 @@ use quick_xml::events::{BytesStart, Event};
 use quick_xml::reader::Reader;
 use regex::Regex;
 
-use super::{RawStatuses, after_space, before_duration, lazy, py_strip};
+use super::{
+    RawStatuses, Sink, after_space, before_duration, by_stripped_line, filled, lazy, py_strip,
+};
 
 const REDIS: &str = r"^\[(ok|err|skip|ignore)\]:\s(.+?)(?:\s\((\d+\s*m?s)\))?$";
 
@@ -61,16 +63,18 @@ fn without_file(name: &str) -> &str {
 }
 
 pub fn redis(log: &str) -> RawStatuses {
-    let mut map = RawStatuses::new();
+    filled(log, redis_into)
+}
+
+pub(crate) fn redis_into(log: &str, map: &mut impl Sink) {
     for line in log.split('\n') {
         match redis_line(py_strip(line)) {
-            Some(("ok", name)) => map.insert(name, "PASSED"),
-            Some(("err", name)) => map.insert(without_file(name), "FAILED"),
-            Some((_, name)) => map.insert(name, "SKIPPED"),
+            Some(("ok", name)) => map.put(name, "PASSED"),
+            Some(("err", name)) => map.put(without_file(name), "FAILED"),
+            Some((_, name)) => map.put(name, "SKIPPED"),
             None => {}
         }
     }
-    map
 }
 
 /// `^\s*(PASS|FAIL):\s(.+)$` on a stripped line: the status word and the name.
@@ -84,13 +88,11 @@ fn jq_line(line: &str) -> Option<(&'static str, &str)> {
 }
 
 pub fn jq(log: &str) -> RawStatuses {
-    let mut map = RawStatuses::new();
-    for line in log.split('\n') {
-        if let Some((word, name)) = jq_line(py_strip(line)) {
-            map.insert(name, word);
-        }
-    }
-    map
+    filled(log, jq_into)
+}
+
+pub(crate) fn jq_into(log: &str, map: &mut impl Sink) {
+    by_stripped_line(log, map, jq_line)
 }
 
 /// `^(pass|FAIL|skip)\s+(.+)$` on a stripped line: the status word and the name.
@@ -108,13 +110,11 @@ fn micropython_line(line: &str) -> Option<(&'static str, &str)> {
 }
 
 pub fn micropython_test(log: &str) -> RawStatuses {
-    let mut map = RawStatuses::new();
-    for line in log.split('\n') {
-        if let Some((word, name)) = micropython_line(py_strip(line)) {
-            map.insert(name, word);
-        }
-    }
-    map
+    filled(log, micropython_test_into)
+}
+
+pub(crate) fn micropython_test_into(log: &str, map: &mut impl Sink) {
+    by_stripped_line(log, map, micropython_line)
 }
 
 /// Upstream's pattern, which [`googletest_line`] matches by hand.
@@ -161,13 +161,11 @@ fn googletest_line(line: &str) -> Option<(&'static str, &str)> {
 }
 
 pub fn googletest(log: &str) -> RawStatuses {
-    let mut map = RawStatuses::new();
-    for line in log.split('\n') {
-        if let Some((word, name)) = googletest_line(py_strip(line)) {
-            map.insert(name, word);
-        }
-    }
-    map
+    filled(log, googletest_into)
+}
+
+pub(crate) fn googletest_into(log: &str, map: &mut impl Sink) {
+    by_stripped_line(log, map, googletest_line)
 }
 
 /// An element of the doctest document: its name, its `name` / `success` attribute, children.

@@ -15,7 +15,7 @@
 
 use std::collections::VecDeque;
 
-use super::{RawStatuses, py_strip};
+use super::{RawStatuses, Sink, by_stripped_line, filled, py_strip};
 
 fn word(status: &str) -> &'static str {
     match status {
@@ -90,13 +90,11 @@ fn after_spaces(s: &str) -> Option<&str> {
 }
 
 pub fn ant(log: &str) -> RawStatuses {
-    let mut map = RawStatuses::new();
-    for line in log.split('\n') {
-        if let Some((word, name)) = ant_line(py_strip(line)) {
-            map.insert(name, word);
-        }
-    }
-    map
+    filled(log, ant_into)
+}
+
+pub(crate) fn ant_into(log: &str, map: &mut impl Sink) {
+    by_stripped_line(log, map, ant_line)
 }
 
 /// `^([^>].+)\s+(PASSED|FAILED)$` on a stripped line: the name and the status word. The name

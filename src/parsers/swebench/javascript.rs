@@ -21,7 +21,9 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::{RawStatuses, after_space, before_duration, lazy, py_strip};
+use super::{
+    RawStatuses, Sink, after_space, before_duration, by_stripped_line, filled, lazy, py_strip,
+};
 
 /// `^\s*(✓|✕|○)\s(.+?)(?:\s\((\d+\s*m?s)\))?$` on a stripped line, by hand where the
 /// line's duration is ASCII (the regex otherwise): the status word and the name (group 2).
@@ -46,13 +48,13 @@ fn jest_line(line: &str) -> Option<(&'static str, &str)> {
 }
 
 pub fn jest(log: &str) -> RawStatuses {
-    let mut map = RawStatuses::new();
-    for line in log.split('\n') {
-        if let Some((word, name)) = jest_line(py_strip(line)) {
-            map.insert(py_strip(name), word);
-        }
-    }
-    map
+    filled(log, jest_into)
+}
+
+pub(crate) fn jest_into(log: &str, map: &mut impl Sink) {
+    by_stripped_line(log, map, |l| {
+        jest_line(l).map(|(word, name)| (word, py_strip(name)))
+    })
 }
 
 /// `^\[(PASSED|FAILED)\]\s(.+)$` on a stripped line: the status word and the name.
@@ -66,13 +68,11 @@ fn jest_json_line(line: &str) -> Option<(&'static str, &str)> {
 }
 
 pub fn jest_json(log: &str) -> RawStatuses {
-    let mut map = RawStatuses::new();
-    for line in log.split('\n') {
-        if let Some((word, name)) = jest_json_line(py_strip(line)) {
-            map.insert(name, word);
-        }
-    }
-    map
+    filled(log, jest_json_into)
+}
+
+pub(crate) fn jest_json_into(log: &str, map: &mut impl Sink) {
+    by_stripped_line(log, map, jest_json_line)
 }
 
 const VITEST: &str = r"^\s*(✓|×|↓)\s(.+?)(?:\s(\d+\s*m?s?|\[skipped\]))?$";
@@ -145,13 +145,11 @@ fn regex_space(b: u8) -> bool {
 }
 
 pub fn vitest(log: &str) -> RawStatuses {
-    let mut map = RawStatuses::new();
-    for line in log.split('\n') {
-        if let Some((word, name)) = vitest_line(py_strip(line)) {
-            map.insert(name, word);
-        }
-    }
-    map
+    filled(log, vitest_into)
+}
+
+pub(crate) fn vitest_into(log: &str, map: &mut impl Sink) {
+    by_stripped_line(log, map, vitest_line)
 }
 
 const TAP: &str = r"^(ok|not ok) (\d+) (.+)$";
@@ -178,13 +176,11 @@ fn tap_line(line: &str) -> Option<(&'static str, &str)> {
 }
 
 pub fn tap(log: &str) -> RawStatuses {
-    let mut map = RawStatuses::new();
-    for line in log.split('\n') {
-        if let Some((word, name)) = tap_line(py_strip(line)) {
-            map.insert(name, word);
-        }
-    }
-    map
+    filled(log, tap_into)
+}
+
+pub(crate) fn tap_into(log: &str, map: &mut impl Sink) {
+    by_stripped_line(log, map, tap_line)
 }
 
 pub fn karma(log: &str) -> RawStatuses {

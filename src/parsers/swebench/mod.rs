@@ -32,14 +32,23 @@ use super::common::{Collector, TestStatus};
 /// status replaces an earlier one and keeps the name's first position; iteration in insertion
 /// order, which upstream's truncated-id prefix match depends on).
 ///
-/// A log names hundreds of thousands of tests, each line's name looked up here: the name is
-/// copied only when it is new, the table holds indices hashed with foldhash (not SipHash), and
-/// upstream's status words are kept without a copy.
+/// A log names hundreds of thousands of tests, each line's name looked up here: a new name is
+/// copied once, back to back with the others in one arena string (no allocation per name),
+/// the table holds indices hashed with foldhash (not SipHash), and upstream's status words are
+/// kept without a copy.
 #[derive(Clone, Default)]
 pub struct RawStatuses {
-    entries: Vec<(String, Cow<'static, str>)>,
+    arena: String,
+    entries: Vec<RawEntry>,
     index: hashbrown::HashTable<usize>,
     hasher: foldhash::fast::FixedState,
+}
+
+#[derive(Clone)]
+struct RawEntry {
+    start: usize,
+    len: usize,
+    word: Cow<'static, str>,
 }
 
 /// `word` as a static string when it is one of upstream's status words (nearly always).
@@ -59,42 +68,53 @@ impl RawStatuses {
         RawStatuses::default()
     }
 
-    fn position(&self, name: &str) -> Option<usize> {
-        let hash = self.hasher.hash_one(name);
-        self.index
-            .find(hash, |&i| self.entries[i].0 == name)
-            .copied()
+    fn name(&self, i: usize) -> &str {
+        let e = &self.entries[i];
+        &self.arena[e.start..e.start + e.len]
     }
 
-    pub fn insert(
-        &mut self,
-        name: impl AsRef<str> + Into<String>,
-        word: impl AsRef<str> + Into<String>,
-    ) {
+    fn position(&self, name: &str) -> Option<usize> {
+        let hash = self.hasher.hash_one(name);
+        self.index.find(hash, |&i| self.name(i) == name).copied()
+    }
+
+    pub fn insert(&mut self, name: impl AsRef<str>, word: impl AsRef<str> + Into<String>) {
+        let name = name.as_ref();
         let word = status_word(word);
-        let hash = self.hasher.hash_one(name.as_ref());
+        let hash = self.hasher.hash_one(name);
         let RawStatuses {
+            arena,
             entries,
             index,
             hasher,
         } = self;
-        if let Some(&i) = index.find(hash, |&i| entries[i].0 == name.as_ref()) {
-            entries[i].1 = word;
+        let at = |i: usize| {
+            let e: &RawEntry = &entries[i];
+            &arena[e.start..e.start + e.len]
+        };
+        if let Some(&i) = index.find(hash, |&i| at(i) == name) {
+            entries[i].word = word;
             return;
         }
-        entries.push((name.into(), word));
+        entries.push(RawEntry {
+            start: arena.len(),
+            len: name.len(),
+            word,
+        });
+        arena.push_str(name);
         index.insert_unique(hash, entries.len() - 1, |&i| {
-            hasher.hash_one(entries[i].0.as_str())
+            let e = &entries[i];
+            hasher.hash_one(&arena[e.start..e.start + e.len])
         });
     }
 
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.position(name).map(|i| self.entries[i].1.as_ref())
+        self.position(name).map(|i| self.entries[i].word.as_ref())
     }
 
     /// The stored key equal to `name`.
     pub fn key(&self, name: &str) -> Option<&str> {
-        self.position(name).map(|i| self.entries[i].0.as_str())
+        self.position(name).map(|i| self.name(i))
     }
 
     pub fn is_empty(&self) -> bool {
@@ -107,7 +127,7 @@ impl RawStatuses {
 
     /// In insertion order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.entries.iter().map(|(n, w)| (n.as_str(), w.as_ref()))
+        (0..self.entries.len()).map(|i| (self.name(i), self.entries[i].word.as_ref()))
     }
 
     /// Sorted by name (what is stored and printed).
@@ -127,7 +147,7 @@ impl std::fmt::Debug for RawStatuses {
 /// Equal when the same names hold the same words in the same order (the index follows).
 impl PartialEq for RawStatuses {
     fn eq(&self, other: &Self) -> bool {
-        self.entries == other.entries
+        self.len() == other.len() && self.iter().eq(other.iter())
     }
 }
 
@@ -416,10 +436,60 @@ fn record(parse: RawParseFn, log: &str, out: &mut Collector) {
     }
 }
 
+/// Where a line-local parser puts each (name, status word) it reads: upstream's map, or
+/// bench's collector (`bench parse-log`, which reads such a log in pieces on every core; the
+/// last status of a name wins either way, and the collector drops empty names as [`record`]
+/// does).
+pub(crate) trait Sink {
+    fn put(&mut self, name: &str, word: &str);
+}
+
+impl Sink for RawStatuses {
+    fn put(&mut self, name: &str, word: &str) {
+        self.insert(name, word);
+    }
+}
+
+impl Sink for Collector {
+    fn put(&mut self, name: &str, word: &str) {
+        self.record(name, to_status(word));
+    }
+}
+
+/// Upstream's map of a line-local parser.
+fn filled(log: &str, parse: impl FnOnce(&str, &mut RawStatuses)) -> RawStatuses {
+    let mut map = RawStatuses::new();
+    parse(log, &mut map);
+    map
+}
+
+/// Each line of `log` (split on `\n` only, as upstream does), stripped, through `line`, a hand
+/// matcher of upstream's pattern giving the status word and the name.
+fn by_stripped_line<'a>(
+    log: &'a str,
+    map: &mut impl Sink,
+    line: impl Fn(&'a str) -> Option<(&'static str, &'a str)>,
+) {
+    for l in log.split('\n') {
+        if let Some((word, name)) = line(py_strip(l)) {
+            map.put(name, word);
+        }
+    }
+}
+
 macro_rules! adapters {
     ($($m:ident :: $f:ident),* $(,)?) => {$(
         pub(crate) fn $f(log: &str, out: &mut Collector) {
             record(super::$m::$f, log, out)
+        }
+    )*};
+}
+
+/// Line-local parsers straight into the collector (the registry reads their logs in pieces).
+macro_rules! line_adapters {
+    ($($m:ident :: $into:ident => $f:ident),* $(,)?) => {$(
+        pub(crate) fn $f(log: &str, out: &mut Collector) {
+            super::$m::$into(log, out)
         }
     )*};
 }
@@ -445,33 +515,35 @@ pub(crate) mod bench {
         multimodal::openlayers,
         multimodal::p5js,
         multimodal::react_pdf,
-        java::ant,
-        multilang::cargo,
-        ruby::cucumber,
         python::django,
         c::doctest,
-        c::googletest,
-        multilang::gotest,
         java::gradle_custom,
-        javascript::jest,
-        javascript::jest_json,
-        c::jq,
         javascript::karma,
-        python::matplotlib,
         java::maven,
-        c::micropython_test,
-        ruby::minitest,
         php::phpunit,
-        python::pytest,
-        python::pytest_options,
-        python::pytest_v2,
-        c::redis,
-        ruby::rspec_transformed_json,
-        ruby::ruby_unit,
-        python::seaborn,
         python::sympy,
-        javascript::tap,
-        javascript::vitest,
+    );
+    line_adapters!(
+        java::ant_into => ant,
+        multilang::cargo_into => cargo,
+        ruby::cucumber_into => cucumber,
+        c::googletest_into => googletest,
+        multilang::gotest_into => gotest,
+        javascript::jest_into => jest,
+        javascript::jest_json_into => jest_json,
+        c::jq_into => jq,
+        python::matplotlib_into => matplotlib,
+        c::micropython_test_into => micropython_test,
+        ruby::minitest_into => minitest,
+        python::pytest_into => pytest,
+        python::pytest_options_into => pytest_options,
+        python::pytest_v2_into => pytest_v2,
+        c::redis_into => redis,
+        ruby::rspec_transformed_json_into => rspec_transformed_json,
+        ruby::ruby_unit_into => ruby_unit,
+        python::seaborn_into => seaborn,
+        javascript::tap_into => tap,
+        javascript::vitest_into => vitest,
     );
 }
 
@@ -550,7 +622,7 @@ fn test_map(pairs: &[(&str, &str)]) -> std::collections::BTreeMap<String, String
 /// Pseudo-random lines glued from `pieces` (up to eight each, a fixed seed): adversarial input
 /// for the parsers' hand matchers, which their unit tests hold against the regexes they replace.
 #[cfg(test)]
-fn glued_lines(pieces: &[&str], count: usize) -> Vec<String> {
+pub(crate) fn glued_lines(pieces: &[&str], count: usize) -> Vec<String> {
     let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut next = move |n: usize| {
         state ^= state << 13;

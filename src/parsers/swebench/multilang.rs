@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::{RawStatuses, py_strip};
+use super::{RawStatuses, Sink, by_stripped_line, filled, py_strip};
 
 /// `^--- (PASS|FAIL|SKIP): (.+) \((.+)\)$` on a stripped line: the status word and the name.
 fn gotest_line(line: &str) -> Option<(&'static str, &str)> {
@@ -26,29 +26,29 @@ fn gotest_line(line: &str) -> Option<(&'static str, &str)> {
 }
 
 pub fn gotest(log: &str) -> RawStatuses {
-    let mut map = RawStatuses::new();
-    for line in log.split('\n') {
-        if let Some((word, name)) = gotest_line(py_strip(line)) {
-            map.insert(name, word);
-        }
-    }
-    map
+    filled(log, gotest_into)
+}
+
+pub(crate) fn gotest_into(log: &str, map: &mut impl Sink) {
+    by_stripped_line(log, map, gotest_line)
 }
 
 pub fn cargo(log: &str) -> RawStatuses {
+    filled(log, cargo_into)
+}
+
+pub(crate) fn cargo_into(log: &str, map: &mut impl Sink) {
     static R: OnceLock<Regex> = OnceLock::new();
     let r = R.get_or_init(|| Regex::new(r"^test\s+(\S+)\s+\.\.\.\s+(\w+)$").expect("valid"));
-    let mut map = RawStatuses::new();
     for line in log.split('\n') {
         if let Some(c) = r.captures(py_strip(line)) {
             match &c[2] {
-                "ok" => map.insert(&c[1], "PASSED"),
-                "FAILED" => map.insert(&c[1], "FAILED"),
+                "ok" => map.put(&c[1], "PASSED"),
+                "FAILED" => map.put(&c[1], "FAILED"),
                 _ => {}
             }
         }
     }
-    map
 }
 
 #[cfg(test)]

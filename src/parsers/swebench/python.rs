@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::{RawStatuses, py_split, py_strip};
+use super::{RawStatuses, Sink, filled, py_split, py_strip};
 
 /// Upstream's `TestStatus` values, in its enum's order.
 const WORDS: [&str; 5] = ["FAILED", "PASSED", "SKIPPED", "ERROR", "XFAIL"];
@@ -53,22 +53,27 @@ fn pytest_words(line: &str) -> Option<(&str, Cow<'_, str>)> {
 }
 
 /// The shared body of `parse_log_pytest` and `parse_log_matplotlib`.
-fn pytest_line(line: &str, map: &mut RawStatuses) {
+fn pytest_line(line: &str, map: &mut impl Sink) {
     if let Some((status, name)) = pytest_words(line) {
-        map.insert(name, status);
+        map.put(&name, status);
     }
 }
 
 pub fn pytest(log: &str) -> RawStatuses {
-    let mut map = RawStatuses::new();
+    filled(log, pytest_into)
+}
+
+pub(crate) fn pytest_into(log: &str, map: &mut impl Sink) {
     for line in log.split('\n') {
-        pytest_line(line, &mut map);
+        pytest_line(line, map);
     }
-    map
 }
 
 pub fn matplotlib(log: &str) -> RawStatuses {
-    let mut map = RawStatuses::new();
+    filled(log, matplotlib_into)
+}
+
+pub(crate) fn matplotlib_into(log: &str, map: &mut impl Sink) {
     for line in log.split('\n') {
         // Neither replacement can make a line start with a status word or stop it doing so.
         if !starts_with_word(line) {
@@ -78,12 +83,11 @@ pub fn matplotlib(log: &str) -> RawStatuses {
             let line = line
                 .replace("MouseButton.LEFT", "1")
                 .replace("MouseButton.RIGHT", "3");
-            pytest_line(&line, &mut map);
+            pytest_line(&line, map);
         } else {
-            pytest_line(line, &mut map);
+            pytest_line(line, map);
         }
     }
-    map
 }
 
 /// `(.*?)\[(.*)\]` on a name: the part before its first `[` and the part between that and
@@ -95,7 +99,10 @@ fn option_parts(name: &str) -> Option<(&str, &str)> {
 }
 
 pub fn pytest_options(log: &str) -> RawStatuses {
-    let mut map = RawStatuses::new();
+    filled(log, pytest_options_into)
+}
+
+pub(crate) fn pytest_options_into(log: &str, map: &mut impl Sink) {
     for line in log.split('\n') {
         let Some((status, name)) = pytest_words(line) else {
             continue;
@@ -109,12 +116,11 @@ pub fn pytest_options(log: &str) -> RawStatuses {
                 } else {
                     opt
                 };
-                map.insert(format!("{main}[{opt}]"), status);
+                map.put(&format!("{main}[{opt}]"), status);
             }
-            None => map.insert(name, status),
+            None => map.put(&name, status),
         }
     }
-    map
 }
 
 /// A line without its colour codes (`\[(\d+)m`) and then without its control characters
@@ -133,7 +139,10 @@ fn v2_clean(line: &str) -> Cow<'_, str> {
 }
 
 pub fn pytest_v2(log: &str) -> RawStatuses {
-    let mut map = RawStatuses::new();
+    filled(log, pytest_v2_into)
+}
+
+pub(crate) fn pytest_v2_into(log: &str, map: &mut impl Sink) {
     for line in log.split('\n') {
         let line = v2_clean(line);
         if starts_with_word(&line) {
@@ -144,16 +153,15 @@ pub fn pytest_v2(log: &str) -> RawStatuses {
             };
             let words: Vec<&str> = py_split(line).collect();
             if words.len() >= 2 && !is_skip_summary(words[0], words[1]) {
-                map.insert(words[1..].join(" "), words[0]);
+                map.put(&words[1..].join(" "), words[0]);
             }
         } else if ends_with_word(&line) {
             let words: Vec<&str> = py_split(&line).collect();
             if words.len() >= 2 {
-                map.insert(words[..words.len() - 1].join(" "), words[words.len() - 1]);
+                map.put(&words[..words.len() - 1].join(" "), words[words.len() - 1]);
             }
         }
     }
-    map
 }
 
 pub fn django(log: &str) -> RawStatuses {
@@ -239,23 +247,25 @@ pub fn django(log: &str) -> RawStatuses {
 }
 
 pub fn seaborn(log: &str) -> RawStatuses {
-    let mut map = RawStatuses::new();
+    filled(log, seaborn_into)
+}
+
+pub(crate) fn seaborn_into(log: &str, map: &mut impl Sink) {
     for line in log.split('\n') {
         let parts: Vec<&str> = py_split(line).collect();
         if parts.len() < 2 {
             continue;
         }
         if line.starts_with("FAILED") {
-            map.insert(parts[1], "FAILED");
+            map.put(parts[1], "FAILED");
         } else if line.contains(" PASSED ") {
             if parts[1] == "PASSED" {
-                map.insert(parts[0], "PASSED");
+                map.put(parts[0], "PASSED");
             }
         } else if line.starts_with("PASSED") {
-            map.insert(parts[1], "PASSED");
+            map.put(parts[1], "PASSED");
         }
     }
-    map
 }
 
 /// `(_*) (.*)\.py:(.*) (_*)` (upstream searches the whole log) in one line: group 2, `.py:`,

@@ -19,30 +19,26 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::{RawStatuses, lazy, py_strip};
+use super::{RawStatuses, Sink, by_stripped_line, filled, lazy, py_strip};
 
-fn by_line(log: &str, r: &Regex, word: fn(&str) -> Option<&'static str>) -> RawStatuses {
-    let mut map = RawStatuses::new();
+fn by_line(log: &str, map: &mut impl Sink, r: &Regex, word: fn(&str) -> Option<&'static str>) {
     for line in log.split('\n') {
         if let Some(c) = r.captures(py_strip(line))
             && let Some(w) = word(&c[2])
         {
-            map.insert(&c[1], w);
+            map.put(&c[1], w);
         }
     }
-    map
 }
 
 /// Each stripped line through `line`, a hand matcher of one of upstream's patterns giving the
 /// name and the status word.
-fn by_hand(log: &str, line: impl Fn(&str) -> Option<(&str, &'static str)>) -> RawStatuses {
-    let mut map = RawStatuses::new();
-    for l in log.split('\n') {
-        if let Some((name, word)) = line(py_strip(l)) {
-            map.insert(name, word);
-        }
-    }
-    map
+fn by_hand<'a>(
+    log: &'a str,
+    map: &mut impl Sink,
+    line: impl Fn(&'a str) -> Option<(&'a str, &'static str)>,
+) {
+    by_stripped_line(log, map, |l| line(l).map(|(name, word)| (word, name)))
 }
 
 /// Upstream's pattern, which [`minitest_line`] matches by hand.
@@ -62,13 +58,21 @@ fn minitest_line(line: &str) -> Option<(&str, &'static str)> {
 }
 
 pub fn minitest(log: &str) -> RawStatuses {
-    by_hand(log, minitest_line)
+    filled(log, minitest_into)
+}
+
+pub(crate) fn minitest_into(log: &str, map: &mut impl Sink) {
+    by_hand(log, map, minitest_line)
 }
 
 pub fn cucumber(log: &str) -> RawStatuses {
+    filled(log, cucumber_into)
+}
+
+pub(crate) fn cucumber_into(log: &str, map: &mut impl Sink) {
     static R: OnceLock<Regex> = OnceLock::new();
     let r = lazy(&R, r"^(.*) \.+(\.|F)");
-    by_line(log, r, |o| match o {
+    by_line(log, map, r, |o| match o {
         "." => Some("PASSED"),
         _ => Some("FAILED"),
     })
@@ -126,7 +130,11 @@ fn unit_by_regex<'a>(r: &Regex, line: &'a str) -> Option<(&'a str, &'static str)
 }
 
 pub fn ruby_unit(log: &str) -> RawStatuses {
-    by_hand(log, ruby_unit_line)
+    filled(log, ruby_unit_into)
+}
+
+pub(crate) fn ruby_unit_into(log: &str, map: &mut impl Sink) {
+    by_hand(log, map, ruby_unit_line)
 }
 
 /// `^(.+) - (passed|failed)`: the name up to the line's last ` - passed` or ` - failed`
@@ -144,7 +152,11 @@ fn rspec_line(line: &str) -> Option<(&str, &'static str)> {
 }
 
 pub fn rspec_transformed_json(log: &str) -> RawStatuses {
-    by_hand(log, rspec_line)
+    filled(log, rspec_transformed_json_into)
+}
+
+pub(crate) fn rspec_transformed_json_into(log: &str, map: &mut impl Sink) {
+    by_hand(log, map, rspec_line)
 }
 
 /// `parse_log_jekyll`: the parser of a jekyll instance, by the second `-`-separated part of
