@@ -58,12 +58,14 @@ def main():
         run(argv)
     times = {n: [] for n in names}
     rss = {n: [] for n in names}
+    loads = []
     for r in range(a.rounds):
         k = r % len(cmds)
         for name, argv in cmds[k:] + cmds[:k]:
             t, m = run(argv)
             times[name].append(t)
             rss[name].append(m)
+        loads.append(os.getloadavg()[0])
     base = a.baseline
     lines = [
         f"| command ({a.rounds} interleaved rounds) | time, median (min to max) | "
@@ -78,6 +80,15 @@ def main():
             f"({min(times[n]) * 1e3:.0f} to {max(times[n]) * 1e3:.0f}) | "
             f"{statistics.median(rss[n]):.0f} MiB | {tr:.2f}x | {mr:.2f}x |"
         )
+    lines.append("")
+    lines.append(f"Per round (ms, and / {base}; load average after the round):")
+    lines.append("")
+    for r in range(a.rounds):
+        each = ", ".join(
+            f"{n} {times[n][r] * 1e3:.0f} ({times[n][r] / times[base][r]:.2f}x)"
+            for n in names
+        )
+        lines.append(f"- round {r + 1}: {each}; load {loads[r]:.1f}")
     load = os.getloadavg()[0]
     lines.append("")
     lines.append(f"(load average at the end: {load:.1f}; {os.cpu_count()} CPUs)")
