@@ -504,15 +504,9 @@ fn run_keys(m: &Machine) -> BTreeMap<String, String> {
         .collect()
 }
 
-#[test]
-fn the_apply_asks_for_a_later_stage_while_an_earlier_request_is_slow() {
-    let Some(moto) = Moto::start() else { return };
-    let (a, mut b) = (Machine::new(moto.port), Machine::new(moto.port));
-    a.trust(&[&a.public]);
-    b.trust(&[&b.public, &a.public]);
-    a.apply();
-    let keys = run_keys(&a);
-    // One gold check's entry is slow; the grades of the other tasks are two stages later.
+/// One gold check's entry key, and the keys of the grades of the other tasks (two stages
+/// later, each of its own key): what a pipelined reader asks for while the first is slow.
+fn slow_and_later(keys: &BTreeMap<String, String>) -> (String, Vec<String>) {
     let (gold, slow) = keys
         .iter()
         .find(|(a, _)| a.starts_with("gold/"))
@@ -531,24 +525,59 @@ fn the_apply_asks_for_a_later_stage_while_an_earlier_request_is_slow() {
         .map(|(_, k)| k.clone())
         .collect();
     assert!(!later.is_empty(), "{keys:?}");
-    let (port, seen) = holdback(moto.port, slow.clone(), later);
-    b.port = port;
+    (slow.clone(), later)
+}
 
+#[test]
+fn plan_pull_and_apply_ask_for_a_later_stage_while_an_earlier_request_is_slow() {
+    let Some(moto) = Moto::start() else { return };
+    let (a, mut b) = (Machine::new(moto.port), Machine::new(moto.port));
+    a.trust(&[&a.public]);
+    b.trust(&[&b.public, &a.public]);
+    a.apply();
+    let (slow, later) = slow_and_later(&run_keys(&a));
     // While the slow entry is held back, the grades of other tasks are asked for: the reads
-    // are a pipeline, not stage-by-stage waves waiting for their slowest request.
+    // are a pipeline, not stage-by-stage waves waiting for their slowest request. Plan reads
+    // records only, pull fetches them whole, then the apply finds everything in the store;
+    // a second store applies from the remote.
+    let held = |b: &mut Machine, args: &[&str]| {
+        let (port, seen) = holdback(moto.port, slow.clone(), later.clone());
+        b.port = port;
+        let out = b.bench(args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        assert_eq!(
+            seen.0.lock().unwrap().released_after_later,
+            Some(true),
+            "{args:?}: no later stage was asked for while an earlier request was slow"
+        );
+        out
+    };
+    let plan = held(&mut b, &["plan", "quickstart.toml"]);
+    assert!(
+        stdout(&plan).contains("everything is in the store or the remote cache"),
+        "{}",
+        stdout(&plan)
+    );
+    let pull = held(&mut b, &["cache", "pull", "quickstart.toml"]);
+    assert!(
+        stdout(&pull).contains("pulled 43 records"),
+        "{}",
+        stdout(&pull)
+    );
     let out = b.apply();
+    assert!(executed(&out).is_empty(), "{}", stderr(&out));
+    same_reports(&a, &b);
+
+    let mut c = Machine::new(moto.port);
+    c.trust(&[&c.public, &a.public]);
+    let out = held(&mut c, &["apply", "quickstart.toml"]);
     assert!(executed(&out).is_empty(), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("remote cache: 43 served"),
         "{}",
         stderr(&out)
     );
-    assert_eq!(
-        seen.0.lock().unwrap().released_after_later,
-        Some(true),
-        "no later stage was asked for while an earlier request was slow"
-    );
-    same_reports(&a, &b);
+    same_reports(&a, &c);
 }
 
 /// Waits until `pred` holds (polling), or panics after `limit`.

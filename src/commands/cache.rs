@@ -130,7 +130,7 @@ fn pull(cli: &Cli, file: &Path, quiet: bool) -> Result<u8, Report> {
     let mut summary = RemoteSummary::new(remote.as_ref());
     runtime()?.block_on(run::remote::expand_with_remote(
         &mut graph,
-        remote.as_ref(),
+        remote.clone(),
         Some(&store),
         &mut summary,
     ));

@@ -94,8 +94,8 @@ pub(super) fn plan(
         power,
         rerun: reruns(m, store.as_ref(), rerun)?,
     };
-    let mut report = run::plan(m, store.as_ref(), datasets, opts, remote.as_deref())
-        .map_err(|e| miette!("{e}"))?;
+    let mut report =
+        run::plan(m, store.as_ref(), datasets, opts, remote).map_err(|e| miette!("{e}"))?;
     if !report.agent_images.is_empty() {
         // An agent image exists when the backend has it (a pool: a reachable host).
         let refs = report

@@ -18,6 +18,7 @@ mod maven;
 mod node_test;
 mod pytest;
 mod registry;
+pub(crate) use registry::in_pieces;
 mod script;
 pub mod swebench;
 mod tap;

@@ -442,8 +442,8 @@ fn write_merged(
 }
 
 /// `work(0) .. work(n - 1)` on `workers` threads, each taking the next index as it finishes;
-/// the results in index order (the first error, if any).
-fn in_pieces<T: Send, E: Send>(
+/// the results in index order (the first error, if any). Also writes a report's files.
+pub(crate) fn in_pieces<T: Send, E: Send>(
     n: usize,
     workers: usize,
     work: impl Fn(usize) -> Result<T, E> + Sync,

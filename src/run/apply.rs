@@ -1005,7 +1005,10 @@ pub async fn apply(
         shipped: opts.shipped,
         placements: placements_tx,
         remote_summary: opts.remote.as_deref().map(RemoteSummary::new),
-        reads: opts.remote.clone().map(|r| Reads::new(r, store.clone())),
+        reads: opts
+            .remote
+            .clone()
+            .map(|r| Reads::new(r, Some(store.clone()))),
         remote: opts.remote,
         push: opts.push,
         uploads: tokio::task::JoinSet::new(),

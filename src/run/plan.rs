@@ -257,7 +257,7 @@ pub fn plan(
     store: Option<&Store>,
     datasets: &BTreeMap<String, TaskSet>,
     opts: PlanOptions,
-    remote: Option<&dyn crate::cache::RemoteCache>,
+    remote: Option<std::sync::Arc<dyn crate::cache::RemoteCache>>,
 ) -> Result<PlanReport, String> {
     let PlanOptions {
         unavailable,
@@ -413,17 +413,17 @@ fn orphaned_records(
 }
 
 /// Expands the plan's graph as far as the store (and, with one, the remote cache) allow: what
-/// the remote holds is read (records only, verified), round after round, since a served node's
+/// the remote holds is read (records only, verified) as a pipeline, since a served node's
 /// outputs give the keys downstream of it. Returns what the remote did.
 fn expand(
     graph: &mut Graph<'_>,
-    remote: Option<&dyn crate::cache::RemoteCache>,
+    remote: Option<std::sync::Arc<dyn crate::cache::RemoteCache>>,
 ) -> Result<Option<super::remote::RemoteSummary>, String> {
     let Some(r) = remote else {
         while !graph.advance().is_empty() {}
         return Ok(None);
     };
-    let mut summary = super::remote::RemoteSummary::new(r);
+    let mut summary = super::remote::RemoteSummary::new(r.as_ref());
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -6,29 +6,24 @@
 //! (untrusted, forged, a blob that fails its digest) or a remote that is down leaves the node
 //! to run here, with a note.
 //!
-//! The apply reads as a pipeline ([`Reads`]): up to [`IN_FLIGHT`] fetches at once across
-//! stages, each answer applied to the graph as it arrives, so the keys it makes known are asked
-//! for at once, while the other fetches go on (each verifying its entry and blobs on its own
-//! task). Plan and pull ask round by round ([`serve_round`]): what one round serves gives the
-//! next round's keys.
+//! Apply, plan and pull read as a pipeline ([`Reads`]): up to [`IN_FLIGHT`] reads at once
+//! across stages, each answer applied to the graph as it arrives, so the keys it makes known
+//! are asked for at once, while the other reads go on (each verifying its entry and blobs on
+//! its own task).
 //!
 //! Not here: the transport, signatures and verification (`cache/`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use futures_util::StreamExt;
 use serde::Serialize;
 
 use crate::cache::{Fetch, Peek, RemoteCache};
 use crate::graph::{Graph, NodeState};
+use crate::jobs::Kind;
 use crate::store::Store;
 
-/// Requests to the remote at once (plan and pull, per round).
-const CONCURRENCY: usize = 16;
-
-/// Fetches in flight at once in an apply (each one request at a time: its entry, then its
-/// blobs).
+/// Reads in flight at once (each one request at a time: its entry, then its blobs).
 pub const IN_FLIGHT: usize = 32;
 
 /// What the remote cache did in one plan or apply.
@@ -98,78 +93,6 @@ impl RemoteSummary {
     }
 }
 
-/// Which nodes of `ids` to ask for: those that would run, by key, whose key was not asked for
-/// yet.
-fn wanted(
-    graph: &Graph<'_>,
-    ids: &[usize],
-    summary: &mut RemoteSummary,
-) -> BTreeMap<String, Vec<usize>> {
-    let mut by_key: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-    for &id in ids {
-        let n = &graph.nodes[id];
-        if matches!(n.state, NodeState::Ready | NodeState::WillRun)
-            && let Some(k) = &n.key
-            && (by_key.contains_key(k) || !summary.asked.contains(k))
-        {
-            by_key.entry(k.clone()).or_default().push(id);
-        }
-    }
-    summary.asked.extend(by_key.keys().cloned());
-    by_key
-}
-
-/// One round: asks the remote for the would-run nodes among `ids`. With `store`, fetches them
-/// whole into it (apply, pull); without, only reads their records (plan). Returns how many
-/// nodes it served; they are cached in the graph now.
-pub async fn serve_round(
-    graph: &mut Graph<'_>,
-    ids: &[usize],
-    remote: &dyn RemoteCache,
-    store: Option<&Store>,
-    summary: &mut RemoteSummary,
-) -> usize {
-    let by_key = wanted(graph, ids, summary);
-    if by_key.is_empty() || remote.down().is_some() {
-        return 0;
-    }
-    // Every node of one key computes the same kind of output (the key hashes the job, whose
-    // kind is part of it): the record served must be of that kind.
-    let kinds: BTreeMap<String, crate::jobs::Kind> = by_key
-        .iter()
-        .map(|(k, ids)| (k.clone(), graph.nodes[ids[0]].kind.output_kind()))
-        .collect();
-    let answers: Vec<(String, Fetch)> = futures_util::stream::iter(kinds)
-        .map(|(k, kind)| async move {
-            let answer = match store {
-                Some(s) => remote.fetch(&k, kind, s).await,
-                None => match remote.peek(&k, kind).await {
-                    Peek::Trusted(rec) => Fetch::Hit(Box::new(crate::cache::Fetched {
-                        record: *rec,
-                        blobs: 0,
-                        bytes: 0,
-                    })),
-                    Peek::Miss => Fetch::Miss,
-                    Peek::Rejected(r) => Fetch::Rejected(r),
-                    Peek::Unreachable(m) => Fetch::Unreachable(m),
-                },
-            };
-            (k, answer)
-        })
-        .buffer_unordered(CONCURRENCY)
-        .collect()
-        .await;
-    let mut served = 0;
-    for (key, answer) in answers {
-        let ids = &by_key[&key];
-        if let Ok(true) = apply_answer(graph, ids, answer, summary) {
-            served += ids.len();
-        }
-    }
-    summary.rejected.sort();
-    served
-}
-
 /// Applies the answer for one key to its nodes `ids`: a hit serves them all (counted in
 /// `summary`), a refused entry is noted for each, and an unreachable remote once. Returns
 /// whether they were served, or the refusal's reason.
@@ -207,32 +130,59 @@ fn apply_answer(
 }
 
 /// Plan and pull (a graph in plan mode): expands `graph` as far as the store and the remote
-/// allow, round after round.
+/// allow, with the reads as a pipeline ([`Reads`]) as in an apply: each answer is applied as it
+/// arrives (a node not served will run), and the keys it makes known are asked for at once.
+/// With `store` (pull), what is served is fetched whole into it; without (plan), only the
+/// trusted records are read.
 pub async fn expand_with_remote(
     graph: &mut Graph<'_>,
-    remote: &dyn RemoteCache,
+    remote: Arc<dyn RemoteCache>,
     store: Option<&Store>,
     summary: &mut RemoteSummary,
 ) {
     graph.ask_remote = true;
-    loop {
-        let new = graph.advance();
-        if new.is_empty() {
-            break;
+    let mut reads = Reads::new(remote, store.cloned());
+    let mut new = graph.advance();
+    while !new.is_empty() || reads.pending() {
+        let now = reads.ask(graph, new, summary);
+        graph.settle_unserved(&now);
+        for (key, answer) in reads.answers().await {
+            let ids = reads.settle(graph, &key, answer, summary);
+            graph.settle_unserved(&ids);
         }
-        serve_round(graph, &new, remote, store, summary).await;
-        graph.settle_unserved(&new);
+        new = graph.advance();
     }
+    summary.rejected.sort();
 }
 
-/// The apply's reads of the remote cache, kept in flight across stages: [`Reads::ask`] starts
-/// the fetches of the nodes that would run (each key once per process), [`Reads::answers`]
-/// waits for the next ones to arrive, [`Reads::settle`] applies one to the graph. Every fetch
-/// runs on its own task (downloads, signature and digest checks and store commits of one
-/// record overlap with the others'), at most [`IN_FLIGHT`] at once, started in the order asked.
+/// Reads `key` from the remote: fetched whole into `store` (apply, pull), or without one only
+/// its trusted record (plan: nothing is written).
+async fn read(remote: &dyn RemoteCache, key: &str, kind: Kind, store: Option<&Store>) -> Fetch {
+    let Some(store) = store else {
+        return match remote.peek(key, kind).await {
+            Peek::Trusted(rec) => Fetch::Hit(Box::new(crate::cache::Fetched {
+                record: *rec,
+                blobs: 0,
+                bytes: 0,
+            })),
+            Peek::Miss => Fetch::Miss,
+            Peek::Rejected(r) => Fetch::Rejected(r),
+            Peek::Unreachable(m) => Fetch::Unreachable(m),
+        };
+    };
+    remote.fetch(key, kind, store).await
+}
+
+/// The reads of the remote cache (apply, plan, pull), kept in flight across stages:
+/// [`Reads::ask`] starts the reads of the nodes that would run (each key once per process),
+/// [`Reads::answers`] waits for the next ones to arrive, [`Reads::settle`] applies one to the
+/// graph. Every read runs on its own task (downloads, signature and digest checks and store
+/// commits of one record overlap with the others'), at most [`IN_FLIGHT`] at once, started in
+/// the order asked.
 pub struct Reads {
     remote: Arc<dyn RemoteCache>,
-    store: Store,
+    /// Where served results are fetched to (apply, pull); none: records only (plan).
+    store: Option<Store>,
     fetches: tokio::task::JoinSet<Fetch>,
     /// The key of each fetch task.
     tasks: HashMap<tokio::task::Id, String>,
@@ -244,7 +194,7 @@ pub struct Reads {
 }
 
 impl Reads {
-    pub fn new(remote: Arc<dyn RemoteCache>, store: Store) -> Reads {
+    pub fn new(remote: Arc<dyn RemoteCache>, store: Option<Store>) -> Reads {
         Reads {
             remote,
             store,
@@ -275,7 +225,7 @@ impl Reads {
         for id in ids {
             let n = &graph.nodes[id];
             let key = match (&n.state, &n.key) {
-                (NodeState::Ready, Some(k)) if up => k,
+                (NodeState::Ready | NodeState::WillRun, Some(k)) if up => k,
                 _ => {
                     now.push(id);
                     continue;
@@ -296,12 +246,12 @@ impl Reads {
         now
     }
 
-    fn start(&mut self, key: String, kind: crate::jobs::Kind) {
+    fn start(&mut self, key: String, kind: Kind) {
         let (remote, store, slots) = (self.remote.clone(), self.store.clone(), self.slots.clone());
         let k = key.clone();
         let task = self.fetches.spawn(async move {
             let _slot = slots.acquire_owned().await;
-            remote.fetch(&k, kind, &store).await
+            read(remote.as_ref(), &k, kind, store.as_ref()).await
         });
         self.tasks.insert(task.id(), key);
     }

@@ -341,6 +341,29 @@ fn stamp_intact(stamp: &OutStamp, list_digest: &str, out: &Path) -> bool {
     })
 }
 
+/// Report files written at once.
+const WRITERS: usize = 16;
+
+/// Writes one report file at `path` from the blob `digest` (unless it holds those bytes
+/// already). Returns its size and mtime.
+fn write_report_file(
+    store: &Store,
+    path: &Path,
+    digest: &str,
+) -> Result<(u64, i128), MaterializeError> {
+    let bytes = crate::types::Digest::parse(digest)
+        .map_err(|e| e.to_string())
+        .and_then(|d| store.get_blob(&d).map_err(|e| e.to_string()))
+        .map_err(|message| MaterializeError::Blob {
+            digest: digest.to_string(),
+            message,
+        })?;
+    if fs_err::read(path).ok().as_deref() != Some(&bytes[..]) {
+        write_atomic(path, &bytes)?;
+    }
+    Ok(file_stat(path).unwrap_or((0, 0)))
+}
+
 /// Writes a cached report's files again if they are missing or differ.
 pub fn materialize(
     store: &Store,
@@ -371,28 +394,35 @@ pub fn materialize(
                 .collect()
         })
         .unwrap_or_default();
-    let mut files = Vec::with_capacity(blobs.len());
-    for (name, digest) in blobs {
-        let path = out.join(name);
-        let current = file_stat(&path);
-        let fresh = match (old_files.get(name.as_str()), current) {
-            (Some((d, size, mtime)), Some((s, m))) => d == digest && *size == s && *mtime == m,
-            _ => false,
-        };
-        let (size, mtime) = if fresh {
-            current.unwrap_or((0, 0))
-        } else {
-            let bytes = crate::types::Digest::parse(digest)
-                .map_err(|e| e.to_string())
-                .and_then(|d| store.get_blob(&d).map_err(|e| e.to_string()))
-                .map_err(|message| MaterializeError::Blob {
-                    digest: digest.clone(),
-                    message,
-                })?;
-            if fs_err::read(&path).ok().as_deref() != Some(&bytes[..]) {
-                write_atomic(&path, &bytes)?;
+    // The files missing or differing are written side by side: each write ends in a sync,
+    // whose wait (not the disk's bandwidth) is the cost, and the disk commits concurrent
+    // syncs together (a report of 2,405 files took 17 s one by one on a busy disk).
+    let listed: Vec<(&String, &String)> = blobs.iter().collect();
+    let stats: Vec<Option<(u64, i128)>> = listed
+        .iter()
+        .map(|(name, digest)| {
+            let current = file_stat(&out.join(name));
+            match (old_files.get(name.as_str()), current) {
+                (Some((d, size, mtime)), Some((s, m)))
+                    if d == digest && *size == s && *mtime == m =>
+                {
+                    current
+                }
+                _ => None,
             }
-            file_stat(&path).unwrap_or((0, 0))
+        })
+        .collect();
+    let todo: Vec<usize> = (0..listed.len()).filter(|&i| stats[i].is_none()).collect();
+    let written = crate::parsers::in_pieces(todo.len(), WRITERS.min(todo.len()), |j| {
+        let (name, digest) = listed[todo[j]];
+        write_report_file(store, &out.join(name), digest)
+    })?;
+    let mut written = written.into_iter();
+    let mut files = Vec::with_capacity(blobs.len());
+    for ((name, digest), stat) in listed.into_iter().zip(stats) {
+        let (size, mtime) = match stat {
+            Some(s) => s,
+            None => written.next().expect("one write per file to write"),
         };
         files.push((
             std::borrow::Cow::Borrowed(name.as_str()),
@@ -408,4 +438,51 @@ pub fn materialize(
     let bytes = serde_json::to_vec(&stamp).expect("stamps serialize");
     write_atomic(&stamp_path, &bytes)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cached_reports_files_are_written_side_by_side_and_only_where_needed() {
+        let d = tempfile::tempdir().unwrap();
+        let store = Store::open(&d.path().join("store")).unwrap();
+        let out = d.path().join("reports");
+        // More files than writers, in nested directories, some sharing one blob.
+        let (mut blobs, mut texts) = (BTreeMap::new(), BTreeMap::new());
+        for i in 0..50 {
+            let (name, text) = (
+                format!("artifacts/t{}/f{i}.txt", i % 5),
+                format!("file {}\n", i % 7),
+            );
+            blobs.insert(name.clone(), store.put_blob(text.as_bytes()).unwrap());
+            texts.insert(name, text);
+        }
+        materialize(&store, &blobs, &out).unwrap();
+        for (name, text) in &texts {
+            assert_eq!(&fs_err::read_to_string(out.join(name)).unwrap(), text);
+        }
+        // An edited and a deleted file are written again; the others are left alone.
+        let (edited, deleted) = ("artifacts/t0/f10.txt", "artifacts/t1/f11.txt");
+        fs_err::write(out.join(edited), "edited").unwrap();
+        fs_err::remove_file(out.join(deleted)).unwrap();
+        let untouched = out.join("artifacts/t2/f12.txt");
+        let before = file_stat(&untouched);
+        materialize(&store, &blobs, &out).unwrap();
+        assert_eq!(
+            fs_err::read_to_string(out.join(edited)).unwrap(),
+            "file 3\n"
+        );
+        assert_eq!(
+            fs_err::read_to_string(out.join(deleted)).unwrap(),
+            "file 4\n"
+        );
+        assert_eq!(file_stat(&untouched), before);
+        // A blob the store lacks is the error, whichever writer met it.
+        fs_err::remove_file(out.join(deleted)).unwrap();
+        blobs.insert(deleted.to_string(), crate::key::digest(b"not stored"));
+        let e = materialize(&store, &blobs, &out).unwrap_err();
+        assert!(matches!(e, MaterializeError::Blob { .. }), "{e}");
+    }
 }
