@@ -5,9 +5,9 @@
 //!
 //! Inside, no command has a capability (bench may run as root: its commands then run as a root
 //! without privileges), the host's filesystem is read-only, `/proc` shows only the sandbox's
-//! processes (so `/proc/<bench pid>/environ` is out of reach), `/tmp` is empty, the store and the manifest's
-//! local datasets (hidden tests, gold patches) are hidden behind empty directories, and only the
-//! sandbox's own directory is writable. bwrap dies with bench (`--die-with-parent`) and every
+//! processes (so `/proc/<bench pid>/environ` is out of reach), `/tmp` is empty, the store and
+//! the manifest's local datasets (hidden tests, gold patches) are hidden behind empty
+//! directories, and only the sandbox's own directory is writable. bwrap dies with bench (`--die-with-parent`) and every
 //! process of the sandbox dies with it (the PID namespace's init is gone), so a `setsid`
 //! background process neither outlives a timeout nor delays Ctrl-C, and a `kill -9` of bench
 //! leaves nothing running.

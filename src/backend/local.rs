@@ -47,6 +47,9 @@ pub struct LocalSandbox {
     server: PathBuf,
     /// The one commit bench made the repository with.
     made: String,
+    /// The jail every command with no more than the sandbox's own environment gets (the shared
+    /// one's mounts), worked out once.
+    shared: Jail,
 }
 
 fn failed(e: impl std::fmt::Display) -> SandboxError {
@@ -98,6 +101,12 @@ impl LocalSandbox {
             ),
             server: std::env::current_exe().unwrap_or_default(),
             made: String::new(),
+            shared: Jail {
+                writable: root.clone(),
+                hidden: Vec::new(),
+                network: false,
+                visible: Vec::new(),
+            },
         };
         for d in ["repo", "state", "side", "home", "tmp"] {
             fs_err::create_dir_all(root.join(d)).map_err(failed)?;
@@ -132,6 +141,7 @@ impl LocalSandbox {
         }
         let mut sandbox = sandbox;
         sandbox.made = head;
+        sandbox.shared = sandbox.jail.for_env(&sandbox.base_env());
         Ok(sandbox)
     }
 }
@@ -161,17 +171,16 @@ impl LocalSandbox {
         cancel: &CancellationToken,
     ) -> Option<Result<ExecResult, SandboxError>> {
         use std::sync::atomic::Ordering;
-        // The jail every command with no more than the sandbox's own environment gets.
-        let base = self.jail.for_env(&self.base_env());
         if !self.serving.load(Ordering::Relaxed)
             || bwrap().is_none()
-            || !base.same_as(&self.jail.for_env(env))
+            || !self.shared.same_as(&self.jail.for_env(env))
         {
             return None;
         }
         let mut slot = self.served.try_lock().ok()?;
         if slot.is_none() {
-            match Served::start(&self.server, &base, &self.root, &new_tag(&self.root)).await {
+            match Served::start(&self.server, &self.shared, &self.root, &new_tag(&self.root)).await
+            {
                 Ok(s) => *slot = Some(s),
                 Err(_) => {
                     // Jails of their own still confine every command: slower, not weaker.
