@@ -13,8 +13,12 @@ JOBS). Then ROUNDS rounds, the order alternating, each from nothing:
   its own CPU time and peak memory (getrusage of its process, not of the jails and tests it
   ran);
 - loop: a bare loop doing the same workspaces, patches and tests (scripts/fill_task.sh) in one
-  bubblewrap jail per task, JOBS tasks at a time (xargs -P): no store, no keys, no records, no
-  history check, no log parser.
+  bubblewrap jail per task, JOBS tasks at a time (a pool of JOBS threads): no store, no keys,
+  no records, no history check, no log parser.
+
+Each side's "cores busy" is the CPU time of its whole process tree (every process it ran:
+jails, git, tests; read from a cgroup v2 made for the run, see Tree) over its wall time: 2.0 on this 2-core machine means both cores
+worked throughout; bench below the loop means it left a core idle (on locks, on itself).
 
 Prints a Markdown table per size (medians, and the ratio bench / loop taken per round, then
 the median) and writes all of them to --out. The environment passes through (BENCH_NO_BWRAP=1
@@ -26,6 +30,7 @@ import argparse
 import concurrent.futures
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -47,8 +52,56 @@ def jail_args(work, task_root):
     ]
 
 
+class Tree:
+    """The CPU time of a whole process tree (bench and every jail, git and test it ran, or the
+    loop's jails), read from a cgroup v2 made for it: this process moves into the cgroup for
+    the run (its children are born there) and back out after. Process accounting cannot do
+    this: bwrap's outer process does not reap its jail's init, so a jail's CPU never reaches
+    RUSAGE_CHILDREN. None where no cgroup v2 can be made (not root, no cgroup2 mount)."""
+
+    ROOTS = ["/sys/fs/cgroup/unified", "/sys/fs/cgroup"]
+
+    def __init__(self, name):
+        self.path, self.home = None, None
+        for root in self.ROOTS:
+            if os.path.exists(os.path.join(root, "cgroup.procs")) and \
+                    os.path.exists(os.path.join(root, "cpu.stat")):
+                mine = [line.split(":", 2)[2].strip() for line in open("/proc/self/cgroup")
+                        if line.startswith("0::")]
+                home = os.path.join(root, mine[0].lstrip("/")) if mine else root
+                path = os.path.join(home, f"bench-fill.{os.getpid()}.{name}")
+                try:
+                    os.mkdir(path)
+                    with open(os.path.join(path, "cgroup.procs"), "w") as f:
+                        f.write(str(os.getpid()))
+                except OSError:
+                    if os.path.isdir(path):
+                        os.rmdir(path)
+                    continue
+                self.path, self.home = path, home
+                return
+
+    def close(self):
+        """Moves this process back, reads the tree's CPU seconds and removes the cgroup."""
+        if self.path is None:
+            return None
+        with open(os.path.join(self.home, "cgroup.procs"), "w") as f:
+            f.write(str(os.getpid()))
+        usage = None
+        for _ in range(100):  # a jail's last processes may take a moment to leave
+            stat = dict(line.split() for line in open(os.path.join(self.path, "cpu.stat")))
+            usage = int(stat["usage_usec"]) / 1e6
+            try:
+                os.rmdir(self.path)
+                break
+            except OSError:
+                time.sleep(0.05)
+        return usage
+
+
 def run_bench(bench, manifest, store, env):
     shutil.rmtree(store, ignore_errors=True)
+    tree = Tree("bench")
     start = time.perf_counter()
     p = subprocess.run(
         [bench, "apply", "-q", manifest, "--store", store],
@@ -58,13 +111,15 @@ def run_bench(bench, manifest, store, env):
         text=True,
     )
     wall = time.perf_counter() - start
+    cpu = tree.close()
+    busy = cpu / wall if cpu is not None else None
     if p.returncode != 0:
         sys.exit(f"bench apply exited with {p.returncode}:\n{p.stderr[-3000:]}")
     m = USAGE.search(p.stderr)
     if not m:
         sys.exit("bench printed no usage line (is it a build with timings.rs's usage()?)")
     shutil.rmtree(store, ignore_errors=True)
-    return wall, float(m.group(1)) + float(m.group(2)), int(m.group(3)) / 1024.0
+    return wall, float(m.group(1)) + float(m.group(2)), int(m.group(3)) / 1024.0, busy
 
 
 def run_loop(tasks_dir, work, teams, jobs, env):
@@ -82,14 +137,17 @@ def run_loop(tasks_dir, work, teams, jobs, env):
         return subprocess.run(argv, env=env, stdout=subprocess.DEVNULL).returncode
 
     tasks = sorted(os.listdir(tasks_dir))
+    tree = Tree("loop")
     start = time.perf_counter()
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
         codes = list(pool.map(one, tasks))
     wall = time.perf_counter() - start
+    cpu = tree.close()
+    busy = cpu / wall if cpu is not None else None
     if any(codes):
         sys.exit(f"the loop failed on {sum(1 for c in codes if c)} tasks")
     shutil.rmtree(work, ignore_errors=True)
-    return wall
+    return wall, busy
 
 
 def main():
@@ -115,32 +173,43 @@ def main():
                  "--tasks", str(size), "--teams", str(a.teams), "--jobs", str(a.jobs)],
                 check=True, stdout=subprocess.DEVNULL,
             )
-        rows = {"bench": [], "loop": [], "cpu": [], "rss": [], "ratio": []}
+        rows = {"bench": [], "loop": [], "cpu": [], "rss": [], "ratio": [], "busy_bench": [],
+                "busy_loop": []}
         for r in range(a.rounds):
             order = ["bench", "loop"] if r % 2 == 0 else ["loop", "bench"]
             times = {}
             for name in order:
                 if name == "bench":
-                    wall, cpu, rss = run_bench(a.bench, manifest, os.path.join(d, "store"), env)
+                    wall, cpu, rss, busy = run_bench(a.bench, manifest, os.path.join(d, "store"),
+                                                     env)
                     rows["cpu"].append(cpu / size)
                     rows["rss"].append(rss)
                 else:
-                    wall = run_loop(os.path.join(d, "tasks"), os.path.join(d, "loop"), a.teams,
-                                    a.jobs, env)
+                    wall, busy = run_loop(os.path.join(d, "tasks"), os.path.join(d, "loop"),
+                                          a.teams, a.jobs, env)
+                rows[f"busy_{name}"].append(busy)
                 times[name] = wall
                 rows[name].append(wall)
-                print(f"n={size} round {r + 1} {name}: {wall:.1f} s", file=sys.stderr)
+                shown = f"{busy:.2f}" if busy is not None else "unmeasured"
+                print(f"n={size} round {r + 1} {name}: {wall:.1f} s, {shown} cores busy",
+                      file=sys.stderr)
             rows["ratio"].append(times["bench"] / times["loop"])
         med = statistics.median
+
+        def busy(xs):
+            xs = [x for x in xs if x is not None]
+            return f"{med(xs):.2f}" if xs else "unmeasured"
+
         load = open("/proc/loadavg").read().split()[:3]
         out.append(
             f"### {size} tasks x {a.teams} teams, --jobs {a.jobs}, {a.rounds} rounds, "
             f"load {' '.join(load)}\n\n"
             "| bench apply (s) | bare loop (s) | bench / loop | bench CPU per task (s) "
-            "| bench peak RSS (MiB) |\n|---|---|---|---|---|\n"
+            "| bench peak RSS (MiB) | cores busy: bench / loop |\n|---|---|---|---|---|---|\n"
             f"| {med(rows['bench']):.1f} ({min(rows['bench']):.1f} to {max(rows['bench']):.1f}) "
             f"| {med(rows['loop']):.1f} ({min(rows['loop']):.1f} to {max(rows['loop']):.1f}) "
-            f"| {med(rows['ratio']):.2f}x | {med(rows['cpu']):.3f} | {med(rows['rss']):.0f} |\n"
+            f"| {med(rows['ratio']):.2f}x | {med(rows['cpu']):.3f} | {med(rows['rss']):.0f} "
+            f"| {busy(rows['busy_bench'])} / {busy(rows['busy_loop'])} |\n"
         )
         print(out[-1])
     if a.out:
