@@ -19,6 +19,10 @@
 #            `remote-apply-base`, from its own empty store
 #   MOTO     moto's venv (default /opt/bench-moto; created with moto[server], pinned)
 #   AWSCLI   the aws CLI's venv (default /opt/bench-awscli; created with awscli, pinned)
+#   CPU      1 (default) to end with one more run of each command (remote-apply, its base, the
+#            sync) timed for CPU: its own user and system time and moto's CPU meanwhile (read
+#            from /proc), and the apply's phases (BENCH_TIMINGS: when the report's record was
+#            served and when its files were written); 0 to skip
 #
 # Filling runs every node once (`bench apply`, with BENCH_NO_BWRAP=1 like bench-noop.sh allows:
 # about 0.09 s per node on 2 cores) and uploads them (write-behind); `bench cache push` then
@@ -148,3 +152,28 @@ echo
 python3 "$ROOT/scripts/bench_compare.py" --rounds "$ROUNDS" --baseline sync \
     --out "$WORK/compare.md" "remote-apply=$WORK/remote-apply.sh" ${base[@]+"${base[@]}"} \
     "sync=$WORK/sync.sh"
+
+# Where the time goes: on a loaded machine every run is bound by the CPU it gets, so each
+# command's own CPU and the server's (moto) say more than wall times alone.
+[ "${CPU:-1}" = 1 ] || exit 0
+moto_cpu_ms() { awk '{print ($14 + $15) * 10}' "/proc/$MOTO_PID/stat"; }
+cpu_run() {
+    local name=$1 script=$2 before after
+    before=$(moto_cpu_ms)
+    /usr/bin/time -f "%e %U %S %M" -o "$WORK/cpu.txt" "$script" >/dev/null 2>"$WORK/cpu.err"
+    after=$(moto_cpu_ms)
+    read -r wall user sys rss <"$WORK/cpu.txt"
+    printf -- '- %s: %s s wall, its CPU %s s user + %s s system, moto %s s CPU, peak RSS %s MiB; load %s\n' \
+        "$name" "$wall" "$user" "$sys" "$(awk -v m=$((after - before)) 'BEGIN{printf "%.2f", m/1000}')" \
+        "$((rss / 1024))" "$(cut -d' ' -f1 /proc/loadavg)"
+}
+echo
+echo "CPU of one more run of each (after the rounds):"
+echo
+cpu_run remote-apply "$WORK/remote-apply.sh"
+[ -n "${BASE:-}" ] && cpu_run remote-apply-base "$WORK/remote-apply-base.sh"
+cpu_run sync "$WORK/sync.sh"
+echo
+echo "The apply's phases (BENCH_TIMINGS=1, one more run): the report's record served, its files written:"
+BENCH_TIMINGS=1 "$WORK/remote-apply.sh" 2>&1 >/dev/null |
+    grep -E 'timing: .*(nodes noted|nodes admitted|returned)|^usage' | sed 's/^/    /' || true
