@@ -1,6 +1,6 @@
 //! Phase timings for profiling: with `BENCH_TIMINGS=1` in the environment, [`mark`] prints the
-//! milliseconds since the process's first mark and since the previous mark, to stderr. Without
-//! it, a mark costs one relaxed load.
+//! milliseconds since the process's first mark and since the previous mark, and the process's
+//! resident memory then, to stderr. Without it, a mark costs one relaxed load.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,17 +13,30 @@ fn start() -> Option<&'static Instant> {
         .as_ref()
 }
 
-/// Prints `phase` with the time since the first mark and since the last one (when enabled).
+/// Prints `phase` with the time since the first mark and since the last one, and the resident
+/// memory (when enabled).
 pub fn mark(phase: &str) {
     static LAST_US: AtomicU64 = AtomicU64::new(0);
     let Some(start) = start() else { return };
     let now = start.elapsed().as_micros() as u64;
     let last = LAST_US.swap(now, Ordering::Relaxed);
     eprintln!(
-        "timing: {:>8.1} ms (+{:>7.1}) {phase}",
+        "timing: {:>8.1} ms (+{:>7.1}) [rss {:>4} MiB] {phase}",
         now as f64 / 1000.0,
-        (now - last) as f64 / 1000.0
+        (now - last) as f64 / 1000.0,
+        resident_mib(),
     );
+}
+
+/// This process's resident memory in MiB (`/proc/self/status`'s `VmRSS`), or 0 where that
+/// cannot be read.
+fn resident_mib() -> u64 {
+    let status = fs_err::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        .map_or(0, |kib| kib / 1024)
 }
 
 /// Prints bench's own CPU time and peak memory so far (this process, all its threads; not its

@@ -217,6 +217,7 @@ pub fn write_report(store: &Store, job: &ReportJob) -> Result<WorkOutput, WorkEr
             .and_then(|digest| store.get_blob(&digest).map_err(|e| e.to_string()))
             .inspect_err(|_| *corrupt.borrow_mut() = Some(d.to_string()))
     });
+    crate::timings::mark("report rendered");
     let rendered = match (rendered, corrupt.into_inner()) {
         (Ok(r), _) => r,
         (Err(message), Some(digest)) => return Err(WorkError::CorruptInput { digest, message }),
@@ -227,6 +228,7 @@ pub fn write_report(store: &Store, job: &ReportJob) -> Result<WorkOutput, WorkEr
         blobs.insert(name.clone(), store.put_blob(bytes).map_err(|e| infra(&e))?);
     }
     blobs.extend(rendered.linked.clone());
+    crate::timings::mark("report stored");
     materialize(store, &blobs, out).map_err(|e| match e {
         MaterializeError::Blob { digest, message } => WorkError::CorruptInput { digest, message },
         MaterializeError::Io(e) => infra(&format!(
@@ -234,6 +236,7 @@ pub fn write_report(store: &Store, job: &ReportJob) -> Result<WorkOutput, WorkEr
             out.display()
         )),
     })?;
+    crate::timings::mark("report written");
     let promotion = rendered
         .document
         .promotion
