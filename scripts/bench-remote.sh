@@ -119,28 +119,43 @@ sizes=$("$AWSCLI/bin/aws" --endpoint-url "$AWS_ENDPOINT" s3 ls --recursive --sum
 log "$nodes nodes, $records records; bucket: $sizes"
 
 # Each run starts from nothing: the remote apply from an empty store (and no report), the
-# sync into an empty directory.
+# sync into an empty directory. Removing the last run's output is done before each run and not
+# timed (`--before`), and the file system's dirty pages are written out then too: deleting
+# synced files can cost seconds (on one machine, mounted with `discard`, about 3 ms a file
+# against 0.4 ms unsynced), and the apply's output (its store and the report, every file
+# synced) is more than twice the sync's, so timing the removal charged the apply for the last
+# run's clean-up.
 E=$WORK/empty
+cat >"$WORK/clean-apply.sh" <<SH
+#!/bin/sh
+rm -rf "$E" "$D/reports" && exec sync -f "$WORK"
+SH
+cat >"$WORK/clean-sync.sh" <<SH
+#!/bin/sh
+rm -rf "$WORK/sync" && exec sync -f "$WORK"
+SH
 cat >"$WORK/remote-apply.sh" <<SH
 #!/bin/sh
-rm -rf "$E" "$D/reports" && exec "$BIN" apply -q "$M" --store "$E"
+exec "$BIN" apply -q "$M" --store "$E"
 SH
 cat >"$WORK/sync.sh" <<SH
 #!/bin/sh
-rm -rf "$WORK/sync" && exec "$AWSCLI/bin/aws" --endpoint-url "$AWS_ENDPOINT" s3 sync --quiet s3://team-cache/bench "$WORK/sync"
+exec "$AWSCLI/bin/aws" --endpoint-url "$AWS_ENDPOINT" s3 sync --quiet s3://team-cache/bench "$WORK/sync"
 SH
-chmod +x "$WORK/remote-apply.sh" "$WORK/sync.sh"
+chmod +x "$WORK/clean-apply.sh" "$WORK/clean-sync.sh" "$WORK/remote-apply.sh" "$WORK/sync.sh"
 base=()
 if [ -n "${BASE:-}" ]; then
     [ -x "$BASE" ] || die "no $BASE"
     cat >"$WORK/remote-apply-base.sh" <<SH
 #!/bin/sh
-rm -rf "$E" "$D/reports" && exec "$BASE" apply -q "$M" --store "$E"
+exec "$BASE" apply -q "$M" --store "$E"
 SH
     chmod +x "$WORK/remote-apply-base.sh"
-    base=("remote-apply-base=$WORK/remote-apply-base.sh")
+    base=(--before "remote-apply-base=$WORK/clean-apply.sh"
+        "remote-apply-base=$WORK/remote-apply-base.sh")
 fi
 # A check that the remote apply really runs nothing (every node cached, the report written).
+"$WORK/clean-apply.sh"
 "$WORK/remote-apply.sh" >/dev/null
 "$BIN" plan "$M" --store "$E" | grep -q "nothing to run: everything is in the store" ||
     die "the remote apply left work"
@@ -150,15 +165,17 @@ echo
 echo "### $nodes nodes ($TASKS tasks x $TEAMS teams, $records records) from moto on loopback, $ROUNDS rounds, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 python3 "$ROOT/scripts/bench_compare.py" --rounds "$ROUNDS" --baseline sync \
-    --out "$WORK/compare.md" "remote-apply=$WORK/remote-apply.sh" ${base[@]+"${base[@]}"} \
-    "sync=$WORK/sync.sh"
+    --out "$WORK/compare.md" --before "remote-apply=$WORK/clean-apply.sh" \
+    --before "sync=$WORK/clean-sync.sh" ${base[@]+"${base[@]:0:2}"} \
+    "remote-apply=$WORK/remote-apply.sh" ${base[@]+"${base[@]:2}"} "sync=$WORK/sync.sh"
 
 # Where the time goes: on a loaded machine every run is bound by the CPU it gets, so each
 # command's own CPU and the server's (moto) say more than wall times alone.
 [ "${CPU:-1}" = 1 ] || exit 0
 moto_cpu_ms() { awk '{print ($14 + $15) * 10}' "/proc/$MOTO_PID/stat"; }
 cpu_run() {
-    local name=$1 script=$2 before after
+    local name=$1 script=$2 clean=$3 before after
+    "$clean"
     before=$(moto_cpu_ms)
     /usr/bin/time -f "%e %U %S %M" -o "$WORK/cpu.txt" "$script" >/dev/null 2>"$WORK/cpu.err"
     after=$(moto_cpu_ms)
@@ -170,10 +187,11 @@ cpu_run() {
 echo
 echo "CPU of one more run of each (after the rounds):"
 echo
-cpu_run remote-apply "$WORK/remote-apply.sh"
-[ -n "${BASE:-}" ] && cpu_run remote-apply-base "$WORK/remote-apply-base.sh"
-cpu_run sync "$WORK/sync.sh"
+cpu_run remote-apply "$WORK/remote-apply.sh" "$WORK/clean-apply.sh"
+[ -n "${BASE:-}" ] && cpu_run remote-apply-base "$WORK/remote-apply-base.sh" "$WORK/clean-apply.sh"
+cpu_run sync "$WORK/sync.sh" "$WORK/clean-sync.sh"
 echo
 echo "The apply's phases (BENCH_TIMINGS=1, one more run): the report's record served, its files written:"
+"$WORK/clean-apply.sh"
 BENCH_TIMINGS=1 "$WORK/remote-apply.sh" 2>&1 >/dev/null |
     grep -E 'timing: .*(nodes noted|nodes admitted|returned)|^usage' | sed 's/^/    /' || true

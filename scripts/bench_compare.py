@@ -4,7 +4,10 @@
     bench_compare.py --rounds 7 --baseline NAME --out table.md \
         NAME=CMD [NAME=CMD ...]
 
-Each CMD is a shell-free command line (split with shlex). One warm-up run of each command
+Each CMD is a shell-free command line (split with shlex). `--before NAME=CMD` (repeatable)
+runs CMD, untimed, before every run of NAME (warm-up included): the clean-up that puts it back
+at its start (removing the last run's output), which is no part of what is measured. One
+warm-up run of each command
 first (page cache, Python bytecode), then ROUNDS rounds; in each round every command runs once,
 in an order rotated from round to round, so a load burst on the shared machine hits all of
 them alike. Per run: wall time (perf_counter around the child) and peak RSS (GNU time's %M:
@@ -27,7 +30,9 @@ import time
 TMP = tempfile.mkdtemp()
 
 
-def run(argv):
+def run(argv, before=None):
+    if before:
+        subprocess.run(before, check=True)
     rss_file = os.path.join(TMP, "rss")
     with open(os.path.join(TMP, "stdout"), "wb") as out:
         start = time.perf_counter()
@@ -45,6 +50,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--baseline", required=True)
     ap.add_argument("--out")
+    ap.add_argument("--before", action="append", default=[], metavar="NAME=CMD")
     ap.add_argument("commands", nargs="+")
     a = ap.parse_args()
     cmds = []
@@ -52,17 +58,23 @@ def main():
         name, _, line = c.partition("=")
         cmds.append((name, shlex.split(line)))
     names = [n for n, _ in cmds]
+    before = {}
+    for c in a.before:
+        name, _, line = c.partition("=")
+        if name not in names:
+            sys.exit(f"--before {name}: not one of {names}")
+        before[name] = shlex.split(line)
     if a.baseline not in names:
         sys.exit(f"baseline {a.baseline} is not one of {names}")
-    for _, argv in cmds:
-        run(argv)
+    for name, argv in cmds:
+        run(argv, before.get(name))
     times = {n: [] for n in names}
     rss = {n: [] for n in names}
     loads = []
     for r in range(a.rounds):
         k = r % len(cmds)
         for name, argv in cmds[k:] + cmds[:k]:
-            t, m = run(argv)
+            t, m = run(argv, before.get(name))
             times[name].append(t)
             rss[name].append(m)
         loads.append(os.getloadavg()[0])
