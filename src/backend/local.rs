@@ -112,9 +112,10 @@ impl LocalSandbox {
             fs_err::create_dir_all(root.join(d)).map_err(failed)?;
         }
         // One commit on `main` and nothing else: no reflog, no message file, no remote. The
-        // history is what `repo::clean` would strip it to, so only its check runs.
+        // history is what `repo::clean` would strip it to, so only its check runs. No automatic
+        // maintenance: the commit would start a detached `git maintenance run` beside bench.
         let script = format!(
-            "cp -a {}/. . && rm -rf .git && git init -q -b main && git add -A && git -c core.logAllRefUpdates=false commit -q --no-gpg-sign --allow-empty -m base && rm -f .git/COMMIT_EDITMSG && git rev-parse HEAD",
+            "cp -a {}/. . && rm -rf .git && git init -q -b main && git add -A && git -c core.logAllRefUpdates=false -c gc.auto=0 -c maintenance.auto=false commit -q --no-gpg-sign --allow-empty -m base && rm -f .git/COMMIT_EDITMSG && git rev-parse HEAD",
             shell_quote(&base.to_string_lossy())
         );
         // bench's own copy runs outside the jail: the base tree is in a hidden dataset.
