@@ -124,18 +124,42 @@ pub(crate) fn pytest_options_into(log: &str, map: &mut impl Sink) {
 }
 
 /// A line without its colour codes (`\[(\d+)m`) and then without its control characters
-/// U+0001..U+001F: the line itself when it holds neither a `[` nor a control character.
-fn v2_clean(line: &str) -> Cow<'_, str> {
+/// U+0001..U+001F: the line itself when it holds neither a `[` nor a control character, else
+/// the cleaned line written into `buf`. An ASCII line is cleaned by hand in one pass (its
+/// `\d` is ASCII, and the colour codes are found in the line as it was, as `replace_all`
+/// does); any other through the regex.
+fn v2_clean<'a>(line: &'a str, buf: &'a mut String) -> &'a str {
     static COLOR: OnceLock<Regex> = OnceLock::new();
-    if !line.bytes().any(|b| b == b'[' || (1..=0x1f).contains(&b)) {
-        return Cow::Borrowed(line);
+    let b = line.as_bytes();
+    if !b.iter().any(|&c| c == b'[' || (1..=0x1f).contains(&c)) {
+        return line;
     }
-    let line = re(&COLOR, r"\[(\d+)m").replace_all(line, "");
-    Cow::Owned(
-        line.chars()
-            .filter(|c| !('\u{1}'..='\u{1f}').contains(c))
-            .collect(),
-    )
+    buf.clear();
+    if !line.is_ascii() {
+        let line = re(&COLOR, r"\[(\d+)m").replace_all(line, "");
+        buf.extend(line.chars().filter(|c| !('\u{1}'..='\u{1f}').contains(c)));
+        return buf;
+    }
+    let mut kept = 0;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'[' {
+            let digits = b[i + 1..].iter().take_while(|d| d.is_ascii_digit()).count();
+            if digits > 0 && b.get(i + 1 + digits) == Some(&b'm') {
+                buf.push_str(&line[kept..i]);
+                i += digits + 2;
+                kept = i;
+                continue;
+            }
+        } else if (1..=0x1f).contains(&c) {
+            buf.push_str(&line[kept..i]);
+            kept = i + 1;
+        }
+        i += 1;
+    }
+    buf.push_str(&line[kept..]);
+    buf
 }
 
 pub fn pytest_v2(log: &str) -> RawStatuses {
@@ -143,22 +167,46 @@ pub fn pytest_v2(log: &str) -> RawStatuses {
 }
 
 pub(crate) fn pytest_v2_into(log: &str, map: &mut impl Sink) {
+    let (mut buf, mut name) = (String::new(), String::new());
     for line in log.split('\n') {
-        let line = v2_clean(line);
-        if starts_with_word(&line) {
+        let line = v2_clean(line, &mut buf);
+        if starts_with_word(line) {
             let line = if line.starts_with("FAILED") {
                 line.split(" - ").next().unwrap_or("")
             } else {
-                &line
+                line
             };
-            let words: Vec<&str> = py_split(line).collect();
-            if words.len() >= 2 && !is_skip_summary(words[0], words[1]) {
-                map.put(&words[1..].join(" "), words[0]);
+            let mut words = py_split(line);
+            let (Some(status), Some(first)) = (words.next(), words.next()) else {
+                continue;
+            };
+            if !is_skip_summary(status, first) {
+                // `words[1..].join(" ")`
+                name.clear();
+                name.push_str(first);
+                for w in words {
+                    name.push(' ');
+                    name.push_str(w);
+                }
+                map.put(&name, status);
             }
-        } else if ends_with_word(&line) {
-            let words: Vec<&str> = py_split(&line).collect();
-            if words.len() >= 2 {
-                map.put(&words[..words.len() - 1].join(" "), words[words.len() - 1]);
+        } else if ends_with_word(line) {
+            // `words[..-1].join(" ")` and the last word, when there are two or more.
+            let mut words = py_split(line);
+            let Some(mut last) = words.next() else {
+                continue;
+            };
+            name.clear();
+            for w in words {
+                // Words are never empty: an empty name means none was pushed yet.
+                if !name.is_empty() {
+                    name.push(' ');
+                }
+                name.push_str(last);
+                last = w;
+            }
+            if !name.is_empty() {
+                map.put(&name, last);
             }
         }
     }
@@ -353,7 +401,8 @@ mod tests {
                 .chars()
                 .filter(|c| !('\u{1}'..='\u{1f}').contains(c))
                 .collect();
-            assert_eq!(v2_clean(&line), want, "{line:?}");
+            let mut buf = String::new();
+            assert_eq!(v2_clean(&line, &mut buf), want, "{line:?}");
         }
     }
 
