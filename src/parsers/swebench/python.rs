@@ -9,6 +9,7 @@
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
+use memchr::memmem;
 use regex::Regex;
 
 use super::{RawStatuses, Sink, filled, py_split, py_strip};
@@ -216,12 +217,20 @@ pub fn django(log: &str) -> RawStatuses {
     let mut map = RawStatuses::new();
     let mut prev_test: Option<&str> = None;
     let put = |map: &mut RawStatuses, k: &str, v: &str| map.insert(k, v);
+    // Each searcher made once (`str::find` makes one per call), and the `--version` line
+    // looked for only in a log that holds it.
+    let version = memmem::Finder::new("--version is equivalent to version");
+    let any_version = version.find(log.as_bytes()).is_some();
+    let (dots, skipped) = (
+        memmem::Finder::new(" ... "),
+        memmem::Finder::new(" ... skipped"),
+    );
     for raw in log.split('\n') {
         let mut line = py_strip(raw);
-        if line.contains("--version is equivalent to version") {
+        if any_version && version.find(line.as_bytes()).is_some() {
             put(&mut map, "--version is equivalent to version", "PASSED");
         }
-        if let Some(i) = line.find(" ... ") {
+        if let Some(i) = dots.find(line.as_bytes()) {
             prev_test = Some(&line[..i]);
         }
         for suffix in [" ... ok", " ... OK", " ...  OK"] {
@@ -237,7 +246,7 @@ pub fn django(log: &str) -> RawStatuses {
                 break;
             }
         }
-        if let Some(i) = line.find(" ... skipped") {
+        if let Some(i) = skipped.find(line.as_bytes()) {
             put(&mut map, &line[..i], "SKIPPED");
         }
         if line.ends_with(" ... FAIL") {
