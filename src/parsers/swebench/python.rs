@@ -75,12 +75,14 @@ pub fn matplotlib(log: &str) -> RawStatuses {
 }
 
 pub(crate) fn matplotlib_into(log: &str, map: &mut impl Sink) {
+    // Made once (`str::contains` makes a searcher per call).
+    let mouse = memmem::Finder::new("MouseButton.");
     for line in log.split('\n') {
         // Neither replacement can make a line start with a status word or stop it doing so.
         if !starts_with_word(line) {
             continue;
         }
-        if line.contains("MouseButton.") {
+        if mouse.find(line.as_bytes()).is_some() {
             let line = line
                 .replace("MouseButton.LEFT", "1")
                 .replace("MouseButton.RIGHT", "3");
@@ -104,20 +106,25 @@ pub fn pytest_options(log: &str) -> RawStatuses {
 }
 
 pub(crate) fn pytest_options_into(log: &str, map: &mut impl Sink) {
+    // `f"{main}[{opt}]"`, written into one reused string.
+    let mut key = String::new();
     for line in log.split('\n') {
         let Some((status, name)) = pytest_words(line) else {
             continue;
         };
         match option_parts(&name) {
             Some((main, opt)) => {
-                let short;
-                let opt = if opt.starts_with('/') && !opt.starts_with("//") && !opt.contains('*') {
-                    short = format!("/{}", opt.rsplit('/').next().unwrap_or(""));
-                    short.as_str()
+                key.clear();
+                key.push_str(main);
+                key.push('[');
+                if opt.starts_with('/') && !opt.starts_with("//") && !opt.contains('*') {
+                    key.push('/');
+                    key.push_str(opt.rsplit('/').next().unwrap_or(""));
                 } else {
-                    opt
-                };
-                map.put(&format!("{main}[{opt}]"), status);
+                    key.push_str(opt);
+                }
+                key.push(']');
+                map.put(&key, status);
             }
             None => map.put(&name, status),
         }
