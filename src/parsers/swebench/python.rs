@@ -221,7 +221,7 @@ pub(crate) fn pytest_v2_into(log: &str, map: &mut impl Sink) {
 }
 
 pub fn django(log: &str) -> RawStatuses {
-    let mut map = RawStatuses::new();
+    let mut map = RawStatuses::for_log(log.len());
     let mut prev_test: Option<&str> = None;
     let put = |map: &mut RawStatuses, k: &str, v: &str| map.insert(k, v);
     // Each searcher made once (`str::find` makes one per call), and the `--version` line
@@ -344,7 +344,7 @@ fn sympy_failure(line: &str) -> Option<&str> {
 }
 
 pub fn sympy(log: &str) -> RawStatuses {
-    let mut map = RawStatuses::new();
+    let mut map = RawStatuses::for_log(log.len());
     for line in log.split('\n') {
         if let Some(name) = sympy_failure(line) {
             map.insert(name, "FAILED");
