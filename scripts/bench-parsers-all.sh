@@ -3,7 +3,7 @@
 # 1, 10 and 50 MB (scripts/bench_parsers_all.py says how the logs are made and measured).
 # Release build.
 #
-# Usage: scripts/bench-parsers-all.sh [--sizes 1,10,50] [--rounds 3] [--only NAME,..] [--out FILE]
+# Usage: scripts/bench-parsers-all.sh [--base BIN] [--sizes 1,10,50] [--rounds 3] [--only NAME,..] [--out FILE]
 # Env:   BENCH_CRATE  crate to build `bench` from (default: this repo)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

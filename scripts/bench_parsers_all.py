@@ -2,7 +2,8 @@
 """Times every built-in log parser (`bench parse-log --parser NAME`) against the floor of any
 parser, `grep -c -E` of status words over the same log, at several log sizes.
 
-    bench_parsers_all.py --bench PATH [--sizes 1,10,50] [--rounds 3] [--only NAME,..] [--out FILE]
+    bench_parsers_all.py --bench PATH [--base PATH] [--sizes 1,10,50] [--rounds 3] [--only NAME,..]
+                         [--out FILE]
 
 The logs: for the pytest parsers, scripts/gen_pytest_log.py's generated `-v -rA` log (the
 log on which pytest's parser once went quadratic); for every other parser, its largest fixture
@@ -15,7 +16,9 @@ their fixture spelling and repeat; the table says how many distinct tests each l
 Per parser and size: ROUNDS interleaved rounds (bench, then grep, order alternating), wall time
 of each whole process (stdout to a file), the median of each, and their ratio. `growth` is the
 50 MB time over 5x the 10 MB time (1.00: linear). Prints a Markdown table and writes it to
---out.
+--out. With --base, a second binary (say, main's) is timed in the same interleaved rounds
+(base, bench, grep; order reversed every other round), its output checked equal to bench's,
+and each size's cell shows base ms -> bench ms / grep ms (base x -> bench x).
 """
 
 import argparse
@@ -100,6 +103,7 @@ def timed(argv, out):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bench", required=True)
+    ap.add_argument("--base", default="")
     ap.add_argument("--sizes", default="1,10,50")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--only", default="")
@@ -126,17 +130,24 @@ def main():
             row[f"tests{size}"] = len(parse(args.bench, parser, log))
             bench_argv = [args.bench, "parse-log", "--parser", parser, log]
             grep_argv = ["grep", "-c", "-E", GREP, log]
-            times = {"bench": [], "grep": []}
+            order = [("bench", bench_argv), ("grep", grep_argv)]
+            if args.base:
+                base_argv = [args.base, "parse-log", "--parser", parser, log]
+                order.insert(0, ("base", base_argv))
+                if parse(args.base, parser, log) != parse(args.bench, parser, log):
+                    sys.exit(f"{parser} at {size} MB: base and bench outputs differ")
+            times = {which: [] for which, _ in order}
             out = os.path.join(work, "stdout")
             for r in range(args.rounds):
-                order = [("bench", bench_argv), ("grep", grep_argv)]
                 for which, argv in order if r % 2 == 0 else reversed(order):
                     times[which].append(timed(argv, out))
             row[size] = (statistics.median(times["bench"]), statistics.median(times["grep"]))
+            if args.base:
+                row[("base", size)] = statistics.median(times["base"])
             os.remove(log)
         rows.append(row)
         print(fmt_row(row, sizes), flush=True)
-    table = [header(sizes)] + [fmt_row(r, sizes) for r in rows]
+    table = [header(sizes, bool(args.base))] + [fmt_row(r, sizes) for r in rows]
     worst = max(rows, key=lambda r: r[sizes[-1]][0] / r[sizes[-1]][1])
     b, g = worst[sizes[-1]]
     table.append("")
@@ -151,8 +162,9 @@ def main():
             f.write(text)
 
 
-def header(sizes):
-    cols = ["parser", "log"] + [f"{s} MB: bench ms / grep ms (x)" for s in sizes]
+def header(sizes, base=False):
+    cell = "base ms -> bench ms / grep ms (x -> x)" if base else "bench ms / grep ms (x)"
+    cols = ["parser", "log"] + [f"{s} MB: {cell}" for s in sizes]
     if 10 in sizes and 50 in sizes:
         cols.append("growth 10->50")
     cols.append(f"tests at {sizes[-1]} MB")
@@ -163,7 +175,13 @@ def fmt_row(row, sizes):
     cells = [row["parser"], row["source"]]
     for s in sizes:
         b, g = row[s]
-        cells.append(f"{b * 1e3:.0f} / {g * 1e3:.0f} ({b / g:.2f}x)")
+        if ("base", s) in row:
+            a = row[("base", s)]
+            cells.append(
+                f"{a * 1e3:.0f} -> {b * 1e3:.0f} / {g * 1e3:.0f} ({a / g:.2f}x -> {b / g:.2f}x)"
+            )
+        else:
+            cells.append(f"{b * 1e3:.0f} / {g * 1e3:.0f} ({b / g:.2f}x)")
     if 10 in sizes and 50 in sizes:
         cells.append(f"{row[50][0] / (5 * row[10][0]):.2f}")
     cells.append(str(row[f"tests{sizes[-1]}"]))

@@ -409,6 +409,9 @@ fn write_merged(
     let cuts: Vec<&str> = (1..ranges)
         .map(|j| longest[longest.len() * j / ranges].0)
         .collect();
+    // The buffers of a batch, once written, are the next batch's: its JSON goes into memory
+    // already touched, not fresh pages (which the kernel clears first) grown by doubling.
+    let spare: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
     let range = |j: usize| {
         let sub: Vec<&[(&str, super::TestStatus)]> = runs
             .iter()
@@ -422,19 +425,30 @@ fn write_merged(
                 &run[from..to.max(from)]
             })
             .collect();
-        let mut buf = Vec::new();
+        // A buffer written before, sized at once for the range's entries (each name escaped
+        // by none of its bytes: `,\n  "name": "pass"` is the name and 14 bytes).
+        let mut buf = spare.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let buf = buf.get_or_insert_with(Vec::new);
+        buf.clear();
+        buf.reserve(
+            sub.iter()
+                .flat_map(|r| r.iter())
+                .map(|e| e.0.len() + 14)
+                .sum(),
+        );
         for (name, status) in MergeLast::new(&sub) {
-            super::common::push_json_entry(&mut buf, name, status);
+            super::common::push_json_entry(buf, name, status);
         }
-        Ok::<_, ReadLogError>(buf)
+        Ok::<_, ReadLogError>(std::mem::take(buf))
     };
     let mut started = false;
     for batch in (0..ranges).step_by(workers) {
         let n = workers.min(ranges - batch);
         let chunks = in_pieces(n, workers, |k| range(batch + k))?;
-        for chunk in &chunks {
-            super::common::write_json_entries_part(&mut started, chunk, out)
+        for chunk in chunks {
+            super::common::write_json_entries_part(&mut started, &chunk, out)
                 .map_err(ReadLogError::Write)?;
+            spare.lock().unwrap_or_else(|e| e.into_inner()).push(chunk);
         }
     }
     crate::timings::mark("log pieces merged");

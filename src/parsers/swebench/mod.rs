@@ -68,6 +68,20 @@ impl RawStatuses {
         RawStatuses::default()
     }
 
+    /// An empty map for a log of `bytes` bytes read whole: its table sized for a name per 64
+    /// bytes and its arena for names as long as the log (reserved, not touched), so a big
+    /// log's map is not regrown (copied into fresh pages) as it fills.
+    pub fn for_log(bytes: usize) -> RawStatuses {
+        let names = (bytes / 64).min(1 << 20);
+        let mut map = RawStatuses {
+            index: hashbrown::HashTable::with_capacity(names),
+            entries: Vec::with_capacity(names),
+            ..RawStatuses::default()
+        };
+        map.arena.reserve(bytes);
+        map
+    }
+
     fn name(&self, i: usize) -> &str {
         let e = &self.entries[i];
         &self.arena[e.start..e.start + e.len]

@@ -9,6 +9,7 @@
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
+use memchr::memmem;
 use regex::Regex;
 
 use super::{RawStatuses, Sink, filled, py_split, py_strip};
@@ -74,12 +75,14 @@ pub fn matplotlib(log: &str) -> RawStatuses {
 }
 
 pub(crate) fn matplotlib_into(log: &str, map: &mut impl Sink) {
+    // Made once (`str::contains` makes a searcher per call).
+    let mouse = memmem::Finder::new("MouseButton.");
     for line in log.split('\n') {
         // Neither replacement can make a line start with a status word or stop it doing so.
         if !starts_with_word(line) {
             continue;
         }
-        if line.contains("MouseButton.") {
+        if mouse.find(line.as_bytes()).is_some() {
             let line = line
                 .replace("MouseButton.LEFT", "1")
                 .replace("MouseButton.RIGHT", "3");
@@ -103,20 +106,25 @@ pub fn pytest_options(log: &str) -> RawStatuses {
 }
 
 pub(crate) fn pytest_options_into(log: &str, map: &mut impl Sink) {
+    // `f"{main}[{opt}]"`, written into one reused string.
+    let mut key = String::new();
     for line in log.split('\n') {
         let Some((status, name)) = pytest_words(line) else {
             continue;
         };
         match option_parts(&name) {
             Some((main, opt)) => {
-                let short;
-                let opt = if opt.starts_with('/') && !opt.starts_with("//") && !opt.contains('*') {
-                    short = format!("/{}", opt.rsplit('/').next().unwrap_or(""));
-                    short.as_str()
+                key.clear();
+                key.push_str(main);
+                key.push('[');
+                if opt.starts_with('/') && !opt.starts_with("//") && !opt.contains('*') {
+                    key.push('/');
+                    key.push_str(opt.rsplit('/').next().unwrap_or(""));
                 } else {
-                    opt
-                };
-                map.put(&format!("{main}[{opt}]"), status);
+                    key.push_str(opt);
+                }
+                key.push(']');
+                map.put(&key, status);
             }
             None => map.put(&name, status),
         }
@@ -124,18 +132,42 @@ pub(crate) fn pytest_options_into(log: &str, map: &mut impl Sink) {
 }
 
 /// A line without its colour codes (`\[(\d+)m`) and then without its control characters
-/// U+0001..U+001F: the line itself when it holds neither a `[` nor a control character.
-fn v2_clean(line: &str) -> Cow<'_, str> {
+/// U+0001..U+001F: the line itself when it holds neither a `[` nor a control character, else
+/// the cleaned line written into `buf`. An ASCII line is cleaned by hand in one pass (its
+/// `\d` is ASCII, and the colour codes are found in the line as it was, as `replace_all`
+/// does); any other through the regex.
+fn v2_clean<'a>(line: &'a str, buf: &'a mut String) -> &'a str {
     static COLOR: OnceLock<Regex> = OnceLock::new();
-    if !line.bytes().any(|b| b == b'[' || (1..=0x1f).contains(&b)) {
-        return Cow::Borrowed(line);
+    let b = line.as_bytes();
+    if !b.iter().any(|&c| c == b'[' || (1..=0x1f).contains(&c)) {
+        return line;
     }
-    let line = re(&COLOR, r"\[(\d+)m").replace_all(line, "");
-    Cow::Owned(
-        line.chars()
-            .filter(|c| !('\u{1}'..='\u{1f}').contains(c))
-            .collect(),
-    )
+    buf.clear();
+    if !line.is_ascii() {
+        let line = re(&COLOR, r"\[(\d+)m").replace_all(line, "");
+        buf.extend(line.chars().filter(|c| !('\u{1}'..='\u{1f}').contains(c)));
+        return buf;
+    }
+    let mut kept = 0;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'[' {
+            let digits = b[i + 1..].iter().take_while(|d| d.is_ascii_digit()).count();
+            if digits > 0 && b.get(i + 1 + digits) == Some(&b'm') {
+                buf.push_str(&line[kept..i]);
+                i += digits + 2;
+                kept = i;
+                continue;
+            }
+        } else if (1..=0x1f).contains(&c) {
+            buf.push_str(&line[kept..i]);
+            kept = i + 1;
+        }
+        i += 1;
+    }
+    buf.push_str(&line[kept..]);
+    buf
 }
 
 pub fn pytest_v2(log: &str) -> RawStatuses {
@@ -143,37 +175,69 @@ pub fn pytest_v2(log: &str) -> RawStatuses {
 }
 
 pub(crate) fn pytest_v2_into(log: &str, map: &mut impl Sink) {
+    let (mut buf, mut name) = (String::new(), String::new());
     for line in log.split('\n') {
-        let line = v2_clean(line);
-        if starts_with_word(&line) {
+        let line = v2_clean(line, &mut buf);
+        if starts_with_word(line) {
             let line = if line.starts_with("FAILED") {
                 line.split(" - ").next().unwrap_or("")
             } else {
-                &line
+                line
             };
-            let words: Vec<&str> = py_split(line).collect();
-            if words.len() >= 2 && !is_skip_summary(words[0], words[1]) {
-                map.put(&words[1..].join(" "), words[0]);
+            let mut words = py_split(line);
+            let (Some(status), Some(first)) = (words.next(), words.next()) else {
+                continue;
+            };
+            if !is_skip_summary(status, first) {
+                // `words[1..].join(" ")`
+                name.clear();
+                name.push_str(first);
+                for w in words {
+                    name.push(' ');
+                    name.push_str(w);
+                }
+                map.put(&name, status);
             }
-        } else if ends_with_word(&line) {
-            let words: Vec<&str> = py_split(&line).collect();
-            if words.len() >= 2 {
-                map.put(&words[..words.len() - 1].join(" "), words[words.len() - 1]);
+        } else if ends_with_word(line) {
+            // `words[..-1].join(" ")` and the last word, when there are two or more.
+            let mut words = py_split(line);
+            let Some(mut last) = words.next() else {
+                continue;
+            };
+            name.clear();
+            for w in words {
+                // Words are never empty: an empty name means none was pushed yet.
+                if !name.is_empty() {
+                    name.push(' ');
+                }
+                name.push_str(last);
+                last = w;
+            }
+            if !name.is_empty() {
+                map.put(&name, last);
             }
         }
     }
 }
 
 pub fn django(log: &str) -> RawStatuses {
-    let mut map = RawStatuses::new();
+    let mut map = RawStatuses::for_log(log.len());
     let mut prev_test: Option<&str> = None;
     let put = |map: &mut RawStatuses, k: &str, v: &str| map.insert(k, v);
+    // Each searcher made once (`str::find` makes one per call), and the `--version` line
+    // looked for only in a log that holds it.
+    let version = memmem::Finder::new("--version is equivalent to version");
+    let any_version = version.find(log.as_bytes()).is_some();
+    let (dots, skipped) = (
+        memmem::Finder::new(" ... "),
+        memmem::Finder::new(" ... skipped"),
+    );
     for raw in log.split('\n') {
         let mut line = py_strip(raw);
-        if line.contains("--version is equivalent to version") {
+        if any_version && version.find(line.as_bytes()).is_some() {
             put(&mut map, "--version is equivalent to version", "PASSED");
         }
-        if let Some(i) = line.find(" ... ") {
+        if let Some(i) = dots.find(line.as_bytes()) {
             prev_test = Some(&line[..i]);
         }
         for suffix in [" ... ok", " ... OK", " ...  OK"] {
@@ -189,7 +253,7 @@ pub fn django(log: &str) -> RawStatuses {
                 break;
             }
         }
-        if let Some(i) = line.find(" ... skipped") {
+        if let Some(i) = skipped.find(line.as_bytes()) {
             put(&mut map, &line[..i], "SKIPPED");
         }
         if line.ends_with(" ... FAIL") {
@@ -280,7 +344,7 @@ fn sympy_failure(line: &str) -> Option<&str> {
 }
 
 pub fn sympy(log: &str) -> RawStatuses {
-    let mut map = RawStatuses::new();
+    let mut map = RawStatuses::for_log(log.len());
     for line in log.split('\n') {
         if let Some(name) = sympy_failure(line) {
             map.insert(name, "FAILED");
@@ -353,7 +417,8 @@ mod tests {
                 .chars()
                 .filter(|c| !('\u{1}'..='\u{1f}').contains(c))
                 .collect();
-            assert_eq!(v2_clean(&line), want, "{line:?}");
+            let mut buf = String::new();
+            assert_eq!(v2_clean(&line, &mut buf), want, "{line:?}");
         }
     }
 
