@@ -152,17 +152,6 @@ mod tests {
     /// adversarial lines glued from the pattern's parts.
     #[test]
     fn the_hand_matcher_agrees_with_the_regex() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/logs");
-        let mut lines: Vec<String> = Vec::new();
-        for dir in fs_err::read_dir(&root).expect("fixtures").flatten() {
-            for f in fs_err::read_dir(dir.path()).into_iter().flatten().flatten() {
-                if f.path().extension().is_some_and(|x| x == "log") {
-                    let text =
-                        String::from_utf8_lossy(&fs_err::read(f.path()).expect("log")).into_owned();
-                    lines.extend(text.split('\n').map(String::from));
-                }
-            }
-        }
         // A start (whitespace, a mark, whitespace), glued middle pieces and an ending.
         let starts = [
             "",
@@ -197,14 +186,7 @@ mod tests {
             " (8 sms)",
             ")",
         ];
-        let middles = crate::parsers::swebench::glued_lines(&pieces, 200_000);
-        for (i, middle) in middles.into_iter().enumerate() {
-            let (start, end) = (
-                starts[i % starts.len()],
-                ends[i / starts.len() % ends.len()],
-            );
-            lines.push(format!("{start}{middle}{end}"));
-        }
+        let lines = crate::parsers::tests::hand_matcher_lines(&starts, &pieces, &ends, 200_000);
         let re = line_re();
         let (mut matched, mut asked) = (0, 0);
         for line in &lines {
