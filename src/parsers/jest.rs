@@ -26,6 +26,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::common::{Collector, TestStatus, lines};
+use super::swebench::before_duration_by;
 
 fn line_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
@@ -66,30 +67,23 @@ fn by_hand(line: &str) -> Match<'_> {
     let text = rest.trim_end_matches(char::is_whitespace);
     // Without the duration: the title runs to the trailing whitespace (at least one character).
     let whole = &rest[..text.len().max(first.len_utf8())];
-    let Some(inner) = text.strip_suffix(')') else {
+    if !text.ends_with(')') {
         return Match::Yes(mark, whole);
-    };
-    // The duration's `(` is the last one: its digits and unit hold none.
-    let Some(open) = inner.rfind('(') else {
-        return Match::Yes(mark, whole);
-    };
-    let duration = &inner[open + 1..];
-    if !duration.is_ascii() {
-        return Match::Ask;
     }
-    let title = inner[..open]
-        .char_indices()
-        .next_back()
-        .filter(|&(i, c)| i > 0 && c.is_whitespace())
-        .map(|(i, _)| &rest[..i]);
-    match title {
-        Some(title) if is_duration(duration) => Match::Yes(mark, title),
-        _ => Match::Yes(mark, whole),
+    // The duration's `(` is the last one (its digits and unit hold none), as SWE-bench's jest
+    // pattern finds it; only the duration's own pattern differs.
+    match before_duration_by(text, is_duration) {
+        None => Match::Ask,
+        Some(title) if title.len() < text.len() => Match::Yes(mark, title),
+        Some(_) => Match::Yes(mark, whole),
     }
 }
 
-/// `\d+(?:\.\d+)?\s*m?s` matching all of an ASCII `s`.
+/// `\d+(?:\.\d+)?\s*m?s\)` matching all of an ASCII `s`.
 fn is_duration(s: &str) -> bool {
+    let Some(s) = s.strip_suffix(')') else {
+        return false;
+    };
     let int = s.bytes().take_while(u8::is_ascii_digit).count();
     if int == 0 {
         return false;

@@ -593,6 +593,12 @@ pub(crate) fn after_space(s: &str) -> Option<&str> {
 /// ` (N ms)` when that leaves at least one character; `None` when the text after the last `(`
 /// is not ASCII (its `\d` or `\s` may be Unicode: the caller asks the regex).
 pub(crate) fn before_duration(rest: &str) -> Option<&str> {
+    before_duration_by(rest, is_duration)
+}
+
+/// [`before_duration`] with the duration's own pattern: `is_duration` is given the ASCII text
+/// after the last `(`, its `)` included, and says whether all of it is a duration.
+pub(crate) fn before_duration_by(rest: &str, is_duration: impl Fn(&str) -> bool) -> Option<&str> {
     let Some(open) = rest.rfind('(') else {
         return Some(rest);
     };
