@@ -4,7 +4,8 @@
 # Release build.
 #
 # Usage: scripts/bench-fill.sh [--sizes 100,1000] [--teams 2] [--jobs 2] [--rounds 3]
-#                              [--work DIR] [--out FILE]
+#                              [--work DIR] [--out FILE] [--base BIN] [--no-loop]
+# (--base times another bench build in the same rounds; --no-loop leaves the loop out.)
 # Env:   BIN  a bench binary to time instead of this repo's release build
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

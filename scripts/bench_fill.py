@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """A local fill by bench against the bare floor of the same work, side by side, interleaved.
 
-    bench_fill.py --bench PATH [--sizes 100,1000] [--teams 2] [--jobs 2] [--rounds 3]
-                  [--work DIR] [--out FILE]
+    bench_fill.py --bench PATH [--base PATH] [--no-loop] [--sizes 100,1000] [--teams 2]
+                  [--jobs 2] [--rounds 3] [--work DIR] [--out FILE]
 
 Per size N: scripts/gen_bench_manifest.py writes N tasks and a manifest (gold, solve and grade
 stages, TEAMS teams: `oracle` applies the gold patch, `nop1`.. change nothing, `[limits] jobs`
@@ -15,6 +15,10 @@ JOBS). Then ROUNDS rounds, the order alternating, each from nothing:
 - loop: a bare loop doing the same workspaces, patches and tests (scripts/fill_task.sh) in one
   bubblewrap jail per task, JOBS tasks at a time (a pool of JOBS threads): no store, no keys,
   no records, no history check, no log parser.
+
+--base PATH times a second bench binary (a build of main) the same way in the same rounds, as a
+third side, with its own CPU per task and peak memory; --no-loop leaves the loop out (to
+compare two builds of bench only).
 
 Each side's "cores busy" is the CPU time of its whole process tree (every process it ran:
 jails, git, tests; read from a cgroup v2 made for the run, see Tree) over its wall time: 2.0 on this 2-core machine means both cores
@@ -159,7 +163,10 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--work")
     ap.add_argument("--out")
+    ap.add_argument("--base")
+    ap.add_argument("--no-loop", action="store_true")
     a = ap.parse_args()
+    sides = ["bench"] + (["base"] if a.base else []) + ([] if a.no_loop else ["loop"])
     work = a.work or tempfile.mkdtemp(prefix="bench-fill.", dir="/var/tmp")
     env = dict(os.environ)
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
@@ -173,17 +180,19 @@ def main():
                  "--tasks", str(size), "--teams", str(a.teams), "--jobs", str(a.jobs)],
                 check=True, stdout=subprocess.DEVNULL,
             )
-        rows = {"bench": [], "loop": [], "cpu": [], "rss": [], "ratio": [], "busy_bench": [],
-                "busy_loop": []}
+        rows = {k: [] for k in ["bench", "loop", "base", "cpu", "rss", "cpu_base", "rss_base",
+                                "ratio", "ratio_base", "busy_bench", "busy_loop", "busy_base"]}
         for r in range(a.rounds):
-            order = ["bench", "loop"] if r % 2 == 0 else ["loop", "bench"]
+            order = sides if r % 2 == 0 else sides[::-1]
             times = {}
             for name in order:
-                if name == "bench":
-                    wall, cpu, rss, busy = run_bench(a.bench, manifest, os.path.join(d, "store"),
+                if name in ("bench", "base"):
+                    binary = a.bench if name == "bench" else a.base
+                    wall, cpu, rss, busy = run_bench(binary, manifest, os.path.join(d, "store"),
                                                      env)
-                    rows["cpu"].append(cpu / size)
-                    rows["rss"].append(rss)
+                    tail = "" if name == "bench" else "_base"
+                    rows["cpu" + tail].append(cpu / size)
+                    rows["rss" + tail].append(rss)
                 else:
                     wall, busy = run_loop(os.path.join(d, "tasks"), os.path.join(d, "loop"),
                                           a.teams, a.jobs, env)
@@ -193,8 +202,19 @@ def main():
                 shown = f"{busy:.2f}" if busy is not None else "unmeasured"
                 print(f"n={size} round {r + 1} {name}: {wall:.1f} s, {shown} cores busy",
                       file=sys.stderr)
-            rows["ratio"].append(times["bench"] / times["loop"])
+            if "loop" in times:
+                rows["ratio"].append(times["bench"] / times["loop"])
+            if "base" in times:
+                rows["ratio_base"].append(times["bench"] / times["base"])
         med = statistics.median
+
+        def span(xs, fmt="{:.1f}"):
+            if not xs:
+                return "not run"
+            return f"{fmt.format(med(xs))} ({fmt.format(min(xs))} to {fmt.format(max(xs))})"
+
+        def ratio(xs):
+            return f"{med(xs):.2f}x" if xs else "not run"
 
         def busy(xs):
             xs = [x for x in xs if x is not None]
@@ -206,11 +226,18 @@ def main():
             f"load {' '.join(load)}\n\n"
             "| bench apply (s) | bare loop (s) | bench / loop | bench CPU per task (s) "
             "| bench peak RSS (MiB) | cores busy: bench / loop |\n|---|---|---|---|---|---|\n"
-            f"| {med(rows['bench']):.1f} ({min(rows['bench']):.1f} to {max(rows['bench']):.1f}) "
-            f"| {med(rows['loop']):.1f} ({min(rows['loop']):.1f} to {max(rows['loop']):.1f}) "
-            f"| {med(rows['ratio']):.2f}x | {med(rows['cpu']):.3f} | {med(rows['rss']):.0f} "
+            f"| {span(rows['bench'])} | {span(rows['loop'])} | {ratio(rows['ratio'])} "
+            f"| {span(rows['cpu'], '{:.4f}')} | {span(rows['rss'], '{:.0f}')} "
             f"| {busy(rows['busy_bench'])} / {busy(rows['busy_loop'])} |\n"
         )
+        if a.base:
+            out[-1] += (
+                "\n| base apply (s) | bench / base | base CPU per task (s) | base peak RSS (MiB) "
+                "| cores busy: base |\n|---|---|---|---|---|\n"
+                f"| {span(rows['base'])} | {ratio(rows['ratio_base'])} "
+                f"| {span(rows['cpu_base'], '{:.4f}')} | {span(rows['rss_base'], '{:.0f}')} "
+                f"| {busy(rows['busy_base'])} |\n"
+            )
         print(out[-1])
     if a.out:
         with open(a.out, "w") as f:

@@ -237,16 +237,33 @@ fn is_zero(n: &usize) -> bool {
 #[derive(Default)]
 struct StageRt {
     nodes: Vec<usize>,
-    /// Gold: task id -> node ids; solve: emitted task ids; grade: source ids seen.
+    /// Solve: emitted task ids.
     seen: HashSet<String>,
+    /// Solve: the positions in the incoming order not decided yet (a gold verdict pending), in
+    /// order; `None` until the incoming tasks are known. An expansion looks at these only, so
+    /// it costs what is still pending, not every task again.
+    undecided: Option<Vec<usize>>,
+    /// Solve: tasks taken so far (towards a `limit`).
+    taken: u32,
+    /// Grade: per upstream stage, the next position of its node list not looked at yet, and
+    /// the nodes looked at that have not finished (in order). A finished source is taken once;
+    /// a reopened one is put back (`reopen`).
+    sources: HashMap<String, Sources>,
     expanded: bool,
     settled: bool,
     estimated: bool,
 }
 
-/// Tasks flowing into a solve stage (with their gold verdict, `None` while pending), and
-/// whether the upstream stage is settled.
-type Incoming = (Vec<(Arc<Task>, Option<bool>)>, bool);
+/// A grade stage's scan of one upstream stage's nodes: see `StageRt::sources`.
+#[derive(Default)]
+struct Sources {
+    next: usize,
+    waiting: Vec<usize>,
+}
+
+/// Tasks flowing into a solve stage, whether a gold stage gates them, and whether the upstream
+/// stage is settled (`Graph::incoming`).
+type Incoming<'g> = (&'g Vec<Arc<Task>>, bool, bool);
 
 /// The expanding node graph of one manifest.
 pub struct Graph<'a> {
@@ -578,7 +595,12 @@ impl<'a> Graph<'a> {
             let stage = self.nodes[d].stage.clone();
             let rt = self.stages.get_mut(&stage).expect("stage exists");
             rt.nodes.retain(|n| *n != d);
-            rt.seen.remove(&id.to_string());
+            // A grade's source is taken again once it finishes again.
+            if let Some(scan) = rt.sources.get_mut(&self.nodes[id].stage)
+                && let Err(at) = scan.waiting.binary_search(&id)
+            {
+                scan.waiting.insert(at, id);
+            }
             if matches!(self.nodes[d].kind, NodeKind::Report) {
                 rt.expanded = false;
             }
@@ -856,28 +878,28 @@ impl<'a> Graph<'a> {
         (!why.is_empty()).then(|| why.join("; "))
     }
 
-    /// The ordered tasks flowing into a solve stage from `up`, with availability.
-    fn incoming(&self, up: &str) -> Option<Incoming> {
+    /// The ordered tasks flowing into a solve stage from `up` (its sample's), whether a gold
+    /// stage gates them (`up` is one) and whether `up` is settled; `None` until the sample is
+    /// known.
+    fn incoming(&self, up: &str) -> Option<Incoming<'_>> {
         match &self.manifest.stages[up].kind {
-            StageKind::Sample(_) => {
-                let tasks = self.samples.get(up)?;
-                Some((
-                    tasks.iter().map(|t| (t.clone(), Some(true))).collect(),
-                    true,
-                ))
-            }
+            StageKind::Sample(_) => Some((self.samples.get(up)?, false, true)),
             StageKind::Gold(_) => {
                 let sample = &self.manifest.stages[up].needs[0];
-                let tasks = self.samples.get(sample)?;
-                Some((
-                    tasks
-                        .iter()
-                        .map(|t| (t.clone(), self.gold_verdict(up, &t.instance_id)))
-                        .collect(),
-                    self.stages[up].settled,
-                ))
+                Some((self.samples.get(sample)?, true, self.stages[up].settled))
             }
             _ => None,
+        }
+    }
+
+    /// The gold verdict of the task at `pos` of what flows from `up` (`Some(true)` straight
+    /// from a sample).
+    fn verdict_at(&self, up: &str, pos: usize) -> Option<bool> {
+        let (tasks, gated, _) = self.incoming(up)?;
+        if gated {
+            self.gold_verdict(up, &tasks[pos].instance_id)
+        } else {
+            Some(true)
         }
     }
 
@@ -903,72 +925,93 @@ impl<'a> Graph<'a> {
         )))
     }
 
+    /// Creates the solves of the tasks whose gold verdict is now known, in the incoming order
+    /// (a `limit` takes a prefix of it: a pending verdict blocks what follows). Only the
+    /// positions still undecided are looked at.
     fn expand_solve(&mut self, stage: &str, up: &str, s: &crate::manifest::SolveStage) {
         if self.stages[stage].expanded {
             return;
         }
-        let Some((incoming, complete)) = self.incoming(up) else {
+        let Some((tasks, _, complete)) = self.incoming(up) else {
             return;
         };
-        let mut taken = 0u32;
+        let count = tasks.len();
+        let rt = self.stages.get_mut(stage).expect("stage");
+        let undecided = rt.undecided.take().unwrap_or_else(|| (0..count).collect());
+        let mut taken = rt.taken;
         let mut blocked = false;
+        let mut left = Vec::new();
         let mut pending = Vec::new();
-        for (task, verdict) in incoming {
+        for (i, &pos) in undecided.iter().enumerate() {
             if s.limit.is_some_and(|l| taken >= l) {
+                left.extend_from_slice(&undecided[i..]);
                 break;
             }
-            match verdict {
+            match self.verdict_at(up, pos) {
+                None if s.limit.is_some() => {
+                    // Order matters for a limit: wait for the earlier task's verdict.
+                    blocked = true;
+                    left.extend_from_slice(&undecided[i..]);
+                    break;
+                }
                 None => {
-                    if s.limit.is_some() {
-                        // Order matters for a limit: wait for the earlier task's verdict.
-                        blocked = true;
-                        break;
-                    }
+                    left.push(pos);
                     continue;
                 }
                 Some(false) => continue,
                 Some(true) => taken += 1,
             }
-            if !self
-                .stages
-                .get_mut(stage)
-                .expect("stage")
-                .seen
-                .insert(task.instance_id.clone())
-            {
+            let task = self.incoming(up).expect("known above").0[pos].clone();
+            if self.stages[stage].seen.contains(&task.instance_id) {
                 continue;
             }
-            for team_name in &s.teams {
-                for rep in 0..s.replicates {
-                    let address = format!("{stage}/{}/{team_name}/{rep}", task.instance_id);
-                    let kind = NodeKind::Solve {
-                        task: task.clone(),
-                        team: team_name.clone(),
-                        replicate: rep,
-                    };
-                    pending.push(match self.jobs.solve(&task, team_name, s.timeout, rep) {
-                        Ok(mut job) => {
-                            // The check grades in the worker's sandbox: solo teams.
-                            if matches!(
-                                self.manifest.teams[team_name].topology,
-                                crate::manifest::Topology::Solo { .. }
-                            ) {
-                                job.confirm = self.confirm_grade(stage, &task);
-                            }
-                            Pending::job(address, kind, NodeJob::Solve(job))
-                        }
-                        Err(e) => Pending {
-                            error: Some(e),
-                            ..Pending::open(address, kind)
-                        },
-                    });
-                }
-            }
+            let rt = self.stages.get_mut(stage).expect("stage");
+            rt.seen.insert(task.instance_id.clone());
+            self.solves_of(stage, s, &task, &mut pending);
         }
+        let rt = self.stages.get_mut(stage).expect("stage");
+        rt.undecided = Some(left);
+        rt.taken = taken;
         self.add_all(stage, pending);
         let limit_reached = s.limit.is_some_and(|l| taken >= l);
         if (complete && !blocked) || limit_reached {
             self.stages.get_mut(stage).expect("stage").expanded = true;
+        }
+    }
+
+    /// The solve nodes of one task: one per team and replicate.
+    fn solves_of(
+        &self,
+        stage: &str,
+        s: &crate::manifest::SolveStage,
+        task: &Arc<Task>,
+        pending: &mut Vec<Pending>,
+    ) {
+        for team_name in &s.teams {
+            for rep in 0..s.replicates {
+                let address = format!("{stage}/{}/{team_name}/{rep}", task.instance_id);
+                let kind = NodeKind::Solve {
+                    task: task.clone(),
+                    team: team_name.clone(),
+                    replicate: rep,
+                };
+                pending.push(match self.jobs.solve(task, team_name, s.timeout, rep) {
+                    Ok(mut job) => {
+                        // The check grades in the worker's sandbox: solo teams.
+                        if matches!(
+                            self.manifest.teams[team_name].topology,
+                            crate::manifest::Topology::Solo { .. }
+                        ) {
+                            job.confirm = self.confirm_grade(stage, task);
+                        }
+                        Pending::job(address, kind, NodeJob::Solve(job))
+                    }
+                    Err(e) => Pending {
+                        error: Some(e),
+                        ..Pending::open(address, kind)
+                    },
+                });
+            }
         }
     }
 
@@ -981,23 +1024,9 @@ impl<'a> Graph<'a> {
         confirm: bool,
         harbor: crate::manifest::HarborVerifier,
     ) {
-        let mut sources = Vec::new();
-        for up in needs {
-            for id in &self.stages[up].nodes {
-                let node = &self.nodes[*id];
-                if !node.state.is_terminal() || self.stages[stage].seen.contains(&id.to_string()) {
-                    continue;
-                }
-                sources.push(*id);
-            }
-        }
+        let sources = self.finished_sources(stage, needs);
         let mut pending = Vec::with_capacity(sources.len());
         for id in sources {
-            self.stages
-                .get_mut(stage)
-                .expect("stage")
-                .seen
-                .insert(id.to_string());
             let src = self.nodes[id].clone();
             let NodeKind::Solve {
                 task,
@@ -1047,6 +1076,35 @@ impl<'a> Graph<'a> {
         self.add_all(stage, pending);
         let expanded = needs.iter().all(|n| self.stages[n].settled);
         self.stages.get_mut(stage).expect("stage").expanded = expanded;
+    }
+
+    /// The upstream nodes of a grade stage that have finished since its last expansion, in
+    /// the order of `needs` and of each stage's nodes. Looks at the nodes added upstream since
+    /// and at those still waiting to finish, not at every node again.
+    fn finished_sources(&mut self, stage: &str, needs: &[String]) -> Vec<usize> {
+        let mut finished = Vec::new();
+        for up in needs {
+            let mut scan = self
+                .stages
+                .get_mut(stage)
+                .expect("stage")
+                .sources
+                .remove(up)
+                .unwrap_or_default();
+            let added = &self.stages[up].nodes[scan.next..];
+            scan.next += added.len();
+            scan.waiting.extend_from_slice(added);
+            scan.waiting.retain(|&id| {
+                let done = self.nodes[id].state.is_terminal();
+                if done {
+                    finished.push(id);
+                }
+                !done
+            });
+            let rt = self.stages.get_mut(stage).expect("stage");
+            rt.sources.insert(up.clone(), scan);
+        }
+        finished
     }
 
     fn expand_report(&mut self, stage: &str, needs: &[String], r: &crate::manifest::ReportStage) {

@@ -7,7 +7,7 @@
 //! Ctrl-C (or SIGTERM) stops launching, cancels running nodes (killing their processes), and
 //! leaves the store valid.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::budget::Budgets;
 use super::error::ApplyError;
 use super::pools::{Demand, Pool, Pools};
+use super::ready::ReadyQueue;
 use super::remote::{Reads, RemoteSummary};
 use crate::backend::Backend;
 use crate::cache::{CacheError, RemoteCache};
@@ -142,8 +143,8 @@ pub struct Dispatcher<'a> {
     ran: HashMap<String, String>,
     /// The backend's load line last emitted.
     last_load: Option<String>,
-    /// Ready nodes not launched yet, in creation order.
-    queue: VecDeque<usize>,
+    /// Ready nodes not launched yet, in the order they became ready.
+    queue: ReadyQueue,
     /// Key -> the node running it; other nodes of the key wait in `waiters`.
     inflight: HashMap<String, usize>,
     waiters: HashMap<String, Vec<usize>>,
@@ -440,7 +441,9 @@ impl<'a> Dispatcher<'a> {
         match self.inflight.get(&key).copied() {
             None => {
                 self.inflight.insert(key, id);
-                self.queue.push_back(id);
+                let node = &self.graph.nodes[id];
+                self.queue
+                    .push(id, demand(&self.m, &node.stage, &node.kind));
             }
             Some(runner) => {
                 // Same key as a queued or running node (an identical patch): wait for its
@@ -481,14 +484,16 @@ impl<'a> Dispatcher<'a> {
     /// halted a node (settling it without a run: the graph may advance from it).
     fn launch(&mut self) -> Result<bool, ApplyError> {
         let mut halted = false;
-        let mut deferred = VecDeque::new();
-        while let Some(id) = self.queue.pop_front() {
-            let node = &self.graph.nodes[id];
-            let d = demand(&self.m, &node.stage, &node.kind);
+        // Demands the pools refused in this pass: they stay refused until a node finishes.
+        let mut refused = Vec::new();
+        while let Some(class) = self.queue.next(&refused) {
+            let d = self.queue.demand(class).clone();
             if !self.pools.admits(&d) {
-                deferred.push_back(id);
+                refused.push(class);
                 continue;
             }
+            let id = self.queue.pop(class).expect("a class has a first node");
+            let node = &self.graph.nodes[id];
             let mut share = None;
             if let NodeKind::Solve { .. } = node.kind
                 && let Some(b) = self.budgets.get(&node.stage)
@@ -498,12 +503,7 @@ impl<'a> Dispatcher<'a> {
                     halted = true;
                     continue;
                 }
-                let pending = 1 + self
-                    .queue
-                    .iter()
-                    .chain(deferred.iter())
-                    .filter(|q| self.graph.nodes[**q].stage == node.stage)
-                    .count();
+                let pending = 1 + self.queue.in_stage(&node.stage);
                 share = Some(b.share(pending));
             }
             if !self.run_saved {
@@ -560,7 +560,6 @@ impl<'a> Dispatcher<'a> {
                 let _ = tx.send((id, result));
             });
         }
-        self.queue = deferred;
         Ok(halted)
     }
 
@@ -622,7 +621,13 @@ impl<'a> Dispatcher<'a> {
             _ => None,
         };
         match result {
-            Ok(rec) => self.on_result(&node, &key, &same_key, Arc::new(rec)),
+            Ok(mut rec) => {
+                // The record is stored: what reads it here (the graph, the report, the
+                // budget) never reads its job, whose JSON tree would otherwise be held for
+                // every node the apply runs (most of an apply's memory growth per node).
+                rec.job = serde_json::Value::Null;
+                self.on_result(&node, &key, &same_key, Arc::new(rec))
+            }
             Err(WorkError::CorruptInput { digest, message }) => {
                 let reason = format!("{message}; recomputing what produced it");
                 for nid in &same_key {
@@ -984,7 +989,7 @@ pub async fn apply(
         tally: Tally::default(),
         ran: HashMap::new(),
         last_load: None,
-        queue: VecDeque::new(),
+        queue: ReadyQueue::default(),
         inflight: HashMap::new(),
         waiters: HashMap::new(),
         run,

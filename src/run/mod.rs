@@ -11,6 +11,7 @@ pub mod noop;
 mod plan;
 mod pools;
 pub mod programs;
+mod ready;
 pub mod remote;
 mod rerun;
 pub mod retention;
