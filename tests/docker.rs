@@ -1729,10 +1729,80 @@ fn a_forged_stripped_image_is_not_trusted() {
         labels.contains(&format!("\"bench.history-checked\":\"{base}\"")),
         "{labels}"
     );
+    // And with the repository's real path its grading containers start in (no exec of their
+    // own to find it).
+    assert!(
+        labels.contains("\"bench.repo-path\":\"/testbed\""),
+        "{labels}"
+    );
     assert_ne!(
         docker_out(&["image", "inspect", "-f", "{{.Id}}", &forged]),
         image_id
     );
+}
+
+/// A stripped image whose `bench.repo-path` label is empty (as bench makes it when the image
+/// declares volumes), here also without bench's directory, is used: its grading containers find
+/// the repository and make the directory with an exec of their own, and grade as before.
+#[test]
+fn a_stripped_image_without_its_repo_path_still_grades() {
+    if !docker_ready() {
+        return;
+    }
+    let (base, _) = shas();
+    let grade_in = |dir: &Path| {
+        let tasks = dir.join("tasks");
+        write_task(&tasks, IMAGE, &base, &fx("fix", FIX));
+        fs_err::write(dir.join("m.toml"), manifest("60s", false)).unwrap();
+        let out = bench_in(dir, &["apply", "m.toml"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let acts = actions(dir);
+        let g = output_of(&acts, "gold/fix").clone();
+        assert_eq!(g["output"]["resolved"], true, "{g}");
+        g
+    };
+    let first = tempfile::tempdir().unwrap();
+    grade_in(first.path());
+    let image_id = docker_out(&["image", "inspect", "-f", "{{.Id}}", IMAGE]);
+    let tag = bench::backend::stripped_tag(&image_id, &base, "/testbed", None);
+    let stripped = format!("{}:{tag}", bench::backend::STRIPPED_REPO);
+    // The image with an empty repository path and no /tmp/bench.
+    let name = format!("bench-test-old-stripped-{}", std::process::id());
+    let made = Command::new("docker")
+        .args([
+            "run",
+            "--name",
+            &name,
+            "--entrypoint",
+            "rm",
+            &stripped,
+            "-rf",
+            "/tmp/bench",
+        ])
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let committed = Command::new("docker")
+        .args([
+            "commit",
+            "--change",
+            "LABEL bench.repo-path=",
+            &name,
+            &stripped,
+        ])
+        .status()
+        .unwrap();
+    let _ = docker_out(&["rm", "-f", &name]);
+    assert!(committed.success());
+    let second = tempfile::tempdir().unwrap();
+    let g = grade_in(second.path());
+    assert_eq!(
+        g["output"]["history_check"],
+        "history check passed (when the stripped grading image was made)",
+        "{g}"
+    );
+    // The next apply strips anew (with the label).
+    let _ = docker_out(&["image", "rm", "-f", &stripped]);
 }
 
 fn docker_out(args: &[&str]) -> String {

@@ -187,6 +187,16 @@ impl DockerHost {
         }
     }
 
+    /// The paths the image declares as volumes (its `VOLUME` lines).
+    pub async fn image_volumes(&self, image: &str) -> Result<Vec<String>, String> {
+        let i = self
+            .client
+            .inspect_image(image)
+            .await
+            .map_err(|e| format!("cannot inspect image {image}: {e}"))?;
+        Ok(i.config.and_then(|c| c.volumes).unwrap_or_default())
+    }
+
     /// bench containers (label `bench=1`), optionally narrowed by more `label=value` filters:
     /// (id, name, labels).
     pub async fn list(

@@ -39,6 +39,13 @@ pub const STRIPPED_REPO: &str = "bench-stripped";
 /// The label of a stripped image: the base at which `repo::CHECK_SCRIPT` passed in it.
 const HISTORY_CHECKED: &str = "bench.history-checked";
 
+/// The label of a stripped image: its repository's real path (`pwd -P` there), found when it
+/// was made, with bench's own directory made empty beside it. A grading container of it needs
+/// no exec of its own before the protocol's first. Empty for an image that declares volumes
+/// (what the container made there is not in the image): its containers find both with one
+/// exec. An image without the label (made by an older build) is stripped anew.
+const REPO_PATH: &str = "bench.repo-path";
+
 /// How long an install may take.
 const INSTALL_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
@@ -96,6 +103,8 @@ pub struct DockerBackend {
     pub resources: Resources,
     pub containers: usize,
     builds: Mutex<HashMap<String, Arc<OnceCell<String>>>>,
+    /// Stripped images made or found in this apply, by reference.
+    stripped: Mutex<HashMap<String, Arc<OnceCell<StrippedImage>>>>,
     count: std::sync::atomic::AtomicUsize,
     /// Where it reports the images it builds.
     events: Events,
@@ -118,6 +127,7 @@ impl DockerBackend {
             resources,
             containers,
             builds: Mutex::new(HashMap::new()),
+            stripped: Mutex::new(HashMap::new()),
             count: Default::default(),
             events: Events::default(),
         }
@@ -340,6 +350,14 @@ impl DockerBackend {
     }
 }
 
+/// A stripped grading image: its ID and, when it was made by this build's strip, its
+/// repository's real path (label [`REPO_PATH`]).
+#[derive(Debug, Clone)]
+struct StrippedImage {
+    id: String,
+    repo: Option<String>,
+}
+
 impl DockerBackend {
     /// The image of `image_id` whose repository (`repo_dir`) has its history stripped to
     /// `base` and checked fail-closed, built now unless it exists (reused across grades,
@@ -353,11 +371,11 @@ impl DockerBackend {
         repo_dir: &str,
         before: Option<&str>,
         cancel: &CancellationToken,
-    ) -> Result<String, SandboxError> {
+    ) -> Result<StrippedImage, SandboxError> {
         let tag = stripped_tag(image_id, base, repo_dir, before);
         let cell = {
-            let mut builds = self.builds.lock().unwrap_or_else(|p| p.into_inner());
-            builds
+            let mut stripped = self.stripped.lock().unwrap_or_else(|p| p.into_inner());
+            stripped
                 .entry(format!("{STRIPPED_REPO}:{tag}"))
                 .or_default()
                 .clone()
@@ -375,14 +393,16 @@ impl DockerBackend {
         before: Option<&str>,
         tag: &str,
         cancel: &CancellationToken,
-    ) -> Result<String, SandboxError> {
+    ) -> Result<StrippedImage, SandboxError> {
         let reference = format!("{STRIPPED_REPO}:{tag}");
         // Reused only when bench made it: its label says the check passed at this base (grades
         // from it skip the check, see `Sandbox::checked_at_start`).
         if let Some((id, labels)) = self.host.image_labels(&reference).await.map_err(failed)?
             && labels.get(HISTORY_CHECKED).map(String::as_str) == Some(base)
+            && let Some(repo) = labels.get(REPO_PATH)
         {
-            return Ok(id);
+            let repo = Some(repo.clone()).filter(|p| p.starts_with('/'));
+            return Ok(StrippedImage { id, repo });
         }
         let mut spec = self.spec(
             image_id.to_string(),
@@ -393,65 +413,97 @@ impl DockerBackend {
         spec.name = format!("bench-{}-strip-{tag}", self.run_id);
         let c = Container::start(&self.host, &spec).await.map_err(failed)?;
         let result = async {
-            let env = [
-                ("BENCH_STATE".to_string(), STATE.to_string()),
-                ("BENCH_BASE".to_string(), base.to_string()),
-            ];
-            let steps = before
-                .map(|b| (b, "prepare (before the strip)"))
-                .into_iter()
-                .chain([
-                    (super::repo::STRIP_SCRIPT, "strip"),
-                    (super::repo::CHECK_SCRIPT, "check"),
-                ]);
-            for (script, what) in steps {
-                let r = c
-                    .exec(
-                        &format!("mkdir -p {STATE}\n{}{script}", cd_repo(repo_dir)),
-                        "/",
-                        &env,
-                        Duration::from_secs(1800),
-                        cancel,
-                    )
-                    .await
-                    .map_err(failed)?;
-                if r.cancelled {
-                    return Err(SandboxError::Cancelled);
-                }
-                if r.exit_code != Some(0) {
-                    return Err(failed(format!(
-                        "cannot {what} the history of {} for grading: {}",
-                        short(image_id),
-                        String::from_utf8_lossy(&r.output).trim()
-                    )));
-                }
-            }
-            let r = c
-                .exec(
-                    &format!("rm -rf {STATE}"),
-                    "/",
-                    &[],
-                    Duration::from_secs(60),
-                    cancel,
-                )
-                .await
-                .map_err(failed)?;
-            if r.exit_code != Some(0) {
-                return Err(failed(format!("cannot clean {STATE} after the strip")));
-            }
-            let labels = HashMap::from([
+            let repo = strip_in(&c, image_id, base, repo_dir, before, cancel).await?;
+            let mut labels = HashMap::from([
                 ("bench.stripped-image".to_string(), "1".to_string()),
                 ("bench.base-image".to_string(), image_id.to_string()),
                 (HISTORY_CHECKED.to_string(), base.to_string()),
             ]);
-            c.commit(STRIPPED_REPO, tag, labels).await.map_err(failed)
+            // A volume of the image would hide what the container made there: its containers
+            // then find the repository and make bench's directory themselves.
+            let volumes = self.host.image_volumes(image_id).await.map_err(failed)?;
+            let repo = repo.filter(|_| volumes.is_empty());
+            labels.insert(REPO_PATH.to_string(), repo.clone().unwrap_or_default());
+            let id = c.commit(STRIPPED_REPO, tag, labels).await.map_err(failed)?;
+            Ok(StrippedImage { id, repo })
         }
         .await;
         let removed = c.destroy().await;
-        let id = result?;
+        let image = result?;
         removed.map_err(failed)?;
-        Ok(id)
+        Ok(image)
     }
+}
+
+/// In the container `c` of `image_id`: the script `before` the strip, the strip of the history
+/// of `repo_dir` to `base` and the fail-closed check, then bench's directory emptied and made
+/// anew (its side and home directories, as a sandbox's start makes them). Returns the
+/// repository's real path (`None` when it could not be read as one absolute path).
+async fn strip_in(
+    c: &Container,
+    image_id: &str,
+    base: &str,
+    repo_dir: &str,
+    before: Option<&str>,
+    cancel: &CancellationToken,
+) -> Result<Option<String>, SandboxError> {
+    let env = [
+        ("BENCH_STATE".to_string(), STATE.to_string()),
+        ("BENCH_BASE".to_string(), base.to_string()),
+    ];
+    let steps = before
+        .map(|b| (b, "prepare (before the strip)"))
+        .into_iter()
+        .chain([
+            (super::repo::STRIP_SCRIPT, "strip"),
+            (super::repo::CHECK_SCRIPT, "check"),
+        ]);
+    for (script, what) in steps {
+        let r = c
+            .exec(
+                &format!("mkdir -p {STATE}\n{}{script}", cd_repo(repo_dir)),
+                "/",
+                &env,
+                Duration::from_secs(1800),
+                cancel,
+            )
+            .await
+            .map_err(failed)?;
+        if r.cancelled {
+            return Err(SandboxError::Cancelled);
+        }
+        if r.exit_code != Some(0) {
+            return Err(failed(format!(
+                "cannot {what} the history of {} for grading: {}",
+                short(image_id),
+                String::from_utf8_lossy(&r.output).trim()
+            )));
+        }
+    }
+    let r = c
+        .exec(
+            &format!(
+                "rm -rf {STATE}\n{}\n{}pwd -P",
+                start_dirs(),
+                cd_repo(repo_dir)
+            ),
+            "/",
+            &[],
+            Duration::from_secs(60),
+            cancel,
+        )
+        .await
+        .map_err(failed)?;
+    if r.exit_code != Some(0) {
+        return Err(failed(format!("cannot clean {STATE} after the strip")));
+    }
+    let out = String::from_utf8_lossy(&r.output).trim().to_string();
+    Ok((out.starts_with('/') && !out.contains('\n')).then_some(out))
+}
+
+/// The command that makes a sandbox's own directories (bench's state, its side and home).
+fn start_dirs() -> String {
+    format!("mkdir -p {STATE}/side {STATE}/home")
 }
 
 /// The tag of the stripped image of `image_id` at `base` (see [`STRIPPED_REPO`]).
@@ -519,16 +571,16 @@ impl Backend for DockerBackend {
             return Err(self.image_of(spec.base).unwrap_err());
         }
         let repo_dir = spec.repo_dir.unwrap_or(DEFAULT_REPO);
-        let (image, stripped) = match (&spec.image, spec.stripped) {
-            (Some(i), _) => (i.clone(), None),
+        let (image, stripped, known_repo) = match (&spec.image, spec.stripped) {
+            (Some(i), _) => (i.clone(), None, None),
             (None, Some(base)) if spec.task_env.is_none() => {
                 let original = self.task_image(spec.base).await?;
                 let image = self
                     .stripped_image(&original, base, repo_dir, spec.before_strip, cancel)
                     .await?;
-                (image, Some(base.to_string()))
+                (image.id, Some(base.to_string()), image.repo)
             }
-            (None, _) => (self.task_image(spec.base).await?, None),
+            (None, _) => (self.task_image(spec.base).await?, None, None),
         };
         let (mode, egress, services) = self.networks(spec, cancel).await?;
         let mut cspec = self.spec(image, spec.address, spec.key, mode);
@@ -584,10 +636,16 @@ impl Backend for DockerBackend {
                 home: format!("{STATE}/home"),
             },
         };
+        // A container of a stripped image bench made starts with its directories and knows
+        // its repository (found when the image was made).
+        if let Some(repo) = known_repo {
+            sandbox.paths.repo = repo;
+            return Ok(Box::new(sandbox));
+        }
         let r = sandbox
             .c
             .exec(
-                &format!("mkdir -p {STATE}/side {STATE}/home\n{enter}pwd -P"),
+                &format!("{}\n{enter}pwd -P", start_dirs()),
                 "/",
                 &[],
                 Duration::from_secs(60),
