@@ -70,10 +70,12 @@ pub fn marked(log: &str) -> RawStatuses {
     map
 }
 
-/// `parse_log_carbon`, and `parse_log_react_pdf` (the same code upstream).
-pub fn carbon(log: &str) -> RawStatuses {
+/// Upstream's carbon patterns, in the order it tries them: `^PASS\s(.*)<tail>`, then
+/// `^FAIL\s(.*)<tail>`, each with the tails `\s\([\d\.]+ms\)`, `\s\([\d\.]+\ss\)`,
+/// `\s\([\d\.]+s\)` and none.
+fn carbon_patterns() -> &'static [(Regex, &'static str)] {
     static R: OnceLock<Vec<(Regex, &'static str)>> = OnceLock::new();
-    let patterns = R.get_or_init(|| {
+    R.get_or_init(|| {
         let mut v = Vec::new();
         for (word, status) in [("PASS", "PASSED"), ("FAIL", "FAILED")] {
             for tail in [
@@ -87,14 +89,69 @@ pub fn carbon(log: &str) -> RawStatuses {
             }
         }
         v
-    });
-    let mut map = RawStatuses::new();
-    for line in log.split('\n') {
-        if let Some((c, status)) = patterns
+    })
+}
+
+/// The status word and name (group 1) of the first of [`carbon_patterns`] that matches
+/// `line`: by hand on an ASCII line (every pattern starts `^PASS\s` or `^FAIL\s`, so any
+/// other line matches none), through the regexes on another (its `\s` and `\d` may be
+/// Unicode). A unit test holds the hand matcher to the regexes.
+fn carbon_line(line: &str) -> Option<(&'static str, &str)> {
+    let status = if line.starts_with("PASS") {
+        "PASSED"
+    } else if line.starts_with("FAIL") {
+        "FAILED"
+    } else {
+        return None;
+    };
+    if !line.is_ascii() {
+        return carbon_patterns().iter().find_map(|(r, s)| {
+            r.captures(line)
+                .map(|c| (*s, c.get(1).map_or("", |m| m.as_str())))
+        });
+    }
+    if !line.as_bytes().get(4).copied().is_some_and(ascii_space) {
+        return None;
+    }
+    let rest = &line[5..];
+    // `(.*)` is greedy: the name ends where the last match of the tail starts.
+    let name = [b"ms)" as &[u8], b" s)", b"s)"]
+        .iter()
+        .find_map(|unit| last_duration(rest.as_bytes(), unit))
+        .map_or(rest, |end| &rest[..end]);
+    Some((status, name))
+}
+
+/// The regex crate's `\s` on an ASCII byte (`u8::is_ascii_whitespace` leaves out `\x0b`).
+fn ascii_space(b: u8) -> bool {
+    b.is_ascii_whitespace() || b == b'\x0b'
+}
+
+/// The last offset in ASCII `b` where `\s\([\d\.]+` and then `unit` match (`unit` ends with
+/// `)`; a space in it stands for `\s`).
+fn last_duration(b: &[u8], unit: &[u8]) -> Option<usize> {
+    memchr::memrchr_iter(b'(', b).find_map(|open| {
+        let start = open.checked_sub(1).filter(|&i| ascii_space(b[i]))?;
+        let digits = b[open + 1..]
             .iter()
-            .find_map(|(r, s)| r.captures(line).map(|c| (c, *s)))
-        {
-            map.insert(&c[1], status);
+            .take_while(|c| c.is_ascii_digit() || **c == b'.')
+            .count();
+        let after = b.get(open + 1 + digits..)?;
+        let unit_matches = after.len() >= unit.len()
+            && after
+                .iter()
+                .zip(unit)
+                .all(|(&c, &u)| if u == b' ' { ascii_space(c) } else { c == u });
+        (digits > 0 && unit_matches).then_some(start)
+    })
+}
+
+/// `parse_log_carbon`, and `parse_log_react_pdf` (the same code upstream).
+pub fn carbon(log: &str) -> RawStatuses {
+    let mut map = RawStatuses::for_log(log.len());
+    for line in log.split('\n') {
+        if let Some((status, name)) = carbon_line(line) {
+            map.insert(name, status);
         }
     }
     map
@@ -628,6 +685,55 @@ mod tests {
     use super::*;
 
     use super::super::test_map as m;
+
+    /// carbon's hand matcher gives the regexes' status and name on every line of every
+    /// fixture log and on adversarial lines glued from the patterns' parts.
+    #[test]
+    fn carbon_hand_matcher_agrees_with_the_regexes() {
+        let starts = [
+            "PASS ",
+            "FAIL ",
+            "PASS\t",
+            "FAIL\u{a0}",
+            "PASS",
+            "PASSx",
+            " PASS ",
+            "FAIL\x0b",
+            "",
+        ];
+        let pieces = [
+            " (", "(", ")", "1", "12", ".", "5.123", "ms", "ms)", "s)", " s)", "s", " ", "\t",
+            "\x0b", "\r", "a", "é", "٣", "\u{a0}", "PASS ",
+        ];
+        let ends = [
+            "",
+            " (12ms)",
+            " (5.123 s)",
+            " (12s)",
+            "(3ms)",
+            " (1.s)",
+            " (.ms)",
+            " (ms)",
+            " (٣ms)",
+            "\u{a0}(4ms)",
+            " (2\tms)",
+            " (2\ts)",
+            " (9ms) x",
+            " (1 s)",
+            ")",
+        ];
+        let lines = super::super::hand_matcher_lines(&starts, &pieces, &ends, 200_000);
+        let mut matched = 0;
+        for line in &lines {
+            let want = carbon_patterns().iter().find_map(|(r, s)| {
+                r.captures(line)
+                    .map(|c| (*s, c.get(1).map_or("", |m| m.as_str())))
+            });
+            matched += usize::from(want.is_some());
+            assert_eq!(carbon_line(line), want, "{line:?}");
+        }
+        assert!(matched > 50_000, "{matched} lines matched");
+    }
 
     #[test]
     fn calypso_names_tests_by_their_suites() {
