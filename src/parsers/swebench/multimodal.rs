@@ -35,6 +35,7 @@
 //! picks are here (`next_v1`, `next_v2`, `lighthouse_mocha`, `lighthouse_json`; lighthouse 3
 //! and later is `carbon`), chosen when a row is read (`super::for_version`).
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use regex::Regex;
@@ -161,17 +162,21 @@ pub fn react_pdf(log: &str) -> RawStatuses {
     carbon(log)
 }
 
-/// Every `FAIL` line, then every `PASS` line, each name passed through `name`.
-fn fail_then_pass(log: &str, name: impl Fn(&str) -> String) -> RawStatuses {
+/// Every `FAIL` line, then every `PASS` line (`(?m)^FAIL\s(.*)`, then `(?m)^PASS\s(.*)`), each
+/// name passed through `name`. A match is the word, one `\s` character and the name (group 1),
+/// so the matches are found without captures and the name cut from each by hand.
+fn fail_then_pass<'a>(log: &'a str, name: impl Fn(&'a str) -> Cow<'a, str>) -> RawStatuses {
     static FAIL: OnceLock<Regex> = OnceLock::new();
     static PASS: OnceLock<Regex> = OnceLock::new();
-    let mut map = RawStatuses::new();
+    let mut map = RawStatuses::for_log(log.len());
     for (r, status) in [
         (lazy(&FAIL, r"(?m)^FAIL\s(.*)"), "FAILED"),
         (lazy(&PASS, r"(?m)^PASS\s(.*)"), "PASSED"),
     ] {
-        for c in r.captures_iter(log) {
-            map.insert(name(&c[1]), status);
+        for m in r.find_iter(log) {
+            let after = &m.as_str()[4..];
+            let space = after.chars().next().map_or(0, char::len_utf8);
+            map.insert(name(&after[space..]), status);
         }
     }
     map
@@ -180,7 +185,18 @@ fn fail_then_pass(log: &str, name: impl Fn(&str) -> String) -> RawStatuses {
 pub fn grommet(log: &str) -> RawStatuses {
     static T: OnceLock<Regex> = OnceLock::new();
     let timing = lazy(&T, r"\s\([\d\.]+\s?(?:ms|s)\)$");
-    fail_then_pass(log, |n| timing.replace(py_strip(n), "").into_owned())
+    fail_then_pass(log, |n| {
+        // `timing.replace(n, "")`, which copies every name it changes: the timing ends the
+        // name (`$`), so the name before it is a slice of the log.
+        let n = py_strip(n);
+        if !n.ends_with(')') {
+            return Cow::Borrowed(n);
+        }
+        match timing.find(n) {
+            Some(m) if m.end() == n.len() => Cow::Borrowed(&n[..m.start()]),
+            _ => timing.replace(n, ""),
+        }
+    })
 }
 
 pub fn eslint(log: &str) -> RawStatuses {
