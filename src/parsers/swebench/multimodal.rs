@@ -62,7 +62,7 @@ fn squash(s: &str) -> String {
 pub fn marked(log: &str) -> RawStatuses {
     static R: OnceLock<Regex> = OnceLock::new();
     let r = lazy(&R, r"^\d+\)\s(.*)");
-    let mut map = RawStatuses::new();
+    let mut map = RawStatuses::for_log(log.len());
     for line in log.split('\n') {
         if let Some(c) = r.captures(line) {
             map.insert(py_strip(&c[1]), "FAILED");
@@ -202,7 +202,7 @@ pub fn grommet(log: &str) -> RawStatuses {
 pub fn eslint(log: &str) -> RawStatuses {
     static R: OnceLock<Regex> = OnceLock::new();
     let r = lazy(&R, r"(\s{2}\d+\))([\s\S]*?)\s+(?:(.*)Error)");
-    let mut map = RawStatuses::new();
+    let mut map = RawStatuses::for_log(log.len());
     for c in r.captures_iter(log) {
         map.insert(squash(&c[2]), "FAILED");
     }
@@ -212,7 +212,7 @@ pub fn eslint(log: &str) -> RawStatuses {
 /// Failures of each pattern in order (a pattern that finds none is skipped); `group` is the
 /// capture that names the test.
 fn failures(log: &str, patterns: &[(&Regex, usize)], clean: fn(&str) -> String) -> RawStatuses {
-    let mut map = RawStatuses::new();
+    let mut map = RawStatuses::for_log(log.len());
     for (r, group) in patterns {
         for c in r.captures_iter(log) {
             map.insert(clean(c.get(*group).map_or("", |m| m.as_str())), "FAILED");
@@ -312,7 +312,7 @@ pub fn chart_js(log: &str) -> RawStatuses {
         r"(?m)Chrome\s[\d\.]+[^\S\r\n]\(.+?\)[^\S\r\n](.*)FAILED$",
     );
     let log = ansi_escape(log);
-    let mut map = RawStatuses::new();
+    let mut map = RawStatuses::for_log(log.len());
     for c in r.captures_iter(&log) {
         map.insert(&c[1], "FAILED");
     }
