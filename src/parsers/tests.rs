@@ -32,37 +32,9 @@ fn fixture_root() -> PathBuf {
     }
 }
 
-/// What a hand matcher's unit test holds it to its regex on: every line of every fixture log,
-/// then `count` adversarial lines, each a start, up to eight glued `pieces` and an end.
-pub(super) fn hand_matcher_lines(
-    starts: &[&str],
-    pieces: &[&str],
-    ends: &[&str],
-    count: usize,
-) -> Vec<String> {
-    let mut lines: Vec<String> = Vec::new();
-    let mut logs: Vec<PathBuf> = fs_err::read_dir(fixture_root())
-        .expect("fixtures")
-        .flatten()
-        .flat_map(|dir| fs_err::read_dir(dir.path()).into_iter().flatten().flatten())
-        .map(|f| f.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "log"))
-        .collect();
-    logs.sort();
-    for log in logs {
-        let text = String::from_utf8_lossy(&fs_err::read(&log).expect("log")).into_owned();
-        lines.extend(text.split('\n').map(String::from));
-    }
-    let middles = super::swebench::glued_lines(pieces, count);
-    for (i, middle) in middles.into_iter().enumerate() {
-        let (start, end) = (
-            starts[i % starts.len()],
-            ends[i / starts.len() % ends.len()],
-        );
-        lines.push(format!("{start}{middle}{end}"));
-    }
-    lines
-}
+/// What a hand matcher's unit test holds it to its regex on (beside the glued lines it uses,
+/// so the SWE-bench ports' tests can use it too).
+pub(super) use super::swebench::hand_matcher_lines;
 
 fn map(pairs: &[(&str, TestStatus)]) -> BTreeMap<String, TestStatus> {
     pairs.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect()

@@ -51,8 +51,27 @@
 //! `(i=1)` names. The `swebench-*` parsers keep upstream's behaviour.
 
 use std::collections::HashSet;
+use std::sync::LazyLock;
+
+use memchr::memmem;
 
 use super::common::{Collector, TestStatus, lines};
+
+/// The first ` ... ` in `line`, found by one searcher made once (`str::find` builds a
+/// searcher on every call, and every line is searched).
+fn find_dots(line: &str) -> Option<usize> {
+    static DOTS: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new(" ... "));
+    DOTS.find(line.as_bytes())
+}
+
+/// The first ` (` in `desc` (`str::find(" (")` without building a searcher): the first `(`
+/// with a space before it.
+fn find_open(desc: &str) -> Option<usize> {
+    let b = desc.as_bytes();
+    memchr::memchr_iter(b'(', b)
+        .find(|&i| i > 0 && b[i - 1] == b' ')
+        .map(|i| i - 1)
+}
 
 fn status_word(text: &str) -> Option<TestStatus> {
     let t = text.trim();
@@ -75,7 +94,7 @@ fn is_separator(line: &str, ch: u8) -> bool {
 /// `test_x (m.C.test_x) (i=1)` → (`test_x (m.C.test_x)`, true). `None` when the description
 /// does not start with an id (`<name> (<dotted.path>)`).
 fn split_id(desc: &str) -> Option<(&str, bool)> {
-    let open = desc.find(" (")?;
+    let open = find_open(desc)?;
     if open == 0 || desc[..open].contains(char::is_whitespace) {
         return None;
     }
@@ -99,17 +118,17 @@ fn split_id(desc: &str) -> Option<(&str, bool)> {
     subtest.then_some((id, true))
 }
 
-/// Whether `line` is an id alone (possibly a subtest's): the first line of a docstring'd
-/// test's description.
-fn is_id_line(line: &str) -> bool {
-    !line.contains(" ... ") && split_id(line.trim()).is_some()
+/// Whether `line`, whose first ` ... ` is at `dots`, is an id alone (possibly a subtest's):
+/// the first line of a docstring'd test's description.
+fn is_id_line(line: &str, dots: Option<usize>) -> bool {
+    dots.is_none() && split_id(line.trim()).is_some()
 }
 
 /// Records results, giving a subtest's result to its parent test.
 struct Results<'a, 'c> {
     out: &'c mut Collector,
     /// Parents with a failing subtest: a later skipped subtest must not hide the failure.
-    failed_parents: HashSet<&'a str>,
+    failed_parents: HashSet<&'a str, foldhash::fast::FixedState>,
 }
 
 impl<'a> Results<'a, '_> {
@@ -131,77 +150,90 @@ impl<'a> Results<'a, '_> {
 }
 
 pub(crate) fn parse(log: &str, out: &mut Collector) {
-    let all: Vec<&str> = lines(log).collect();
     let mut results = Results {
         out,
-        failed_parents: HashSet::new(),
+        failed_parents: HashSet::default(),
     };
     let mut pending: Option<&str> = None;
-    for (i, &line) in all.iter().enumerate() {
-        // The second line of a docstring'd test: the id is on the line before.
-        if i > 0
-            && is_id_line(all[i - 1])
-            && let Some(first) = line.find(" ... ")
-            && split_id(line[..first].trim()).is_none()
-        {
-            let id = all[i - 1].trim();
-            let last = line.rfind(" ... ").unwrap_or(first);
-            match status_word(&line[last + 5..]) {
-                Some(status) => {
-                    results.record(id, status);
-                    pending = None;
-                }
-                None => pending = Some(id),
+    // The line before and whether it is an id alone, each line searched once.
+    let mut before: Option<(&str, bool)> = None;
+    for line in lines(log) {
+        let dots = find_dots(line);
+        read_line(line, dots, before, &mut results, &mut pending);
+        before = Some((line, is_id_line(line, dots)));
+    }
+}
+
+/// Reads one line (its first ` ... ` at `dots`) given the line before it (and whether that is
+/// an id alone) and the test still waiting for its status.
+fn read_line<'a>(
+    line: &'a str,
+    dots: Option<usize>,
+    before: Option<(&'a str, bool)>,
+    results: &mut Results<'a, '_>,
+    pending: &mut Option<&'a str>,
+) {
+    let id_before = before.filter(|&(_, id)| id).map(|(l, _)| l);
+    // The second line of a docstring'd test: the id is on the line before.
+    if let Some(id_line) = id_before
+        && let Some(first) = dots
+        && split_id(line[..first].trim()).is_none()
+    {
+        let id = id_line.trim();
+        let last = line.rfind(" ... ").unwrap_or(first);
+        match status_word(&line[last + 5..]) {
+            Some(status) => {
+                results.record(id, status);
+                *pending = None;
             }
-            continue;
+            None => *pending = Some(id),
         }
-        if let Some(idx) = line.find(" ... ") {
-            let name = line[..idx].trim();
-            match status_word(&line[idx + 5..]) {
-                Some(status) => {
-                    results.record(name, status);
-                    pending = None;
-                }
-                None => pending = (!name.is_empty()).then_some(name),
+        return;
+    }
+    if let Some(idx) = dots {
+        let name = line[..idx].trim();
+        match status_word(&line[idx + 5..]) {
+            Some(status) => {
+                results.record(name, status);
+                *pending = None;
             }
-            continue;
+            None => *pending = (!name.is_empty()).then_some(name),
         }
-        let trimmed = line.trim_end();
-        if let Some(text) = trimmed.strip_suffix(" ...") {
-            // A docstring line whose status comes later, after the test's output.
-            let name = if i > 0 && is_id_line(all[i - 1]) && split_id(text.trim()).is_none() {
-                all[i - 1].trim()
-            } else {
-                text.trim()
-            };
-            pending = (!name.is_empty()).then_some(name);
-            continue;
+        return;
+    }
+    let trimmed = line.trim_end();
+    if let Some(text) = trimmed.strip_suffix(" ...") {
+        // A docstring line whose status comes later, after the test's output.
+        let name = match id_before {
+            Some(id_line) if split_id(text.trim()).is_none() => id_line.trim(),
+            _ => text.trim(),
+        };
+        *pending = (!name.is_empty()).then_some(name);
+        return;
+    }
+    if is_separator(line, b'=') || is_separator(line, b'-') || line.starts_with("Ran ") {
+        *pending = None;
+        return;
+    }
+    if before.is_some_and(|(b, _)| is_separator(b, b'=')) {
+        let header = line
+            .strip_prefix("FAIL: ")
+            .or_else(|| line.strip_prefix("ERROR: "))
+            .map(|h| (h, TestStatus::Fail))
+            .or_else(|| {
+                line.strip_prefix("UNEXPECTED SUCCESS: ")
+                    .map(|h| (h, TestStatus::Pass))
+            });
+        if let Some((header, status)) = header {
+            results.record(header.trim(), status);
+            return;
         }
-        if is_separator(line, b'=') || is_separator(line, b'-') || line.starts_with("Ran ") {
-            pending = None;
-            continue;
-        }
-        let after_separator = i > 0 && is_separator(all[i - 1], b'=');
-        if after_separator {
-            let header = line
-                .strip_prefix("FAIL: ")
-                .or_else(|| line.strip_prefix("ERROR: "))
-                .map(|h| (h, TestStatus::Fail))
-                .or_else(|| {
-                    line.strip_prefix("UNEXPECTED SUCCESS: ")
-                        .map(|h| (h, TestStatus::Pass))
-                });
-            if let Some((header, status)) = header {
-                results.record(header.trim(), status);
-                continue;
-            }
-        }
-        if let Some(name) = pending
-            && let Some(status) = status_word(line)
-        {
-            results.record(name, status);
-            pending = None;
-        }
+    }
+    if let Some(name) = *pending
+        && let Some(status) = status_word(line)
+    {
+        results.record(name, status);
+        *pending = None;
     }
 }
 

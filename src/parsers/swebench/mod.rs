@@ -655,6 +655,40 @@ pub(crate) fn glued_lines(pieces: &[&str], count: usize) -> Vec<String> {
         .collect()
 }
 
+/// What a hand matcher's unit test holds it to its regex on: every line of every fixture log,
+/// then `count` adversarial lines, each a start, up to eight glued `pieces` and an end.
+#[cfg(test)]
+pub(crate) fn hand_matcher_lines(
+    starts: &[&str],
+    pieces: &[&str],
+    ends: &[&str],
+    count: usize,
+) -> Vec<String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/logs");
+    let mut lines: Vec<String> = Vec::new();
+    let mut logs: Vec<std::path::PathBuf> = fs_err::read_dir(root)
+        .expect("fixtures")
+        .flatten()
+        .flat_map(|dir| fs_err::read_dir(dir.path()).into_iter().flatten().flatten())
+        .map(|f| f.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .collect();
+    logs.sort();
+    for log in logs {
+        let text = String::from_utf8_lossy(&fs_err::read(&log).expect("log")).into_owned();
+        lines.extend(text.split('\n').map(String::from));
+    }
+    let middles = glued_lines(pieces, count);
+    for (i, middle) in middles.into_iter().enumerate() {
+        let (start, end) = (
+            starts[i % starts.len()],
+            ends[i / starts.len() % ends.len()],
+        );
+        lines.push(format!("{start}{middle}{end}"));
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

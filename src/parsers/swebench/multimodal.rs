@@ -35,6 +35,7 @@
 //! picks are here (`next_v1`, `next_v2`, `lighthouse_mocha`, `lighthouse_json`; lighthouse 3
 //! and later is `carbon`), chosen when a row is read (`super::for_version`).
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use regex::Regex;
@@ -61,7 +62,7 @@ fn squash(s: &str) -> String {
 pub fn marked(log: &str) -> RawStatuses {
     static R: OnceLock<Regex> = OnceLock::new();
     let r = lazy(&R, r"^\d+\)\s(.*)");
-    let mut map = RawStatuses::new();
+    let mut map = RawStatuses::for_log(log.len());
     for line in log.split('\n') {
         if let Some(c) = r.captures(line) {
             map.insert(py_strip(&c[1]), "FAILED");
@@ -70,10 +71,12 @@ pub fn marked(log: &str) -> RawStatuses {
     map
 }
 
-/// `parse_log_carbon`, and `parse_log_react_pdf` (the same code upstream).
-pub fn carbon(log: &str) -> RawStatuses {
+/// Upstream's carbon patterns, in the order it tries them: `^PASS\s(.*)<tail>`, then
+/// `^FAIL\s(.*)<tail>`, each with the tails `\s\([\d\.]+ms\)`, `\s\([\d\.]+\ss\)`,
+/// `\s\([\d\.]+s\)` and none.
+fn carbon_patterns() -> &'static [(Regex, &'static str)] {
     static R: OnceLock<Vec<(Regex, &'static str)>> = OnceLock::new();
-    let patterns = R.get_or_init(|| {
+    R.get_or_init(|| {
         let mut v = Vec::new();
         for (word, status) in [("PASS", "PASSED"), ("FAIL", "FAILED")] {
             for tail in [
@@ -87,14 +90,69 @@ pub fn carbon(log: &str) -> RawStatuses {
             }
         }
         v
-    });
-    let mut map = RawStatuses::new();
-    for line in log.split('\n') {
-        if let Some((c, status)) = patterns
+    })
+}
+
+/// The status word and name (group 1) of the first of [`carbon_patterns`] that matches
+/// `line`: by hand on an ASCII line (every pattern starts `^PASS\s` or `^FAIL\s`, so any
+/// other line matches none), through the regexes on another (its `\s` and `\d` may be
+/// Unicode). A unit test holds the hand matcher to the regexes.
+fn carbon_line(line: &str) -> Option<(&'static str, &str)> {
+    let status = if line.starts_with("PASS") {
+        "PASSED"
+    } else if line.starts_with("FAIL") {
+        "FAILED"
+    } else {
+        return None;
+    };
+    if !line.is_ascii() {
+        return carbon_patterns().iter().find_map(|(r, s)| {
+            r.captures(line)
+                .map(|c| (*s, c.get(1).map_or("", |m| m.as_str())))
+        });
+    }
+    if !line.as_bytes().get(4).copied().is_some_and(ascii_space) {
+        return None;
+    }
+    let rest = &line[5..];
+    // `(.*)` is greedy: the name ends where the last match of the tail starts.
+    let name = [b"ms)" as &[u8], b" s)", b"s)"]
+        .iter()
+        .find_map(|unit| last_duration(rest.as_bytes(), unit))
+        .map_or(rest, |end| &rest[..end]);
+    Some((status, name))
+}
+
+/// The regex crate's `\s` on an ASCII byte (`u8::is_ascii_whitespace` leaves out `\x0b`).
+fn ascii_space(b: u8) -> bool {
+    b.is_ascii_whitespace() || b == b'\x0b'
+}
+
+/// The last offset in ASCII `b` where `\s\([\d\.]+` and then `unit` match (`unit` ends with
+/// `)`; a space in it stands for `\s`).
+fn last_duration(b: &[u8], unit: &[u8]) -> Option<usize> {
+    memchr::memrchr_iter(b'(', b).find_map(|open| {
+        let start = open.checked_sub(1).filter(|&i| ascii_space(b[i]))?;
+        let digits = b[open + 1..]
             .iter()
-            .find_map(|(r, s)| r.captures(line).map(|c| (c, *s)))
-        {
-            map.insert(&c[1], status);
+            .take_while(|c| c.is_ascii_digit() || **c == b'.')
+            .count();
+        let after = b.get(open + 1 + digits..)?;
+        let unit_matches = after.len() >= unit.len()
+            && after
+                .iter()
+                .zip(unit)
+                .all(|(&c, &u)| if u == b' ' { ascii_space(c) } else { c == u });
+        (digits > 0 && unit_matches).then_some(start)
+    })
+}
+
+/// `parse_log_carbon`, and `parse_log_react_pdf` (the same code upstream).
+pub fn carbon(log: &str) -> RawStatuses {
+    let mut map = RawStatuses::for_log(log.len());
+    for line in log.split('\n') {
+        if let Some((status, name)) = carbon_line(line) {
+            map.insert(name, status);
         }
     }
     map
@@ -104,17 +162,21 @@ pub fn react_pdf(log: &str) -> RawStatuses {
     carbon(log)
 }
 
-/// Every `FAIL` line, then every `PASS` line, each name passed through `name`.
-fn fail_then_pass(log: &str, name: impl Fn(&str) -> String) -> RawStatuses {
+/// Every `FAIL` line, then every `PASS` line (`(?m)^FAIL\s(.*)`, then `(?m)^PASS\s(.*)`), each
+/// name passed through `name`. A match is the word, one `\s` character and the name (group 1),
+/// so the matches are found without captures and the name cut from each by hand.
+fn fail_then_pass<'a>(log: &'a str, name: impl Fn(&'a str) -> Cow<'a, str>) -> RawStatuses {
     static FAIL: OnceLock<Regex> = OnceLock::new();
     static PASS: OnceLock<Regex> = OnceLock::new();
-    let mut map = RawStatuses::new();
+    let mut map = RawStatuses::for_log(log.len());
     for (r, status) in [
         (lazy(&FAIL, r"(?m)^FAIL\s(.*)"), "FAILED"),
         (lazy(&PASS, r"(?m)^PASS\s(.*)"), "PASSED"),
     ] {
-        for c in r.captures_iter(log) {
-            map.insert(name(&c[1]), status);
+        for m in r.find_iter(log) {
+            let after = &m.as_str()[4..];
+            let space = after.chars().next().map_or(0, char::len_utf8);
+            map.insert(name(&after[space..]), status);
         }
     }
     map
@@ -123,13 +185,24 @@ fn fail_then_pass(log: &str, name: impl Fn(&str) -> String) -> RawStatuses {
 pub fn grommet(log: &str) -> RawStatuses {
     static T: OnceLock<Regex> = OnceLock::new();
     let timing = lazy(&T, r"\s\([\d\.]+\s?(?:ms|s)\)$");
-    fail_then_pass(log, |n| timing.replace(py_strip(n), "").into_owned())
+    fail_then_pass(log, |n| {
+        // `timing.replace(n, "")`, which copies every name it changes: the timing ends the
+        // name (`$`), so the name before it is a slice of the log.
+        let n = py_strip(n);
+        if !n.ends_with(')') {
+            return Cow::Borrowed(n);
+        }
+        match timing.find(n) {
+            Some(m) if m.end() == n.len() => Cow::Borrowed(&n[..m.start()]),
+            _ => timing.replace(n, ""),
+        }
+    })
 }
 
 pub fn eslint(log: &str) -> RawStatuses {
     static R: OnceLock<Regex> = OnceLock::new();
     let r = lazy(&R, r"(\s{2}\d+\))([\s\S]*?)\s+(?:(.*)Error)");
-    let mut map = RawStatuses::new();
+    let mut map = RawStatuses::for_log(log.len());
     for c in r.captures_iter(log) {
         map.insert(squash(&c[2]), "FAILED");
     }
@@ -139,7 +212,7 @@ pub fn eslint(log: &str) -> RawStatuses {
 /// Failures of each pattern in order (a pattern that finds none is skipped); `group` is the
 /// capture that names the test.
 fn failures(log: &str, patterns: &[(&Regex, usize)], clean: fn(&str) -> String) -> RawStatuses {
-    let mut map = RawStatuses::new();
+    let mut map = RawStatuses::for_log(log.len());
     for (r, group) in patterns {
         for c in r.captures_iter(log) {
             map.insert(clean(c.get(*group).map_or("", |m| m.as_str())), "FAILED");
@@ -148,7 +221,8 @@ fn failures(log: &str, patterns: &[(&Regex, usize)], clean: fn(&str) -> String) 
     map
 }
 
-pub fn bpmn_js(log: &str) -> RawStatuses {
+/// Upstream's bpmn-js patterns and the group that names the test in each.
+fn bpmn_js_patterns() -> [(&'static Regex, usize); 4] {
     static R: OnceLock<[Regex; 4]> = OnceLock::new();
     let r = R.get_or_init(|| {
         [
@@ -159,11 +233,58 @@ pub fn bpmn_js(log: &str) -> RawStatuses {
         ]
         .map(|p| Regex::new(p).expect("built-in pattern"))
     });
-    failures(
-        log,
-        &[(&r[0], 1), (&r[1], 1), (&r[2], 2), (&r[3], 1)],
-        |s| s.to_string(),
-    )
+    [(&r[0], 1), (&r[1], 1), (&r[2], 2), (&r[3], 1)]
+}
+
+/// The name in a match of a bpmn-js pattern (`group` 1: the text between the first `)` and
+/// its `\s`, and the final `FAILED\n`; `group` 2: the text between the last ` (Linux x86_64) `
+/// and `FAILED\n` of a one-line ASCII match), `None` where the regex must say.
+fn bpmn_js_name(text: &str, group: usize) -> Option<&str> {
+    let body = text.strip_suffix("FAILED\n")?;
+    if group == 1 {
+        // `[\d\.]+` and `\s` hold no `)`: the first one is the pattern's `\)`.
+        let close = body.find(')')?;
+        let space = body[close + 1..].chars().next()?.len_utf8();
+        return body.get(close + 1 + space..);
+    }
+    // One line of ASCII (each `\s` one byte, none a line break): the greedy first group ends
+    // at the last separator that leaves `FAILED\n` after it.
+    if !text.is_ascii() || memchr::memchr(b'\n', body.as_bytes()).is_some() {
+        return None;
+    }
+    let b = body.as_bytes();
+    let space = |i: usize| b.get(i).copied().is_some_and(ascii_space);
+    memchr::memmem::rfind_iter(b, b"(Linux").find_map(|open| {
+        let end = open + 15;
+        let ok = open > "Chrome Headless ".len()
+            && space(open - 1)
+            && space(open + 6)
+            && b.get(open + 7..open + 14) == Some(b"x86_64)".as_slice())
+            && space(open + 14)
+            && end <= b.len();
+        ok.then(|| &body[end..])
+    })
+}
+
+pub fn bpmn_js(log: &str) -> RawStatuses {
+    let mut map = RawStatuses::for_log(log.len());
+    for (r, group) in bpmn_js_patterns() {
+        // The matches found without captures (the regex's costly part), the name cut from each.
+        for m in r.find_iter(log) {
+            match bpmn_js_name(m.as_str(), group) {
+                Some(name) => map.insert(name, "FAILED"),
+                None => {
+                    let c = r.captures_at(log, m.start());
+                    let name = c
+                        .as_ref()
+                        .and_then(|c| c.get(group))
+                        .map_or("", |g| g.as_str());
+                    map.insert(name, "FAILED");
+                }
+            }
+        }
+    }
+    map
 }
 
 pub fn openlayers(log: &str) -> RawStatuses {
@@ -191,7 +312,7 @@ pub fn chart_js(log: &str) -> RawStatuses {
         r"(?m)Chrome\s[\d\.]+[^\S\r\n]\(.+?\)[^\S\r\n](.*)FAILED$",
     );
     let log = ansi_escape(log);
-    let mut map = RawStatuses::new();
+    let mut map = RawStatuses::for_log(log.len());
     for c in r.captures_iter(&log) {
         map.insert(&c[1], "FAILED");
     }
@@ -628,6 +749,98 @@ mod tests {
     use super::*;
 
     use super::super::test_map as m;
+
+    /// bpmn-js's names cut by hand are the regexes' groups, on the fixture logs and on a log of
+    /// adversarial lines glued from the patterns' parts.
+    #[test]
+    fn bpmn_js_cuts_the_regexes_groups() {
+        let starts = [
+            "[2KPhantomJS 2.1.1 (Linux 0.0.0) ",
+            "2KPhantomJS 2.1 (Linux x86_64)\t",
+            "Chrome Headless 120 (Linux x86_64) ",
+            "Chrome\u{a0}Headless ",
+            "HeadlessChrome 120.0.0.0 (Linux 0.0.0) ",
+            "HeadlessChrome 1 (Linux 1)\u{2003}",
+            "",
+        ];
+        let pieces = [
+            " (Linux x86_64) ",
+            "(Linux x86_64)",
+            " (Linux\tx86_64)\n",
+            ")",
+            "(",
+            "FAILED",
+            "FAILED\n",
+            "\n",
+            " ",
+            "\t",
+            "é",
+            "\u{a0}",
+            "a",
+            "1.2",
+            "Chrome Headless ",
+        ];
+        let ends = ["FAILED", " FAILED", "", "FAILED\r", "é FAILED"];
+        let lines = super::super::hand_matcher_lines(&starts, &pieces, &ends, 100_000);
+        let log = lines.join("\n");
+        let mut want = RawStatuses::new();
+        for (r, group) in bpmn_js_patterns() {
+            for c in r.captures_iter(&log) {
+                want.insert(c.get(group).map_or("", |g| g.as_str()), "FAILED");
+            }
+        }
+        assert!(want.len() > 10_000, "{} names", want.len());
+        assert_eq!(bpmn_js(&log), want);
+    }
+
+    /// carbon's hand matcher gives the regexes' status and name on every line of every
+    /// fixture log and on adversarial lines glued from the patterns' parts.
+    #[test]
+    fn carbon_hand_matcher_agrees_with_the_regexes() {
+        let starts = [
+            "PASS ",
+            "FAIL ",
+            "PASS\t",
+            "FAIL\u{a0}",
+            "PASS",
+            "PASSx",
+            " PASS ",
+            "FAIL\x0b",
+            "",
+        ];
+        let pieces = [
+            " (", "(", ")", "1", "12", ".", "5.123", "ms", "ms)", "s)", " s)", "s", " ", "\t",
+            "\x0b", "\r", "a", "é", "٣", "\u{a0}", "PASS ",
+        ];
+        let ends = [
+            "",
+            " (12ms)",
+            " (5.123 s)",
+            " (12s)",
+            "(3ms)",
+            " (1.s)",
+            " (.ms)",
+            " (ms)",
+            " (٣ms)",
+            "\u{a0}(4ms)",
+            " (2\tms)",
+            " (2\ts)",
+            " (9ms) x",
+            " (1 s)",
+            ")",
+        ];
+        let lines = super::super::hand_matcher_lines(&starts, &pieces, &ends, 200_000);
+        let mut matched = 0;
+        for line in &lines {
+            let want = carbon_patterns().iter().find_map(|(r, s)| {
+                r.captures(line)
+                    .map(|c| (*s, c.get(1).map_or("", |m| m.as_str())))
+            });
+            matched += usize::from(want.is_some());
+            assert_eq!(carbon_line(line), want, "{line:?}");
+        }
+        assert!(matched > 50_000, "{matched} lines matched");
+    }
 
     #[test]
     fn calypso_names_tests_by_their_suites() {
