@@ -237,7 +237,7 @@ fn is_zero(n: &usize) -> bool {
 #[derive(Default)]
 struct StageRt {
     nodes: Vec<usize>,
-    /// Solve: emitted task ids.
+    /// Solve: emitted task ids (a sample that names a task twice gets its solves once).
     seen: HashSet<String>,
     /// Solve: the positions in the incoming order not decided yet (a gold verdict pending), in
     /// order; `None` until the incoming tasks are known. An expansion looks at these only, so
@@ -892,15 +892,17 @@ impl<'a> Graph<'a> {
         }
     }
 
-    /// The gold verdict of the task at `pos` of what flows from `up` (`Some(true)` straight
+    /// The task at `pos` of what flows from `up`, with its gold verdict (`Some(true)` straight
     /// from a sample).
-    fn verdict_at(&self, up: &str, pos: usize) -> Option<bool> {
+    fn incoming_at(&self, up: &str, pos: usize) -> Option<(Arc<Task>, Option<bool>)> {
         let (tasks, gated, _) = self.incoming(up)?;
-        if gated {
-            self.gold_verdict(up, &tasks[pos].instance_id)
+        let task = tasks[pos].clone();
+        let verdict = if gated {
+            self.gold_verdict(up, &task.instance_id)
         } else {
             Some(true)
-        }
+        };
+        Some((task, verdict))
     }
 
     /// The in-sandbox grade a solve of `stage` runs for the forgery check: the first grade
@@ -947,7 +949,8 @@ impl<'a> Graph<'a> {
                 left.extend_from_slice(&undecided[i..]);
                 break;
             }
-            match self.verdict_at(up, pos) {
+            let (task, verdict) = self.incoming_at(up, pos).expect("known above");
+            match verdict {
                 None if s.limit.is_some() => {
                     // Order matters for a limit: wait for the earlier task's verdict.
                     blocked = true;
@@ -961,12 +964,10 @@ impl<'a> Graph<'a> {
                 Some(false) => continue,
                 Some(true) => taken += 1,
             }
-            let task = self.incoming(up).expect("known above").0[pos].clone();
-            if self.stages[stage].seen.contains(&task.instance_id) {
+            let rt = self.stages.get_mut(stage).expect("stage");
+            if !rt.seen.insert(task.instance_id.clone()) {
                 continue;
             }
-            let rt = self.stages.get_mut(stage).expect("stage");
-            rt.seen.insert(task.instance_id.clone());
             self.solves_of(stage, s, &task, &mut pending);
         }
         let rt = self.stages.get_mut(stage).expect("stage");

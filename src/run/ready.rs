@@ -17,7 +17,6 @@ pub struct ReadyQueue {
     classes: Vec<(Demand, VecDeque<(u64, usize)>)>,
     /// Queued nodes per stage.
     per_stage: HashMap<String, usize>,
-    len: usize,
 }
 
 /// One demand's nodes, as [`ReadyQueue::next`] names it.
@@ -30,7 +29,6 @@ impl ReadyQueue {
         *self.per_stage.entry(demand.stage.clone()).or_default() += 1;
         let entry = (self.seq, id);
         self.seq += 1;
-        self.len += 1;
         match self.classes.iter_mut().find(|(d, _)| *d == demand) {
             Some((_, q)) => q.push_back(entry),
             None => self.classes.push((demand, VecDeque::from([entry]))),
@@ -38,7 +36,7 @@ impl ReadyQueue {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.classes.iter().all(|(_, q)| q.is_empty())
     }
 
     /// Nodes of `stage` queued.
@@ -66,7 +64,6 @@ impl ReadyQueue {
     pub fn pop(&mut self, class: Class) -> Option<usize> {
         let (demand, q) = &mut self.classes[class.0];
         let (_, id) = q.pop_front()?;
-        self.len -= 1;
         if let Some(n) = self.per_stage.get_mut(&demand.stage) {
             *n -= 1;
         }
