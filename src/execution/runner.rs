@@ -127,12 +127,9 @@ impl InProcess {
                 .await?
             }
             NodeJob::Report(j) => {
-                let store = self.store.clone();
-                let mut j = (**j).clone();
-                if let Some(out) = &node.out_dir {
-                    j.out = crate::jobs::Location(out.clone());
-                }
-                tokio::task::spawn_blocking(move || crate::stages::write_report(&store, &j))
+                let (store, j) = (self.store.clone(), j.clone());
+                let out = node.out_dir.clone().unwrap_or_else(|| j.out.0.clone());
+                tokio::task::spawn_blocking(move || crate::stages::write_report(&store, &j, &out))
                     .await
                     .map_err(|e| WorkError::Infra(e.to_string()))??
             }
@@ -145,19 +142,28 @@ impl Runner for InProcess {
     async fn run(&self, node: NodeRun, cx: NodeContext) -> Result<ActionRecord, WorkError> {
         let started_at = now();
         let t0 = Instant::now();
-        let explain = node.job.explain();
         let out = self.work(&node, &cx.cancel).await?;
-        let rec = ActionRecord {
+        let mut rec = ActionRecord {
             schema: RECORD_SCHEMA,
             key: node.key,
-            job: explain,
+            job: serde_json::Value::Null,
             output: out.output,
             blobs: out.blobs,
             bench_version: env!("CARGO_PKG_VERSION").to_string(),
             started_at,
             duration_ms: t0.elapsed().as_millis() as u64,
         };
-        self.store.put_action(&rec).map_err(WorkError::store)?;
+        match &node.job {
+            // A report's job (its inputs: a row per node) is written as it is serialized,
+            // never made into a JSON tree (several times its size); its record comes back
+            // without it, as the apply keeps every record it computes.
+            NodeJob::Report(j) => self.store.put_action_with(&rec.with_job(&**j)),
+            job => {
+                rec.job = job.explain();
+                self.store.put_action(&rec)
+            }
+        }
+        .map_err(WorkError::store)?;
         Ok(rec)
     }
 }

@@ -8,6 +8,15 @@ use std::path::Path;
 
 /// Writes `bytes` to `path` atomically, creating parent directories.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomic_with(path, |w| w.write_all(bytes))
+}
+
+/// Writes what `write` writes to `path` atomically, creating parent directories: for content
+/// made as it is written (a big record), so it is never held whole in memory.
+pub fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     fs_err::create_dir_all(dir)?;
     use std::os::unix::fs::PermissionsExt;
@@ -16,7 +25,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)
         .map_err(|e| std::io::Error::new(e.kind(), format!("{e} (in {})", dir.display())))?;
-    tmp.write_all(bytes)?;
+    let mut out = std::io::BufWriter::new(tmp.as_file_mut());
+    write(&mut out)?;
+    out.flush()?;
+    drop(out);
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| {
         std::io::Error::new(e.error.kind(), format!("{} ({})", e.error, path.display()))

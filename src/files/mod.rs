@@ -7,5 +7,5 @@
 mod atomic;
 mod stamp;
 
-pub use atomic::{sweep_temp_files_under, write_atomic};
+pub use atomic::{sweep_temp_files_under, write_atomic, write_atomic_with};
 pub use stamp::{FileStamp, RACY_NS, exe_stamp, now_ns};

@@ -27,7 +27,9 @@ pub enum NodeJob {
     Sample(SampleJob),
     Grade(GradeJob),
     Solve(SolveJob),
-    Report(Box<ReportJob>),
+    /// Shared: the launch hands the runner the graph's job, not a copy (a report's inputs hold a
+    /// row per node).
+    Report(Arc<ReportJob>),
 }
 
 /// A node to add, in [`Graph::add_all`].
@@ -1121,7 +1123,7 @@ impl<'a> Graph<'a> {
         let job = (!unknown).then(|| {
             let inputs = super::report::report_inputs(self, needs, r);
             crate::timings::mark("report inputs built");
-            NodeJob::Report(Box::new(ReportJob::new(inputs, r.out.clone())))
+            NodeJob::Report(Arc::new(ReportJob::new(inputs, r.out.clone())))
         });
         self.add(stage, stage.to_string(), NodeKind::Report, job);
         self.stages.get_mut(stage).expect("stage").expanded = true;

@@ -108,22 +108,22 @@ pub fn results_schema() -> Schema {
 /// or other varying metadata: the same rows give the same bytes. Each row also carries its
 /// team's numbers from `teams` (null for a team the report does not list).
 pub fn results_parquet(
-    rows: &[NodeRow],
+    rows: &[&NodeRow],
     teams: &std::collections::BTreeMap<String, TeamColumns>,
 ) -> Result<Vec<u8>, String> {
     let team = |r: &NodeRow| teams.get(&r.team);
     let schema = Arc::new(results_schema());
     let strs = |f: &dyn Fn(&NodeRow) -> Option<&str>| -> ArrayRef {
-        Arc::new(rows.iter().map(f).collect::<StringArray>())
+        Arc::new(rows.iter().map(|r| f(r)).collect::<StringArray>())
     };
     let bools = |f: &dyn Fn(&NodeRow) -> Option<bool>| -> ArrayRef {
-        Arc::new(rows.iter().map(f).collect::<BooleanArray>())
+        Arc::new(rows.iter().map(|r| f(r)).collect::<BooleanArray>())
     };
     let u64s = |f: &dyn Fn(&NodeRow) -> Option<u64>| -> ArrayRef {
-        Arc::new(rows.iter().map(f).collect::<UInt64Array>())
+        Arc::new(rows.iter().map(|r| f(r)).collect::<UInt64Array>())
     };
     let f64s = |f: &dyn Fn(&NodeRow) -> Option<f64>| -> ArrayRef {
-        Arc::new(rows.iter().map(f).collect::<Float64Array>())
+        Arc::new(rows.iter().map(|r| f(r)).collect::<Float64Array>())
     };
     let columns: Vec<ArrayRef> = vec![
         strs(&|r| Some(&r.node)),

@@ -7,8 +7,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::jobs::{ReportInputs, ReportJob, ReportOutput};
+use crate::jobs::{PairArtifacts, ReportInputs, ReportJob, ReportOutput};
 use crate::report::document::{Context, ReportDocument};
+use crate::report::results::NodeRow;
 use crate::report::results::{Prediction, TeamColumns, predictions_jsonl, results_parquet};
 use crate::report::stats::{PairState, StatsOptions, team_statistics};
 use crate::report::{html, markdown};
@@ -148,7 +149,7 @@ pub fn render_report(
         html::render(&document, &per_task).into_bytes(),
     );
     files.insert("report.json".to_string(), document.to_json());
-    let mut rows = inputs.rows.clone();
+    let mut rows: Vec<&NodeRow> = inputs.rows.iter().collect();
     rows.sort_by(|a, b| {
         (&a.task, &a.team, a.replicate, &a.node).cmp(&(&b.task, &b.team, b.replicate, &b.node))
     });
@@ -170,11 +171,11 @@ pub fn render_report(
         "results.parquet".to_string(),
         results_parquet(&rows, &team_columns)?,
     );
-    let mut artifacts = inputs.artifacts.clone();
+    let mut artifacts: Vec<&PairArtifacts> = inputs.artifacts.iter().collect();
     artifacts.sort_by(|a, b| (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate)));
     let mut predictions = Vec::new();
     let mut linked = BTreeMap::new();
-    for a in &artifacts {
+    for a in artifacts {
         if a.replicate == 0
             && let Some(patch) = &a.patch
         {
@@ -206,9 +207,9 @@ pub fn render_report(
     })
 }
 
-/// The report executor: computes the report and writes its files to the job's `out`.
-pub fn write_report(store: &Store, job: &ReportJob) -> Result<WorkOutput, WorkError> {
-    let out = job.out.0.as_path();
+/// The report executor: computes the report and writes its files to `out` (the job's own
+/// directory, or the one the manifest names now: the key does not hold it).
+pub fn write_report(store: &Store, job: &ReportJob, out: &Path) -> Result<WorkOutput, WorkError> {
     let infra = |e: &dyn std::fmt::Display| WorkError::Infra(e.to_string());
     let corrupt = std::cell::RefCell::new(None);
     let rendered = render_report(&job.inputs, &|d| {

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-use super::records::{ActionRecord, Index, RECORD_SCHEMA, RunRecord};
+use super::records::{ActionRecord, Index, RECORD_SCHEMA, RecordWithJob, RunRecord};
 use crate::files::write_atomic;
 use crate::types::Digest;
 
@@ -523,18 +523,31 @@ impl Store {
 
     /// Records a result atomically: a header with the body's checksum, then the body.
     pub fn put_action(&self, record: &ActionRecord) -> Result<(), StoreError> {
-        let body = serde_json::to_vec_pretty(record).expect("records serialize");
-        let mut bytes = format!(
-            "{RECORD_MAGIC} {} {}\n",
-            RECORD_SCHEMA,
-            crate::key::digest(&body)
-        )
-        .into_bytes();
-        bytes.extend_from_slice(&body);
-        let path = checked_key(&record.key)
+        self.put_record(&record.key, record)
+    }
+
+    /// [`Store::put_action`] of a record whose job is written from the job itself, not from
+    /// the record's JSON tree of it (a report's job: see `RecordWithJob`).
+    pub fn put_action_with<J: serde::Serialize>(
+        &self,
+        record: &RecordWithJob<'_, J>,
+    ) -> Result<(), StoreError> {
+        self.put_record(record.key(), record)
+    }
+
+    fn put_record(&self, key: &str, record: &impl serde::Serialize) -> Result<(), StoreError> {
+        let path = checked_key(key)
             .map(|k| self.action_path(&k))
             .map_err(|why| StoreError::Io(std::io::Error::other(format!("record: {why}"))))?;
-        write_atomic(&path, &bytes)?;
+        // The body is made twice, hashed and then written, and never held whole: a report's
+        // record holds its inputs, a row per node.
+        let mut hasher = blake3::Hasher::new();
+        serde_json::to_writer_pretty(&mut hasher, record).expect("records serialize");
+        let digest = hasher.finalize().to_hex();
+        crate::files::write_atomic_with(&path, |w| {
+            writeln!(w, "{RECORD_MAGIC} {RECORD_SCHEMA} {digest}")?;
+            serde_json::to_writer_pretty(w, record).map_err(std::io::Error::other)
+        })?;
         Ok(())
     }
 
@@ -854,6 +867,46 @@ mod tests {
             s.get_action(&crate::key::digest(b"none")),
             Lookup::Miss
         ));
+    }
+
+    #[test]
+    fn a_record_written_from_its_jobs_own_type_reads_back_as_the_same_record() {
+        #[derive(serde::Serialize)]
+        struct Job {
+            zeta: u32,
+            alpha: Vec<&'static str>,
+            nested: std::collections::BTreeMap<&'static str, f64>,
+        }
+        let job = Job {
+            zeta: 7,
+            alpha: vec!["row \"1\"\n", "row 2"],
+            nested: std::collections::BTreeMap::from([("b", 1.5), ("a", f64::NAN)]),
+        };
+        let d = tempfile::tempdir().unwrap();
+        let s = Store::open(d.path()).unwrap();
+        let key = crate::key::digest(b"k");
+        let mut rec = record(&key);
+        rec.job = serde_json::Value::Null;
+        s.put_action_with(&rec.with_job(&job)).unwrap();
+        // Whole: the job reads back as the JSON tree `explain` would have written, the rest
+        // of the record as it was; the header's checksum covers the body as written.
+        rec.job = serde_json::to_value(&job).unwrap();
+        match s.get_action(&key) {
+            Lookup::Hit(r) => assert_eq!(*r, rec),
+            other => panic!("{other:?}"),
+        }
+        let text = fs_err::read_to_string(s.action_file(&key).unwrap()).unwrap();
+        let (header, body) = text.split_once('\n').unwrap();
+        assert_eq!(
+            header,
+            format!(
+                "{RECORD_MAGIC} {RECORD_SCHEMA} {}",
+                crate::key::digest(body.as_bytes())
+            )
+        );
+        // A key that is not a digest is refused before anything is written.
+        rec.key = "../escape".into();
+        assert!(s.put_action_with(&rec.with_job(&job)).is_err());
     }
 
     #[test]

@@ -54,7 +54,42 @@ pub struct ActionRecord {
     pub duration_ms: u64,
 }
 
+/// An [`ActionRecord`] as written with its job serialized straight from the job's own type
+/// (the fields and their order of `ActionRecord`; the record's `job` is not read): a report's
+/// job holds a row per node, whose JSON tree would be several times the job's size.
+#[derive(Serialize)]
+pub struct RecordWithJob<'a, J: Serialize> {
+    schema: u32,
+    key: &'a str,
+    job: &'a J,
+    output: &'a Output,
+    blobs: &'a BTreeMap<String, String>,
+    bench_version: &'a str,
+    started_at: &'a str,
+    duration_ms: u64,
+}
+
+impl<J: Serialize> RecordWithJob<'_, J> {
+    pub fn key(&self) -> &str {
+        self.key
+    }
+}
+
 impl ActionRecord {
+    /// This record with `job` as its job, to be written (`Store::put_action_with`).
+    pub fn with_job<'a, J: Serialize>(&'a self, job: &'a J) -> RecordWithJob<'a, J> {
+        RecordWithJob {
+            schema: self.schema,
+            key: &self.key,
+            job,
+            output: &self.output,
+            blobs: &self.blobs,
+            bench_version: &self.bench_version,
+            started_at: &self.started_at,
+            duration_ms: self.duration_ms,
+        }
+    }
+
     pub fn kind(&self) -> Kind {
         self.output.kind()
     }
