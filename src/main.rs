@@ -52,5 +52,6 @@ fn quiet_on_closed_stdout() {
     }));
 }
 
+#[cfg(not(feature = "system-alloc"))]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
