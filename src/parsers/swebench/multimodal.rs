@@ -40,6 +40,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
+use super::xml_blocks::remove_xml_blocks;
 use super::{RawStatuses, lazy, py_space, py_strip};
 
 /// `swebench.utils.ansi_escape`.
@@ -667,34 +668,6 @@ fn remove_json_blocks(log: &str) -> String {
         out.push(line);
     }
     out.join("\n")
-}
-
-/// The leftmost match of upstream's `<(\w+)>[\s\S]*?<\/\1>`: its byte range and tag name.
-fn xml_block(s: &str) -> Option<(usize, usize, String)> {
-    static OPEN: OnceLock<Regex> = OnceLock::new();
-    let open = lazy(&OPEN, r"<(\w+)>");
-    let mut from = 0;
-    while let Some(c) = open.captures_at(s, from) {
-        let m = c.get(0).expect("whole match");
-        let tag = &c[1];
-        if let Some(end) = s[m.end()..].find(&format!("</{tag}>")) {
-            return Some((m.start(), m.end() + end + tag.len() + 3, tag.to_string()));
-        }
-        // `\w+` cannot match a shorter name here (`>` must follow): try the next `<`.
-        from = m.start() + 1;
-    }
-    None
-}
-
-/// p5.js's `remove_xml_blocks`: each block replaced by its other opening tags, repeatedly.
-fn remove_xml_blocks(log: &str) -> String {
-    let mut s = log.to_string();
-    while let Some((start, end, tag)) = xml_block(&s) {
-        let opening = format!("<{tag}>");
-        let n = s[start..end].matches(&opening).count().saturating_sub(1);
-        s = format!("{}{}{}", &s[..start], opening.repeat(n), &s[end..]);
-    }
-    s
 }
 
 pub fn p5js(log: &str) -> RawStatuses {
