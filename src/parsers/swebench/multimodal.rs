@@ -542,30 +542,72 @@ pub fn next_v1(log: &str) -> RawStatuses {
 
 /// `parse_log_next_v2` (alibaba-fusion/next 1.27): per `Running: ...)` block of cypress, its
 /// suite line, then `    N) title` failures and `    ✓ title (` passes, named `suite: title`.
+///
+/// The regexes find the matches without captures (the captures cost most); each group is cut
+/// from its match by hand (a unit test holds this to the regexes' groups).
 pub fn next_v2(log: &str) -> RawStatuses {
-    static SUITES: OnceLock<Regex> = OnceLock::new();
-    static FAIL: OnceLock<Regex> = OnceLock::new();
-    static PASS: OnceLock<Regex> = OnceLock::new();
-    let suites = lazy(&SUITES, r"Running:(.*)\)\n{3}\s{2}(.*)\n");
-    let fail = lazy(&FAIL, r"(?m)^\s{4}\d+\)\s(.*)");
-    let pass = lazy(&PASS, r"(?m)^\s{4}✓\s(.*)\(");
-    let matches: Vec<regex::Captures<'_>> = suites.captures_iter(log).collect();
-    let mut map = RawStatuses::new();
-    for (i, c) in matches.iter().enumerate() {
-        let name = c.get(2).map_or("", |m| m.as_str());
-        let start = c.get(0).expect("whole match").end();
-        let end = matches
-            .get(i + 1)
-            .map_or(log.len(), |n| n.get(0).expect("whole match").start());
-        let text = &log[start..end];
-        for f in fail.captures_iter(text) {
-            map.insert(format!("{name}: {}", py_strip(&f[1])), "FAILED");
-        }
-        for p in pass.captures_iter(text) {
-            map.insert(format!("{name}: {}", py_strip(&p[1])), "PASSED");
+    let suites = next_v2_suites(log);
+    let mut map = RawStatuses::for_log(log.len());
+    let mut key = String::new();
+    for (i, &(end, name, _)) in suites.iter().enumerate() {
+        let to = suites.get(i + 1).map_or(log.len(), |n| n.0 - n.2);
+        let text = &log[end..to];
+        for (title, status) in next_v2_tests(text) {
+            key.clear();
+            key.push_str(name);
+            key.push_str(": ");
+            key.push_str(py_strip(title));
+            map.insert(&key, status);
         }
     }
     map
+}
+
+/// The patterns of `parse_log_next_v2`: the `Running:` block's suite, failures, passes.
+fn next_v2_patterns() -> &'static [Regex; 3] {
+    static R: OnceLock<[Regex; 3]> = OnceLock::new();
+    R.get_or_init(|| {
+        [
+            r"Running:(.*)\)\n{3}\s{2}(.*)\n",
+            r"(?m)^\s{4}\d+\)\s(.*)",
+            r"(?m)^\s{4}✓\s(.*)\(",
+        ]
+        .map(|p| Regex::new(p).expect("built-in pattern"))
+    })
+}
+
+/// Each match of the `Running:` pattern: its end, its group 2 (the suite) and its length.
+fn next_v2_suites(log: &str) -> Vec<(usize, &str, usize)> {
+    next_v2_patterns()[0]
+        .find_iter(log)
+        .map(|m| {
+            let t = m.as_str();
+            // `(.*)` holds no line break: the first one follows the pattern's `\)`, then two
+            // more and two `\s` characters; group 2 runs to the final `\n`.
+            let first = t.find('\n').expect("the match holds `\\n`");
+            let after: usize = t[first + 3..].chars().take(2).map(char::len_utf8).sum();
+            (m.end(), &t[first + 3 + after..t.len() - 1], t.len())
+        })
+        .collect()
+}
+
+/// The failures, then the passes, of one `Running:` block: group 1 and the status word.
+fn next_v2_tests(text: &str) -> impl Iterator<Item = (&str, &'static str)> {
+    let [_, fail, pass] = next_v2_patterns();
+    // `\s{4}\d+` holds no `)` and `\s{4}` no `✓`: the first of each is the pattern's, and one
+    // `\s` character follows it.
+    fn group(t: &str, mark: char, tail: usize) -> &str {
+        let at = t.find(mark).expect("the match holds its mark") + mark.len_utf8();
+        let space = t[at..].chars().next().map_or(0, char::len_utf8);
+        &t[at + space..t.len() - tail]
+    }
+    let fails = fail
+        .find_iter(text)
+        .map(move |m| (group(m.as_str(), ')', 0), "FAILED"));
+    let passes = pass
+        .find_iter(text)
+        .map(move |m| (group(m.as_str(), '✓', 1), "PASSED"));
+    fails.chain(passes)
 }
 
 /// `parse_log_lighthouse_mocha` (GoogleChrome/lighthouse 9.5, 10.0, 10.2): after each
@@ -720,6 +762,78 @@ pub fn p5js(log: &str) -> RawStatuses {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `parse_log_next_v2` by the regexes' own captures, as `next_v2` was: the reference its
+    /// hand cuts are held to.
+    fn next_v2_captures(log: &str) -> RawStatuses {
+        static SUITES: OnceLock<Regex> = OnceLock::new();
+        static FAIL: OnceLock<Regex> = OnceLock::new();
+        static PASS: OnceLock<Regex> = OnceLock::new();
+        let suites = lazy(&SUITES, r"Running:(.*)\)\n{3}\s{2}(.*)\n");
+        let fail = lazy(&FAIL, r"(?m)^\s{4}\d+\)\s(.*)");
+        let pass = lazy(&PASS, r"(?m)^\s{4}✓\s(.*)\(");
+        let matches: Vec<regex::Captures<'_>> = suites.captures_iter(log).collect();
+        let mut map = RawStatuses::new();
+        for (i, c) in matches.iter().enumerate() {
+            let name = c.get(2).map_or("", |m| m.as_str());
+            let start = c.get(0).expect("whole match").end();
+            let end = matches
+                .get(i + 1)
+                .map_or(log.len(), |n| n.get(0).expect("whole match").start());
+            let text = &log[start..end];
+            for f in fail.captures_iter(text) {
+                map.insert(format!("{name}: {}", py_strip(&f[1])), "FAILED");
+            }
+            for p in pass.captures_iter(text) {
+                map.insert(format!("{name}: {}", py_strip(&p[1])), "PASSED");
+            }
+        }
+        map
+    }
+
+    /// next-v2's hand cuts are the regexes' groups, on every fixture log and on logs glued
+    /// from the patterns' parts.
+    #[test]
+    fn next_v2_cuts_the_regexes_groups() {
+        let starts = [
+            "  Running:  a.spec.js (1 of 2)",
+            "Running:",
+            "    ",
+            "  ",
+            "",
+        ];
+        let pieces = [
+            ")\n\n\n",
+            "\n\n\n  ",
+            "  Card\n",
+            "\n",
+            "    1) ",
+            "    ✓ ",
+            "    ✓\u{a0}x",
+            "(",
+            ")",
+            " ",
+            "\t",
+            "\u{a0}",
+            "٣",
+            "12",
+            "é",
+            "a",
+            "Running: x (2 of 2)",
+            "\u{2003}",
+        ];
+        let ends = ["", "\n", " (5ms)", ")\n\n\n  S\n", "(1"];
+        let mut lines = super::super::hand_matcher_lines(&starts, &pieces, &ends, 100_000);
+        let fixtures = lines.join("\n");
+        let glued = lines.split_off(lines.len() - 100_000);
+        let mut checked = 0;
+        for log in std::iter::once(fixtures).chain(glued.chunks(7).map(|c| c.join("\n"))) {
+            let want = next_v2_captures(&log);
+            checked += want.len();
+            assert_eq!(next_v2(&log), want, "{log:?}");
+        }
+        assert!(checked > 3_000, "{checked} tests");
+    }
 
     use super::super::test_map as m;
 
