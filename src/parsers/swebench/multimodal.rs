@@ -54,10 +54,26 @@ fn indent(line: &str) -> usize {
     line.chars().take_while(|c| py_space(*c)).count()
 }
 
-/// `re.sub(r"\s+", " ", s).strip()`.
+/// `re.sub(r"\s+", " ", s).strip()`: by hand on ASCII without `\x1c`-`\x1f` (which Python
+/// strips and `\s` does not match), through the regex otherwise.
 fn squash(s: &str) -> String {
     static R: OnceLock<Regex> = OnceLock::new();
-    py_strip(&lazy(&R, r"\s+").replace_all(s, " ")).to_string()
+    if !s
+        .bytes()
+        .all(|b| b.is_ascii() && !(0x1c..=0x1f).contains(&b))
+    {
+        return py_strip(&lazy(&R, r"\s+").replace_all(s, " ")).to_string();
+    }
+    let mut out = String::with_capacity(s.len());
+    for word in s.split(|c: char| c.is_ascii() && ascii_space(c as u8)) {
+        if !word.is_empty() {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(word);
+        }
+    }
+    out
 }
 
 pub fn marked(log: &str) -> RawStatuses {
@@ -200,26 +216,58 @@ pub fn grommet(log: &str) -> RawStatuses {
     })
 }
 
-pub fn eslint(log: &str) -> RawStatuses {
-    static R: OnceLock<Regex> = OnceLock::new();
-    let r = lazy(&R, r"(\s{2}\d+\))([\s\S]*?)\s+(?:(.*)Error)");
+/// A pattern, the capture that names the test, and a function that cuts that capture from an
+/// ASCII match by hand (`None`: let the regex say).
+type Pattern = (&'static Regex, usize, fn(&str) -> Option<&str>);
+
+/// Failures of each pattern in order (a pattern that finds none is skipped). The matches are
+/// found without captures (the regex's costly part) and the name cut from each by hand; a
+/// match that is not ASCII (its `\s` and `\d` may be Unicode) is captured by the regex.
+fn failures(log: &str, patterns: &[Pattern], clean: fn(&str) -> String) -> RawStatuses {
     let mut map = RawStatuses::for_log(log.len());
-    for c in r.captures_iter(log) {
-        map.insert(squash(&c[2]), "FAILED");
+    for &(r, group, cut) in patterns {
+        for m in r.find_iter(log) {
+            let hand = Some(m.as_str()).filter(|t| t.is_ascii()).and_then(cut);
+            match hand {
+                Some(name) => map.insert(clean(name), "FAILED"),
+                None => {
+                    let c = r.captures_at(log, m.start());
+                    let name = c.as_ref().and_then(|c| c.get(group));
+                    map.insert(clean(name.map_or("", |g| g.as_str())), "FAILED");
+                }
+            }
+        }
     }
     map
 }
 
-/// Failures of each pattern in order (a pattern that finds none is skipped); `group` is the
-/// capture that names the test.
-fn failures(log: &str, patterns: &[(&Regex, usize)], clean: fn(&str) -> String) -> RawStatuses {
-    let mut map = RawStatuses::for_log(log.len());
-    for (r, group) in patterns {
-        for c in r.captures_iter(log) {
-            map.insert(clean(c.get(*group).map_or("", |m| m.as_str())), "FAILED");
+fn eslint_patterns() -> [Pattern; 1] {
+    static R: OnceLock<Regex> = OnceLock::new();
+    let r = lazy(&R, r"(\s{2}\d+\))([\s\S]*?)\s+(?:(.*)Error)");
+    [(r, 2, eslint_cut)]
+}
+
+/// Group 2 of eslint's pattern in ASCII match `t`: from the first `)` to the earliest
+/// whitespace from which `\s+(.*)Error` reaches the match's end (`.*` crosses no line break:
+/// the whitespace run that holds the match's last `\n`, or else the first whitespace).
+fn eslint_cut(t: &str) -> Option<&str> {
+    let b = t.as_bytes();
+    let from = t.find(')')? + 1;
+    let end = match memchr::memrchr(b'\n', &b[from..]) {
+        Some(k) => {
+            let mut p = from + k;
+            while p > from && ascii_space(b[p - 1]) {
+                p -= 1;
+            }
+            p
         }
-    }
-    map
+        None => from + b[from..].iter().position(|&c| ascii_space(c))?,
+    };
+    Some(&t[from..end])
+}
+
+pub fn eslint(log: &str) -> RawStatuses {
+    failures(log, &eslint_patterns(), squash)
 }
 
 /// Upstream's bpmn-js patterns and the group that names the test in each.
@@ -288,7 +336,7 @@ pub fn bpmn_js(log: &str) -> RawStatuses {
     map
 }
 
-pub fn openlayers(log: &str) -> RawStatuses {
+fn openlayers_patterns() -> [Pattern; 4] {
     static R: OnceLock<[Regex; 4]> = OnceLock::new();
     let r = R.get_or_init(|| {
         [
@@ -299,11 +347,28 @@ pub fn openlayers(log: &str) -> RawStatuses {
         ]
         .map(|p| Regex::new(p).expect("built-in pattern"))
     });
-    failures(
-        log,
-        &[(&r[0], 1), (&r[1], 1), (&r[2], 1), (&r[3], 1)],
-        squash,
-    )
+    // `[\d\._\S]+\)\s` is the run of non-space after `Linux\s` (its `)` must be followed by
+    // a space); the first `(` and `)` of the others are the patterns'; each `\s` is one byte.
+    fn chrome(t: &str, tail: usize) -> Option<&str> {
+        let b = t.as_bytes();
+        let token = t.find('(')? + "(Linux ".len();
+        let run = b.get(token..)?.iter().position(|&c| ascii_space(c))?;
+        t.get(token + run + 1..t.len().checked_sub(tail)?)
+    }
+    [
+        (&r[0], 1, |t| chrome(t, " FAILED\n".len())),
+        (&r[1], 1, |t| chrome(t, "FAILED\n".len())),
+        (&r[2], 1, |t| {
+            t.get(t.find(')')? + 1..t.len() - "Error:".len())
+        }),
+        (&r[3], 1, |t| {
+            t.get("case ".len()..t.len() - ": mismatch".len())
+        }),
+    ]
+}
+
+pub fn openlayers(log: &str) -> RawStatuses {
+    failures(log, &openlayers_patterns(), squash)
 }
 
 pub fn chart_js(log: &str) -> RawStatuses {
@@ -762,6 +827,67 @@ pub fn p5js(log: &str) -> RawStatuses {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// eslint's and openlayers' hand cuts and `squash` are the regexes', on every fixture log
+    /// and on logs glued from the patterns' parts.
+    #[test]
+    fn failure_cuts_are_the_regexes_groups() {
+        let starts = [
+            "Chrome Headless 120.0.0.0 (Linux x86_64) ",
+            "Chrome 1.2 (Linux x)y) ",
+            "Chrome\tHeadless 1 (Linux\u{a0}x) ",
+            "  1) ",
+            "  12)",
+            "case ",
+            "case\t",
+            "",
+        ];
+        let pieces = [
+            "FAILED",
+            " FAILED\n",
+            "FAILED\n",
+            "\n",
+            " ",
+            "  ",
+            "\t",
+            "\x0b",
+            "\x1c",
+            "\u{a0}",
+            "é",
+            "Error",
+            "Error:",
+            ": mismatch",
+            ":\tmismatch",
+            ")",
+            "(",
+            "a",
+            "1.2",
+            "\n  3) ",
+            "\n     ",
+            "Type",
+        ];
+        let ends = ["", "\n", " FAILED", " Error: x", ": mismatch 0.1", "Error"];
+        let mut lines = super::super::hand_matcher_lines(&starts, &pieces, &ends, 30_000);
+        let fixtures = lines.join("\n");
+        let glued = lines.split_off(lines.len() - 30_000);
+        let spaces = Regex::new(r"\s+").expect("pattern");
+        let mut found = 0;
+        for log in std::iter::once(fixtures).chain(glued.chunks(5).map(|c| c.join("\n"))) {
+            for patterns in [&eslint_patterns()[..], &openlayers_patterns()[..]] {
+                let mut want = RawStatuses::new();
+                for &(r, group, _) in patterns {
+                    for c in r.captures_iter(&log) {
+                        let name = c.get(group).map_or("", |g| g.as_str());
+                        let squashed = py_strip(&spaces.replace_all(name, " ")).to_string();
+                        want.insert(squashed, "FAILED");
+                    }
+                }
+                found += want.len();
+                assert_eq!(failures(&log, patterns, squash), want, "{log:?}");
+            }
+        }
+        assert!(found > 5_000, "{found} names");
+    }
 
     /// `parse_log_next_v2` by the regexes' own captures, as `next_v2` was: the reference its
     /// hand cuts are held to.
