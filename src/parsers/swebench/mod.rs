@@ -18,6 +18,7 @@ mod multimodal;
 mod php;
 mod python;
 mod ruby;
+mod xml_blocks;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;

@@ -40,6 +40,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
+use super::xml_blocks::remove_xml_blocks;
 use super::{RawStatuses, lazy, py_space, py_strip};
 
 /// `swebench.utils.ansi_escape`.
@@ -53,10 +54,26 @@ fn indent(line: &str) -> usize {
     line.chars().take_while(|c| py_space(*c)).count()
 }
 
-/// `re.sub(r"\s+", " ", s).strip()`.
+/// `re.sub(r"\s+", " ", s).strip()`: by hand on ASCII without `\x1c`-`\x1f` (which Python
+/// strips and `\s` does not match), through the regex otherwise.
 fn squash(s: &str) -> String {
     static R: OnceLock<Regex> = OnceLock::new();
-    py_strip(&lazy(&R, r"\s+").replace_all(s, " ")).to_string()
+    if !s
+        .bytes()
+        .all(|b| b.is_ascii() && !(0x1c..=0x1f).contains(&b))
+    {
+        return py_strip(&lazy(&R, r"\s+").replace_all(s, " ")).to_string();
+    }
+    let mut out = String::with_capacity(s.len());
+    for word in s.split(|c: char| c.is_ascii() && ascii_space(c as u8)) {
+        if !word.is_empty() {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(word);
+        }
+    }
+    out
 }
 
 pub fn marked(log: &str) -> RawStatuses {
@@ -199,26 +216,58 @@ pub fn grommet(log: &str) -> RawStatuses {
     })
 }
 
-pub fn eslint(log: &str) -> RawStatuses {
-    static R: OnceLock<Regex> = OnceLock::new();
-    let r = lazy(&R, r"(\s{2}\d+\))([\s\S]*?)\s+(?:(.*)Error)");
+/// A pattern, the capture that names the test, and a function that cuts that capture from an
+/// ASCII match by hand (`None`: let the regex say).
+type Pattern = (&'static Regex, usize, fn(&str) -> Option<&str>);
+
+/// Failures of each pattern in order (a pattern that finds none is skipped). The matches are
+/// found without captures (the regex's costly part) and the name cut from each by hand; a
+/// match that is not ASCII (its `\s` and `\d` may be Unicode) is captured by the regex.
+fn failures(log: &str, patterns: &[Pattern], clean: fn(&str) -> String) -> RawStatuses {
     let mut map = RawStatuses::for_log(log.len());
-    for c in r.captures_iter(log) {
-        map.insert(squash(&c[2]), "FAILED");
+    for &(r, group, cut) in patterns {
+        for m in r.find_iter(log) {
+            let hand = Some(m.as_str()).filter(|t| t.is_ascii()).and_then(cut);
+            match hand {
+                Some(name) => map.insert(clean(name), "FAILED"),
+                None => {
+                    let c = r.captures_at(log, m.start());
+                    let name = c.as_ref().and_then(|c| c.get(group));
+                    map.insert(clean(name.map_or("", |g| g.as_str())), "FAILED");
+                }
+            }
+        }
     }
     map
 }
 
-/// Failures of each pattern in order (a pattern that finds none is skipped); `group` is the
-/// capture that names the test.
-fn failures(log: &str, patterns: &[(&Regex, usize)], clean: fn(&str) -> String) -> RawStatuses {
-    let mut map = RawStatuses::for_log(log.len());
-    for (r, group) in patterns {
-        for c in r.captures_iter(log) {
-            map.insert(clean(c.get(*group).map_or("", |m| m.as_str())), "FAILED");
+fn eslint_patterns() -> [Pattern; 1] {
+    static R: OnceLock<Regex> = OnceLock::new();
+    let r = lazy(&R, r"(\s{2}\d+\))([\s\S]*?)\s+(?:(.*)Error)");
+    [(r, 2, eslint_cut)]
+}
+
+/// Group 2 of eslint's pattern in ASCII match `t`: from the first `)` to the earliest
+/// whitespace from which `\s+(.*)Error` reaches the match's end (`.*` crosses no line break:
+/// the whitespace run that holds the match's last `\n`, or else the first whitespace).
+fn eslint_cut(t: &str) -> Option<&str> {
+    let b = t.as_bytes();
+    let from = t.find(')')? + 1;
+    let end = match memchr::memrchr(b'\n', &b[from..]) {
+        Some(k) => {
+            let mut p = from + k;
+            while p > from && ascii_space(b[p - 1]) {
+                p -= 1;
+            }
+            p
         }
-    }
-    map
+        None => from + b[from..].iter().position(|&c| ascii_space(c))?,
+    };
+    Some(&t[from..end])
+}
+
+pub fn eslint(log: &str) -> RawStatuses {
+    failures(log, &eslint_patterns(), squash)
 }
 
 /// Upstream's bpmn-js patterns and the group that names the test in each.
@@ -287,7 +336,7 @@ pub fn bpmn_js(log: &str) -> RawStatuses {
     map
 }
 
-pub fn openlayers(log: &str) -> RawStatuses {
+fn openlayers_patterns() -> [Pattern; 4] {
     static R: OnceLock<[Regex; 4]> = OnceLock::new();
     let r = R.get_or_init(|| {
         [
@@ -298,11 +347,28 @@ pub fn openlayers(log: &str) -> RawStatuses {
         ]
         .map(|p| Regex::new(p).expect("built-in pattern"))
     });
-    failures(
-        log,
-        &[(&r[0], 1), (&r[1], 1), (&r[2], 1), (&r[3], 1)],
-        squash,
-    )
+    // `[\d\._\S]+\)\s` is the run of non-space after `Linux\s` (its `)` must be followed by
+    // a space); the first `(` and `)` of the others are the patterns'; each `\s` is one byte.
+    fn chrome(t: &str, tail: usize) -> Option<&str> {
+        let b = t.as_bytes();
+        let token = t.find('(')? + "(Linux ".len();
+        let run = b.get(token..)?.iter().position(|&c| ascii_space(c))?;
+        t.get(token + run + 1..t.len().checked_sub(tail)?)
+    }
+    [
+        (&r[0], 1, |t| chrome(t, " FAILED\n".len())),
+        (&r[1], 1, |t| chrome(t, "FAILED\n".len())),
+        (&r[2], 1, |t| {
+            t.get(t.find(')')? + 1..t.len() - "Error:".len())
+        }),
+        (&r[3], 1, |t| {
+            t.get("case ".len()..t.len() - ": mismatch".len())
+        }),
+    ]
+}
+
+pub fn openlayers(log: &str) -> RawStatuses {
+    failures(log, &openlayers_patterns(), squash)
 }
 
 pub fn chart_js(log: &str) -> RawStatuses {
@@ -541,30 +607,72 @@ pub fn next_v1(log: &str) -> RawStatuses {
 
 /// `parse_log_next_v2` (alibaba-fusion/next 1.27): per `Running: ...)` block of cypress, its
 /// suite line, then `    N) title` failures and `    ✓ title (` passes, named `suite: title`.
+///
+/// The regexes find the matches without captures (the captures cost most); each group is cut
+/// from its match by hand (a unit test holds this to the regexes' groups).
 pub fn next_v2(log: &str) -> RawStatuses {
-    static SUITES: OnceLock<Regex> = OnceLock::new();
-    static FAIL: OnceLock<Regex> = OnceLock::new();
-    static PASS: OnceLock<Regex> = OnceLock::new();
-    let suites = lazy(&SUITES, r"Running:(.*)\)\n{3}\s{2}(.*)\n");
-    let fail = lazy(&FAIL, r"(?m)^\s{4}\d+\)\s(.*)");
-    let pass = lazy(&PASS, r"(?m)^\s{4}✓\s(.*)\(");
-    let matches: Vec<regex::Captures<'_>> = suites.captures_iter(log).collect();
-    let mut map = RawStatuses::new();
-    for (i, c) in matches.iter().enumerate() {
-        let name = c.get(2).map_or("", |m| m.as_str());
-        let start = c.get(0).expect("whole match").end();
-        let end = matches
-            .get(i + 1)
-            .map_or(log.len(), |n| n.get(0).expect("whole match").start());
-        let text = &log[start..end];
-        for f in fail.captures_iter(text) {
-            map.insert(format!("{name}: {}", py_strip(&f[1])), "FAILED");
-        }
-        for p in pass.captures_iter(text) {
-            map.insert(format!("{name}: {}", py_strip(&p[1])), "PASSED");
+    let suites = next_v2_suites(log);
+    let mut map = RawStatuses::for_log(log.len());
+    let mut key = String::new();
+    for (i, &(end, name, _)) in suites.iter().enumerate() {
+        let to = suites.get(i + 1).map_or(log.len(), |n| n.0 - n.2);
+        let text = &log[end..to];
+        for (title, status) in next_v2_tests(text) {
+            key.clear();
+            key.push_str(name);
+            key.push_str(": ");
+            key.push_str(py_strip(title));
+            map.insert(&key, status);
         }
     }
     map
+}
+
+/// The patterns of `parse_log_next_v2`: the `Running:` block's suite, failures, passes.
+fn next_v2_patterns() -> &'static [Regex; 3] {
+    static R: OnceLock<[Regex; 3]> = OnceLock::new();
+    R.get_or_init(|| {
+        [
+            r"Running:(.*)\)\n{3}\s{2}(.*)\n",
+            r"(?m)^\s{4}\d+\)\s(.*)",
+            r"(?m)^\s{4}✓\s(.*)\(",
+        ]
+        .map(|p| Regex::new(p).expect("built-in pattern"))
+    })
+}
+
+/// Each match of the `Running:` pattern: its end, its group 2 (the suite) and its length.
+fn next_v2_suites(log: &str) -> Vec<(usize, &str, usize)> {
+    next_v2_patterns()[0]
+        .find_iter(log)
+        .map(|m| {
+            let t = m.as_str();
+            // `(.*)` holds no line break: the first one follows the pattern's `\)`, then two
+            // more and two `\s` characters; group 2 runs to the final `\n`.
+            let first = t.find('\n').expect("the match holds `\\n`");
+            let after: usize = t[first + 3..].chars().take(2).map(char::len_utf8).sum();
+            (m.end(), &t[first + 3 + after..t.len() - 1], t.len())
+        })
+        .collect()
+}
+
+/// The failures, then the passes, of one `Running:` block: group 1 and the status word.
+fn next_v2_tests(text: &str) -> impl Iterator<Item = (&str, &'static str)> {
+    let [_, fail, pass] = next_v2_patterns();
+    // `\s{4}\d+` holds no `)` and `\s{4}` no `✓`: the first of each is the pattern's, and one
+    // `\s` character follows it.
+    fn group(t: &str, mark: char, tail: usize) -> &str {
+        let at = t.find(mark).expect("the match holds its mark") + mark.len_utf8();
+        let space = t[at..].chars().next().map_or(0, char::len_utf8);
+        &t[at + space..t.len() - tail]
+    }
+    let fails = fail
+        .find_iter(text)
+        .map(move |m| (group(m.as_str(), ')', 0), "FAILED"));
+    let passes = pass
+        .find_iter(text)
+        .map(move |m| (group(m.as_str(), '✓', 1), "PASSED"));
+    fails.chain(passes)
 }
 
 /// `parse_log_lighthouse_mocha` (GoogleChrome/lighthouse 9.5, 10.0, 10.2): after each
@@ -669,34 +777,6 @@ fn remove_json_blocks(log: &str) -> String {
     out.join("\n")
 }
 
-/// The leftmost match of upstream's `<(\w+)>[\s\S]*?<\/\1>`: its byte range and tag name.
-fn xml_block(s: &str) -> Option<(usize, usize, String)> {
-    static OPEN: OnceLock<Regex> = OnceLock::new();
-    let open = lazy(&OPEN, r"<(\w+)>");
-    let mut from = 0;
-    while let Some(c) = open.captures_at(s, from) {
-        let m = c.get(0).expect("whole match");
-        let tag = &c[1];
-        if let Some(end) = s[m.end()..].find(&format!("</{tag}>")) {
-            return Some((m.start(), m.end() + end + tag.len() + 3, tag.to_string()));
-        }
-        // `\w+` cannot match a shorter name here (`>` must follow): try the next `<`.
-        from = m.start() + 1;
-    }
-    None
-}
-
-/// p5.js's `remove_xml_blocks`: each block replaced by its other opening tags, repeatedly.
-fn remove_xml_blocks(log: &str) -> String {
-    let mut s = log.to_string();
-    while let Some((start, end, tag)) = xml_block(&s) {
-        let opening = format!("<{tag}>");
-        let n = s[start..end].matches(&opening).count().saturating_sub(1);
-        s = format!("{}{}{}", &s[..start], opening.repeat(n), &s[end..]);
-    }
-    s
-}
-
 pub fn p5js(log: &str) -> RawStatuses {
     let log = ansi_escape(log);
     let log = remove_xml_blocks(&remove_json_blocks(&log));
@@ -747,6 +827,139 @@ pub fn p5js(log: &str) -> RawStatuses {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// eslint's and openlayers' hand cuts and `squash` are the regexes', on every fixture log
+    /// and on logs glued from the patterns' parts.
+    #[test]
+    fn failure_cuts_are_the_regexes_groups() {
+        let starts = [
+            "Chrome Headless 120.0.0.0 (Linux x86_64) ",
+            "Chrome 1.2 (Linux x)y) ",
+            "Chrome\tHeadless 1 (Linux\u{a0}x) ",
+            "  1) ",
+            "  12)",
+            "case ",
+            "case\t",
+            "",
+        ];
+        let pieces = [
+            "FAILED",
+            " FAILED\n",
+            "FAILED\n",
+            "\n",
+            " ",
+            "  ",
+            "\t",
+            "\x0b",
+            "\x1c",
+            "\u{a0}",
+            "é",
+            "Error",
+            "Error:",
+            ": mismatch",
+            ":\tmismatch",
+            ")",
+            "(",
+            "a",
+            "1.2",
+            "\n  3) ",
+            "\n     ",
+            "Type",
+        ];
+        let ends = ["", "\n", " FAILED", " Error: x", ": mismatch 0.1", "Error"];
+        let mut lines = super::super::hand_matcher_lines(&starts, &pieces, &ends, 30_000);
+        let fixtures = lines.join("\n");
+        let glued = lines.split_off(lines.len() - 30_000);
+        let spaces = Regex::new(r"\s+").expect("pattern");
+        let mut found = 0;
+        for log in std::iter::once(fixtures).chain(glued.chunks(5).map(|c| c.join("\n"))) {
+            for patterns in [&eslint_patterns()[..], &openlayers_patterns()[..]] {
+                let mut want = RawStatuses::new();
+                for &(r, group, _) in patterns {
+                    for c in r.captures_iter(&log) {
+                        let name = c.get(group).map_or("", |g| g.as_str());
+                        let squashed = py_strip(&spaces.replace_all(name, " ")).to_string();
+                        want.insert(squashed, "FAILED");
+                    }
+                }
+                found += want.len();
+                assert_eq!(failures(&log, patterns, squash), want, "{log:?}");
+            }
+        }
+        assert!(found > 5_000, "{found} names");
+    }
+
+    /// `parse_log_next_v2` by the regexes' own captures, as `next_v2` was: the reference its
+    /// hand cuts are held to.
+    fn next_v2_captures(log: &str) -> RawStatuses {
+        static SUITES: OnceLock<Regex> = OnceLock::new();
+        static FAIL: OnceLock<Regex> = OnceLock::new();
+        static PASS: OnceLock<Regex> = OnceLock::new();
+        let suites = lazy(&SUITES, r"Running:(.*)\)\n{3}\s{2}(.*)\n");
+        let fail = lazy(&FAIL, r"(?m)^\s{4}\d+\)\s(.*)");
+        let pass = lazy(&PASS, r"(?m)^\s{4}✓\s(.*)\(");
+        let matches: Vec<regex::Captures<'_>> = suites.captures_iter(log).collect();
+        let mut map = RawStatuses::new();
+        for (i, c) in matches.iter().enumerate() {
+            let name = c.get(2).map_or("", |m| m.as_str());
+            let start = c.get(0).expect("whole match").end();
+            let end = matches
+                .get(i + 1)
+                .map_or(log.len(), |n| n.get(0).expect("whole match").start());
+            let text = &log[start..end];
+            for f in fail.captures_iter(text) {
+                map.insert(format!("{name}: {}", py_strip(&f[1])), "FAILED");
+            }
+            for p in pass.captures_iter(text) {
+                map.insert(format!("{name}: {}", py_strip(&p[1])), "PASSED");
+            }
+        }
+        map
+    }
+
+    /// next-v2's hand cuts are the regexes' groups, on every fixture log and on logs glued
+    /// from the patterns' parts.
+    #[test]
+    fn next_v2_cuts_the_regexes_groups() {
+        let starts = [
+            "  Running:  a.spec.js (1 of 2)",
+            "Running:",
+            "    ",
+            "  ",
+            "",
+        ];
+        let pieces = [
+            ")\n\n\n",
+            "\n\n\n  ",
+            "  Card\n",
+            "\n",
+            "    1) ",
+            "    ✓ ",
+            "    ✓\u{a0}x",
+            "(",
+            ")",
+            " ",
+            "\t",
+            "\u{a0}",
+            "٣",
+            "12",
+            "é",
+            "a",
+            "Running: x (2 of 2)",
+            "\u{2003}",
+        ];
+        let ends = ["", "\n", " (5ms)", ")\n\n\n  S\n", "(1"];
+        let mut lines = super::super::hand_matcher_lines(&starts, &pieces, &ends, 100_000);
+        let fixtures = lines.join("\n");
+        let glued = lines.split_off(lines.len() - 100_000);
+        let mut checked = 0;
+        for log in std::iter::once(fixtures).chain(glued.chunks(7).map(|c| c.join("\n"))) {
+            let want = next_v2_captures(&log);
+            checked += want.len();
+            assert_eq!(next_v2(&log), want, "{log:?}");
+        }
+        assert!(checked > 3_000, "{checked} tests");
+    }
 
     use super::super::test_map as m;
 
