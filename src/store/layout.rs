@@ -517,6 +517,16 @@ impl Store {
         stamp_of(&self.action_file(key)?)
     }
 
+    /// Stats of many record files and blobs (a no-op's check), each taken relative to its
+    /// shard's directory, kept open while sorted keys share it: what [`Store::record_stamp`]
+    /// and [`Store::blob_size`] give, without walking the store's path for each.
+    pub fn stats(&self) -> StoreStats {
+        StoreStats {
+            actions: crate::files::StatUnder::new(&self.root.join("actions")),
+            objects: crate::files::StatUnder::new(&self.root.join("objects")),
+        }
+    }
+
     pub fn has_action(&self, key: &str) -> bool {
         self.action_file(key).is_some_and(|p| p.is_file())
     }
@@ -804,6 +814,31 @@ fn list_sharded(dir: &Path, ext: &str) -> Vec<Digest> {
 }
 
 /// The stat that identifies one version of a file (not following a symlink), if it exists.
+/// Record stamps and blob sizes taken many at a time ([`Store::stats`]); one per thread.
+pub struct StoreStats {
+    actions: crate::files::StatUnder,
+    objects: crate::files::StatUnder,
+}
+
+impl StoreStats {
+    /// [`Store::record_stamp`].
+    pub fn record_stamp(&mut self, key: &str) -> Option<super::FileStamp> {
+        let key = Digest::parse(key).ok()?;
+        let (a, b) = key.split();
+        let rel = Path::new(a).join(format!("{b}.json"));
+        self.actions.stat(&rel, false).map(|s| s.stamp())
+    }
+
+    /// [`Store::blob_size`].
+    pub fn blob_size(&mut self, digest: &Digest) -> Option<u64> {
+        let (a, b) = digest.split();
+        self.objects
+            .stat(&Path::new(a).join(b), false)
+            .filter(crate::files::Stat::is_file)
+            .map(|s| s.size)
+    }
+}
+
 fn stamp_of(path: &Path) -> Option<super::FileStamp> {
     fs_err::symlink_metadata(path)
         .ok()
