@@ -9,9 +9,9 @@
 //! anything across processes.
 
 use std::ffi::{OsStr, OsString};
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use nix::fcntl::{AtFlags, OFlag, openat};
 use nix::sys::stat::{FileStat, Mode, SFlag, fstat, fstatat};
@@ -66,74 +66,61 @@ impl Stat {
     }
 }
 
-/// An open directory, read and statted relative to its descriptor.
-#[derive(Debug)]
-pub struct Dir {
-    fd: OwnedFd,
-}
-
 fn io(e: nix::Error) -> std::io::Error {
     std::io::Error::from(e)
 }
 
+fn stat_at(fd: BorrowedFd<'_>, name: &Path, follow: bool) -> std::io::Result<Stat> {
+    let flags = if follow {
+        AtFlags::empty()
+    } else {
+        AtFlags::AT_SYMLINK_NOFOLLOW
+    };
+    fstatat(fd, name, flags).map(|s| Stat::of(&s)).map_err(io)
+}
+
+fn open_at(fd: BorrowedFd<'_>, name: &Path, follow: bool) -> std::io::Result<Dir> {
+    let mut flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+    if !follow {
+        flags |= OFlag::O_NOFOLLOW;
+    }
+    nix::dir::Dir::openat(fd, name, flags, Mode::empty())
+        .map(Dir)
+        .map_err(io)
+}
+
+/// An open directory, listed and statted relative to its descriptor (one thread at a time:
+/// [`Dir::handle`] gives one to share).
+#[derive(Debug)]
+pub struct Dir(nix::dir::Dir);
+
 impl Dir {
-    /// Opens the directory at `path` (following a symlink, as `metadata` does), readable.
+    /// Opens the directory at `path` (following a symlink, as `metadata` does).
     pub fn open(path: &Path) -> std::io::Result<Dir> {
-        let fd = openat(
-            nix::fcntl::AT_FDCWD,
-            path,
-            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-            Mode::empty(),
-        )
-        .map_err(io)?;
-        Ok(Dir { fd })
+        open_at(nix::fcntl::AT_FDCWD, path, true)
     }
 
-    /// Opens the directory `name` relative to this one, readable; `follow`: a symlink to a
-    /// directory is followed (else it is an error).
+    /// Opens the directory `name` relative to this one; `follow`: a symlink to a directory is
+    /// followed (else it is an error).
     pub fn open_at(&self, name: &Path, follow: bool) -> std::io::Result<Dir> {
-        let mut flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
-        if !follow {
-            flags |= OFlag::O_NOFOLLOW;
-        }
-        let fd = openat(self.fd.as_fd(), name, flags, Mode::empty()).map_err(io)?;
-        Ok(Dir { fd })
-    }
-
-    /// Opens the directory `name` relative to this one only to stat and open beneath it
-    /// (`O_PATH`: no read permission needed, nothing read).
-    pub fn open_path_at(&self, name: &Path) -> std::io::Result<Dir> {
-        let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
-        let fd = openat(self.fd.as_fd(), name, flags, Mode::empty()).map_err(io)?;
-        Ok(Dir { fd })
+        open_at(self.0.as_fd(), name, follow)
     }
 
     /// The stat of this directory itself.
     pub fn stat_self(&self) -> std::io::Result<Stat> {
-        fstat(self.fd.as_fd()).map(|s| Stat::of(&s)).map_err(io)
+        fstat(self.0.as_fd()).map(|s| Stat::of(&s)).map_err(io)
     }
 
     /// The stat of `name` relative to this directory; `follow`: of a symlink's target (as
     /// `metadata`), else of the link itself (as `symlink_metadata`).
     pub fn stat(&self, name: &Path, follow: bool) -> std::io::Result<Stat> {
-        let flags = if follow {
-            AtFlags::empty()
-        } else {
-            AtFlags::AT_SYMLINK_NOFOLLOW
-        };
-        fstatat(self.fd.as_fd(), name, flags)
-            .map(|s| Stat::of(&s))
-            .map_err(io)
+        stat_at(self.0.as_fd(), name, follow)
     }
 
     /// The names in this directory (not `.` and `..`), sorted.
-    pub fn names(&self) -> std::io::Result<Vec<OsString>> {
-        // Its own open file (the directory's offset is not shared with `self`).
-        let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
-        let mut dir =
-            nix::dir::Dir::openat(self.fd.as_fd(), ".", flags, Mode::empty()).map_err(io)?;
+    pub fn names(&mut self) -> std::io::Result<Vec<OsString>> {
         let mut names = Vec::new();
-        for e in dir.iter() {
+        for e in self.0.iter() {
             let e = e.map_err(io)?;
             let n = e.file_name().to_bytes();
             if n != b"." && n != b".." {
@@ -143,42 +130,54 @@ impl Dir {
         names.sort();
         Ok(names)
     }
+
+    /// Another descriptor of this directory, to stat and open beneath it from other threads.
+    pub fn handle(&self) -> std::io::Result<DirHandle> {
+        self.0.as_fd().try_clone_to_owned().map(DirHandle)
+    }
 }
 
-/// Stats of many paths under one root, each taken relative to its parent directory, which stays
-/// open while the next paths share it (give paths in sorted order, and a directory is opened
-/// once). A path that cannot be statted (or whose parent cannot be opened) is `None`, as a
-/// failed stat of the full path would be; the result is the one of a stat of `root/path`.
+/// A directory's descriptor that threads share: stats and opens beneath it, no listing.
+#[derive(Debug)]
+pub struct DirHandle(OwnedFd);
+
+impl DirHandle {
+    /// [`Dir::stat`].
+    pub fn stat(&self, name: &Path, follow: bool) -> std::io::Result<Stat> {
+        stat_at(self.0.as_fd(), name, follow)
+    }
+
+    /// [`Dir::open_at`].
+    pub fn open_at(&self, name: &Path, follow: bool) -> std::io::Result<Dir> {
+        open_at(self.0.as_fd(), name, follow)
+    }
+}
+
+/// Stats of many paths under one root, each taken relative to the root's descriptor: the walk
+/// is the path's components under the root, not the root's own (a store's records are two
+/// components down, a report's artifacts three or four). Parents are not opened one by one: a
+/// directory open costs more than the few components it would save. A path that cannot be
+/// statted is `None`, as a failed stat of the full path would be; the result is the one of a
+/// stat of `root/path`.
 #[derive(Debug)]
 pub struct StatUnder {
-    root: Option<Dir>,
-    /// The last parent opened, relative to the root, and its descriptor (`None`: it failed).
-    parent: Option<(PathBuf, Option<Dir>)>,
+    root: Option<DirHandle>,
 }
 
 impl StatUnder {
     /// Stats under `root` (a root that cannot be opened makes every stat `None`).
     pub fn new(root: &Path) -> StatUnder {
+        let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
         StatUnder {
-            root: Dir::open(root).ok(),
-            parent: None,
+            root: openat(nix::fcntl::AT_FDCWD, root, flags, Mode::empty())
+                .ok()
+                .map(DirHandle),
         }
     }
 
     /// The stat of `root/rel`; `follow` as in [`Dir::stat`].
-    pub fn stat(&mut self, rel: &Path, follow: bool) -> Option<Stat> {
-        let root = self.root.as_ref()?;
-        let (Some(parent), Some(name)) = (rel.parent(), rel.file_name()) else {
-            return root.stat(rel, follow).ok();
-        };
-        if parent.as_os_str().is_empty() || rel.is_absolute() {
-            return root.stat(rel, follow).ok();
-        }
-        if self.parent.as_ref().is_none_or(|(p, _)| p != parent) {
-            self.parent = Some((parent.to_path_buf(), root.open_path_at(parent).ok()));
-        }
-        let (_, dir) = self.parent.as_ref()?;
-        dir.as_ref()?.stat(Path::new(name), follow).ok()
+    pub fn stat(&self, rel: &Path, follow: bool) -> Option<Stat> {
+        self.root.as_ref()?.stat(rel, follow).ok()
     }
 }
 
@@ -194,7 +193,7 @@ mod tests {
         fs_err::write(root.join("a/b/f"), "12345").unwrap();
         fs_err::write(root.join("top"), "x").unwrap();
         std::os::unix::fs::symlink("b/f", root.join("a/link")).unwrap();
-        let mut under = StatUnder::new(root);
+        let under = StatUnder::new(root);
         for (rel, follow) in [
             ("a/b/f", true),
             ("top", false),
@@ -219,7 +218,6 @@ mod tests {
         }
         assert_eq!(under.stat(Path::new("a/b/missing"), true), None);
         assert_eq!(under.stat(Path::new("no/such"), true), None);
-        // A parent removed after it was opened: its file is gone too.
         fs_err::remove_dir_all(root.join("a")).unwrap();
         assert_eq!(under.stat(Path::new("a/b/f"), true), None);
         assert_eq!(StatUnder::new(&root.join("gone")).stat(Path::new("top"), true), None);
@@ -231,7 +229,7 @@ mod tests {
         for n in ["b", "a", "c"] {
             fs_err::write(d.path().join(n), "").unwrap();
         }
-        let dir = Dir::open(d.path()).unwrap();
+        let mut dir = Dir::open(d.path()).unwrap();
         assert_eq!(dir.names().unwrap(), ["a", "b", "c"]);
         assert_eq!(dir.names().unwrap(), ["a", "b", "c"], "read twice");
         assert!(dir.stat_self().unwrap().is_dir());

@@ -10,5 +10,5 @@ mod dir;
 mod stamp;
 
 pub use atomic::{sweep_temp_files_under, write_atomic};
-pub use dir::{Dir, Stat, StatUnder};
+pub use dir::{Dir, DirHandle, Stat, StatUnder};
 pub use stamp::{FileStamp, RACY_NS, exe_stamp, now_ns};

@@ -240,10 +240,10 @@ pub fn check(store: &Store, manifest: &Path, fingerprint: &str) -> Option<Checke
     crate::timings::mark("no-op memo read");
     let lines: Vec<&str> = records.lines().collect();
     let blob_lines: Vec<&str> = blobs.lines().collect();
-    // Stats relative to the shards' directories (`Store::stats`), one set per thread; the
-    // lines are in key order, so each shard is opened once per thread.
+    // Stats relative to the store's `actions/` and `objects/` (`Store::stats`): no walk of the
+    // store's own path per file.
     let blobs_there = |part: &[&str]| {
-        let mut stats = store.stats();
+        let stats = store.stats();
         part.iter().all(|line| {
             let (digest, size) = line.split_once(' ').unwrap_or_default();
             let there = Digest::parse(digest).ok().and_then(|d| stats.blob_size(&d));
@@ -251,7 +251,7 @@ pub fn check(store: &Store, manifest: &Path, fingerprint: &str) -> Option<Checke
         })
     };
     let same = |part: &[&str]| {
-        let mut stats = store.stats();
+        let stats = store.stats();
         part.iter().all(|line| {
             let mut f = line.split(' ');
             let key = f.next().unwrap_or_default();

@@ -335,9 +335,9 @@ fn stamp_intact(stamp: &OutStamp, list_digest: &str, out: &Path) -> bool {
             .chunks(half)
             .map(|part| {
                 s.spawn(move || {
-                    // Each file statted relative to its directory, opened once per run of
-                    // files in it (the names are in order): no walk of `out`'s path per file.
-                    let mut under = crate::files::StatUnder::new(out);
+                    // Each file statted relative to the open `out`: no walk of `out`'s own
+                    // path per file.
+                    let under = crate::files::StatUnder::new(out);
                     part.iter().all(|(name, _, size, mtime)| {
                         under
                             .stat(Path::new(name.as_ref()), true)

@@ -517,9 +517,9 @@ impl Store {
         stamp_of(&self.action_file(key)?)
     }
 
-    /// Stats of many record files and blobs (a no-op's check), each taken relative to its
-    /// shard's directory, kept open while sorted keys share it: what [`Store::record_stamp`]
-    /// and [`Store::blob_size`] give, without walking the store's path for each.
+    /// Stats of many record files and blobs (a no-op's check), each taken relative to the
+    /// open `actions/` or `objects/` directory: what [`Store::record_stamp`] and
+    /// [`Store::blob_size`] give, without walking the store's own path for each.
     pub fn stats(&self) -> StoreStats {
         StoreStats {
             actions: crate::files::StatUnder::new(&self.root.join("actions")),
@@ -814,7 +814,7 @@ fn list_sharded(dir: &Path, ext: &str) -> Vec<Digest> {
 }
 
 /// The stat that identifies one version of a file (not following a symlink), if it exists.
-/// Record stamps and blob sizes taken many at a time ([`Store::stats`]); one per thread.
+/// Record stamps and blob sizes taken many at a time ([`Store::stats`]).
 pub struct StoreStats {
     actions: crate::files::StatUnder,
     objects: crate::files::StatUnder,
@@ -822,7 +822,7 @@ pub struct StoreStats {
 
 impl StoreStats {
     /// [`Store::record_stamp`].
-    pub fn record_stamp(&mut self, key: &str) -> Option<super::FileStamp> {
+    pub fn record_stamp(&self, key: &str) -> Option<super::FileStamp> {
         let key = Digest::parse(key).ok()?;
         let (a, b) = key.split();
         let rel = Path::new(a).join(format!("{b}.json"));
@@ -830,7 +830,7 @@ impl StoreStats {
     }
 
     /// [`Store::blob_size`].
-    pub fn blob_size(&mut self, digest: &Digest) -> Option<u64> {
+    pub fn blob_size(&self, digest: &Digest) -> Option<u64> {
         let (a, b) = digest.split();
         self.objects
             .stat(&Path::new(a).join(b), false)

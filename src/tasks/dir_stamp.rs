@@ -27,7 +27,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::files::{Dir, RACY_NS, Stat, now_ns};
+use crate::files::{Dir, DirHandle, RACY_NS, Stat, now_ns};
 
 const MAGIC: &str = "bench-dataset-stamp 1";
 
@@ -87,15 +87,15 @@ pub fn signature(dir: &Path) -> Option<String> {
     let mut h = blake3::Hasher::new();
     h.update(MAGIC.as_bytes());
     h.update(crate::files::exe_stamp()?.as_bytes());
-    let root = Dir::open(dir).ok()?;
+    let mut root = Dir::open(dir).ok()?;
     put(&mut h, b".", &root.stat_self().ok()?, start)?;
     let names = root.names().ok()?;
+    let root = &root.handle().ok()?;
     // Stat-bound: spread over the CPUs as the loader does.
     let threads = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .min(8);
     let chunk = names.len().div_ceil(threads).max(1);
-    let root = &root;
     let parts: Vec<Option<Vec<[u8; 32]>>> = std::thread::scope(|scope| {
         let handles: Vec<_> = names
             .chunks(chunk)
@@ -116,18 +116,18 @@ pub fn signature(dir: &Path) -> Option<String> {
 
 /// One entry of the dataset directory: its stat (followed), and for a directory its entries'
 /// (followed) and its `repo/` tree's.
-fn entry(dir: &Dir, name: &OsString, start: i128) -> Option<[u8; 32]> {
+fn entry(dir: &DirHandle, name: &OsString, start: i128) -> Option<[u8; 32]> {
     let name = Path::new(name);
     let stat = dir.stat(name, true).ok()?;
     let mut h = blake3::Hasher::new();
     put(&mut h, name.as_os_str().as_bytes(), &stat, start)?;
     if stat.is_dir() {
-        let task = dir.open_at(name, true).ok()?;
+        let mut task = dir.open_at(name, true).ok()?;
         for n in task.names().ok()? {
             let m = task.stat(Path::new(&n), true).ok()?;
             put(&mut h, n.as_bytes(), &m, start)?;
             if n == "repo" && m.is_dir() {
-                tree(&mut h, &task.open_at(Path::new(&n), true).ok()?, start)?;
+                tree(&mut h, &mut task.open_at(Path::new(&n), true).ok()?, start)?;
                 h.update(b"\0end repo\0");
             }
         }
@@ -137,7 +137,7 @@ fn entry(dir: &Dir, name: &OsString, start: i128) -> Option<[u8; 32]> {
 }
 
 /// Everything under a task's `repo/` but `.git`, not followed.
-fn tree(h: &mut blake3::Hasher, dir: &Dir, start: i128) -> Option<()> {
+fn tree(h: &mut blake3::Hasher, dir: &mut Dir, start: i128) -> Option<()> {
     for n in dir.names().ok()? {
         if n == ".git" {
             continue;
@@ -145,7 +145,7 @@ fn tree(h: &mut blake3::Hasher, dir: &Dir, start: i128) -> Option<()> {
         let m = dir.stat(Path::new(&n), false).ok()?;
         put(h, n.as_bytes(), &m, start)?;
         if m.is_dir() {
-            tree(h, &dir.open_at(Path::new(&n), false).ok()?, start)?;
+            tree(h, &mut dir.open_at(Path::new(&n), false).ok()?, start)?;
             h.update(b"\0end dir\0");
         }
     }
