@@ -586,7 +586,13 @@ impl Store {
     /// The stat signature of a local task directory and its snapshot (see
     /// `tasks/dir_stamp.rs`): `index/<hash of the directory's path>.tasks`.
     pub fn dataset_stamp_path(&self, dir: &Path) -> PathBuf {
-        self.manifest_file(dir, "tasks")
+        Store::dataset_stamp_path_in(&self.root, dir)
+    }
+
+    /// [`Store::dataset_stamp_path`] of the store at `root`, without opening it.
+    pub fn dataset_stamp_path_in(root: &Path, dir: &Path) -> PathBuf {
+        let h = crate::key::digest(dir.to_string_lossy().as_bytes());
+        root.join("index").join(format!("{}.tasks", &h[..32]))
     }
 
     /// A per-manifest file under `index/`: `<hash of the manifest's path>.<ext>`.

@@ -20,6 +20,11 @@
 //! the same timestamp tick as the stat, which could keep it, is excluded by the window). So a
 //! stored signature equal to the one taken now means no task file changed since the files were
 //! read for the stored snapshot; any other case is a miss, and the datasets load as always.
+//!
+//! The same argument lets an apply skip the manifest's task checks (every `task.toml` read and
+//! parsed, `manifest::load_trusting`): the entry says whether those checks, run after its
+//! signature was taken, found nothing wrong (`checked`), and an equal signature now means the
+//! same files (and the same build) they passed on.
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
@@ -29,7 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::files::{Dir, DirHandle, RACY_NS, Stat, now_ns};
 
-const MAGIC: &str = "bench-dataset-stamp 1";
+const MAGIC: &str = "bench-dataset-stamp 2";
 
 /// A stored signature and what the dataset held when it was taken.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,15 +45,19 @@ pub struct DirSnapshot {
     pub snapshot: String,
     /// Its number of tasks.
     pub tasks: usize,
+    /// Whether the manifest's task checks (`manifest::load`: every `task.toml`'s fields, its
+    /// log parser) found nothing wrong in the tasks as they were after the signature was taken.
+    pub checked: bool,
 }
 
 impl DirSnapshot {
-    pub fn new(signature: String, snapshot: String, tasks: usize) -> DirSnapshot {
+    pub fn new(signature: String, snapshot: String, tasks: usize, checked: bool) -> DirSnapshot {
         DirSnapshot {
             magic: MAGIC.to_string(),
             signature,
             snapshot,
             tasks,
+            checked,
         }
     }
 }
@@ -276,7 +285,7 @@ mod tests {
     fn a_stored_entry_round_trips_and_a_damaged_one_is_ignored() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("index/x.tasks");
-        let e = DirSnapshot::new("sig".into(), "snap".into(), 3);
+        let e = DirSnapshot::new("sig".into(), "snap".into(), 3, true);
         save(&p, &e);
         assert_eq!(load(&p), Some(e));
         let mut bytes = fs_err::read(&p).unwrap();
