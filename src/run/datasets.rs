@@ -322,3 +322,59 @@ pub fn load_summaries(
     }
     Ok((out, unavailable))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A directory of one settled task file, and a store root.
+    fn dataset() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("tasks");
+        fs_err::create_dir_all(dir.join("t1")).unwrap();
+        fs_err::write(dir.join("t1/task.toml"), "x = 1\n").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        let root = d.path().join("store");
+        fs_err::create_dir_all(root.join("index")).unwrap();
+        (d, dir, root)
+    }
+
+    #[test]
+    fn only_a_stamp_with_a_clean_verdict_and_the_same_signature_vouches_for_a_dataset() {
+        let (_d, dir, root) = dataset();
+        let stamp = Store::dataset_stamp_path_in(&root, &dir);
+        let signature = dir_stamp::signature(&dir).unwrap();
+        let store = |checked: bool, signature: &str| {
+            let d = DirSnapshot::new(signature.to_string(), "snap".into(), 1, checked);
+            dir_stamp::save(&stamp, &d);
+        };
+        let vouched = |root: Option<&Path>| {
+            let taken = TakenSignatures::new(root.map(Path::to_path_buf));
+            let yes = taken.checked(&dir);
+            assert_eq!(taken.get(&dir).as_deref(), Some(signature.as_str()));
+            yes
+        };
+        assert!(!vouched(Some(&root)), "no stamp");
+        store(false, &signature);
+        assert!(!vouched(Some(&root)), "not checked");
+        store(true, "another");
+        assert!(!vouched(Some(&root)), "another signature");
+        store(true, &signature);
+        assert!(vouched(Some(&root)));
+        assert!(!vouched(None), "no store");
+        // A task file edited, its size and mtime kept: its ctime moves the signature.
+        let f = dir.join("t1/task.toml");
+        let mtime = fs_err::metadata(&f).unwrap().modified().unwrap();
+        fs_err::write(&f, "x = 2\n").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&f)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        let taken = TakenSignatures::new(Some(root.clone()));
+        assert!(!taken.checked(&dir));
+        assert_ne!(taken.get(&dir), Some(signature));
+    }
+}
