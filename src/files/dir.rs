@@ -220,7 +220,10 @@ mod tests {
         assert_eq!(under.stat(Path::new("no/such"), true), None);
         fs_err::remove_dir_all(root.join("a")).unwrap();
         assert_eq!(under.stat(Path::new("a/b/f"), true), None);
-        assert_eq!(StatUnder::new(&root.join("gone")).stat(Path::new("top"), true), None);
+        assert_eq!(
+            StatUnder::new(&root.join("gone")).stat(Path::new("top"), true),
+            None
+        );
     }
 
     #[test]

@@ -145,12 +145,8 @@ pub fn load_datasets_taken(
                         .map_err(|e| format!("{}: {e}", rows.context(name)))?,
                 );
                 if let Some((path, signature, checked)) = stamp {
-                    let d = DirSnapshot::new(
-                        signature,
-                        set.snapshot.clone(),
-                        set.tasks.len(),
-                        checked,
-                    );
+                    let d =
+                        DirSnapshot::new(signature, set.snapshot.clone(), set.tasks.len(), checked);
                     dir_stamp::save(&path, &d);
                 }
                 set
@@ -200,11 +196,7 @@ pub type Snapshots = BTreeMap<String, (String, usize)>;
 /// dataset of the manifest is a directory of local tasks whose stat signature, taken now, is
 /// the one `apply` stored with its snapshot (see `tasks/dir_stamp.rs`); else `None`, and the
 /// datasets must be loaded.
-pub fn local_snapshots(
-    m: &Manifest,
-    store: &Store,
-    taken: &TakenSignatures,
-) -> Option<Snapshots> {
+pub fn local_snapshots(m: &Manifest, store: &Store, taken: &TakenSignatures) -> Option<Snapshots> {
     if m.datasets.is_empty() {
         return None;
     }
