@@ -30,14 +30,7 @@ pub fn apply_manifest(
 ) -> Result<u8, Report> {
     let ApplyFlags { verify, strict, .. } = flags;
     crate::timings::mark("start");
-    // The local datasets' stat signatures are taken as the manifest loads: one matching the
-    // stamp an earlier apply stored with a clean verdict spares reading every task.toml again
-    // (`run::TakenSignatures`); the no-op memo and the datasets' load reuse them.
-    let taken = run::TakenSignatures::new(store.map(Path::to_path_buf).or_else(|| {
-        let canonical = fs_err::canonicalize(file).ok()?;
-        Some(default_store_path(canonical.parent()?))
-    }));
-    let mut m = manifest::load_trusting(file, &|dir| taken.checked(dir)).map_err(Report::new)?;
+    let (mut m, taken) = load_taking_signatures(file, store)?;
     crate::timings::mark("manifest loaded");
     let rerun = rerun_spec(&m, &flags)?;
     // The local jail's probe (part of local keys) runs while the datasets load; the first key
@@ -311,6 +304,22 @@ fn lock_store(
         }
     }
     Ok((store, lock))
+}
+
+/// The manifest at `file`, its local datasets' stat signatures taken as it loads: one matching
+/// the stamp an earlier apply stored with a clean verdict spares reading every task.toml again
+/// (`run::TakenSignatures`); the no-op memo and the datasets' load reuse them. `store` is
+/// `--store` (default: `.bench` beside the manifest, as the apply then opens).
+fn load_taking_signatures(
+    file: &Path,
+    store: Option<&Path>,
+) -> Result<(Manifest, run::TakenSignatures), Report> {
+    let taken = run::TakenSignatures::new(store.map(Path::to_path_buf).or_else(|| {
+        let canonical = fs_err::canonicalize(file).ok()?;
+        Some(default_store_path(canonical.parent()?))
+    }));
+    let m = manifest::load_trusting(file, &|dir| taken.checked(dir)).map_err(Report::new)?;
+    Ok((m, taken))
 }
 
 /// The exit code of an apply that ended with `code`: under `--strict`, a report that measured
