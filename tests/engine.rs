@@ -487,6 +487,51 @@ fn settle_memo(sb: &Sandbox, env: &[(&str, &str)]) {
     assert!(executed(&o).is_empty(), "{:?}", executed(&o));
 }
 
+/// An apply skips the manifest's task checks (every task.toml read and parsed) for a local
+/// dataset whose stat signature, taken before them, is the one stored with a clean verdict; a
+/// task file edited since, even with its size and mtime kept, is checked again, and a bad field
+/// is refused before anything runs.
+#[test]
+fn the_task_checks_are_skipped_only_for_an_unchanged_dataset() {
+    let sb = small();
+    apply(&sb);
+    settle_memo(&sb, &[]);
+    let stamps = files_with_ext(&sb.path(".bench/index"), "tasks");
+    assert_eq!(stamps.len(), 1, "{stamps:?}");
+    let stamp = fs_err::read_to_string(&stamps[0]).unwrap();
+    assert!(stamp.contains("\"checked\":true"), "{stamp}");
+    // A log parser's name misspelt (one letter's case), the file's size and mtime kept.
+    let t = sampled(&sb)[0].clone();
+    let toml = sb.path(&format!("quickstart/tasks/{t}/task.toml"));
+    let text = fs_err::read_to_string(&toml).unwrap();
+    let at = text.find("log_parser = \"").unwrap() + "log_parser = \"".len();
+    let mut edited = text.clone();
+    edited.replace_range(at..at + 1, &text[at..at + 1].to_ascii_uppercase());
+    assert_eq!(edited.len(), text.len());
+    write_keeping_mtime(&toml, &edited);
+    let o = sb.bench(&["apply", "quickstart.toml"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("is not a registered log parser"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(executed(&o).is_empty(), "{:?}", executed(&o));
+    // Put back: checked again (its stat is new), clean, nothing runs; then the checks are
+    // skipped and the memo taken again.
+    write_keeping_mtime(&toml, &text);
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    let (o, _) = apply_memo(&sb, &[]);
+    assert!(executed(&o).is_empty(), "{:?}", executed(&o));
+    let (o, fast) = apply_memo(&sb, &[]);
+    assert!(fast, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("datasets matched by stat"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 /// The summary line an apply prints.
 fn summary(o: &std::process::Output) -> String {
     let e = stderr(o);

@@ -1,8 +1,9 @@
 //! Loading a manifest's datasets: into task sets (the inputs of sample keys, for plan and
 //! apply), or into the listing fields of the rows some filter keeps (`bench tasks`).
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::datasets::hub::{HubConfig, ensure_files};
 use crate::datasets::{TaskSummary, local_files, read_summaries};
@@ -102,6 +103,17 @@ pub fn load_datasets(
     store: Option<&Store>,
     fetch: bool,
 ) -> Result<(BTreeMap<String, TaskSet>, Vec<String>), String> {
+    load_datasets_taken(m, store, fetch, None)
+}
+
+/// [`load_datasets`] with the signatures an apply took before its manifest's task checks
+/// ([`TakenSignatures`]): stored with the snapshots, and marked as checked.
+pub fn load_datasets_taken(
+    m: &Manifest,
+    store: Option<&Store>,
+    fetch: bool,
+    taken: Option<&TakenSignatures>,
+) -> Result<(BTreeMap<String, TaskSet>, Vec<String>), String> {
     let mut sets = BTreeMap::new();
     let mut unavailable = Vec::new();
     // Local task files are hashed through the store's file-digest cache (see
@@ -119,16 +131,22 @@ pub fn load_datasets(
             Rows::TaskDirs(p) => {
                 // `apply` stores the directory's stat signature, taken before its tasks are
                 // read, with their snapshot: the next no-op apply with a memo takes the
-                // snapshot from it without reading a task (see `local_snapshots`).
-                let stamp = store
-                    .filter(|_| fetch)
-                    .and_then(|s| Some((s.dataset_stamp_path(p), dir_stamp::signature(p)?)));
+                // snapshot from it without reading a task (see `local_snapshots`). One taken
+                // before the manifest's task checks (which passed) is stored as checked.
+                let stamp = store.filter(|_| fetch).and_then(|s| {
+                    let (signature, checked) = match taken.and_then(|t| t.get(p)) {
+                        Some(signature) => (signature, true),
+                        None => (dir_stamp::signature(p)?, false),
+                    };
+                    Some((s.dataset_stamp_path(p), signature, checked))
+                });
                 let set = TaskSet::new(
                     load_local_dir_cached(p, &cache)
                         .map_err(|e| format!("{}: {e}", rows.context(name)))?,
                 );
-                if let Some((path, signature)) = stamp {
-                    let d = DirSnapshot::new(signature, set.snapshot.clone(), set.tasks.len());
+                if let Some((path, signature, checked)) = stamp {
+                    let d =
+                        DirSnapshot::new(signature, set.snapshot.clone(), set.tasks.len(), checked);
                     dir_stamp::save(&path, &d);
                 }
                 set
@@ -178,7 +196,7 @@ pub type Snapshots = BTreeMap<String, (String, usize)>;
 /// dataset of the manifest is a directory of local tasks whose stat signature, taken now, is
 /// the one `apply` stored with its snapshot (see `tasks/dir_stamp.rs`); else `None`, and the
 /// datasets must be loaded.
-pub fn local_snapshots(m: &Manifest, store: &Store) -> Option<Snapshots> {
+pub fn local_snapshots(m: &Manifest, store: &Store, taken: &TakenSignatures) -> Option<Snapshots> {
     if m.datasets.is_empty() {
         return None;
     }
@@ -191,12 +209,55 @@ pub fn local_snapshots(m: &Manifest, store: &Store) -> Option<Snapshots> {
             return None;
         }
         let stored = dir_stamp::load(&store.dataset_stamp_path(p))?;
-        if dir_stamp::signature(p)? != stored.signature {
+        let now = match taken.get(p) {
+            Some(signature) => signature,
+            None => dir_stamp::signature(p)?,
+        };
+        if now != stored.signature {
             return None;
         }
         out.insert(name.clone(), (stored.snapshot, stored.tasks));
     }
     Some(out)
+}
+
+/// Stat signatures of local dataset directories an apply takes before its manifest's task
+/// checks, once each: with the stamp stored in the store they tell the checks which directories
+/// need none (`manifest::load_trusting`), and they are the signatures the apply then matches
+/// ([`local_snapshots`]) or stores, as checked ([`load_datasets_taken`]). Taken before the
+/// store's lock: a task file is no more bound by the lock than by the moment of a signature.
+pub struct TakenSignatures {
+    /// The store whose stamps vouch for a directory (`None`: no directory is vouched for).
+    store_root: Option<PathBuf>,
+    taken: RefCell<BTreeMap<PathBuf, Option<String>>>,
+}
+
+impl TakenSignatures {
+    pub fn new(store_root: Option<PathBuf>) -> TakenSignatures {
+        TakenSignatures {
+            store_root,
+            taken: RefCell::default(),
+        }
+    }
+
+    /// Whether the tasks in `dir` need no check: its signature, taken now, is the one stored
+    /// with a verdict of no problem (`DirSnapshot::checked`).
+    pub fn checked(&self, dir: &Path) -> bool {
+        let signature = dir_stamp::signature(dir);
+        self.taken
+            .borrow_mut()
+            .insert(dir.to_path_buf(), signature.clone());
+        let (Some(root), Some(signature)) = (&self.store_root, signature) else {
+            return false;
+        };
+        dir_stamp::load(&Store::dataset_stamp_path_in(root, dir))
+            .is_some_and(|d| d.checked && d.signature == signature)
+    }
+
+    /// The signature taken of `dir`, if one was (and could be).
+    fn get(&self, dir: &Path) -> Option<String> {
+        self.taken.borrow().get(dir).cloned().flatten()
+    }
 }
 
 /// The snapshot and task count of each loaded dataset.
@@ -252,4 +313,60 @@ pub fn load_summaries(
         out.insert(name.clone(), summaries);
     }
     Ok((out, unavailable))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A directory of one settled task file, and a store root.
+    fn dataset() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("tasks");
+        fs_err::create_dir_all(dir.join("t1")).unwrap();
+        fs_err::write(dir.join("t1/task.toml"), "x = 1\n").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        let root = d.path().join("store");
+        fs_err::create_dir_all(root.join("index")).unwrap();
+        (d, dir, root)
+    }
+
+    #[test]
+    fn only_a_stamp_with_a_clean_verdict_and_the_same_signature_vouches_for_a_dataset() {
+        let (_d, dir, root) = dataset();
+        let stamp = Store::dataset_stamp_path_in(&root, &dir);
+        let signature = dir_stamp::signature(&dir).unwrap();
+        let store = |checked: bool, signature: &str| {
+            let d = DirSnapshot::new(signature.to_string(), "snap".into(), 1, checked);
+            dir_stamp::save(&stamp, &d);
+        };
+        let vouched = |root: Option<&Path>| {
+            let taken = TakenSignatures::new(root.map(Path::to_path_buf));
+            let yes = taken.checked(&dir);
+            assert_eq!(taken.get(&dir).as_deref(), Some(signature.as_str()));
+            yes
+        };
+        assert!(!vouched(Some(&root)), "no stamp");
+        store(false, &signature);
+        assert!(!vouched(Some(&root)), "not checked");
+        store(true, "another");
+        assert!(!vouched(Some(&root)), "another signature");
+        store(true, &signature);
+        assert!(vouched(Some(&root)));
+        assert!(!vouched(None), "no store");
+        // A task file edited, its size and mtime kept: its ctime moves the signature.
+        let f = dir.join("t1/task.toml");
+        let mtime = fs_err::metadata(&f).unwrap().modified().unwrap();
+        fs_err::write(&f, "x = 2\n").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&f)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(2100));
+        let taken = TakenSignatures::new(Some(root.clone()));
+        assert!(!taken.checked(&dir));
+        assert_ne!(taken.get(&dir), Some(signature));
+    }
 }

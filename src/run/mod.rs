@@ -24,7 +24,10 @@ pub use apply::{
     new_run_record,
 };
 pub use budget::{Budget, Budgets};
-pub use datasets::{Snapshots, load_datasets, load_summaries, local_snapshots, snapshots_of};
+pub use datasets::{
+    Snapshots, TakenSignatures, load_datasets, load_datasets_taken, load_summaries,
+    local_snapshots, snapshots_of,
+};
 pub use error::ApplyError;
 pub use event_log::{EventLog, EventLogError, EventLogReader, event_log_path, read_event_log};
 pub use plan::{AgentImagePlan, PlanEntry, PlanOptions, PlanReport, PowerPlan, PowerQuery, plan};

@@ -240,14 +240,18 @@ pub fn check(store: &Store, manifest: &Path, fingerprint: &str) -> Option<Checke
     crate::timings::mark("no-op memo read");
     let lines: Vec<&str> = records.lines().collect();
     let blob_lines: Vec<&str> = blobs.lines().collect();
+    // Stats relative to the store's `actions/` and `objects/` (`Store::stats`): no walk of the
+    // store's own path per file.
     let blobs_there = |part: &[&str]| {
+        let stats = store.stats();
         part.iter().all(|line| {
             let (digest, size) = line.split_once(' ').unwrap_or_default();
-            let there = Digest::parse(digest).ok().and_then(|d| store.blob_size(&d));
+            let there = Digest::parse(digest).ok().and_then(|d| stats.blob_size(&d));
             there.is_some() && size.parse::<u64>().ok() == there
         })
     };
     let same = |part: &[&str]| {
+        let stats = store.stats();
         part.iter().all(|line| {
             let mut f = line.split(' ');
             let key = f.next().unwrap_or_default();
@@ -260,7 +264,7 @@ pub fn check(store: &Store, manifest: &Path, fingerprint: &str) -> Option<Checke
                     ino: u64::try_from(num()?).ok()?,
                 })
             })();
-            stamp.is_some() && store.record_stamp(key) == stamp
+            stamp.is_some() && stats.record_stamp(key) == stamp
         })
     };
     let halves = |all: &[&str], check: &(dyn Fn(&[&str]) -> bool + Sync)| {

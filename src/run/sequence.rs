@@ -30,7 +30,7 @@ pub fn apply_manifest(
 ) -> Result<u8, Report> {
     let ApplyFlags { verify, strict, .. } = flags;
     crate::timings::mark("start");
-    let mut m = manifest::load(file).map_err(Report::new)?;
+    let (mut m, taken) = load_taking_signatures(file, store)?;
     crate::timings::mark("manifest loaded");
     let rerun = rerun_spec(&m, &flags)?;
     // The local jail's probe (part of local keys) runs while the datasets load; the first key
@@ -57,7 +57,7 @@ pub fn apply_manifest(
     // tasks are first matched by their stat signatures: unchanged, their snapshots come from
     // the store without a task read (tasks/dir_stamp.rs).
     if use_memo && early.is_none() && !run::backend_config(&m).uses_images() {
-        let memo = run::local_snapshots(&m, &store)
+        let memo = run::local_snapshots(&m, &store, &taken)
             .inspect(|_| crate::timings::mark("datasets matched by stat"))
             .and_then(|snapshots| noop_memo(&m, &store, &snapshots));
         if let Some(finished) = noop_from_memo(&m, file, &store, memo, &command, &events)? {
@@ -66,7 +66,7 @@ pub fn apply_manifest(
     }
     // Hub datasets are fetched (into the store, under the lock) before anything runs.
     let (datasets, unavailable) =
-        run::load_datasets(&m, Some(&store), true).map_err(fetch_error)?;
+        run::load_datasets_taken(&m, Some(&store), true, Some(&taken)).map_err(fetch_error)?;
     crate::timings::mark("datasets loaded");
     preflight(&m, &unavailable)?;
     // Missing task images are pulled now, before any node starts (never in a timed phase).
@@ -304,6 +304,22 @@ fn lock_store(
         }
     }
     Ok((store, lock))
+}
+
+/// The manifest at `file`, its local datasets' stat signatures taken as it loads: one matching
+/// the stamp an earlier apply stored with a clean verdict spares reading every task.toml again
+/// (`run::TakenSignatures`); the no-op memo and the datasets' load reuse them. `store` is
+/// `--store` (default: `.bench` beside the manifest, as the apply then opens).
+fn load_taking_signatures(
+    file: &Path,
+    store: Option<&Path>,
+) -> Result<(Manifest, run::TakenSignatures), Report> {
+    let taken = run::TakenSignatures::new(store.map(Path::to_path_buf).or_else(|| {
+        let canonical = fs_err::canonicalize(file).ok()?;
+        Some(default_store_path(canonical.parent()?))
+    }));
+    let m = manifest::load_trusting(file, &|dir| taken.checked(dir)).map_err(Report::new)?;
+    Ok((m, taken))
 }
 
 /// The exit code of an apply that ended with `code`: under `--strict`, a report that measured

@@ -323,7 +323,8 @@ pub fn report_files_intact(store: &Store, list_digest: &str, out: &Path) -> bool
 }
 
 /// Whether `stamp` is of the file list `list_digest` and every file under `out` still has the
-/// size and mtime it stamps (statted on two threads: a report links thousands of artifacts).
+/// size and mtime it stamps (statted on two threads: a report links thousands of artifacts), as
+/// [`file_stat`] gives them.
 fn stamp_intact(stamp: &OutStamp, list_digest: &str, out: &Path) -> bool {
     if stamp.blobs != list_digest {
         return false;
@@ -335,8 +336,14 @@ fn stamp_intact(stamp: &OutStamp, list_digest: &str, out: &Path) -> bool {
             .chunks(half)
             .map(|part| {
                 s.spawn(move || {
+                    // Each file statted relative to the open `out`: no walk of `out`'s own
+                    // path per file.
+                    let under = crate::files::StatUnder::new(out);
                     part.iter().all(|(name, _, size, mtime)| {
-                        file_stat(&out.join(name.as_ref())) == Some((*size, *mtime))
+                        under
+                            .stat(Path::new(name.as_ref()), true)
+                            .map(|s| (s.size, s.mtime_ns.max(0)))
+                            == Some((*size, *mtime))
                     })
                 })
             })

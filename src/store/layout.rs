@@ -517,6 +517,16 @@ impl Store {
         stamp_of(&self.action_file(key)?)
     }
 
+    /// Stats of many record files and blobs (a no-op's check), each taken relative to the
+    /// open `actions/` or `objects/` directory: what [`Store::record_stamp`] and
+    /// [`Store::blob_size`] give, without walking the store's own path for each.
+    pub fn stats(&self) -> StoreStats {
+        StoreStats {
+            actions: crate::files::StatUnder::new(&self.root.join("actions")),
+            objects: crate::files::StatUnder::new(&self.root.join("objects")),
+        }
+    }
+
     pub fn has_action(&self, key: &str) -> bool {
         self.action_file(key).is_some_and(|p| p.is_file())
     }
@@ -589,7 +599,13 @@ impl Store {
     /// The stat signature of a local task directory and its snapshot (see
     /// `tasks/dir_stamp.rs`): `index/<hash of the directory's path>.tasks`.
     pub fn dataset_stamp_path(&self, dir: &Path) -> PathBuf {
-        self.manifest_file(dir, "tasks")
+        Store::dataset_stamp_path_in(&self.root, dir)
+    }
+
+    /// [`Store::dataset_stamp_path`] of the store at `root`, without opening it.
+    pub fn dataset_stamp_path_in(root: &Path, dir: &Path) -> PathBuf {
+        let h = crate::key::digest(dir.to_string_lossy().as_bytes());
+        root.join("index").join(format!("{}.tasks", &h[..32]))
     }
 
     /// A per-manifest file under `index/`: `<hash of the manifest's path>.<ext>`.
@@ -817,6 +833,31 @@ fn list_sharded(dir: &Path, ext: &str) -> Vec<Digest> {
 }
 
 /// The stat that identifies one version of a file (not following a symlink), if it exists.
+/// Record stamps and blob sizes taken many at a time ([`Store::stats`]).
+pub struct StoreStats {
+    actions: crate::files::StatUnder,
+    objects: crate::files::StatUnder,
+}
+
+impl StoreStats {
+    /// [`Store::record_stamp`].
+    pub fn record_stamp(&self, key: &str) -> Option<super::FileStamp> {
+        let key = Digest::parse(key).ok()?;
+        let (a, b) = key.split();
+        let rel = Path::new(a).join(format!("{b}.json"));
+        self.actions.stat(&rel, false).map(|s| s.stamp())
+    }
+
+    /// [`Store::blob_size`].
+    pub fn blob_size(&self, digest: &Digest) -> Option<u64> {
+        let (a, b) = digest.split();
+        self.objects
+            .stat(&Path::new(a).join(b), false)
+            .filter(crate::files::Stat::is_file)
+            .map(|s| s.size)
+    }
+}
+
 fn stamp_of(path: &Path) -> Option<super::FileStamp> {
     fs_err::symlink_metadata(path)
         .ok()

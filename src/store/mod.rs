@@ -17,7 +17,7 @@ pub use attempts::{ATTEMPTS_SCHEMA, Attempt, Attempts, Replacement};
 pub use gc::{GcReport, gc};
 pub use images::{IMAGES_SCHEMA, PulledImage, PulledImages};
 pub use incoming::{IncomingBlob, IncomingError};
-pub use layout::{BadBlob, Lookup, Store, StoreError, default_store_path};
+pub use layout::{BadBlob, Lookup, Store, StoreError, StoreStats, default_store_path};
 pub use lock::{LockError, StoreLock};
 pub use records::{
     ActionRecord, Index, NodeStatus, Output, RECORD_SCHEMA, RunNode, RunRecord, RunStatus,

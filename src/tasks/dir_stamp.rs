@@ -20,17 +20,21 @@
 //! the same timestamp tick as the stat, which could keep it, is excluded by the window). So a
 //! stored signature equal to the one taken now means no task file changed since the files were
 //! read for the stored snapshot; any other case is a miss, and the datasets load as always.
+//!
+//! The same argument lets an apply skip the manifest's task checks (every `task.toml` read and
+//! parsed, `manifest::load_trusting`): the entry says whether those checks, run after its
+//! signature was taken, found nothing wrong (`checked`), and an equal signature now means the
+//! same files (and the same build) they passed on.
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::files::{FileStamp, RACY_NS, now_ns};
+use crate::files::{Dir, DirHandle, RACY_NS, Stat, now_ns};
 
-const MAGIC: &str = "bench-dataset-stamp 1";
+const MAGIC: &str = "bench-dataset-stamp 2";
 
 /// A stored signature and what the dataset held when it was taken.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,15 +45,19 @@ pub struct DirSnapshot {
     pub snapshot: String,
     /// Its number of tasks.
     pub tasks: usize,
+    /// Whether the manifest's task checks (`manifest::load`: every `task.toml`'s fields, its
+    /// log parser) found nothing wrong in the tasks as they were after the signature was taken.
+    pub checked: bool,
 }
 
 impl DirSnapshot {
-    pub fn new(signature: String, snapshot: String, tasks: usize) -> DirSnapshot {
+    pub fn new(signature: String, snapshot: String, tasks: usize, checked: bool) -> DirSnapshot {
         DirSnapshot {
             magic: MAGIC.to_string(),
             signature,
             snapshot,
             tasks,
+            checked,
         }
     }
 }
@@ -80,14 +88,18 @@ pub fn save(path: &Path, d: &DirSnapshot) {
 }
 
 /// The signature of the local task directory `dir`, or `None` when something cannot be read or
-/// some stat is too recent to trust (within the racy window).
+/// some stat is too recent to trust (within the racy window). Every stat is taken relative to
+/// its directory's descriptor (`files::Dir`): the same values a stat of the full path gives,
+/// without walking the path each time.
 pub fn signature(dir: &Path) -> Option<String> {
     let start = now_ns();
     let mut h = blake3::Hasher::new();
     h.update(MAGIC.as_bytes());
     h.update(crate::files::exe_stamp()?.as_bytes());
-    put(&mut h, b".", &fs_err::metadata(dir).ok()?, start)?;
-    let names = names(dir)?;
+    let mut root = Dir::open(dir).ok()?;
+    put(&mut h, b".", &root.stat_self().ok()?, start)?;
+    let names = root.names().ok()?;
+    let root = &root.handle().ok()?;
     // Stat-bound: spread over the CPUs as the loader does.
     let threads = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
@@ -96,7 +108,7 @@ pub fn signature(dir: &Path) -> Option<String> {
     let parts: Vec<Option<Vec<[u8; 32]>>> = std::thread::scope(|scope| {
         let handles: Vec<_> = names
             .chunks(chunk)
-            .map(|c| scope.spawn(move || c.iter().map(|n| entry(dir, n, start)).collect()))
+            .map(|c| scope.spawn(move || c.iter().map(|n| entry(root, n, start)).collect()))
             .collect();
         handles
             .into_iter()
@@ -111,30 +123,20 @@ pub fn signature(dir: &Path) -> Option<String> {
     Some(h.finalize().to_hex().to_string())
 }
 
-/// The sorted names in `dir`.
-fn names(dir: &Path) -> Option<Vec<OsString>> {
-    let mut names = fs_err::read_dir(dir)
-        .ok()?
-        .map(|e| e.ok().map(|e| e.file_name()))
-        .collect::<Option<Vec<_>>>()?;
-    names.sort();
-    Some(names)
-}
-
-/// One entry of the dataset directory: its stat, and for a directory its entries' and its
-/// `repo/` tree's.
-fn entry(dir: &Path, name: &OsString, start: i128) -> Option<[u8; 32]> {
-    let p = dir.join(name);
-    let meta = fs_err::metadata(&p).ok()?;
+/// One entry of the dataset directory: its stat (followed), and for a directory its entries'
+/// (followed) and its `repo/` tree's.
+fn entry(dir: &DirHandle, name: &OsString, start: i128) -> Option<[u8; 32]> {
+    let name = Path::new(name);
+    let stat = dir.stat(name, true).ok()?;
     let mut h = blake3::Hasher::new();
-    put(&mut h, name.as_bytes(), &meta, start)?;
-    if meta.is_dir() {
-        for n in names(&p)? {
-            let q = p.join(&n);
-            let m = fs_err::metadata(&q).ok()?;
+    put(&mut h, name.as_os_str().as_bytes(), &stat, start)?;
+    if stat.is_dir() {
+        let mut task = dir.open_at(name, true).ok()?;
+        for n in task.names().ok()? {
+            let m = task.stat(Path::new(&n), true).ok()?;
             put(&mut h, n.as_bytes(), &m, start)?;
             if n == "repo" && m.is_dir() {
-                tree(&mut h, &q, start)?;
+                tree(&mut h, &mut task.open_at(Path::new(&n), true).ok()?, start)?;
                 h.update(b"\0end repo\0");
             }
         }
@@ -144,16 +146,15 @@ fn entry(dir: &Path, name: &OsString, start: i128) -> Option<[u8; 32]> {
 }
 
 /// Everything under a task's `repo/` but `.git`, not followed.
-fn tree(h: &mut blake3::Hasher, dir: &Path, start: i128) -> Option<()> {
-    for n in names(dir)? {
+fn tree(h: &mut blake3::Hasher, dir: &mut Dir, start: i128) -> Option<()> {
+    for n in dir.names().ok()? {
         if n == ".git" {
             continue;
         }
-        let q = dir.join(&n);
-        let m = fs_err::symlink_metadata(&q).ok()?;
+        let m = dir.stat(Path::new(&n), false).ok()?;
         put(h, n.as_bytes(), &m, start)?;
         if m.is_dir() {
-            tree(h, &q, start)?;
+            tree(h, &mut dir.open_at(Path::new(&n), false).ok()?, start)?;
             h.update(b"\0end dir\0");
         }
     }
@@ -161,12 +162,12 @@ fn tree(h: &mut blake3::Hasher, dir: &Path, start: i128) -> Option<()> {
 }
 
 /// Hashes one name and its stat; `None` if the stat is within the racy window of `start`.
-fn put(h: &mut blake3::Hasher, name: &[u8], m: &std::fs::Metadata, start: i128) -> Option<()> {
-    let s = FileStamp::of(m);
+fn put(h: &mut blake3::Hasher, name: &[u8], m: &Stat, start: i128) -> Option<()> {
+    let s = m.stamp();
     if !s.settled(start, RACY_NS) {
         return None;
     }
-    let kind: &[u8] = if m.file_type().is_symlink() {
+    let kind: &[u8] = if m.is_symlink() {
         b"l"
     } else if m.is_dir() {
         b"d"
@@ -178,7 +179,7 @@ fn put(h: &mut blake3::Hasher, name: &[u8], m: &std::fs::Metadata, start: i128) 
     h.update(&(name.len() as u64).to_le_bytes());
     h.update(name);
     h.update(kind);
-    h.update(&m.permissions().mode().to_le_bytes());
+    h.update(&m.mode.to_le_bytes());
     h.update(&s.size.to_le_bytes());
     h.update(&s.mtime_ns.to_le_bytes());
     h.update(&s.ctime_ns.to_le_bytes());
@@ -189,6 +190,7 @@ fn put(h: &mut blake3::Hasher, name: &[u8], m: &std::fs::Metadata, start: i128) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     /// A dataset of two tasks whose files are older than the racy window (mtime set back; the
     /// ctime is not, so the tests give the window by sleeping where they need it).
@@ -283,7 +285,7 @@ mod tests {
     fn a_stored_entry_round_trips_and_a_damaged_one_is_ignored() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("index/x.tasks");
-        let e = DirSnapshot::new("sig".into(), "snap".into(), 3);
+        let e = DirSnapshot::new("sig".into(), "snap".into(), 3, true);
         save(&p, &e);
         assert_eq!(load(&p), Some(e));
         let mut bytes = fs_err::read(&p).unwrap();
