@@ -377,7 +377,7 @@ mod tests {
         const NARROW: &[&str] = &[
             "<", "/", ">", "a", "b", "<a>", "</a>", "<b>", "</b>", "</", "<a",
         ];
-        let pieces = if seed % 2 == 0 { NARROW } else { WIDE };
+        let pieces = if seed.is_multiple_of(2) { NARROW } else { WIDE };
         let mut state = seed | 1;
         let mut next = move |n: usize| {
             state ^= state << 13;
