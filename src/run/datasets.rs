@@ -355,15 +355,7 @@ mod tests {
         assert!(vouched(Some(&root)));
         assert!(!vouched(None), "no store");
         // A task file edited, its size and mtime kept: its ctime moves the signature.
-        let f = dir.join("t1/task.toml");
-        let mtime = fs_err::metadata(&f).unwrap().modified().unwrap();
-        fs_err::write(&f, "x = 2\n").unwrap();
-        std::fs::File::options()
-            .write(true)
-            .open(&f)
-            .unwrap()
-            .set_modified(mtime)
-            .unwrap();
+        crate::files::write_keeping_mtime(&dir.join("t1/task.toml"), "x = 2\n");
         std::thread::sleep(std::time::Duration::from_millis(2100));
         let taken = TakenSignatures::new(Some(root.clone()));
         assert!(!taken.checked(&dir));

@@ -226,15 +226,7 @@ mod tests {
         type Edit = fn(&Path);
         let edits: [(&str, Edit); 7] = [
             ("same-size edit, mtime kept", |p| {
-                let f = p.join("t1/gold.patch");
-                let mtime = fs_err::metadata(&f).unwrap().modified().unwrap();
-                fs_err::write(&f, "GOLD\n").unwrap();
-                std::fs::File::options()
-                    .write(true)
-                    .open(&f)
-                    .unwrap()
-                    .set_modified(mtime)
-                    .unwrap();
+                crate::files::write_keeping_mtime(&p.join("t1/gold.patch"), "GOLD\n")
             }),
             ("repo file edited", |p| {
                 fs_err::write(p.join("t2/repo/src/a.py"), "A = 2\n").unwrap()

@@ -640,17 +640,24 @@ fn test_map(pairs: &[(&str, &str)]) -> std::collections::BTreeMap<String, String
         .collect()
 }
 
-/// Pseudo-random lines glued from `pieces` (up to eight each, a fixed seed): adversarial input
-/// for the parsers' hand matchers, which their unit tests hold against the regexes they replace.
+/// A seeded xorshift generator: each call gives a number below its argument (the parsers'
+/// generated test inputs; the same seed, the same inputs).
 #[cfg(test)]
-pub(crate) fn glued_lines(pieces: &[&str], count: usize) -> Vec<String> {
-    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut next = move |n: usize| {
+pub(crate) fn xorshift(seed: u64) -> impl FnMut(usize) -> usize {
+    let mut state = seed | 1;
+    move |n: usize| {
         state ^= state << 13;
         state ^= state >> 7;
         state ^= state << 17;
         (state % n as u64) as usize
-    };
+    }
+}
+
+/// Pseudo-random lines glued from `pieces` (up to eight each, a fixed seed): adversarial input
+/// for the parsers' hand matchers, which their unit tests hold against the regexes they replace.
+#[cfg(test)]
+pub(crate) fn glued_lines(pieces: &[&str], count: usize) -> Vec<String> {
+    let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
     (0..count)
         .map(|_| (0..next(9)).map(|_| pieces[next(pieces.len())]).collect())
         .collect()

@@ -378,13 +378,7 @@ mod tests {
             "<", "/", ">", "a", "b", "<a>", "</a>", "<b>", "</b>", "</", "<a",
         ];
         let pieces = if seed.is_multiple_of(2) { NARROW } else { WIDE };
-        let mut state = seed | 1;
-        let mut next = move |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
+        let mut next = super::super::xorshift(seed);
         (0..count)
             .map(|_| {
                 let len = next(max_pieces + 1);
