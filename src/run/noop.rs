@@ -240,10 +240,10 @@ pub fn check(store: &Store, manifest: &Path, fingerprint: &str) -> Option<Checke
     crate::timings::mark("no-op memo read");
     let lines: Vec<&str> = records.lines().collect();
     let blob_lines: Vec<&str> = blobs.lines().collect();
-    // Stats relative to the store's `actions/` and `objects/` (`Store::stats`): no walk of the
-    // store's own path per file.
+    // Stats relative to the store's `actions/` and `objects/` (`Store::stats`, opened once and
+    // shared by both threads): no walk of the store's own path per file.
+    let stats = store.stats();
     let blobs_there = |part: &[&str]| {
-        let stats = store.stats();
         part.iter().all(|line| {
             let (digest, size) = line.split_once(' ').unwrap_or_default();
             let there = Digest::parse(digest).ok().and_then(|d| stats.blob_size(&d));
@@ -251,7 +251,6 @@ pub fn check(store: &Store, manifest: &Path, fingerprint: &str) -> Option<Checke
         })
     };
     let same = |part: &[&str]| {
-        let stats = store.stats();
         part.iter().all(|line| {
             let mut f = line.split(' ');
             let key = f.next().unwrap_or_default();

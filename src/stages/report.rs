@@ -330,15 +330,15 @@ fn stamp_intact(stamp: &OutStamp, list_digest: &str, out: &Path) -> bool {
         return false;
     }
     let half = stamp.files.len().div_ceil(2).max(1);
+    // Each file statted relative to the open `out` (opened once, shared by both threads): no
+    // walk of `out`'s own path per file.
+    let under = &crate::files::StatUnder::new(out);
     std::thread::scope(|s| {
         let parts: Vec<_> = stamp
             .files
             .chunks(half)
             .map(|part| {
                 s.spawn(move || {
-                    // Each file statted relative to the open `out`: no walk of `out`'s own
-                    // path per file.
-                    let under = crate::files::StatUnder::new(out);
                     part.iter().all(|(name, _, size, mtime)| {
                         under
                             .stat(Path::new(name.as_ref()), true)

@@ -604,14 +604,12 @@ impl Store {
 
     /// [`Store::dataset_stamp_path`] of the store at `root`, without opening it.
     pub fn dataset_stamp_path_in(root: &Path, dir: &Path) -> PathBuf {
-        let h = crate::key::digest(dir.to_string_lossy().as_bytes());
-        root.join("index").join(format!("{}.tasks", &h[..32]))
+        manifest_file_in(root, dir, "tasks")
     }
 
     /// A per-manifest file under `index/`: `<hash of the manifest's path>.<ext>`.
     pub fn manifest_file(&self, manifest: &Path, ext: &str) -> PathBuf {
-        let h = crate::key::digest(manifest.to_string_lossy().as_bytes());
-        self.root.join("index").join(format!("{}.{ext}", &h[..32]))
+        manifest_file_in(&self.root, manifest, ext)
     }
 
     fn index_path(&self, manifest: &Path) -> PathBuf {
@@ -832,7 +830,12 @@ fn list_sharded(dir: &Path, ext: &str) -> Vec<Digest> {
     out
 }
 
-/// The stat that identifies one version of a file (not following a symlink), if it exists.
+/// [`Store::manifest_file`] of the store at `root`.
+fn manifest_file_in(root: &Path, manifest: &Path, ext: &str) -> PathBuf {
+    let h = crate::key::digest(manifest.to_string_lossy().as_bytes());
+    root.join("index").join(format!("{}.{ext}", &h[..32]))
+}
+
 /// Record stamps and blob sizes taken many at a time ([`Store::stats`]).
 pub struct StoreStats {
     actions: crate::files::StatUnder,
@@ -842,22 +845,20 @@ pub struct StoreStats {
 impl StoreStats {
     /// [`Store::record_stamp`].
     pub fn record_stamp(&self, key: &str) -> Option<super::FileStamp> {
-        let key = Digest::parse(key).ok()?;
-        let (a, b) = key.split();
-        let rel = Path::new(a).join(format!("{b}.json"));
+        let rel = shard(Path::new(""), &Digest::parse(key).ok()?, ".json");
         self.actions.stat(&rel, false).map(|s| s.stamp())
     }
 
     /// [`Store::blob_size`].
     pub fn blob_size(&self, digest: &Digest) -> Option<u64> {
-        let (a, b) = digest.split();
         self.objects
-            .stat(&Path::new(a).join(b), false)
+            .stat(&shard(Path::new(""), digest, ""), false)
             .filter(crate::files::Stat::is_file)
             .map(|s| s.size)
     }
 }
 
+/// The stat that identifies one version of a file (not following a symlink), if it exists.
 fn stamp_of(path: &Path) -> Option<super::FileStamp> {
     fs_err::symlink_metadata(path)
         .ok()
