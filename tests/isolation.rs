@@ -539,6 +539,8 @@ async fn jailed_sandbox(dir: &std::path::Path) -> bench::backend::LocalSandbox {
     fs_err::write(base.join("file.txt"), "base\n").unwrap();
     let tmp = dir.join("tmp");
     fs_err::create_dir_all(&tmp).unwrap();
+    // Its jails start from a prepared root, as the local backend's do.
+    bench::backend::prepare_jail_root(&bench::backend::jail::absolute(&tmp));
     let cancel = tokio_util::sync::CancellationToken::new();
     bench::backend::LocalSandbox::create(&tmp, &base, &[], &bench::backend::Network::None, &cancel)
         .await
@@ -721,6 +723,8 @@ async fn a_jailed_command_run_as_root_can_neither_remount_the_host_writable_nor_
     let base = dir.path().join("base");
     fs_err::create_dir_all(&base).unwrap();
     fs_err::write(base.join("file.txt"), "base\n").unwrap();
+    // Its jails start from a prepared root, as the local backend's do.
+    bench::backend::prepare_jail_root(&bench::backend::jail::absolute(dir.path()));
     let cancel = tokio_util::sync::CancellationToken::new();
     let s = bench::backend::LocalSandbox::create(
         dir.path(),
@@ -750,4 +754,117 @@ echo end"
         assert_eq!(out, "CapEff:\t0000000000000000\nend\n");
         assert!(!host.path().join("escaped").exists());
     }
+}
+
+/// What a jail shows of the host, printed by a command inside it (paths given by env).
+const VIEW_SCRIPT: &str = r#"echo "id: $(id -u):$(id -g)"
+grep CapEff /proc/self/status
+echo "root: $(ls -A / | tr '\n' ' ')"
+echo "var: $(ls -A /var | tr '\n' ' ')"
+echo "var/lib: $(ls -A /var/lib | tr '\n' ' ')"
+echo "run: $(ls -A /run | tr '\n' ' ')"
+echo "tmp: $(ls -A /tmp | tr '\n' ' ')"
+echo "var/tmp: $(ls -A /var/tmp | tr '\n' ' ')"
+touch /var/tmp/x 2>/dev/null && echo "var/tmp writable"
+touch /tmp/x && rm /tmp/x && echo "tmp writable"
+cat "$SHOWN" >/dev/null && echo "shown file read"
+cat "$STORE/secret" 2>/dev/null || echo "store hidden"
+touch ./w && echo "own directory writable"
+touch "$HOST/escaped" 2>/dev/null || echo "host read-only"
+echo "pid 1: $(cat /proc/1/comm)"
+echo "processes: $(ls /proc | grep -c '^[0-9]')"
+echo "host: $(hostname)"
+ls /var/lib/docker >/dev/null 2>&1 && echo "docker state shown"
+test -e /run/docker.sock && echo "docker socket shown"
+echo end"#;
+
+/// Issue 50, the prepared read-only root: a jail started inside the prepared root of a store's
+/// workspace directory sees exactly what a jail started from the host's tree sees (the host
+/// read-only, `/tmp` empty and writable, `/var/tmp` empty and read-only, no container runtime
+/// state, the store hidden, its own directory writable, no capability), and a local sandbox's
+/// jails do start there (under CI, where the kernel allows it, they must).
+#[test]
+fn a_jail_from_the_prepared_root_sees_what_a_jail_from_the_host_sees() {
+    if !bwrap_ready() {
+        return;
+    }
+    let host = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let host_path = bench::backend::jail::absolute(host.path());
+    let store = host_path.join("store");
+    let tmp = store.join("tmp");
+    fs_err::create_dir_all(&tmp).unwrap();
+    fs_err::write(store.join("secret"), "secret\n").unwrap();
+    // As the local backend does for the store's workspaces.
+    bench::backend::prepare_jail_root(&tmp);
+    let shown = tempfile::NamedTempFile::new_in("/tmp").unwrap();
+    let jail = |writable: std::path::PathBuf| {
+        fs_err::create_dir_all(&writable).unwrap();
+        bench::backend::jail::Jail {
+            writable,
+            hidden: vec![store.clone()],
+            network: false,
+            visible: vec![shown.path().to_path_buf()],
+        }
+    };
+    let prepared = jail(tmp.join("ws-view"));
+    let from_host = jail(host_path.join("elsewhere").join("ws-view"));
+    let env = [
+        ("SHOWN", shown.path().display().to_string()),
+        ("STORE", store.display().to_string()),
+        ("HOST", host_path.display().to_string()),
+        ("PATH", "/usr/bin:/bin".to_string()),
+    ];
+    let mut outputs = Vec::new();
+    for j in [&prepared, &from_host] {
+        let (program, args) = j.command(&j.writable, VIEW_SCRIPT).unwrap();
+        outputs.push((program.clone(), run_jailed(&program, &args, &env)));
+    }
+    let (nested, out) = &outputs[0];
+    let (direct, host_out) = &outputs[1];
+    assert_eq!(direct.file_name().unwrap(), "bwrap");
+    if nested.file_name().unwrap() != "nsenter" {
+        assert!(
+            std::env::var("CI").is_err(),
+            "under CI the prepared root must be made (nested user namespaces, a fully visible /proc)"
+        );
+    }
+    assert_eq!(out, host_out, "the views differ");
+    for line in [
+        "CapEff:\t0000000000000000\n",
+        "var/tmp: \n",
+        "tmp writable\n",
+        "shown file read\n",
+        "store hidden\n",
+        "own directory writable\n",
+        "host read-only\n",
+        "pid 1: bwrap\n",
+    ] {
+        assert!(out.contains(line), "{line:?} missing in:\n{out}");
+    }
+    for line in [
+        "var/tmp writable",
+        "docker state shown",
+        "docker socket shown",
+    ] {
+        assert!(!out.contains(line), "{line:?} in:\n{out}");
+    }
+    assert!(out.ends_with("end\n"), "{out}");
+}
+
+/// Runs a jail's program and arguments with exactly `env`: its stdout and stderr.
+fn run_jailed(program: &std::path::Path, args: &[String], env: &[(&str, String)]) -> String {
+    let out = std::process::Command::new(program)
+        .args(args)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{program:?} failed: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
 }

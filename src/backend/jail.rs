@@ -100,26 +100,76 @@ impl Jail {
     /// The program and arguments that run `argv` in `cwd` inside the jail, or `None` when bwrap
     /// is unavailable.
     pub fn wrap(&self, cwd: &Path, argv: Vec<String>) -> Option<(PathBuf, Vec<String>)> {
-        let bwrap = bwrap()?;
-        Some((bwrap.to_path_buf(), self.args(cwd, argv)))
+        self.wrap_with(cwd, argv, &[])
     }
 
-    /// bwrap's arguments for `argv` in `cwd`.
+    /// [`Jail::wrap`] with bwrap options `options` first. The jail starts in the prepared
+    /// read-only root of its workspace's directory where there is one
+    /// ([`super::prepared_root`]), else from the host's tree.
+    pub fn wrap_with(
+        &self,
+        cwd: &Path,
+        argv: Vec<String>,
+        options: &[&str],
+    ) -> Option<(PathBuf, Vec<String>)> {
+        let bwrap = bwrap()?;
+        let mut args: Vec<String> = options.iter().map(|o| o.to_string()).collect();
+        // A prepared root is tried with a jail of this kind running `true`.
+        let probe = |work: &Path| {
+            Jail {
+                writable: work.to_path_buf(),
+                hidden: Vec::new(),
+                network: false,
+                visible: Vec::new(),
+            }
+            .nested_args(work, vec!["true".to_string()])
+        };
+        match super::prepared_root::enter(&self.writable, bwrap, &probe) {
+            Some((nsenter, mut entry)) => {
+                args.extend(self.nested_args(cwd, argv));
+                entry.push(bwrap.display().to_string());
+                entry.extend(args);
+                Some((nsenter, entry))
+            }
+            None => {
+                args.extend(self.args(cwd, argv));
+                Some((bwrap.to_path_buf(), args))
+            }
+        }
+    }
+
+    /// bwrap's arguments for `argv` in `cwd`, from the host's tree.
     fn args(&self, cwd: &Path, argv: Vec<String>) -> Vec<String> {
+        let mut args = jail_options();
+        super::prepared_root::root_binds(Path::new("/"), &mut args);
+        self.view(cwd, argv, args)
+    }
+
+    /// bwrap's arguments for `argv` in `cwd` inside a prepared root: one recursive bind of it,
+    /// and the host's user and group mapped back from the prepared namespace's.
+    fn nested_args(&self, cwd: &Path, argv: Vec<String>) -> Vec<String> {
+        let mut args = jail_options();
+        let (uid, gid) = super::prepared_root::host_ids();
+        args.extend([
+            "--uid".into(),
+            uid.to_string(),
+            "--gid".into(),
+            gid.to_string(),
+        ]);
+        args.extend(["--ro-bind", "/", "/"].map(String::from));
+        self.view(cwd, argv, args)
+    }
+
+    /// `args` (the jail's options and its root) followed by the rest of the jail's view and
+    /// `argv` in `cwd`. `/tmp` is an empty writable tmpfs, `/var/tmp` an empty read-only one
+    /// (a prepared root holds the host's, the sources of what a jail shows of them).
+    fn view(&self, cwd: &Path, argv: Vec<String>, mut args: Vec<String>) -> Vec<String> {
         let s = |p: &Path| p.display().to_string();
-        // No capability inside, not even when bench runs as root: with them, a command could
-        // remount the host's read-only binds writable or unmount what hides the store.
-        let mut args: Vec<String> = [
-            "--die-with-parent",
-            "--unshare-all",
-            "--new-session",
-            "--cap-drop",
-            "ALL",
-        ]
-        .map(String::from)
-        .to_vec();
-        root_binds(Path::new("/"), &mut args);
         args.extend(["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"].map(String::from));
+        let var_tmp = Path::new("/var/tmp").is_dir();
+        if var_tmp {
+            args.extend(["--tmpfs", "/var/tmp"].map(String::from));
+        }
         if self.network {
             args.push("--share-net".into());
         }
@@ -132,13 +182,12 @@ impl Jail {
         for v in self.shown(&hidden) {
             args.extend(["--ro-bind".into(), s(v), s(v)]);
         }
-        args.extend([
-            "--bind".into(),
-            s(&self.writable),
-            s(&self.writable),
-            "--chdir".into(),
-            s(cwd),
-        ]);
+        args.extend(["--bind".into(), s(&self.writable), s(&self.writable)]);
+        if var_tmp {
+            // Read-only last: a bind below it needs its mount point made first.
+            args.extend(["--remount-ro", "/var/tmp"].map(String::from));
+        }
+        args.extend(["--chdir".into(), s(cwd)]);
         // bwrap exports PWD whatever it is told: commands get exactly the environment they
         // are given.
         if Path::new("/usr/bin/env").is_file() {
@@ -147,6 +196,21 @@ impl Jail {
         args.extend(argv);
         args
     }
+}
+
+/// The options every jail starts with. No capability inside, not even when bench runs as
+/// root: with them, a command could remount the host's read-only binds writable or unmount
+/// what hides the store.
+fn jail_options() -> Vec<String> {
+    [
+        "--die-with-parent",
+        "--unshare-all",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+    ]
+    .map(String::from)
+    .to_vec()
 }
 
 impl Jail {
@@ -244,59 +308,6 @@ pub fn finds(program: &str, path: &str) -> Option<bool> {
         .status()
         .ok()?;
     Some(status.success())
-}
-
-/// Paths of the host never shown inside: the pseudo filesystems bwrap makes anew, `/tmp`
-/// (empty inside), the container runtimes' state (their mounts come and go while a sandbox
-/// starts, which makes a recursive bind fail) and their sockets (root on the host).
-const NOT_SHOWN: &[&str] = &[
-    "/dev",
-    "/proc",
-    "/tmp",
-    "/var/tmp",
-    "/var/lib/docker",
-    "/var/lib/containerd",
-    "/run/docker",
-    "/run/docker.sock",
-    "/run/containerd",
-    "/run/netns",
-    "/var/run/docker.sock",
-    "/var/run/docker",
-];
-
-/// Read-only binds of the host's tree under `dir`, leaving out [`NOT_SHOWN`]: a directory
-/// that holds a left-out path is descended into, anything else is bound whole (symlinks are
-/// recreated as symlinks).
-fn root_binds(dir: &Path, args: &mut Vec<String>) {
-    let mut entries: Vec<PathBuf> = match fs_err::read_dir(dir) {
-        Ok(rd) => rd.flatten().map(|e| e.path()).collect(),
-        Err(_) => return,
-    };
-    entries.sort();
-    for p in entries {
-        let shown = p.display().to_string();
-        if NOT_SHOWN.contains(&shown.as_str()) {
-            continue;
-        }
-        let Ok(meta) = fs_err::symlink_metadata(&p) else {
-            continue;
-        };
-        if meta.file_type().is_symlink() {
-            if let Ok(target) = fs_err::read_link(&p) {
-                args.extend(["--symlink".into(), target.display().to_string(), shown]);
-            }
-            continue;
-        }
-        let holds_hidden = NOT_SHOWN
-            .iter()
-            .any(|n| Path::new(n).starts_with(&p) && Path::new(n) != p);
-        if meta.is_dir() && holds_hidden {
-            args.extend(["--dir".into(), shown]);
-            root_binds(&p, args);
-        } else {
-            args.extend(["--ro-bind".into(), shown.clone(), shown]);
-        }
-    }
 }
 
 /// An absolute form of `p` (canonical when it exists), so jail mounts and the sweep's `/proc`

@@ -217,13 +217,12 @@ impl Served {
         let mut jail = jail.clone();
         jail.visible.push(exe.to_path_buf());
         let argv = vec![exe.display().to_string(), SERVE_ARG.to_string()];
-        let Some((bwrap, mut args)) = jail.wrap(cwd, argv) else {
-            return Err(std::io::Error::other("bwrap is unavailable"));
-        };
         // The server is the jail's init: no bwrap init beside it holds (dumpable) copies of
         // its stdin and stdout, and no command can signal it.
-        args.insert(0, "--as-pid-1".to_string());
-        let mut child = tokio::process::Command::new(bwrap)
+        let Some((program, args)) = jail.wrap_with(cwd, argv, &["--as-pid-1"]) else {
+            return Err(std::io::Error::other("bwrap is unavailable"));
+        };
+        let mut child = tokio::process::Command::new(program)
             .args(args)
             .current_dir(cwd)
             .env_clear()

@@ -382,6 +382,8 @@ impl Backend for LocalBackend {
                 "the local backend runs tasks with a local base tree only; set `[backend] kind = \"docker\"` for image tasks",
             ));
         };
+        // The store's workspaces: their jails start from a prepared root, made once.
+        super::prepared_root::register(&absolute(&self.tmp));
         Ok(Box::new(
             LocalSandbox::create(&self.tmp, path, &self.hidden, &spec.network, cancel).await?,
         ))

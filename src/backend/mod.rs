@@ -20,6 +20,7 @@ pub mod jail_server;
 mod local;
 mod open;
 pub mod pool;
+mod prepared_root;
 pub mod pull;
 pub mod registry;
 pub mod repo;
@@ -37,6 +38,7 @@ pub use local::{LocalBackend, LocalSandbox, files_under};
 pub use open::{
     BackendConfig, OpenSpec, images_present, machine_fact, open, resolve_images, warm_up,
 };
+pub use prepared_root::register as prepare_jail_root;
 pub use sandbox::{
     Backend, Network, Phase, Sandbox, SandboxError, SandboxPaths, SandboxSpec, TaskEnv,
 };
