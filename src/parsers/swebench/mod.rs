@@ -663,6 +663,26 @@ pub(crate) fn glued_lines(pieces: &[&str], count: usize) -> Vec<String> {
         .collect()
 }
 
+/// Holds a hand matcher to its regex on every one of `lines`: `hand(line)` must equal
+/// `regex(line)`, both on the line as `prepare` makes it (upstream's stripping, or the line
+/// as it is). Returns how many lines the regex matched.
+#[cfg(test)]
+pub(crate) fn assert_hand_matches_regex<'a, T: PartialEq + std::fmt::Debug>(
+    lines: &'a [String],
+    prepare: impl Fn(&'a str) -> &'a str,
+    regex: impl Fn(&'a str) -> Option<T>,
+    hand: impl Fn(&'a str) -> Option<T>,
+) -> usize {
+    let mut matched = 0;
+    for line in lines {
+        let prepared = prepare(line);
+        let want = regex(prepared);
+        matched += usize::from(want.is_some());
+        assert_eq!(hand(prepared), want, "{line:?}");
+    }
+    matched
+}
+
 /// What a hand matcher's unit test holds it to its regex on: every line of every fixture log,
 /// then `count` adversarial lines, each a start, up to eight glued `pieces` and an end.
 #[cfg(test)]

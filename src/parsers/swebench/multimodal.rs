@@ -76,13 +76,38 @@ fn squash(s: &str) -> String {
     out
 }
 
-pub fn marked(log: &str) -> RawStatuses {
+fn marked_pattern() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
-    let r = lazy(&R, r"^\d+\)\s(.*)");
+    lazy(&R, r"^\d+\)\s(.*)")
+}
+
+/// Group 1 of [`marked_pattern`] on a line: by hand on an ASCII line (digits, `)`, one blank,
+/// the rest), through the regex on another (its `\d` and `\s` are Unicode). A unit test holds
+/// this to the regex.
+fn marked_name(line: &str) -> Option<&str> {
+    match line.as_bytes().first() {
+        Some(c) if c.is_ascii_digit() => {}
+        Some(c) if c.is_ascii() => return None,
+        None => return None,
+        Some(_) => {}
+    }
+    if !line.is_ascii() {
+        let c = marked_pattern().captures(line)?;
+        return Some(c.get(1).map_or("", |m| m.as_str()));
+    }
+    let b = line.as_bytes();
+    let digits = b.iter().take_while(|c| c.is_ascii_digit()).count();
+    let ok = digits > 0
+        && b.get(digits) == Some(&b')')
+        && b.get(digits + 1).is_some_and(|&c| ascii_space(c));
+    ok.then(|| &line[digits + 2..])
+}
+
+pub fn marked(log: &str) -> RawStatuses {
     let mut map = RawStatuses::for_log(log.len());
     for line in log.split('\n') {
-        if let Some(c) = r.captures(line) {
-            map.insert(py_strip(&c[1]), "FAILED");
+        if let Some(name) = marked_name(line) {
+            map.insert(py_strip(name), "FAILED");
         }
     }
     map
@@ -371,78 +396,160 @@ pub fn openlayers(log: &str) -> RawStatuses {
     failures(log, &openlayers_patterns(), squash)
 }
 
-pub fn chart_js(log: &str) -> RawStatuses {
+fn chart_js_pattern() -> &'static Regex {
     static R: OnceLock<Regex> = OnceLock::new();
-    let r = lazy(
+    lazy(
         &R,
         r"(?m)Chrome\s[\d\.]+[^\S\r\n]\(.+?\)[^\S\r\n](.*)FAILED$",
-    );
+    )
+}
+
+/// Group 1 of an ASCII match of [`chart_js_pattern`], cut by hand: `[\d\.]+` and the
+/// `\s` characters hold no `(`, so the first is the pattern's; the lazy `.+?` ends at the first
+/// `)` after at least one character that a blank other than `\r` follows; the group runs from
+/// that blank to the final `FAILED`. `None` (let the regex say) on a match that is not ASCII.
+fn chart_js_name(t: &str) -> Option<&str> {
+    if !t.is_ascii() {
+        return None;
+    }
+    let b = t.as_bytes();
+    let open = memchr::memchr(b'(', b)?;
+    let close = memchr::memchr_iter(b')', b.get(open + 2..)?)
+        .map(|i| open + 2 + i)
+        .find(|&i| {
+            b.get(i + 1)
+                .is_some_and(|&c| ascii_space(c) && c != b'\r' && c != b'\n')
+        })?;
+    t.get(close + 2..t.len() - "FAILED".len())
+}
+
+pub fn chart_js(log: &str) -> RawStatuses {
+    let r = chart_js_pattern();
     let log = ansi_escape(log);
     let mut map = RawStatuses::for_log(log.len());
-    for c in r.captures_iter(&log) {
-        map.insert(&c[1], "FAILED");
+    // The matches found without captures (the regex's costly part), the name cut from each.
+    for m in r.find_iter(&log) {
+        match chart_js_name(m.as_str()) {
+            Some(name) => map.insert(name, "FAILED"),
+            None => {
+                let c = r.captures_at(&log, m.start());
+                let name = c.as_ref().and_then(|c| c.get(1));
+                map.insert(name.map_or("", |g| g.as_str()), "FAILED");
+            }
+        }
     }
     map
 }
 
-/// A suite stack entry: its name and indentation.
-type Suite = Vec<(String, usize)>;
+/// A suite stack entry: its name (a slice of the log) and indentation.
+type Suite<'a> = Vec<(&'a str, usize)>;
 
 /// Upstream's suite adjustment: pop every entry indented at least as far, push this one.
-fn push_suite(suite: &mut Suite, line: &str) {
+fn push_suite<'a>(suite: &mut Suite<'a>, line: &'a str) {
     let n = indent(line);
     while suite.last().is_some_and(|(_, i)| *i >= n) {
         suite.pop();
     }
-    suite.push((py_strip(line).to_string(), n));
+    suite.push((py_strip(line), n));
+}
+
+/// `" - ".join(suite + [name])` into `key`, a buffer reused from test to test.
+fn suite_key(key: &mut String, suite: &Suite<'_>, name: &str) {
+    key.clear();
+    for (s, _) in suite {
+        key.push_str(s);
+        key.push_str(" - ");
+    }
+    key.push_str(name);
 }
 
 pub fn calypso(log: &str) -> RawStatuses {
-    static TIMED: OnceLock<Regex> = OnceLock::new();
-    static PASS_T: OnceLock<Regex> = OnceLock::new();
-    static PASS: OnceLock<Regex> = OnceLock::new();
-    static FAIL_T: OnceLock<Regex> = OnceLock::new();
-    static FAIL: OnceLock<Regex> = OnceLock::new();
-    let timed = lazy(&TIMED, r"\(\d+ms\)");
-    let mut map = RawStatuses::new();
+    let mut map = RawStatuses::for_log(log.len());
     let mut suite: Suite = Vec::new();
+    let mut key = String::new();
     for section in log.split(" ./node_modules/.bin/jest ").skip(1) {
         for line in section.split('\n') {
             if line.starts_with("Test Suites") || line.starts_with("  ● ") {
                 break;
             }
             let stripped = py_strip(line);
-            let pick = |t: &'static OnceLock<Regex>, tp: &str, u: &'static OnceLock<Regex>, up| {
-                if timed.is_match(line) {
-                    lazy(t, tp)
-                } else {
-                    lazy(u, up)
-                }
-            };
-            let (r, status) = if stripped.starts_with('✓') {
-                (
-                    pick(&PASS_T, r"^\s+✓\s(.*)\(\d+ms\)$", &PASS, r"^\s+✓\s(.*)"),
-                    "PASSED",
-                )
+            let (mark, status) = if stripped.starts_with('✓') {
+                ('✓', "PASSED")
             } else if stripped.starts_with('✕') {
-                (
-                    pick(&FAIL_T, r"^\s+✕\s(.*)\(\d+ms\)$", &FAIL, r"^\s+✕\s(.*)"),
-                    "FAILED",
-                )
+                ('✕', "FAILED")
             } else {
                 if indent(line) > 0 {
                     push_suite(&mut suite, line);
                 }
                 continue;
             };
-            if let Some(c) = r.captures(line) {
-                let names: Vec<&str> = suite.iter().map(|(n, _)| n.as_str()).collect();
-                let full = format!("{} - {}", names.join(" - "), &c[1]);
-                map.insert(py_strip(&full), status);
+            if let Some(name) = calypso_name(line, mark) {
+                // `f"{' - '.join(suite)} - {name}".strip()`
+                key.clear();
+                for (i, (s, _)) in suite.iter().enumerate() {
+                    if i > 0 {
+                        key.push_str(" - ");
+                    }
+                    key.push_str(s);
+                }
+                key.push_str(" - ");
+                key.push_str(name);
+                map.insert(py_strip(&key), status);
             }
         }
     }
     map
+}
+
+/// Upstream's group 1 of a `✓` / `✕` line (`mark`): `^\s+✓\s(.*)\(\d+ms\)$` where
+/// `\(\d+ms\)` occurs anywhere in the line, `^\s+✓\s(.*)` otherwise.
+fn calypso_regex(line: &str, mark: char) -> Option<&str> {
+    static TIMED: OnceLock<Regex> = OnceLock::new();
+    static PASS_T: OnceLock<Regex> = OnceLock::new();
+    static PASS: OnceLock<Regex> = OnceLock::new();
+    static FAIL_T: OnceLock<Regex> = OnceLock::new();
+    static FAIL: OnceLock<Regex> = OnceLock::new();
+    let timed = lazy(&TIMED, r"\(\d+ms\)").is_match(line);
+    let r = match (mark == '✓', timed) {
+        (true, true) => lazy(&PASS_T, r"^\s+✓\s(.*)\(\d+ms\)$"),
+        (true, false) => lazy(&PASS, r"^\s+✓\s(.*)"),
+        (false, true) => lazy(&FAIL_T, r"^\s+✕\s(.*)\(\d+ms\)$"),
+        (false, false) => lazy(&FAIL, r"^\s+✕\s(.*)"),
+    };
+    r.captures(line)
+        .map(|c| c.get(1).map_or("", |m| m.as_str()))
+}
+
+/// [`calypso_regex`] on a line whose stripped text starts with `mark`: by hand where the text
+/// around the mark is ASCII, through the regexes otherwise (their `\s` and `\d` are
+/// Unicode). A unit test holds this to the regexes.
+fn calypso_name(line: &str, mark: char) -> Option<&str> {
+    let at = line.find(mark)?;
+    let (prefix, rest) = (&line[..at], &line[at + mark.len_utf8()..]);
+    if !prefix.is_ascii() || !rest.is_ascii() {
+        return calypso_regex(line, mark);
+    }
+    if prefix.is_empty() || !prefix.bytes().all(ascii_space) {
+        return None;
+    }
+    let body = rest.strip_prefix(|c: char| c.is_ascii() && ascii_space(c as u8))?;
+    let b = rest.as_bytes();
+    let timed = memchr::memchr_iter(b'(', b).any(|open| {
+        let digits = b[open + 1..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        digits > 0 && b[open + 1 + digits..].starts_with(b"ms)")
+    });
+    if !timed {
+        return Some(body);
+    }
+    let head = body.strip_suffix("ms)")?;
+    let digits = head.bytes().rev().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return None;
+    }
+    head[..head.len() - digits].strip_suffix('(')
 }
 
 pub fn highlightjs(log: &str) -> RawStatuses {
@@ -568,14 +675,11 @@ pub fn quarto_cli(log: &str) -> RawStatuses {
 /// suites joined with ` - ` (the suites carry over from one run to the next).
 pub fn next_v1(log: &str) -> RawStatuses {
     static ASSERT: OnceLock<Regex> = OnceLock::new();
-    static FAIL: OnceLock<Regex> = OnceLock::new();
-    static PASS: OnceLock<Regex> = OnceLock::new();
     let log = ansi_escape(log);
     let log = lazy(&ASSERT, r"(?s)AssertionError:\s+#(.*?)\n\n").replace_all(&log, "");
-    let fail = lazy(&FAIL, r"^.*?✗\s*(.*)");
-    let pass = lazy(&PASS, r"^.*?✓\s*(.*)");
     let mut map = RawStatuses::new();
     let mut suite: Suite = Vec::new();
+    let mut key = String::new();
     for run in log.split(" xvfb-run ").skip(1) {
         let run = run.rsplit("Starting browser Chrome").next().unwrap_or(run);
         for line in run.split('\n') {
@@ -589,20 +693,25 @@ pub fn next_v1(log: &str) -> RawStatuses {
             {
                 continue;
             }
-            let hit = fail
-                .captures(line)
-                .map(|c| (c, "FAILED"))
-                .or_else(|| pass.captures(line).map(|c| (c, "PASSED")));
-            if let Some((c, status)) = hit {
-                let mut names: Vec<&str> = suite.iter().map(|(n, _)| n.as_str()).collect();
-                names.push(c.get(1).map_or("", |m| m.as_str()));
-                map.insert(names.join(" - "), status);
+            let hit = after_mark(line, '✗')
+                .map(|n| (n, "FAILED"))
+                .or_else(|| after_mark(line, '✓').map(|n| (n, "PASSED")));
+            if let Some((name, status)) = hit {
+                suite_key(&mut key, &suite, name);
+                map.insert(&key, status);
             } else if indent(line) > 0 {
                 push_suite(&mut suite, line);
             }
         }
     }
     map
+}
+
+/// Group 1 of `^.*?<mark>\s*(.*)` on a line (no line break): the text after the line's first
+/// `mark`, its leading whitespace (the regex's Unicode `\s`) dropped.
+fn after_mark(line: &str, mark: char) -> Option<&str> {
+    let at = line.find(mark)? + mark.len_utf8();
+    Some(line[at..].trim_start_matches(char::is_whitespace))
 }
 
 /// `parse_log_next_v2` (alibaba-fusion/next 1.27): per `Running: ...)` block of cypress, its
@@ -681,34 +790,18 @@ fn next_v2_tests(text: &str) -> impl Iterator<Item = (&str, &'static str)> {
 pub fn lighthouse_mocha(log: &str) -> RawStatuses {
     static RUNS: OnceLock<Regex> = OnceLock::new();
     static PASSING: OnceLock<Regex> = OnceLock::new();
-    static PATTERNS: OnceLock<Vec<(Regex, &'static str)>> = OnceLock::new();
     let runs = lazy(&RUNS, r"running\s\d+\stest\sfiles");
     let passing = lazy(&PASSING, r"\d+\spassing");
-    let patterns = PATTERNS.get_or_init(|| {
-        [
-            (r"^✔\s(.*)\s\(\d+m+s\)", "PASSED"),
-            (r"^✔\s(.*)", "PASSED"),
-            (r"^\d+\)\s(.*)\s\(\d+m+s\)", "FAILED"),
-            (r"^\d+\)\s(.*)", "FAILED"),
-        ]
-        .into_iter()
-        .map(|(p, s)| (Regex::new(p).expect("built-in pattern"), s))
-        .collect()
-    });
-    let mut map = RawStatuses::new();
+    let mut map = RawStatuses::for_log(log.len());
+    let mut key = String::new();
     for run in runs.split(log).skip(1) {
         let run = py_strip(passing.split(run).next().unwrap_or(""));
         let mut suite: Suite = Vec::new();
         for line in run.split('\n') {
-            let stripped = py_strip(line);
-            let hit = patterns
-                .iter()
-                .find_map(|(r, s)| r.captures(stripped).map(|c| (c, *s)));
-            match hit {
-                Some((c, status)) => {
-                    let mut names: Vec<&str> = suite.iter().map(|(n, _)| n.as_str()).collect();
-                    names.push(c.get(1).map_or("", |m| m.as_str()));
-                    map.insert(names.join(" - "), status);
+            match mocha_line(py_strip(line)) {
+                Some((name, status)) => {
+                    suite_key(&mut key, &suite, name);
+                    map.insert(&key, status);
                 }
                 None if indent(line) > 0 => push_suite(&mut suite, line),
                 None => {}
@@ -718,13 +811,66 @@ pub fn lighthouse_mocha(log: &str) -> RawStatuses {
     map
 }
 
+/// Upstream's lighthouse-mocha line patterns, in the order it tries them.
+fn mocha_patterns() -> &'static [(Regex, &'static str)] {
+    static PATTERNS: OnceLock<Vec<(Regex, &'static str)>> = OnceLock::new();
+    PATTERNS.get_or_init(|| {
+        [
+            (r"^✔\s(.*)\s\(\d+m+s\)", "PASSED"),
+            (r"^✔\s(.*)", "PASSED"),
+            (r"^\d+\)\s(.*)\s\(\d+m+s\)", "FAILED"),
+            (r"^\d+\)\s(.*)", "FAILED"),
+        ]
+        .into_iter()
+        .map(|(p, s)| (Regex::new(p).expect("built-in pattern"), s))
+        .collect()
+    })
+}
+
+/// Group 1 and the status of the first of [`mocha_patterns`] that matches the stripped line:
+/// by hand where the text after the mark (`✔` or ASCII digits and `)`) is ASCII, through the
+/// regexes otherwise (their `\s` and `\d` are Unicode). A unit test holds this to the regexes.
+fn mocha_line(stripped: &str) -> Option<(&str, &'static str)> {
+    let by_regex = || {
+        mocha_patterns().iter().find_map(|(r, s)| {
+            r.captures(stripped)
+                .map(|c| (c.get(1).map_or("", |m| m.as_str()), *s))
+        })
+    };
+    let (rest, status) = if let Some(rest) = stripped.strip_prefix('✔') {
+        (rest, "PASSED")
+    } else {
+        let digits = stripped.bytes().take_while(u8::is_ascii_digit).count();
+        match stripped[digits..].strip_prefix(')') {
+            Some(rest) if digits > 0 => (rest, "FAILED"),
+            _ if stripped.is_ascii() => return None,
+            _ => return by_regex(),
+        }
+    };
+    if !rest.is_ascii() {
+        return by_regex();
+    }
+    let rest = rest.strip_prefix(|c: char| c.is_ascii() && ascii_space(c as u8))?;
+    // `(.*)` is greedy: the name ends where the last `\s\(\d+m+s\)` starts.
+    let b = rest.as_bytes();
+    let timing = memchr::memrchr_iter(b'(', b).find_map(|open| {
+        let start = open.checked_sub(1).filter(|&i| ascii_space(b[i]))?;
+        let after = &b[open + 1..];
+        let digits = after.iter().take_while(|c| c.is_ascii_digit()).count();
+        let ms = after[digits..].iter().take_while(|&&c| c == b'm').count();
+        let ok = digits > 0 && ms > 0 && after[digits + ms..].starts_with(b"s)");
+        ok.then_some(start)
+    });
+    Some((timing.map_or(rest, |end| &rest[..end]), status))
+}
+
 /// `parse_log_lighthouse` for versions below 3: the `"fullTitle": "...",` lines of the mocha
 /// JSON report after each `./node_modules/.bin/mocha --reporter json`, passes from the last
 /// `"passes": [` to the last `]`, failures from the last `"failures": [` to the last `],`.
 pub fn lighthouse_json(log: &str) -> RawStatuses {
     static TITLE: OnceLock<Regex> = OnceLock::new();
     let title = lazy(&TITLE, r#"(?m)"fullTitle":\s"(.*)",\n"#);
-    let mut map = RawStatuses::new();
+    let mut map = RawStatuses::for_log(log.len());
     for part in log
         .split("./node_modules/.bin/mocha --reporter json")
         .skip(1)
@@ -735,12 +881,20 @@ pub fn lighthouse_json(log: &str) -> RawStatuses {
         ] {
             let after = part.rsplit(open).next().unwrap_or(part);
             let body = after.rsplit_once(close).map_or(after, |(l, _)| l);
-            for c in title.captures_iter(body) {
-                map.insert(&c[1], status);
+            for m in title.find_iter(body) {
+                map.insert(full_title(m.as_str()), status);
             }
         }
     }
     map
+}
+
+/// Group 1 of a match of `"fullTitle":\s"(.*)",\n`, cut by hand (the regex's captures cost
+/// most): the match is the key, one `\s` character, `"`, the group and `",\n`.
+fn full_title(t: &str) -> &str {
+    let key = "\"fullTitle\":".len();
+    let space = t[key..].chars().next().map_or(0, char::len_utf8);
+    &t[key + space + 1..t.len() - "\",\n".len()]
 }
 
 /// p5.js's `remove_json_blocks`: lines ending in `{` / `[` open a block dropped up to its
@@ -887,6 +1041,325 @@ mod tests {
             }
         }
         assert!(found > 5_000, "{found} names");
+    }
+
+    /// next-v1's marks found by hand give the regexes' (`^.*?✗\s*(.*)`, then `^.*?✓\s*(.*)`)
+    /// status and group on every fixture line and on adversarial lines, and the parser is
+    /// upstream's (by those regexes) on logs glued from them.
+    #[test]
+    fn next_v1_marks_are_the_regexes() {
+        let fail = Regex::new(r"^.*?✗\s*(.*)").expect("pattern");
+        let pass = Regex::new(r"^.*?✓\s*(.*)").expect("pattern");
+        let by_regex = |line: &str| {
+            let hit = |r: &Regex, s| {
+                r.captures(line)
+                    .map(|c| (c.get(1).map_or("", |m| m.as_str()).to_string(), s))
+            };
+            hit(&fail, "FAILED").or_else(|| hit(&pass, "PASSED"))
+        };
+        let starts = [
+            "",
+            "  ",
+            "    ",
+            "\t",
+            " xvfb-run ",
+            "TOTAL",
+            "  in",
+            "\u{a0}",
+            "LOG: ",
+        ];
+        let pieces = [
+            "✓",
+            "✗",
+            " ",
+            "  ",
+            "\t",
+            "\u{a0}",
+            "\u{2003}",
+            "\x1c",
+            "\r",
+            "a",
+            "é",
+            "Starting browser Chrome",
+            " xvfb-run ",
+            "\n",
+            "\n\n",
+            "AssertionError: #",
+            "suite",
+            "\x1b[32m",
+        ];
+        let ends = ["", " ", "✓", " (5ms)", "\u{a0}"];
+        let lines = super::super::hand_matcher_lines(&starts, &pieces, &ends, 100_000);
+        let mut hits = 0;
+        for line in lines.iter().flat_map(|l| l.split('\n')) {
+            let want = by_regex(line);
+            hits += usize::from(want.is_some());
+            let got = after_mark(line, '✗')
+                .map(|n| (n.to_string(), "FAILED"))
+                .or_else(|| after_mark(line, '✓').map(|n| (n.to_string(), "PASSED")));
+            assert_eq!(got, want, "{line:?}");
+        }
+        assert!(hits > 30_000, "{hits} hits");
+        let mut tests = 0;
+        for chunk in lines.chunks(9) {
+            let log = chunk.join("\n");
+            let want = next_v1_regexes(&log);
+            tests += want.len();
+            assert_eq!(next_v1(&log), want, "{log:?}");
+        }
+        assert!(tests > 10_000, "{tests} tests");
+    }
+
+    /// `parse_log_next_v1` by its regexes' captures and a suite of owned names, as `next_v1`
+    /// was: the reference its hand matcher is held to.
+    fn next_v1_regexes(log: &str) -> RawStatuses {
+        static ASSERT: OnceLock<Regex> = OnceLock::new();
+        static FAIL: OnceLock<Regex> = OnceLock::new();
+        static PASS: OnceLock<Regex> = OnceLock::new();
+        let assert = lazy(&ASSERT, r"(?s)AssertionError:\s+#(.*?)\n\n");
+        let fail = lazy(&FAIL, r"^.*?✗\s*(.*)");
+        let pass = lazy(&PASS, r"^.*?✓\s*(.*)");
+        let log = ansi_escape(log);
+        let log = assert.replace_all(&log, "");
+        let mut map = RawStatuses::new();
+        let mut suite: Vec<(String, usize)> = Vec::new();
+        for run in log.split(" xvfb-run ").skip(1) {
+            let run = run.rsplit("Starting browser Chrome").next().unwrap_or(run);
+            for line in run.split('\n') {
+                if line.starts_with("TOTAL") {
+                    break;
+                }
+                let stripped = py_strip(line);
+                if ["ERROR", "LOG", "WARN", "Check", "in"]
+                    .iter()
+                    .any(|x| stripped.starts_with(x))
+                {
+                    continue;
+                }
+                let hit = fail
+                    .captures(line)
+                    .map(|c| (c, "FAILED"))
+                    .or_else(|| pass.captures(line).map(|c| (c, "PASSED")));
+                if let Some((c, status)) = hit {
+                    let mut names: Vec<&str> = suite.iter().map(|(n, _)| n.as_str()).collect();
+                    names.push(c.get(1).map_or("", |m| m.as_str()));
+                    map.insert(names.join(" - "), status);
+                } else if indent(line) > 0 {
+                    let n = indent(line);
+                    while suite.last().is_some_and(|(_, i)| *i >= n) {
+                        suite.pop();
+                    }
+                    suite.push((py_strip(line).to_string(), n));
+                }
+            }
+        }
+        map
+    }
+
+    /// lighthouse-json's titles cut by hand are the regex's group on every fixture log and
+    /// on adversarial logs glued from the pattern's parts.
+    #[test]
+    fn lighthouse_json_titles_are_the_regexes_group() {
+        let r = Regex::new(r#"(?m)"fullTitle":\s"(.*)",\n"#).expect("pattern");
+        let starts = [
+            "\"fullTitle\": \"",
+            "\"fullTitle\":\u{a0}\"",
+            "\"fullTitle\":\n\"",
+            "  ",
+            "",
+        ];
+        let pieces = [
+            "\"",
+            "\",",
+            "\",\n",
+            "\n",
+            ",",
+            " ",
+            "\u{2003}",
+            "é",
+            "a",
+            "\"fullTitle\": \"",
+            "\"fullTitle\":",
+        ];
+        let ends = ["\",", "", "\"", "\",\n"];
+        let lines = super::super::hand_matcher_lines(&starts, &pieces, &ends, 100_000);
+        let mut found = 0;
+        for chunk in lines.chunks(5) {
+            let log = chunk.join("\n");
+            let want: Vec<&str> = r
+                .captures_iter(&log)
+                .map(|c| c.get(1).map_or("", |m| m.as_str()))
+                .collect();
+            let got: Vec<&str> = r.find_iter(&log).map(|m| full_title(m.as_str())).collect();
+            found += want.len();
+            assert_eq!(got, want, "{log:?}");
+        }
+        assert!(found > 10_000, "{found} titles");
+    }
+
+    /// lighthouse-mocha's hand matcher gives the regexes' group and status on every fixture
+    /// line and on adversarial lines glued from the patterns' parts.
+    #[test]
+    fn lighthouse_mocha_hand_matcher_agrees_with_the_regexes() {
+        let starts = [
+            "✔ ",
+            "✔\t",
+            "✔\u{a0}",
+            "✔",
+            "1) ",
+            "12)\t",
+            "٣) ",
+            "1٣) ",
+            "1)",
+            "x",
+            "",
+        ];
+        let pieces = [
+            " (", "(", ")", "1", "12", "ms", "mms", "s)", "ms)", " ", "\t", "\x0b", "\r", "a", "é",
+            "٣", "\u{a0}", "✔ ", "1) ",
+        ];
+        let ends = [
+            "",
+            " (12ms)",
+            " (3mms)",
+            "(4ms)",
+            " (ms)",
+            " (1s)",
+            " (٣ms)",
+            "\u{a0}(4ms)",
+            " (9ms) x",
+            ")",
+        ];
+        let lines = super::super::hand_matcher_lines(&starts, &pieces, &ends, 200_000);
+        let matched = super::super::assert_hand_matches_regex(
+            &lines,
+            py_strip,
+            |l| {
+                mocha_patterns().iter().find_map(|(r, s)| {
+                    r.captures(l)
+                        .map(|c| (c.get(1).map_or("", |m| m.as_str()), *s))
+                })
+            },
+            mocha_line,
+        );
+        assert!(matched > 50_000, "{matched} lines matched");
+    }
+
+    /// chart-js's names cut by hand are the regex's group, on every fixture log and on logs
+    /// glued from the pattern's parts.
+    #[test]
+    fn chart_js_cuts_the_regexes_group() {
+        let starts = [
+            "Chrome 120.0.0.0 (Linux x86_64) ",
+            "Chrome 1 (a) ",
+            "Chrome\t1.2\t(",
+            "Chrome\n1 (",
+            "Chrome 1\u{a0}(x)\u{a0}",
+            "\x1b[31mChrome 1 (x) ",
+            "",
+        ];
+        let pieces = [
+            "(",
+            ")",
+            ") ",
+            ")\t",
+            ")\r",
+            ")\u{a0}",
+            "()",
+            " ",
+            "\t",
+            "\r",
+            "\n",
+            "a",
+            "é",
+            "1.2",
+            "FAILED",
+            "FAILED\n",
+            "Chrome 1 (",
+            "\x1b[39m",
+        ];
+        let ends = [
+            "FAILED",
+            " FAILED",
+            "",
+            "FAILED\r",
+            "é FAILED",
+            "FAILED\x1b[39m",
+        ];
+        let lines = super::super::hand_matcher_lines(&starts, &pieces, &ends, 100_000);
+        let r = chart_js_pattern();
+        let mut found = 0;
+        for chunk in lines.chunks(5) {
+            let log = chunk.join("\n");
+            let mut want = RawStatuses::new();
+            for c in r.captures_iter(&ansi_escape(&log)) {
+                want.insert(c.get(1).map_or("", |g| g.as_str()), "FAILED");
+            }
+            found += want.len();
+            assert_eq!(chart_js(&log), want, "{log:?}");
+        }
+        assert!(found > 10_000, "{found} names");
+    }
+
+    /// marked's hand matcher gives the regex's group on every fixture line and on adversarial
+    /// lines.
+    #[test]
+    fn marked_hand_matcher_agrees_with_the_regex() {
+        let starts = [
+            "1) ", "12)\t", "1)\x0b", "٣) ", "1٣) ", "1)", "1)\u{a0}", " 1) ", "x", "",
+        ];
+        let pieces = ["1", ")", " ", "\t", "\r", "a", "é", "٣", "\u{a0}", "\x1c"];
+        let ends = ["", " ", "\u{2003}", "\x1c"];
+        let lines = super::super::hand_matcher_lines(&starts, &pieces, &ends, 100_000);
+        let matched = super::super::assert_hand_matches_regex(
+            &lines,
+            |l| l,
+            |l| {
+                marked_pattern()
+                    .captures(l)
+                    .map(|c| c.get(1).map_or("", |m| m.as_str()))
+            },
+            marked_name,
+        );
+        assert!(matched > 30_000, "{matched} lines matched");
+    }
+
+    /// calypso's hand matcher gives the regexes' group on every fixture line and on
+    /// adversarial lines glued from the patterns' parts.
+    #[test]
+    fn calypso_hand_matcher_agrees_with_the_regexes() {
+        let starts = [
+            "  ✓ ",
+            "    ✕ ",
+            "\t✓\t",
+            "✓ ",
+            " ✕",
+            "\u{a0}✓ ",
+            " \x1c✓ ",
+            "  ✓\u{a0}",
+            "  ✕\x0b",
+            " \u{2003} ✓ ",
+        ];
+        let pieces = [
+            "(", ")", "1", "12", "ms", "ms)", "(3ms)", " ", "\t", "\r", "a", "é", "٣", "\u{a0}",
+            "✓", "✕",
+        ];
+        let ends = [
+            "", " (12ms)", "(3ms)", " (ms)", " (1s)", " (٣ms)", " (9ms) x", ")", "ms)",
+        ];
+        let lines = super::super::hand_matcher_lines(&starts, &pieces, &ends, 200_000);
+        let mut matched = 0;
+        for line in &lines {
+            let stripped = py_strip(line);
+            for mark in ['✓', '✕'] {
+                if stripped.starts_with(mark) {
+                    let want = calypso_regex(line, mark);
+                    matched += usize::from(want.is_some());
+                    assert_eq!(calypso_name(line, mark), want, "{line:?}");
+                }
+            }
+        }
+        assert!(matched > 50_000, "{matched} lines matched");
     }
 
     /// `parse_log_next_v2` by the regexes' own captures, as `next_v2` was: the reference its
@@ -1043,15 +1516,17 @@ mod tests {
             ")",
         ];
         let lines = super::super::hand_matcher_lines(&starts, &pieces, &ends, 200_000);
-        let mut matched = 0;
-        for line in &lines {
-            let want = carbon_patterns().iter().find_map(|(r, s)| {
-                r.captures(line)
-                    .map(|c| (*s, c.get(1).map_or("", |m| m.as_str())))
-            });
-            matched += usize::from(want.is_some());
-            assert_eq!(carbon_line(line), want, "{line:?}");
-        }
+        let matched = super::super::assert_hand_matches_regex(
+            &lines,
+            |l| l,
+            |l| {
+                carbon_patterns().iter().find_map(|(r, s)| {
+                    r.captures(l)
+                        .map(|c| (*s, c.get(1).map_or("", |m| m.as_str())))
+                })
+            },
+            carbon_line,
+        );
         assert!(matched > 50_000, "{matched} lines matched");
     }
 
