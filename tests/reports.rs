@@ -189,6 +189,24 @@ fn synthetic_inputs(name: &str) -> ReportInputs {
 }
 
 /// Blobs of the synthetic inputs: the digest names its content.
+/// The renderer prices the pairs and solve rows beside the inputs, without copying them: its
+/// files are those of the inputs priced first (`ReportInputs::priced`) with no usage left to
+/// price, for the golden inputs (whose pairs and rows carry no cost of their own).
+#[test]
+fn rendering_prices_as_the_priced_copy_does() {
+    let inputs: ReportInputs = serde_json::from_slice(
+        &fs_err::read(root().join("tests/golden/report-inputs.json")).expect("golden inputs"),
+    )
+    .expect("golden inputs parse");
+    assert!(inputs.usage.len() > 1 && inputs.rows.iter().all(|r| r.cost_usd.is_none()));
+    let mut priced = inputs.priced();
+    assert!(priced.rows.iter().any(|r| r.cost_usd.is_some()));
+    assert!(priced.pairs.iter().any(|p| !p.cost_basis.is_empty()));
+    priced.usage.clear();
+    let files = |i: &ReportInputs| render_report(i, &fake_blob).expect("renders").files;
+    assert_eq!(files(&inputs), files(&priced));
+}
+
 fn fake_blob(d: &str) -> Result<Vec<u8>, String> {
     Ok(format!("--- {d}\n").into_bytes())
 }

@@ -24,7 +24,7 @@ pub use content::{Blob, Digested, GoldPatch, GradingTask, Location, SolverTask};
 pub use grade::{
     Confirmation, GradeJob, GradeOutput, ParserRef, PatchInput, ProtocolId, ProtocolRef, Resolution,
 };
-pub use report::{PairArtifacts, PairUsage, ReportInputs, ReportJob, ReportOutput};
+pub use report::{Costs, PairArtifacts, PairUsage, ReportInputs, ReportJob, ReportOutput};
 pub use sample::{DatasetFacts, SampleJob, SampleOutput};
 pub use solve::{
     CostBasis, HarborTrial, HarborTrialJob, HarnessSpec, InSandbox, InstallFile, InstallSpec,

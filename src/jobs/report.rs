@@ -110,49 +110,90 @@ pub struct PairUsage {
     pub runs: Vec<crate::jobs::RunUsage>,
 }
 
+/// Each solve's cost and how its runs were priced, from the recorded usage and the prices, by
+/// (task, team, replicate): what pricing changes in the pairs and solve rows, kept beside the
+/// inputs so that the renderer does not copy them whole.
+pub struct Costs<'a> {
+    by_solve: BTreeMap<(&'a str, &'a str, u32), SolveCost>,
+}
+
+struct SolveCost {
+    usd: Option<f64>,
+    basis: BTreeMap<String, u64>,
+}
+
+impl Costs<'_> {
+    fn get<'k>(&'k self, task: &'k str, team: &'k str, replicate: u32) -> Option<&'k SolveCost> {
+        // The map's keys live as long as the inputs; looked up here with shorter-lived ones.
+        let by_solve: &'k BTreeMap<(&'k str, &'k str, u32), SolveCost> = &self.by_solve;
+        by_solve.get(&(task, team, replicate))
+    }
+
+    /// The pair with its cost and cost basis filled in (as recorded when no usage is).
+    pub fn price_pair(&self, p: &mut PairOutcome) {
+        if let Some(c) = self.get(&p.task, &p.team, p.replicate) {
+            p.cost_usd = c.usd;
+            p.cost_basis = c.basis.clone();
+        }
+    }
+
+    /// Copies of the pairs, priced.
+    pub fn priced_pairs(&self, pairs: &[PairOutcome]) -> Vec<PairOutcome> {
+        pairs
+            .iter()
+            .map(|p| {
+                let mut p = p.clone();
+                self.price_pair(&mut p);
+                p
+            })
+            .collect()
+    }
+
+    /// A row's cost: a solve row's from its usage, where recorded; the row's own otherwise.
+    pub fn row_cost(&self, r: &NodeRow) -> Option<f64> {
+        match self.get(&r.task, &r.team, r.replicate) {
+            Some(c) if r.node == "solve" => c.usd,
+            _ => r.cost_usd,
+        }
+    }
+}
+
 impl ReportInputs {
-    /// Fills in every pair's and solve row's cost from the recorded usage and the prices.
-    pub fn priced(&self) -> ReportInputs {
-        let mut out = self.clone();
-        let costs: BTreeMap<(&str, &str, u32), Option<f64>> = self
+    /// Every solve's cost from the recorded usage and the prices (a later usage of the same
+    /// solve replaces an earlier one).
+    pub fn costs(&self) -> Costs<'_> {
+        let by_solve = self
             .usage
             .iter()
             .map(|u| {
-                let cost = u
+                let usd = u
                     .runs
                     .iter()
                     .map(|r| r.cost_usd(&self.pricing))
                     .sum::<Option<f64>>();
-                ((u.task.as_str(), u.team.as_str(), u.replicate), cost)
-            })
-            .collect();
-        let bases: BTreeMap<(&str, &str, u32), BTreeMap<String, u64>> = self
-            .usage
-            .iter()
-            .map(|u| {
-                let mut by = BTreeMap::new();
+                let mut basis = BTreeMap::new();
                 for r in &u.runs {
-                    *by.entry(r.cost_basis(&self.pricing).name().to_string())
+                    *basis
+                        .entry(r.cost_basis(&self.pricing).name().to_string())
                         .or_insert(0) += 1;
                 }
-                ((u.task.as_str(), u.team.as_str(), u.replicate), by)
+                let at = (u.task.as_str(), u.team.as_str(), u.replicate);
+                (at, SolveCost { usd, basis })
             })
             .collect();
-        let cost = |task: &str, team: &str, rep: u32| costs.get(&(task, team, rep)).copied();
+        Costs { by_solve }
+    }
+
+    /// A copy with every pair's and solve row's cost filled in from the recorded usage and the
+    /// prices. The renderer prices without the copy ([`ReportInputs::costs`]).
+    pub fn priced(&self) -> ReportInputs {
+        let costs = self.costs();
+        let mut out = self.clone();
         for p in &mut out.pairs {
-            if let Some(c) = cost(&p.task, &p.team, p.replicate) {
-                p.cost_usd = c;
-            }
-            if let Some(b) = bases.get(&(p.task.as_str(), p.team.as_str(), p.replicate)) {
-                p.cost_basis = b.clone();
-            }
+            costs.price_pair(p);
         }
         for r in &mut out.rows {
-            if r.node == "solve"
-                && let Some(c) = cost(&r.task, &r.team, r.replicate)
-            {
-                r.cost_usd = c;
-            }
+            r.cost_usd = costs.row_cost(r);
         }
         out
     }

@@ -104,15 +104,58 @@ pub fn results_schema() -> Schema {
     ])
 }
 
+/// Rows encoded per Arrow batch: the writer's own mini-batch (`write_batch_size`, 1,024 by
+/// default), so that writing in batches cuts the column chunks where one batch would and the
+/// bytes are the same, while the arrays hold one batch's rows, not every row.
+const ROWS_PER_BATCH: usize = 1024;
+
 /// Encodes the rows (in the order given) as a Parquet file, uncompressed, without timestamps
 /// or other varying metadata: the same rows give the same bytes. Each row also carries its
-/// team's numbers from `teams` (null for a team the report does not list).
+/// team's numbers from `teams` (null for a team the report does not list) and its cost from
+/// `cost` (the report's pricing). One row group, written [`ROWS_PER_BATCH`] rows at a time.
 pub fn results_parquet(
     rows: &[&NodeRow],
     teams: &std::collections::BTreeMap<String, TeamColumns>,
+    cost: &dyn Fn(&NodeRow) -> Option<f64>,
 ) -> Result<Vec<u8>, String> {
-    let team = |r: &NodeRow| teams.get(&r.team);
+    write_parquet(rows, teams, cost, ROWS_PER_BATCH)
+}
+
+/// [`results_parquet`] with `per_batch` rows per Arrow batch.
+fn write_parquet(
+    rows: &[&NodeRow],
+    teams: &std::collections::BTreeMap<String, TeamColumns>,
+    cost: &dyn Fn(&NodeRow) -> Option<f64>,
+    per_batch: usize,
+) -> Result<Vec<u8>, String> {
     let schema = Arc::new(results_schema());
+    let props = WriterProperties::builder()
+        .set_created_by(format!("bench {}", env!("CARGO_PKG_VERSION")))
+        .build();
+    let mut buf = Vec::new();
+    let mut writer =
+        ArrowWriter::try_new(&mut buf, schema.clone(), Some(props)).map_err(|e| e.to_string())?;
+    // An empty file still has its (empty) row group, as one empty batch gave.
+    let mut chunks: Vec<&[&NodeRow]> = rows.chunks(per_batch.max(1)).collect();
+    if chunks.is_empty() {
+        chunks.push(&[]);
+    }
+    for chunk in chunks {
+        let batch = RecordBatch::try_new(schema.clone(), columns(chunk, teams, cost))
+            .map_err(|e| e.to_string())?;
+        writer.write(&batch).map_err(|e| e.to_string())?;
+    }
+    writer.close().map_err(|e| e.to_string())?;
+    Ok(buf)
+}
+
+/// The columns of `results.parquet` for `rows`.
+fn columns(
+    rows: &[&NodeRow],
+    teams: &std::collections::BTreeMap<String, TeamColumns>,
+    cost: &dyn Fn(&NodeRow) -> Option<f64>,
+) -> Vec<ArrayRef> {
+    let team = |r: &NodeRow| teams.get(&r.team);
     let strs = |f: &dyn Fn(&NodeRow) -> Option<&str>| -> ArrayRef {
         Arc::new(rows.iter().map(|r| f(r)).collect::<StringArray>())
     };
@@ -125,7 +168,7 @@ pub fn results_parquet(
     let f64s = |f: &dyn Fn(&NodeRow) -> Option<f64>| -> ArrayRef {
         Arc::new(rows.iter().map(|r| f(r)).collect::<Float64Array>())
     };
-    let columns: Vec<ArrayRef> = vec![
+    vec![
         strs(&|r| Some(&r.node)),
         strs(&|r| Some(&r.address)),
         strs(&|r| r.key.as_deref()),
@@ -145,7 +188,7 @@ pub fn results_parquet(
         strs(&|r| r.error.as_deref()),
         bools(&|r| r.patch_applied),
         strs(&|r| r.resolution.as_deref()),
-        f64s(&|r| r.cost_usd),
+        f64s(cost),
         u64s(&|r| r.input_tokens),
         u64s(&|r| r.output_tokens),
         u64s(&|r| r.patch_bytes),
@@ -158,17 +201,7 @@ pub fn results_parquet(
         f64s(&|r| team(r).map(|t| t.wilson_high)),
         f64s(&|r| team(r).and_then(|t| t.cluster_low)),
         f64s(&|r| team(r).and_then(|t| t.cluster_high)),
-    ];
-    let batch = RecordBatch::try_new(schema.clone(), columns).map_err(|e| e.to_string())?;
-    let props = WriterProperties::builder()
-        .set_created_by(format!("bench {}", env!("CARGO_PKG_VERSION")))
-        .build();
-    let mut buf = Vec::new();
-    let mut writer =
-        ArrowWriter::try_new(&mut buf, schema, Some(props)).map_err(|e| e.to_string())?;
-    writer.write(&batch).map_err(|e| e.to_string())?;
-    writer.close().map_err(|e| e.to_string())?;
-    Ok(buf)
+    ]
 }
 
 /// A line of `predictions.jsonl` (the SWE-bench predictions format).
@@ -187,4 +220,64 @@ pub fn predictions_jsonl(predictions: &[Prediction]) -> Vec<u8> {
         out.push(b'\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(i: usize) -> NodeRow {
+        let solve = i.is_multiple_of(2);
+        NodeRow {
+            node: if solve { "solve" } else { "grade" }.into(),
+            address: format!("grade/task-{i}/team/0"),
+            key: (!i.is_multiple_of(7)).then(|| format!("{i:064x}")),
+            task: format!("task-{}", i / 4),
+            repo: Some(format!("owner/repo-{}", i % 13)),
+            language: (!i.is_multiple_of(5)).then(|| "python".into()),
+            team: format!("team-{}", i % 3),
+            replicate: (i % 2) as u32,
+            status: if i.is_multiple_of(11) { "failed" } else { "ok" }.into(),
+            resolved: (!solve).then_some(i.is_multiple_of(3)),
+            timed_out: Some(i.is_multiple_of(17)),
+            errored: i.is_multiple_of(11),
+            // Long, varied errors: the string columns fill several data pages.
+            error: (i.is_multiple_of(11)).then(|| format!("error {i} {}", "x".repeat(i % 3000))),
+            patch_applied: (!solve).then_some(true),
+            resolution: (!solve).then(|| "RESOLVED_NO".into()),
+            cost_usd: None,
+            input_tokens: solve.then_some(i as u64 * 31),
+            output_tokens: solve.then_some(i as u64 * 7),
+            patch_bytes: solve.then_some(i as u64),
+            duration_s: Some(i as f64 / 8.0),
+            reward: None,
+            score: (i.is_multiple_of(4)).then_some(0.5),
+            verifier: None,
+        }
+    }
+
+    /// Written a batch at a time, the file has the bytes of the rows written as one batch
+    /// (what the report wrote before), for no rows, fewer than a batch, and many batches with
+    /// pages cut inside them; a batch size off the writer's mini-batch would cut elsewhere.
+    #[test]
+    fn batches_give_the_bytes_of_one_batch() {
+        let teams = std::collections::BTreeMap::from([(
+            "team-1".to_string(),
+            TeamColumns {
+                rate: 0.5,
+                wilson_low: 0.25,
+                wilson_high: 0.75,
+                cluster_low: None,
+                cluster_high: Some(0.8),
+            },
+        )]);
+        let cost = |r: &NodeRow| (r.node == "solve").then_some(r.replicate as f64 + 0.125);
+        for n in [0, 1, 1023, 1024, 1025, 9000] {
+            let rows: Vec<NodeRow> = (0..n).map(row).collect();
+            let rows: Vec<&NodeRow> = rows.iter().collect();
+            let whole = write_parquet(&rows, &teams, &cost, usize::MAX).expect("one batch");
+            let batched = results_parquet(&rows, &teams, &cost).expect("batches");
+            assert!(whole == batched, "{n} rows: the batched file differs");
+        }
+    }
 }

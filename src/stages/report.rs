@@ -11,7 +11,7 @@ use crate::jobs::{PairArtifacts, ReportInputs, ReportJob, ReportOutput};
 use crate::report::document::{Context, ReportDocument};
 use crate::report::results::NodeRow;
 use crate::report::results::{Prediction, TeamColumns, predictions_jsonl, results_parquet};
-use crate::report::stats::{PairState, StatsOptions, team_statistics};
+use crate::report::stats::{PairOutcome, PairState, StatsOptions, team_statistics};
 use crate::report::{html, markdown};
 use crate::store::{Output, Store, write_atomic};
 
@@ -58,11 +58,16 @@ pub struct RenderedReport {
 /// The report's document (what `report.json` holds) from already priced inputs: the
 /// statistics, every table's numbers. `bench view` shows it as the report renders it.
 pub fn report_document(inputs: &ReportInputs) -> ReportDocument {
+    document_of(inputs, &inputs.pairs)
+}
+
+/// The report's document from the inputs with `pairs` (priced) in place of theirs.
+fn document_of(inputs: &ReportInputs, pairs: &[PairOutcome]) -> ReportDocument {
     let opts = StatsOptions {
         baseline: inputs.baseline.clone(),
         count_errors_as_failures: inputs.count_errors_as_failures,
     };
-    let summary = team_statistics(&inputs.pairs, &inputs.teams, &opts);
+    let summary = team_statistics(pairs, &inputs.teams, &opts);
     ReportDocument::new(
         &Context {
             manifest: &inputs.manifest,
@@ -83,7 +88,7 @@ pub fn report_document(inputs: &ReportInputs) -> ReportDocument {
         &summary,
     )
     .with_halts(&halted_pairs(inputs))
-    .with_reruns(&inputs.teams, &inputs.pairs, &inputs.attempts)
+    .with_reruns(&inputs.teams, pairs, &inputs.attempts)
 }
 
 /// Pairs whose solve did not run, with why (the budget halted it), from the solve rows.
@@ -104,8 +109,10 @@ pub fn render_report(
     inputs: &ReportInputs,
     read_blob: &dyn Fn(&str) -> Result<Vec<u8>, String>,
 ) -> Result<RenderedReport, String> {
-    let inputs = &inputs.priced();
-    let document = report_document(inputs);
+    // Priced beside the inputs: the pairs are copied, the rows are not.
+    let costs = inputs.costs();
+    let pairs = costs.priced_pairs(&inputs.pairs);
+    let document = document_of(inputs, &pairs);
     let halted = halted_pairs(inputs);
     let mut per_task: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
     let partial: std::collections::BTreeSet<(&str, &str, u32)> = inputs
@@ -114,7 +121,7 @@ pub fn render_report(
         .filter(|r| r.resolution == crate::jobs::Resolution::Partial)
         .map(|r| (r.task.as_str(), r.team.as_str(), r.replicate))
         .collect();
-    for p in &inputs.pairs {
+    for p in &pairs {
         let cell = match &p.state {
             PairState::Resolved => "resolved",
             PairState::Unresolved { timed_out: true } => "timed out",
@@ -169,7 +176,7 @@ pub fn render_report(
         .collect();
     files.insert(
         "results.parquet".to_string(),
-        results_parquet(&rows, &team_columns)?,
+        results_parquet(&rows, &team_columns, &|r| costs.row_cost(r))?,
     );
     let mut artifacts: Vec<&PairArtifacts> = inputs.artifacts.iter().collect();
     artifacts.sort_by(|a, b| (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate)));
