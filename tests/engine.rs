@@ -401,6 +401,9 @@ fn store_files_follow_the_umask_and_dead_writers_are_swept() {
     run["started_at"] = "2999-01-01T00:00:00Z".into();
     run["ended_at"] = serde_json::Value::Null;
     fs_err::write(runs.join("29990101T000000.000Z-dead.json"), run.to_string()).unwrap();
+    // An apply marks its run live before its record first says "running" (the marks are the
+    // runs whose heads an apply reads).
+    fs_err::write(runs.join("live/29990101T000000.000Z-dead"), "").unwrap();
     // Status tells a dead apply from a running one, and orders applies by start time.
     let s = sb.bench(&["status", "quickstart.toml"]);
     assert!(

@@ -680,15 +680,34 @@ impl Store {
         self.root.join("runs").join(format!("{id}.head"))
     }
 
+    /// The directory of the runs that may still be running: an empty file per run, made before
+    /// its head first says `running` and removed after its head says it ended, so that
+    /// [`Store::has_dead_runs`] reads the heads of these few, not of every run ever recorded.
+    fn live_runs_dir(&self) -> PathBuf {
+        self.root.join("runs").join("live")
+    }
+
     fn save_run_head(
         &self,
         id: &str,
         status: super::records::RunStatus,
         pid: u32,
     ) -> Result<(), StoreError> {
+        let running = status == super::records::RunStatus::Running;
+        let live = self.live_runs_dir().join(id);
+        if running && !live.is_file() {
+            fs_err::create_dir_all(self.live_runs_dir())?;
+            write_atomic(&live, b"")?;
+        }
         let head = RunHead { status, pid };
         let bytes = serde_json::to_vec(&head).expect("run heads serialize");
         write_atomic(&self.run_head_path(id), &bytes)?;
+        if !running {
+            match fs_err::remove_file(&live) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
+                _ => {}
+            }
+        }
         Ok(())
     }
 
@@ -714,8 +733,40 @@ impl Store {
     }
 
     /// Whether a run record says "running" while no apply holds the store's lock: an apply
-    /// died (its temp files may remain). Call it holding the lock.
+    /// died (its temp files may remain). Call it holding the lock. Reads the heads of the runs
+    /// marked live only; in a store of a build before the marks, every head once, marking
+    /// those still running.
     pub fn has_dead_runs(&self) -> bool {
+        let live_dir = self.live_runs_dir();
+        if !live_dir.is_dir() {
+            self.mark_live_runs();
+        }
+        let ids: Vec<String> = fs_err::read_dir(&live_dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .filter(|id| !id.starts_with('.'))
+            .collect();
+        let mut dead = false;
+        for id in ids {
+            match self.run_head(&id) {
+                Some(h) if h.status == super::records::RunStatus::Running => {
+                    dead |= h.pid != std::process::id();
+                }
+                // Its head says it ended (the mark outlived a crash between the two writes),
+                // or the run is gone: the mark goes.
+                _ => {
+                    let _ = fs_err::remove_file(live_dir.join(&id));
+                }
+            }
+        }
+        dead
+    }
+
+    /// Marks live the runs whose head says `running` (reading every head once), then makes
+    /// the marks' directory: a store written by a build before the marks.
+    fn mark_live_runs(&self) {
         let ids: Vec<String> = fs_err::read_dir(self.root.join("runs"))
             .into_iter()
             .flatten()
@@ -725,28 +776,36 @@ impl Store {
                 name.strip_suffix(".json").map(str::to_string)
             })
             .collect();
-        ids.iter().any(|id| {
-            let head = fs_err::read(self.run_head_path(id))
-                .ok()
-                .and_then(|b| serde_json::from_slice::<RunHead>(&b).ok());
-            let head = match head {
-                Some(h) => h,
-                // A run of an older build (or a head lost in a crash): its record, once.
-                None => {
-                    let Some(run) = fs_err::read(self.run_path(id))
-                        .ok()
-                        .and_then(|b| serde_json::from_slice::<RunRecord>(&b).ok())
-                    else {
-                        return false;
-                    };
-                    let _ = self.save_run_head(id, run.status, run.pid);
-                    RunHead {
-                        status: run.status,
-                        pid: run.pid,
-                    }
-                }
-            };
-            head.status == super::records::RunStatus::Running && head.pid != std::process::id()
+        let live_dir = self.live_runs_dir();
+        if fs_err::create_dir_all(&live_dir).is_err() {
+            return;
+        }
+        for id in ids {
+            if self
+                .run_head(&id)
+                .is_some_and(|h| h.status == super::records::RunStatus::Running)
+            {
+                let _ = write_atomic(&live_dir.join(&id), b"");
+            }
+        }
+    }
+
+    /// A run's head; for a run of an older build (or a head lost in a crash) its record, read
+    /// once and given a head.
+    fn run_head(&self, id: &str) -> Option<RunHead> {
+        let head = fs_err::read(self.run_head_path(id))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<RunHead>(&b).ok());
+        if head.is_some() {
+            return head;
+        }
+        let run = fs_err::read(self.run_path(id))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<RunRecord>(&b).ok())?;
+        let _ = self.save_run_head(id, run.status, run.pid);
+        Some(RunHead {
+            status: run.status,
+            pid: run.pid,
         })
     }
 
@@ -1135,5 +1194,34 @@ mod tests {
         assert!(!s.has_dead_runs());
         // Heads are not runs.
         assert_eq!(s.runs().len(), 3);
+        // Only the runs marked live have their heads read: an ended run's mark is gone, and a
+        // dead run's head unreadable without its mark is not looked at.
+        let live = d.path().join("runs/live");
+        assert_eq!(fs_err::read_dir(&live).unwrap().count(), 0);
+        dead.status = super::super::RunStatus::Running;
+        s.save_run(&dead).unwrap();
+        assert!(live.join("c-dead").is_file() && s.has_dead_runs());
+        fs_err::remove_file(live.join("c-dead")).unwrap();
+        assert!(!s.has_dead_runs());
+        // A mark whose head says the run ended (a crash between the two writes) goes.
+        write_atomic(&live.join("a-second"), b"").unwrap();
+        assert!(!s.has_dead_runs());
+        assert!(!live.join("a-second").exists());
+        // A store of a build before the marks: every head read once, the running ones marked.
+        fs_err::remove_dir_all(&live).unwrap();
+        assert!(s.has_dead_runs());
+        let marked: Vec<_> = fs_err::read_dir(&live)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(marked, ["c-dead"]);
+        // This process's own running run is not dead.
+        let mut mine = run("d-mine", "2026-01-01T00:00:02.000Z");
+        mine.status = super::super::RunStatus::Running;
+        mine.pid = std::process::id();
+        dead.status = super::super::RunStatus::Failed;
+        s.save_run(&dead).unwrap();
+        s.save_run(&mine).unwrap();
+        assert!(!s.has_dead_runs() && live.join("d-mine").is_file());
     }
 }
