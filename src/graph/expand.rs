@@ -21,12 +21,13 @@ use crate::tasks::{Task, TaskSet};
 
 use super::jobs::{JobBuilder, protocol_of};
 
-/// A node's job, by kind.
+/// A node's job, by kind. Boxed: the graph keeps every node's job, and a `Node` holding one
+/// inline was 440 bytes, most of it the largest job's, in a vector that grows by doubling.
 #[derive(Debug, Clone)]
 pub enum NodeJob {
-    Sample(SampleJob),
-    Grade(GradeJob),
-    Solve(SolveJob),
+    Sample(Box<SampleJob>),
+    Grade(Box<GradeJob>),
+    Solve(Box<SolveJob>),
     /// Shared: the launch hands the runner the graph's job, not a copy (a report's inputs hold a
     /// row per node).
     Report(Arc<ReportJob>),
@@ -719,7 +720,7 @@ impl<'a> Graph<'a> {
             NodeKind::Sample {
                 dataset: dataset.to_string(),
             },
-            Some(NodeJob::Sample(job)),
+            Some(NodeJob::Sample(Box::new(job))),
         );
         for t in set.tasks.keys() {
             self.protocols.insert(t.clone(), protocol);
@@ -807,7 +808,7 @@ impl<'a> Graph<'a> {
                     task: task.clone(),
                     empty: false,
                 },
-                Some(NodeJob::Grade(job)),
+                Some(NodeJob::Grade(Box::new(job))),
             );
             let mut ids = vec![id];
             if empty {
@@ -826,7 +827,7 @@ impl<'a> Graph<'a> {
                         task: task.clone(),
                         empty: true,
                     },
-                    Some(NodeJob::Grade(job)),
+                    Some(NodeJob::Grade(Box::new(job))),
                 ));
             }
             by_task.insert(task.instance_id.clone(), ids);
@@ -1007,7 +1008,7 @@ impl<'a> Graph<'a> {
                         ) {
                             job.confirm = self.confirm_grade(stage, task);
                         }
-                        Pending::job(address, kind, NodeJob::Solve(job))
+                        Pending::job(address, kind, NodeJob::Solve(Box::new(job)))
                     }
                     Err(e) => Pending {
                         error: Some(e),
@@ -1056,7 +1057,7 @@ impl<'a> Graph<'a> {
                     };
                     if let Some(trial) = &out.harbor {
                         let job = self.jobs.harbor_grade(task, trial, harbor, timeout);
-                        pending.push(Pending::job(address, kind, NodeJob::Grade(job)));
+                        pending.push(Pending::job(address, kind, NodeJob::Grade(Box::new(job))));
                         continue;
                     }
                     let mut job = self.jobs.grade(
@@ -1070,7 +1071,7 @@ impl<'a> Graph<'a> {
                     if confirm {
                         job.confirm = out.in_sandbox.as_ref().and_then(|c| c.resolved);
                     }
-                    pending.push(Pending::job(address, kind, NodeJob::Grade(job)));
+                    pending.push(Pending::job(address, kind, NodeJob::Grade(Box::new(job))));
                 }
                 NodeState::WillRun => pending.push(Pending::open(address, kind)),
                 _ => {}
