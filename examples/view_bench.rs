@@ -87,7 +87,7 @@ fn put(store: &Store, key: &str, output: Output, blobs: BTreeMap<String, String>
             key: key.to_string(),
             job,
             output,
-            blobs,
+            blobs: blobs.into(),
             bench_version: env!("CARGO_PKG_VERSION").to_string(),
             started_at: "2026-12-04T00:00:00Z".into(),
             duration_ms: 1000,

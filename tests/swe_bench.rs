@@ -274,7 +274,7 @@ worker = "nop"
 struct Stored {
     address: String,
     output: serde_json::Value,
-    blobs: std::collections::BTreeMap<String, String>,
+    blobs: bench::store::Blobs,
 }
 
 fn grades(dir: &Path) -> Vec<Stored> {

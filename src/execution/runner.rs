@@ -89,7 +89,7 @@ impl InProcess {
                 let digest = self.store.put_blob(&bytes).map_err(WorkError::store)?;
                 WorkOutput {
                     output: Output::Sample(out),
-                    blobs: BTreeMap::from([("tasks".to_string(), digest)]),
+                    blobs: crate::store::Blobs::from([("tasks".to_string(), digest)]),
                 }
             }
             NodeJob::Grade(j) => {
@@ -109,7 +109,7 @@ impl InProcess {
                     Some(d) => {
                         longer = crate::jobs::SolveJob {
                             timeout_ms: d.as_millis() as u64,
-                            ..j.clone()
+                            ..(**j).clone()
                         };
                         &longer
                     }

@@ -423,14 +423,14 @@ pub async fn rebuild(kind: Kind, key: &Digest, source: &dyn Source) -> Result<No
         |e: serde_json::Error| invalid(key.as_str(), format!("not a {} job: {e}", kind.name()));
     let r = Rebuilder { source };
     let job = match kind {
-        Kind::Grade => NodeJob::Grade(
+        Kind::Grade => NodeJob::Grade(Box::new(
             r.grade(&serde_json::from_slice(&bytes).map_err(parse_err)?)
                 .await?,
-        ),
-        Kind::Solve => NodeJob::Solve(
+        )),
+        Kind::Solve => NodeJob::Solve(Box::new(
             r.solve(&serde_json::from_slice(&bytes).map_err(parse_err)?)
                 .await?,
-        ),
+        )),
         Kind::Sample => return Err(ShipError::NotShipped { kind: "sample" }),
         Kind::Report => return Err(ShipError::NotShipped { kind: "report" }),
     };
@@ -602,7 +602,7 @@ mod tests {
     async fn a_solve_job_is_rebuilt_from_its_key_on_another_store_with_every_part() {
         let (_d, a, b) = stores();
         let t = task();
-        let job = NodeJob::Solve(solve(&t));
+        let job = NodeJob::Solve(Box::new(solve(&t)));
         let key = job.key();
         let staged = stage(&job, &key, &a).unwrap();
         let remote = Remote {
@@ -634,7 +634,7 @@ mod tests {
     async fn a_grade_job_on_a_local_tree_gets_the_same_tree_back() {
         let (d, a, b) = stores();
         let t = dir_task(d.path());
-        let job = NodeJob::Grade(grade(&t, PatchInput::Gold(GoldPatch::new(&t))));
+        let job = NodeJob::Grade(Box::new(grade(&t, PatchInput::Gold(GoldPatch::new(&t)))));
         let key = job.key();
         stage(&job, &key, &a).unwrap();
         let remote = Remote {
@@ -722,7 +722,7 @@ mod tests {
     async fn a_missing_part_or_a_job_of_another_kind_is_a_clear_error() {
         let (_d, a, b) = stores();
         let t = task();
-        let job = NodeJob::Solve(solve(&t));
+        let job = NodeJob::Solve(Box::new(solve(&t)));
         let key = job.key();
         stage(&job, &key, &a).unwrap();
         let key = Digest::parse(&key).unwrap();
@@ -769,7 +769,7 @@ mod tests {
             protocol: 1,
             task: GradingTask::new(&t),
         });
-        let job = NodeJob::Solve(trial);
+        let job = NodeJob::Solve(Box::new(trial));
         let key = job.key();
         let staged = stage(&job, &key, &a).unwrap();
         let remote = Remote {
@@ -805,7 +805,7 @@ mod tests {
     async fn a_harbor_grading_view_whose_facts_were_changed_is_refused() {
         let (_d, a, _b) = stores();
         let t = harbor_task();
-        let job = NodeJob::Grade(grade(&t, PatchInput::Empty));
+        let job = NodeJob::Grade(Box::new(grade(&t, PatchInput::Empty)));
         let key = job.key();
         stage(&job, &key, &a).unwrap();
         // Another verifier timeout under the grading digest's name: the spec reads back as

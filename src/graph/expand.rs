@@ -21,12 +21,13 @@ use crate::tasks::{Task, TaskSet};
 
 use super::jobs::{JobBuilder, protocol_of};
 
-/// A node's job, by kind.
+/// A node's job, by kind. Boxed: the graph keeps every node's job, and a `Node` holding one
+/// inline was 440 bytes, most of it the largest job's, in a vector that grows by doubling.
 #[derive(Debug, Clone)]
 pub enum NodeJob {
-    Sample(SampleJob),
-    Grade(GradeJob),
-    Solve(SolveJob),
+    Sample(Box<SampleJob>),
+    Grade(Box<GradeJob>),
+    Solve(Box<SolveJob>),
     /// Shared: the launch hands the runner the graph's job, not a copy (a report's inputs hold a
     /// row per node).
     Report(Arc<ReportJob>),
@@ -267,6 +268,14 @@ struct Sources {
 /// stage is settled (`Graph::incoming`).
 type Incoming<'g> = (&'g Vec<Arc<Task>>, bool, bool);
 
+/// A record known for a key (`Graph::records`), and whether the blobs it references were
+/// checked (or this apply computed it): a flag beside the record, not a second set of keys.
+#[derive(Clone)]
+struct Known {
+    rec: Arc<ActionRecord>,
+    checked: bool,
+}
+
 /// The expanding node graph of one manifest.
 pub struct Graph<'a> {
     pub manifest: &'a Manifest,
@@ -281,7 +290,7 @@ pub struct Graph<'a> {
     samples: HashMap<String, Vec<Arc<Task>>>,
     /// Records read from the store or completed by this apply, by key (shared keys are read
     /// once; a key completed earlier in this apply is a hit).
-    records: HashMap<String, Option<Arc<ActionRecord>>, foldhash::fast::RandomState>,
+    records: HashMap<String, Option<Known>, foldhash::fast::RandomState>,
     /// Plan mode: the keys each shard of the store's records holds, listed once per shard, so
     /// that a key without a record costs no file lookup (a plan on a new store looks up
     /// hundreds of thousands). Apply reads the record files themselves (others may be written
@@ -300,8 +309,6 @@ pub struct Graph<'a> {
     /// Re-hash every blob a cached record needs (`apply --verify`, `bench verify`); without
     /// it, blobs are checked by stat.
     pub verify_blobs: bool,
-    /// Keys whose record's blobs were checked (or that this apply computed).
-    checked: std::collections::HashSet<String>,
     /// Keys whose result the remote cache served (`serve_remote`): their nodes count as
     /// served by it.
     remote_served: HashSet<String>,
@@ -363,7 +370,6 @@ impl<'a> Graph<'a> {
             invalid: Vec::new(),
             bad_blobs: Vec::new(),
             verify_blobs: false,
-            checked: Default::default(),
             remote_served: HashSet::new(),
             ask_remote: false,
             keep_inputs: false,
@@ -452,13 +458,12 @@ impl<'a> Graph<'a> {
     }
 
     fn lookup(&mut self, key: &str, kind: Kind) -> Option<Arc<ActionRecord>> {
-        let rec = self.lookup_record(key)?;
+        let (rec, checked) = self.lookup_record(key)?;
         // A record answers one job: its key (checked when it was read) and its kind. A record
         // of another kind at this key (a grade filed at a sample's key) is not this node's
         // result: it is removed, said, and the node recomputes.
         if rec.kind() != kind {
             self.records.insert(key.to_string(), None);
-            self.checked.remove(key);
             if let Some(store) = self.store {
                 let path = store.action_file(key).unwrap_or_default();
                 let _ = store.remove_action(key);
@@ -473,7 +478,7 @@ impl<'a> Graph<'a> {
             }
             return None;
         }
-        if self.checked.contains(key) {
+        if checked {
             return Some(rec);
         }
         // A cached result is used only if the blobs it references are there (and, verifying,
@@ -491,7 +496,9 @@ impl<'a> Graph<'a> {
             }],
         };
         if bad.is_empty() {
-            self.checked.insert(key.to_string());
+            if let Some(Some(known)) = self.records.get_mut(key) {
+                known.checked = true;
+            }
             Some(rec)
         } else {
             self.bad_blobs.extend(bad);
@@ -500,9 +507,11 @@ impl<'a> Graph<'a> {
         }
     }
 
-    fn lookup_record(&mut self, key: &str) -> Option<Arc<ActionRecord>> {
+    /// The record known for `key` (read from the store the first time), and whether its
+    /// blobs were checked.
+    fn lookup_record(&mut self, key: &str) -> Option<(Arc<ActionRecord>, bool)> {
         if let Some(r) = self.records.get(key) {
-            return r.clone();
+            return r.as_ref().map(|k| (k.rec.clone(), k.checked));
         }
         let store = self.store?;
         if self.mode == Mode::Plan {
@@ -516,7 +525,7 @@ impl<'a> Graph<'a> {
                 return None;
             }
         }
-        let rec = match store.get_action_light(key) {
+        let rec: Option<Arc<ActionRecord>> = match store.get_action_light(key) {
             Lookup::Hit(r) => Some(Arc::from(r)),
             Lookup::Miss => None,
             Lookup::Invalid { path, reason } => {
@@ -524,15 +533,23 @@ impl<'a> Graph<'a> {
                 None
             }
         };
-        self.records.insert(key.to_string(), rec.clone());
-        rec
+        let known = rec.map(|rec| Known {
+            rec,
+            checked: false,
+        });
+        self.records.insert(key.to_string(), known.clone());
+        known.map(|k| (k.rec, k.checked))
     }
 
     /// Records read ahead of the graph (valid ones only): their lookups read nothing.
     pub fn seed(&mut self, records: HashMap<String, ActionRecord>) {
         self.records.reserve(records.len());
         for (k, r) in records {
-            self.records.insert(k, Some(Arc::new(r)));
+            let known = Known {
+                rec: Arc::new(r),
+                checked: false,
+            };
+            self.records.insert(k, Some(known));
         }
     }
 
@@ -563,8 +580,8 @@ impl<'a> Graph<'a> {
 
     /// A result this apply computed: later nodes with the same key reuse it.
     pub fn remember(&mut self, key: &str, rec: Arc<ActionRecord>) {
-        self.checked.insert(key.to_string());
-        self.records.insert(key.to_string(), Some(rec));
+        let known = Known { rec, checked: true };
+        self.records.insert(key.to_string(), Some(known));
     }
 
     /// Recomputes a finished node whose stored result turned out unusable (a corrupt blob): its
@@ -719,7 +736,7 @@ impl<'a> Graph<'a> {
             NodeKind::Sample {
                 dataset: dataset.to_string(),
             },
-            Some(NodeJob::Sample(job)),
+            Some(NodeJob::Sample(Box::new(job))),
         );
         for t in set.tasks.keys() {
             self.protocols.insert(t.clone(), protocol);
@@ -807,7 +824,7 @@ impl<'a> Graph<'a> {
                     task: task.clone(),
                     empty: false,
                 },
-                Some(NodeJob::Grade(job)),
+                Some(NodeJob::Grade(Box::new(job))),
             );
             let mut ids = vec![id];
             if empty {
@@ -826,7 +843,7 @@ impl<'a> Graph<'a> {
                         task: task.clone(),
                         empty: true,
                     },
-                    Some(NodeJob::Grade(job)),
+                    Some(NodeJob::Grade(Box::new(job))),
                 ));
             }
             by_task.insert(task.instance_id.clone(), ids);
@@ -1007,7 +1024,7 @@ impl<'a> Graph<'a> {
                         ) {
                             job.confirm = self.confirm_grade(stage, task);
                         }
-                        Pending::job(address, kind, NodeJob::Solve(job))
+                        Pending::job(address, kind, NodeJob::Solve(Box::new(job)))
                     }
                     Err(e) => Pending {
                         error: Some(e),
@@ -1056,7 +1073,7 @@ impl<'a> Graph<'a> {
                     };
                     if let Some(trial) = &out.harbor {
                         let job = self.jobs.harbor_grade(task, trial, harbor, timeout);
-                        pending.push(Pending::job(address, kind, NodeJob::Grade(job)));
+                        pending.push(Pending::job(address, kind, NodeJob::Grade(Box::new(job))));
                         continue;
                     }
                     let mut job = self.jobs.grade(
@@ -1070,7 +1087,7 @@ impl<'a> Graph<'a> {
                     if confirm {
                         job.confirm = out.in_sandbox.as_ref().and_then(|c| c.resolved);
                     }
-                    pending.push(Pending::job(address, kind, NodeJob::Grade(job)));
+                    pending.push(Pending::job(address, kind, NodeJob::Grade(Box::new(job))));
                 }
                 NodeState::WillRun => pending.push(Pending::open(address, kind)),
                 _ => {}

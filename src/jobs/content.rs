@@ -15,14 +15,15 @@ pub use crate::types::Blob;
 
 /// A value that enters a key by the digest of its canonical encoding (computed once).
 pub struct Digested<T> {
-    digest: String,
+    /// Shared by the clones (a team's spec is in every one of its jobs).
+    digest: Arc<str>,
     value: Option<Arc<T>>,
 }
 
 impl<T: Serialize> Digested<T> {
     pub fn new(value: T) -> Digested<T> {
         Digested {
-            digest: crate::key::digest_of(&value),
+            digest: crate::key::digest_of(&value).into(),
             value: Some(Arc::new(value)),
         }
     }
@@ -41,7 +42,7 @@ impl<T: Serialize> Digested<T> {
     pub fn expanded(&self) -> serde_json::Value {
         match &self.value {
             Some(v) => serde_json::to_value(&**v).expect("job parts serialize"),
-            None => serde_json::Value::String(self.digest.clone()),
+            None => serde_json::Value::String(self.digest.to_string()),
         }
     }
 }
@@ -76,7 +77,7 @@ impl<T> Serialize for Digested<T> {
 impl<'de, T> Deserialize<'de> for Digested<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         Ok(Digested {
-            digest: String::deserialize(d)?,
+            digest: String::deserialize(d)?.into(),
             value: None,
         })
     }
@@ -89,7 +90,8 @@ macro_rules! task_view {
         $(#[$doc])*
         #[derive(Clone)]
         pub struct $name {
-            digest: String,
+            /// The task's memoized digest, shared by every job of the task.
+            digest: Arc<str>,
             task: Option<Arc<Task>>,
         }
 
@@ -133,7 +135,7 @@ macro_rules! task_view {
         impl<'de> Deserialize<'de> for $name {
             fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 Ok($name {
-                    digest: String::deserialize(d)?,
+                    digest: String::deserialize(d)?.into(),
                     task: None,
                 })
             }
@@ -145,7 +147,7 @@ task_view!(
     /// What grading reads of a task (`Task::grading_digest`): never the problem statement or
     /// the gold patch.
     GradingTask,
-    grading_digest
+    grading_digest_shared
 );
 
 impl GradingTask {
@@ -154,7 +156,7 @@ impl GradingTask {
     pub fn explain(&self) -> serde_json::Value {
         match &self.task {
             Some(t) => t.grading_explain(),
-            None => serde_json::Value::String(self.digest.clone()),
+            None => serde_json::Value::String(self.digest.to_string()),
         }
     }
 
@@ -219,7 +221,7 @@ task_view!(
     /// What an agent may see of a task (`Task::solver_digest`): never tests, test lists or the
     /// gold patch.
     SolverTask,
-    solver_digest
+    solver_digest_shared
 );
 
 impl SolverTask {
@@ -228,7 +230,7 @@ impl SolverTask {
     pub fn explain(&self) -> serde_json::Value {
         match &self.task {
             Some(t) => t.solver_explain(),
-            None => serde_json::Value::String(self.digest.clone()),
+            None => serde_json::Value::String(self.digest.to_string()),
         }
     }
 
@@ -262,7 +264,7 @@ impl SolverTask {
 task_view!(
     /// A task's reference patch (`Task::gold_digest`), for the oracle harness only.
     GoldPatch,
-    gold_digest
+    gold_digest_shared
 );
 
 impl GoldPatch {

@@ -119,7 +119,9 @@ pub struct Costs<'a> {
 
 struct SolveCost {
     usd: Option<f64>,
-    basis: BTreeMap<String, u64>,
+    /// Runs by cost basis, sorted by its name: a map only in the priced pair (a map per solve
+    /// here held a B-tree leaf each, room for eleven of the five bases).
+    basis: Vec<(&'static str, u64)>,
 }
 
 impl Costs<'_> {
@@ -133,7 +135,7 @@ impl Costs<'_> {
     pub fn price_pair(&self, p: &mut PairOutcome) {
         if let Some(c) = self.get(&p.task, &p.team, p.replicate) {
             p.cost_usd = c.usd;
-            p.cost_basis = c.basis.clone();
+            p.cost_basis = c.basis.iter().map(|(k, n)| (k.to_string(), *n)).collect();
         }
     }
 
@@ -171,11 +173,13 @@ impl ReportInputs {
                     .iter()
                     .map(|r| r.cost_usd(&self.pricing))
                     .sum::<Option<f64>>();
-                let mut basis = BTreeMap::new();
+                let mut basis: Vec<(&'static str, u64)> = Vec::new();
                 for r in &u.runs {
-                    *basis
-                        .entry(r.cost_basis(&self.pricing).name().to_string())
-                        .or_insert(0) += 1;
+                    let name = r.cost_basis(&self.pricing).name();
+                    match basis.binary_search_by(|(k, _)| (*k).cmp(name)) {
+                        Ok(i) => basis[i].1 += 1,
+                        Err(i) => basis.insert(i, (name, 1)),
+                    }
                 }
                 let at = (u.task.as_str(), u.team.as_str(), u.replicate);
                 (at, SolveCost { usd, basis })

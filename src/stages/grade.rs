@@ -117,7 +117,7 @@ pub async fn grade(
     put("patch", &patch, true)?;
     Ok(WorkOutput {
         output: Output::Grade(graded.output),
-        blobs,
+        blobs: blobs.into(),
     })
 }
 

@@ -348,7 +348,7 @@ fn store_trial(
     };
     Ok(WorkOutput {
         output: Output::Solve(out),
-        blobs,
+        blobs: blobs.into(),
     })
 }
 
@@ -412,7 +412,7 @@ pub async fn grade(
     );
     Ok(WorkOutput {
         output: Output::Grade(output),
-        blobs,
+        blobs: blobs.into(),
     })
 }
 

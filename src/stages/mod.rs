@@ -14,8 +14,6 @@ pub use report::{
     report_files_intact, report_list_digest, write_report,
 };
 
-use std::collections::BTreeMap;
-
 use tokio_util::sync::CancellationToken;
 
 use crate::backend::{Backend, SandboxError};
@@ -100,7 +98,7 @@ impl From<SandboxError> for WorkError {
 #[derive(Debug, Clone)]
 pub struct WorkOutput {
     pub output: Output,
-    pub blobs: BTreeMap<String, String>,
+    pub blobs: crate::store::Blobs,
 }
 
 #[cfg(test)]

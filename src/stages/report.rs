@@ -13,7 +13,7 @@ use crate::report::results::NodeRow;
 use crate::report::results::{Prediction, TeamColumns, predictions_jsonl, results_parquet};
 use crate::report::stats::{PairOutcome, PairState, StatsOptions, team_statistics};
 use crate::report::{html, markdown};
-use crate::store::{Output, Store, write_atomic};
+use crate::store::{Blobs, Output, Store, write_atomic};
 
 use super::{WorkError, WorkOutput};
 
@@ -236,6 +236,7 @@ pub fn write_report(store: &Store, job: &ReportJob, out: &Path) -> Result<WorkOu
         blobs.insert(name.clone(), store.put_blob(bytes).map_err(|e| infra(&e))?);
     }
     blobs.extend(rendered.linked.clone());
+    let blobs = Blobs::from(blobs);
     crate::timings::mark("report stored");
     materialize(store, &blobs, out).map_err(|e| match e {
         MaterializeError::Blob { digest, message } => WorkError::CorruptInput { digest, message },
@@ -286,7 +287,7 @@ struct OutStamp<'a> {
 }
 
 /// The digest of a report's file list (names and blob digests), as its stamp holds it.
-pub fn report_list_digest(blobs: &BTreeMap<String, String>) -> String {
+pub fn report_list_digest(blobs: &Blobs) -> String {
     let mut h = blake3::Hasher::new();
     for (name, digest) in blobs {
         h.update(name.as_bytes());
@@ -383,11 +384,7 @@ fn write_report_file(
 }
 
 /// Writes a cached report's files again if they are missing or differ.
-pub fn materialize(
-    store: &Store,
-    blobs: &BTreeMap<String, String>,
-    out: &Path,
-) -> Result<(), MaterializeError> {
+pub fn materialize(store: &Store, blobs: &Blobs, out: &Path) -> Result<(), MaterializeError> {
     // A stamp in the store records what was last written to `out` (digest, size, mtime): a file
     // whose size and mtime still match its stamp and whose digest is the record's is left alone
     // without reading it. Anything else (missing, edited, another digest) is rewritten. When
@@ -477,7 +474,7 @@ mod tests {
             blobs.insert(name.clone(), store.put_blob(text.as_bytes()).unwrap());
             texts.insert(name, text);
         }
-        materialize(&store, &blobs, &out).unwrap();
+        materialize(&store, &Blobs::from(blobs.clone()), &out).unwrap();
         for (name, text) in &texts {
             assert_eq!(&fs_err::read_to_string(out.join(name)).unwrap(), text);
         }
@@ -487,7 +484,7 @@ mod tests {
         fs_err::remove_file(out.join(deleted)).unwrap();
         let untouched = out.join("artifacts/t2/f12.txt");
         let before = file_stat(&untouched);
-        materialize(&store, &blobs, &out).unwrap();
+        materialize(&store, &Blobs::from(blobs.clone()), &out).unwrap();
         assert_eq!(
             fs_err::read_to_string(out.join(edited)).unwrap(),
             "file 3\n"
@@ -500,7 +497,7 @@ mod tests {
         // A blob the store lacks is the error, whichever writer met it.
         fs_err::remove_file(out.join(deleted)).unwrap();
         blobs.insert(deleted.to_string(), crate::key::digest(b"not stored"));
-        let e = materialize(&store, &blobs, &out).unwrap_err();
+        let e = materialize(&store, &Blobs::from(blobs), &out).unwrap_err();
         assert!(matches!(e, MaterializeError::Blob { .. }), "{e}");
     }
 }

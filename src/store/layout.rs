@@ -93,7 +93,7 @@ fn decode_record(bytes: &[u8], key: &str, light: bool) -> Result<ActionRecord, S
             #[serde(rename = "job")]
             _job: serde::de::IgnoredAny,
             output: super::records::Output,
-            blobs: std::collections::BTreeMap<String, String>,
+            blobs: super::blobs::Blobs,
             bench_version: String,
             started_at: String,
             duration_ms: u64,

@@ -3,6 +3,7 @@
 
 mod action_index;
 mod attempts;
+mod blobs;
 mod gc;
 mod images;
 mod incoming;
@@ -14,6 +15,7 @@ pub use crate::files::{
     FileStamp, RACY_NS, exe_stamp, now_ns, sweep_temp_files_under, write_atomic,
 };
 pub use attempts::{ATTEMPTS_SCHEMA, Attempt, Attempts, Replacement};
+pub use blobs::Blobs;
 pub use gc::{GcReport, gc};
 pub use images::{IMAGES_SCHEMA, PulledImage, PulledImages};
 pub use incoming::{IncomingBlob, IncomingError};

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::blobs::Blobs;
 use crate::jobs::{GradeOutput, Kind, ReportOutput, SampleOutput, SolveOutput};
 use crate::types::{BadDigest, Digest};
 
@@ -48,7 +49,7 @@ pub struct ActionRecord {
     pub job: Value,
     pub output: Output,
     /// Named blobs of this result (logs, patches, trajectories): name -> digest.
-    pub blobs: BTreeMap<String, String>,
+    pub blobs: Blobs,
     pub bench_version: String,
     pub started_at: String,
     pub duration_ms: u64,
@@ -63,7 +64,7 @@ pub struct RecordWithJob<'a, J: Serialize> {
     key: &'a str,
     job: &'a J,
     output: &'a Output,
-    blobs: &'a BTreeMap<String, String>,
+    blobs: &'a Blobs,
     bench_version: &'a str,
     started_at: &'a str,
     duration_ms: u64,

@@ -77,9 +77,9 @@ pub struct Task {
 /// the original's digests.
 #[derive(Debug, Default)]
 pub struct TaskDigests {
-    solver: std::sync::OnceLock<String>,
-    grading: std::sync::OnceLock<String>,
-    gold: std::sync::OnceLock<String>,
+    solver: std::sync::OnceLock<Arc<str>>,
+    grading: std::sync::OnceLock<Arc<str>>,
+    gold: std::sync::OnceLock<Arc<str>>,
 }
 
 impl Clone for TaskDigests {
@@ -175,9 +175,14 @@ impl Task {
 
     /// Digest of what an agent may see: never tests, test lists or the gold patch.
     pub fn solver_digest(&self) -> String {
+        self.solver_digest_shared().to_string()
+    }
+
+    /// [`Task::solver_digest`], shared (every job of the task holds it).
+    pub fn solver_digest_shared(&self) -> Arc<str> {
         self.digests
             .solver
-            .get_or_init(|| self.compute_solver_digest())
+            .get_or_init(|| self.compute_solver_digest().into())
             .clone()
     }
 
@@ -218,17 +223,27 @@ impl Task {
 
     /// Digest of the reference patch.
     pub fn gold_digest(&self) -> String {
+        self.gold_digest_shared().to_string()
+    }
+
+    /// [`Task::gold_digest`], shared.
+    pub fn gold_digest_shared(&self) -> Arc<str> {
         self.digests
             .gold
-            .get_or_init(|| crate::key::digest(self.gold_patch.as_bytes()))
+            .get_or_init(|| crate::key::digest(self.gold_patch.as_bytes()).into())
             .clone()
     }
 
     /// Digest of what grading reads.
     pub fn grading_digest(&self) -> String {
+        self.grading_digest_shared().to_string()
+    }
+
+    /// [`Task::grading_digest`], shared.
+    pub fn grading_digest_shared(&self) -> Arc<str> {
         self.digests
             .grading
-            .get_or_init(|| self.compute_grading_digest())
+            .get_or_init(|| self.compute_grading_digest().into())
             .clone()
     }
 

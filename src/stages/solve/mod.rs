@@ -327,7 +327,7 @@ pub async fn solve(
     };
     Ok(WorkOutput {
         output: Output::Solve(out),
-        blobs,
+        blobs: blobs.into(),
     })
 }
 
