@@ -599,4 +599,35 @@ mod json_tests {
             );
         }
     }
+
+    /// `lines` is `str::split('\n')` (the SWE-bench ports split so, as upstream does), SIMD
+    /// search aside: the same pieces, an empty one at either end and between two breaks
+    /// included, on edge cases and every fixture log.
+    #[test]
+    fn lines_split_exactly_as_split_on_newline() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/logs");
+        let mut logs: Vec<String> = [
+            "",
+            "\n",
+            "\n\n",
+            "a",
+            "a\n",
+            "\na",
+            "a\n\nb\n",
+            "é\n€\r\n\u{1F600}",
+            "\r\n\r",
+        ]
+        .map(String::from)
+        .to_vec();
+        for dir in fs_err::read_dir(root).expect("fixtures").flatten() {
+            for file in fs_err::read_dir(dir.path()).into_iter().flatten().flatten() {
+                let bytes = fs_err::read(file.path()).expect("log");
+                logs.push(String::from_utf8_lossy(&bytes).into_owned());
+            }
+        }
+        assert!(logs.len() > 100);
+        for log in &logs {
+            assert!(lines(log).eq(log.split('\n')), "{log:?}");
+        }
+    }
 }

@@ -27,7 +27,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::common::{Collector, TestStatus};
+use super::common::{Collector, TestStatus, lines};
 
 /// Test name -> the status word upstream's parser recorded: a Python dict's semantics (a later
 /// status replaces an earlier one and keeps the name's first position; iteration in insertion
@@ -485,7 +485,7 @@ fn by_stripped_line<'a>(
     map: &mut impl Sink,
     line: impl Fn(&'a str) -> Option<(&'static str, &'a str)>,
 ) {
-    for l in log.split('\n') {
+    for l in lines(log) {
         if let Some((word, name)) = line(py_strip(l)) {
             map.put(name, word);
         }
