@@ -610,7 +610,8 @@ impl<'a> Iterator for MergeLast<'_, 'a> {
         let found = self.runs[b][self.heads[b]];
         let (digit, tail) = (self.digits[b], self.tail(b));
         for r in 0..self.runs.len() {
-            if self.digits[r] == digit && self.tail(r) == tail {
+            // Run `b` holds the name: its own tail is not compared with itself.
+            if self.digits[r] == digit && (r == b || self.tail(r) == tail) {
                 self.heads[r] += 1;
                 self.load(r);
             }
