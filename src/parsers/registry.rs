@@ -90,7 +90,7 @@ const PARSERS: &[(&str, ParseFn, Reads)] = &[
     ("swebench-ant", swebench::ant, Reads::RawLines),
     ("swebench-bpmn-js", swebench::bpmn_js, Reads::Raw),
     ("swebench-calypso", swebench::calypso, Reads::Raw),
-    ("swebench-carbon", swebench::carbon, Reads::Raw),
+    ("swebench-carbon", swebench::carbon, Reads::RawLines),
     ("swebench-cargo", swebench::cargo, Reads::RawLines),
     ("swebench-chart-js", swebench::chart_js, Reads::Raw),
     ("swebench-cucumber", swebench::cucumber, Reads::RawLines),
@@ -120,7 +120,7 @@ const PARSERS: &[(&str, ParseFn, Reads)] = &[
         swebench::lighthouse_mocha,
         Reads::Raw,
     ),
-    ("swebench-marked", swebench::marked, Reads::Raw),
+    ("swebench-marked", swebench::marked, Reads::RawLines),
     ("swebench-matplotlib", swebench::matplotlib, Reads::RawLines),
     ("swebench-maven", swebench::maven, Reads::Raw),
     (
@@ -143,7 +143,7 @@ const PARSERS: &[(&str, ParseFn, Reads)] = &[
     ),
     ("swebench-pytest-v2", swebench::pytest_v2, Reads::RawLines),
     ("swebench-quarto-cli", swebench::quarto_cli, Reads::Raw),
-    ("swebench-react-pdf", swebench::react_pdf, Reads::Raw),
+    ("swebench-react-pdf", swebench::react_pdf, Reads::RawLines),
     ("swebench-redis", swebench::redis, Reads::RawLines),
     (
         "swebench-rspec-transformed-json",
@@ -867,6 +867,13 @@ mod unit {
             " in foo.tcl",
             "skip ",
             "pass ",
+            "PASS ",
+            "FAIL ",
+            "1) ",
+            "12)\t",
+            " (12ms)",
+            " (1.2 s)",
+            " (3s)",
         ];
         let mut odd = super::super::swebench::glued_lines(&pieces, 8_000).join("\n");
         odd.push('\n');

@@ -521,15 +521,12 @@ pub(crate) mod bench {
         multimodal::quarto_cli,
         multimodal::bpmn_js,
         multimodal::calypso,
-        multimodal::carbon,
         multimodal::chart_js,
         multimodal::eslint,
         multimodal::grommet,
         multimodal::highlightjs,
-        multimodal::marked,
         multimodal::openlayers,
         multimodal::p5js,
-        multimodal::react_pdf,
         python::django,
         c::doctest,
         java::gradle_custom,
@@ -559,6 +556,9 @@ pub(crate) mod bench {
         python::seaborn_into => seaborn,
         javascript::tap_into => tap,
         javascript::vitest_into => vitest,
+        multimodal::carbon_into => carbon,
+        multimodal::carbon_into => react_pdf,
+        multimodal::marked_into => marked,
     );
 }
 

@@ -41,7 +41,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::xml_blocks::remove_xml_blocks;
-use super::{RawStatuses, lazy, lines, py_space, py_strip};
+use super::{RawStatuses, Sink, lazy, lines, py_space, py_strip};
 
 /// `swebench.utils.ansi_escape`.
 fn ansi_escape(log: &str) -> std::borrow::Cow<'_, str> {
@@ -105,12 +105,17 @@ fn marked_name(line: &str) -> Option<&str> {
 
 pub fn marked(log: &str) -> RawStatuses {
     let mut map = RawStatuses::for_log(log.len());
+    marked_into(log, &mut map);
+    map
+}
+
+/// Each line on its own: `bench parse-log` reads the log in pieces (see [`super::Sink`]).
+pub(crate) fn marked_into(log: &str, map: &mut impl Sink) {
     for line in lines(log) {
         if let Some(name) = marked_name(line) {
-            map.insert(py_strip(name), "FAILED");
+            map.put(py_strip(name), "FAILED");
         }
     }
-    map
 }
 
 /// Upstream's carbon patterns, in the order it tries them: `^PASS\s(.*)<tail>`, then
@@ -192,12 +197,18 @@ fn last_duration(b: &[u8], unit: &[u8]) -> Option<usize> {
 /// `parse_log_carbon`, and `parse_log_react_pdf` (the same code upstream).
 pub fn carbon(log: &str) -> RawStatuses {
     let mut map = RawStatuses::for_log(log.len());
+    carbon_into(log, &mut map);
+    map
+}
+
+/// Each line on its own (upstream matches each line of `log.split("\n")`): `bench parse-log`
+/// reads the log in pieces (see [`super::Sink`]).
+pub(crate) fn carbon_into(log: &str, map: &mut impl Sink) {
     for line in lines(log) {
         if let Some((status, name)) = carbon_line(line) {
-            map.insert(name, status);
+            map.put(name, status);
         }
     }
-    map
 }
 
 pub fn react_pdf(log: &str) -> RawStatuses {
