@@ -90,7 +90,7 @@ const PARSERS: &[(&str, ParseFn, Reads)] = &[
     ("swebench-ant", swebench::ant, Reads::RawLines),
     ("swebench-bpmn-js", swebench::bpmn_js, Reads::Raw),
     ("swebench-calypso", swebench::calypso, Reads::Raw),
-    ("swebench-carbon", swebench::carbon, Reads::Raw),
+    ("swebench-carbon", swebench::carbon, Reads::RawLines),
     ("swebench-cargo", swebench::cargo, Reads::RawLines),
     ("swebench-chart-js", swebench::chart_js, Reads::Raw),
     ("swebench-cucumber", swebench::cucumber, Reads::RawLines),
@@ -120,7 +120,7 @@ const PARSERS: &[(&str, ParseFn, Reads)] = &[
         swebench::lighthouse_mocha,
         Reads::Raw,
     ),
-    ("swebench-marked", swebench::marked, Reads::Raw),
+    ("swebench-marked", swebench::marked, Reads::RawLines),
     ("swebench-matplotlib", swebench::matplotlib, Reads::RawLines),
     ("swebench-maven", swebench::maven, Reads::Raw),
     (
@@ -143,7 +143,7 @@ const PARSERS: &[(&str, ParseFn, Reads)] = &[
     ),
     ("swebench-pytest-v2", swebench::pytest_v2, Reads::RawLines),
     ("swebench-quarto-cli", swebench::quarto_cli, Reads::Raw),
-    ("swebench-react-pdf", swebench::react_pdf, Reads::Raw),
+    ("swebench-react-pdf", swebench::react_pdf, Reads::RawLines),
     ("swebench-redis", swebench::redis, Reads::RawLines),
     (
         "swebench-rspec-transformed-json",
@@ -610,7 +610,8 @@ impl<'a> Iterator for MergeLast<'_, 'a> {
         let found = self.runs[b][self.heads[b]];
         let (digit, tail) = (self.digits[b], self.tail(b));
         for r in 0..self.runs.len() {
-            if self.digits[r] == digit && self.tail(r) == tail {
+            // Run `b` holds the name: its own tail is not compared with itself.
+            if self.digits[r] == digit && (r == b || self.tail(r) == tail) {
                 self.heads[r] += 1;
                 self.load(r);
             }
@@ -866,6 +867,13 @@ mod unit {
             " in foo.tcl",
             "skip ",
             "pass ",
+            "PASS ",
+            "FAIL ",
+            "1) ",
+            "12)\t",
+            " (12ms)",
+            " (1.2 s)",
+            " (3s)",
         ];
         let mut odd = super::super::swebench::glued_lines(&pieces, 8_000).join("\n");
         odd.push('\n');

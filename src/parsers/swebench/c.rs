@@ -24,7 +24,8 @@ use quick_xml::reader::Reader;
 use regex::Regex;
 
 use super::{
-    RawStatuses, Sink, after_space, before_duration, by_stripped_line, filled, lazy, py_strip,
+    RawStatuses, Sink, after_space, before_duration, by_stripped_line, filled, lazy, lines,
+    py_strip,
 };
 
 const REDIS: &str = r"^\[(ok|err|skip|ignore)\]:\s(.+?)(?:\s\((\d+\s*m?s)\))?$";
@@ -67,7 +68,7 @@ pub fn redis(log: &str) -> RawStatuses {
 }
 
 pub(crate) fn redis_into(log: &str, map: &mut impl Sink) {
-    for line in log.split('\n') {
+    for line in lines(log) {
         match redis_line(py_strip(line)) {
             Some(("ok", name)) => map.put(name, "PASSED"),
             Some(("err", name)) => map.put(without_file(name), "FAILED"),

@@ -15,7 +15,7 @@
 
 use std::collections::VecDeque;
 
-use super::{RawStatuses, Sink, by_stripped_line, filled, py_strip};
+use super::{RawStatuses, Sink, by_stripped_line, filled, lines, py_strip};
 
 fn word(status: &str) -> &'static str {
     match status {
@@ -48,7 +48,7 @@ pub fn maven(log: &str) -> RawStatuses {
     let mut map = RawStatuses::new();
     let mut pending: VecDeque<String> = VecDeque::new();
     let mut unmatched: VecDeque<&'static str> = VecDeque::new();
-    for line in log.split('\n') {
+    for line in lines(log) {
         let line = py_strip(line);
         if let Some(test) = maven_test(line) {
             pending.push_back(test.to_string());
@@ -136,7 +136,7 @@ fn gradle_name(line: &str) -> bool {
 pub fn gradle_custom(log: &str) -> RawStatuses {
     let mut map = RawStatuses::new();
     let mut pending: Option<&str> = None;
-    for line in log.split('\n') {
+    for line in lines(log) {
         let line = py_strip(line);
         if let Some((name, word)) = gradle_full(line) {
             map.insert(name, word);

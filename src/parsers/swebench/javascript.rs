@@ -22,7 +22,8 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::{
-    RawStatuses, Sink, after_space, before_duration, by_stripped_line, filled, lazy, py_strip,
+    RawStatuses, Sink, after_space, before_duration, by_stripped_line, filled, lazy, lines,
+    py_strip,
 };
 
 /// `^\s*(✓|✕|○)\s(.+?)(?:\s\((\d+\s*m?s)\))?$` on a stripped line, by hand where the
@@ -190,7 +191,7 @@ pub fn karma(log: &str) -> RawStatuses {
     let mut current_indent: i64 = -1;
     let mut suite: Vec<String> = Vec::new();
     let mut started = false;
-    for line in log.split('\n') {
+    for line in lines(log) {
         if line.starts_with("SUMMARY:") {
             return map;
         }

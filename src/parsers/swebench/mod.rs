@@ -27,7 +27,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::common::{Collector, TestStatus};
+use super::common::{Collector, TestStatus, lines};
 
 /// Test name -> the status word upstream's parser recorded: a Python dict's semantics (a later
 /// status replaces an earlier one and keeps the name's first position; iteration in insertion
@@ -485,7 +485,7 @@ fn by_stripped_line<'a>(
     map: &mut impl Sink,
     line: impl Fn(&'a str) -> Option<(&'static str, &'a str)>,
 ) {
-    for l in log.split('\n') {
+    for l in lines(log) {
         if let Some((word, name)) = line(py_strip(l)) {
             map.put(name, word);
         }
@@ -521,15 +521,12 @@ pub(crate) mod bench {
         multimodal::quarto_cli,
         multimodal::bpmn_js,
         multimodal::calypso,
-        multimodal::carbon,
         multimodal::chart_js,
         multimodal::eslint,
         multimodal::grommet,
         multimodal::highlightjs,
-        multimodal::marked,
         multimodal::openlayers,
         multimodal::p5js,
-        multimodal::react_pdf,
         python::django,
         c::doctest,
         java::gradle_custom,
@@ -559,6 +556,9 @@ pub(crate) mod bench {
         python::seaborn_into => seaborn,
         javascript::tap_into => tap,
         javascript::vitest_into => vitest,
+        multimodal::carbon_into => carbon,
+        multimodal::carbon_into => react_pdf,
+        multimodal::marked_into => marked,
     );
 }
 

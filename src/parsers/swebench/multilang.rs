@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::{RawStatuses, Sink, by_stripped_line, filled, py_strip};
+use super::{RawStatuses, Sink, by_stripped_line, filled, lines, py_strip};
 
 /// `^--- (PASS|FAIL|SKIP): (.+) \((.+)\)$` on a stripped line: the status word and the name.
 fn gotest_line(line: &str) -> Option<(&'static str, &str)> {
@@ -40,7 +40,7 @@ pub fn cargo(log: &str) -> RawStatuses {
 pub(crate) fn cargo_into(log: &str, map: &mut impl Sink) {
     static R: OnceLock<Regex> = OnceLock::new();
     let r = R.get_or_init(|| Regex::new(r"^test\s+(\S+)\s+\.\.\.\s+(\w+)$").expect("valid"));
-    for line in log.split('\n') {
+    for line in lines(log) {
         if let Some(c) = r.captures(py_strip(line)) {
             match &c[2] {
                 "ok" => map.put(&c[1], "PASSED"),

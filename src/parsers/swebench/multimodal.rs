@@ -41,7 +41,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::xml_blocks::remove_xml_blocks;
-use super::{RawStatuses, lazy, py_space, py_strip};
+use super::{RawStatuses, Sink, lazy, lines, py_space, py_strip};
 
 /// `swebench.utils.ansi_escape`.
 fn ansi_escape(log: &str) -> std::borrow::Cow<'_, str> {
@@ -105,12 +105,17 @@ fn marked_name(line: &str) -> Option<&str> {
 
 pub fn marked(log: &str) -> RawStatuses {
     let mut map = RawStatuses::for_log(log.len());
-    for line in log.split('\n') {
+    marked_into(log, &mut map);
+    map
+}
+
+/// Each line on its own: `bench parse-log` reads the log in pieces (see [`super::Sink`]).
+pub(crate) fn marked_into(log: &str, map: &mut impl Sink) {
+    for line in lines(log) {
         if let Some(name) = marked_name(line) {
-            map.insert(py_strip(name), "FAILED");
+            map.put(py_strip(name), "FAILED");
         }
     }
-    map
 }
 
 /// Upstream's carbon patterns, in the order it tries them: `^PASS\s(.*)<tail>`, then
@@ -192,12 +197,18 @@ fn last_duration(b: &[u8], unit: &[u8]) -> Option<usize> {
 /// `parse_log_carbon`, and `parse_log_react_pdf` (the same code upstream).
 pub fn carbon(log: &str) -> RawStatuses {
     let mut map = RawStatuses::for_log(log.len());
-    for line in log.split('\n') {
+    carbon_into(log, &mut map);
+    map
+}
+
+/// Each line on its own (upstream matches each line of `log.split("\n")`): `bench parse-log`
+/// reads the log in pieces (see [`super::Sink`]).
+pub(crate) fn carbon_into(log: &str, map: &mut impl Sink) {
+    for line in lines(log) {
         if let Some((status, name)) = carbon_line(line) {
-            map.insert(name, status);
+            map.put(name, status);
         }
     }
-    map
 }
 
 pub fn react_pdf(log: &str) -> RawStatuses {
@@ -468,7 +479,7 @@ pub fn calypso(log: &str) -> RawStatuses {
     let mut suite: Suite = Vec::new();
     let mut key = String::new();
     for section in log.split(" ./node_modules/.bin/jest ").skip(1) {
-        for line in section.split('\n') {
+        for line in lines(section) {
             if line.starts_with("Test Suites") || line.starts_with("  ● ") {
                 break;
             }
@@ -576,7 +587,7 @@ pub fn highlightjs(log: &str) -> RawStatuses {
         v.push(name);
         v.join(".")
     };
-    for line in log.split('\n') {
+    for line in lines(log) {
         let stripped = py_strip(line);
         if stripped.starts_with('✓') || stripped.starts_with('✔') {
             let check = if stripped.starts_with('✓') {
@@ -630,7 +641,7 @@ pub fn quarto_cli(log: &str) -> RawStatuses {
     let tmp = [lazy(&QMD, r"/tmp/(\w+)\.qmd"), lazy(&DIR, r"/tmp/(\w+)/")];
     let mut keys: Vec<String> = Vec::new();
     let mut map = RawStatuses::new();
-    for line in log.split('\n') {
+    for line in lines(log) {
         if line.contains("ERRORS") || line.contains("failures:") {
             break;
         }
@@ -682,7 +693,7 @@ pub fn next_v1(log: &str) -> RawStatuses {
     let mut key = String::new();
     for run in log.split(" xvfb-run ").skip(1) {
         let run = run.rsplit("Starting browser Chrome").next().unwrap_or(run);
-        for line in run.split('\n') {
+        for line in lines(run) {
             if line.starts_with("TOTAL") {
                 break;
             }
@@ -797,7 +808,7 @@ pub fn lighthouse_mocha(log: &str) -> RawStatuses {
     for run in runs.split(log).skip(1) {
         let run = py_strip(passing.split(run).next().unwrap_or(""));
         let mut suite: Suite = Vec::new();
-        for line in run.split('\n') {
+        for line in lines(run) {
             match mocha_line(py_strip(line)) {
                 Some((name, status)) => {
                     suite_key(&mut key, &suite, name);
@@ -902,7 +913,7 @@ fn full_title(t: &str) -> &str {
 fn remove_json_blocks(log: &str) -> String {
     let mut out: Vec<&str> = Vec::new();
     let (mut obj, mut list) = (false, false);
-    for line in log.split('\n') {
+    for line in lines(log) {
         let s = line.trim_end_matches(py_space);
         if s.ends_with('{') {
             obj = true;
@@ -964,14 +975,14 @@ pub fn p5js(log: &str) -> RawStatuses {
         let body = &log[body_start..body_start + len];
         next = body_start + len + 1;
         let mut last = 0;
-        let valid = body.split('\n').all(|l| {
+        let valid = lines(body).all(|l| {
             let i = indent(l);
             let ok = i > last;
             last = i;
             ok
         });
         if valid {
-            let names: Vec<&str> = body.split('\n').map(py_strip).collect();
+            let names: Vec<&str> = lines(body).map(py_strip).collect();
             map.insert(names.join(":"), "FAILED");
         }
     }

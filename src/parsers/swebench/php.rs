@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::{RawStatuses, lazy};
+use super::{RawStatuses, lazy, lines};
 
 const SUITE: &str = r"^(\w.+) \(.+\)$";
 
@@ -52,7 +52,7 @@ pub fn phpunit(log: &str) -> RawStatuses {
     let mut map = RawStatuses::new();
     let mut suite: Option<&str> = None;
     let mut name = String::new();
-    for line in log.split('\n') {
+    for line in lines(log) {
         if let Some(s) = suite_line(line) {
             suite = Some(s);
             continue;

@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use memchr::memmem;
 use regex::Regex;
 
-use super::{RawStatuses, Sink, filled, py_split, py_strip};
+use super::{RawStatuses, Sink, filled, lines, py_split, py_strip};
 
 /// Upstream's `TestStatus` values, in its enum's order.
 const WORDS: [&str; 5] = ["FAILED", "PASSED", "SKIPPED", "ERROR", "XFAIL"];
@@ -65,7 +65,7 @@ pub fn pytest(log: &str) -> RawStatuses {
 }
 
 pub(crate) fn pytest_into(log: &str, map: &mut impl Sink) {
-    for line in log.split('\n') {
+    for line in lines(log) {
         pytest_line(line, map);
     }
 }
@@ -77,7 +77,7 @@ pub fn matplotlib(log: &str) -> RawStatuses {
 pub(crate) fn matplotlib_into(log: &str, map: &mut impl Sink) {
     // Made once (`str::contains` makes a searcher per call).
     let mouse = memmem::Finder::new("MouseButton.");
-    for line in log.split('\n') {
+    for line in lines(log) {
         // Neither replacement can make a line start with a status word or stop it doing so.
         if !starts_with_word(line) {
             continue;
@@ -108,7 +108,7 @@ pub fn pytest_options(log: &str) -> RawStatuses {
 pub(crate) fn pytest_options_into(log: &str, map: &mut impl Sink) {
     // `f"{main}[{opt}]"`, written into one reused string.
     let mut key = String::new();
-    for line in log.split('\n') {
+    for line in lines(log) {
         let Some((status, name)) = pytest_words(line) else {
             continue;
         };
@@ -176,7 +176,7 @@ pub fn pytest_v2(log: &str) -> RawStatuses {
 
 pub(crate) fn pytest_v2_into(log: &str, map: &mut impl Sink) {
     let (mut buf, mut name) = (String::new(), String::new());
-    for line in log.split('\n') {
+    for line in lines(log) {
         let line = v2_clean(line, &mut buf);
         if starts_with_word(line) {
             let line = if line.starts_with("FAILED") {
@@ -232,7 +232,7 @@ pub fn django(log: &str) -> RawStatuses {
         memmem::Finder::new(" ... "),
         memmem::Finder::new(" ... skipped"),
     );
-    for raw in log.split('\n') {
+    for raw in lines(log) {
         let mut line = py_strip(raw);
         if any_version && version.find(line.as_bytes()).is_some() {
             put(&mut map, "--version is equivalent to version", "PASSED");
@@ -315,7 +315,7 @@ pub fn seaborn(log: &str) -> RawStatuses {
 }
 
 pub(crate) fn seaborn_into(log: &str, map: &mut impl Sink) {
-    for line in log.split('\n') {
+    for line in lines(log) {
         let parts: Vec<&str> = py_split(line).collect();
         if parts.len() < 2 {
             continue;
@@ -345,12 +345,12 @@ fn sympy_failure(line: &str) -> Option<&str> {
 
 pub fn sympy(log: &str) -> RawStatuses {
     let mut map = RawStatuses::for_log(log.len());
-    for line in log.split('\n') {
+    for line in lines(log) {
         if let Some(name) = sympy_failure(line) {
             map.insert(name, "FAILED");
         }
     }
-    for line in log.split('\n') {
+    for line in lines(log) {
         let line = py_strip(line);
         if !line.starts_with("test_") {
             continue;

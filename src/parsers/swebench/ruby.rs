@@ -19,10 +19,10 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::{RawStatuses, Sink, by_stripped_line, filled, lazy, py_strip};
+use super::{RawStatuses, Sink, by_stripped_line, filled, lazy, lines, py_strip};
 
 fn by_line(log: &str, map: &mut impl Sink, r: &Regex, word: fn(&str) -> Option<&'static str>) {
-    for line in log.split('\n') {
+    for line in lines(log) {
         if let Some(c) = r.captures(py_strip(line))
             && let Some(w) = word(&c[2])
         {
