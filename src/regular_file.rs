@@ -121,7 +121,11 @@ fn open_checked(path: &Path, limit: u64) -> Result<File, ReadError> {
 /// Reads at most `limit` bytes: a file that grew after its size was checked is refused, not
 /// read to the end.
 fn read_bounded(path: &Path, file: File, limit: u64) -> Result<Vec<u8>, ReadError> {
-    let mut bytes = Vec::new();
+    // Room for the size the file has now, so that what is read is held without the spare room
+    // growing by doubling leaves (up to half of it: a task's patches are kept all apply). A
+    // file that grew is read on as before.
+    let size = file.metadata().map_or(0, |m| m.len()).min(limit);
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
     file.take(limit + 1)
         .read_to_end(&mut bytes)
         .map_err(|source| ReadError::Io {

@@ -140,7 +140,7 @@ pub struct Dispatcher<'a> {
     tally: Tally,
     /// Keys run by this apply -> the node that ran them: a node that finds one cached later
     /// shares that run (as the plan counts it), it is no cache hit.
-    ran: HashMap<String, String>,
+    ran: HashMap<String, usize>,
     /// The backend's load line last emitted.
     last_load: Option<String>,
     /// Ready nodes not launched yet, in the order they became ready.
@@ -356,7 +356,11 @@ impl<'a> Dispatcher<'a> {
             let is_report = matches!(node.kind, NodeKind::Report);
             match node.state.clone() {
                 NodeState::Cached(rec) => {
-                    match self.ran.get(&rec.key).cloned() {
+                    match self
+                        .ran
+                        .get(&rec.key)
+                        .map(|&n| self.graph.nodes[n].address.clone())
+                    {
                         // A key this apply ran: the node shares that run.
                         Some(with) => {
                             self.emit(Event::NodeShared(NodeShared {
@@ -712,7 +716,7 @@ impl<'a> Dispatcher<'a> {
         }
         let detail = describe(&rec);
         let key = key.to_string();
-        self.ran.insert(key.clone(), node.address.clone());
+        self.ran.insert(key.clone(), node.id);
         for (i, nid) in same_key.iter().enumerate() {
             let address = self.graph.nodes[*nid].address.clone();
             self.emit(Event::NodeFinished(NodeFinished {

@@ -335,7 +335,7 @@ fn store_trial(
             ledger.crashed.clone()
         },
         exit_code: ledger.exit_code,
-        runs: ledger.runs,
+        runs: ledger.runs.into_boxed_slice().into_vec(),
         redacted: stored.redacted || snap_redacted,
         duration_ms: started.elapsed().as_millis() as u64,
         budget_share_usd: budget_share,
