@@ -85,12 +85,7 @@ pub fn enter(
 fn nsenter() -> Option<&'static Path> {
     static NSENTER: OnceLock<Option<PathBuf>> = OnceLock::new();
     NSENTER
-        .get_or_init(|| {
-            let path = std::env::var_os("PATH").unwrap_or_default();
-            std::env::split_paths(&path)
-                .map(|d| d.join("nsenter"))
-                .find(|p| p.is_file())
-        })
+        .get_or_init(|| crate::harness::preflight::host_path("nsenter"))
         .as_deref()
 }
 

@@ -103,20 +103,19 @@ pub(crate) fn push_json_entry(buf: &mut Vec<u8>, name: &str, status: TestStatus)
     let escaped = name.bytes().fold(false, |any, b| {
         any | (b < 0x20) | (b == b'"') | (b == b'\\')
     });
-    if escaped {
-        buf.extend_from_slice(b",\n  ");
-        // Writing into a Vec cannot fail.
-        let _ = serde_json::to_writer(&mut *buf, name);
-        buf.extend_from_slice(b": \"");
-        buf.extend_from_slice(status.as_str().as_bytes());
-        buf.push(b'"');
-        return;
-    }
+    // The name's closing quote and the status.
     let tail: &[u8] = match status {
         TestStatus::Pass => b"\": \"pass\"",
         TestStatus::Fail => b"\": \"fail\"",
         TestStatus::Skip => b"\": \"skip\"",
     };
+    if escaped {
+        buf.extend_from_slice(b",\n  ");
+        // Writing into a Vec cannot fail; serde_json writes the quotes.
+        let _ = serde_json::to_writer(&mut *buf, name);
+        buf.extend_from_slice(&tail[1..]);
+        return;
+    }
     buf.reserve(name.len() + 5 + tail.len());
     buf.extend_from_slice(b",\n  \"");
     buf.extend_from_slice(name.as_bytes());

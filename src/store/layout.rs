@@ -694,16 +694,14 @@ impl Store {
         pid: u32,
     ) -> Result<(), StoreError> {
         let running = status == super::records::RunStatus::Running;
-        let live = self.live_runs_dir().join(id);
-        if running && !live.is_file() {
-            fs_err::create_dir_all(self.live_runs_dir())?;
-            write_atomic(&live, b"")?;
+        if running {
+            self.mark_live(id)?;
         }
         let head = RunHead { status, pid };
         let bytes = serde_json::to_vec(&head).expect("run heads serialize");
         write_atomic(&self.run_head_path(id), &bytes)?;
         if !running {
-            match fs_err::remove_file(&live) {
+            match fs_err::remove_file(self.live_runs_dir().join(id)) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
                 _ => {}
             }
@@ -711,19 +709,37 @@ impl Store {
         Ok(())
     }
 
-    /// Every run record, oldest first (by start time, then id). Unreadable ones are skipped.
-    pub fn runs(&self) -> Vec<RunRecord> {
-        let mut paths: Vec<PathBuf> = fs_err::read_dir(self.root.join("runs"))
+    /// Marks run `id` live (once).
+    fn mark_live(&self, id: &str) -> Result<(), StoreError> {
+        let live = self.live_runs_dir().join(id);
+        if !live.is_file() {
+            fs_err::create_dir_all(self.live_runs_dir())?;
+            write_atomic(&live, b"")?;
+        }
+        Ok(())
+    }
+
+    /// The ids of every run record, sorted.
+    fn run_ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = fs_err::read_dir(self.root.join("runs"))
             .into_iter()
             .flatten()
             .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                name.strip_suffix(".json").map(str::to_string)
+            })
             .collect();
-        paths.sort();
-        let mut runs: Vec<RunRecord> = paths
+        ids.sort();
+        ids
+    }
+
+    /// Every run record, oldest first (by start time, then id). Unreadable ones are skipped.
+    pub fn runs(&self) -> Vec<RunRecord> {
+        let mut runs: Vec<RunRecord> = self
+            .run_ids()
             .iter()
-            .filter_map(|p| serde_json::from_slice(&fs_err::read(p).ok()?).ok())
+            .filter_map(|id| serde_json::from_slice(&fs_err::read(self.run_path(id)).ok()?).ok())
             .collect();
         runs.sort_by(|a, b| {
             let t = |r: &RunRecord| r.started_at.parse::<jiff::Timestamp>().ok();
@@ -767,25 +783,15 @@ impl Store {
     /// Marks live the runs whose head says `running` (reading every head once), then makes
     /// the marks' directory: a store written by a build before the marks.
     fn mark_live_runs(&self) {
-        let ids: Vec<String> = fs_err::read_dir(self.root.join("runs"))
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|e| {
-                let name = e.file_name().to_string_lossy().into_owned();
-                name.strip_suffix(".json").map(str::to_string)
-            })
-            .collect();
-        let live_dir = self.live_runs_dir();
-        if fs_err::create_dir_all(&live_dir).is_err() {
+        if fs_err::create_dir_all(self.live_runs_dir()).is_err() {
             return;
         }
-        for id in ids {
+        for id in self.run_ids() {
             if self
                 .run_head(&id)
                 .is_some_and(|h| h.status == super::records::RunStatus::Running)
             {
-                let _ = write_atomic(&live_dir.join(&id), b"");
+                let _ = self.mark_live(&id);
             }
         }
     }
