@@ -80,10 +80,7 @@ fn protocols(out: &mut BTreeMap<String, Entry>) {
     let (sets, _) = bench::run::load_datasets(&m, None, false).unwrap();
     let task: Arc<bench::tasks::Task> = sets["quick"].tasks["quickstart__roman-1"].clone();
     let tmp = tempfile::tempdir().unwrap();
-    let backend = bench::backend::LocalBackend {
-        tmp: tmp.path().to_path_buf(),
-        hidden: vec![],
-    };
+    let backend = bench::backend::LocalBackend::new(tmp.path().to_path_buf(), vec![]);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

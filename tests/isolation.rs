@@ -870,3 +870,165 @@ fn run_jailed(program: &std::path::Path, args: &[String], env: &[(&str, String)]
     );
     text
 }
+
+/// Issue 50, a task's base repository made once: every workspace of a task is a copy of one
+/// base repository that passed the history check when it was made, so a workspace no command
+/// has touched is not checked again; one that a command ran in or a file was written to is
+/// checked as any other (and fails when it must). No jailed command can reach that base (it is
+/// in the hidden store) to plant anything for the task's later workspaces, and the base goes
+/// with the backend.
+#[tokio::test]
+async fn a_task_s_workspaces_are_copies_of_one_checked_base_no_command_can_reach() {
+    use bench::backend::{Backend as _, Sandbox as _, repo};
+    if !bwrap_ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let tmp = store.join("tmp");
+    fs_err::create_dir_all(&tmp).unwrap();
+    let base = dir.path().join("dataset/base");
+    fs_err::create_dir_all(base.join("src")).unwrap();
+    fs_err::write(base.join("src/file.txt"), "base\n").unwrap();
+    // A base tree holding a repository of its own, with a commit beyond the base: not copied.
+    let leak = Command::new("sh")
+        .arg("-c")
+        .arg("git init -q && git -c user.name=x -c user.email=x@x commit -q --allow-empty -m fix")
+        .current_dir(&base)
+        .status()
+        .unwrap();
+    assert!(leak.success());
+    bench::backend::prepare_jail_root(&bench::backend::jail::absolute(&tmp));
+    let backend = bench::backend::LocalBackend::new(
+        tmp.clone(),
+        vec![store.clone(), dir.path().join("dataset")],
+    );
+    let task = bench::tasks::TaskBase::Dir {
+        path: base.clone(),
+        digest: "0".repeat(64),
+    };
+    let spec = bench::backend::SandboxSpec {
+        base: &task,
+        phase: bench::backend::Phase::Agent,
+        network: bench::backend::Network::None,
+        image: None,
+        address: "solve/t",
+        key: "k",
+        repo_dir: None,
+        hardening: None,
+        stripped: None,
+        before_strip: None,
+        task_env: None,
+    };
+    let cancel = tokio_util::sync::CancellationToken::new();
+    // The commit the uncached path makes of the same tree.
+    let own = tempfile::tempdir().unwrap();
+    let made = bench::backend::LocalSandbox::create(
+        own.path(),
+        &base,
+        &[],
+        &bench::backend::Network::None,
+        &cancel,
+    )
+    .await
+    .unwrap();
+    let want = made.stripped_to().unwrap().to_string();
+    let first = backend.create(&spec, &cancel).await.unwrap();
+    assert_eq!(first.stripped_to(), Some(want.as_str()));
+    let (head, report) = repo::clean(first.as_ref(), None, "workspace", &cancel)
+        .await
+        .unwrap();
+    assert_eq!(
+        (head.as_str(), report.as_str()),
+        (want.as_str(), "history check passed")
+    );
+    // Not checked in the workspace itself: the check leaves its lists in `BENCH_STATE`.
+    let state = std::path::Path::new(&first.paths().state);
+    assert!(!state.join("all").exists());
+    let bases: Vec<_> = fs_err::read_dir(&tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("bases-")
+        })
+        .collect();
+    assert_eq!(bases.len(), 1, "{bases:?}");
+    let made_base = fs_err::read_dir(&bases[0])
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let base_repo = made_base.join("repo");
+    assert_eq!(
+        fs_err::read_to_string(base_repo.join("src/file.txt")).unwrap(),
+        "base\n"
+    );
+    // An agent tries to plant a change and a ref in the base for the task's later workspaces,
+    // and leaves a tag in its own.
+    let r = first
+        .exec(
+            &format!(
+                "echo solved > {b}/src/file.txt; git -C {b} tag planted; ls {b}; git tag leak; git log --all --oneline | wc -l",
+                b = base_repo.display()
+            ),
+            &[],
+            Duration::from_secs(60),
+            &cancel,
+        )
+        .await
+        .unwrap();
+    let out = String::from_utf8_lossy(&r.output);
+    assert!(
+        out.trim_end().ends_with('1'),
+        "one commit in the workspace: {out}"
+    );
+    assert_eq!(
+        fs_err::read_to_string(base_repo.join("src/file.txt")).unwrap(),
+        "base\n",
+        "{out}"
+    );
+    // Touched: checked again, and refused.
+    let refused = repo::clean(first.as_ref(), None, "workspace", &cancel)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains("refs/tags/leak"), "{refused}");
+    // The next workspace is the base, unchecked again; one written to is checked.
+    let second = backend.create(&spec, &cancel).await.unwrap();
+    let r = second
+        .exec(
+            "cat src/file.txt; git tag",
+            &[],
+            Duration::from_secs(60),
+            &cancel,
+        )
+        .await
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&r.output), "base\n");
+    let third = backend.create(&spec, &cancel).await.unwrap();
+    assert!(third.checked_at_start().is_some());
+    let file = format!("{}/src/new.txt", third.paths().repo);
+    third
+        .put_files(&[(file.as_str(), b"x\n", 0o644)])
+        .await
+        .unwrap();
+    assert!(third.checked_at_start().is_none());
+    let (_, report) = repo::clean(third.as_ref(), None, "workspace", &cancel)
+        .await
+        .unwrap();
+    assert_eq!(report, "history check passed");
+    assert!(
+        std::path::Path::new(&third.paths().state)
+            .join("all")
+            .exists()
+    );
+    // Still one base for the three workspaces; gone with the backend's work.
+    assert_eq!(fs_err::read_dir(&bases[0]).unwrap().count(), 1);
+    backend.finish().await;
+    assert!(!bases[0].exists());
+}

@@ -11,6 +11,8 @@
 //! `/tmp`), or that comes while another runs, gets a jail of its own.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -19,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 use super::exec::{ExecResult, TAG_VAR, exec, new_tag};
 use super::jail::{Jail, absolute, bwrap};
 use super::jail_server::Served;
+use super::local_bases::{Base, Bases, make_script};
 use super::sandbox::{Backend, Network, Sandbox, SandboxError, SandboxPaths, SandboxSpec};
 use super::workspace::{git_env, shell_quote};
 use crate::tasks::TaskBase;
@@ -30,6 +33,19 @@ use crate::types::InstallSpec;
 pub struct LocalBackend {
     pub tmp: PathBuf,
     pub hidden: Vec<PathBuf>,
+    /// The tasks' base repositories, made once and copied into each workspace.
+    bases: Arc<Bases>,
+}
+
+impl LocalBackend {
+    /// Sandboxes under `tmp` whose commands see none of `hidden`.
+    pub fn new(tmp: PathBuf, hidden: Vec<PathBuf>) -> LocalBackend {
+        LocalBackend {
+            bases: Arc::new(Bases::new(tmp.clone(), hidden.clone())),
+            tmp,
+            hidden,
+        }
+    }
 }
 
 /// A throwaway workspace: `repo/`, `state/`, `side/` and `home/` under one temp directory,
@@ -42,11 +58,16 @@ pub struct LocalSandbox {
     /// The sandbox's one jail, once its first command started it.
     served: tokio::sync::Mutex<Option<Served>>,
     /// Whether to use (or start) that jail: false once it could not start here.
-    serving: std::sync::atomic::AtomicBool,
+    serving: AtomicBool,
     /// The program that jail runs as its server: bench itself.
     server: PathBuf,
     /// The one commit bench made the repository with.
     made: String,
+    /// The report of the history check its base repository passed when it was made, while
+    /// the sandbox is still a copy of it (no command has run, no file was written): see
+    /// [`Sandbox::checked_at_start`].
+    checked: Option<String>,
+    fresh: AtomicBool,
     /// The jail every command with no more than the sandbox's own environment gets (the shared
     /// one's mounts), worked out once.
     shared: Jail,
@@ -68,6 +89,50 @@ impl LocalSandbox {
         network: &Network,
         cancel: &CancellationToken,
     ) -> Result<LocalSandbox, SandboxError> {
+        let mut sandbox = LocalSandbox::empty(tmp, hidden, network)?;
+        // One commit on `main` and nothing else: the history is what `repo::clean` would strip
+        // it to, so only its check runs.
+        let what = || format!("cannot prepare a workspace from {}", base.display());
+        let head = sandbox
+            .fill(&make_script(base), cancel)
+            .await
+            .map_err(|e| e.context(what()))?;
+        if head.len() != 40 {
+            return Err(failed(format!("{}: {head}", what())));
+        }
+        sandbox.made = head;
+        Ok(sandbox)
+    }
+
+    /// A workspace under `tmp` that is a copy (`cp -a`, reflinks where the filesystem has them)
+    /// of the checked base repository `base`: until a command runs or a file is written in it,
+    /// its history check is the one `base` passed. Jailed as [`LocalSandbox::create`]'s.
+    pub async fn from_base(
+        tmp: &Path,
+        base: &Base,
+        hidden: &[PathBuf],
+        network: &Network,
+        cancel: &CancellationToken,
+    ) -> Result<LocalSandbox, SandboxError> {
+        let mut sandbox = LocalSandbox::empty(tmp, hidden, network)?;
+        let script = format!("cp -a {}/. .", shell_quote(&base.repo.to_string_lossy()));
+        sandbox.fill(&script, cancel).await.map_err(|e| {
+            e.context(format!(
+                "cannot copy the base repository {} into a workspace",
+                base.repo.display()
+            ))
+        })?;
+        sandbox.made = base.commit.clone();
+        sandbox.checked = Some(base.report.clone());
+        Ok(sandbox)
+    }
+
+    /// A workspace's directories under `tmp`, its repository still empty.
+    fn empty(
+        tmp: &Path,
+        hidden: &[PathBuf],
+        network: &Network,
+    ) -> Result<LocalSandbox, SandboxError> {
         let root = tempfile::Builder::new()
             .prefix("ws-")
             .tempdir_in(tmp)
@@ -80,7 +145,7 @@ impl LocalSandbox {
             .keep();
         let root = absolute(&root);
         let p = |n: &str| root.join(n).display().to_string();
-        let sandbox = LocalSandbox {
+        let mut sandbox = LocalSandbox {
             paths: SandboxPaths {
                 repo: p("repo"),
                 workdir: p("repo"),
@@ -96,11 +161,11 @@ impl LocalSandbox {
                 visible: Vec::new(),
             },
             served: tokio::sync::Mutex::new(None),
-            serving: std::sync::atomic::AtomicBool::new(
-                !NO_SERVER.load(std::sync::atomic::Ordering::Relaxed),
-            ),
+            serving: AtomicBool::new(!NO_SERVER.load(Ordering::Relaxed)),
             server: std::env::current_exe().unwrap_or_default(),
             made: String::new(),
+            checked: None,
+            fresh: AtomicBool::new(true),
             shared: Jail {
                 writable: root.clone(),
                 hidden: Vec::new(),
@@ -111,19 +176,18 @@ impl LocalSandbox {
         for d in ["repo", "state", "side", "home", "tmp"] {
             fs_err::create_dir_all(root.join(d)).map_err(failed)?;
         }
-        // One commit on `main` and nothing else: no reflog, no message file, no remote. The
-        // history is what `repo::clean` would strip it to, so only its check runs. No automatic
-        // maintenance: the commit would start a detached `git maintenance run` beside bench.
-        let script = format!(
-            "cp -a {}/. . && rm -rf .git && git init -q -b main && git add -A && git -c core.logAllRefUpdates=false -c gc.auto=0 -c maintenance.auto=false commit -q --no-gpg-sign --allow-empty -m base && rm -f .git/COMMIT_EDITMSG && git rev-parse HEAD",
-            shell_quote(&base.to_string_lossy())
-        );
-        // bench's own copy runs outside the jail: the base tree is in a hidden dataset.
+        sandbox.shared = sandbox.jail.for_env(&sandbox.base_env());
+        Ok(sandbox)
+    }
+
+    /// Runs bench's own `script` in the empty repository, outside the jail (the base tree is in
+    /// a hidden dataset, a base repository in the hidden store): its trimmed output.
+    async fn fill(&self, script: &str, cancel: &CancellationToken) -> Result<String, SandboxError> {
         let r = exec(
-            &script,
-            Path::new(&sandbox.paths.repo),
-            &sandbox.root,
-            &sandbox.base_env(),
+            script,
+            Path::new(&self.paths.repo),
+            &self.root,
+            &self.base_env(),
             Duration::from_secs(300),
             cancel,
             None,
@@ -133,31 +197,25 @@ impl LocalSandbox {
         if r.cancelled {
             return Err(SandboxError::Cancelled);
         }
-        let head = String::from_utf8_lossy(&r.output).trim().to_string();
-        if r.exit_code != Some(0) || head.len() != 40 {
-            return Err(failed(format!(
-                "cannot prepare a workspace from {}: {head}",
-                base.display(),
-            )));
+        let out = String::from_utf8_lossy(&r.output).trim().to_string();
+        if r.exit_code != Some(0) {
+            return Err(failed(out));
         }
-        let mut sandbox = sandbox;
-        sandbox.made = head;
-        sandbox.shared = sandbox.jail.for_env(&sandbox.base_env());
-        Ok(sandbox)
+        Ok(out)
     }
 }
 
 /// Set once a sandbox's jail could not start in this process (bench's binary is out of the
 /// jail's sight, a test harness runs the library): later sandboxes give each command a jail of
 /// its own from the start.
-static NO_SERVER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static NO_SERVER: AtomicBool = AtomicBool::new(false);
 
 impl LocalSandbox {
     /// This sandbox with `exe` as its jail's server (a `bench` binary; the default is the
     /// running one, which a test harness is not).
     pub fn with_server(mut self, exe: PathBuf) -> LocalSandbox {
         self.server = exe;
-        self.serving = std::sync::atomic::AtomicBool::new(true);
+        self.serving = AtomicBool::new(true);
         self
     }
 
@@ -171,7 +229,6 @@ impl LocalSandbox {
         timeout: Duration,
         cancel: &CancellationToken,
     ) -> Option<Result<ExecResult, SandboxError>> {
-        use std::sync::atomic::Ordering;
         if !self.serving.load(Ordering::Relaxed)
             || bwrap().is_none()
             || !self.shared.same_as(&self.jail.for_env(env))
@@ -234,6 +291,15 @@ impl Sandbox for LocalSandbox {
         Some(&self.made)
     }
 
+    /// A copy of a checked base repository that nothing has touched yet: its check is the
+    /// base's.
+    fn checked_at_start(&self) -> Option<(&str, &str)> {
+        let report = self.checked.as_deref()?;
+        self.fresh
+            .load(Ordering::SeqCst)
+            .then_some((self.made.as_str(), report))
+    }
+
     fn base_env(&self) -> Vec<(String, String)> {
         let mut env = git_env(Path::new(&self.paths.home));
         env.push((
@@ -250,6 +316,7 @@ impl Sandbox for LocalSandbox {
         timeout: Duration,
         cancel: &CancellationToken,
     ) -> Result<ExecResult, SandboxError> {
+        self.fresh.store(false, Ordering::SeqCst);
         let mut all = self.base_env();
         all.extend_from_slice(env);
         if let Some(r) = self.exec_served(script, &all, timeout, cancel).await {
@@ -274,6 +341,7 @@ impl Sandbox for LocalSandbox {
 
     async fn put_files(&self, files: &[(&str, &[u8], u32)]) -> Result<(), SandboxError> {
         use std::os::unix::fs::PermissionsExt;
+        self.fresh.store(false, Ordering::SeqCst);
         for (path, bytes, mode) in files {
             let p = Path::new(path);
             if !p.starts_with(&self.root) {
@@ -377,15 +445,16 @@ impl Backend for LocalBackend {
         spec: &SandboxSpec<'_>,
         cancel: &CancellationToken,
     ) -> Result<Box<dyn Sandbox>, SandboxError> {
-        let TaskBase::Dir { path, .. } = spec.base else {
+        let TaskBase::Dir { path, digest } = spec.base else {
             return Err(failed(
                 "the local backend runs tasks with a local base tree only; set `[backend] kind = \"docker\"` for image tasks",
             ));
         };
         // The store's workspaces: their jails start from a prepared root, made once.
         super::prepared_root::register(&absolute(&self.tmp));
+        let base = self.bases.get(path, digest, cancel).await?;
         Ok(Box::new(
-            LocalSandbox::create(&self.tmp, path, &self.hidden, &spec.network, cancel).await?,
+            LocalSandbox::from_base(&self.tmp, &base, &self.hidden, &spec.network, cancel).await?,
         ))
     }
 
@@ -402,5 +471,7 @@ impl Backend for LocalBackend {
         None
     }
 
-    async fn finish(&self) {}
+    async fn finish(&self) {
+        self.bases.clear();
+    }
 }

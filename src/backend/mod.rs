@@ -1,6 +1,6 @@
 //! Where commands run, behind one seam (`sandbox.rs`: the [`Sandbox`] and [`Backend`] traits).
 //! `local.rs`: throwaway git workspaces on the host, each in one bubblewrap jail (`jail.rs`,
-//! `jail_server.rs`). `docker_backend.rs`: containers on a
+//! `jail_server.rs`), copied from a task's base repository made once (`local_bases.rs`). `docker_backend.rs`: containers on a
 //! Docker daemon, with agent images, over the bollard primitives of `docker.rs`, and a Harbor
 //! task's compose services beside them (`services.rs`). `repo.rs`: the
 //! repository steps every sandbox shares (strip, check, snapshot, diff). `pull.rs`: task images
@@ -18,6 +18,7 @@ pub mod image_ref;
 pub mod jail;
 pub mod jail_server;
 mod local;
+mod local_bases;
 mod open;
 pub mod pool;
 mod prepared_root;

@@ -88,10 +88,7 @@ pub async fn open(spec: OpenSpec<'_>) -> Result<Arc<dyn Backend>, String> {
     match c.kind {
         BackendKind::Local => {
             super::jail::warn_if_unavailable(spec.events);
-            Ok(Arc::new(LocalBackend {
-                tmp: spec.tmp,
-                hidden: spec.hidden,
-            }))
+            Ok(Arc::new(LocalBackend::new(spec.tmp, spec.hidden)))
         }
         BackendKind::Docker if !c.hosts.is_empty() => Ok(Arc::new(
             PoolBackend::start(

@@ -30,6 +30,7 @@ gone .git/logs .git/packed-refs || fail "cannot remove the reflog"
 "#;
 
 /// Checks, fail-closed, that nothing beyond the base commit is left (exit 4 with a reason).
+/// Run with `BENCH_STATE` and `BENCH_BASE` set, in the repository.
 pub const CHECK_SCRIPT: &str = r#"fail() { echo "bench: history check failed: $*" >&2; exit 4; }
 [ "$(git rev-parse HEAD)" = "$BENCH_BASE" ] || fail "HEAD is not the base commit"
 refs=$(git for-each-ref --format='%(refname)') || fail "cannot list refs"
@@ -104,16 +105,18 @@ pub async fn clean(
 ) -> Result<(String, String), SandboxError> {
     let base = match base {
         Some(b) => b.to_string(),
+        // Untouched since it was made: its HEAD is the base it was checked at.
+        None if s.checked_at_start().is_some() => s.checked_at_start().unwrap_or_default().0.into(),
         None => {
             let r = s.exec("git rev-parse HEAD", &[], LIMIT, cancel).await?;
             String::from_utf8_lossy(&r.output).trim().to_string()
         }
     };
-    if s.checked_at_start() == Some(base.as_str()) {
-        return Ok((
-            base,
-            "history check passed (when the stripped grading image was made)".to_string(),
-        ));
+    if let Some((checked, report)) = s.checked_at_start()
+        && checked == base
+    {
+        let report = report.to_string();
+        return Ok((base, report));
     }
     let env = state_env(s, &base);
     // A repository stripped when its image was made is only checked; any other is stripped

@@ -27,6 +27,16 @@ pub enum SandboxError {
     Cancelled,
 }
 
+impl SandboxError {
+    /// A failure with `what` failed in front (`what: error`); a cancel stays a cancel.
+    pub fn context(self, what: String) -> SandboxError {
+        match self {
+            SandboxError::Failed(e) => SandboxError::Failed(format!("{what}: {e}")),
+            SandboxError::Cancelled => SandboxError::Cancelled,
+        }
+    }
+}
+
 /// Paths inside a sandbox, as its commands see them.
 #[derive(Debug, Clone)]
 pub struct SandboxPaths {
@@ -139,9 +149,9 @@ pub trait Sandbox: Send + Sync {
     }
 
     /// The base of [`Sandbox::stripped_to`] while the sandbox is still exactly its image (nothing
-    /// has run in it or been copied into it): that image passed the fail-closed history check
-    /// when it was made, so `repo::clean` need not run it again.
-    fn checked_at_start(&self) -> Option<&str> {
+    /// has run in it or been copied into it), with the report of the fail-closed history check
+    /// that image passed when it was made: `repo::clean` need not run it again.
+    fn checked_at_start(&self) -> Option<(&str, &str)> {
         None
     }
 
