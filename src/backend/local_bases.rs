@@ -8,7 +8,8 @@
 //! a workspace's check runs, and every workspace of the task is a `cp -a` of it (reflinks where
 //! the filesystem has them). A workspace starts as a byte copy of a checked repository that no
 //! command ever ran in, so its own check is that one (as a docker grading sandbox started from
-//! its stripped image: [`super::Sandbox::checked_at_start`]). The directory goes with the
+//! its stripped image: [`super::Sandbox::checked_at_start`]). Bases are kept within a disk
+//! budget (least recently used first out, never one being copied). The directory goes with the
 //! backend; a dead run's is swept with its workspaces.
 
 use std::collections::HashMap;
@@ -41,21 +42,40 @@ pub struct Base {
     pub repo: PathBuf,
     pub commit: String,
     pub report: String,
+    /// Its directory's bytes (the tree and its `.git`).
+    bytes: u64,
 }
 
-type Slot = Arc<OnceCell<Result<Base, String>>>;
+type Key = (PathBuf, String);
+type Slot = Arc<OnceCell<Result<Arc<Base>, String>>>;
 
-/// The base repositories of one backend, made on first use.
+/// The bases made, and when each was last asked for.
+#[derive(Debug, Default)]
+struct Kept {
+    slots: HashMap<Key, Slot>,
+    used: HashMap<Key, u64>,
+    tick: u64,
+}
+
+/// The base repositories of one backend, made on first use and kept while they fit in
+/// `budget` bytes (the least recently used one not being copied goes first; a base removed is
+/// made again when asked for).
 #[derive(Debug)]
 pub struct Bases {
     tmp: PathBuf,
     hidden: Vec<PathBuf>,
     /// `tmp/bases-*`, once the first base was made.
     dir: Mutex<Option<PathBuf>>,
-    made: Mutex<HashMap<(PathBuf, String), Slot>>,
+    kept: Mutex<Kept>,
+    /// Bytes of bases kept at most (`None`: an eighth of the free space where the first base
+    /// is made, at most 8 GiB).
+    budget: Mutex<Option<u64>>,
 }
 
 const LIMIT: Duration = Duration::from_secs(1800);
+
+/// The most bytes of base repositories a backend keeps by default.
+const MAX_BUDGET: u64 = 8 << 30;
 
 impl Bases {
     /// Bases under `tmp`; their history checks run jailed, seeing none of `hidden`.
@@ -64,31 +84,92 @@ impl Bases {
             tmp,
             hidden,
             dir: Mutex::new(None),
-            made: Mutex::new(HashMap::new()),
+            kept: Mutex::new(Kept::default()),
+            budget: Mutex::new(None),
         }
+    }
+
+    /// The same, keeping at most `budget` bytes of bases.
+    #[cfg(test)]
+    fn with_budget(tmp: PathBuf, hidden: Vec<PathBuf>, budget: u64) -> Bases {
+        let b = Bases::new(tmp, hidden);
+        *b.budget.lock().unwrap_or_else(|e| e.into_inner()) = Some(budget);
+        b
     }
 
     /// The checked base repository of the tree at `path` (whose files and modes hash to
     /// `digest`), made by the first caller; every other waits for it. A failure is every
-    /// caller's (the same tree fails the same way).
+    /// caller's (the same tree fails the same way). Kept from removal while the caller holds
+    /// it (copies it).
     pub async fn get(
         &self,
         path: &Path,
         digest: &str,
         cancel: &CancellationToken,
-    ) -> Result<Base, SandboxError> {
+    ) -> Result<Arc<Base>, SandboxError> {
+        let key = (path.to_path_buf(), digest.to_string());
         let slot = {
-            let mut made = self.made.lock().unwrap_or_else(|e| e.into_inner());
-            made.entry((path.to_path_buf(), digest.to_string()))
-                .or_default()
-                .clone()
+            let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+            kept.tick += 1;
+            let tick = kept.tick;
+            kept.used.insert(key.clone(), tick);
+            kept.slots.entry(key.clone()).or_default().clone()
         };
         let made = slot.get_or_try_init(|| self.make(path, cancel)).await;
-        match made {
-            Ok(Ok(base)) => Ok(base.clone()),
-            Ok(Err(e)) => Err(SandboxError::Failed(e.clone())),
+        let base = match made {
+            Ok(Ok(base)) => base.clone(),
+            Ok(Err(e)) => return Err(SandboxError::Failed(e.clone())),
             // Cancelled before it was made: the next caller makes it.
-            Err(e) => Err(e),
+            Err(e) => return Err(e),
+        };
+        drop(slot);
+        self.evict(&key);
+        Ok(base)
+    }
+
+    /// Removes the least recently used bases, other than `keep` and those being copied or
+    /// made, while the bases kept exceed the budget.
+    fn evict(&self, keep: &Key) {
+        let budget = *self.budget.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(budget) = budget else {
+            return;
+        };
+        let mut gone = Vec::new();
+        {
+            let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+            let size = |s: &Slot| s.get().and_then(|r| r.as_ref().ok()).map_or(0, |b| b.bytes);
+            let mut total: u64 = kept.slots.values().map(size).sum();
+            let mut order: Vec<(u64, Key)> = kept
+                .used
+                .iter()
+                .filter(|(k, _)| *k != keep)
+                .map(|(k, t)| (*t, k.clone()))
+                .collect();
+            order.sort();
+            for (_, k) in order {
+                if total <= budget {
+                    break;
+                }
+                // Only the map holds the slot (no caller is waiting on it or copying its base).
+                let free = kept.slots.get(&k).is_some_and(|s| {
+                    Arc::strong_count(s) == 1
+                        && s.get()
+                            .is_some_and(|r| r.as_ref().is_ok_and(|b| Arc::strong_count(b) == 1))
+                });
+                if !free {
+                    continue;
+                }
+                if let Some(s) = kept.slots.remove(&k) {
+                    kept.used.remove(&k);
+                    total -= size(&s);
+                    if let Some(Ok(b)) = s.get() {
+                        gone.push(b.repo.parent().map(Path::to_path_buf).unwrap_or_default());
+                    }
+                }
+            }
+        }
+        for d in gone {
+            let _ = fs_err::remove_dir_all(d);
         }
     }
 
@@ -109,6 +190,13 @@ impl Bases {
             .keep();
         let d = super::jail::absolute(&d);
         *dir = Some(d.clone());
+        let mut budget = self.budget.lock().unwrap_or_else(|e| e.into_inner());
+        if budget.is_none() {
+            let free = nix::sys::statvfs::statvfs(&d)
+                .map(|s| s.blocks_available() * s.fragment_size())
+                .unwrap_or(0);
+            *budget = Some((free / 8).min(MAX_BUDGET));
+        }
         Ok(d)
     }
 
@@ -118,7 +206,7 @@ impl Bases {
         &self,
         path: &Path,
         cancel: &CancellationToken,
-    ) -> Result<Result<Base, String>, SandboxError> {
+    ) -> Result<Result<Arc<Base>, String>, SandboxError> {
         let root = tempfile::Builder::new()
             .prefix("base-")
             .tempdir_in(self.dir()?)
@@ -183,17 +271,18 @@ impl Bases {
                 path.display()
             )));
         }
-        Ok(Ok(Base {
+        Ok(Ok(Arc::new(Base {
+            bytes: bytes_under(&root),
             repo,
             commit,
             report,
-        }))
+        })))
     }
 
     /// Removes every base made (the backend's work is done).
     pub fn clear(&self) {
         let dir = self.dir.lock().unwrap_or_else(|e| e.into_inner()).take();
-        self.made.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        *self.kept.lock().unwrap_or_else(|e| e.into_inner()) = Kept::default();
         if let Some(d) = dir {
             let _ = fs_err::remove_dir_all(d);
         }
@@ -203,5 +292,93 @@ impl Bases {
 impl Drop for Bases {
     fn drop(&mut self) {
         self.clear();
+    }
+}
+
+/// The bytes of the files under `dir` (symbolic links not followed).
+fn bytes_under(dir: &Path) -> u64 {
+    let mut total = 0;
+    for e in fs_err::read_dir(dir).into_iter().flatten().flatten() {
+        match e.metadata() {
+            Ok(m) if m.is_dir() => total += bytes_under(&e.path()),
+            Ok(m) => total += m.len(),
+            Err(_) => {}
+        }
+    }
+    total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree(dir: &Path, name: &str, bytes: usize) -> PathBuf {
+        let t = dir.join(name);
+        fs_err::create_dir_all(&t).unwrap();
+        fs_err::write(t.join("f.txt"), name.repeat(bytes / name.len().max(1))).unwrap();
+        t
+    }
+
+    fn made(tmp: &Path) -> usize {
+        fs_err::read_dir(tmp)
+            .unwrap()
+            .flatten()
+            .map(|d| fs_err::read_dir(d.path()).unwrap().count())
+            .sum()
+    }
+
+    /// Bases beyond the budget go, least recently used first, never one being copied; a base
+    /// asked for again after it went is made again, the same commit.
+    #[tokio::test]
+    async fn bases_beyond_the_budget_go_least_recently_used_first_never_one_in_use() {
+        let dir = tempfile::tempdir().unwrap();
+        let tmp = dir.path().join("tmp");
+        fs_err::create_dir_all(&tmp).unwrap();
+        let (a, b, c) = (
+            tree(dir.path(), "a", 10_000),
+            tree(dir.path(), "b", 10_000),
+            tree(dir.path(), "c", 10_000),
+        );
+        let cancel = CancellationToken::new();
+        // Room for about two bases (each its tree's file twice, the copy and its blob, and git's
+        // own files).
+        let one = {
+            let probe = Bases::new(dir.path().join("probe"), vec![]);
+            fs_err::create_dir_all(dir.path().join("probe")).unwrap();
+            probe.get(&a, "a", &cancel).await.unwrap().bytes
+        };
+        assert!(one > 10_000, "{one}");
+        let bases = Bases::with_budget(tmp.clone(), vec![], one * 2 + one / 2);
+        let first_a = bases.get(&a, "a", &cancel).await.unwrap();
+        let commit_a = first_a.commit.clone();
+        drop(first_a);
+        bases.get(&b, "b", &cancel).await.unwrap();
+        assert_eq!(made(&tmp), 2);
+        // Over budget: `a`, the least recently used, goes.
+        let held_c = bases.get(&c, "c", &cancel).await.unwrap();
+        assert_eq!(made(&tmp), 2);
+        let kept = bases
+            .kept
+            .lock()
+            .unwrap()
+            .slots
+            .keys()
+            .cloned()
+            .collect::<Vec<_>>();
+        assert!(!kept.iter().any(|(p, _)| p == &a), "{kept:?}");
+        // `a` again: made again (the same commit); `b` goes, not `c`, which is being copied.
+        let again = bases.get(&a, "a", &cancel).await.unwrap();
+        assert_eq!(again.commit, commit_a);
+        assert!(held_c.repo.join("f.txt").exists());
+        assert!(again.repo.join("f.txt").exists());
+        assert_eq!(made(&tmp), 2);
+        // With nothing free to remove, the budget is exceeded rather than a base in use removed.
+        let tiny = Bases::with_budget(dir.path().join("probe"), vec![], 1);
+        let x = tiny.get(&a, "a", &cancel).await.unwrap();
+        let y = tiny.get(&b, "b", &cancel).await.unwrap();
+        assert!(x.repo.exists() && y.repo.exists());
+        drop((x, y));
+        bases.clear();
+        assert_eq!(fs_err::read_dir(&tmp).unwrap().count(), 0);
     }
 }
