@@ -7,6 +7,8 @@
 #
 # Usage: scripts/bench-fill-heap.sh [SIZES]    (default "100 300"; each size is N tasks, 5N+2 nodes)
 # Env:   BIN   a bench built with `--features system-alloc` to measure instead of building one
+#        BASE  a second such build to measure in the same run, interleaved with BIN per size
+#              (BASE first), each on its own manifests and stores (BASE's under $WORK/base)
 #        WORK  a directory for the manifests, stores and profiles (default a new one in /var/tmp)
 #        BENCH_NO_BWRAP=1 passes through (heaptrack follows bench, not its jails' processes)
 set -euo pipefail
@@ -22,15 +24,23 @@ if [ -z "${BIN:-}" ]; then
     BIN="$WORK/bench-system-alloc"
     cp "$TARGET/release/bench" "$BIN"
 fi
-for n in $SIZES; do
-    d="$WORK/n$n"
+# One side's profile at one size: its manifest, a fresh store, `bench apply` under heaptrack.
+measure() { # BIN DIR N
+    local bin=$1 d=$2 n=$3
     [ -f "$d/bench.toml" ] ||
         python3 "$ROOT/scripts/gen_bench_manifest.py" "$d" --tasks "$n" --teams 2 --jobs 2 >/dev/null
     rm -rf "$d/store" "$d/heap.zst"
-    (cd "$d" && heaptrack -o "$d/heap" "$BIN" apply -q bench.toml --store store >"$d/apply.log" 2>&1)
+    (cd "$d" && heaptrack -o "$d/heap" "$bin" apply -q bench.toml --store store >"$d/apply.log" 2>&1)
     heaptrack_print --flamegraph-cost-type peak -F "$d/heap.stacks" "$d/heap.zst" >/dev/null 2>&1
+}
+for n in $SIZES; do
+    if [ -n "${BASE:-}" ]; then
+        measure "$BASE" "$WORK/base/n$n" "$n"
+    fi
+    measure "$BIN" "$WORK/n$n" "$n"
 done
-python3 - "$WORK" $SIZES <<'EOF'
+summary() { # WORK SIZES...
+python3 - "$@" <<'EOF'
 import collections, re, sys
 work, sizes = sys.argv[1], [int(s) for s in sys.argv[2:]]
 def holders(n):
@@ -51,3 +61,11 @@ for a, b in zip(sizes, sizes[1:]):
     per = (peaks[b] - peaks[a]) / (5 * (b - a))
     print(f"\n{a} -> {b} tasks: peak heap x{peaks[b] / peaks[a]:.2f}, {per / 1024:.2f} KiB per node added")
 EOF
+}
+if [ -n "${BASE:-}" ]; then
+    echo "== BASE ($BASE)"
+    summary "$WORK/base" $SIZES
+    echo
+    echo "== BIN ($BIN)"
+fi
+summary "$WORK" $SIZES

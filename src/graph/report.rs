@@ -26,7 +26,7 @@ fn row_status(state: &NodeState) -> &'static str {
 /// A report row of a solve or grade node; the kind-specific fields are the caller's. `error` is
 /// the outcome's own error, shown when the node did not fail.
 fn row(
-    kind: &str,
+    kind: &'static str,
     node: &super::Node,
     task: &Task,
     team: &str,
@@ -391,8 +391,20 @@ impl Gathered {
     }
 
     /// Sorts what was gathered by task, team and replicate (rows also by node and address):
-    /// creation order follows completion order, and the job (and its key) must be stable.
+    /// creation order follows completion order, and the job (and its key) must be stable. The
+    /// lists are then cut to their length: they are held until the report is rendered, and a
+    /// list grown by doubling holds up to twice its rows.
     fn sort(&mut self) {
+        self.sort_lists();
+        self.pairs.shrink_to_fit();
+        self.rows.shrink_to_fit();
+        self.audit.shrink_to_fit();
+        self.resolutions.shrink_to_fit();
+        self.usage.shrink_to_fit();
+        self.scores.shrink_to_fit();
+    }
+
+    fn sort_lists(&mut self) {
         self.pairs
             .sort_by(|a, b| (&a.task, &a.team, a.replicate).cmp(&(&b.task, &b.team, b.replicate)));
         // Creation order follows completion order: sort, so the job (and its key) is stable.
@@ -580,5 +592,85 @@ fn pair((task, team, replicate): (&Task, &str, u32), state: PairState) -> PairOu
         score: None,
         correctness: None,
         cost_basis: Default::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row_of(task: &str, team: &str, node: &'static str) -> NodeRow {
+        NodeRow {
+            node: node.into(),
+            address: format!("{node}/{task}/{team}/0"),
+            key: None,
+            task: task.into(),
+            repo: None,
+            language: None,
+            team: team.into(),
+            replicate: 0,
+            status: "ok".into(),
+            resolved: None,
+            timed_out: None,
+            errored: false,
+            error: None,
+            patch_applied: None,
+            resolution: None,
+            cost_usd: None,
+            input_tokens: None,
+            output_tokens: None,
+            patch_bytes: None,
+            duration_s: None,
+            reward: None,
+            score: None,
+            verifier: None,
+        }
+    }
+
+    /// The gathered lists are sorted and hold no spare room once sorted, for every length
+    /// from none to past a doubling (a list grown one push at a time keeps room for up to as
+    /// many rows again until the report renders).
+    #[test]
+    fn gathered_lists_are_sorted_and_cut_to_their_length() {
+        for n in 0..40usize {
+            let mut g = Gathered::default();
+            for i in (0..n).rev() {
+                let task = format!("task-{:02}", i / 2);
+                let team = ["b", "a"][i % 2];
+                g.rows.push(row_of(&task, team, "solve"));
+                g.rows.push(row_of(&task, team, "grade"));
+                g.pairs.push(pair_of(&task, team));
+                g.usage.push(PairUsage {
+                    task: task.clone(),
+                    team: team.into(),
+                    replicate: 0,
+                    runs: Vec::new(),
+                });
+            }
+            g.sort();
+            assert_eq!((g.rows.len(), g.rows.capacity()), (2 * n, 2 * n), "{n}");
+            assert_eq!((g.pairs.len(), g.pairs.capacity()), (n, n), "{n}");
+            assert_eq!((g.usage.len(), g.usage.capacity()), (n, n), "{n}");
+            let order: Vec<_> = g.rows.iter().map(|r| (&r.task, &r.team, &r.node)).collect();
+            assert!(order.is_sorted(), "{n}: {order:?}");
+            assert!(g.pairs.iter().map(|p| (&p.task, &p.team)).is_sorted());
+            assert!(g.usage.iter().map(|u| (&u.task, &u.team)).is_sorted());
+        }
+    }
+
+    fn pair_of(task: &str, team: &str) -> PairOutcome {
+        PairOutcome {
+            task: task.into(),
+            team: team.into(),
+            replicate: 0,
+            state: PairState::NotRun,
+            cost_usd: None,
+            wall_time_s: None,
+            language: None,
+            repo: None,
+            score: None,
+            correctness: None,
+            cost_basis: Default::default(),
+        }
     }
 }

@@ -351,7 +351,11 @@ fn report_job() {
             repo: Some("o/r".into()),
             score: Some(0.25),
             correctness: Some(0.5),
-            cost_basis: BTreeMap::from([("table".to_string(), 1)]),
+            cost_basis: {
+                let mut basis = crate::report::stats::BasisCounts::default();
+                basis.add("table", 1);
+                basis
+            },
         }],
         rows: vec![NodeRow {
             node: "grade".into(),

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Job, KEY_SCHEMA, Kind};
 use crate::report::results::NodeRow;
-use crate::report::stats::PairOutcome;
+use crate::report::stats::{BasisCounts, PairOutcome};
 use crate::types::Promote;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -119,9 +119,8 @@ pub struct Costs<'a> {
 
 struct SolveCost {
     usd: Option<f64>,
-    /// Runs by cost basis, sorted by its name: a map only in the priced pair (a map per solve
-    /// here held a B-tree leaf each, room for eleven of the five bases).
-    basis: Vec<(&'static str, u64)>,
+    /// Runs by cost basis.
+    basis: BasisCounts,
 }
 
 impl Costs<'_> {
@@ -135,7 +134,7 @@ impl Costs<'_> {
     pub fn price_pair(&self, p: &mut PairOutcome) {
         if let Some(c) = self.get(&p.task, &p.team, p.replicate) {
             p.cost_usd = c.usd;
-            p.cost_basis = c.basis.iter().map(|(k, n)| (k.to_string(), *n)).collect();
+            p.cost_basis = c.basis;
         }
     }
 
@@ -173,13 +172,10 @@ impl ReportInputs {
                     .iter()
                     .map(|r| r.cost_usd(&self.pricing))
                     .sum::<Option<f64>>();
-                let mut basis: Vec<(&'static str, u64)> = Vec::new();
+                let mut basis = BasisCounts::default();
                 for r in &u.runs {
-                    let name = r.cost_basis(&self.pricing).name();
-                    match basis.binary_search_by(|(k, _)| (*k).cmp(name)) {
-                        Ok(i) => basis[i].1 += 1,
-                        Err(i) => basis.insert(i, (name, 1)),
-                    }
+                    // Every `CostBasis` name is one of `BASIS_NAMES` (a test holds them).
+                    basis.add(r.cost_basis(&self.pricing).name(), 1);
                 }
                 let at = (u.task.as_str(), u.team.as_str(), u.replicate);
                 (at, SolveCost { usd, basis })
@@ -215,4 +211,44 @@ pub struct PairArtifacts {
     pub trajectory: Option<String>,
     /// The grade's test log.
     pub log: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jobs::CostBasis;
+    use crate::report::stats::BASIS_NAMES;
+
+    /// Every basis a run can be priced by has its place in the pairs' counts (an `add` of a
+    /// name without one would be lost).
+    #[test]
+    fn every_cost_basis_is_counted() {
+        let all = [
+            CostBasis::Free,
+            CostBasis::Reported,
+            CostBasis::Table,
+            CostBasis::Rounded,
+            CostBasis::Unpriced,
+        ];
+        let mut counts = BasisCounts::default();
+        for (i, b) in all.into_iter().enumerate() {
+            // A match that fails to compile when a basis is added without its place here.
+            match b {
+                CostBasis::Free
+                | CostBasis::Reported
+                | CostBasis::Table
+                | CostBasis::Rounded
+                | CostBasis::Unpriced => {}
+            }
+            assert_eq!(counts.add(b.name(), i as u64 + 1), Some(()), "{}", b.name());
+        }
+        let names: Vec<&str> = counts.iter().map(|(name, _)| name).collect();
+        assert_eq!(names, BASIS_NAMES);
+        let mut sorted = BASIS_NAMES;
+        sorted.sort_unstable();
+        assert_eq!(
+            sorted, BASIS_NAMES,
+            "the names are sorted, as the map's keys were"
+        );
+    }
 }

@@ -1,5 +1,6 @@
 //! Per-node rows (`results.parquet`) and SWE-bench predictions (`predictions.jsonl`).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use arrow_array::{
@@ -13,8 +14,8 @@ use serde::{Deserialize, Serialize};
 /// One solve or grade node of the report's inputs: a row of `results.parquet`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NodeRow {
-    /// `solve` or `grade`.
-    pub node: String,
+    /// `solve` or `grade` (a name bench writes is held without a copy per row).
+    pub node: Cow<'static, str>,
     /// The node's address (`grade/<task>/<team>/<replicate>`).
     pub address: String,
     /// The node's key; `None` when it never ran.
@@ -25,7 +26,7 @@ pub struct NodeRow {
     pub team: String,
     pub replicate: u32,
     /// `ok`, `failed` (infrastructure error) or `not_run`.
-    pub status: String,
+    pub status: Cow<'static, str>,
     /// Grade nodes: the verdict.
     pub resolved: Option<bool>,
     /// Solve nodes: the agent hit the timeout; grade nodes: the solve or the tests did.
@@ -278,6 +279,29 @@ mod tests {
             let whole = write_parquet(&rows, &teams, &cost, usize::MAX).expect("one batch");
             let batched = results_parquet(&rows, &teams, &cost).expect("batches");
             assert!(whole == batched, "{n} rows: the batched file differs");
+        }
+    }
+
+    /// A row's kind and status held as bench's own names are written, and read back, as the
+    /// strings they replace: a row read from JSON (owned names) writes the bytes it was read
+    /// from and equals the row with borrowed names.
+    #[test]
+    fn rows_with_borrowed_names_are_the_rows_with_strings() {
+        for i in 0..40 {
+            let r = row(i);
+            assert!(matches!(r.node, Cow::Borrowed(_)) && matches!(r.status, Cow::Borrowed(_)));
+            let json = serde_json::to_string(&r).unwrap();
+            let mut value: serde_json::Value = serde_json::from_str(&json).unwrap();
+            assert_eq!(value["node"], if i % 2 == 0 { "solve" } else { "grade" });
+            assert_eq!(value["status"], if i % 11 == 0 { "failed" } else { "ok" });
+            let back: NodeRow = serde_json::from_str(&json).unwrap();
+            assert!(matches!(back.node, Cow::Owned(_)));
+            assert_eq!(back, r);
+            assert_eq!(serde_json::to_string(&back).unwrap(), json);
+            // A name bench does not write is read as it is.
+            value["status"] = "something else".into();
+            let other: NodeRow = serde_json::from_value(value).unwrap();
+            assert_eq!(other.status, "something else");
         }
     }
 }

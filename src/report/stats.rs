@@ -291,8 +291,71 @@ pub struct PairOutcome {
     pub correctness: Option<f64>,
     /// How many of the pair's agent runs were priced how (`reported`: the CLI's own figure for
     /// a model it priced; `table`: tokens x the pricing table; `unpriced`; `free`; `rounded`).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub cost_basis: BTreeMap<String, u64>,
+    #[serde(default, skip_serializing_if = "BasisCounts::is_empty")]
+    pub cost_basis: BasisCounts,
+}
+
+/// The cost bases a pair's runs can have, sorted by name (the order of their counts in
+/// [`BasisCounts`] and of its map).
+pub const BASIS_NAMES: [&str; 5] = ["free", "reported", "rounded", "table", "unpriced"];
+
+/// Agent runs per cost basis: a count per name of [`BASIS_NAMES`], in place (a map per priced
+/// pair held a B-tree leaf and a string per name). Written as the map of the names counted
+/// more than zero times, in name order, the bytes the map gave; read from such a map (a name
+/// counted zero times is the same as one left out).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BasisCounts([u64; 5]);
+
+impl BasisCounts {
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|n| *n == 0)
+    }
+
+    /// Adds `n` runs of the basis `name`; `None` for a name not in [`BASIS_NAMES`].
+    pub fn add(&mut self, name: &str, n: u64) -> Option<()> {
+        let i = BASIS_NAMES.iter().position(|b| *b == name)?;
+        self.0[i] += n;
+        Some(())
+    }
+
+    /// The runs of the basis `name` (0 for one not counted or not a basis).
+    pub fn get(&self, name: &str) -> u64 {
+        BASIS_NAMES
+            .iter()
+            .position(|b| *b == name)
+            .map_or(0, |i| self.0[i])
+    }
+
+    /// The names counted more than zero times with their counts, in name order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        BASIS_NAMES
+            .iter()
+            .zip(self.0)
+            .filter(|(_, n)| *n > 0)
+            .map(|(b, n)| (*b, n))
+    }
+}
+
+impl Serialize for BasisCounts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for BasisCounts {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let map = BTreeMap::<String, u64>::deserialize(d)?;
+        let mut counts = BasisCounts::default();
+        for (name, n) in map {
+            counts.add(&name, n).ok_or_else(|| {
+                serde::de::Error::custom(format!(
+                    "unknown cost basis {name:?}: expected one of {}",
+                    BASIS_NAMES.join(", ")
+                ))
+            })?;
+        }
+        Ok(counts)
+    }
 }
 
 /// State of a pair. Serialized as `{"kind": "resolved"}`,
@@ -1005,8 +1068,8 @@ fn summarize_team(
         per_resolved_usd: (resolved_runs > 0).then(|| total_priced_usd / resolved_runs as f64),
         lower_bound: (costs.len() as u64) < runs,
         basis: all_runs().fold(BTreeMap::new(), |mut acc, run| {
-            for (k, n) in &run.pair.cost_basis {
-                *acc.entry(k.clone()).or_insert(0) += n;
+            for (k, n) in run.pair.cost_basis.iter() {
+                *acc.entry(k.to_string()).or_insert(0) += n;
             }
             acc
         }),
@@ -1091,6 +1154,58 @@ mod tests {
     use std::sync::OnceLock;
 
     const FIXTURE: &str = "tests/fixtures/stats/reference.json";
+
+    /// Every subset of the bases, with counts from 1 to past `u32`: the counts are written as
+    /// the map of names they replace gave, in its order, read back the same, and an unknown
+    /// name, a negative or fractional count are refused.
+    #[test]
+    fn basis_counts_are_the_map_they_replace() {
+        for subset in 0u32..(1 << BASIS_NAMES.len()) {
+            let mut map = BTreeMap::new();
+            let mut counts = BasisCounts::default();
+            for (i, name) in BASIS_NAMES.iter().enumerate() {
+                if subset & (1 << i) != 0 {
+                    let n = [1, 7, u64::from(u32::MAX) + 3, 2, 40][i] + u64::from(subset);
+                    map.insert(name.to_string(), n);
+                    counts.add(name, 1).unwrap();
+                    counts.add(name, n - 1).unwrap();
+                }
+            }
+            let json = serde_json::to_string(&map).unwrap();
+            assert_eq!(serde_json::to_string(&counts).unwrap(), json);
+            assert_eq!(counts.is_empty(), map.is_empty());
+            let back: BasisCounts = serde_json::from_str(&json).unwrap();
+            assert_eq!(back, counts);
+            for name in BASIS_NAMES {
+                assert_eq!(counts.get(name), map.get(name).copied().unwrap_or(0));
+            }
+        }
+        let mut counts = BasisCounts::default();
+        assert_eq!(counts.add("Table", 1), None);
+        assert_eq!(counts.get("nope"), 0);
+        assert!(counts.is_empty());
+        let zero: BasisCounts = serde_json::from_str(r#"{"free": 0}"#).unwrap();
+        assert_eq!(serde_json::to_string(&zero).unwrap(), "{}");
+        for bad in [
+            r#"{"tabel": 1}"#,
+            r#"{"table": -1}"#,
+            r#"{"table": 1.5}"#,
+            "[]",
+        ] {
+            let err = serde_json::from_str::<BasisCounts>(bad)
+                .unwrap_err()
+                .to_string();
+            assert!(!err.is_empty(), "{bad}");
+        }
+        let err = serde_json::from_str::<BasisCounts>(r#"{"tabel": 1}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown cost basis \"tabel\""), "{err}");
+        assert!(
+            err.contains("free, reported, rounded, table, unpriced"),
+            "{err}"
+        );
+    }
 
     /// The reference file: in the main crate it sits under the crate root;
     /// a crate that only borrows this module (the scratch crate) points at it
@@ -1614,7 +1729,7 @@ mod tests {
             repo: None,
             score: None,
             correctness: None,
-            cost_basis: BTreeMap::new(),
+            cost_basis: BasisCounts::default(),
         }
     }
 
