@@ -160,6 +160,21 @@ const PARSERS: &[(&str, ParseFn, Reads)] = &[
     ("vitest", vitest::parse, Reads::Whole),
 ];
 
+/// A line parser into two lists: the names of the second win over the first's wherever they
+/// are in the log (a pattern's matches, then another's, each over the whole log).
+type TwoListsFn = fn(&str, &mut Collector, &mut Collector);
+
+/// Parsers read whole by [`parse_log`] and [`parse_log_stream`] (a match may take the next
+/// line as its name, and one pattern's matches win over another's wherever they are) that
+/// [`write_log_json`] reads in pieces all the same: each piece of lines into two lists, merged
+/// with every first list before every second one, and the log cut only after lines that are
+/// none of the third field's (a line of those takes the next as its name).
+const TWO_LISTS: &[(&str, TwoListsFn, &[&[u8]])] = &[(
+    "swebench-grommet",
+    swebench::grommet_lines,
+    swebench::GROMMET_JOINS,
+)];
+
 /// Bytes read at a time by [`parse_log_stream`]: small enough to stay in cache, large enough
 /// that a chunk holds thousands of lines.
 const CHUNK: usize = 256 * 1024;
@@ -332,6 +347,21 @@ pub fn write_log_json(
         None if threads < 2 || size < PARALLEL_MIN => 1,
         None => (threads * 4).min((size >> 20) as usize).clamp(2, 64),
     };
+    let workers = threads.clamp(1, pieces);
+    if let Some(&(_, parse, joins)) = TWO_LISTS.iter().find(|t| t.0 == parser) {
+        let bounds = line_bounds(file, size, pieces, joins).map_err(ReadLogError::Io)?;
+        let lists = in_pieces(pieces, workers, |i| {
+            let (start, end) = (bounds[i], bounds[i + 1]);
+            let mut first = Collector::for_piece((end - start) as usize);
+            let mut second = Collector::for_piece((end - start) as usize);
+            let mut each = |bytes: &[u8]| parse(&decode(bytes), &mut first, &mut second);
+            read_lines(&mut FileAt::new(file, start, end), CHUNK, joins, &mut each)?;
+            Ok::<_, ReadLogError>((first.finish(), second.finish()))
+        })?;
+        let (firsts, seconds): (Vec<Statuses>, Vec<Statuses>) = lists.into_iter().unzip();
+        let parts: Vec<Statuses> = firsts.into_iter().chain(seconds).collect();
+        return write_parts_json(&parts, workers, out);
+    }
     if reads == Reads::Raw {
         return write_raw_json(parser, &mut FileAt::new(file, 0, size), size as usize, out);
     }
@@ -339,8 +369,7 @@ pub fn write_log_json(
         let statuses = parse_log_stream(parser, &mut FileAt::new(file, 0, size), size as usize)?;
         return super::write_statuses_json(&statuses, out).map_err(ReadLogError::Write);
     }
-    let bounds = line_bounds(file, size, pieces).map_err(ReadLogError::Io)?;
-    let workers = threads.clamp(1, pieces);
+    let bounds = line_bounds(file, size, pieces, &[]).map_err(ReadLogError::Io)?;
     let parts: Vec<Statuses> = in_pieces(pieces, workers, |i| {
         let (start, end) = (bounds[i], bounds[i + 1]);
         // A piece may name a test per short line (a summary): sized for that, so the name
@@ -355,6 +384,16 @@ pub fn write_log_json(
         )?;
         Ok::<_, ReadLogError>(collector.finish())
     })?;
+    write_parts_json(&parts, workers, out)
+}
+
+/// Writes the JSON of `parts` (each a piece's names) merged: each sorted on the threads, then
+/// merged as they are written (a name in several takes the status of the last).
+fn write_parts_json(
+    parts: &[Statuses],
+    workers: usize,
+    out: &mut dyn std::io::Write,
+) -> Result<(), ReadLogError> {
     crate::timings::mark("log pieces parsed");
     let runs = in_pieces(parts.len(), workers, |i| {
         Ok::<_, ReadLogError>(parts[i].sorted())
@@ -488,9 +527,14 @@ pub(crate) fn in_pieces<T: Send, E: Send>(
 }
 
 /// The byte offsets that cut `size` bytes of `file` into `pieces` runs of whole lines: 0,
-/// then the offset after the first line break at or past each even share, then `size`
-/// (non-decreasing; a piece may be empty).
-fn line_bounds(file: &std::fs::File, size: u64, pieces: usize) -> std::io::Result<Vec<u64>> {
+/// then the offset after the first line break at or past each even share that ends a line
+/// none of `joins`, then `size` (non-decreasing; a piece may be empty).
+fn line_bounds(
+    file: &std::fs::File,
+    size: u64,
+    pieces: usize,
+    joins: &[&[u8]],
+) -> std::io::Result<Vec<u64>> {
     use std::os::unix::fs::FileExt;
     let mut bounds = vec![0];
     let mut window = vec![0u8; 1 << 16];
@@ -505,15 +549,40 @@ fn line_bounds(file: &std::fs::File, size: u64, pieces: usize) -> std::io::Resul
             if n == 0 {
                 break size;
             }
-            if let Some(i) = memchr::memchr(b'\n', &window[..n]) {
-                break at + i as u64 + 1;
+            match memchr::memchr(b'\n', &window[..n]) {
+                Some(i) if joins_at(file, at + i as u64, joins)? => at += i as u64 + 1,
+                Some(i) => break at + i as u64 + 1,
+                None => at += n as u64,
             }
-            at += n as u64;
         };
         bounds.push(cut);
     }
     bounds.push(size);
     Ok(bounds)
+}
+
+/// Whether the line that ends at the line break at `end` of `file` is one of `joins`.
+fn joins_at(file: &std::fs::File, end: u64, joins: &[&[u8]]) -> std::io::Result<bool> {
+    use std::os::unix::fs::FileExt;
+    let Some(longest) = joins.iter().map(|w| w.len() as u64 + 1).max() else {
+        return Ok(false);
+    };
+    let from = end.saturating_sub(longest);
+    let mut before = vec![0u8; (end - from) as usize];
+    file.read_exact_at(&mut before, from)?;
+    Ok(ends_with_line_of(&before, from == 0, joins))
+}
+
+/// Whether the last line of `before` (text up to a line break; `whole`: from the text's
+/// start) is one of `joins`.
+fn ends_with_line_of(before: &[u8], whole: bool, joins: &[&[u8]]) -> bool {
+    joins.iter().any(|w| {
+        before.ends_with(w)
+            && match before.len().checked_sub(w.len() + 1) {
+                Some(k) => before[k] == b'\n',
+                None => whole && before.len() == w.len(),
+            }
+    })
 }
 
 /// Reads bytes `pos..end` of a file with positioned reads (threads share the file).
@@ -644,6 +713,21 @@ fn parse_into(
     chunk: usize,
     collector: &mut Collector,
 ) -> Result<(), ReadLogError> {
+    read_lines(reader, chunk, &[], &mut |bytes| {
+        parse_piece(parse, reads, bytes, collector)
+    })
+}
+
+/// Reads `reader` into a buffer of (at first) `chunk` bytes and hands `each` every run of
+/// complete lines as soon as it is read, the last of which is none of `joins` (a line of
+/// those is handed on with the line after it); a run longer than the buffer grows it. The
+/// text after the last line break it may cut at is handed on last.
+fn read_lines(
+    reader: &mut dyn Read,
+    chunk: usize,
+    joins: &[&[u8]],
+    each: &mut dyn FnMut(&[u8]),
+) -> Result<(), ReadLogError> {
     let mut buf = vec![0u8; chunk.max(1)];
     let mut filled = 0;
     loop {
@@ -658,24 +742,31 @@ fn parse_into(
         };
         let searched = filled;
         filled += n;
-        if let Some(i) = memchr::memrchr(b'\n', &buf[searched..filled]) {
-            let end = searched + i;
-            parse_piece(parse, reads, &buf[..end], collector);
+        let cut = memchr::memrchr_iter(b'\n', &buf[searched..filled])
+            .map(|i| searched + i)
+            .find(|&end| !ends_with_line_of(&buf[..end], true, joins));
+        if let Some(end) = cut {
+            each(&buf[..end]);
             buf.copy_within(end + 1..filled, 0);
             filled -= end + 1;
         }
     }
-    parse_piece(parse, reads, &buf[..filled], collector);
+    each(&buf[..filled]);
     Ok(())
+}
+
+/// A piece of a log as text (invalid UTF-8 replaced).
+fn decode(bytes: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
 }
 
 /// Decodes (lossily), cleans (unless `reads` is raw) and parses one piece of a log that ends
 /// at a line break.
 fn parse_piece(parse: ParseFn, reads: Reads, bytes: &[u8], collector: &mut Collector) {
-    let text = match std::str::from_utf8(bytes) {
-        Ok(text) => Cow::Borrowed(text),
-        Err(_) => String::from_utf8_lossy(bytes),
-    };
+    let text = decode(bytes);
     if reads.cleans() {
         parse(&clean_log(&text), collector);
     } else {
@@ -975,6 +1066,110 @@ mod unit {
         let got = String::from_utf8(got).expect("utf-8");
         assert!(got.contains("\"t.py::test_7\": \"skip\""), "{got}");
         assert_eq!(got.matches("test_7\"").count(), 1, "{got}");
+    }
+
+    /// grommet read in pieces of lines into two lists gives the map of its whole-log regexes:
+    /// on every fixture log and on glued lines full of bare `FAIL` / `PASS` lines (whose match
+    /// takes the next line, in chains), Unicode spaces after the word and timings, cut into 1
+    /// to 9 pieces and read in chunks down to one byte (so nearly every line break is a cut
+    /// the reader must refuse or take).
+    #[test]
+    fn two_list_pieces_match_the_whole_log() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/logs");
+        let mut logs: Vec<Vec<u8>> = Vec::new();
+        for dir in fs_err::read_dir(&root)
+            .expect("fixtures")
+            .filter_map(Result::ok)
+        {
+            for f in fs_err::read_dir(dir.path()).into_iter().flatten() {
+                let path = f.expect("entry").path();
+                if path.extension().is_some_and(|x| x == "log") {
+                    logs.push(fs_err::read(path).expect("fixture"));
+                }
+            }
+        }
+        let pieces = [
+            "FAIL",
+            "PASS",
+            "FAIL\n",
+            "PASS\n",
+            "\n",
+            "\n",
+            "FAIL ",
+            "PASS ",
+            "FAIL\t",
+            "PASS\r",
+            "FAIL\u{a0}",
+            "PASS\u{2003}",
+            "FAIL\u{85}",
+            "FAILx",
+            "PASSé",
+            " FAIL",
+            "a",
+            "src/b.test.js",
+            " (12 ms)",
+            " (1.5 s)",
+            "(3s)",
+            " ",
+            "é",
+            "\u{a0}",
+            "\r",
+        ];
+        for seed_lines in [300, 3_000] {
+            let mut odd = super::super::swebench::glued_lines(&pieces, seed_lines).join("\n");
+            odd.push_str("\nFAIL\n");
+            logs.push(odd.into_bytes());
+        }
+        logs.push(b"FAIL\nFAIL\nFAIL\nPASS\nPASS x\nFAIL\n\xff\nPASS".to_vec());
+        logs.push(b"PASS\nFAIL a\nFAIL\nPASS a\nFAIL".to_vec());
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (_, parse, joins) = TWO_LISTS[0];
+        let mut checked = 0;
+        for (k, log) in logs.iter().enumerate() {
+            let whole = parse_log("swebench-grommet", &String::from_utf8_lossy(log)).expect("p");
+            let mut want = Vec::new();
+            crate::parsers::write_statuses_json(&whole, &mut want).expect("in memory");
+            let path = dir.path().join(format!("{k}.log"));
+            fs_err::write(&path, log).expect("write");
+            let f = fs_err::File::open(&path).expect("open");
+            for pieces in 1..=9 {
+                let mut got = Vec::new();
+                write_log_json(
+                    "swebench-grommet",
+                    f.file(),
+                    log.len() as u64,
+                    Some(pieces),
+                    &mut got,
+                )
+                .expect("parse");
+                assert_eq!(
+                    String::from_utf8_lossy(&got),
+                    String::from_utf8_lossy(&want),
+                    "log {k}, {pieces} pieces"
+                );
+            }
+            for chunk in [1, 2, 7, 4096] {
+                let (mut first, mut second) = (Collector::default(), Collector::default());
+                let mut each = |b: &[u8]| parse(&decode(b), &mut first, &mut second);
+                read_lines(&mut log.as_slice(), chunk, joins, &mut each).expect("in memory");
+                let mut both = Collector::default();
+                for (n, s) in first
+                    .finish()
+                    .sorted()
+                    .into_iter()
+                    .chain(second.finish().sorted())
+                {
+                    both.record(n, s);
+                }
+                assert_eq!(
+                    format!("{:?}", both.finish()),
+                    format!("{whole:?}"),
+                    "log {k}, chunks of {chunk}"
+                );
+            }
+            checked += usize::from(!whole.is_empty());
+        }
+        assert!(checked > 5, "only {checked} non-empty maps checked");
     }
 
     #[test]

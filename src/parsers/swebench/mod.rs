@@ -560,6 +560,14 @@ pub(crate) mod bench {
         multimodal::carbon_into => react_pdf,
         multimodal::marked_into => marked,
     );
+    pub(crate) use super::multimodal::GROMMET_JOINS;
+
+    /// grommet's two lists of a run of whole lines (its FAIL matches, then its PASS matches,
+    /// which win): the registry reads its log in pieces cut after lines not of
+    /// [`GROMMET_JOINS`].
+    pub(crate) fn grommet_lines(log: &str, fails: &mut Collector, passes: &mut Collector) {
+        super::multimodal::grommet_lines(log, fails, passes)
+    }
 }
 
 /// A lazily compiled built-in pattern.

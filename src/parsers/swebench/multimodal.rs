@@ -236,20 +236,75 @@ fn fail_then_pass<'a>(log: &'a str, name: impl Fn(&'a str) -> Cow<'a, str>) -> R
 }
 
 pub fn grommet(log: &str) -> RawStatuses {
+    fail_then_pass(log, grommet_name)
+}
+
+/// grommet's name of a match's group 1: stripped, a trailing `(12 ms)` removed
+/// (`timing.replace(n, "")`, which copies every name it changes: the timing ends the name
+/// (`$`), so the name before it is a slice of the log).
+fn grommet_name(n: &str) -> Cow<'_, str> {
     static T: OnceLock<Regex> = OnceLock::new();
     let timing = lazy(&T, r"\s\([\d\.]+\s?(?:ms|s)\)$");
-    fail_then_pass(log, |n| {
-        // `timing.replace(n, "")`, which copies every name it changes: the timing ends the
-        // name (`$`), so the name before it is a slice of the log.
-        let n = py_strip(n);
-        if !n.ends_with(')') {
-            return Cow::Borrowed(n);
+    let n = py_strip(n);
+    if !n.ends_with(')') {
+        return Cow::Borrowed(n);
+    }
+    match timing.find(n) {
+        Some(m) if m.end() == n.len() => Cow::Borrowed(&n[..m.start()]),
+        _ => timing.replace(n, ""),
+    }
+}
+
+/// The lines after which [`grommet_lines`] may not be cut: a line that is exactly `FAIL` or
+/// `PASS` is a match whose `\s` is the line break, so its name is the next line.
+pub(crate) const GROMMET_JOINS: &[&[u8]] = &[b"FAIL", b"PASS"];
+
+/// [`grommet`] of `log` line by line, into two sinks: `fails` gets the matches of
+/// `(?m)^FAIL\s(.*)`, `passes` those of `(?m)^PASS\s(.*)`, each in the order `find_iter` finds
+/// them (the map of [`grommet`] is `fails`, then `passes` over it). A match is the word at a
+/// line's start, one `\s` character and the rest of the line; when that character is the line
+/// break (the line is the bare word), the name is the whole next line, which is then no match
+/// of that pattern itself (`find_iter` resumes after it). A bare word on `log`'s last line
+/// matches nothing, so `log` must not end after a line of [`GROMMET_JOINS`] that is followed
+/// by more text: `bench parse-log` cuts the log into pieces only after other lines.
+pub(crate) fn grommet_lines<S: Sink>(log: &str, fails: &mut S, passes: &mut S) {
+    // Per pattern: whether the line before was a bare word whose match takes this line.
+    let (mut fail_takes, mut pass_takes) = (false, false);
+    let mut lines = lines(log).peekable();
+    while let Some(line) = lines.next() {
+        let last = lines.peek().is_none();
+        for (word, takes, sink, status) in [
+            ("FAIL", &mut fail_takes, &mut *fails, "FAILED"),
+            ("PASS", &mut pass_takes, &mut *passes, "PASSED"),
+        ] {
+            if std::mem::take(takes) {
+                sink.put(&grommet_name(line), status);
+                continue;
+            }
+            let Some(rest) = line.strip_prefix(word) else {
+                continue;
+            };
+            if rest.is_empty() {
+                // `\s` is the line break (none after the log's last line: no match).
+                *takes = !last;
+                continue;
+            }
+            let c = rest.chars().next().expect("not empty");
+            if regex_space(c) {
+                sink.put(&grommet_name(&rest[c.len_utf8()..]), status);
+            }
         }
-        match timing.find(n) {
-            Some(m) if m.end() == n.len() => Cow::Borrowed(&n[..m.start()]),
-            _ => timing.replace(n, ""),
-        }
-    })
+    }
+}
+
+/// The regex crate's `\s` (Unicode `White_Space`) on one character.
+fn regex_space(c: char) -> bool {
+    static R: OnceLock<Regex> = OnceLock::new();
+    if c.is_ascii() {
+        return ascii_space(c as u8);
+    }
+    let mut buf = [0u8; 4];
+    lazy(&R, r"\A\s\z").is_match(c.encode_utf8(&mut buf))
 }
 
 /// A pattern, the capture that names the test, and a function that cuts that capture from an
