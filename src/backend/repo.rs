@@ -103,11 +103,11 @@ pub async fn clean(
     what: &str,
     cancel: &CancellationToken,
 ) -> Result<(String, String), SandboxError> {
-    let base = match base {
-        Some(b) => b.to_string(),
+    let base = match (base, s.checked_at_start()) {
+        (Some(b), _) => b.to_string(),
         // Untouched since it was made: its HEAD is the base it was checked at.
-        None if s.checked_at_start().is_some() => s.checked_at_start().unwrap_or_default().0.into(),
-        None => {
+        (None, Some((head, _))) => head.to_string(),
+        (None, None) => {
             let r = s.exec("git rev-parse HEAD", &[], LIMIT, cancel).await?;
             String::from_utf8_lossy(&r.output).trim().to_string()
         }

@@ -43,23 +43,12 @@ fn row(
         team: team.to_string(),
         replicate,
         status: row_status(&node.state).into(),
-        resolved: None,
-        timed_out: None,
         errored: matches!(node.state, NodeState::Failed(_)),
         error: match &node.state {
             NodeState::Failed(e) => Some(e.clone()),
             _ => error,
         },
-        patch_applied: None,
-        resolution: None,
-        cost_usd: None,
-        input_tokens: None,
-        output_tokens: None,
-        patch_bytes: None,
-        duration_s: None,
-        reward: None,
-        score: None,
-        verifier: None,
+        ..NodeRow::default()
     }
 }
 
@@ -610,20 +599,7 @@ mod tests {
             team: team.into(),
             replicate: 0,
             status: "ok".into(),
-            resolved: None,
-            timed_out: None,
-            errored: false,
-            error: None,
-            patch_applied: None,
-            resolution: None,
-            cost_usd: None,
-            input_tokens: None,
-            output_tokens: None,
-            patch_bytes: None,
-            duration_s: None,
-            reward: None,
-            score: None,
-            verifier: None,
+            ..NodeRow::default()
         }
     }
 

@@ -890,11 +890,8 @@ mod unit {
         collector.finish()
     }
 
-    /// The line-local upstream parsers, which put each line's name straight into bench's
-    /// collector and are read in chunks, give upstream's map of the whole log: on every
-    /// fixture log (of every parser) and on adversarial lines glued from their patterns' parts.
-    #[test]
-    fn raw_line_parsers_match_upstreams_map_of_the_whole_log() {
+    /// Every fixture log of every parser (`tests/fixtures/logs/*/*.log`).
+    fn fixture_logs() -> Vec<Vec<u8>> {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/logs");
         let mut logs: Vec<Vec<u8>> = Vec::new();
         for dir in fs_err::read_dir(&root)
@@ -908,6 +905,15 @@ mod unit {
                 }
             }
         }
+        logs
+    }
+
+    /// The line-local upstream parsers, which put each line's name straight into bench's
+    /// collector and are read in chunks, give upstream's map of the whole log: on every
+    /// fixture log (of every parser) and on adversarial lines glued from their patterns' parts.
+    #[test]
+    fn raw_line_parsers_match_upstreams_map_of_the_whole_log() {
+        let mut logs = fixture_logs();
         assert!(logs.len() > 60, "{} logs", logs.len());
         let pieces = [
             "PASSED",
@@ -1075,19 +1081,7 @@ mod unit {
     /// the reader must refuse or take).
     #[test]
     fn two_list_pieces_match_the_whole_log() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/logs");
-        let mut logs: Vec<Vec<u8>> = Vec::new();
-        for dir in fs_err::read_dir(&root)
-            .expect("fixtures")
-            .filter_map(Result::ok)
-        {
-            for f in fs_err::read_dir(dir.path()).into_iter().flatten() {
-                let path = f.expect("entry").path();
-                if path.extension().is_some_and(|x| x == "log") {
-                    logs.push(fs_err::read(path).expect("fixture"));
-                }
-            }
-        }
+        let mut logs = fixture_logs();
         let pieces = [
             "FAIL",
             "PASS",

@@ -12,7 +12,7 @@ use parquet::file::properties::WriterProperties;
 use serde::{Deserialize, Serialize};
 
 /// One solve or grade node of the report's inputs: a row of `results.parquet`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct NodeRow {
     /// `solve` or `grade` (a name bench writes is held without a copy per row).
     pub node: Cow<'static, str>,
