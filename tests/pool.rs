@@ -229,6 +229,7 @@ openssl x509 -req -days 2 -sha256 -in client.csr -CA ca.pem -CAkey ca-key.pem -C
             );
             std::thread::sleep(Duration::from_millis(200));
         }
+        restore_docker0(self.docker0.as_deref());
     }
 
     fn docker(&self, args: &[&str]) -> String {
@@ -347,25 +348,31 @@ impl Drop for Daemon {
         let _ = Command::new("ip")
             .args(["link", "del", &self.bridge()])
             .status();
-        // Seen here: after a test daemon was killed with SIGKILL and started again, the
-        // machine's docker0 was gone (though this daemon has a bridge of its own), and with it
-        // the machine daemon's default bridge for every later test. Put it back as it was.
-        if let Some(addr) = &self.docker0
-            && docker0_addr().is_none()
-        {
-            let _ = Command::new("sh")
-                .arg("-c")
-                .arg(format!(
-                    "ip link add docker0 type bridge 2>/dev/null; ip addr add {addr} dev docker0 && ip link set docker0 up"
-                ))
-                .status();
-            assert_eq!(
-                docker0_addr().as_deref(),
-                Some(addr.as_str()),
-                "could not restore docker0"
-            );
-        }
+        restore_docker0(self.docker0.as_deref());
     }
+}
+
+/// Seen here: a test daemon started with a bridge of its own (most often one killed with
+/// SIGKILL and started again) can delete the machine's docker0, and with it the machine
+/// daemon's default bridge for every other test. Put it back as it was, at once after each
+/// start and again on drop; the tests that use the machine daemon share the serial `docker`
+/// group with these (`.config/nextest.toml`), so none of them runs in between.
+fn restore_docker0(addr: Option<&str>) {
+    let Some(addr) = addr else { return };
+    if docker0_addr().is_some() {
+        return;
+    }
+    let _ = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ip link add docker0 type bridge 2>/dev/null; ip addr add {addr} dev docker0 && ip link set docker0 up"
+        ))
+        .status();
+    assert_eq!(
+        docker0_addr().as_deref(),
+        Some(addr),
+        "could not restore docker0"
+    );
 }
 
 /// docker0's IPv4 address with its prefix (`172.17.0.1/16`), `None` without docker0.
