@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 use super::exec::{ExecResult, TAG_VAR, exec, new_tag};
 use super::jail::{Jail, absolute, bwrap};
 use super::jail_server::Served;
-use super::local_bases::{Base, Bases, make_script};
+use super::local_bases::{Base, Bases};
 use super::sandbox::{Backend, Network, Sandbox, SandboxError, SandboxPaths, SandboxSpec};
 use super::workspace::{git_env, shell_quote};
 use crate::tasks::TaskBase;
@@ -41,7 +41,7 @@ impl LocalBackend {
     /// Sandboxes under `tmp` whose commands see none of `hidden`.
     pub fn new(tmp: PathBuf, hidden: Vec<PathBuf>) -> LocalBackend {
         LocalBackend {
-            bases: Arc::new(Bases::new(tmp.clone(), hidden.clone())),
+            bases: Arc::new(Bases::new(tmp.clone())),
             tmp,
             hidden,
         }
@@ -68,9 +68,44 @@ pub struct LocalSandbox {
     /// [`Sandbox::checked_at_start`].
     checked: Option<String>,
     fresh: AtomicBool,
+    /// Left in place when dropped (a base repository the backend keeps).
+    kept: bool,
     /// The jail every command with no more than the sandbox's own environment gets (the shared
     /// one's mounts), worked out once.
     shared: Jail,
+}
+
+/// The script that makes a workspace's repository from a base tree, run in the (empty)
+/// repository directory: one commit on `main` and nothing else (no reflog, no message file, no
+/// remote), so the history is what `repo::clean` would strip it to. No automatic maintenance:
+/// the commit would start a detached `git maintenance run` beside bench. Prints the commit.
+fn make_script(base: &Path) -> String {
+    format!(
+        "cp -a {}/. . && rm -rf .git && git init -q -b main && git add -A && git -c core.logAllRefUpdates=false -c gc.auto=0 -c maintenance.auto=false commit -q --no-gpg-sign --allow-empty -m base && rm -f .git/COMMIT_EDITMSG && git rev-parse HEAD",
+        shell_quote(&base.to_string_lossy())
+    )
+}
+
+/// Makes the base repository of the tree at `path` under `dir`: a workspace made as every
+/// [`LocalSandbox::create`] makes one, checked by `repo::clean` in its jail, and kept.
+async fn make_base(
+    dir: PathBuf,
+    path: &Path,
+    hidden: &[PathBuf],
+    cancel: &CancellationToken,
+) -> Result<Base, SandboxError> {
+    let sandbox = LocalSandbox::create(&dir, path, hidden, &Network::None, cancel).await?;
+    let what = format!("workspace of {}", path.display());
+    let made = sandbox.made.clone();
+    let (commit, report) = super::repo::clean(&sandbox, Some(&made), &what, cancel).await?;
+    let repo = PathBuf::from(&sandbox.paths.repo);
+    sandbox.keep();
+    Ok(Base {
+        repo,
+        commit,
+        report,
+        bytes: 0,
+    })
 }
 
 fn failed(e: impl std::fmt::Display) -> SandboxError {
@@ -166,6 +201,7 @@ impl LocalSandbox {
             made: String::new(),
             checked: None,
             fresh: AtomicBool::new(true),
+            kept: false,
             shared: Jail {
                 writable: root.clone(),
                 hidden: Vec::new(),
@@ -271,11 +307,20 @@ impl LocalSandbox {
     }
 }
 
+impl LocalSandbox {
+    /// Ends the sandbox's jail and leaves its directory in place.
+    fn keep(mut self) {
+        self.kept = true;
+    }
+}
+
 impl Drop for LocalSandbox {
     fn drop(&mut self) {
         // Each command's processes went when it ended; nothing of the sandbox outlives it.
         drop(self.served.get_mut().take());
-        let _ = fs_err::remove_dir_all(&self.root);
+        if !self.kept {
+            let _ = fs_err::remove_dir_all(&self.root);
+        }
     }
 }
 
@@ -452,7 +497,12 @@ impl Backend for LocalBackend {
         };
         // The store's workspaces: their jails start from a prepared root, made once.
         super::prepared_root::register(&absolute(&self.tmp));
-        let base = self.bases.get(path, digest, cancel).await?;
+        let base = self
+            .bases
+            .get(path, digest, |dir| {
+                make_base(dir, path, &self.hidden, cancel)
+            })
+            .await?;
         Ok(Box::new(
             LocalSandbox::from_base(&self.tmp, &base, &self.hidden, &spec.network, cancel).await?,
         ))

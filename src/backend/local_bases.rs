@@ -4,37 +4,22 @@
 //! check in every workspace, about twenty git processes each time.
 //!
 //! Now the first workspace of a base tree makes it under the store's `tmp/bases-*` (hidden from
-//! every jail, as the whole store is), runs the history check on it once, in a jail, exactly as
-//! a workspace's check runs, and every workspace of the task is a `cp -a` of it (reflinks where
-//! the filesystem has them). A workspace starts as a byte copy of a checked repository that no
+//! every jail, as the whole store is): a workspace made and checked by `repo::clean` exactly as
+//! any other, then kept (the maker is `local.rs`'s; this file keeps what it made). Every
+//! workspace of the task is a `cp -a` of it (reflinks where the filesystem has them). A workspace starts as a byte copy of a checked repository that no
 //! command ever ran in, so its own check is that one (as a docker grading sandbox started from
 //! its stripped image: [`super::Sandbox::checked_at_start`]). Bases are kept within a disk
 //! budget (least recently used first out, never one being copied). The directory goes with the
 //! backend; a dead run's is swept with its workspaces.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use tokio::sync::OnceCell;
-use tokio_util::sync::CancellationToken;
 
-use super::exec::exec;
-use super::jail::Jail;
 use super::sandbox::SandboxError;
-use super::workspace::{git_env, shell_quote};
-
-/// The script that makes a workspace's repository from a base tree, run in the (empty)
-/// repository directory: one commit on `main` and nothing else (no reflog, no message file, no
-/// remote), so the history is what `repo::clean` would strip it to. No automatic maintenance:
-/// the commit would start a detached `git maintenance run` beside bench. Prints the commit.
-pub fn make_script(base: &Path) -> String {
-    format!(
-        "cp -a {}/. . && rm -rf .git && git init -q -b main && git add -A && git -c core.logAllRefUpdates=false -c gc.auto=0 -c maintenance.auto=false commit -q --no-gpg-sign --allow-empty -m base && rm -f .git/COMMIT_EDITMSG && git rev-parse HEAD",
-        shell_quote(&base.to_string_lossy())
-    )
-}
 
 /// A base repository made and checked: where it is, its one commit, and its check's report.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,8 +27,8 @@ pub struct Base {
     pub repo: PathBuf,
     pub commit: String,
     pub report: String,
-    /// Its directory's bytes (the tree and its `.git`).
-    bytes: u64,
+    /// Its directory's bytes (the tree and its `.git`), filled in by [`Bases::get`].
+    pub bytes: u64,
 }
 
 type Key = (PathBuf, String);
@@ -63,7 +48,6 @@ struct Kept {
 #[derive(Debug)]
 pub struct Bases {
     tmp: PathBuf,
-    hidden: Vec<PathBuf>,
     /// `tmp/bases-*`, once the first base was made.
     dir: Mutex<Option<PathBuf>>,
     kept: Mutex<Kept>,
@@ -72,17 +56,14 @@ pub struct Bases {
     budget: Mutex<Option<u64>>,
 }
 
-const LIMIT: Duration = Duration::from_secs(1800);
-
 /// The most bytes of base repositories a backend keeps by default.
 const MAX_BUDGET: u64 = 8 << 30;
 
 impl Bases {
-    /// Bases under `tmp`; their history checks run jailed, seeing none of `hidden`.
-    pub fn new(tmp: PathBuf, hidden: Vec<PathBuf>) -> Bases {
+    /// Bases under `tmp`.
+    pub fn new(tmp: PathBuf) -> Bases {
         Bases {
             tmp,
-            hidden,
             dir: Mutex::new(None),
             kept: Mutex::new(Kept::default()),
             budget: Mutex::new(None),
@@ -91,22 +72,27 @@ impl Bases {
 
     /// The same, keeping at most `budget` bytes of bases.
     #[cfg(test)]
-    fn with_budget(tmp: PathBuf, hidden: Vec<PathBuf>, budget: u64) -> Bases {
-        let b = Bases::new(tmp, hidden);
+    fn with_budget(tmp: PathBuf, budget: u64) -> Bases {
+        let b = Bases::new(tmp);
         *b.budget.lock().unwrap_or_else(|e| e.into_inner()) = Some(budget);
         b
     }
 
     /// The checked base repository of the tree at `path` (whose files and modes hash to
-    /// `digest`), made by the first caller; every other waits for it. A failure is every
-    /// caller's (the same tree fails the same way). Kept from removal while the caller holds
-    /// it (copies it).
-    pub async fn get(
+    /// `digest`), made by the first caller with `make` (given the directory to make it in);
+    /// every other waits for it. A failure is every caller's (the same tree fails the same
+    /// way); a cancel is not kept, so the next caller makes it. Kept from removal while the
+    /// caller holds it (copies it).
+    pub async fn get<F, Fut>(
         &self,
         path: &Path,
         digest: &str,
-        cancel: &CancellationToken,
-    ) -> Result<Arc<Base>, SandboxError> {
+        make: F,
+    ) -> Result<Arc<Base>, SandboxError>
+    where
+        F: FnOnce(PathBuf) -> Fut,
+        Fut: Future<Output = Result<Base, SandboxError>>,
+    {
         let key = (path.to_path_buf(), digest.to_string());
         let slot = {
             let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
@@ -115,7 +101,18 @@ impl Bases {
             kept.used.insert(key.clone(), tick);
             kept.slots.entry(key.clone()).or_default().clone()
         };
-        let made = slot.get_or_try_init(|| self.make(path, cancel)).await;
+        let made = slot
+            .get_or_try_init(|| async {
+                match make(self.dir()?).await {
+                    Ok(mut base) => {
+                        base.bytes = base.repo.parent().map_or(0, bytes_under);
+                        Ok(Ok(Arc::new(base)))
+                    }
+                    Err(SandboxError::Cancelled) => Err(SandboxError::Cancelled),
+                    Err(SandboxError::Failed(e)) => Ok(Err(e)),
+                }
+            })
+            .await;
         let base = match made {
             Ok(Ok(base)) => base.clone(),
             Ok(Err(e)) => return Err(SandboxError::Failed(e.clone())),
@@ -200,85 +197,6 @@ impl Bases {
         Ok(d)
     }
 
-    /// Makes and checks one base: `Ok(Err(..))` when the tree cannot be made a repository or
-    /// its check fails (final), `Err` when cancelled (not kept).
-    async fn make(
-        &self,
-        path: &Path,
-        cancel: &CancellationToken,
-    ) -> Result<Result<Arc<Base>, String>, SandboxError> {
-        let root = tempfile::Builder::new()
-            .prefix("base-")
-            .tempdir_in(self.dir()?)
-            .map_err(|e| SandboxError::Failed(e.to_string()))?
-            .keep();
-        let root = super::jail::absolute(&root);
-        for d in ["repo", "state", "home", "tmp"] {
-            fs_err::create_dir_all(root.join(d))
-                .map_err(|e| SandboxError::Failed(e.to_string()))?;
-        }
-        let repo = root.join("repo");
-        let mut env = git_env(&root.join("home"));
-        env.push(("TMPDIR".into(), root.join("tmp").display().to_string()));
-        // bench's own copy runs outside the jail: the base tree is in a hidden dataset.
-        let r = exec(&make_script(path), &repo, &root, &env, LIMIT, cancel, None)
-            .await
-            .map_err(|e| SandboxError::Failed(e.to_string()))?;
-        if r.cancelled {
-            return Err(SandboxError::Cancelled);
-        }
-        let commit = String::from_utf8_lossy(&r.output).trim().to_string();
-        if r.exit_code != Some(0) || commit.len() != 40 {
-            return Ok(Err(format!(
-                "cannot prepare a workspace from {}: {commit}",
-                path.display()
-            )));
-        }
-        // The check every workspace's `repo::clean` would run, in the jail it would run in.
-        env.push((
-            "BENCH_STATE".into(),
-            root.join("state").display().to_string(),
-        ));
-        env.push(("BENCH_BASE".into(), commit.clone()));
-        let jail = Jail {
-            writable: root.clone(),
-            hidden: self
-                .hidden
-                .iter()
-                .map(|h| super::jail::absolute(h))
-                .collect(),
-            network: false,
-            visible: Vec::new(),
-        };
-        let r = exec(
-            super::repo::CHECK_SCRIPT,
-            &repo,
-            &root,
-            &env,
-            LIMIT,
-            cancel,
-            Some(&jail),
-        )
-        .await
-        .map_err(|e| SandboxError::Failed(e.to_string()))?;
-        if r.cancelled {
-            return Err(SandboxError::Cancelled);
-        }
-        let report = String::from_utf8_lossy(&r.output).trim().to_string();
-        if r.exit_code != Some(0) {
-            return Ok(Err(format!(
-                "refusing the workspace of {}: {report}",
-                path.display()
-            )));
-        }
-        Ok(Ok(Arc::new(Base {
-            bytes: bytes_under(&root),
-            repo,
-            commit,
-            report,
-        })))
-    }
-
     /// Removes every base made (the backend's work is done).
     pub fn clear(&self) {
         let dir = self.dir.lock().unwrap_or_else(|e| e.into_inner()).take();
@@ -319,6 +237,30 @@ mod tests {
         t
     }
 
+    /// A stand-in maker (the real one, `local.rs`'s, makes and checks a git workspace): the
+    /// tree's file copied under `dir`, its hash as the commit.
+    async fn copy(dir: PathBuf, tree: PathBuf) -> Result<Base, SandboxError> {
+        let root = tempfile::Builder::new()
+            .prefix("ws-")
+            .tempdir_in(&dir)
+            .unwrap()
+            .keep();
+        let repo = root.join("repo");
+        fs_err::create_dir_all(&repo).unwrap();
+        let text = fs_err::read(tree.join("f.txt")).unwrap();
+        fs_err::write(repo.join("f.txt"), &text).unwrap();
+        Ok(Base {
+            repo,
+            commit: blake3::hash(&text).to_hex().to_string(),
+            report: "history check passed".to_string(),
+            bytes: 0,
+        })
+    }
+
+    async fn get(bases: &Bases, t: &Path, digest: &str) -> Result<Arc<Base>, SandboxError> {
+        bases.get(t, digest, |d| copy(d, t.to_path_buf())).await
+    }
+
     fn made(tmp: &Path) -> usize {
         fs_err::read_dir(tmp)
             .unwrap()
@@ -339,23 +281,21 @@ mod tests {
             tree(dir.path(), "b", 10_000),
             tree(dir.path(), "c", 10_000),
         );
-        let cancel = CancellationToken::new();
-        // Room for about two bases (each its tree's file twice, the copy and its blob, and git's
-        // own files).
         let one = {
-            let probe = Bases::new(dir.path().join("probe"), vec![]);
             fs_err::create_dir_all(dir.path().join("probe")).unwrap();
-            probe.get(&a, "a", &cancel).await.unwrap().bytes
+            let probe = Bases::new(dir.path().join("probe"));
+            get(&probe, &a, "a").await.unwrap().bytes
         };
-        assert!(one > 10_000, "{one}");
-        let bases = Bases::with_budget(tmp.clone(), vec![], one * 2 + one / 2);
-        let first_a = bases.get(&a, "a", &cancel).await.unwrap();
+        assert!(one >= 10_000, "{one}");
+        // Room for two bases and a half.
+        let bases = &Bases::with_budget(tmp.clone(), one * 2 + one / 2);
+        let first_a = get(bases, &a, "a").await.unwrap();
         let commit_a = first_a.commit.clone();
         drop(first_a);
-        bases.get(&b, "b", &cancel).await.unwrap();
+        get(bases, &b, "b").await.unwrap();
         assert_eq!(made(&tmp), 2);
         // Over budget: `a`, the least recently used, goes.
-        let held_c = bases.get(&c, "c", &cancel).await.unwrap();
+        let held_c = get(bases, &c, "c").await.unwrap();
         assert_eq!(made(&tmp), 2);
         let kept = bases
             .kept
@@ -367,18 +307,46 @@ mod tests {
             .collect::<Vec<_>>();
         assert!(!kept.iter().any(|(p, _)| p == &a), "{kept:?}");
         // `a` again: made again (the same commit); `b` goes, not `c`, which is being copied.
-        let again = bases.get(&a, "a", &cancel).await.unwrap();
+        let again = get(bases, &a, "a").await.unwrap();
         assert_eq!(again.commit, commit_a);
         assert!(held_c.repo.join("f.txt").exists());
         assert!(again.repo.join("f.txt").exists());
         assert_eq!(made(&tmp), 2);
         // With nothing free to remove, the budget is exceeded rather than a base in use removed.
-        let tiny = Bases::with_budget(dir.path().join("probe"), vec![], 1);
-        let x = tiny.get(&a, "a", &cancel).await.unwrap();
-        let y = tiny.get(&b, "b", &cancel).await.unwrap();
+        let tiny = &Bases::with_budget(dir.path().join("probe"), 1);
+        let x = get(tiny, &a, "a").await.unwrap();
+        let y = get(tiny, &b, "b").await.unwrap();
         assert!(x.repo.exists() && y.repo.exists());
         drop((x, y));
         bases.clear();
         assert_eq!(fs_err::read_dir(&tmp).unwrap().count(), 0);
+    }
+
+    /// A base that cannot be made fails every caller the same way, its maker run once; a
+    /// cancelled make is not kept: the next caller makes it.
+    #[tokio::test]
+    async fn a_failure_is_every_callers_and_a_cancel_is_nobodys() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = tree(dir.path(), "a", 100);
+        let bases = Bases::new(dir.path().to_path_buf());
+        let fail = |_| async { Err(SandboxError::Failed("no such tree".into())) };
+        let e = bases.get(&a, "a", fail).await.unwrap_err();
+        assert_eq!(e.to_string(), "no such tree");
+        let ran = std::sync::atomic::AtomicBool::new(false);
+        let e = bases
+            .get(&a, "a", |d| {
+                ran.store(true, std::sync::atomic::Ordering::SeqCst);
+                copy(d, a.clone())
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.to_string(), "no such tree");
+        assert!(!ran.load(std::sync::atomic::Ordering::SeqCst));
+        let cancelled = |_| async { Err(SandboxError::Cancelled) };
+        let e = bases.get(&a, "b", cancelled).await.unwrap_err();
+        assert!(matches!(e, SandboxError::Cancelled));
+        let made = bases.get(&a, "b", |d| copy(d, a.clone())).await.unwrap();
+        assert!(made.repo.join("f.txt").exists());
+        assert!(made.bytes >= 100, "{}", made.bytes);
     }
 }
