@@ -274,6 +274,42 @@ impl GoldReport {
     }
 }
 
+/// The per-task table of `report.md` and `report.html`: task -> team -> cell (the first
+/// replicate's), borrowed from the pairs. Each task's cells are a short list sorted by team,
+/// not a map: a report lists a few teams, and a B-tree's first leaf has room for eleven.
+#[derive(Debug, Default)]
+pub struct PerTask<'a>(BTreeMap<&'a str, TaskCells<'a>>);
+
+/// One task's cells in [`PerTask`], sorted by team, each team once.
+#[derive(Debug, Default)]
+pub struct TaskCells<'a>(Vec<(&'a str, &'static str)>);
+
+impl<'a> PerTask<'a> {
+    /// Sets the cell of `task` and `team` (a later one replaces an earlier, as a map's insert).
+    pub fn insert(&mut self, task: &'a str, team: &'a str, cell: &'static str) {
+        let cells = &mut self.0.entry(task).or_default().0;
+        match cells.binary_search_by(|(t, _)| (*t).cmp(team)) {
+            Ok(i) => cells[i].1 = cell,
+            Err(i) => cells.insert(i, (team, cell)),
+        }
+    }
+
+    /// Each task with its cells, in task order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'a str, &TaskCells<'a>)> {
+        self.0.iter().map(|(task, cells)| (*task, cells))
+    }
+}
+
+impl TaskCells<'_> {
+    /// The cell of `team`, if it has one.
+    pub fn get(&self, team: &str) -> Option<&'static str> {
+        self.0
+            .binary_search_by(|(t, _)| (*t).cmp(team))
+            .ok()
+            .map(|i| self.0[i].1)
+    }
+}
+
 /// One team's numbers on the common tasks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
