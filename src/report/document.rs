@@ -912,3 +912,31 @@ pub fn report_schema_text() -> String {
     text.push('\n');
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::PerTask;
+
+    /// The per-task table reads as the map of maps it replaces: tasks in order, a later cell
+    /// of a task and team replacing the earlier one, teams looked up whatever order they came
+    /// in, and no cell for a team a task has none for.
+    #[test]
+    fn per_task_cells_read_as_a_map_of_maps() {
+        let mut t = PerTask::default();
+        t.insert("b", "zed", "no");
+        t.insert("a", "oracle", "resolved");
+        t.insert("b", "alpha", "errored");
+        t.insert("b", "zed", "timed out");
+        t.insert("b", "mid", "partial");
+        let tasks: Vec<&str> = t.iter().map(|(task, _)| task).collect();
+        assert_eq!(tasks, ["a", "b"]);
+        let (_, b) = t.iter().nth(1).expect("two tasks");
+        assert_eq!(b.get("zed"), Some("timed out"));
+        assert_eq!(b.get("alpha"), Some("errored"));
+        assert_eq!(b.get("mid"), Some("partial"));
+        assert_eq!(b.get("oracle"), None);
+        let (_, a) = t.iter().next().expect("a task");
+        assert_eq!(a.get("oracle"), Some("resolved"));
+        assert_eq!(a.get("zed"), None);
+    }
+}
