@@ -274,6 +274,42 @@ impl GoldReport {
     }
 }
 
+/// The per-task table of `report.md` and `report.html`: task -> team -> cell (the first
+/// replicate's), borrowed from the pairs. Each task's cells are a short list sorted by team,
+/// not a map: a report lists a few teams, and a B-tree's first leaf has room for eleven.
+#[derive(Debug, Default)]
+pub struct PerTask<'a>(BTreeMap<&'a str, TaskCells<'a>>);
+
+/// One task's cells in [`PerTask`], sorted by team, each team once.
+#[derive(Debug, Default)]
+pub struct TaskCells<'a>(Vec<(&'a str, &'static str)>);
+
+impl<'a> PerTask<'a> {
+    /// Sets the cell of `task` and `team` (a later one replaces an earlier, as a map's insert).
+    pub fn insert(&mut self, task: &'a str, team: &'a str, cell: &'static str) {
+        let cells = &mut self.0.entry(task).or_default().0;
+        match cells.binary_search_by(|(t, _)| (*t).cmp(team)) {
+            Ok(i) => cells[i].1 = cell,
+            Err(i) => cells.insert(i, (team, cell)),
+        }
+    }
+
+    /// Each task with its cells, in task order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'a str, &TaskCells<'a>)> {
+        self.0.iter().map(|(task, cells)| (*task, cells))
+    }
+}
+
+impl TaskCells<'_> {
+    /// The cell of `team`, if it has one.
+    pub fn get(&self, team: &str) -> Option<&'static str> {
+        self.0
+            .binary_search_by(|(t, _)| (*t).cmp(team))
+            .ok()
+            .map(|i| self.0[i].1)
+    }
+}
+
 /// One team's numbers on the common tasks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -875,4 +911,32 @@ pub fn report_schema_text() -> String {
     let mut text = serde_json::to_string_pretty(&schema.to_value()).expect("schemas serialize");
     text.push('\n');
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PerTask;
+
+    /// The per-task table reads as the map of maps it replaces: tasks in order, a later cell
+    /// of a task and team replacing the earlier one, teams looked up whatever order they came
+    /// in, and no cell for a team a task has none for.
+    #[test]
+    fn per_task_cells_read_as_a_map_of_maps() {
+        let mut t = PerTask::default();
+        t.insert("b", "zed", "no");
+        t.insert("a", "oracle", "resolved");
+        t.insert("b", "alpha", "errored");
+        t.insert("b", "zed", "timed out");
+        t.insert("b", "mid", "partial");
+        let tasks: Vec<&str> = t.iter().map(|(task, _)| task).collect();
+        assert_eq!(tasks, ["a", "b"]);
+        let (_, b) = t.iter().nth(1).expect("two tasks");
+        assert_eq!(b.get("zed"), Some("timed out"));
+        assert_eq!(b.get("alpha"), Some("errored"));
+        assert_eq!(b.get("mid"), Some("partial"));
+        assert_eq!(b.get("oracle"), None);
+        let (_, a) = t.iter().next().expect("a task");
+        assert_eq!(a.get("oracle"), Some("resolved"));
+        assert_eq!(a.get("zed"), None);
+    }
 }

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::document::{ReportDocument, TeamReport};
+use super::document::{PerTask, ReportDocument, TeamReport};
 use super::markdown::{
     BASELINE_NOTE, REPLICATES_NOTE, baseline_table, breakdown_table, cost_cell, headline_note,
     known_mean_cost, not_run_line, pct, priced_cell, replicates_table, resolve_table, secs, usd,
@@ -412,10 +412,7 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}th{background:#f5f5f5}\
 .verdict{padding:.6rem 1rem;border-left:4px solid #59a14f;background:#f3f9f1}.verdict.keep{border-color:#e15759;background:#fcf2f2}";
 
 /// Renders `report.html`.
-pub fn render(
-    doc: &ReportDocument,
-    per_task: &BTreeMap<String, BTreeMap<String, String>>,
-) -> String {
+pub fn render(doc: &ReportDocument, per_task: &PerTask<'_>) -> String {
     let mut h = String::new();
     let _ = write!(
         h,
@@ -510,14 +507,10 @@ pub fn render(
         let _ = write!(h, "<th>{}</th>", esc(&t.name));
     }
     h.push_str("</tr>\n");
-    for (task, cells) in per_task {
+    for (task, cells) in per_task.iter() {
         let _ = write!(h, "<tr><td>{}</td>", esc(task));
         for t in &doc.teams {
-            let _ = write!(
-                h,
-                "<td>{}</td>",
-                esc(cells.get(&t.name).map_or("", String::as_str))
-            );
+            let _ = write!(h, "<td>{}</td>", esc(cells.get(&t.name).unwrap_or("")));
         }
         h.push_str("</tr>\n");
     }

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::document::{GroupReport, ReportDocument, TeamReport};
+use super::document::{GroupReport, PerTask, ReportDocument, TeamReport};
 
 /// How to read the table against the baseline, under it in both renderings.
 pub const BASELINE_NOTE: &str = "The difference is the mean over common tasks of (team − baseline), \
@@ -484,10 +484,7 @@ pub fn scores_html(doc: &ReportDocument) -> String {
 }
 
 /// Renders `report.md`. `per_task` is task -> team -> cell (first replicate).
-pub fn render(
-    doc: &ReportDocument,
-    per_task: &BTreeMap<String, BTreeMap<String, String>>,
-) -> String {
+pub fn render(doc: &ReportDocument, per_task: &PerTask<'_>) -> String {
     let mut md = String::new();
     header(&mut md, doc);
     if doc.gold.tasks > 0 {
@@ -559,11 +556,8 @@ pub fn render(
     let names: Vec<&str> = doc.teams.iter().map(|t| t.name.as_str()).collect();
     let _ = writeln!(md, "| task | {} |", names.join(" | "));
     let _ = writeln!(md, "|---|{}", "---|".repeat(names.len()));
-    for (task, cells) in per_task {
-        let row: Vec<&str> = names
-            .iter()
-            .map(|t| cells.get(*t).map_or("", String::as_str))
-            .collect();
+    for (task, cells) in per_task.iter() {
+        let row: Vec<&str> = names.iter().map(|t| cells.get(t).unwrap_or("")).collect();
         let _ = writeln!(md, "| {task} | {} |", row.join(" | "));
     }
     md

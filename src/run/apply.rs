@@ -150,7 +150,12 @@ pub struct Dispatcher<'a> {
     waiters: HashMap<String, Vec<usize>>,
     run: RunRecord,
     run_saved: bool,
+    /// The manifest's index as the apply found it; what it saves is this with the address and
+    /// key of every node marked in `indexed` ([`Dispatcher::index_now`]).
     index: Index,
+    /// By node id: whether the node's address names its key in the index (it was cached or
+    /// computed). A flag per node, not a second copy of every address and key.
+    indexed: Vec<bool>,
     failed: Vec<(String, String)>,
     interrupted: bool,
     cancel: CancellationToken,
@@ -226,7 +231,7 @@ impl<'a> Dispatcher<'a> {
             self.on_done(id, result);
             self.load();
             if last_flush.elapsed() > Duration::from_secs(5) {
-                let _ = self.store.save_index(&self.m.path, &self.index);
+                let _ = self.store.save_index(&self.m.path, &self.index_now());
                 let _ = self.store.save_run(&self.run);
                 last_flush = Instant::now();
             }
@@ -389,7 +394,7 @@ impl<'a> Dispatcher<'a> {
                             }));
                         }
                     }
-                    self.index.nodes.insert(address.clone(), rec.key.clone());
+                    self.mark_indexed(id);
                     self.note(&address, Some(rec.key.clone()), NodeStatus::Cached, None);
                     let m = self.m.clone();
                     if is_report {
@@ -470,6 +475,28 @@ impl<'a> Dispatcher<'a> {
     fn emit(&mut self, e: Event) {
         self.tally.observe(&e);
         self.events.emit(e);
+    }
+
+    /// Marks a node whose address names its key in the index from now on.
+    fn mark_indexed(&mut self, id: usize) {
+        if self.indexed.len() <= id {
+            self.indexed.resize(id + 1, false);
+        }
+        self.indexed[id] = true;
+    }
+
+    /// The index as it stands: the one the apply found, with each marked node's address
+    /// naming its key (in node order: a node made later for an address, after a withdrawn
+    /// one, names its key last, as it was marked last).
+    fn index_now(&self) -> Index {
+        let mut index = self.index.clone();
+        for (id, _) in self.indexed.iter().enumerate().filter(|(_, on)| **on) {
+            let node = &self.graph.nodes[id];
+            if let Some(key) = &node.key {
+                index.nodes.insert(node.address.clone(), key.clone());
+            }
+        }
+        index
     }
 
     fn note(
@@ -728,7 +755,7 @@ impl<'a> Dispatcher<'a> {
                 shared_with: (i > 0).then(|| node.address.clone()),
                 duration_ms: (i == 0).then_some(rec.duration_ms),
             }));
-            self.index.nodes.insert(address.clone(), key.clone());
+            self.mark_indexed(*nid);
             let status = if i == 0 {
                 NodeStatus::Done
             } else {
@@ -953,7 +980,6 @@ pub async fn apply(
         Some(i) => i,
         None => store.load_index(&m.path),
     };
-    let index_before = index.nodes.clone();
     crate::timings::mark("apply started");
     // The plan's counts, before any node starts: the bars' totals and the stream's
     // `run_started`.
@@ -999,6 +1025,7 @@ pub async fn apply(
         run,
         run_saved: false,
         index,
+        indexed: Vec::new(),
         failed: Vec::new(),
         interrupted: false,
         cancel: CancellationToken::new(),
@@ -1040,9 +1067,11 @@ pub async fn apply(
     } else {
         RunStatus::Failed
     };
-    if d.index.nodes != index_before {
-        store.save_index(&m.path, &d.index)?;
+    let index = d.index_now();
+    if index.nodes != d.index.nodes {
+        store.save_index(&m.path, &index)?;
     }
+    drop(index);
     store.save_run(&d.run)?;
     crate::timings::mark("index and run saved");
     if opts.noop_memo && d.run.status == RunStatus::Complete {

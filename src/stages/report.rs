@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::jobs::{PairArtifacts, ReportInputs, ReportJob, ReportOutput};
-use crate::report::document::{Context, ReportDocument};
+use crate::report::document::{Context, PerTask, ReportDocument};
 use crate::report::results::NodeRow;
 use crate::report::results::{Prediction, TeamColumns, predictions_jsonl, results_parquet};
 use crate::report::stats::{PairOutcome, PairState, StatsOptions, team_statistics};
@@ -104,24 +104,18 @@ fn halted_pairs(inputs: &ReportInputs) -> BTreeMap<(String, String, u32), String
         .collect()
 }
 
-/// Computes the statistics and renders every report file.
-pub fn render_report(
-    inputs: &ReportInputs,
-    read_blob: &dyn Fn(&str) -> Result<Vec<u8>, String>,
-) -> Result<RenderedReport, String> {
-    // Priced beside the inputs: the pairs are copied, the rows are not.
-    let costs = inputs.costs();
-    let pairs = costs.priced_pairs(&inputs.pairs);
-    let document = document_of(inputs, &pairs);
+/// The per-task table: each task's first-replicate cell per team, as the pairs' states word it
+/// (`partial` from the resolutions, `not run (budget)` for a pair the budget halted).
+fn per_task_cells<'a>(inputs: &ReportInputs, pairs: &'a [PairOutcome]) -> PerTask<'a> {
     let halted = halted_pairs(inputs);
-    let mut per_task: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
     let partial: std::collections::BTreeSet<(&str, &str, u32)> = inputs
         .resolutions
         .iter()
         .filter(|r| r.resolution == crate::jobs::Resolution::Partial)
         .map(|r| (r.task.as_str(), r.team.as_str(), r.replicate))
         .collect();
-    for p in &pairs {
+    let mut per_task = PerTask::default();
+    for p in pairs {
         let cell = match &p.state {
             PairState::Resolved => "resolved",
             PairState::Unresolved { timed_out: true } => "timed out",
@@ -140,21 +134,36 @@ pub fn render_report(
             PairState::NotRun => "not run",
         };
         if p.replicate == 0 {
-            per_task
-                .entry(p.task.clone())
-                .or_default()
-                .insert(p.team.clone(), cell.to_string());
+            per_task.insert(&p.task, &p.team, cell);
         }
     }
+    per_task
+}
+
+/// Computes the statistics and renders every report file.
+pub fn render_report(
+    inputs: &ReportInputs,
+    read_blob: &dyn Fn(&str) -> Result<Vec<u8>, String>,
+) -> Result<RenderedReport, String> {
+    // Priced beside the inputs: the pairs are copied, the rows are not. The copies, and the
+    // per-task table borrowed from them, are dropped once the readable files are rendered:
+    // they are not held while the Parquet file is encoded (the render's largest part).
+    let costs = inputs.costs();
     let mut files = BTreeMap::new();
-    files.insert(
-        "report.md".to_string(),
-        markdown::render(&document, &per_task).into_bytes(),
-    );
-    files.insert(
-        "report.html".to_string(),
-        html::render(&document, &per_task).into_bytes(),
-    );
+    let document = {
+        let pairs = costs.priced_pairs(&inputs.pairs);
+        let document = document_of(inputs, &pairs);
+        let per_task = per_task_cells(inputs, &pairs);
+        files.insert(
+            "report.md".to_string(),
+            markdown::render(&document, &per_task).into_bytes(),
+        );
+        files.insert(
+            "report.html".to_string(),
+            html::render(&document, &per_task).into_bytes(),
+        );
+        document
+    };
     files.insert("report.json".to_string(), document.to_json());
     let mut rows: Vec<&NodeRow> = inputs.rows.iter().collect();
     rows.sort_by(|a, b| {
