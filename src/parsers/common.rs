@@ -162,46 +162,131 @@ pub(crate) fn name_digit(name: &str, at: usize) -> u64 {
     }
 }
 
-/// Sorts entries whose first `at` bytes are equal (zero-padded) by name, byte-wise, given each
-/// entry's [`name_digit`] at `at`: a radix sort on 8-byte digits (names with long common
-/// prefixes, such as test ids, are compared as integers rather than memcmp'd from the start
-/// again at every comparison).
-fn sort_by_digits(v: &mut [(u64, &str, TestStatus)], at: usize) {
+/// The 16 bytes of `name` from `at` as a big-endian integer, zero-padded past its end (two
+/// [`name_digit`]s): integers in the byte-wise order of those bytes.
+pub(crate) fn name_digits(name: &str, at: usize) -> u128 {
+    (u128::from(name_digit(name, at)) << 64) | u128::from(name_digit(name, at + 8))
+}
+
+/// Sorts keys `(digit, index)` of `names` whose first `at` bytes are equal (zero-padded) by
+/// name, byte-wise, given each key's [`name_digit`] at `at`: a radix sort on 8-byte digits
+/// (names with long common prefixes, such as test ids, are compared as integers rather than
+/// memcmp'd from the start again at every comparison).
+fn sort_by_digits(names: &[&str], v: &mut [(u64, u32)], at: usize, scratch: &mut Vec<(u64, u32)>) {
+    let by_name = |a: &(u64, u32), b: &(u64, u32)| names[a.1 as usize].cmp(names[b.1 as usize]);
     if v.len() <= 24 {
-        v.sort_unstable_by(|a, b| a.1.cmp(b.1));
+        v.sort_unstable_by(by_name);
         return;
     }
-    v.sort_unstable_by_key(|e| e.0);
+    if v.len() <= 256 {
+        v.sort_unstable_by_key(|e| e.0);
+    } else {
+        radix_sort_by_digit(v, scratch);
+    }
     let mut i = 0;
     while i < v.len() {
         let digit = v[i].0;
         let run = v[i..].iter().take_while(|e| e.0 == digit).count();
-        let group = &mut v[i..i + run];
+        let from = i;
         i += run;
         if run < 2 {
             continue;
         }
-        if group.iter().all(|e| e.1.len() <= at + 8) {
+        let group = &mut v[from..i];
+        if group.iter().all(|e| names[e.1 as usize].len() <= at + 8) {
             // Every name ends within this digit: they differ only in trailing NULs.
-            group.sort_unstable_by(|a, b| a.1.cmp(b.1));
+            group.sort_unstable_by(by_name);
             continue;
         }
         for e in group.iter_mut() {
-            e.0 = name_digit(e.1, at + 8);
+            e.0 = name_digit(names[e.1 as usize], at + 8);
         }
-        sort_by_digits(group, at + 8);
+        sort_by_digits(names, group, at + 8, scratch);
     }
+}
+
+/// Sorts `v` by its digits (stable): one counting pass per byte of the digit, least
+/// significant first, skipping the bytes that are the same in every digit (the shared
+/// prefixes of test names).
+fn radix_sort_by_digit(v: &mut [(u64, u32)], scratch: &mut Vec<(u64, u32)>) {
+    let (all, any) = v
+        .iter()
+        .fold((u64::MAX, 0u64), |(all, any), e| (all & e.0, any | e.0));
+    let varying = all ^ any;
+    scratch.clear();
+    scratch.resize(v.len(), (0, 0));
+    // Each pass moves the keys from one of the two to the other.
+    let mut in_scratch = false;
+    for shift in (0..64).step_by(8) {
+        if (varying >> shift) & 0xff == 0 {
+            continue;
+        }
+        let (from, to): (&[(u64, u32)], &mut [(u64, u32)]) = if in_scratch {
+            (scratch.as_slice(), &mut *v)
+        } else {
+            (&*v, scratch.as_mut_slice())
+        };
+        let mut at = [0usize; 256];
+        for e in from {
+            at[((e.0 >> shift) & 0xff) as usize] += 1;
+        }
+        let mut sum = 0;
+        for slot in at.iter_mut() {
+            let count = *slot;
+            *slot = sum;
+            sum += count;
+        }
+        for e in from {
+            let byte = ((e.0 >> shift) & 0xff) as usize;
+            to[at[byte]] = *e;
+            at[byte] += 1;
+        }
+        in_scratch = !in_scratch;
+    }
+    if in_scratch {
+        v.copy_from_slice(scratch);
+    }
+}
+
+/// How many bytes all of `names` share at their start.
+fn common_prefix(names: &[&str]) -> usize {
+    let Some(first) = names.first() else {
+        return 0;
+    };
+    let first = first.as_bytes();
+    let mut len = first.len();
+    for name in names {
+        let name = name.as_bytes();
+        if name.len() < len || name[..len] != first[..len] {
+            len = first[..len.min(name.len())]
+                .iter()
+                .zip(name)
+                .take_while(|(a, b)| a == b)
+                .count();
+        }
+    }
+    len
 }
 
 /// `entries` (each name once) sorted by name, byte-wise.
 pub(crate) fn sorted_by_name<'a>(
     entries: impl Iterator<Item = (&'a str, TestStatus)>,
 ) -> Vec<(&'a str, TestStatus)> {
-    let mut keyed: Vec<(u64, &str, TestStatus)> = entries
-        .map(|(name, status)| (name_digit(name, 0), name, status))
+    let (names, statuses): (Vec<&str>, Vec<TestStatus>) = entries.unzip();
+    // Every name shares these bytes: the digits start after them.
+    let at = common_prefix(&names);
+    let mut keys: Vec<(u64, u32)> = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let index = u32::try_from(i).expect("fewer than 4 billion test names");
+            (name_digit(name, at), index)
+        })
         .collect();
-    sort_by_digits(&mut keyed, 0);
-    keyed.into_iter().map(|(_, n, s)| (n, s)).collect()
+    sort_by_digits(&names, &mut keys, at, &mut Vec::new());
+    keys.into_iter()
+        .map(|(_, i)| (names[i as usize], statuses[i as usize]))
+        .collect()
 }
 
 /// Test name -> status, as produced by a parser.
