@@ -338,8 +338,10 @@ impl Statuses {
             .map(|&i| i as usize)
     }
 
-    /// Records `status` for `name`, replacing an earlier status of the same name.
+    /// Records `status` for `name`, replacing an earlier status of the same name. One probe
+    /// of the table finds the name or the slot a new name takes.
     pub fn insert(&mut self, name: &str, status: TestStatus) {
+        use std::hash::BuildHasher;
         let hash = self.hash(name);
         let Statuses {
             arena,
@@ -347,26 +349,32 @@ impl Statuses {
             table,
             hasher,
         } = self;
-        let found = table.find(hash, |&i| {
-            let e = &entries[i as usize];
-            &arena[e.start..e.start + e.len] == name
-        });
-        if let Some(&i) = found {
-            entries[i as usize].status = status;
-            return;
+        let slot = table.entry(
+            hash,
+            |&i| {
+                let e = &entries[i as usize];
+                &arena[e.start..e.start + e.len] == name
+            },
+            |&i| {
+                let e = &entries[i as usize];
+                hasher.hash_one(&arena[e.start..e.start + e.len])
+            },
+        );
+        match slot {
+            hashbrown::hash_table::Entry::Occupied(found) => {
+                entries[*found.get() as usize].status = status;
+            }
+            hashbrown::hash_table::Entry::Vacant(slot) => {
+                let index = u32::try_from(entries.len()).expect("fewer than 4 billion test names");
+                entries.push(Entry {
+                    start: arena.len(),
+                    len: name.len(),
+                    status,
+                });
+                arena.push_str(name);
+                slot.insert(index);
+            }
         }
-        let index = u32::try_from(entries.len()).expect("fewer than 4 billion test names");
-        entries.push(Entry {
-            start: arena.len(),
-            len: name.len(),
-            status,
-        });
-        arena.push_str(name);
-        table.insert_unique(hash, index, |&i| {
-            use std::hash::BuildHasher;
-            let e = &entries[i as usize];
-            hasher.hash_one(&arena[e.start..e.start + e.len])
-        });
     }
 
     /// The status recorded for `name`.
