@@ -619,11 +619,17 @@ impl Read for FileAt<'_> {
 /// ([`super::common::name_digits`], `u128::MAX` for a run that is done: no UTF-8 text has
 /// those bytes), and by its bytes after the prefix only when the digits tie (test names that
 /// differ only in a copy or case number past a long shared stem tie on 8 bytes, rarely on 16).
+///
+/// The run that gave the last name and the smallest head digit of the others are kept: while
+/// that run's next digit is below it, its head is the next name and no run is scanned (names
+/// come in stretches from one run, such as a test's cases).
 struct MergeLast<'s, 'a> {
     runs: &'s [&'s [(&'a str, super::TestStatus)]],
     heads: Vec<usize>,
     digits: Vec<u128>,
     at: usize,
+    last: usize,
+    below: u128,
 }
 
 impl<'s, 'a> MergeLast<'s, 'a> {
@@ -639,6 +645,8 @@ impl<'s, 'a> MergeLast<'s, 'a> {
             heads: vec![0; runs.len()],
             digits: vec![u128::MAX; runs.len()],
             at,
+            last: 0,
+            below: 0,
         };
         for r in 0..runs.len() {
             merge.load(r);
@@ -664,6 +672,14 @@ impl<'a> Iterator for MergeLast<'_, 'a> {
     type Item = (&'a str, super::TestStatus);
 
     fn next(&mut self) -> Option<Self::Item> {
+        let last = self.last;
+        if self.digits.get(last).is_some_and(|&d| d < self.below) {
+            // Below every other run's head digit, so below its name, and in no other run.
+            let found = self.runs[last][self.heads[last]];
+            self.heads[last] += 1;
+            self.load(last);
+            return Some(found);
+        }
         let mut best: Option<usize> = None;
         for (r, &digit) in self.digits.iter().enumerate() {
             if digit == u128::MAX {
@@ -686,6 +702,12 @@ impl<'a> Iterator for MergeLast<'_, 'a> {
                 self.load(r);
             }
         }
+        self.last = b;
+        self.below = (self.digits.iter().enumerate())
+            .filter(|&(r, _)| r != b)
+            .map(|(_, &d)| d)
+            .min()
+            .unwrap_or(u128::MAX);
         Some(found)
     }
 }
