@@ -171,18 +171,15 @@ pub(crate) fn name_digits(name: &str, at: usize) -> u128 {
 /// Sorts keys `(digit, index)` of `names` whose first `at` bytes are equal (zero-padded) by
 /// name, byte-wise, given each key's [`name_digit`] at `at`: a radix sort on 8-byte digits
 /// (names with long common prefixes, such as test ids, are compared as integers rather than
-/// memcmp'd from the start again at every comparison).
-fn sort_by_digits(names: &[&str], v: &mut [(u64, u32)], at: usize, scratch: &mut Vec<(u64, u32)>) {
+/// memcmp'd from the start again at every comparison). The keys are 16 bytes (an index, not
+/// the name and its status), so the sort moves half as much as it would with the entries.
+fn sort_by_digits(names: &[&str], v: &mut [(u64, u32)], at: usize) {
     let by_name = |a: &(u64, u32), b: &(u64, u32)| names[a.1 as usize].cmp(names[b.1 as usize]);
     if v.len() <= 24 {
         v.sort_unstable_by(by_name);
         return;
     }
-    if v.len() <= 256 {
-        v.sort_unstable_by_key(|e| e.0);
-    } else {
-        radix_sort_by_digit(v, scratch);
-    }
+    v.sort_unstable_by_key(|e| e.0);
     let mut i = 0;
     while i < v.len() {
         let digit = v[i].0;
@@ -201,50 +198,7 @@ fn sort_by_digits(names: &[&str], v: &mut [(u64, u32)], at: usize, scratch: &mut
         for e in group.iter_mut() {
             e.0 = name_digit(names[e.1 as usize], at + 8);
         }
-        sort_by_digits(names, group, at + 8, scratch);
-    }
-}
-
-/// Sorts `v` by its digits (stable): one counting pass per byte of the digit, least
-/// significant first, skipping the bytes that are the same in every digit (the shared
-/// prefixes of test names).
-fn radix_sort_by_digit(v: &mut [(u64, u32)], scratch: &mut Vec<(u64, u32)>) {
-    let (all, any) = v
-        .iter()
-        .fold((u64::MAX, 0u64), |(all, any), e| (all & e.0, any | e.0));
-    let varying = all ^ any;
-    scratch.clear();
-    scratch.resize(v.len(), (0, 0));
-    // Each pass moves the keys from one of the two to the other.
-    let mut in_scratch = false;
-    for shift in (0..64).step_by(8) {
-        if (varying >> shift) & 0xff == 0 {
-            continue;
-        }
-        let (from, to): (&[(u64, u32)], &mut [(u64, u32)]) = if in_scratch {
-            (scratch.as_slice(), &mut *v)
-        } else {
-            (&*v, scratch.as_mut_slice())
-        };
-        let mut at = [0usize; 256];
-        for e in from {
-            at[((e.0 >> shift) & 0xff) as usize] += 1;
-        }
-        let mut sum = 0;
-        for slot in at.iter_mut() {
-            let count = *slot;
-            *slot = sum;
-            sum += count;
-        }
-        for e in from {
-            let byte = ((e.0 >> shift) & 0xff) as usize;
-            to[at[byte]] = *e;
-            at[byte] += 1;
-        }
-        in_scratch = !in_scratch;
-    }
-    if in_scratch {
-        v.copy_from_slice(scratch);
+        sort_by_digits(names, group, at + 8);
     }
 }
 
@@ -283,7 +237,7 @@ pub(crate) fn sorted_by_name<'a>(
             (name_digit(name, at), index)
         })
         .collect();
-    sort_by_digits(&names, &mut keys, at, &mut Vec::new());
+    sort_by_digits(&names, &mut keys, at);
     keys.into_iter()
         .map(|(_, i)| (names[i as usize], statuses[i as usize]))
         .collect()
@@ -588,6 +542,16 @@ fn skip_escape(bytes: &[u8], start: usize) -> usize {
     }
 }
 
+/// The starts of every ` (` in `s`, last first (`s.rmatch_indices(" (")`'s, which are all of
+/// them: the two bytes cannot overlap themselves), found by memchr's search for `(` from the
+/// end instead of a Two-Way searcher built for every line.
+pub(crate) fn space_parens_back(s: &str) -> impl Iterator<Item = usize> + '_ {
+    let b = s.as_bytes();
+    memchr::memrchr_iter(b'(', b)
+        .filter(move |&p| p > 0 && b[p - 1] == b' ')
+        .map(|p| p - 1)
+}
+
 /// Splits a log into lines (on `\n`; `\r` was already removed by [`clean_log`]), finding
 /// the line breaks with memchr's SIMD search.
 pub(crate) fn lines(log: &str) -> impl Iterator<Item = &str> {
@@ -705,6 +669,26 @@ mod json_tests {
                 String::from_utf8(got).unwrap(),
                 String::from_utf8(want).unwrap()
             );
+        }
+    }
+
+    /// `space_parens_back` finds what `rmatch_indices(" (")` finds, in the same order.
+    #[test]
+    fn space_parens_back_are_rmatch_indices() {
+        let parts = [" (", "(", " ", ")", "a", "é", "  ((", "( ("];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            let mut s = String::new();
+            for _ in 0..(state % 9) {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                s.push_str(parts[(state % parts.len() as u64) as usize]);
+            }
+            state = state.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(1);
+            let want: Vec<usize> = s.rmatch_indices(" (").map(|(i, _)| i).collect();
+            assert_eq!(space_parens_back(&s).collect::<Vec<_>>(), want, "{s:?}");
+            assert_eq!(space_parens_back(&s).next(), s.rfind(" ("), "{s:?}");
         }
     }
 

@@ -27,7 +27,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::common::{Collector, TestStatus, lines};
+use super::common::{Collector, TestStatus, lines, space_parens_back};
 
 /// Test name -> the status word upstream's parser recorded: a Python dict's semantics (a later
 /// status replaces an earlier one and keeps the name's first position; iteration in insertion
