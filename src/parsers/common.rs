@@ -162,13 +162,21 @@ pub(crate) fn name_digit(name: &str, at: usize) -> u64 {
     }
 }
 
-/// Sorts entries whose first `at` bytes are equal (zero-padded) by name, byte-wise, given each
-/// entry's [`name_digit`] at `at`: a radix sort on 8-byte digits (names with long common
-/// prefixes, such as test ids, are compared as integers rather than memcmp'd from the start
-/// again at every comparison).
-fn sort_by_digits(v: &mut [(u64, &str, TestStatus)], at: usize) {
+/// The 16 bytes of `name` from `at` as a big-endian integer, zero-padded past its end (two
+/// [`name_digit`]s): integers in the byte-wise order of those bytes.
+pub(crate) fn name_digits(name: &str, at: usize) -> u128 {
+    (u128::from(name_digit(name, at)) << 64) | u128::from(name_digit(name, at + 8))
+}
+
+/// Sorts keys `(digit, index)` of `names` whose first `at` bytes are equal (zero-padded) by
+/// name, byte-wise, given each key's [`name_digit`] at `at`: a radix sort on 8-byte digits
+/// (names with long common prefixes, such as test ids, are compared as integers rather than
+/// memcmp'd from the start again at every comparison). The keys are 16 bytes (an index, not
+/// the name and its status), so the sort moves half as much as it would with the entries.
+fn sort_by_digits(names: &[&str], v: &mut [(u64, u32)], at: usize) {
+    let by_name = |a: &(u64, u32), b: &(u64, u32)| names[a.1 as usize].cmp(names[b.1 as usize]);
     if v.len() <= 24 {
-        v.sort_unstable_by(|a, b| a.1.cmp(b.1));
+        v.sort_unstable_by(by_name);
         return;
     }
     v.sort_unstable_by_key(|e| e.0);
@@ -176,32 +184,63 @@ fn sort_by_digits(v: &mut [(u64, &str, TestStatus)], at: usize) {
     while i < v.len() {
         let digit = v[i].0;
         let run = v[i..].iter().take_while(|e| e.0 == digit).count();
-        let group = &mut v[i..i + run];
+        let from = i;
         i += run;
         if run < 2 {
             continue;
         }
-        if group.iter().all(|e| e.1.len() <= at + 8) {
+        let group = &mut v[from..i];
+        if group.iter().all(|e| names[e.1 as usize].len() <= at + 8) {
             // Every name ends within this digit: they differ only in trailing NULs.
-            group.sort_unstable_by(|a, b| a.1.cmp(b.1));
+            group.sort_unstable_by(by_name);
             continue;
         }
         for e in group.iter_mut() {
-            e.0 = name_digit(e.1, at + 8);
+            e.0 = name_digit(names[e.1 as usize], at + 8);
         }
-        sort_by_digits(group, at + 8);
+        sort_by_digits(names, group, at + 8);
     }
+}
+
+/// How many bytes all of `names` share at their start.
+fn common_prefix(names: &[&str]) -> usize {
+    let Some(first) = names.first() else {
+        return 0;
+    };
+    let first = first.as_bytes();
+    let mut len = first.len();
+    for name in names {
+        let name = name.as_bytes();
+        if name.len() < len || name[..len] != first[..len] {
+            len = first[..len.min(name.len())]
+                .iter()
+                .zip(name)
+                .take_while(|(a, b)| a == b)
+                .count();
+        }
+    }
+    len
 }
 
 /// `entries` (each name once) sorted by name, byte-wise.
 pub(crate) fn sorted_by_name<'a>(
     entries: impl Iterator<Item = (&'a str, TestStatus)>,
 ) -> Vec<(&'a str, TestStatus)> {
-    let mut keyed: Vec<(u64, &str, TestStatus)> = entries
-        .map(|(name, status)| (name_digit(name, 0), name, status))
+    let (names, statuses): (Vec<&str>, Vec<TestStatus>) = entries.unzip();
+    // Every name shares these bytes: the digits start after them.
+    let at = common_prefix(&names);
+    let mut keys: Vec<(u64, u32)> = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let index = u32::try_from(i).expect("fewer than 4 billion test names");
+            (name_digit(name, at), index)
+        })
         .collect();
-    sort_by_digits(&mut keyed, 0);
-    keyed.into_iter().map(|(_, n, s)| (n, s)).collect()
+    sort_by_digits(&names, &mut keys, at);
+    keys.into_iter()
+        .map(|(_, i)| (names[i as usize], statuses[i as usize]))
+        .collect()
 }
 
 /// Test name -> status, as produced by a parser.
@@ -253,8 +292,10 @@ impl Statuses {
             .map(|&i| i as usize)
     }
 
-    /// Records `status` for `name`, replacing an earlier status of the same name.
+    /// Records `status` for `name`, replacing an earlier status of the same name. One probe
+    /// of the table finds the name or the slot a new name takes.
     pub fn insert(&mut self, name: &str, status: TestStatus) {
+        use std::hash::BuildHasher;
         let hash = self.hash(name);
         let Statuses {
             arena,
@@ -262,26 +303,32 @@ impl Statuses {
             table,
             hasher,
         } = self;
-        let found = table.find(hash, |&i| {
-            let e = &entries[i as usize];
-            &arena[e.start..e.start + e.len] == name
-        });
-        if let Some(&i) = found {
-            entries[i as usize].status = status;
-            return;
+        let slot = table.entry(
+            hash,
+            |&i| {
+                let e = &entries[i as usize];
+                &arena[e.start..e.start + e.len] == name
+            },
+            |&i| {
+                let e = &entries[i as usize];
+                hasher.hash_one(&arena[e.start..e.start + e.len])
+            },
+        );
+        match slot {
+            hashbrown::hash_table::Entry::Occupied(found) => {
+                entries[*found.get() as usize].status = status;
+            }
+            hashbrown::hash_table::Entry::Vacant(slot) => {
+                let index = u32::try_from(entries.len()).expect("fewer than 4 billion test names");
+                entries.push(Entry {
+                    start: arena.len(),
+                    len: name.len(),
+                    status,
+                });
+                arena.push_str(name);
+                slot.insert(index);
+            }
         }
-        let index = u32::try_from(entries.len()).expect("fewer than 4 billion test names");
-        entries.push(Entry {
-            start: arena.len(),
-            len: name.len(),
-            status,
-        });
-        arena.push_str(name);
-        table.insert_unique(hash, index, |&i| {
-            use std::hash::BuildHasher;
-            let e = &entries[i as usize];
-            hasher.hash_one(&arena[e.start..e.start + e.len])
-        });
     }
 
     /// The status recorded for `name`.
@@ -495,6 +542,16 @@ fn skip_escape(bytes: &[u8], start: usize) -> usize {
     }
 }
 
+/// The starts of every ` (` in `s`, last first (`s.rmatch_indices(" (")`'s, which are all of
+/// them: the two bytes cannot overlap themselves), found by memchr's search for `(` from the
+/// end instead of a Two-Way searcher built for every line.
+pub(crate) fn space_parens_back(s: &str) -> impl Iterator<Item = usize> + '_ {
+    let b = s.as_bytes();
+    memchr::memrchr_iter(b'(', b)
+        .filter(move |&p| p > 0 && b[p - 1] == b' ')
+        .map(|p| p - 1)
+}
+
 /// Splits a log into lines (on `\n`; `\r` was already removed by [`clean_log`]), finding
 /// the line breaks with memchr's SIMD search.
 pub(crate) fn lines(log: &str) -> impl Iterator<Item = &str> {
@@ -612,6 +669,26 @@ mod json_tests {
                 String::from_utf8(got).unwrap(),
                 String::from_utf8(want).unwrap()
             );
+        }
+    }
+
+    /// `space_parens_back` finds what `rmatch_indices(" (")` finds, in the same order.
+    #[test]
+    fn space_parens_back_are_rmatch_indices() {
+        let parts = [" (", "(", " ", ")", "a", "é", "  ((", "( ("];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            let mut s = String::new();
+            for _ in 0..(state % 9) {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                s.push_str(parts[(state % parts.len() as u64) as usize]);
+            }
+            state = state.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(1);
+            let want: Vec<usize> = s.rmatch_indices(" (").map(|(i, _)| i).collect();
+            assert_eq!(space_parens_back(&s).collect::<Vec<_>>(), want, "{s:?}");
+            assert_eq!(space_parens_back(&s).next(), s.rfind(" ("), "{s:?}");
         }
     }
 

@@ -23,7 +23,7 @@
 
 use std::borrow::Cow;
 
-use super::common::{Collector, TestStatus, lines};
+use super::common::{Collector, TestStatus, lines, space_parens_back};
 
 /// The `go` parser.
 pub(crate) fn parse_verbose(log: &str, out: &mut Collector) {
@@ -45,7 +45,7 @@ pub(crate) fn parse_verbose(log: &str, out: &mut Collector) {
         let Some(body) = rest.strip_suffix(')') else {
             continue;
         };
-        let Some(open) = body.rfind(" (") else {
+        let Some(open) = space_parens_back(body).next() else {
             continue;
         };
         if body[open + 2..].contains('(') {

@@ -615,14 +615,21 @@ impl Read for FileAt<'_> {
 /// status of the last run that has it.
 ///
 /// All names share their first `at` bytes (the common prefix of the smallest and the largest),
-/// so each run's head is compared by its 8-byte digit after them ([`super::common::name_digit`],
-/// `u64::MAX` for a run that is done: no UTF-8 text has that digit), and by its bytes after the
-/// prefix only when the digits tie.
+/// so each run's head is compared by its 16 bytes after them as an integer
+/// ([`super::common::name_digits`], `u128::MAX` for a run that is done: no UTF-8 text has
+/// those bytes), and by its bytes after the prefix only when the digits tie (test names that
+/// differ only in a copy or case number past a long shared stem tie on 8 bytes, rarely on 16).
+///
+/// The run that gave the last name and the smallest head digit of the others are kept: while
+/// that run's next digit is below it, its head is the next name and no run is scanned (names
+/// come in stretches from one run, such as a test's cases).
 struct MergeLast<'s, 'a> {
     runs: &'s [&'s [(&'a str, super::TestStatus)]],
     heads: Vec<usize>,
-    digits: Vec<u64>,
+    digits: Vec<u128>,
     at: usize,
+    last: usize,
+    below: u128,
 }
 
 impl<'s, 'a> MergeLast<'s, 'a> {
@@ -636,8 +643,10 @@ impl<'s, 'a> MergeLast<'s, 'a> {
         let mut merge = MergeLast {
             runs,
             heads: vec![0; runs.len()],
-            digits: vec![u64::MAX; runs.len()],
+            digits: vec![u128::MAX; runs.len()],
             at,
+            last: 0,
+            below: 0,
         };
         for r in 0..runs.len() {
             merge.load(r);
@@ -649,7 +658,7 @@ impl<'s, 'a> MergeLast<'s, 'a> {
     fn load(&mut self, r: usize) {
         self.digits[r] = self.runs[r]
             .get(self.heads[r])
-            .map_or(u64::MAX, |e| super::common::name_digit(e.0, self.at));
+            .map_or(u128::MAX, |e| super::common::name_digits(e.0, self.at));
     }
 
     /// Run `r`'s head name after the shared prefix (digit included: a zero-padded digit does
@@ -663,9 +672,17 @@ impl<'a> Iterator for MergeLast<'_, 'a> {
     type Item = (&'a str, super::TestStatus);
 
     fn next(&mut self) -> Option<Self::Item> {
+        let last = self.last;
+        if self.digits.get(last).is_some_and(|&d| d < self.below) {
+            // Below every other run's head digit, so below its name, and in no other run.
+            let found = self.runs[last][self.heads[last]];
+            self.heads[last] += 1;
+            self.load(last);
+            return Some(found);
+        }
         let mut best: Option<usize> = None;
         for (r, &digit) in self.digits.iter().enumerate() {
-            if digit == u64::MAX {
+            if digit == u128::MAX {
                 continue;
             }
             best = match best {
@@ -685,6 +702,12 @@ impl<'a> Iterator for MergeLast<'_, 'a> {
                 self.load(r);
             }
         }
+        self.last = b;
+        self.below = (self.digits.iter().enumerate())
+            .filter(|&(r, _)| r != b)
+            .map(|(_, &d)| d)
+            .min()
+            .unwrap_or(u128::MAX);
         Some(found)
     }
 }
@@ -1015,13 +1038,16 @@ mod unit {
             }
         }
         // Names sharing long prefixes, prefixes of one another and differing only in trailing
-        // NULs, spread over every piece (the merge compares 8-byte digits past the prefix).
+        // NULs, spread over every piece (the merge compares 16-byte digits past the prefix):
+        // long ones that tie on their digits, short ones within a digit.
         let mut prefixes = String::new();
         for i in 0..400 {
             let status = ["PASSED", "FAILED", "SKIPPED"][i % 3];
             let nuls = "\0".repeat(i % 4);
             let name = format!("tests/unit/pkg_{}/m.py::T::test_{}{nuls}", i % 3, i % 50);
             prefixes.push_str(&format!("{name} {status}\n{status} {name}\n"));
+            let short = format!("t{}{nuls}", i % 7);
+            prefixes.push_str(&format!("{short} {status}\n{status} {short}\n"));
         }
         for &(name, _, _) in PARSERS {
             let mut logs: Vec<std::path::PathBuf> = fs_err::read_dir(root.join(name))

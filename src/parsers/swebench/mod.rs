@@ -27,7 +27,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::common::{Collector, TestStatus, lines};
+use super::common::{Collector, TestStatus, lines, space_parens_back};
 
 /// Test name -> the status word upstream's parser recorded: a Python dict's semantics (a later
 /// status replaces an earlier one and keeps the name's first position; iteration in insertion
@@ -93,6 +93,8 @@ impl RawStatuses {
         self.index.find(hash, |&i| self.name(i) == name).copied()
     }
 
+    /// Records `word` for `name` (a later word replaces an earlier one and keeps the name's
+    /// position). One probe of the index finds the name or the slot a new name takes.
     pub fn insert(&mut self, name: impl AsRef<str>, word: impl AsRef<str> + Into<String>) {
         let name = name.as_ref();
         let word = status_word(word);
@@ -107,20 +109,21 @@ impl RawStatuses {
             let e: &RawEntry = &entries[i];
             &arena[e.start..e.start + e.len]
         };
-        if let Some(&i) = index.find(hash, |&i| at(i) == name) {
-            entries[i].word = word;
-            return;
+        match index.entry(hash, |&i| at(i) == name, |&i| hasher.hash_one(at(i))) {
+            hashbrown::hash_table::Entry::Occupied(found) => {
+                let i = *found.get();
+                entries[i].word = word;
+            }
+            hashbrown::hash_table::Entry::Vacant(slot) => {
+                entries.push(RawEntry {
+                    start: arena.len(),
+                    len: name.len(),
+                    word,
+                });
+                arena.push_str(name);
+                slot.insert(entries.len() - 1);
+            }
         }
-        entries.push(RawEntry {
-            start: arena.len(),
-            len: name.len(),
-            word,
-        });
-        arena.push_str(name);
-        index.insert_unique(hash, entries.len() - 1, |&i| {
-            let e = &entries[i];
-            hasher.hash_one(&arena[e.start..e.start + e.len])
-        });
     }
 
     pub fn get(&self, name: &str) -> Option<&str> {

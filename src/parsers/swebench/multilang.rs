@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::{RawStatuses, Sink, by_stripped_line, filled, lines, py_strip};
+use super::{RawStatuses, Sink, by_stripped_line, filled, lines, py_strip, space_parens_back};
 
 /// `^--- (PASS|FAIL|SKIP): (.+) \((.+)\)$` on a stripped line: the status word and the name.
 fn gotest_line(line: &str) -> Option<(&'static str, &str)> {
@@ -20,9 +20,9 @@ fn gotest_line(line: &str) -> Option<(&'static str, &str)> {
     };
     // The greedy name ends at the last ` (` that leaves a name and a non-empty duration.
     let body = rest.strip_suffix(')')?;
-    body.rmatch_indices(" (")
-        .find(|&(i, _)| i > 0 && i + 2 < body.len())
-        .map(|(i, _)| (word, &body[..i]))
+    space_parens_back(body)
+        .find(|&i| i > 0 && i + 2 < body.len())
+        .map(|i| (word, &body[..i]))
 }
 
 pub fn gotest(log: &str) -> RawStatuses {
