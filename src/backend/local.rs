@@ -96,8 +96,7 @@ async fn make_base(
 ) -> Result<Base, SandboxError> {
     let sandbox = LocalSandbox::create(&dir, path, hidden, &Network::None, cancel).await?;
     let what = format!("workspace of {}", path.display());
-    let made = sandbox.made.clone();
-    let (commit, report) = super::repo::clean(&sandbox, Some(&made), &what, cancel).await?;
+    let (commit, report) = super::repo::clean(&sandbox, Some(&sandbox.made), &what, cancel).await?;
     let repo = PathBuf::from(&sandbox.paths.repo);
     sandbox.keep();
     Ok(Base {
@@ -255,6 +254,11 @@ impl LocalSandbox {
         self
     }
 
+    /// Ends the sandbox's jail and leaves its directory in place.
+    fn keep(mut self) {
+        self.kept = true;
+    }
+
     /// Runs `script` with exactly `env` in the sandbox's one jail, starting it if need be:
     /// `None` when the command must get a jail of its own (bwrap is unavailable, the command
     /// must see more of the host, another command is running, the jail cannot start here).
@@ -304,13 +308,6 @@ impl LocalSandbox {
                 )))
             }
         })
-    }
-}
-
-impl LocalSandbox {
-    /// Ends the sandbox's jail and leaves its directory in place.
-    fn keep(mut self) {
-        self.kept = true;
     }
 }
 

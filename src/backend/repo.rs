@@ -115,8 +115,7 @@ pub async fn clean(
     if let Some((checked, report)) = s.checked_at_start()
         && checked == base
     {
-        let report = report.to_string();
-        return Ok((base, report));
+        return Ok((base, report.to_string()));
     }
     let env = state_env(s, &base);
     // A repository stripped when its image was made is only checked; any other is stripped

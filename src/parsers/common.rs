@@ -169,9 +169,10 @@ pub(crate) fn name_digits(name: &str, at: usize) -> u128 {
 }
 
 /// Sorts keys `(digit, index)` of `names` whose first `at` bytes are equal (zero-padded) by
-/// name, byte-wise, given each key's [`name_digit`] at `at`: a radix sort on 8-byte digits
-/// (names with long common prefixes, such as test ids, are compared as integers rather than
-/// memcmp'd from the start again at every comparison). The keys are 16 bytes (an index, not
+/// name, byte-wise, given each key's [`name_digit`] at `at`: sorted by that digit, then each
+/// run of equal digits by the next 8 bytes, and so on (names with long common prefixes, such
+/// as test ids, are compared as integers rather than memcmp'd from the start again at every
+/// comparison). The keys are 16 bytes (an index, not
 /// the name and its status), so the sort moves half as much as it would with the entries.
 fn sort_by_digits(names: &[&str], v: &mut [(u64, u32)], at: usize) {
     let by_name = |a: &(u64, u32), b: &(u64, u32)| names[a.1 as usize].cmp(names[b.1 as usize]);

@@ -311,19 +311,20 @@ impl BasisCounts {
         self.0.iter().all(|n| *n == 0)
     }
 
+    /// Where `name`'s count is, `None` for a name not in [`BASIS_NAMES`].
+    fn slot(name: &str) -> Option<usize> {
+        BASIS_NAMES.iter().position(|b| *b == name)
+    }
+
     /// Adds `n` runs of the basis `name`; `None` for a name not in [`BASIS_NAMES`].
     pub fn add(&mut self, name: &str, n: u64) -> Option<()> {
-        let i = BASIS_NAMES.iter().position(|b| *b == name)?;
-        self.0[i] += n;
+        self.0[Self::slot(name)?] += n;
         Some(())
     }
 
     /// The runs of the basis `name` (0 for one not counted or not a basis).
     pub fn get(&self, name: &str) -> u64 {
-        BASIS_NAMES
-            .iter()
-            .position(|b| *b == name)
-            .map_or(0, |i| self.0[i])
+        Self::slot(name).map_or(0, |i| self.0[i])
     }
 
     /// The names counted more than zero times with their counts, in name order.
