@@ -62,6 +62,10 @@ struct Head {
 pub struct Checked {
     counts: BTreeMap<String, usize>,
     reports: Vec<(String, String, String)>,
+    /// Per report of `reports`: whether its files under its `out` were all as stamped when
+    /// checked (beside the records, on threads of their own). `None`: the stage is not a report
+    /// of the manifest.
+    intact: Vec<Option<bool>>,
     /// The run record's `nodes` (every node cached), as JSON, as the full path writes it.
     nodes_json: Vec<u8>,
 }
@@ -213,7 +217,11 @@ pub fn save(store: &Store, manifest: &Path, fingerprint: &str, nodes: Vec<Cached
 
 /// The memo, if it exists, verifies, was made with `fingerprint`, the manifest's index is the
 /// one it was made after, and every record file still has its stat (checked on two threads).
-pub fn check(store: &Store, manifest: &Path, fingerprint: &str) -> Option<Checked> {
+/// The report files of `m`'s report stages are checked against their stamps at the same time
+/// (read-only, on threads of their own: both checks are stat-bound, and together they keep the
+/// cores busier than one after the other); [`apply`] rewrites those that are not intact.
+pub fn check(store: &Store, m: &Manifest, fingerprint: &str) -> Option<Checked> {
+    let manifest = m.path.as_path();
     let bytes = fs_err::read(memo_path(store, manifest)).ok()?;
     let nl = bytes.iter().position(|&b| b == b'\n')?;
     let (sum, body) = (&bytes[..nl], &bytes[nl + 1..]);
@@ -278,12 +286,37 @@ pub fn check(store: &Store, manifest: &Path, fingerprint: &str) -> Option<Checke
             check(a) && other.join().unwrap_or(false)
         })
     };
-    let fresh = halves(&lines, &same) && halves(&blob_lines, &blobs_there);
+    let (fresh, intact) = std::thread::scope(|s| {
+        let reports = s.spawn(|| reports_intact(store, m, &head.reports));
+        let fresh = halves(&lines, &same) && halves(&blob_lines, &blobs_there);
+        (fresh, reports.join().unwrap_or_default())
+    });
     (fresh && !lines.is_empty()).then(|| Checked {
         counts: head.counts,
         reports: head.reports,
+        intact,
         nodes_json: nodes_json.as_bytes().to_vec(),
     })
+}
+
+/// Per report node of a memo: whether its stage is a report of `m` (`None` if not) whose files
+/// under its `out` are all as stamped.
+fn reports_intact(
+    store: &Store,
+    m: &Manifest,
+    reports: &[(String, String, String)],
+) -> Vec<Option<bool>> {
+    reports
+        .iter()
+        .map(
+            |(stage, _, list)| match m.stages.get(stage).map(|s| &s.kind) {
+                Some(StageKind::Report(r)) => {
+                    Some(crate::stages::report_files_intact(store, list, &r.out))
+                }
+                _ => None,
+            },
+        )
+        .collect()
 }
 
 /// What a no-op apply from a memo did: the reports it wrote, and its counts per stage (every
@@ -305,11 +338,13 @@ pub fn apply(
     events: &crate::events::Events,
 ) -> Result<Option<NoopRun>, String> {
     let mut reports = Vec::new();
-    for (stage, key, list) in &memo.reports {
-        let Some(StageKind::Report(r)) = m.stages.get(stage).map(|s| &s.kind) else {
+    for ((stage, key, _), intact) in memo.reports.iter().zip(&memo.intact) {
+        let (Some(StageKind::Report(r)), Some(intact)) =
+            (m.stages.get(stage).map(|s| &s.kind), intact)
+        else {
             return Ok(None);
         };
-        if !crate::stages::report_files_intact(store, list, &r.out) {
+        if !intact {
             let crate::store::Lookup::Hit(rec) = store.get_action_light(key) else {
                 return Ok(None);
             };

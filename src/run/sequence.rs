@@ -385,7 +385,7 @@ fn noop_memo(
         .ok()
         .and_then(|jobs| run::noop::fingerprint(m, snapshots, &jobs))
         .inspect(|_| crate::timings::mark("no-op fingerprint made"))
-        .and_then(|fp| run::noop::check(store, &m.path, &fp));
+        .and_then(|fp| run::noop::check(store, m, &fp));
     crate::timings::mark("no-op memo checked");
     memo
 }
