@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Where bench's own CPU per task goes, and what grows with the fill: `bench apply` of
-# scripts/gen_bench_manifest.py's manifest (2 teams, 2 jobs) on a fresh store under
-# `perf record --no-inherit` (bench's own threads only, not the git, shells and tests it runs),
-# per size. Prints per size bench's samples per task by function (the innermost bench:: frame
+# Where the CPU per task of bench's main thread goes, and what grows with the fill: `bench
+# apply` of scripts/gen_bench_manifest.py's manifest (2 teams, 2 jobs) on a fresh store under
+# `perf record --no-inherit`, per size. The main thread runs the dispatcher (the apply is the
+# future the runtime blocks on); --no-inherit leaves out every thread and process started
+# after it: the runtime's workers and blocking threads (the nodes' work in bench) and the git,
+# shells and tests they run. BENCH_TIMINGS=1 prints the whole process's CPU beside it. Prints per size bench's samples per task by function (the innermost bench:: frame
 # of each sample, or the innermost frame when no bench:: frame is on the stack), then the
 # functions whose samples per task grew most from the first size to the last: a cost that is
 # the same per task stays level, work that is O(nodes) per node finished grows.
