@@ -31,7 +31,8 @@ use crate::graph::{Graph, Mode, NodeJob, NodeKind, NodeState};
 use crate::manifest::{Manifest, StageKind, Topology};
 use crate::stages::{WorkError, materialize};
 use crate::store::{
-    ActionRecord, Index, NodeStatus, Output, RECORD_SCHEMA, RunNode, RunRecord, RunStatus, Store,
+    ActionRecord, Index, IndexView, NodeStatus, Output, RECORD_SCHEMA, RunNode, RunRecord,
+    RunStatus, Store,
 };
 use crate::tasks::TaskSet;
 
@@ -174,6 +175,16 @@ pub struct Dispatcher<'a> {
 /// Uploads to the remote cache at once.
 const UPLOADS: usize = 8;
 
+/// How long an apply waits between saves of its index and run record while nodes finish,
+/// with `nodes` recorded so far: five seconds per whole 1,000 nodes, at least five and at most
+/// sixty. A save writes every node recorded, so at a fixed period its cost per node finished
+/// would grow with the apply's size; up to 12,000 nodes this period keeps it level (a save's
+/// cost over its period is about the same at any size), and beyond, a killed apply's run
+/// record is at most a minute behind. The last save, at the end, is always made.
+fn flush_interval(nodes: usize) -> Duration {
+    Duration::from_secs(5 * (nodes / 1000).clamp(1, 12) as u64)
+}
+
 impl<'a> Dispatcher<'a> {
     /// Runs the apply until nothing is left to launch or wait for: launches what the pools
     /// admit, then waits for a completion, a placement or a signal (Ctrl-C or SIGTERM cancel
@@ -230,8 +241,8 @@ impl<'a> Dispatcher<'a> {
             };
             self.on_done(id, result);
             self.load();
-            if last_flush.elapsed() > Duration::from_secs(5) {
-                let _ = self.store.save_index(&self.m.path, &self.index_now());
+            if last_flush.elapsed() > flush_interval(self.run.nodes.len()) {
+                let _ = self.store.save_index_view(&self.m.path, &self.index_now());
                 let _ = self.store.save_run(&self.run);
                 last_flush = Instant::now();
             }
@@ -485,18 +496,37 @@ impl<'a> Dispatcher<'a> {
         self.indexed[id] = true;
     }
 
-    /// The index as it stands: the one the apply found, with each marked node's address
-    /// naming its key (in node order: a node made later for an address, after a withdrawn
-    /// one, names its key last, as it was marked last).
-    fn index_now(&self) -> Index {
-        let mut index = self.index.clone();
+    /// The index as it stands, borrowed: the one the apply found, with each marked node's
+    /// address naming its key (in node order: a node made later for an address, after a
+    /// withdrawn one, names its key last, as it was marked last).
+    fn index_now(&self) -> IndexView<'_> {
+        let mut nodes: BTreeMap<&str, &str> = self
+            .index
+            .nodes
+            .iter()
+            .map(|(a, k)| (a.as_str(), k.as_str()))
+            .collect();
         for (id, _) in self.indexed.iter().enumerate().filter(|(_, on)| **on) {
             let node = &self.graph.nodes[id];
             if let Some(key) = &node.key {
-                index.nodes.insert(node.address.clone(), key.clone());
+                nodes.insert(&node.address, key);
             }
         }
-        index
+        IndexView {
+            schema: self.index.schema,
+            manifest_path: &self.index.manifest_path,
+            nodes,
+        }
+    }
+
+    /// Whether the index as it stands differs from the one the apply found.
+    fn index_changed(&self, now: &IndexView<'_>) -> bool {
+        // `now` holds every address of the index found, and maybe more.
+        now.nodes.len() != self.index.nodes.len()
+            || now
+                .nodes
+                .iter()
+                .any(|(a, k)| self.index.nodes.get(*a).map(String::as_str) != Some(*k))
     }
 
     fn note(
@@ -1068,8 +1098,8 @@ pub async fn apply(
         RunStatus::Failed
     };
     let index = d.index_now();
-    if index.nodes != d.index.nodes {
-        store.save_index(&m.path, &index)?;
+    if d.index_changed(&index) {
+        store.save_index_view(&m.path, &index)?;
     }
     drop(index);
     store.save_run(&d.run)?;
@@ -1142,5 +1172,21 @@ pub fn describe(rec: &ActionRecord) -> String {
             s
         }
         Output::Report(_) => "written".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_saves_slow_down_as_the_nodes_recorded_grow() {
+        let secs = |n| flush_interval(n).as_secs();
+        assert_eq!(secs(0), 5);
+        assert_eq!(secs(1_999), 5);
+        assert_eq!(secs(2_000), 10);
+        assert_eq!(secs(5_002), 25);
+        assert_eq!(secs(12_999), 60);
+        assert_eq!(secs(100_000), 60);
     }
 }

@@ -22,5 +22,6 @@ pub use incoming::{IncomingBlob, IncomingError};
 pub use layout::{BadBlob, Lookup, Store, StoreError, StoreStats, default_store_path};
 pub use lock::{LockError, StoreLock};
 pub use records::{
-    ActionRecord, Index, NodeStatus, Output, RECORD_SCHEMA, RunNode, RunRecord, RunStatus,
+    ActionRecord, Index, IndexView, NodeStatus, Output, RECORD_SCHEMA, RunNode, RunRecord,
+    RunStatus,
 };

@@ -208,3 +208,57 @@ pub struct Index {
     pub manifest_path: String,
     pub nodes: BTreeMap<String, String>,
 }
+
+/// An [`Index`] made of borrowed strings, serialized to the same bytes: an apply saves its
+/// index as it stands every few seconds, and building an owned copy of every address and key
+/// for each save cost more than writing it.
+#[derive(Debug, Serialize)]
+pub struct IndexView<'a> {
+    pub schema: u32,
+    pub manifest_path: &'a str,
+    pub nodes: BTreeMap<&'a str, &'a str>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_index_view_serializes_as_the_index_it_borrows() {
+        let index = Index {
+            schema: RECORD_SCHEMA,
+            manifest_path: "/m/bench \"x\".toml".into(),
+            nodes: [
+                ("solve/t\u{e9}/a/0", "k1"),
+                ("gold/t", "k2"),
+                ("report", "k3"),
+            ]
+            .into_iter()
+            .map(|(a, k)| (a.to_string(), k.to_string()))
+            .collect(),
+        };
+        let view = IndexView {
+            schema: index.schema,
+            manifest_path: &index.manifest_path,
+            nodes: index
+                .nodes
+                .iter()
+                .map(|(a, k)| (a.as_str(), k.as_str()))
+                .collect(),
+        };
+        for pretty in [false, true] {
+            let (a, b) = if pretty {
+                (
+                    serde_json::to_vec_pretty(&index).unwrap(),
+                    serde_json::to_vec_pretty(&view).unwrap(),
+                )
+            } else {
+                (
+                    serde_json::to_vec(&index).unwrap(),
+                    serde_json::to_vec(&view).unwrap(),
+                )
+            };
+            assert_eq!(String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap());
+        }
+    }
+}
