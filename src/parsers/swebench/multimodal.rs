@@ -56,13 +56,22 @@ fn indent(line: &str) -> usize {
 
 /// `re.sub(r"\s+", " ", s).strip()`: by hand on ASCII without `\x1c`-`\x1f` (which Python
 /// strips and `\s` does not match), through the regex otherwise.
-fn squash(s: &str) -> String {
+fn squash(s: &str) -> Cow<'_, str> {
     static R: OnceLock<Regex> = OnceLock::new();
     if !s
         .bytes()
         .all(|b| b.is_ascii() && !(0x1c..=0x1f).contains(&b))
     {
-        return py_strip(&lazy(&R, r"\s+").replace_all(s, " ")).to_string();
+        return Cow::Owned(py_strip(&lazy(&R, r"\s+").replace_all(s, " ")).to_string());
+    }
+    // Already squashed (single spaces between words, none at either end): itself.
+    let b = s.as_bytes();
+    if b.first() != Some(&b' ')
+        && b.last() != Some(&b' ')
+        && !b.iter().any(|&c| c != b' ' && ascii_space(c))
+        && memchr::memmem::find(b, b"  ").is_none()
+    {
+        return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len());
     for word in s.split(|c: char| c.is_ascii() && ascii_space(c as u8)) {
@@ -73,7 +82,7 @@ fn squash(s: &str) -> String {
             out.push_str(word);
         }
     }
-    out
+    Cow::Owned(out)
 }
 
 fn marked_pattern() -> &'static Regex {
@@ -314,7 +323,7 @@ type Pattern = (&'static Regex, usize, fn(&str) -> Option<&str>);
 /// Failures of each pattern in order (a pattern that finds none is skipped). The matches are
 /// found without captures (the regex's costly part) and the name cut from each by hand; a
 /// match that is not ASCII (its `\s` and `\d` may be Unicode) is captured by the regex.
-fn failures(log: &str, patterns: &[Pattern], clean: fn(&str) -> String) -> RawStatuses {
+fn failures(log: &str, patterns: &[Pattern], clean: fn(&str) -> Cow<'_, str>) -> RawStatuses {
     let mut map = RawStatuses::for_log(log.len());
     for &(r, group, cut) in patterns {
         for m in r.find_iter(log) {
