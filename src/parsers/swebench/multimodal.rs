@@ -43,10 +43,49 @@ use regex::Regex;
 use super::xml_blocks::remove_xml_blocks;
 use super::{RawStatuses, Sink, lazy, lines, py_space, py_strip};
 
-/// `swebench.utils.ansi_escape`.
-fn ansi_escape(log: &str) -> std::borrow::Cow<'_, str> {
-    static R: OnceLock<Regex> = OnceLock::new();
-    lazy(&R, r"\x1B(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])").replace_all(log, "")
+/// `swebench.utils.ansi_escape`: `re.sub(r"\x1B(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])", "", log)`,
+/// by hand: each `ESC` found by memchr, the text between the escapes copied a stretch at a time.
+fn ansi_escape(log: &str) -> Cow<'_, str> {
+    let b = log.as_bytes();
+    let mut out = String::new();
+    let mut from = 0;
+    for at in memchr::memchr_iter(0x1b, b) {
+        if at < from {
+            continue;
+        }
+        if let Some(len) = escape_len(&b[at..]) {
+            if out.is_empty() {
+                out.reserve(log.len());
+            }
+            out.push_str(&log[from..at]);
+            from = at + len;
+        }
+    }
+    if from == 0 {
+        return Cow::Borrowed(log);
+    }
+    out.push_str(&log[from..]);
+    Cow::Owned(out)
+}
+
+/// The length of the `ansi_escape` match at the start of `b` (which starts with `ESC`): `ESC`
+/// and one of `@`-`Z`, `\`-`_` (the class `[@-Z\\-_]` holds the range `\\-_`, not `[`), or a
+/// CSI sequence (`ESC [`, parameters `0`-`?`, intermediates ` `-`/`, a final `@`-`~`).
+fn escape_len(b: &[u8]) -> Option<usize> {
+    match b.get(1)? {
+        0x40..=0x5a | 0x5c..=0x5f => Some(2),
+        b'[' => {
+            let mut i = 2;
+            while matches!(b.get(i), Some(0x30..=0x3f)) {
+                i += 1;
+            }
+            while matches!(b.get(i), Some(0x20..=0x2f)) {
+                i += 1;
+            }
+            matches!(b.get(i), Some(0x40..=0x7e)).then_some(i + 1)
+        }
+        _ => None,
+    }
 }
 
 /// Python's `len(line) - len(line.lstrip())`, in characters.
@@ -1463,6 +1502,51 @@ mod tests {
             }
         }
         map
+    }
+
+    /// `ansi_escape` by hand removes what upstream's regex removes, on random mixes of
+    /// escapes, truncated escapes, the class's edges (`[`, `\\`, `Z`, `_`, `` ` ``) and text.
+    #[test]
+    fn ansi_escape_is_the_regex() {
+        let r = Regex::new(r"\x1B(?:[@-Z\\-_]|\[[0-?]*[ -/]*[@-~])").expect("pattern");
+        let parts = [
+            "\x1b",
+            "\x1b[",
+            "[",
+            "\\",
+            "Z",
+            "_",
+            "`",
+            "@",
+            "^",
+            "]",
+            "0",
+            ";",
+            "?",
+            " ",
+            "/",
+            "m",
+            "~",
+            "\x7f",
+            "é",
+            "\n",
+            "a",
+            "\x1b[31m",
+            "\x1b[2K",
+            "\x1b[?25l",
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..100_000 {
+            let mut log = String::new();
+            for _ in 0..(state % 12) {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                log.push_str(parts[(state % parts.len() as u64) as usize]);
+            }
+            state = state.wrapping_mul(0x2545_f491_4f6c_dd1d).wrapping_add(1);
+            assert_eq!(ansi_escape(&log), r.replace_all(&log, ""), "{log:?}");
+        }
     }
 
     /// next-v2's hand cuts are the regexes' groups, on every fixture log and on logs glued
