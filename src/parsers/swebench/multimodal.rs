@@ -982,33 +982,76 @@ fn mocha_line(stripped: &str) -> Option<(&str, &'static str)> {
 /// JSON report after each `./node_modules/.bin/mocha --reporter json`, passes from the last
 /// `"passes": [` to the last `]`, failures from the last `"failures": [` to the last `],`.
 pub fn lighthouse_json(log: &str) -> RawStatuses {
-    static TITLE: OnceLock<Regex> = OnceLock::new();
-    let title = lazy(&TITLE, r#"(?m)"fullTitle":\s"(.*)",\n"#);
+    let key = memchr::memmem::Finder::new(FULL_TITLE);
+    // Each part's text after its last `open` (`rsplit(open)`'s last piece), found from the end.
+    let lists = [
+        (memmem_rev("\"passes\": ["), "]", "PASSED"),
+        (memmem_rev("\"failures\": ["), "],", "FAILED"),
+    ];
     let mut map = RawStatuses::for_log(log.len());
-    for part in log
-        .split("./node_modules/.bin/mocha --reporter json")
-        .skip(1)
-    {
-        for (open, close, status) in [
-            ("\"passes\": [", "]", "PASSED"),
-            ("\"failures\": [", "],", "FAILED"),
-        ] {
-            let after = part.rsplit(open).next().unwrap_or(part);
-            let body = after.rsplit_once(close).map_or(after, |(l, _)| l);
-            for m in title.find_iter(body) {
-                map.insert(full_title(m.as_str()), status);
+    for part in parts_after(log, "./node_modules/.bin/mocha --reporter json") {
+        for (open, close, status) in &lists {
+            let after = open
+                .rfind(part.as_bytes())
+                .map_or(part, |at| &part[at + open.needle().len()..]);
+            let body = memchr::memmem::rfind(after.as_bytes(), close.as_bytes())
+                .map_or(after, |at| &after[..at]);
+            for title in full_titles(body, &key) {
+                map.insert(title, *status);
             }
         }
     }
     map
 }
 
-/// Group 1 of a match of `"fullTitle":\s"(.*)",\n`, cut by hand (the regex's captures cost
-/// most): the match is the key, one `\s` character, `"`, the group and `",\n`.
-fn full_title(t: &str) -> &str {
-    let key = "\"fullTitle\":".len();
-    let space = t[key..].chars().next().map_or(0, char::len_utf8);
-    &t[key + space + 1..t.len() - "\",\n".len()]
+/// `log.split(cmd).skip(1)`: the text after each `cmd` up to the next, found by memmem.
+fn parts_after<'a>(log: &'a str, cmd: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+    let mut starts = memchr::memmem::find_iter(log.as_bytes(), cmd).map(move |at| at + cmd.len());
+    let mut next = starts.next();
+    std::iter::from_fn(move || {
+        let start = next?;
+        next = starts.next();
+        Some(&log[start..next.map_or(log.len(), |n| n - cmd.len())])
+    })
+}
+
+fn memmem_rev(needle: &str) -> memchr::memmem::FinderRev<'_> {
+    memchr::memmem::FinderRev::new(needle)
+}
+
+const FULL_TITLE: &str = "\"fullTitle\":";
+
+/// Group 1 of each match of `(?m)"fullTitle":\s"(.*)",\n` in `text`, found by hand (the
+/// regex's captures cost most): at each `"fullTitle":` past the last match, one `\s`
+/// character, `"`, and a line that ends in `",` (`.*` holds no line break and is greedy: the
+/// group runs to that line's `",`).
+fn full_titles<'a>(
+    text: &'a str,
+    key: &'a memchr::memmem::Finder<'a>,
+) -> impl Iterator<Item = &'a str> + 'a {
+    let b = text.as_bytes();
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        while let Some(at) = key.find(&b[from..]).map(|k| from + k) {
+            from = at + 1;
+            let after = &text[at + FULL_TITLE.len()..];
+            let Some(space) = after.chars().next().filter(|&c| regex_space(c)) else {
+                continue;
+            };
+            let Some(title) = after[space.len_utf8()..].strip_prefix('"') else {
+                continue;
+            };
+            let start = text.len() - title.len();
+            let Some(end) = memchr::memchr(b'\n', title.as_bytes()).map(|e| start + e) else {
+                continue;
+            };
+            if end >= start + 2 && &b[end - 2..end] == b"\"," {
+                from = end + 1;
+                return Some(&text[start..end - 2]);
+            }
+        }
+        None
+    })
 }
 
 /// p5.js's `remove_json_blocks`: lines ending in `{` / `[` open a block dropped up to its
@@ -1304,7 +1347,8 @@ mod tests {
                 .captures_iter(&log)
                 .map(|c| c.get(1).map_or("", |m| m.as_str()))
                 .collect();
-            let got: Vec<&str> = r.find_iter(&log).map(|m| full_title(m.as_str())).collect();
+            let key = memchr::memmem::Finder::new(FULL_TITLE);
+            let got: Vec<&str> = full_titles(&log, &key).collect();
             found += want.len();
             assert_eq!(got, want, "{log:?}");
         }
