@@ -714,22 +714,28 @@ pub fn prismjs(log: &str) -> RawStatuses {
     // 5.0.2 has no constants map: prism's one test command, as its eval scripts echo it.
     const CMD: &str = "./node_modules/.bin/mocha tests/run.js --reporter json";
     let mut map = RawStatuses::new();
-    for part in log.split(CMD).skip(1) {
-        let inner = part.split_once('{').map_or(part, |(_, r)| r);
-        let inner = inner.rsplit_once('}').map_or(inner, |(l, _)| l);
+    for part in parts_after(log, CMD) {
+        // Upstream reads `{` + the text from the first `{` to the last `}` + `}`: where both
+        // are there, the log's own text from that `{` to that `}`.
+        let open = part.find('{');
+        let inner = open.map_or(part, |at| &part[at + 1..]);
+        let json = match (open, inner.rfind('}')) {
+            (Some(at), Some(close)) => Cow::Borrowed(&part[at..at + close + 2]),
+            (_, close) => Cow::Owned(format!("{{{}}}", &inner[..close.unwrap_or(inner.len())])),
+        };
         // Upstream raises on a report it cannot read (the instance errors): nothing more.
-        let Ok(report) = serde_json::from_str::<serde_json::Value>(&format!("{{{inner}}}")) else {
+        let Some(report) = super::mocha_json::report(&json) else {
             return map;
         };
-        for (key, status) in [("failures", "FAILED"), ("passes", "PASSED")] {
-            let Some(tests) = report.get(key).and_then(|t| t.as_array()) else {
+        for (tests, status) in [(report.failures, "FAILED"), (report.passes, "PASSED")] {
+            let Some(tests) = tests else {
                 return map;
             };
-            for t in tests {
-                let Some(title) = t.get("fullTitle").and_then(|t| t.as_str()) else {
+            for title in tests {
+                let Some(title) = title else {
                     return map;
                 };
-                map.insert(title, status);
+                map.insert(&title, status);
             }
         }
     }
