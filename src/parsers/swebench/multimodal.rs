@@ -843,10 +843,12 @@ pub fn next_v2(log: &str) -> RawStatuses {
     let suites = next_v2_suites(log);
     let mut map = RawStatuses::for_log(log.len());
     let mut key = String::new();
+    let mut tests = Vec::new();
     for (i, &(end, name, _)) in suites.iter().enumerate() {
         let to = suites.get(i + 1).map_or(log.len(), |n| n.0 - n.2);
         let text = &log[end..to];
-        for (title, status) in next_v2_tests(text) {
+        next_v2_tests(text, &mut tests);
+        for &(title, status) in &tests {
             key.clear();
             key.push_str(name);
             key.push_str(": ");
@@ -872,21 +874,53 @@ fn next_v2_patterns() -> &'static [Regex; 3] {
 
 /// Each match of the `Running:` pattern: its end, its group 2 (the suite) and its length.
 fn next_v2_suites(log: &str) -> Vec<(usize, &str, usize)> {
-    next_v2_patterns()[0]
-        .find_iter(log)
-        .map(|m| {
-            let t = m.as_str();
-            // `(.*)` holds no line break: the first one follows the pattern's `\)`, then two
-            // more and two `\s` characters; group 2 runs to the final `\n`.
-            let first = t.find('\n').expect("the match holds `\\n`");
-            let after: usize = t[first + 3..].chars().take(2).map(char::len_utf8).sum();
-            (m.end(), &t[first + 3 + after..t.len() - 1], t.len())
-        })
-        .collect()
+    let mut suites = Vec::new();
+    let b = log.as_bytes();
+    let mut from = 0;
+    let running = memchr::memmem::Finder::new("Running:");
+    while let Some(start) = running.find(&b[from..]).map(|k| from + k) {
+        match next_v2_suite_at(log, start) {
+            Some((end, name)) => {
+                suites.push((end, name, end - start));
+                from = end;
+            }
+            None => from = start + 1,
+        }
+    }
+    suites
 }
 
-/// The failures, then the passes, of one `Running:` block: group 1 and the status word.
-fn next_v2_tests(text: &str) -> impl Iterator<Item = (&str, &'static str)> {
+/// A match of `Running:(.*)\)\n{3}\s{2}(.*)\n` at `start` (where `Running:` is): its end and
+/// group 2. `.*` holds no line break, so group 1 ends at the `)` that ends the line, two empty
+/// lines follow, then two `\s` characters (line breaks among them) and the suite's line.
+fn next_v2_suite_at(log: &str, start: usize) -> Option<(usize, &str)> {
+    let b = log.as_bytes();
+    let body = start + "Running:".len();
+    let eol = body + memchr::memchr(b'\n', &b[body..])?;
+    if eol == body || b[eol - 1] != b')' || b.get(eol..eol + 3) != Some(b"\n\n\n".as_slice()) {
+        return None;
+    }
+    let mut name = &log[eol + 3..];
+    for _ in 0..2 {
+        let c = name.chars().next().filter(|&c| regex_space(c))?;
+        name = &name[c.len_utf8()..];
+    }
+    let at = log.len() - name.len();
+    let end = at + memchr::memchr(b'\n', name.as_bytes())?;
+    Some((end + 1, &log[at..end]))
+}
+
+/// The failures, then the passes, of one block (`(?m)^\s{4}\d+\)\s(.*)` and
+/// `(?m)^\s{4}✓\s(.*)\(`, group 1 of each match in order) into `out`: found by hand, line
+/// start by line start, or by the regexes where a line holds a character that may be a Unicode
+/// `\d`.
+fn next_v2_tests<'a>(text: &'a str, out: &mut Vec<(&'a str, &'static str)>) {
+    out.clear();
+    let by_hand = next_v2_scan(text, false, out).and_then(|()| next_v2_scan(text, true, out));
+    if by_hand.is_ok() {
+        return;
+    }
+    out.clear();
     let [_, fail, pass] = next_v2_patterns();
     // `\s{4}\d+` holds no `)` and `\s{4}` no `✓`: the first of each is the pattern's, and one
     // `\s` character follows it.
@@ -895,13 +929,89 @@ fn next_v2_tests(text: &str) -> impl Iterator<Item = (&str, &'static str)> {
         let space = t[at..].chars().next().map_or(0, char::len_utf8);
         &t[at + space..t.len() - tail]
     }
-    let fails = fail
-        .find_iter(text)
-        .map(move |m| (group(m.as_str(), ')', 0), "FAILED"));
-    let passes = pass
-        .find_iter(text)
-        .map(move |m| (group(m.as_str(), '✓', 1), "PASSED"));
-    fails.chain(passes)
+    out.extend(
+        fail.find_iter(text)
+            .map(|m| (group(m.as_str(), ')', 0), "FAILED")),
+    );
+    out.extend(
+        pass.find_iter(text)
+            .map(|m| (group(m.as_str(), '✓', 1), "PASSED")),
+    );
+}
+
+/// A character where the regex asks for `\d` that is not ASCII and may be a Unicode digit.
+struct MaybeDigit;
+
+/// The matches of next-v2's failure (`pass` false) or pass pattern in `text`, as `find_iter`
+/// finds them: at each line start from the last match's end on.
+fn next_v2_scan<'a>(
+    text: &'a str,
+    pass: bool,
+    out: &mut Vec<(&'a str, &'static str)>,
+) -> Result<(), MaybeDigit> {
+    let b = text.as_bytes();
+    let mut from = 0;
+    loop {
+        // The first line start at or after `from` (`(?m)^`: the start, or after a `\n`).
+        let start = if from == 0 || b[from - 1] == b'\n' {
+            from
+        } else {
+            match memchr::memchr(b'\n', &b[from..]) {
+                Some(k) => from + k + 1,
+                None => return Ok(()),
+            }
+        };
+        if start > b.len() {
+            return Ok(());
+        }
+        match next_v2_at(text, start, pass)? {
+            Some((group, end)) => {
+                out.push((group, if pass { "PASSED" } else { "FAILED" }));
+                from = end;
+            }
+            None if start < b.len() => from = start + 1,
+            None => return Ok(()),
+        }
+    }
+}
+
+/// A match of next-v2's failure or pass pattern at line start `at`: group 1 and the match's end.
+fn next_v2_at(text: &str, at: usize, pass: bool) -> Result<Option<(&str, usize)>, MaybeDigit> {
+    fn space(s: &str) -> Option<&str> {
+        let c = s.chars().next().filter(|&c| regex_space(c))?;
+        Some(&s[c.len_utf8()..])
+    }
+    let mut rest = &text[at..];
+    for _ in 0..4 {
+        let Some(after) = space(rest) else {
+            return Ok(None);
+        };
+        rest = after;
+    }
+    let marked = if pass {
+        rest.strip_prefix('✓')
+    } else {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if rest[digits..]
+            .chars()
+            .next()
+            .is_some_and(|c| !c.is_ascii() && c.is_numeric())
+        {
+            return Err(MaybeDigit);
+        }
+        rest[digits..].strip_prefix(')').filter(|_| digits > 0)
+    };
+    let Some(line) = marked.and_then(space) else {
+        return Ok(None);
+    };
+    let start = text.len() - line.len();
+    let line = &line[..memchr::memchr(b'\n', line.as_bytes()).unwrap_or(line.len())];
+    if !pass {
+        return Ok(Some((line, start + line.len())));
+    }
+    Ok(line
+        .rfind('(')
+        .map(|open| (&line[..open], start + open + 1)))
 }
 
 /// `parse_log_lighthouse_mocha` (GoogleChrome/lighthouse 9.5, 10.0, 10.2): after each
