@@ -479,17 +479,16 @@ pub(crate) fn clean_log(log: &str) -> Cow<'_, str> {
     }
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if b == b'\r' {
-            i += 1;
-        } else if b == 0x1b {
-            i = skip_escape(bytes, i);
+    // The text between escapes is copied a stretch at a time, each end found by memchr.
+    while let Some(at) = memchr::memchr2(0x1b, b'\r', &bytes[i..]).map(|off| i + off) {
+        out.extend_from_slice(&bytes[i..at]);
+        i = if bytes[at] == b'\r' {
+            at + 1
         } else {
-            out.push(b);
-            i += 1;
-        }
+            skip_escape(bytes, at)
+        };
     }
+    out.extend_from_slice(&bytes[i..]);
     // Only ASCII bytes were removed, so the result is still valid UTF-8.
     match String::from_utf8(out) {
         Ok(s) => Cow::Owned(s),
@@ -670,6 +669,60 @@ mod json_tests {
                 String::from_utf8(got).unwrap(),
                 String::from_utf8(want).unwrap()
             );
+        }
+    }
+
+    /// `clean_log` removes what the byte-at-a-time loop it replaced removed: every `\r` and
+    /// each escape as `skip_escape` ends it, on random mixes of escapes, truncated escapes,
+    /// CRLF, non-ASCII text and line breaks.
+    #[test]
+    fn clean_log_is_the_byte_loop() {
+        fn by_bytes(log: &str) -> String {
+            let bytes = log.as_bytes();
+            let (mut out, mut i) = (Vec::new(), 0);
+            while i < bytes.len() {
+                match bytes[i] {
+                    b'\r' => i += 1,
+                    0x1b => i = skip_escape(bytes, i),
+                    b => {
+                        out.push(b);
+                        i += 1;
+                    }
+                }
+            }
+            String::from_utf8(out).unwrap()
+        }
+        let parts = [
+            "\x1b[32m",
+            "\x1b[",
+            "\x1b",
+            "\x1b]8;;x\x07",
+            "\x1b]8;;",
+            "\x1b\\",
+            "\x1b(B",
+            "\x1b(",
+            "\r\n",
+            "\r",
+            "\n",
+            "a",
+            "é",
+            "✓",
+            "[0m",
+            " ",
+            "\x1b[2K\x1b[1A",
+            "\x1b[?25l",
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..20_000 {
+            let mut s = String::new();
+            for _ in 0..(state % 12) {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                s.push_str(parts[(state % parts.len() as u64) as usize]);
+            }
+            state = state.wrapping_mul(0x2545_f491_4f6c_dd1d).wrapping_add(1);
+            assert_eq!(clean_log(&s), by_bytes(&s), "{s:?}");
         }
     }
 

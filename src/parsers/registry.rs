@@ -307,7 +307,7 @@ pub fn parse_log_stream(
         Reads::Raw => {
             let mut bytes = Vec::with_capacity(size_hint.saturating_add(1));
             reader.read_to_end(&mut bytes).map_err(ReadLogError::Io)?;
-            Ok(parse_log(parser, &String::from_utf8_lossy(&bytes))?)
+            Ok(parse_log(parser, &decode(&bytes))?)
         }
         Reads::Whole => {
             let mut bytes = Vec::with_capacity(size_hint.saturating_add(1));
@@ -417,7 +417,9 @@ fn write_raw_json(
     };
     let mut bytes = Vec::with_capacity(size_hint.saturating_add(1));
     reader.read_to_end(&mut bytes).map_err(ReadLogError::Io)?;
-    let raw = parse(&String::from_utf8_lossy(&bytes));
+    // `from_utf8`'s check first (word at a time over ASCII), the lossy decoding only for a log
+    // that is not UTF-8: the same text either way.
+    let raw = parse(&decode(&bytes));
     // As the collector records them: empty names dropped.
     let entries = raw
         .iter()

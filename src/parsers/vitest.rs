@@ -155,11 +155,15 @@ fn test_name(text: &str) -> &str {
     if !text.ends_with(['s', ')', ']', 'd']) {
         return text;
     }
-    name_re()
-        .captures(text)
-        .and_then(|c| c.get(1))
-        .map_or(text, |m| m.as_str())
-        .trim()
+    let name = match first_split(text, |rest| name_suffixes(rest, 0).map(|m| m.then_some(()))) {
+        Ok(Some((at, ()))) => &text[..at],
+        Ok(None) => text,
+        Err(Unsure) => name_re()
+            .captures(text)
+            .and_then(|c| c.get(1))
+            .map_or(text, |m| m.as_str()),
+    };
+    name.trim()
 }
 
 /// A file or suite line's name and the count of tests it shows; `None` for a line without a
@@ -168,8 +172,164 @@ fn group(text: &str) -> Option<(&str, u64)> {
     if !text.contains('(') {
         return None;
     }
-    let c = group_re().captures(text)?;
-    Some((c.get(1)?.as_str().trim(), c.get(2)?.as_str().parse().ok()?))
+    let (name, count) = match first_split(text, group_rest) {
+        Ok(found) => {
+            let (at, digits) = found?;
+            (&text[..at], digits)
+        }
+        Err(Unsure) => {
+            let c = group_re().captures(text)?;
+            (c.get(1)?.as_str(), c.get(2)?.as_str())
+        }
+    };
+    Some((name.trim(), count.parse().ok()?))
+}
+
+/// A hand matcher met a character it does not decide (a non-ASCII one where the regex asks for
+/// `\d`, which is Unicode's decimal digits): the regex answers instead.
+struct Unsure;
+
+/// The regexes' `^(.+?)` then a rest that starts with `\s+`: the first split after the first
+/// character, at a white space character, whose rest `rest` matches (with what it found), as
+/// the lazy `.+?` takes the shortest prefix that lets the rest match. Hand-written for the
+/// regexes above (`name_re`, `group_re`), held to them by the tests below.
+fn first_split<'a, T>(
+    text: &'a str,
+    rest: impl Fn(&'a str) -> Result<Option<T>, Unsure>,
+) -> Result<Option<(usize, T)>, Unsure> {
+    let mut chars = text.char_indices();
+    chars.next();
+    for (at, c) in chars {
+        if c.is_whitespace()
+            && let Some(found) = rest(&text[at..])?
+        {
+            return Ok(Some((at, found)));
+        }
+    }
+    Ok(None)
+}
+
+/// `s` after `\s+` (at least one white space character); `None` if it does not start so.
+fn after_space(s: &str) -> Option<&str> {
+    let rest = s.trim_start();
+    (rest.len() < s.len()).then_some(rest)
+}
+
+/// The ASCII digits `\d+` takes at the start of `s` and the rest; `Err` at a non-ASCII
+/// character that may be a Unicode digit, `None` without a digit.
+fn digits(s: &str) -> Result<Option<(&str, &str)>, Unsure> {
+    let end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    if s[end..]
+        .chars()
+        .next()
+        .is_some_and(|c| !c.is_ascii() && c.is_numeric())
+    {
+        return Err(Unsure);
+    }
+    Ok((end > 0).then(|| s.split_at(end)))
+}
+
+/// `\d+(?:\.\d+)?\s*m?s` (a duration) at the start of `s`: the rest after it.
+fn duration(s: &str) -> Result<Option<&str>, Unsure> {
+    let Some((_, mut rest)) = digits(s)? else {
+        return Ok(None);
+    };
+    if let Some(fraction) = rest.strip_prefix('.')
+        && let Some((_, after)) = digits(fraction)?
+    {
+        rest = after;
+    }
+    let rest = rest.trim_start();
+    let rest = rest.strip_prefix('m').unwrap_or(rest);
+    Ok(rest.strip_prefix('s'))
+}
+
+/// `\d+ MB heap used` at the start of `s`: the rest after it.
+fn heap(s: &str) -> Result<Option<&str>, Unsure> {
+    Ok(digits(s)?.and_then(|(_, rest)| rest.strip_prefix(" MB heap used")))
+}
+
+/// `\(retry x\d+\)` (or `repeat`) at the start of `s`: the rest after it.
+fn count_of<'a>(s: &'a str, word: &str) -> Result<Option<&'a str>, Unsure> {
+    let Some(rest) = s.strip_prefix(word) else {
+        return Ok(None);
+    };
+    Ok(digits(rest)?.and_then(|(_, rest)| rest.strip_prefix(')')))
+}
+
+/// One of `name_re`'s optional suffixes (its slot `slot`) at the start of `s`: the rest after it.
+fn name_suffix(s: &str, slot: usize) -> Result<Option<&str>, Unsure> {
+    match slot {
+        0 | 4 => count_of(s, "(retry x"),
+        1 | 7 => Ok(s.strip_prefix("[skipped]")),
+        2 | 5 => count_of(s, "(repeat x"),
+        3 => duration(s),
+        _ => heap(s),
+    }
+}
+
+/// Whether `s` is a sequence of `name_re`'s suffixes from slot `from` on, each after `\s+`,
+/// to the end (every way tried, as the regex's backtracking does).
+fn name_suffixes(s: &str, from: usize) -> Result<bool, Unsure> {
+    if s.is_empty() {
+        return Ok(true);
+    }
+    let Some(s) = after_space(s) else {
+        return Ok(false);
+    };
+    for slot in from..8 {
+        if let Some(rest) = name_suffix(s, slot)?
+            && name_suffixes(rest, slot + 1)?
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// `group_re` after its `^(.+?)`: `\s+\((\d+)(?: tests?(?: \| [^)]*)?)?\)`, then `[skipped]`,
+/// a duration and the heap figure, each optional after `\s+`, to the end: the count's digits.
+fn group_rest(s: &str) -> Result<Option<&str>, Unsure> {
+    let Some(s) = after_space(s).and_then(|s| s.strip_prefix('(')) else {
+        return Ok(None);
+    };
+    let Some((count, mut rest)) = digits(s)? else {
+        return Ok(None);
+    };
+    if let Some(tests) = rest.strip_prefix(" test") {
+        rest = tests.strip_prefix('s').unwrap_or(tests);
+        if let Some(note) = rest.strip_prefix(" | ") {
+            rest = &note[note.find(')').unwrap_or(note.len())..];
+        }
+    }
+    let Some(rest) = rest.strip_prefix(')') else {
+        return Ok(None);
+    };
+    Ok(group_suffixes(rest, 0)?.then_some(count))
+}
+
+/// Whether `s` is a sequence of `group_re`'s optional suffixes from slot `from` on (`[skipped]`,
+/// a duration, the heap figure), each after `\s+`, to the end.
+fn group_suffixes(s: &str, from: usize) -> Result<bool, Unsure> {
+    if s.is_empty() {
+        return Ok(true);
+    }
+    let Some(s) = after_space(s) else {
+        return Ok(false);
+    };
+    for slot in from..3 {
+        let rest = match slot {
+            0 => s.strip_prefix("[skipped]"),
+            1 => duration(s)?,
+            _ => heap(s)?,
+        };
+        if let Some(rest) = rest
+            && group_suffixes(rest, slot + 1)?
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// A tree's top line names a file, maybe after a project name and the ` TS ` badge of a
@@ -208,7 +368,7 @@ fn is_file_line(name: &str) -> bool {
 pub(crate) fn parse(log: &str, out: &mut Collector) {
     let rows = rows(log);
     // The files and suites above the current line of a tree: (indentation, name).
-    let mut stack: Vec<(usize, String)> = Vec::new();
+    let mut stack: Vec<(usize, Cow<'_, str>)> = Vec::new();
     let mut full = String::new();
     for (i, row) in rows.iter().enumerate() {
         while stack
@@ -224,9 +384,9 @@ pub(crate) fn parse(log: &str, out: &mut Collector) {
             && rows.get(i + 1).is_some_and(|next| next.indent > row.indent)
         {
             let name = if stack.is_empty() {
-                file_name(name).into_owned()
+                file_name(name)
             } else {
-                name.to_owned()
+                Cow::Borrowed(name)
             };
             stack.push((row.indent, name));
             continue;
@@ -313,6 +473,74 @@ mod tests {
                 ("|e2e| src/b.test.ts > works", Pass),
             ])
         );
+    }
+
+    /// The hand matchers (`first_split` with `name_suffixes` and `group_rest`) give what the
+    /// regexes they stand for capture, on random mixes of the suffixes' pieces, Unicode digits
+    /// and white space, brackets, escapes left in, CRLF's `\r` and truncated suffixes.
+    #[test]
+    fn the_hand_matchers_are_the_regexes() {
+        use super::{group, group_re, name_re, test_name};
+        let parts = [
+            " ",
+            "  ",
+            "\t",
+            "\u{a0}",
+            "\u{2003}",
+            "a",
+            "é",
+            "x",
+            "1",
+            "12",
+            "٣",
+            ".",
+            ".5",
+            "ms",
+            " ms",
+            "s",
+            "m",
+            "(",
+            ")",
+            "[",
+            "]",
+            "(retry x",
+            "(repeat x",
+            "[skipped]",
+            " MB heap used",
+            " test",
+            " tests",
+            " | ",
+            "|",
+            "\x1b[2m",
+            "\r",
+            "d",
+            ">",
+            "(3)",
+            " (0)",
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..200_000 {
+            let mut text = String::new();
+            for _ in 0..(state % 10) {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                text.push_str(parts[(state % parts.len() as u64) as usize]);
+            }
+            state = state.wrapping_mul(0x2545_f491_4f6c_dd1d).wrapping_add(1);
+            let want_name = name_re()
+                .captures(&text)
+                .and_then(|c| c.get(1))
+                .map_or(text.as_str(), |m| m.as_str())
+                .trim();
+            if text.ends_with(['s', ')', ']', 'd']) {
+                assert_eq!(test_name(&text), want_name, "{text:?}");
+            }
+            let want_group = group_re()
+                .captures(&text)
+                .and_then(|c| Some((c.get(1)?.as_str().trim(), c.get(2)?.as_str().parse().ok()?)));
+            assert_eq!(group(&text), want_group, "{text:?}");
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@
 mod c;
 mod java;
 mod javascript;
+mod mocha_json;
 mod multilang;
 mod multimodal;
 mod php;
