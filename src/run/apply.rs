@@ -1142,7 +1142,7 @@ fn save_noop_memo(
     // The fingerprint of the inputs this expansion read (its own team specs).
     let fp = super::noop::fingerprint(m, &super::datasets::snapshots_of(datasets), d.graph.jobs());
     if let (Some(nodes), Some(fp)) = (nodes, fp) {
-        super::noop::save(store, &m.path, &fp, nodes);
+        super::noop::save(store, m, &fp, nodes);
     }
     crate::timings::mark("no-op memo saved");
 }

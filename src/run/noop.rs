@@ -41,7 +41,7 @@ use crate::manifest::{HarnessKind, Manifest, StageKind};
 use crate::store::{FileStamp, NodeStatus, RACY_NS, RunNode, RunRecord, Store};
 use crate::types::Digest;
 
-const MAGIC: &str = "bench-noop-memo 4";
+const MAGIC: &str = "bench-noop-memo 5";
 
 /// The memo's first line after its checksum: everything but the records and the run nodes.
 #[derive(Debug, Serialize, Deserialize)]
@@ -52,20 +52,40 @@ struct Head {
     index: FileStamp,
     /// Nodes per stage (what the summary line counts).
     counts: BTreeMap<String, usize>,
-    /// Report nodes: stage, key, and the digest of the record's file list.
-    reports: Vec<(String, String, String)>,
+    /// Report nodes: stage, key, the digest of the record's file list, and the stage's `out`.
+    reports: Vec<ReportNode>,
     /// The attempts files (`apply --rerun`) and their stats: a report reads them.
     attempts: Vec<(String, FileStamp)>,
+}
+
+/// A report node of the memo: its stage, key, the digest of its record's file list, and the
+/// directory its files were written to (the stage's `out` when the memo was made).
+#[derive(Debug, Serialize, Deserialize)]
+struct ReportNode {
+    stage: String,
+    key: String,
+    list: String,
+    /// As UTF-8: a memo is not made for a report written to a path that is not.
+    out: String,
+}
+
+/// A memo as read, with what could be checked without the manifest: its records' stats, its
+/// blobs' sizes and its report files' stamps ([`read`]). [`check`] finishes the check.
+pub struct Read {
+    head: Head,
+    /// Every record file still has its stat and every blob its size.
+    fresh: bool,
+    /// Per report of the head: whether its files under its `out` are all as stamped.
+    intact: Vec<bool>,
+    nodes_json: Vec<u8>,
 }
 
 /// A memo as read and checked: what a no-op apply from it needs.
 pub struct Checked {
     counts: BTreeMap<String, usize>,
-    reports: Vec<(String, String, String)>,
-    /// Per report of `reports`: whether its files under its `out` were all as stamped when
-    /// checked (beside the records, on threads of their own). `None`: the stage is not a report
-    /// of the manifest.
-    intact: Vec<Option<bool>>,
+    reports: Vec<ReportNode>,
+    /// Per report of `reports`: whether its files were all as stamped when checked.
+    intact: Vec<bool>,
     /// The run record's `nodes` (every node cached), as JSON, as the full path writes it.
     nodes_json: Vec<u8>,
 }
@@ -132,7 +152,8 @@ pub struct CachedNode {
 /// index was saved. Nothing is written if a record file or the index cannot be statted or is
 /// too fresh to trust its stat (the next no-op then takes the full path and writes it).
 /// Failing to write costs speed, never correctness.
-pub fn save(store: &Store, manifest: &Path, fingerprint: &str, nodes: Vec<CachedNode>) {
+pub fn save(store: &Store, m: &Manifest, fingerprint: &str, nodes: Vec<CachedNode>) {
+    let manifest = m.path.as_path();
     let now = crate::store::now_ns();
     let settled = |stamp: Option<FileStamp>| stamp.filter(|s| s.settled(now, RACY_NS));
     let Some(index) = settled(store.index_stamp(manifest)) else {
@@ -181,7 +202,18 @@ pub fn save(store: &Store, manifest: &Path, fingerprint: &str, nodes: Vec<Cached
     for n in nodes {
         *counts.entry(n.stage.clone()).or_insert(0) += 1;
         if let Some(list) = n.report_list {
-            reports.push((n.stage.clone(), n.key.clone(), list));
+            let Some(StageKind::Report(r)) = m.stages.get(&n.stage).map(|s| &s.kind) else {
+                return;
+            };
+            let Some(out) = r.out.to_str() else {
+                return;
+            };
+            reports.push(ReportNode {
+                stage: n.stage.clone(),
+                key: n.key.clone(),
+                list,
+                out: out.to_string(),
+            });
         }
         run_nodes.insert(
             n.address,
@@ -215,13 +247,12 @@ pub fn save(store: &Store, manifest: &Path, fingerprint: &str, nodes: Vec<Cached
     let _ = crate::store::write_atomic(&path, &bytes);
 }
 
-/// The memo, if it exists, verifies, was made with `fingerprint`, the manifest's index is the
-/// one it was made after, and every record file still has its stat (checked on two threads).
-/// The report files of `m`'s report stages are checked against their stamps at the same time
-/// (read-only, on threads of their own: both checks are stat-bound, and together they keep the
-/// cores busier than one after the other); [`apply`] rewrites those that are not intact.
-pub fn check(store: &Store, m: &Manifest, fingerprint: &str) -> Option<Checked> {
-    let manifest = m.path.as_path();
+/// The memo of the manifest at `manifest` (its canonical path), if it exists and verifies, with
+/// what can be checked of it without the manifest: every record file's stat and every blob's
+/// size (on two threads), and, on threads of their own at the same time, every report file's
+/// stamp (all stat-bound: together they keep the cores busier than one after the other). The
+/// caller holds the store's lock; an apply does this while its manifest loads.
+pub fn read(store: &Store, manifest: &Path) -> Option<Read> {
     let bytes = fs_err::read(memo_path(store, manifest)).ok()?;
     let nl = bytes.iter().position(|&b| b == b'\n')?;
     let (sum, body) = (&bytes[..nl], &bytes[nl + 1..]);
@@ -230,24 +261,36 @@ pub fn check(store: &Store, m: &Manifest, fingerprint: &str) -> Option<Checked> 
     }
     let nl = body.iter().position(|&b| b == b'\n')?;
     let head: Head = serde_json::from_slice(&body[..nl]).ok()?;
-    if head.magic != MAGIC
-        || head.fingerprint != fingerprint
-        || store.index_stamp(manifest) != Some(head.index)
-        || store
-            .attempts_stamps()
-            .into_iter()
-            .map(|(k, st)| Some((k, st?)))
-            .collect::<Option<Vec<_>>>()
-            != Some(head.attempts)
-    {
+    if head.magic != MAGIC {
         return None;
     }
     let rest = std::str::from_utf8(&body[nl + 1..]).ok()?;
     let (records, nodes_json) = rest.split_once("nodes\n")?;
     let (records, blobs) = records.split_once("blobs\n")?;
-    crate::timings::mark("no-op memo read");
     let lines: Vec<&str> = records.lines().collect();
     let blob_lines: Vec<&str> = blobs.lines().collect();
+    let (fresh, intact) = std::thread::scope(|s| {
+        let reports = s.spawn(|| {
+            head.reports
+                .iter()
+                .map(|r| crate::stages::report_files_intact(store, &r.list, Path::new(&r.out)))
+                .collect::<Vec<bool>>()
+        });
+        let fresh = stored(store, &lines, &blob_lines);
+        (fresh, reports.join().unwrap_or_default())
+    });
+    crate::timings::mark("no-op memo read");
+    Some(Read {
+        fresh: fresh && !lines.is_empty(),
+        intact,
+        nodes_json: nodes_json.as_bytes().to_vec(),
+        head,
+    })
+}
+
+/// Whether every record line (`key size mtime ctime ino`) still has its stat and every blob line
+/// (`digest size`) its size, each list checked on two threads.
+fn stored(store: &Store, lines: &[&str], blob_lines: &[&str]) -> bool {
     // Stats relative to the store's `actions/` and `objects/` (`Store::stats`, opened once and
     // shared by both threads): no walk of the store's own path per file.
     let stats = store.stats();
@@ -286,37 +329,48 @@ pub fn check(store: &Store, m: &Manifest, fingerprint: &str) -> Option<Checked> 
             check(a) && other.join().unwrap_or(false)
         })
     };
-    let (fresh, intact) = std::thread::scope(|s| {
-        let reports = s.spawn(|| reports_intact(store, m, &head.reports));
-        let fresh = halves(&lines, &same) && halves(&blob_lines, &blobs_there);
-        (fresh, reports.join().unwrap_or_default())
-    });
-    (fresh && !lines.is_empty()).then(|| Checked {
-        counts: head.counts,
-        reports: head.reports,
-        intact,
-        nodes_json: nodes_json.as_bytes().to_vec(),
-    })
+    halves(lines, &same) && halves(blob_lines, &blobs_there)
 }
 
-/// Per report node of a memo: whether its stage is a report of `m` (`None` if not) whose files
-/// under its `out` are all as stamped.
-fn reports_intact(
+/// The memo of `m` checked: `read` (the memo as [`read`] gave it while the manifest loaded, or
+/// `None` to read it now) was made with `fingerprint`, the manifest's index is the one it was
+/// made after, the attempts files are as they were, every record file still has its stat and
+/// every blob its size, and every report node is of a report stage of `m` writing to the same
+/// `out`. The caller holds the store's lock, and held it when `read` was taken.
+pub fn check(
     store: &Store,
     m: &Manifest,
-    reports: &[(String, String, String)],
-) -> Vec<Option<bool>> {
-    reports
-        .iter()
-        .map(
-            |(stage, _, list)| match m.stages.get(stage).map(|s| &s.kind) {
-                Some(StageKind::Report(r)) => {
-                    Some(crate::stages::report_files_intact(store, list, &r.out))
-                }
-                _ => None,
-            },
-        )
-        .collect()
+    fingerprint: &str,
+    read: Option<Read>,
+) -> Option<Checked> {
+    let read = match read {
+        Some(read) => read,
+        None => self::read(store, &m.path)?,
+    };
+    let head = read.head;
+    let same_outs = head.reports.iter().all(|r| {
+        matches!(m.stages.get(&r.stage).map(|s| &s.kind),
+            Some(StageKind::Report(stage)) if stage.out == Path::new(&r.out))
+    });
+    if !read.fresh
+        || !same_outs
+        || head.fingerprint != fingerprint
+        || store.index_stamp(&m.path) != Some(head.index)
+        || store
+            .attempts_stamps()
+            .into_iter()
+            .map(|(k, st)| Some((k, st?)))
+            .collect::<Option<Vec<_>>>()
+            != Some(head.attempts)
+    {
+        return None;
+    }
+    Some(Checked {
+        counts: head.counts,
+        reports: head.reports,
+        intact: read.intact,
+        nodes_json: read.nodes_json,
+    })
 }
 
 /// What a no-op apply from a memo did: the reports it wrote, and its counts per stage (every
@@ -338,21 +392,16 @@ pub fn apply(
     events: &crate::events::Events,
 ) -> Result<Option<NoopRun>, String> {
     let mut reports = Vec::new();
-    for ((stage, key, _), intact) in memo.reports.iter().zip(&memo.intact) {
-        let (Some(StageKind::Report(r)), Some(intact)) =
-            (m.stages.get(stage).map(|s| &s.kind), intact)
-        else {
-            return Ok(None);
-        };
+    for (r, intact) in memo.reports.iter().zip(&memo.intact) {
         if !intact {
-            let crate::store::Lookup::Hit(rec) = store.get_action_light(key) else {
+            let crate::store::Lookup::Hit(rec) = store.get_action_light(&r.key) else {
                 return Ok(None);
             };
-            if crate::stages::materialize(store, &rec.blobs, &r.out).is_err() {
+            if crate::stages::materialize(store, &rec.blobs, Path::new(&r.out)).is_err() {
                 return Ok(None);
             }
         }
-        reports.push(r.out.join("report.md"));
+        reports.push(Path::new(&r.out).join("report.md"));
     }
     crate::timings::mark("no-op reports written");
     emit_cached(m, store, &run, &memo, events);

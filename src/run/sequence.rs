@@ -30,7 +30,20 @@ pub fn apply_manifest(
 ) -> Result<u8, Report> {
     let ApplyFlags { verify, strict, .. } = flags;
     crate::timings::mark("start");
-    let (mut m, taken) = load_taking_signatures(file, store)?;
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    // `BENCH_NO_NOOP_MEMO=1` takes the full path and leaves the memo alone (to measure that
+    // path, or to rule the memo out); so does `--verify`, which reads every blob, and `--rerun`.
+    let use_memo =
+        std::env::var_os("BENCH_NO_NOOP_MEMO").is_none() && !verify && flags.rerun.is_none();
+    // A store that holds a no-op memo of this manifest is locked, and the memo read and its
+    // stats checked, while the manifest loads (both are stat-bound: together they keep the
+    // cores busier). Only that: a store that is not there is made after the manifest loads.
+    let (loaded, taken_early) = std::thread::scope(|s| {
+        let early = use_memo.then(|| s.spawn(|| lock_early(file, store, &command)));
+        let loaded = load_taking_signatures(file, store);
+        (loaded, early.and_then(|h| h.join().ok().flatten()))
+    });
+    let (mut m, taken) = loaded?;
     crate::timings::mark("manifest loaded");
     let rerun = rerun_spec(&m, &flags)?;
     // The local jail's probe (part of local keys) runs while the datasets load; the first key
@@ -40,12 +53,18 @@ pub fn apply_manifest(
     let store_root = store
         .map(Path::to_path_buf)
         .unwrap_or_else(|| default_store_path(&m.dir));
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
-    let (store, lock) = lock_store(&m, &store_root, &command, &events)?;
+    // The store locked early is this apply's store (else its lock is released here).
+    let (store, lock, mut memo_read) = match taken_early.filter(|e| e.root == store_root) {
+        Some(e) => {
+            let (store, lock) = after_lock(&m, e.store, e.lock, &events);
+            (store, lock, e.memo)
+        }
+        None => {
+            let (store, lock) = lock_store(&m, &store_root, &command, &events)?;
+            (store, lock, None)
+        }
+    };
     crate::timings::mark("store locked, workspaces swept");
-    // `BENCH_NO_NOOP_MEMO=1` takes the full path and leaves the memo alone (to measure that
-    // path, or to rule the memo out); so does `--verify`, which reads every blob.
-    let use_memo = std::env::var_os("BENCH_NO_NOOP_MEMO").is_none() && !verify && rerun.is_none();
     // Without a no-op memo, the records the last apply of this manifest used are read on two
     // threads while the datasets load (a no-op apply without a memo is mostly these reads).
     // With one, this apply most likely has nothing to run: nothing is read ahead unless the
@@ -59,7 +78,7 @@ pub fn apply_manifest(
     if use_memo && early.is_none() && !run::backend_config(&m).uses_images() {
         let memo = run::local_snapshots(&m, &store, &taken)
             .inspect(|_| crate::timings::mark("datasets matched by stat"))
-            .and_then(|snapshots| noop_memo(&m, &store, &snapshots));
+            .and_then(|snapshots| noop_memo(&m, &store, &snapshots, memo_read.take()));
         if let Some(finished) = noop_from_memo(&m, file, &store, memo, &command, &events)? {
             return Ok(noop_finished(finished, lock, strict, &events));
         }
@@ -82,7 +101,7 @@ pub fn apply_manifest(
     crate::timings::mark("images resolved");
     // Nothing changed since an apply that had nothing to run: no graph to build (run/noop.rs).
     let memo = (use_memo && early.is_none())
-        .then(|| noop_memo(&m, &store, &run::snapshots_of(&datasets)))
+        .then(|| noop_memo(&m, &store, &run::snapshots_of(&datasets), memo_read.take()))
         .flatten();
     if let Some(finished) = noop_from_memo(&m, file, &store, memo, &command, &events)? {
         return Ok(noop_finished(finished, lock, strict, &events));
@@ -278,6 +297,44 @@ fn lock_store(
             "{e}"
         )
     })?;
+    Ok(after_lock(m, store, lock, events))
+}
+
+/// A store locked while the manifest loaded, with its no-op memo read then (`lock_early`).
+struct Early {
+    root: std::path::PathBuf,
+    store: Store,
+    lock: StoreLock,
+    memo: Option<run::noop::Read>,
+}
+
+/// The store of the manifest at `file` locked and its no-op memo read (`run::noop::read`),
+/// before the manifest is loaded: only when the store exists and holds a memo of the manifest
+/// (the memo's path is the manifest's canonical path's). `None` otherwise, or when its lock is
+/// held: the apply then locks after loading the manifest, as ever, and says so there.
+fn lock_early(file: &Path, store: Option<&Path>, command: &str) -> Option<Early> {
+    let canonical = fs_err::canonicalize(file).ok()?;
+    let root = match store {
+        Some(s) => s.to_path_buf(),
+        None => default_store_path(canonical.parent()?),
+    };
+    if !run::noop::exists(&Store::open_existing(&root)?, &canonical) {
+        return None;
+    }
+    let lock = StoreLock::acquire(&root, command).ok()?;
+    let store = Store::open(&root).ok()?;
+    let memo = run::noop::read(&store, &canonical);
+    Some(Early {
+        root,
+        store,
+        lock,
+        memo,
+    })
+}
+
+/// What follows taking the store's lock: a note if the last holder died, and the sweep of what
+/// dead runs left.
+fn after_lock(m: &Manifest, store: Store, lock: StoreLock, events: &Events) -> (Store, StoreLock) {
     if let Some(prev) = &lock.took_over_from {
         events.note(format!(
             "the previous apply (pid {} on {}, since {}) died holding the store; its unfinished work reruns",
@@ -303,7 +360,7 @@ fn lock_store(
             events.note(format!("removed {n} temp files left by a dead writer"));
         }
     }
-    Ok((store, lock))
+    (store, lock)
 }
 
 /// The manifest at `file`, its local datasets' stat signatures taken as it loads: one matching
@@ -380,12 +437,13 @@ fn noop_memo(
     m: &Manifest,
     store: &Store,
     snapshots: &run::Snapshots,
+    read: Option<run::noop::Read>,
 ) -> Option<run::noop::Checked> {
     let memo = crate::graph::JobBuilder::new(m)
         .ok()
         .and_then(|jobs| run::noop::fingerprint(m, snapshots, &jobs))
         .inspect(|_| crate::timings::mark("no-op fingerprint made"))
-        .and_then(|fp| run::noop::check(store, m, &fp));
+        .and_then(|fp| run::noop::check(store, m, &fp, read));
     crate::timings::mark("no-op memo checked");
     memo
 }
