@@ -490,6 +490,41 @@ fn settle_memo(sb: &Sandbox, env: &[(&str, &str)]) {
     assert!(executed(&o).is_empty(), "{:?}", executed(&o));
 }
 
+/// A store that holds a no-op memo of the manifest is locked, and the memo read, while the
+/// manifest loads (run/sequence.rs), and only then: a lock another apply holds is still named
+/// with its holder and nothing runs; a manifest that no longer loads is refused with its own
+/// error, the store left unlocked; put back, the next apply takes the memo.
+#[test]
+fn the_store_locked_while_the_manifest_loads_names_a_holder_and_yields_to_a_manifest_error() {
+    let sb = small();
+    apply(&sb);
+    settle_memo(&sb, &[]);
+    let store = sb.path(".bench");
+    {
+        let _held = bench::store::StoreLock::acquire(&store, "bench apply other.toml").unwrap();
+        let o = sb.bench(&["apply", "quickstart.toml"]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("bench apply other.toml"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(executed(&o).is_empty(), "{:?}", executed(&o));
+    }
+    let manifest = sb.path("quickstart.toml");
+    let text = fs_err::read_to_string(&manifest).unwrap();
+    fs_err::write(&manifest, format!("{text}\n[stages.sample\n")).unwrap();
+    let o = sb.bench(&["apply", "quickstart.toml"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("quickstart.toml"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("in use by pid"), "{}", stderr(&o));
+    drop(bench::store::StoreLock::acquire(&store, "test").expect("the store is unlocked"));
+    fs_err::write(&manifest, &text).unwrap();
+    let (o, fast) = apply_memo(&sb, &[]);
+    assert!(fast, "{}", stderr(&o));
+    assert!(executed(&o).is_empty(), "{:?}", executed(&o));
+}
+
 /// An apply skips the manifest's task checks (every task.toml read and parsed) for a local
 /// dataset whose stat signature, taken before them, is the one stored with a clean verdict; a
 /// task file edited since, even with its size and mtime kept, is checked again, and a bad field

@@ -35,35 +35,14 @@ pub fn apply_manifest(
     // path, or to rule the memo out); so does `--verify`, which reads every blob, and `--rerun`.
     let use_memo =
         std::env::var_os("BENCH_NO_NOOP_MEMO").is_none() && !verify && flags.rerun.is_none();
-    // A store that holds a no-op memo of this manifest is locked, and the memo read and its
-    // stats checked, while the manifest loads (both are stat-bound: together they keep the
-    // cores busier). Only that: a store that is not there is made after the manifest loads.
-    let (loaded, taken_early) = std::thread::scope(|s| {
-        let early = use_memo.then(|| s.spawn(|| lock_early(file, store, &command)));
-        let loaded = load_taking_signatures(file, store);
-        (loaded, early.and_then(|h| h.join().ok().flatten()))
-    });
-    let (mut m, taken) = loaded?;
-    crate::timings::mark("manifest loaded");
-    let rerun = rerun_spec(&m, &flags)?;
-    // The local jail's probe (part of local keys) runs while the datasets load; the first key
-    // waits for it if it has not finished.
-    crate::backend::warm_up(&run::backend_config(&m));
-    preflight(&m, &[])?;
-    let store_root = store
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| default_store_path(&m.dir));
-    // The store locked early is this apply's store (else its lock is released here).
-    let (store, lock, mut memo_read) = match taken_early.filter(|e| e.root == store_root) {
-        Some(e) => {
-            let (store, lock) = after_lock(&m, e.store, e.lock, &events);
-            (store, lock, e.memo)
-        }
-        None => {
-            let (store, lock) = lock_store(&m, &store_root, &command, &events)?;
-            (store, lock, None)
-        }
-    };
+    let Opened {
+        mut m,
+        taken,
+        rerun,
+        store,
+        lock,
+        mut memo_read,
+    } = open_locked(file, store, &flags, use_memo, &command, &events)?;
     crate::timings::mark("store locked, workspaces swept");
     // Without a no-op memo, the records the last apply of this manifest used are read on two
     // threads while the datasets load (a no-op apply without a memo is mostly these reads).
@@ -157,6 +136,66 @@ pub fn apply_manifest(
     events.emit(crate::events::Event::RunFinished(finished));
     crate::timings::mark("reports printed");
     Ok(code)
+}
+
+/// A manifest loaded and its store locked ([`open_locked`]).
+struct Opened {
+    m: Manifest,
+    taken: run::TakenSignatures,
+    rerun: Option<run::RerunSpec>,
+    store: Store,
+    lock: StoreLock,
+    /// The no-op memo as read while the manifest loaded ([`lock_early`]), if it was.
+    memo_read: Option<run::noop::Read>,
+}
+
+/// Loads the manifest, checks what this build cannot run, and locks the store. A store that
+/// holds a no-op memo of this manifest is locked, and the memo read and its stats checked,
+/// while the manifest loads (both are stat-bound: together they keep the cores busier). Only
+/// that: a store that is not there is made after the manifest loads, and a manifest refused is
+/// refused with the store unlocked.
+fn open_locked(
+    file: &Path,
+    store: Option<&Path>,
+    flags: &ApplyFlags<'_>,
+    use_memo: bool,
+    command: &str,
+    events: &Events,
+) -> Result<Opened, Report> {
+    let (loaded, taken_early) = std::thread::scope(|s| {
+        let early = use_memo.then(|| s.spawn(|| lock_early(file, store, command)));
+        let loaded = load_taking_signatures(file, store);
+        (loaded, early.and_then(|h| h.join().ok().flatten()))
+    });
+    let (m, taken) = loaded?;
+    crate::timings::mark("manifest loaded");
+    let rerun = rerun_spec(&m, flags)?;
+    // The local jail's probe (part of local keys) runs while the datasets load; the first key
+    // waits for it if it has not finished.
+    crate::backend::warm_up(&run::backend_config(&m));
+    preflight(&m, &[])?;
+    let store_root = store
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| default_store_path(&m.dir));
+    // The store locked early is this apply's store (else its lock is released here).
+    let (store, lock, memo_read) = match taken_early.filter(|e| e.root == store_root) {
+        Some(e) => {
+            let (store, lock) = after_lock(&m, e.store, e.lock, events);
+            (store, lock, e.memo)
+        }
+        None => {
+            let (store, lock) = lock_store(&m, &store_root, command, events)?;
+            (store, lock, None)
+        }
+    };
+    Ok(Opened {
+        m,
+        taken,
+        rerun,
+        store,
+        lock,
+        memo_read,
+    })
 }
 
 /// Ends a no-op apply served by its memo: the lock released, the last event emitted. Returns
