@@ -577,6 +577,31 @@ pub(crate) fn lines(log: &str) -> impl Iterator<Item = &str> {
     })
 }
 
+/// `count` random concatenations of `parts` (fewer than `most` of them each), from a fixed
+/// xorshift `seed` moved on by `step` after each: the inputs on which the hand matchers' tests
+/// hold them to the code or regex they replaced.
+#[cfg(test)]
+pub(crate) fn mixes<'a>(
+    parts: &'a [&'a str],
+    count: usize,
+    most: u64,
+    seed: u64,
+    step: u64,
+) -> impl Iterator<Item = String> + 'a {
+    let mut state = seed;
+    (0..count).map(move |_| {
+        let mut s = String::new();
+        for _ in 0..(state % most) {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            s.push_str(parts[(state % parts.len() as u64) as usize]);
+        }
+        state = state.wrapping_mul(step).wrapping_add(1);
+        s
+    })
+}
+
 #[cfg(test)]
 mod json_tests {
     use super::*;
@@ -712,16 +737,13 @@ mod json_tests {
             "\x1b[2K\x1b[1A",
             "\x1b[?25l",
         ];
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        for _ in 0..20_000 {
-            let mut s = String::new();
-            for _ in 0..(state % 12) {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                s.push_str(parts[(state % parts.len() as u64) as usize]);
-            }
-            state = state.wrapping_mul(0x2545_f491_4f6c_dd1d).wrapping_add(1);
+        for s in mixes(
+            &parts,
+            20_000,
+            12,
+            0x9e37_79b9_7f4a_7c15,
+            0x2545_f491_4f6c_dd1d,
+        ) {
             assert_eq!(clean_log(&s), by_bytes(&s), "{s:?}");
         }
     }
@@ -730,16 +752,13 @@ mod json_tests {
     #[test]
     fn space_parens_back_are_rmatch_indices() {
         let parts = [" (", "(", " ", ")", "a", "é", "  ((", "( ("];
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        for _ in 0..20_000 {
-            let mut s = String::new();
-            for _ in 0..(state % 9) {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                s.push_str(parts[(state % parts.len() as u64) as usize]);
-            }
-            state = state.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(1);
+        for s in mixes(
+            &parts,
+            20_000,
+            9,
+            0x2545_f491_4f6c_dd1d,
+            0x9e37_79b9_7f4a_7c15,
+        ) {
             let want: Vec<usize> = s.rmatch_indices(" (").map(|(i, _)| i).collect();
             assert_eq!(space_parens_back(&s).collect::<Vec<_>>(), want, "{s:?}");
             assert_eq!(space_parens_back(&s).next(), s.rfind(" ("), "{s:?}");

@@ -418,6 +418,7 @@ pub(crate) fn parse(log: &str, out: &mut Collector) {
 mod tests {
     use std::collections::BTreeMap;
 
+    use crate::parsers::common::mixes;
     use crate::parsers::{TestStatus, parse_log};
 
     fn parsed(log: &str) -> BTreeMap<String, TestStatus> {
@@ -518,16 +519,13 @@ mod tests {
             "(3)",
             " (0)",
         ];
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        for _ in 0..200_000 {
-            let mut text = String::new();
-            for _ in 0..(state % 10) {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                text.push_str(parts[(state % parts.len() as u64) as usize]);
-            }
-            state = state.wrapping_mul(0x2545_f491_4f6c_dd1d).wrapping_add(1);
+        for text in mixes(
+            &parts,
+            200_000,
+            10,
+            0x9e37_79b9_7f4a_7c15,
+            0x2545_f491_4f6c_dd1d,
+        ) {
             let want_name = name_re()
                 .captures(&text)
                 .and_then(|c| c.get(1))

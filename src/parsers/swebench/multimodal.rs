@@ -1254,6 +1254,7 @@ pub fn p5js(log: &str) -> RawStatuses {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parsers::common::mixes;
 
     /// eslint's and openlayers' hand cuts and `squash` are the regexes', on every fixture log
     /// and on logs glued from the patterns' parts.
@@ -1695,16 +1696,13 @@ mod tests {
             "\x1b[2K",
             "\x1b[?25l",
         ];
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        for _ in 0..100_000 {
-            let mut log = String::new();
-            for _ in 0..(state % 12) {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                log.push_str(parts[(state % parts.len() as u64) as usize]);
-            }
-            state = state.wrapping_mul(0x2545_f491_4f6c_dd1d).wrapping_add(1);
+        for log in mixes(
+            &parts,
+            100_000,
+            12,
+            0x9e37_79b9_7f4a_7c15,
+            0x2545_f491_4f6c_dd1d,
+        ) {
             assert_eq!(ansi_escape(&log), r.replace_all(&log, ""), "{log:?}");
         }
     }
