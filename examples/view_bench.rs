@@ -239,7 +239,8 @@ fn write_store(dir: &Path, tasks: usize, teams: usize, big: bool) -> (PathBuf, O
                 schema: RECORD_SCHEMA,
                 manifest_path: m.path.display().to_string(),
                 nodes: index,
-            },
+            }
+            .view(),
         )
         .unwrap();
     (mpath, big_digest)

@@ -269,17 +269,39 @@ fn name_suffix(s: &str, slot: usize) -> Result<Option<&str>, Unsure> {
 }
 
 /// Whether `s` is a sequence of `name_re`'s suffixes from slot `from` on, each after `\s+`,
-/// to the end (every way tried, as the regex's backtracking does).
+/// to the end.
 fn name_suffixes(s: &str, from: usize) -> Result<bool, Unsure> {
+    suffixes(s, from, 8, name_suffix)
+}
+
+/// One of `group_re`'s optional suffixes (its slot `slot`: `[skipped]`, a duration, the heap
+/// figure) at the start of `s`: the rest after it.
+fn group_suffix(s: &str, slot: usize) -> Result<Option<&str>, Unsure> {
+    match slot {
+        0 => Ok(s.strip_prefix("[skipped]")),
+        1 => duration(s),
+        _ => heap(s),
+    }
+}
+
+/// Whether `s` is a sequence of optional suffixes, slots `from..slots` in order, each after
+/// `\s+` and matched by `suffix`, to the end (every way tried, as the regex's backtracking
+/// does).
+fn suffixes(
+    s: &str,
+    from: usize,
+    slots: usize,
+    suffix: fn(&str, usize) -> Result<Option<&str>, Unsure>,
+) -> Result<bool, Unsure> {
     if s.is_empty() {
         return Ok(true);
     }
     let Some(s) = after_space(s) else {
         return Ok(false);
     };
-    for slot in from..8 {
-        if let Some(rest) = name_suffix(s, slot)?
-            && name_suffixes(rest, slot + 1)?
+    for slot in from..slots {
+        if let Some(rest) = suffix(s, slot)?
+            && suffixes(rest, slot + 1, slots, suffix)?
         {
             return Ok(true);
         }
@@ -305,31 +327,7 @@ fn group_rest(s: &str) -> Result<Option<&str>, Unsure> {
     let Some(rest) = rest.strip_prefix(')') else {
         return Ok(None);
     };
-    Ok(group_suffixes(rest, 0)?.then_some(count))
-}
-
-/// Whether `s` is a sequence of `group_re`'s optional suffixes from slot `from` on (`[skipped]`,
-/// a duration, the heap figure), each after `\s+`, to the end.
-fn group_suffixes(s: &str, from: usize) -> Result<bool, Unsure> {
-    if s.is_empty() {
-        return Ok(true);
-    }
-    let Some(s) = after_space(s) else {
-        return Ok(false);
-    };
-    for slot in from..3 {
-        let rest = match slot {
-            0 => s.strip_prefix("[skipped]"),
-            1 => duration(s)?,
-            _ => heap(s)?,
-        };
-        if let Some(rest) = rest
-            && group_suffixes(rest, slot + 1)?
-        {
-            return Ok(true);
-        }
-    }
-    Ok(false)
+    Ok(suffixes(rest, 0, 3, group_suffix)?.then_some(count))
 }
 
 /// A tree's top line names a file, maybe after a project name and the ` TS ` badge of a

@@ -242,7 +242,7 @@ impl<'a> Dispatcher<'a> {
             self.on_done(id, result);
             self.load();
             if last_flush.elapsed() > flush_interval(self.run.nodes.len()) {
-                let _ = self.store.save_index_view(&self.m.path, &self.index_now());
+                let _ = self.store.save_index(&self.m.path, &self.index_now());
                 let _ = self.store.save_run(&self.run);
                 last_flush = Instant::now();
             }
@@ -500,33 +500,14 @@ impl<'a> Dispatcher<'a> {
     /// address naming its key (in node order: a node made later for an address, after a
     /// withdrawn one, names its key last, as it was marked last).
     fn index_now(&self) -> IndexView<'_> {
-        let mut nodes: BTreeMap<&str, &str> = self
-            .index
-            .nodes
-            .iter()
-            .map(|(a, k)| (a.as_str(), k.as_str()))
-            .collect();
+        let mut index = self.index.view();
         for (id, _) in self.indexed.iter().enumerate().filter(|(_, on)| **on) {
             let node = &self.graph.nodes[id];
             if let Some(key) = &node.key {
-                nodes.insert(&node.address, key);
+                index.nodes.insert(&node.address, key);
             }
         }
-        IndexView {
-            schema: self.index.schema,
-            manifest_path: &self.index.manifest_path,
-            nodes,
-        }
-    }
-
-    /// Whether the index as it stands differs from the one the apply found.
-    fn index_changed(&self, now: &IndexView<'_>) -> bool {
-        // `now` holds every address of the index found, and maybe more.
-        now.nodes.len() != self.index.nodes.len()
-            || now
-                .nodes
-                .iter()
-                .any(|(a, k)| self.index.nodes.get(*a).map(String::as_str) != Some(*k))
+        index
     }
 
     fn note(
@@ -1098,8 +1079,8 @@ pub async fn apply(
         RunStatus::Failed
     };
     let index = d.index_now();
-    if d.index_changed(&index) {
-        store.save_index_view(&m.path, &index)?;
+    if index != d.index.view() {
+        store.save_index(&m.path, &index)?;
     }
     drop(index);
     store.save_run(&d.run)?;

@@ -48,7 +48,7 @@ pub fn apply_manifest(
     // threads while the datasets load (a no-op apply without a memo is mostly these reads).
     // With one, this apply most likely has nothing to run: nothing is read ahead unless the
     // memo fails its check (an edit: work will run, and the reads are a small part of it).
-    let early = (!use_memo || !run::noop::exists(&store, &m.path))
+    let early = (!use_memo || (memo_read.is_none() && !run::noop::exists(&store, &m.path)))
         .then(|| index_and_prefetch(&store, &m.path));
     crate::timings::mark("manifest index loaded");
     // With a memo, on the local backend (no images to prepare or resolve), directories of local

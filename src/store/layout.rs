@@ -633,23 +633,11 @@ impl Store {
             })
     }
 
-    pub fn save_index(&self, manifest: &Path, index: &Index) -> Result<(), StoreError> {
-        self.save_index_bytes(manifest, index)
-    }
-
-    /// [`Store::save_index`] of an index made of borrowed strings: the same bytes.
-    pub fn save_index_view(
+    /// Writes a manifest's index (an [`Index`] as [`Index::view`] borrows it).
+    pub fn save_index(
         &self,
         manifest: &Path,
         index: &super::records::IndexView<'_>,
-    ) -> Result<(), StoreError> {
-        self.save_index_bytes(manifest, index)
-    }
-
-    fn save_index_bytes(
-        &self,
-        manifest: &Path,
-        index: &impl serde::Serialize,
     ) -> Result<(), StoreError> {
         let bytes = serde_json::to_vec_pretty(index).expect("indexes serialize");
         write_atomic(&self.index_path(manifest), &bytes)?;

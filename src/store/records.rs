@@ -212,11 +212,26 @@ pub struct Index {
 /// An [`Index`] made of borrowed strings, serialized to the same bytes: an apply saves its
 /// index as it stands every few seconds, and building an owned copy of every address and key
 /// for each save cost more than writing it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, PartialEq, Eq, Serialize)]
 pub struct IndexView<'a> {
     pub schema: u32,
     pub manifest_path: &'a str,
     pub nodes: BTreeMap<&'a str, &'a str>,
+}
+
+impl Index {
+    /// The index borrowed, as [`Store::save_index`](super::Store::save_index) writes it.
+    pub fn view(&self) -> IndexView<'_> {
+        IndexView {
+            schema: self.schema,
+            manifest_path: &self.manifest_path,
+            nodes: self
+                .nodes
+                .iter()
+                .map(|(a, k)| (a.as_str(), k.as_str()))
+                .collect(),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -237,15 +252,7 @@ mod tests {
             .map(|(a, k)| (a.to_string(), k.to_string()))
             .collect(),
         };
-        let view = IndexView {
-            schema: index.schema,
-            manifest_path: &index.manifest_path,
-            nodes: index
-                .nodes
-                .iter()
-                .map(|(a, k)| (a.as_str(), k.as_str()))
-                .collect(),
-        };
+        let view = index.view();
         for pretty in [false, true] {
             let (a, b) = if pretty {
                 (
